@@ -1,0 +1,192 @@
+"""Course step 2: train the 784-500-10 network from data/mnist_train.tfrecords.
+
+Run after mnist_generateds.py. Batches come from tf.compat.v1 queue runners
+(string_input_producer -> TFRecordReader -> parse -> shuffle_batch, 2
+threads) started under a Coordinator around the step loop. The course's
+schedule: exponentially decayed learning rate (x0.99 per epoch, staircase),
+L2 regularization, moving averages of all trainable variables (which
+mnist_test.py and mnist_app.py restore), a checkpoint every 1,000 steps.
+A run resumes from the latest checkpoint in the model folder and trains until
+global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
+"""
+import argparse
+import os
+import signal
+import sys
+
+from tf_compat import tf
+import mnist_forward
+import mnist_generateds
+from mnist_idx import DataError
+
+BATCH_SIZE = 200
+LEARNING_RATE_BASE = 0.1
+LEARNING_RATE_DECAY = 0.99
+REGULARIZER = 0.0001
+STEPS = 50000
+MOVING_AVERAGE_DECAY = 0.99
+MODEL_SAVE_PATH = "./model/"
+MODEL_NAME = "mnist_model"
+SAVE_EVERY = 1000  # steps between checkpoints
+PRINT_EVERY = 1000  # steps between the course's loss lines
+STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
+
+
+def build_graph(batch_size, train_examples, data_dir, pipeline):
+    """Everything training runs: input pipeline, network, loss, optimizer, moving averages.
+
+    train_examples (int) is the real record count: one epoch is
+    train_examples / batch_size steps, the learning rate's decay period.
+    Returns a dict of the tensors and ops the loop uses. In the "course"
+    pipeline the network reads placeholders x, y_ fed from fetched batches,
+    as the course did; in "fast" it reads the batch tensors directly.
+    """
+    img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir, pipeline=pipeline)
+    if pipeline == "course":
+        x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
+        y_ = tf.placeholder(tf.float32, [None, mnist_forward.OUTPUT_NODE])
+    else:
+        x, y_ = img_batch, label_batch
+    y = mnist_forward.forward(x, REGULARIZER)
+    global_step = tf.train.get_or_create_global_step()
+
+    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
+    cem = tf.reduce_mean(ce)
+    loss = cem + tf.add_n(tf.get_collection(mnist_forward.LOSSES_COLLECTION))
+
+    learning_rate = tf.train.exponential_decay(
+        LEARNING_RATE_BASE, global_step, train_examples / batch_size, LEARNING_RATE_DECAY, staircase=True)
+    train_step = tf.train.GradientDescentOptimizer(learning_rate).minimize(loss, global_step=global_step)
+    ema = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
+    ema_op = ema.apply(tf.trainable_variables())
+    with tf.control_dependencies([train_step, ema_op]):
+        train_op = tf.no_op(name="train")
+    with tf.control_dependencies([train_op]):
+        step_after = global_step.read_value()  # the step number this update produced
+    return dict(x=x, y_=y_, img_batch=img_batch, label_batch=label_batch, loss=loss,
+                learning_rate=learning_rate, global_step=global_step, train_op=train_op,
+                step_after=step_after)
+
+
+class StopFlag:
+    """Turns SIGINT/SIGTERM into a flag the step loop checks, so it can save first.
+
+    A second Ctrl-C while the flag is set raises KeyboardInterrupt as usual.
+    """
+
+    def __init__(self):
+        self.signal = None
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal = signal.Signals(signum).name
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def restore_or_init(sess, saver, model_dir):
+    """Initialise the variables, then restore the latest checkpoint in model_dir if any.
+
+    Returns the restored checkpoint path or None. Raises DataError when the
+    checkpoint does not fit this graph (see mnist_forward.check_checkpoint).
+    """
+    sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+    ckpt = tf.train.latest_checkpoint(model_dir)
+    if ckpt is None:
+        return None
+    try:
+        mnist_forward.check_checkpoint(ckpt, {v.op.name: v for v in tf.global_variables()})
+    except ValueError as e:
+        raise DataError(f"{e}; use another --model-dir or delete {model_dir}") from None
+    saver.restore(sess, ckpt)
+    return ckpt
+
+
+def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
+             model_dir=MODEL_SAVE_PATH, pipeline="fast", log=print):
+    """Train until global_step reaches `steps`; returns the final global_step.
+
+    Reads data_dir/mnist_train.tfrecords, writes checkpoints
+    model_dir/mnist_model-<global_step> every SAVE_EVERY steps, at the end and
+    on SIGINT/SIGTERM. Raises DataError on bad input (missing or corrupted
+    TFRecord file, checkpoint of another graph, a failing reader thread).
+    """
+    train_path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
+    train_examples = mnist_generateds.count_records(train_path)
+    graph = build_graph(batch_size, train_examples, data_dir, pipeline)
+    saver = tf.train.Saver()
+    os.makedirs(model_dir, exist_ok=True)
+    save_path = os.path.join(model_dir, MODEL_NAME)
+    run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
+    fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
+
+    with tf.Session() as sess, StopFlag() as stop:
+        restored = restore_or_init(sess, saver, model_dir)
+        step = saved_step = sess.run(graph["global_step"])
+        log(f"training on {train_examples} records from {train_path}"
+            + (f", resuming from {restored}" if restored else "") + f"; target global_step {steps}")
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+        try:
+            while step < steps and not stop.signal and not coord.should_stop():
+                if pipeline == "course":
+                    xs, ys = sess.run([graph["img_batch"], graph["label_batch"]], options=run_options)
+                    _, loss_value, step = sess.run(fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys})
+                else:
+                    _, loss_value, step = sess.run(fetches, options=run_options)
+                if step == 1 or step % PRINT_EVERY == 0:
+                    log("After %d training steps, loss on training batch is %g." % (step, loss_value))
+                if step % SAVE_EVERY == 0:
+                    saver.save(sess, save_path, global_step=step)
+                    saved_step = step
+        except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as e:
+            coord.request_stop(e)  # the reader's own error, if any, is re-raised by join below
+        except tf.errors.DeadlineExceededError:
+            raise DataError(f"{train_path}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s") from None
+        finally:
+            coord.request_stop()
+            try:
+                coord.join(threads, stop_grace_period_secs=5)
+            except tf.errors.OpError as e:
+                raise DataError(f"{train_path}: input pipeline failed: {e.message.splitlines()[0]}") from None
+        path = save_path + f"-{step}"
+        if step != saved_step or restored is None:
+            path = saver.save(sess, save_path, global_step=step)
+        if stop.signal:
+            log(f"{stop.signal}: stopped at step {step}; checkpoint saved to {path}")
+    return step
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="examples per training step")
+    parser.add_argument("--data-dir", default=mnist_generateds.data_path, help="folder holding mnist_train.tfrecords")
+    parser.add_argument("--model-dir", default=MODEL_SAVE_PATH, help="checkpoint folder (read to resume, written)")
+    parser.add_argument("--pipeline", choices=("fast", "course"), default="fast",
+                        help="fast: many records per reader op, batches wired into the network; "
+                             "course: one record per op, batches fetched and fed back by feed_dict")
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    args = parser.parse_args(argv)
+    if args.steps < 0 or args.batch_size < 1:
+        parser.error("--steps must be >= 0 and --batch-size >= 1")
+    try:
+        backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline)
+    except DataError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The course's network: 784 inputs, one hidden ReLU layer of 500, 10 logits.
+
+Course step: 前向传播 (forward propagation). Imported by mnist_backward.py,
+mnist_test.py and mnist_app.py so that all three build the same variables
+(`w1`, `b1`, `w2`, `b2`), which is what lets a checkpoint written by one be
+restored by the others.
+"""
+from tf_compat import tf
+
+INPUT_NODE = 784
+OUTPUT_NODE = 10
+LAYER1_NODE = 500
+WEIGHT_STDDEV = 0.1
+LOSSES_COLLECTION = "losses"
+
+
+def get_weight(shape, regularizer, name):
+    """A weight variable drawn from a truncated normal (stddev 0.1), float32.
+
+    When `regularizer` (a float, the L2 weight) is given, adds
+    `regularizer * sum(w ** 2) / 2` to the `losses` collection; that is what
+    the course's `tf.contrib.layers.l2_regularizer(regularizer)(w)` computed
+    before tf.contrib was removed.
+    """
+    w = tf.Variable(tf.truncated_normal(shape, stddev=WEIGHT_STDDEV), name=name)
+    if regularizer is not None:
+        tf.add_to_collection(LOSSES_COLLECTION, regularizer * tf.nn.l2_loss(w))
+    return w
+
+
+def get_bias(shape, name):
+    """A bias variable of the given shape, float32, initialised to zero."""
+    return tf.Variable(tf.zeros(shape), name=name)
+
+
+def forward(x, regularizer):
+    """Logits of the 784-500-10 network.
+
+    x: float32 tensor [batch, 784], pixels in [0, 1].
+    regularizer: L2 weight (float) or None for no L2 terms.
+    Returns float32 logits [batch, 10] (no softmax applied).
+    """
+    w1 = get_weight([INPUT_NODE, LAYER1_NODE], regularizer, "w1")
+    b1 = get_bias([LAYER1_NODE], "b1")
+    y1 = tf.nn.relu(tf.matmul(x, w1) + b1)
+
+    w2 = get_weight([LAYER1_NODE, OUTPUT_NODE], regularizer, "w2")
+    b2 = get_bias([OUTPUT_NODE], "b2")
+    return tf.matmul(y1, w2) + b2
+
+
+def check_checkpoint(ckpt_path, var_list):
+    """Raise ValueError when a checkpoint does not fit the variables about to be restored.
+
+    ckpt_path: checkpoint prefix (e.g. model/mnist_model-2000).
+    var_list: {name in checkpoint: variable}, as given to tf.train.Saver.
+    The message names the checkpoint and the first missing variable or
+    shape mismatch (for example a checkpoint of a network with another
+    hidden-layer size), instead of TensorFlow's long restore traceback.
+    """
+    try:
+        stored = dict(tf.train.list_variables(ckpt_path))
+    except (tf.errors.OpError, ValueError) as e:
+        raise ValueError(f"{ckpt_path}: unreadable checkpoint ({getattr(e, 'message', e)})") from None
+    for name, var in sorted(var_list.items()):
+        want = var.shape.as_list()
+        if name not in stored:
+            raise ValueError(f"{ckpt_path}: checkpoint of another graph: it has no variable {name!r}")
+        if list(stored[name]) != want:
+            raise ValueError(f"{ckpt_path}: checkpoint of another graph: {name} is {list(stored[name])} there, {want} here")

@@ -1,0 +1,263 @@
+"""Getting MNIST-format data onto the machine as the course's JPG layout.
+
+The course shipped its data as JPG files plus label text files
+(`mnist_data_jpg/mnist_train_jpg_60000/` and `mnist_train_jpg_60000.txt`).
+When that layout is missing, mnist_generateds.py builds it from IDX files
+(the format of the original MNIST distribution) taken, in this order, from
+  1. a folder the user names (`--idx-dir`, e.g. Debian's Fashion-MNIST),
+  2. the official files, downloaded and checked against their sha256,
+  3. the real MNIST sample bundled in this repository (data/mnist_sample/).
+Folders are named for the number of images they really hold, and a
+manifest (SOURCE.txt) lets a later run find what an earlier run built.
+"""
+import gzip
+import hashlib
+import os
+import shutil
+import struct
+import tempfile
+import urllib.request
+
+import numpy as np
+from PIL import Image
+
+# The four standard IDX file names, per split.
+IDX_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
+# Official MNIST sha256 (as distributed by Y. LeCun, C. Cortes, C. Burges).
+MNIST_SHA256 = {
+    "train-images-idx3-ubyte.gz": "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+    "train-labels-idx1-ubyte.gz": "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
+    "t10k-images-idx3-ubyte.gz": "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
+    "t10k-labels-idx1-ubyte.gz": "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+}
+MIRRORS = (
+    "https://storage.googleapis.com/cvdf-datasets/mnist/",
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+)
+DOWNLOAD_TIMEOUT = 10  # seconds per connection attempt
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUNDLED_DIR = os.path.join(HERE, "data", "mnist_sample")
+MANIFEST = "SOURCE.txt"
+JPG_QUALITY = 100  # the course's JPGs are lossy; keep the loss as small as JPG allows
+IMAGE_MAGIC, LABEL_MAGIC = 2051, 2049
+
+
+class DataError(Exception):
+    """Bad or missing input data; the message names the file and what to do."""
+
+
+def read_idx(path):
+    """Read one IDX file (gzip-compressed or plain) into a uint8 NumPy array.
+
+    Images (magic 2051) come back as [count, rows, cols], labels (magic 2049)
+    as [count]. Raises DataError naming `path` when the file is missing,
+    is not IDX, or is shorter than its header says.
+    """
+    opener = gzip.open if path.endswith(".gz") else open
+    try:
+        with opener(path, "rb") as f:
+            data = f.read()
+    except (OSError, EOFError) as e:
+        raise DataError(f"{path}: cannot read IDX file ({e})") from None
+    if len(data) < 8:
+        raise DataError(f"{path}: not an IDX file (only {len(data)} bytes)")
+    magic, count = struct.unpack(">II", data[:8])
+    if magic == IMAGE_MAGIC:
+        rows, cols = struct.unpack(">II", data[8:16])
+        shape, offset = (count, rows, cols), 16
+    elif magic == LABEL_MAGIC:
+        shape, offset = (count,), 8
+    else:
+        raise DataError(f"{path}: not an IDX file (magic number {magic}, expected {IMAGE_MAGIC} or {LABEL_MAGIC})")
+    need = int(np.prod(shape))
+    if len(data) - offset < need:
+        raise DataError(f"{path}: truncated IDX file ({len(data) - offset} of {need} data bytes)")
+    return np.frombuffer(data, np.uint8, need, offset).reshape(shape)
+
+
+def read_idx_split(idx_dir, split):
+    """Images [n, 28, 28] uint8 and labels [n] uint8 of one split from a folder.
+
+    Raises DataError when a file is missing or malformed, the images are not
+    28x28, the counts disagree, or a label is not a digit 0-9.
+    """
+    image_name, label_name = IDX_FILES[split]
+    images = read_idx(os.path.join(idx_dir, image_name))
+    labels = read_idx(os.path.join(idx_dir, label_name))
+    if images.ndim != 3 or images.shape[1:] != (28, 28):
+        raise DataError(f"{os.path.join(idx_dir, image_name)}: expected 28x28 images, found shape {images.shape}")
+    if labels.ndim != 1 or len(labels) != len(images):
+        raise DataError(f"{idx_dir}: {len(images)} images in {image_name} but {labels.size} labels in {label_name}")
+    if labels.size and labels.max() > 9:
+        raise DataError(f"{os.path.join(idx_dir, label_name)}: label {labels.max()} is not a digit 0-9")
+    return images, labels
+
+
+def sha256_of(path):
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_mnist(dest_dir, mirrors=MIRRORS, timeout=DOWNLOAD_TIMEOUT, log=print):
+    """Download the four official MNIST files into dest_dir, checking sha256.
+
+    Files already present with the right sha256 are kept. Each file is
+    written to a temporary name and renamed only once its hash matches.
+    Returns True when all four files are in place, False (after logging why)
+    when no mirror delivered them, e.g. on a machine without internet.
+    """
+    os.makedirs(dest_dir, exist_ok=True)
+    for name, want in MNIST_SHA256.items():
+        target = os.path.join(dest_dir, name)
+        if os.path.exists(target) and sha256_of(target) == want:
+            continue
+        for mirror in mirrors:
+            url = mirror + name
+            tmp = target + ".part"
+            try:
+                with urllib.request.urlopen(url, timeout=timeout) as response, open(tmp, "wb") as out:
+                    shutil.copyfileobj(response, out)
+            except (OSError, ValueError) as e:
+                log(f"download of {url} failed: {e}")
+                _remove(tmp)
+                continue
+            got = sha256_of(tmp)
+            if got != want:
+                log(f"download of {url} failed: sha256 {got} does not match the official {want}")
+                _remove(tmp)
+                continue
+            os.replace(tmp, target)
+            break
+        else:
+            return False
+    return True
+
+
+def public_mode(path):
+    """Give a file made by tempfile.mkstemp/mkdtemp (0600/0700) the usual umask-based mode."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, (0o777 if os.path.isdir(path) else 0o666) & ~umask)
+
+
+def _remove(path):
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
+
+
+def layout_names(split, count):
+    """Course names for a split's image folder and label file holding `count` images."""
+    stem = f"mnist_{split}_jpg_{count}"
+    return stem, stem + ".txt"
+
+
+def write_jpg_layout(images, labels, jpg_dir, split):
+    """Save one split as the course's JPG layout under jpg_dir.
+
+    images: uint8 [n, 28, 28]; labels: uint8 [n]. Writes
+    `mnist_<split>_jpg_<n>/<i>_<digit>.jpg` (8-bit grayscale) and
+    `mnist_<split>_jpg_<n>.txt` with lines `<i>_<digit>.jpg <digit>`.
+    Both are written under temporary names and renamed at the end, so an
+    interrupted run leaves no partial layout. Returns (image_dir, label_file).
+    """
+    stem, txt = layout_names(split, len(images))
+    image_dir, label_file = os.path.join(jpg_dir, stem), os.path.join(jpg_dir, txt)
+    tmp_dir = tempfile.mkdtemp(prefix=f".{stem}.", dir=jpg_dir)
+    public_mode(tmp_dir)
+    lines = []
+    for i, (pixels, digit) in enumerate(zip(images, labels)):
+        name = f"{i}_{digit}.jpg"
+        Image.fromarray(pixels, mode="L").save(os.path.join(tmp_dir, name), quality=JPG_QUALITY)
+        lines.append(f"{name} {digit}\n")
+    with open(os.path.join(tmp_dir, txt), "w") as f:
+        f.writelines(lines)
+    for old in (image_dir, label_file):
+        if os.path.isdir(old):
+            shutil.rmtree(old)
+        elif os.path.exists(old):
+            os.remove(old)
+    os.replace(os.path.join(tmp_dir, txt), label_file)
+    os.rename(tmp_dir, image_dir)
+    return image_dir + os.sep, label_file
+
+
+def read_manifest(jpg_dir):
+    """The layout an earlier run built: {'source': str, 'train': (dir, txt), 'test': ...} or None."""
+    path = os.path.join(jpg_dir, MANIFEST)
+    if not os.path.exists(path):
+        return None
+    entries = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            key, _, value = line.rstrip("\n").partition(": ")
+            entries[key] = value
+    layout = {"source": entries.get("source", "?")}
+    for split in IDX_FILES:
+        if split not in entries:
+            return None
+        stem, txt = entries[split].split(" ")
+        image_dir, label_file = os.path.join(jpg_dir, stem), os.path.join(jpg_dir, txt)
+        if not (os.path.isdir(image_dir) and os.path.isfile(label_file)):
+            return None
+        layout[split] = (image_dir + os.sep, label_file)
+    return layout
+
+
+def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=print):
+    """Make sure jpg_dir holds a JPG layout; build it from IDX files if needed.
+
+    idx_dir given: build from that folder (rebuilt when the manifest names
+    another source). Otherwise reuse what an earlier run built, else download
+    the official MNIST (when `download`), else use the bundled sample.
+    Returns the manifest dict (see read_manifest). Raises DataError when the
+    chosen IDX source is unusable.
+    """
+    os.makedirs(jpg_dir, exist_ok=True)
+    layout = read_manifest(jpg_dir)
+    if idx_dir is not None:
+        source = f"IDX files in {os.path.abspath(idx_dir)}"
+    elif layout is not None:
+        return layout
+    else:
+        source = None
+        if download:
+            idx_cache = os.path.join(jpg_dir, "idx")
+            log(f"downloading the official MNIST into {idx_cache} ...")
+            if download_mnist(idx_cache, mirrors, log=log):
+                idx_dir, source = idx_cache, "official MNIST (downloaded, sha256 checked)"
+            else:
+                if not os.listdir(idx_cache):
+                    os.rmdir(idx_cache)
+                log("no download possible; using the MNIST sample bundled with this repository")
+        if source is None:
+            idx_dir, source = BUNDLED_DIR, "MNIST sample bundled in data/mnist_sample"
+    if layout is not None and layout["source"] == source:
+        return layout
+    # The manifest goes first, so a run killed while rebuilding is never
+    # taken for the old source; the old folders go once the new are in place.
+    _remove(os.path.join(jpg_dir, MANIFEST))
+    entries = [f"source: {source}"]
+    for split in IDX_FILES:
+        images, labels = read_idx_split(idx_dir, split)
+        log(f"writing {len(images)} {split} images as JPG files ...")
+        write_jpg_layout(images, labels, jpg_dir, split)
+        entries.append(f"{split}: " + " ".join(layout_names(split, len(images))))
+    if layout is not None:
+        for split in IDX_FILES:
+            for old in layout[split]:
+                if os.path.basename(old.rstrip(os.sep)) not in " ".join(entries).split():
+                    shutil.rmtree(old) if os.path.isdir(old) else _remove(old)
+    tmp = os.path.join(jpg_dir, MANIFEST + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(entries) + "\n")
+    os.replace(tmp, os.path.join(jpg_dir, MANIFEST))
+    return read_manifest(jpg_dir)

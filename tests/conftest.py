@@ -1,0 +1,37 @@
+"""Shared fixtures: the bundled sample turned into TFRecords once, and one trained model."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
+TRAIN_STEPS = 2000
+
+
+def run_script(script, *args, cwd, timeout=600, input=None):
+    """Run one of the course scripts as a user would; returns CompletedProcess (text)."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, input=input)
+
+
+@pytest.fixture(scope="session")
+def sample_workdir(tmp_path_factory):
+    """A folder where `python mnist_generateds.py --no-download` has run on the bundled sample."""
+    work = tmp_path_factory.mktemp("sample")
+    result = run_script("mnist_generateds.py", "--no-download", cwd=work)
+    assert result.returncode == 0, result.stderr
+    return work
+
+
+@pytest.fixture(scope="session")
+def trained_workdir(sample_workdir, tmp_path_factory):
+    """sample_workdir copied, plus a model trained for TRAIN_STEPS steps in ./model."""
+    work = tmp_path_factory.mktemp("trained")
+    shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))
+    result = run_script("mnist_backward.py", "--steps", str(TRAIN_STEPS), cwd=work)
+    assert result.returncode == 0, result.stderr
+    return work

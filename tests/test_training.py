@@ -1,0 +1,140 @@
+"""The network, the training loop, resume, evaluation and the app, on the bundled sample."""
+import os
+import shutil
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import TRAIN_STEPS, run_script
+import mnist_backward
+import mnist_forward
+import mnist_idx
+import mnist_test
+from tf_compat import tf
+
+
+def test_forward_gives_logits_and_course_l2_terms():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 784])
+        y = mnist_forward.forward(x, 0.0001)
+        assert y.shape.as_list() == [None, 10]
+        losses = tf.get_collection(mnist_forward.LOSSES_COLLECTION)
+        assert len(losses) == 2
+        weights = [v for v in tf.trainable_variables() if v.op.name in ("w1", "w2")]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            out = sess.run(y, {x: np.zeros((3, 784), np.float32)})
+            l2, ws = sess.run([losses, weights])
+    assert out.shape == (3, 10)
+    np.testing.assert_allclose(out, 0.0, atol=1e-6)  # zero input, zero biases
+    for term, w in zip(l2, ws):
+        np.testing.assert_allclose(term, 0.0001 * (w ** 2).sum() / 2, rtol=1e-4)
+        assert np.abs(w).max() <= 0.2 + 1e-6  # truncated normal: within 2 stddev
+
+
+def test_short_training_reaches_course_accuracy(trained_workdir):
+    ckpt = tf.train.latest_checkpoint(str(trained_workdir / "model"))
+    assert ckpt.endswith(f"mnist_model-{TRAIN_STEPS}")
+    step, accuracy, count = mnist_test.evaluate(ckpt, str(trained_workdir / "data" / "mnist_test.tfrecords"))
+    assert step == TRAIN_STEPS and count == 2000
+    assert accuracy >= 0.85
+
+
+def test_evaluation_scores_every_record_once_whatever_the_batch(trained_workdir):
+    ckpt = tf.train.latest_checkpoint(str(trained_workdir / "model"))
+    path = str(trained_workdir / "data" / "mnist_test.tfrecords")
+    results = {batch: mnist_test.evaluate(ckpt, path, batch_size=batch) for batch in (1000, 300, 7)}
+    assert {r[2] for r in results.values()} == {2000}
+    assert len({r[1] for r in results.values()}) == 1
+
+    # The same accuracy computed independently in NumPy from the shadow weights.
+    weights = {n: tf.train.load_variable(ckpt, n + "/ExponentialMovingAverage") for n in ("w1", "b1", "w2", "b2")}
+    xs, ys = [], []
+    for serialized in tf.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(serialized).features.feature
+        xs.append(np.frombuffer(feature["img_raw"].bytes_list.value[0], np.uint8) / 255.0)
+        ys.append(np.argmax(feature["label"].int64_list.value))
+    hidden = np.maximum(np.array(xs) @ weights["w1"] + weights["b1"], 0)
+    expected = np.mean(np.argmax(hidden @ weights["w2"] + weights["b2"], 1) == np.array(ys))
+    assert results[1000][1] == pytest.approx(expected, abs=1 / 2000)
+
+
+def test_test_script_once_prints_course_line(trained_workdir):
+    result = run_script("mnist_test.py", "--once", cwd=trained_workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"After {TRAIN_STEPS} training steps, test accuracy = 0.")
+    assert result.stderr == ""
+
+
+def test_test_script_once_without_checkpoint_fails_clearly(sample_workdir, tmp_path):
+    result = run_script("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
+                        "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"error: {tmp_path / 'none'}: no checkpoint found; train first with `python mnist_backward.py`"
+
+
+def test_resume_continues_global_step(sample_workdir, tmp_path):
+    data = str(sample_workdir / "data")
+    model = str(tmp_path / "model")
+    assert mnist_backward.backward(steps=30, data_dir=data, model_dir=model, log=lambda m: None) == 30
+    w1_before = tf.train.load_variable(tf.train.latest_checkpoint(model), "w1")
+    with tf.Graph().as_default():
+        lines = []
+        assert mnist_backward.backward(steps=50, data_dir=data, model_dir=model, log=lines.append) == 50
+    assert "resuming from" in lines[0] and lines[0].endswith("mnist_model-30; target global_step 50")
+    ckpt = tf.train.latest_checkpoint(model)
+    assert ckpt.endswith("mnist_model-50")
+    assert tf.train.load_variable(ckpt, "global_step") == 50
+    assert not np.array_equal(tf.train.load_variable(ckpt, "w1"), w1_before)
+
+
+def test_course_pipeline_trains_too(sample_workdir, tmp_path):
+    with tf.Graph().as_default():
+        lines = []
+        step = mnist_backward.backward(steps=20, data_dir=str(sample_workdir / "data"),
+                                       model_dir=str(tmp_path), pipeline="course", log=lines.append)
+    assert step == 20
+    assert lines[1].startswith("After 1 training steps, loss on training batch is ")
+    assert float(lines[1].split()[-1].rstrip(".")) > 0
+
+
+def digit_picture(pixels, mode):
+    """A test digit as a user's picture: dark ink on white paper, enlarged to 140x140, in `mode`."""
+    img = Image.fromarray(255 - pixels, mode="L").resize((140, 140), Image.Resampling.BICUBIC)
+    if mode == "RGBA":  # transparent background, dark ink
+        rgba = Image.new("RGBA", img.size, (0, 0, 0, 0))
+        rgba.putalpha(Image.fromarray(255 - np.asarray(img)))
+        return rgba
+    return img.convert(mode)
+
+
+@pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P"])
+def test_app_predicts_sample_digits_saved_as_png(trained_workdir, tmp_path, mode):
+    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    paths = []
+    for i in range(20):
+        path = tmp_path / f"digit{i}.png"
+        digit_picture(images[i], mode).save(path)
+        paths.append(str(path))
+    result = run_script("mnist_app.py", "--model-dir", str(trained_workdir / "model"), *paths, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    predicted = [int(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()]
+    assert len(predicted) == 20
+    assert np.mean(np.array(predicted) == labels[:20]) >= 0.8
+
+
+def test_app_course_prompts(trained_workdir, tmp_path):
+    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    digit_picture(images[0], "L").save(tmp_path / "one.png")
+    result = run_script("mnist_app.py", "--model-dir", str(trained_workdir / "model"), cwd=tmp_path, input="1\none.png\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("input the number of test pictures:the path of test picture:")
+    assert result.stdout.strip().endswith(f"The prediction number is: {labels[0]}")
+
+
+@pytest.mark.parametrize("script", ["mnist_generateds.py", "mnist_backward.py", "mnist_test.py", "mnist_app.py"])
+def test_every_script_has_help(script, tmp_path):
+    result = run_script(script, "--help", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: ") and "--verbose" in result.stdout

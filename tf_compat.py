@@ -1,0 +1,52 @@
+"""TensorFlow's v1 graph API, imported once and quietly, for every script here.
+
+The course was written for TensorFlow 1.x. On TensorFlow 2.x its API lives on
+as `tf.compat.v1`; graph mode must be switched on before any op is built.
+
+TensorFlow prints C++ info lines (oneDNN, absl) while it loads, and Python
+deprecation warnings for every queue-runner call the course uses. Both drown
+the course's own output, so they are silenced unless the command line holds
+`--verbose` (checked here, before argparse runs, because the C++ logs are
+written during the import itself).
+
+Usage: `from tf_compat import tf`.
+"""
+import logging
+import os
+import sys
+import warnings
+
+VERBOSE = "--verbose" in sys.argv[1:]
+
+
+def _import_quietly():
+    """Import tensorflow.compat.v1 with stderr muted at the file-descriptor level.
+
+    Returns the `tensorflow.compat.v1` module. The C++ messages printed before
+    absl's logging starts ignore TF_CPP_MIN_LOG_LEVEL, so fd 2 is pointed at
+    /dev/null during the import and restored afterwards (also when the import
+    raises, so its traceback is seen).
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        import tensorflow.compat.v1 as tf_v1
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+    return tf_v1
+
+
+if VERBOSE:
+    import tensorflow.compat.v1 as tf
+else:
+    tf = _import_quietly()
+    tf.logging.set_verbosity(tf.logging.ERROR)
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+
+tf.disable_eager_execution()
