@@ -11,6 +11,7 @@ global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
 """
 import argparse
 import os
+import shutil
 import signal
 import sys
 
@@ -28,6 +29,7 @@ MOVING_AVERAGE_DECAY = 0.99
 MODEL_SAVE_PATH = "./model/"
 MODEL_NAME = "mnist_model"
 SAVE_EVERY = 1000  # steps between checkpoints
+KEEP_CHECKPOINTS = 5  # newest checkpoints kept (tf.train.Saver's max_to_keep)
 PRINT_EVERY = 1000  # steps between the course's loss lines
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
 
@@ -68,6 +70,17 @@ def build_graph(batch_size, train_examples, data_dir, pipeline):
                 step_after=step_after)
 
 
+class Interrupted(Exception):
+    """Training stopped by SIGINT/SIGTERM after saving a checkpoint.
+
+    signum: the signal's number; str(): where the checkpoint was saved.
+    """
+
+    def __init__(self, signum, message):
+        super().__init__(message)
+        self.signum = signum
+
+
 class StopFlag:
     """Turns SIGINT/SIGTERM into a flag the step loop checks, so it can save first.
 
@@ -86,7 +99,7 @@ class StopFlag:
     def _handle(self, signum, frame):
         if self.signal is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt
-        self.signal = signal.Signals(signum).name
+        self.signal = signal.Signals(signum)
 
     def __exit__(self, *exc):
         for sig, handler in self._previous.items():
@@ -111,20 +124,42 @@ def restore_or_init(sess, saver, model_dir):
     return ckpt
 
 
+def remove_unfinished_checkpoints(model_dir):
+    """Delete the `<prefix>_temp` folders a killed Saver.save leaves behind.
+
+    tf.train.Saver writes a checkpoint into such a folder, renames its files
+    into place and only then updates the `checkpoint` index file, so these
+    folders are never what tf.train.latest_checkpoint picks; they only take space.
+    """
+    for name in os.listdir(model_dir):
+        path = os.path.join(model_dir, name)
+        if name.startswith(MODEL_NAME + "-") and name.endswith("_temp") and os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
-             model_dir=MODEL_SAVE_PATH, pipeline="fast", log=print):
+             model_dir=MODEL_SAVE_PATH, pipeline="fast", save_every=SAVE_EVERY,
+             keep=KEEP_CHECKPOINTS, log=print):
     """Train until global_step reaches `steps`; returns the final global_step.
 
     Reads data_dir/mnist_train.tfrecords, writes checkpoints
-    model_dir/mnist_model-<global_step> every SAVE_EVERY steps, at the end and
-    on SIGINT/SIGTERM. Raises DataError on bad input (missing or corrupted
-    TFRecord file, checkpoint of another graph, a failing reader thread).
+    model_dir/mnist_model-<global_step> every `save_every` steps (keeping the
+    newest `keep`), at the end and on SIGINT/SIGTERM, after which it raises
+    Interrupted. Raises DataError on bad input (missing or corrupted TFRecord
+    file, unwritable model folder, checkpoint of another graph, a failing
+    reader thread).
     """
     train_path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
-    train_examples = mnist_generateds.count_records(train_path)
+    train_examples = mnist_generateds.check_tfrecord(train_path)
+    try:
+        os.makedirs(model_dir, exist_ok=True)
+        remove_unfinished_checkpoints(model_dir)
+    except OSError as e:
+        raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
+    if not os.access(model_dir, os.W_OK):
+        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
     graph = build_graph(batch_size, train_examples, data_dir, pipeline)
-    saver = tf.train.Saver()
-    os.makedirs(model_dir, exist_ok=True)
+    saver = tf.train.Saver(max_to_keep=keep)
     save_path = os.path.join(model_dir, MODEL_NAME)
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
     fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
@@ -145,7 +180,7 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
                     _, loss_value, step = sess.run(fetches, options=run_options)
                 if step == 1 or step % PRINT_EVERY == 0:
                     log("After %d training steps, loss on training batch is %g." % (step, loss_value))
-                if step % SAVE_EVERY == 0:
+                if step % save_every == 0:
                     saver.save(sess, save_path, global_step=step)
                     saved_step = step
         except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as e:
@@ -161,8 +196,8 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
         path = save_path + f"-{step}"
         if step != saved_step or restored is None:
             path = saver.save(sess, save_path, global_step=step)
-        if stop.signal:
-            log(f"{stop.signal}: stopped at step {step}; checkpoint saved to {path}")
+    if stop.signal:
+        raise Interrupted(stop.signal, f"{stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
     return step
 
 
@@ -176,15 +211,24 @@ def main(argv=None):
     parser.add_argument("--pipeline", choices=("fast", "course"), default="fast",
                         help="fast: many records per reader op, batches wired into the network; "
                              "course: one record per op, batches fetched and fed back by feed_dict")
+    parser.add_argument("--save-every", type=int, default=SAVE_EVERY, help="steps between checkpoints")
+    parser.add_argument("--keep", type=int, default=KEEP_CHECKPOINTS, help="newest checkpoints to keep")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     args = parser.parse_args(argv)
-    if args.steps < 0 or args.batch_size < 1:
-        parser.error("--steps must be >= 0 and --batch-size >= 1")
+    if args.steps < 0 or args.batch_size < 1 or args.save_every < 1 or args.keep < 1:
+        parser.error("--steps must be >= 0; --batch-size, --save-every and --keep >= 1")
     try:
-        backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline)
+        backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline,
+                 args.save_every, args.keep)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except Interrupted as e:
+        print(e, file=sys.stderr)
+        return 128 + e.signum
+    except KeyboardInterrupt:
+        print("interrupted before training started; nothing saved", file=sys.stderr)
+        return 128 + signal.SIGINT
     return 0
 
 

@@ -80,7 +80,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     is no checkpoint, or on bad input.
     """
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
-    mnist_generateds.count_records(test_path)
+    mnist_generateds.check_tfrecord(test_path)
     last_ckpt, result = None, None
     while True:
         ckpt = tf.train.latest_checkpoint(model_dir)
@@ -91,9 +91,12 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         elif ckpt != last_ckpt:
             try:
                 result = evaluate(ckpt, test_path)
-            except tf.errors.NotFoundError:
-                # The trainer deleted this old checkpoint (max_to_keep) while we read it.
-                continue
+            except (DataError, tf.errors.OpError) as e:
+                if tf.train.latest_checkpoint(model_dir) != ckpt:
+                    continue  # the trainer deleted it (max_to_keep) while we read it; take the newer one
+                if isinstance(e, DataError):
+                    raise
+                raise DataError(f"{ckpt}: cannot evaluate checkpoint ({e.message.splitlines()[0]})") from None
             last_ckpt = ckpt
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
         if once:
