@@ -136,7 +136,10 @@ def load_image(img_path):
 def write_tfRecord(tfRecordName, image_path, label_path, log=print):
     """Write one split's TFRecord file from its image folder and label file.
 
-    One tf.train.Example per label-file line, in line order (schema: FEATURES).
+    One tf.train.Example per label-file line, in line order (schema: FEATURES),
+    serialized deterministically (features in name order): protobuf otherwise
+    orders map entries differently from one process to the next, and the
+    same images would give different files.
     The file is written under a temporary name in the same folder and renamed
     only when complete, so an interrupted run never leaves a truncated file
     in place of a good one. Returns the number of records written.
@@ -171,7 +174,7 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print):
                 img_raw, note = load_image(os.path.join(image_path, name))
                 if note:
                     converted.append((name, note))
-                writer.write(make_example(img_raw, digit).SerializeToString())
+                writer.write(make_example(img_raw, digit).SerializeToString(deterministic=True))
         os.replace(tmp, tfRecordName)
     except BaseException as e:
         mnist_idx._remove(tmp)

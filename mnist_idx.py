@@ -245,17 +245,25 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=
     # The manifest goes first, so a run killed while rebuilding is never
     # taken for the old source; the old folders go once the new are in place.
     _remove(os.path.join(jpg_dir, MANIFEST))
+    for name in os.listdir(jpg_dir):  # folders of a build that was killed
+        if name.startswith(".mnist_") and os.path.isdir(os.path.join(jpg_dir, name)):
+            shutil.rmtree(os.path.join(jpg_dir, name))
     entries = [f"source: {source}"]
     for split in IDX_FILES:
         images, labels = read_idx_split(idx_dir, split)
         log(f"writing {len(images)} {split} images as JPG files ...")
         write_jpg_layout(images, labels, jpg_dir, split)
         entries.append(f"{split}: " + " ".join(layout_names(split, len(images))))
-    if layout is not None:
+    if layout is not None:  # the previous source's folders, unless the new ones took their names
+        kept = {name for entry in entries[1:] for name in entry.split(" ")[1:]}
         for split in IDX_FILES:
             for old in layout[split]:
-                if os.path.basename(old.rstrip(os.sep)) not in " ".join(entries).split():
-                    shutil.rmtree(old) if os.path.isdir(old) else _remove(old)
+                if os.path.basename(old.rstrip(os.sep)) in kept:
+                    continue
+                if os.path.isdir(old):
+                    shutil.rmtree(old)
+                else:
+                    _remove(old)
     tmp = os.path.join(jpg_dir, MANIFEST + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("\n".join(entries) + "\n")

@@ -1,0 +1,102 @@
+"""Trainer and evaluator running side by side, as the course intends, checked afterwards.
+
+    python bench/soak.py --minutes 10            # the long run (issue 3)
+    python bench/soak.py --minutes 1 --keep 1000000 --save-every 100
+
+Runs `mnist_backward.py` and `mnist_test.py --interval 1` at the same time
+in WORKDIR (default: a temporary folder with TFRecords generated from the
+bundled sample), for the given time, then stops the trainer with SIGTERM and
+the evaluator with SIGINT (Ctrl-C). Afterwards every accuracy line the
+evaluator printed whose checkpoint still exists is evaluated again, alone:
+it must give the same accuracy for the same step. With the default
+--keep 5 the trainer deletes old checkpoints while the evaluator may be
+reading them, which is the race worth soaking.
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+LINE = re.compile(r"^After (\d+) training steps, test accuracy = (\S+)$")
+
+
+def script(name, *args, cwd):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, os.path.join(ROOT, name), *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def soak(workdir, seconds, save_every=1000, keep=5):
+    """Run trainer and evaluator together for `seconds`; returns a dict of findings.
+
+    Keys: trainer_rc, evaluator_rc (expected 128+SIGTERM and 128+SIGINT),
+    trainer_err, evaluator_err (stderr text), lines [(step, accuracy str)],
+    verified (lines re-evaluated alike), mismatches [(step, printed, again)],
+    final_step (the trainer's last checkpoint).
+    """
+    if not os.path.exists(os.path.join(workdir, "data", "mnist_train.tfrecords")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "mnist_generateds.py"), "--no-download"],
+                       cwd=workdir, check=True, capture_output=True)
+    trainer = script("mnist_backward.py", "--steps", str(10 ** 9), "--save-every", str(save_every),
+                     "--keep", str(keep), cwd=workdir)
+    evaluator = script("mnist_test.py", "--interval", "1", cwd=workdir)
+    time.sleep(seconds)
+    trainer.send_signal(signal.SIGTERM)
+    trainer_out, trainer_err = trainer.communicate(timeout=60)
+    evaluator.send_signal(signal.SIGINT)
+    evaluator_out, evaluator_err = evaluator.communicate(timeout=60)
+
+    from tf_compat import tf  # after the children started: keeps their start-up fast
+    import mnist_test
+    model = os.path.join(workdir, "model")
+    test_path = os.path.join(workdir, "data", "mnist_test.tfrecords")
+    lines = [(int(m.group(1)), m.group(2)) for m in map(LINE.match, evaluator_out.splitlines()) if m]
+    verified, mismatches = 0, []
+    for step, printed in lines:
+        ckpt = os.path.join(model, f"mnist_model-{step}")
+        if not os.path.exists(ckpt + ".index"):
+            continue
+        again_step, accuracy, _ = mnist_test.evaluate(ckpt, test_path)
+        again = "%g" % accuracy
+        if again_step != step or again != printed:
+            mismatches.append((step, printed, again))
+        verified += 1
+    return dict(trainer_rc=trainer.returncode, evaluator_rc=evaluator.returncode,
+                trainer_err=trainer_err, evaluator_err=evaluator_err, lines=lines,
+                verified=verified, mismatches=mismatches,
+                final_step=int(tf.train.latest_checkpoint(model).rsplit("-", 1)[1]))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--minutes", type=float, default=10, help="how long both run")
+    parser.add_argument("--workdir", help="folder with data/ (default: a new temporary folder)")
+    parser.add_argument("--save-every", type=int, default=1000, help="trainer's steps between checkpoints")
+    parser.add_argument("--keep", type=int, default=5, help="trainer's newest checkpoints kept")
+    args = parser.parse_args()
+    workdir = args.workdir or tempfile.mkdtemp(prefix="soak-")
+    started = time.time()
+    found = soak(workdir, args.minutes * 60, args.save_every, args.keep)
+    steps = [s for s, _ in found["lines"]]
+    print(f"soak: {args.minutes:g} min in {workdir} (wall {time.time() - started:.0f} s)")
+    print(f"trainer: exit {found['trainer_rc']}, last checkpoint at step {found['final_step']}, "
+          f"stderr: {found['trainer_err'].strip()!r}")
+    print(f"evaluator: exit {found['evaluator_rc']}, {len(steps)} accuracy lines, steps "
+          f"{steps[0] if steps else '-'}..{steps[-1] if steps else '-'}, increasing: {steps == sorted(set(steps))}, "
+          f"stderr: {found['evaluator_err'].strip()!r}")
+    print(f"re-evaluated alone: {found['verified']} lines, mismatches: {found['mismatches']}")
+    ok = (found["trainer_rc"] == 128 + signal.SIGTERM and found["evaluator_rc"] == 128 + signal.SIGINT
+          and steps and not found["mismatches"] and steps == sorted(set(steps)))
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
