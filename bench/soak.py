@@ -27,9 +27,16 @@ LINE = re.compile(r"^After (\d+) training steps, test accuracy = (\S+)$")
 
 
 def script(name, *args, cwd):
+    """Start a course script with unbuffered output and Ctrl-C (SIGINT) handled as in a terminal."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, os.path.join(ROOT, name), *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
+
+
+def default_sigint():
+    """Undo an inherited 'ignore SIGINT' (background jobs of a shell get one), which Python keeps."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def soak(workdir, seconds, save_every=1000, keep=5):

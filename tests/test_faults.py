@@ -19,7 +19,8 @@ import soak  # noqa: E402
 def start(script, *args, cwd):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=soak.default_sigint)
 
 
 def wait_for(condition, timeout=60, what="condition"):
