@@ -95,23 +95,22 @@ def otsu_threshold(values):
     paper and ink it falls between the two levels (Otsu 1979).
     """
     counts = np.bincount(np.ravel(values), minlength=256).astype(np.float64)
-    levels = np.arange(256)
-    below = np.cumsum(counts)[:-1]  # pixels < t, for t = 1..255
-    mass_below = np.cumsum(counts * levels)[:-1]
-    above = counts.sum() - below
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean_gap = mass_below / below - (mass_below[-1] + counts[-1] * 255 - mass_below) / above
-        between = np.nan_to_num(below * above * mean_gap ** 2)
+    mass = counts * np.arange(256)
+    below, mass_below = np.cumsum(counts)[:-1], np.cumsum(mass)[:-1]  # pixels < t, for t = 1..255
+    above, mass_above = counts.sum() - below, mass.sum() - mass_below
+    with np.errstate(divide="ignore", invalid="ignore"):  # an empty class scores 0
+        between = np.nan_to_num(below * above * (mass_below / below - mass_above / above) ** 2)
     return int(np.argmax(between)) + 1
 
 
 def ink_darkness(gray):
-    """How much darker than its surrounding paper each pixel is: uint8, 0 = paper.
+    """How much darker than its surrounding paper each pixel is: uint8 [h, w], 0 = paper.
 
-    gray: float [h, w] gray levels 0-255. The paper's brightness is the 90th percentile of each
-    cell of a LIGHTING_GRID grid, raised to its neighbours' maximum (a cell
-    full of ink takes its paper from around it) and blurred back to full
-    size; dividing by it evens out shadows and lighting gradients.
+    gray: float [h, w], gray levels 0-255. The paper's brightness is the
+    90th percentile of each cell of a LIGHTING_GRID grid, raised to its
+    neighbours' maximum (a cell full of ink takes its paper from around it)
+    and interpolated back to full size; dividing by it evens out shadows and
+    lighting gradients (flat-field correction).
     """
     h, w = gray.shape
     rows = np.array_split(np.arange(h), min(LIGHTING_GRID, h))
@@ -151,14 +150,13 @@ def mnist_input(img):
     """MNIST's preparation of one picture: uint8 [28, 28], ink bright on black.
 
     img: grayscale PIL image of a dark digit on lighter paper (a light
-    digit on a dark ground, which a border darker than the rest gives away,
-    is inverted first). Steps:
-    lighting evened out (ink_darkness), ink = darkness above Otsu's
-    threshold, crop to the ink's bounding box, thicken strokes thinner than
-    MNIST's, scale to fit DIGIT_BOX keeping the aspect ratio (averaging
-    gives grey edges), and paste into 28x28 so the centre of mass is at
-    pixel (CENTRE, CENTRE). Raises ValueError when there is no dark digit
-    on the picture.
+    digit on a dark ground, given away by its dark border, is inverted
+    first). Steps: lighting evened out (ink_darkness); ink = darkness at or
+    above Otsu's threshold; crop to the ink's bounding box; strokes thinner
+    than MNIST's thickened; scaled to fit DIGIT_BOX keeping the aspect
+    ratio (averaging gives grey edges); pasted into 28x28 so that the
+    centre of mass is at pixel (CENTRE, CENTRE). Raises ValueError when
+    nothing on the picture is clearly darker than the paper.
     """
     if max(img.size) > MAX_SIDE:
         img = img.copy()
@@ -205,7 +203,11 @@ def pre_pic(picName, threshold=THRESHOLD, preprocess="mnist"):
     prepared_pixels returns. Raises DataError naming the file when it cannot
     be read or holds no digit.
     """
-    pixels = prepared_pixels(picName, threshold, preprocess)
+    return network_input(prepared_pixels(picName, threshold, preprocess))
+
+
+def network_input(pixels):
+    """uint8 [28, 28] -> float32 [1, 784] in [0, 1], the network's input row."""
     return (pixels.reshape([1, mnist_forward.INPUT_NODE]) * (1.0 / 255)).astype(np.float32)
 
 
@@ -314,8 +316,7 @@ def application(paths, model_dir, threshold=THRESHOLD, out=print, preprocess="mn
                     Image.fromarray(pixels, mode="L").save(target)
                 except OSError as e:
                     raise DataError(f"{target}: cannot write --show-input picture ({e.strerror or e})") from None
-            testPicArr = (pixels.reshape([1, mnist_forward.INPUT_NODE]) * (1.0 / 255)).astype(np.float32)
-            best = top_k(predictor.predict(testPicArr)[0])
+            best = top_k(predictor.predict(network_input(pixels))[0])
         except DataError as e:
             print(f"error: {e}", file=sys.stderr)
             failed += 1

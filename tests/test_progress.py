@@ -5,10 +5,12 @@ import math
 import os
 import pty
 import re
+import select
 import struct
 import subprocess
 import sys
 import termios
+import time
 
 import pytest
 
@@ -27,17 +29,21 @@ def run_in_terminal(script, *args, cwd):
     process = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,
                                stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 1 << 16)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(master)
-    return process.wait(timeout=300), b"".join(chunks).decode("utf-8", "replace")
+    chunks, deadline = [], time.monotonic() + 300
+    try:
+        while select.select([master], [], [], max(0, deadline - time.monotonic()))[0]:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(master)
+        if process.poll() is None and time.monotonic() >= deadline:
+            process.kill()
+    return process.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_training_bar_shows_count_rate_time_left_loss_and_learning_rate(sample_workdir, tmp_path):
