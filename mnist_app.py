@@ -259,11 +259,11 @@ class Predictor:
 def picture_paths(args):
     """The pictures named on the command line, each folder replaced by its picture files.
 
-    A folder contributes its files (not subfolders) whose extension Pillow
-    reads, sorted by name, hidden files left out. Files named directly are
+    A folder contributes its files (not subfolders) whose extension names a
+    format Pillow can open, sorted by name, hidden files left out. Files named directly are
     kept whatever their extension. Raises DataError for a folder without pictures.
     """
-    extensions = {ext for ext, _ in Image.registered_extensions().items()}
+    extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
     paths = []
     for arg in args:
         if not os.path.isdir(arg):
@@ -287,6 +287,16 @@ def input_path(show_input, picName, count):
     return os.path.join(show_input, os.path.basename(picName) + ".png")
 
 
+def write_input(testPicArr, target):
+    """Save a network input, float32 [1, 784] in [0, 1], as a 28x28 8-bit PNG (x 255, exact for pre_pic's values)."""
+    pixels = np.round(testPicArr.reshape(IMAGE_SIZE, IMAGE_SIZE) * 255).astype(np.uint8)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        Image.fromarray(pixels, mode="L").save(target)
+    except OSError as e:
+        raise DataError(f"{target}: cannot write --show-input picture ({e.strerror or e})") from None
+
+
 def top_k(probabilities, k=TOP_K):
     """[(digit, probability)] of the k most probable digits, most probable first."""
     order = np.argsort(-probabilities, kind="stable")[:k]
@@ -308,15 +318,10 @@ def application(paths, model_dir, threshold=THRESHOLD, out=print, preprocess="mn
     failed, results = 0, []
     for path in paths:
         try:
-            pixels = prepared_pixels(path, threshold, preprocess)
+            testPicArr = pre_pic(path, threshold, preprocess)
             if show_input is not None:
-                target = input_path(show_input, path, len(paths))
-                try:
-                    os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-                    Image.fromarray(pixels, mode="L").save(target)
-                except OSError as e:
-                    raise DataError(f"{target}: cannot write --show-input picture ({e.strerror or e})") from None
-            best = top_k(predictor.predict(network_input(pixels))[0])
+                write_input(testPicArr, input_path(show_input, path, len(paths)))
+            best = top_k(predictor.predict(testPicArr)[0])
         except DataError as e:
             print(f"error: {e}", file=sys.stderr)
             failed += 1

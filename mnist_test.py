@@ -139,7 +139,8 @@ def draw_report(numbers, pixels):
 
     numbers: from report_numbers; pixels: uint8 [n, 784] of the same records.
     """
-    from matplotlib.figure import Figure  # imported here: only a report needs it
+    from matplotlib.figure import Figure  # imported here: only a report needs matplotlib
+    from matplotlib.patches import Rectangle
 
     confusion = np.array(numbers["confusion_matrix"])
     classes = len(confusion)
@@ -156,7 +157,7 @@ def draw_report(numbers, pixels):
     errors = np.where(np.eye(classes, dtype=bool), 0, confusion)
     ax_cm.imshow(errors, cmap="Reds", vmin=0, vmax=max(1, errors.max()) * 1.25)
     for t in range(classes):
-        ax_cm.add_patch(_square(t, "#d8efd8"))
+        ax_cm.add_patch(Rectangle((t - 0.5, t - 0.5), 1, 1, color="#d8efd8", zorder=0.5))  # the diagonal in green
         for p in range(classes):
             count = confusion[t, p]
             ax_cm.text(p, t, str(count), ha="center", va="center", fontsize=9,
@@ -189,11 +190,6 @@ def draw_report(numbers, pixels):
         ax.imshow(pixels[w["index"]].reshape(28, 28), cmap="gray_r", vmin=0, vmax=255)
         ax.set_title(f"#{w['index']}: {w['true']} → {w['predicted']}\n{w['confidence']:.0%}", fontsize=9)
     return fig
-
-
-def _square(i, color):
-    from matplotlib.patches import Rectangle
-    return Rectangle((i - 0.5, i - 0.5), 1, 1, color=color, zorder=0.5)
 
 
 def report_path(path):

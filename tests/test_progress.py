@@ -135,3 +135,13 @@ def test_trainer_and_evaluator_write_tensorboard_summaries(sample_workdir, tmp_p
     assert set(runs.Runs()) == {"train", "eval"}
     assert [e.step for e in runs.Scalars("eval", "accuracy")] == [30]
     assert [e.step for e in runs.Scalars("train", "accuracy")] == [10, 20, 30]
+
+
+def test_course_pipeline_writes_the_same_summaries(sample_workdir, tmp_path):
+    with tf.Graph().as_default():
+        mnist_backward.backward(steps=10, batch_size=50, data_dir=str(sample_workdir / "data"),
+                                model_dir=str(tmp_path), pipeline="course", log=lambda m: None, summary_every=5)
+    scalars, _ = events(tmp_path / mnist_backward.TRAIN_LOG_DIR)
+    assert len(scalars) == 7 and all(sorted(steps) == [5, 10] for steps in scalars.values())
+    assert scalars["loss"][10] == pytest.approx(scalars["cross_entropy"][10] + scalars["regularization_loss"][10],
+                                                rel=1e-5)
