@@ -1,37 +1,62 @@
 """Course step 4: predict the digit in your own pictures.
 
 Run after mnist_backward.py has written a checkpoint. Each picture (a dark
-digit on a light background, any size, any mode: RGB, RGBA, palette,
-grayscale, 16-bit) is prepared as the course did: resized to 28x28,
-grayscale, inverted to light-on-dark like MNIST, and thresholded to black
-and white. The network runs with the moving-average weights.
+digit on light paper, any size, any mode: RGB, RGBA, palette, grayscale,
+16-bit, EXIF-rotated phone JPEG) is turned into the 28x28 input MNIST
+digits have, and the network runs with the moving-average weights.
 
-  python mnist_app.py pic1.png pic2.jpg   # one line per picture
+Two preparations (--preprocess):
+  mnist (default): the paper's lighting is evened out, the ink threshold is
+    chosen per picture (Otsu's method), and the digit is cropped to its
+    bounding box, scaled into a 20x20 box and placed in 28x28 by its centre
+    of mass, which is how MNIST itself was built (LeCun et al.). Thin pen
+    strokes are thickened to MNIST's stroke width.
+  course: the course's way: the whole picture resized to 28x28, inverted
+    and cut at a fixed threshold (--threshold, 50).
+
+  python mnist_app.py pic1.png pic2.jpg   # one line per picture, with the top 3
+  python mnist_app.py photos/             # every picture in a folder
   python mnist_app.py                     # the course's prompts
 """
 import argparse
+import json
+import os
 import sys
 
 import numpy as np
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
 from mnist_idx import DataError
 
-THRESHOLD = 50  # after inversion: below is background (0), the rest is stroke (255)
+THRESHOLD = 50  # course: after inversion, below is background (0), the rest is stroke (255)
 IMAGE_SIZE = 28
+PREPROCESS = ("mnist", "course")
+
+# MNIST's construction (and measurements on the bundled sample): the digit is
+# scaled to fit DIGIT_BOX, its centre of mass lands on pixel (14, 14), and
+# the median stroke is about 2 pixels wide.
+DIGIT_BOX = 20
+CENTRE = 14
+STROKE_WIDTH = 2.0
+SUPERSAMPLE = 4  # the digit is shaped at 4x its final size, then averaged down: MNIST's grey edges
+MAX_SIDE = 2048  # larger photos are reduced first; a pen stroke still spans pixels
+LIGHTING_GRID = 8  # paper brightness is estimated on an 8x8 grid: cells wider than a pen stroke
+MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
+CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of dirt does not set the box
+TOP_K = 3
 
 
-def pre_pic(picName, threshold=THRESHOLD):
-    """The course's preprocessing of one picture file.
+# ---------------------------------------------------------------- pictures
 
-    Returns float32 [1, 784] with values 0.0 or 1.0 (stroke = 1.0). EXIF
-    orientation is applied and transparent areas are laid on white first;
-    16-bit images are scaled to 8 bits. Resizing uses Pillow's LANCZOS
-    filter, which is what the removed Image.ANTIALIAS was.
-    Raises DataError naming the file when it is missing, not an image, or empty.
+def load_picture(picName):
+    """One picture file as an 8-bit grayscale PIL image, upright.
+
+    EXIF orientation is applied, transparent areas are laid on white and
+    16-bit images are scaled to 8 bits. Raises DataError naming the file
+    when it is missing, not an image, or empty.
     """
     try:
         with Image.open(picName) as img:
@@ -43,16 +68,158 @@ def pre_pic(picName, threshold=THRESHOLD):
             if img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info:
                 rgba = img.convert("RGBA")
                 img = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba)
-            reIm = img.convert("L").resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.LANCZOS)
+            return img.convert("L")
     except FileNotFoundError:
         raise DataError(f"{picName}: file not found") from None
     except UnidentifiedImageError:
         raise DataError(f"{picName}: not an image file") from None
     except (OSError, Image.DecompressionBombError) as e:
         raise DataError(f"{picName}: cannot read image ({e})") from None
+
+
+def course_input(img, threshold=THRESHOLD):
+    """The course's preparation: uint8 [28, 28], 0 or 255 (stroke = 255).
+
+    img: grayscale PIL image. Resized whole to 28x28 with LANCZOS (what the
+    removed Image.ANTIALIAS was), inverted, and cut at `threshold`.
+    """
+    reIm = img.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.LANCZOS)
     im_arr = 255 - np.asarray(reIm, dtype=np.int32)
-    im_arr = np.where(im_arr < threshold, 0, 255)
-    return (im_arr.reshape([1, mnist_forward.INPUT_NODE]) * (1.0 / 255)).astype(np.float32)
+    return np.where(im_arr < threshold, 0, 255).astype(np.uint8)
+
+
+def otsu_threshold(values):
+    """Otsu's threshold of uint8 values: the t maximising the between-class variance of < t and >= t.
+
+    values: uint8 array of any shape. Returns an int 1-255. For a picture of
+    paper and ink it falls between the two levels (Otsu 1979).
+    """
+    counts = np.bincount(np.ravel(values), minlength=256).astype(np.float64)
+    mass = counts * np.arange(256)
+    below, mass_below = np.cumsum(counts)[:-1], np.cumsum(mass)[:-1]  # pixels < t, for t = 1..255
+    above, mass_above = counts.sum() - below, mass.sum() - mass_below
+    with np.errstate(divide="ignore", invalid="ignore"):  # an empty class scores 0
+        between = np.nan_to_num(below * above * (mass_below / below - mass_above / above) ** 2)
+    return int(np.argmax(between)) + 1
+
+
+def ink_darkness(gray):
+    """How much darker than its surrounding paper each pixel is: uint8 [h, w], 0 = paper.
+
+    gray: float [h, w], gray levels 0-255. The paper's brightness is the
+    90th percentile of each cell of a LIGHTING_GRID grid, raised to its
+    neighbours' maximum (a cell full of ink takes its paper from around it)
+    and interpolated back to full size; dividing by it evens out shadows and
+    lighting gradients (flat-field correction).
+    """
+    h, w = gray.shape
+    rows = np.array_split(np.arange(h), min(LIGHTING_GRID, h))
+    cols = np.array_split(np.arange(w), min(LIGHTING_GRID, w))
+    cells = np.array([[np.percentile(gray[r[0]:r[-1] + 1, c[0]:c[-1] + 1], 90) for c in cols] for r in rows])
+    padded = np.pad(cells, 1, mode="edge")
+    paper = np.max([padded[i:i + len(rows), j:j + len(cols)] for i in range(3) for j in range(3)], axis=0)
+    paper = Image.fromarray(paper.astype(np.float32), mode="F").resize((w, h), Image.Resampling.BILINEAR)
+    paper = np.maximum(np.asarray(paper), 1.0)
+    return np.clip(np.round(255 * (1 - gray / paper)), 0, 255).astype(np.uint8)
+
+
+def light_on_dark(gray):
+    """True when the picture is a light digit on a dark ground (a screenshot of MNIST, chalk on a board).
+
+    gray: float [h, w]. The border is ground, not digit; on paper its
+    median lies nearer the picture's brightest level than its darkest.
+    """
+    border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
+    ground = np.median(border)
+    return ground - gray.min() < gray.max() - ground
+
+
+def _ink_span(counts):
+    """First and last index (inclusive) of a profile once CROP_TAIL of its mass is dropped at each end."""
+    cumulative = np.cumsum(counts) / counts.sum()
+    return int(np.searchsorted(cumulative, CROP_TAIL, side="right")), int(np.searchsorted(cumulative, 1 - CROP_TAIL))
+
+
+def _stroke_width(mask):
+    """Mean stroke width in pixels of a boolean mask: area / half the number of ink-paper edges."""
+    edges = np.count_nonzero(mask[1:] != mask[:-1]) + np.count_nonzero(mask[:, 1:] != mask[:, :-1])
+    return 2 * np.count_nonzero(mask) / max(edges, 1)
+
+
+def mnist_input(img):
+    """MNIST's preparation of one picture: uint8 [28, 28], ink bright on black.
+
+    img: grayscale PIL image of a dark digit on lighter paper (a light
+    digit on a dark ground, given away by its dark border, is inverted
+    first). Steps: lighting evened out (ink_darkness); ink = darkness at or
+    above Otsu's threshold; crop to the ink's bounding box; strokes thinner
+    than MNIST's thickened; scaled to fit DIGIT_BOX keeping the aspect
+    ratio (averaging gives grey edges); pasted into 28x28 so that the
+    centre of mass is at pixel (CENTRE, CENTRE). Raises ValueError when
+    nothing on the picture is clearly darker than the paper.
+    """
+    if max(img.size) > MAX_SIDE:
+        img = img.copy()
+        img.thumbnail((MAX_SIDE, MAX_SIDE), Image.Resampling.BOX)
+    gray = np.asarray(img, dtype=np.float64)
+    if light_on_dark(gray):
+        gray = 255 - gray
+    darkness = ink_darkness(gray)
+    if int(darkness.max()) < MIN_CONTRAST:
+        raise ValueError("no digit found: nothing is clearly darker than the paper")
+    ink = darkness >= otsu_threshold(darkness)
+    top, bottom = _ink_span(ink.sum(axis=1))
+    left, right = _ink_span(ink.sum(axis=0))
+    ink = ink[top:bottom + 1, left:right + 1]
+
+    # Shape the digit at SUPERSAMPLE times the final size: any ink in a cell counts, so thin strokes survive.
+    scale = SUPERSAMPLE * DIGIT_BOX / max(ink.shape)
+    size = (max(1, round(ink.shape[1] * scale)), max(1, round(ink.shape[0] * scale)))
+    shape = Image.fromarray(ink.astype(np.uint8) * 255).resize(size, Image.Resampling.BOX)
+    shape = Image.fromarray((np.asarray(shape) > 0).astype(np.uint8) * 255)
+    missing = SUPERSAMPLE * STROKE_WIDTH - _stroke_width(np.asarray(shape) > 0)
+    if missing >= 1:
+        grow = 2 * int(round(missing / 2)) + 1
+        shape = ImageOps.expand(shape, grow // 2, fill=0).filter(ImageFilter.MaxFilter(grow))
+    scale = DIGIT_BOX / max(shape.size)
+    digit = shape.resize((max(1, round(shape.width * scale)), max(1, round(shape.height * scale))),
+                         Image.Resampling.BOX)
+    digit = np.asarray(digit, dtype=np.float64)
+
+    rows, cols = np.indices(digit.shape)
+    mass = digit.sum()
+    row = int(np.clip(round(CENTRE - (rows * digit).sum() / mass), 0, IMAGE_SIZE - digit.shape[0]))
+    col = int(np.clip(round(CENTRE - (cols * digit).sum() / mass), 0, IMAGE_SIZE - digit.shape[1]))
+    out = np.zeros((IMAGE_SIZE, IMAGE_SIZE), np.uint8)
+    out[row:row + digit.shape[0], col:col + digit.shape[1]] = np.round(digit)
+    return out
+
+
+def pre_pic(picName, threshold=THRESHOLD, preprocess="mnist"):
+    """The network input for one picture file: float32 [1, 784] in [0, 1], stroke bright.
+
+    preprocess "mnist" (mnist_input) or "course" (course_input with
+    `threshold`). The values are k / 255 for the uint8 pixels k that
+    prepared_pixels returns. Raises DataError naming the file when it cannot
+    be read or holds no digit.
+    """
+    return network_input(prepared_pixels(picName, threshold, preprocess))
+
+
+def network_input(pixels):
+    """uint8 [28, 28] -> float32 [1, 784] in [0, 1], the network's input row."""
+    return (pixels.reshape([1, mnist_forward.INPUT_NODE]) * (1.0 / 255)).astype(np.float32)
+
+
+def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist"):
+    """uint8 [28, 28]: the picture as the network sees it (see pre_pic)."""
+    img = load_picture(picName)
+    if preprocess == "course":
+        return course_input(img, threshold)
+    try:
+        return mnist_input(img)
+    except ValueError as e:
+        raise DataError(f"{picName}: {e}; the app expects a dark digit on lighter paper") from None
 
 
 class Predictor:
@@ -89,18 +256,84 @@ class Predictor:
         return self.sess.run(self.probabilities, feed_dict={self.x: pictures})
 
 
-def application(paths, model_dir, threshold=THRESHOLD, out=print):
-    """Predict each picture in `paths`; returns the number of pictures that failed."""
+def picture_paths(args):
+    """The pictures named on the command line, each folder replaced by its picture files.
+
+    A folder contributes its files (not subfolders) whose extension names a
+    format Pillow can open, sorted by name, hidden files left out. Files named directly are
+    kept whatever their extension. Raises DataError for a folder without pictures.
+    """
+    extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
+    paths = []
+    for arg in args:
+        if not os.path.isdir(arg):
+            paths.append(arg)
+            continue
+        found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
+                       if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
+                       and os.path.isfile(os.path.join(arg, name)))
+        if not found:
+            raise DataError(f"{arg}: no picture files in this folder")
+        paths.extend(found)
+    return paths
+
+
+def input_path(show_input, picName, count):
+    """Where --show-input writes the network input of picName: the .png itself, or one file per picture in a folder."""
+    if show_input.lower().endswith(".png"):
+        if count > 1:
+            raise DataError(f"{show_input}: --show-input FILE.png takes one picture; give a folder for {count} pictures")
+        return show_input
+    return os.path.join(show_input, os.path.basename(picName) + ".png")
+
+
+def write_input(testPicArr, target):
+    """Save a network input, float32 [1, 784] in [0, 1], as a 28x28 8-bit PNG (x 255, exact for pre_pic's values)."""
+    pixels = np.round(testPicArr.reshape(IMAGE_SIZE, IMAGE_SIZE) * 255).astype(np.uint8)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        Image.fromarray(pixels, mode="L").save(target)
+    except OSError as e:
+        raise DataError(f"{target}: cannot write --show-input picture ({e.strerror or e})") from None
+
+
+def top_k(probabilities, k=TOP_K):
+    """[(digit, probability)] of the k most probable digits, most probable first."""
+    order = np.argsort(-probabilities, kind="stable")[:k]
+    return [(int(d), float(probabilities[d])) for d in order]
+
+
+def application(paths, model_dir, threshold=THRESHOLD, out=print, preprocess="mnist", as_json=False,
+                show_input=None):
+    """Predict each picture in `paths`; returns the number of pictures that failed.
+
+    Prints one line per picture (`<path>: The prediction number is: D (top 3:
+    ...)`), or with `as_json` one JSON list of {"file", "prediction", "top3":
+    [{"digit", "probability"}]} ({"file", "error"} for a failed picture).
+    show_input: see input_path; the 28x28 PNG holds exactly what the
+    network got, times 255. Unreadable pictures are reported on stderr and
+    skipped.
+    """
     predictor = Predictor(model_dir)
-    failed = 0
+    failed, results = 0, []
     for path in paths:
         try:
-            digit = predictor.restore_model(pre_pic(path, threshold))
+            testPicArr = pre_pic(path, threshold, preprocess)
+            if show_input is not None:
+                write_input(testPicArr, input_path(show_input, path, len(paths)))
+            best = top_k(predictor.predict(testPicArr)[0])
         except DataError as e:
             print(f"error: {e}", file=sys.stderr)
             failed += 1
+            results.append({"file": path, "error": str(e)})
             continue
-        out(f"{path}: The prediction number is: {digit}")
+        results.append({"file": path, "prediction": best[0][0],
+                        "top3": [{"digit": d, "probability": p} for d, p in best]})
+        if not as_json:
+            ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
+            out(f"{path}: The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")
+    if as_json:
+        out(json.dumps(results, indent=1))
     return failed
 
 
@@ -117,14 +350,25 @@ def ask_paths():
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("images", nargs="*", help="picture files; none: ask as the course did")
+    parser.add_argument("images", nargs="*", metavar="IMAGE",
+                        help="picture files or folders of pictures; none: ask as the course did")
     parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH, help="checkpoint folder")
-    parser.add_argument("--threshold", type=int, default=THRESHOLD, help="stroke threshold 0-255 after inversion")
+    parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
+                        help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
+                             "course: whole picture resized, fixed --threshold")
+    parser.add_argument("--threshold", type=int, default=THRESHOLD,
+                        help="--preprocess course: stroke threshold 0-255 after inversion")
+    parser.add_argument("--json", action="store_true", help="print one JSON list: file, prediction, top 3")
+    parser.add_argument("--show-input", metavar="PATH",
+                        help="write the 28x28 network input: to PATH.png (one picture) or as PATH/<picture>.png")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     args = parser.parse_args(argv)
     try:
-        paths = args.images or ask_paths()
-        failed = application(paths, args.model_dir, args.threshold)
+        paths = picture_paths(args.images) if args.images else ask_paths()
+        if args.show_input is not None and paths:
+            input_path(args.show_input, paths[0], len(paths))  # a wrong --show-input fails before any work
+        failed = application(paths, args.model_dir, args.threshold, preprocess=args.preprocess,
+                             as_json=args.json, show_input=args.show_input)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -8,12 +8,16 @@ L2 regularization, moving averages of all trainable variables (which
 mnist_test.py and mnist_app.py restore), a checkpoint every 1,000 steps.
 A run resumes from the latest checkpoint in the model folder and trains until
 global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
+On a terminal a progress bar shows the step, rate, time left, loss and
+learning rate; TensorBoard summaries go to <model folder>/train
+(`tensorboard --logdir model` shows them beside mnist_test.py's eval/).
 """
 import argparse
 import os
 import shutil
 import signal
 import sys
+import time
 
 from tf_compat import tf
 import mnist_forward
@@ -32,6 +36,8 @@ SAVE_EVERY = 1000  # steps between checkpoints
 KEEP_CHECKPOINTS = 5  # newest checkpoints kept (tf.train.Saver's max_to_keep)
 PRINT_EVERY = 1000  # steps between the course's loss lines
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
+SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slow training
+TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 
 
 def build_graph(batch_size, train_examples, data_dir, pipeline):
@@ -39,9 +45,11 @@ def build_graph(batch_size, train_examples, data_dir, pipeline):
 
     train_examples (int) is the real record count: one epoch is
     train_examples / batch_size steps, the learning rate's decay period.
-    Returns a dict of the tensors and ops the loop uses. In the "course"
-    pipeline the network reads placeholders x, y_ fed from fetched batches,
-    as the course did; in "fast" it reads the batch tensors directly.
+    Returns a dict of the tensors and ops the loop uses, among them
+    `summary`, the merged TensorBoard scalars of the batch just trained. In
+    the "course" pipeline the network reads placeholders x, y_ fed from
+    fetched batches, as the course did; in "fast" it reads the batch tensors
+    directly.
     """
     img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir, pipeline=pipeline)
     if pipeline == "course":
@@ -54,7 +62,8 @@ def build_graph(batch_size, train_examples, data_dir, pipeline):
 
     ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
     cem = tf.reduce_mean(ce)
-    loss = cem + tf.add_n(tf.get_collection(mnist_forward.LOSSES_COLLECTION))
+    regularization = tf.add_n(tf.get_collection(mnist_forward.LOSSES_COLLECTION))
+    loss = cem + regularization
 
     learning_rate = tf.train.exponential_decay(
         LEARNING_RATE_BASE, global_step, train_examples / batch_size, LEARNING_RATE_DECAY, staircase=True)
@@ -65,9 +74,39 @@ def build_graph(batch_size, train_examples, data_dir, pipeline):
         train_op = tf.no_op(name="train")
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced
+
+    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
+    queue = shuffle_queue()
+    # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
+    queue_fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
+    summary = tf.summary.merge([
+        tf.summary.scalar("loss", loss),
+        tf.summary.scalar("cross_entropy", cem),
+        tf.summary.scalar("regularization_loss", regularization),
+        tf.summary.scalar("learning_rate", learning_rate),
+        tf.summary.scalar("accuracy", accuracy),
+        tf.summary.scalar("shuffle_queue_fill", queue_fill),
+    ])
     return dict(x=x, y_=y_, img_batch=img_batch, label_batch=label_batch, loss=loss,
                 learning_rate=learning_rate, global_step=global_step, train_op=train_op,
-                step_after=step_after)
+                step_after=step_after, summary=summary)
+
+
+def shuffle_queue():
+    """The RandomShuffleQueue that tf.compat.v1.train.shuffle_batch made in this graph.
+
+    Found through the graph's queue runners; its size() op and `capacity`
+    attribute give the fill fraction that TensorBoard shows.
+    """
+    for runner in tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS):
+        if runner.queue.queue_ref.op.type == "RandomShuffleQueueV2":
+            return runner.queue
+    raise ValueError("no shuffle_batch queue in this graph")
+
+
+def scalar_summary(tag, value):
+    """A tf.Summary holding one scalar measured outside the graph (e.g. examples/s)."""
+    return tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=float(value))])
 
 
 class Interrupted(Exception):
@@ -139,15 +178,21 @@ def remove_unfinished_checkpoints(model_dir):
 
 def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
              model_dir=MODEL_SAVE_PATH, pipeline="fast", save_every=SAVE_EVERY,
-             keep=KEEP_CHECKPOINTS, log=print):
+             keep=KEEP_CHECKPOINTS, log=print, quiet=False, summary_every=SUMMARY_EVERY):
     """Train until global_step reaches `steps`; returns the final global_step.
 
     Reads data_dir/mnist_train.tfrecords, writes checkpoints
     model_dir/mnist_model-<global_step> every `save_every` steps (keeping the
     newest `keep`), at the end and on SIGINT/SIGTERM, after which it raises
-    Interrupted. Raises DataError on bad input (missing or corrupted TFRecord
-    file, unwritable model folder, checkpoint of another graph, a failing
-    reader thread).
+    Interrupted. Writes TensorBoard summaries to model_dir/train every
+    `summary_every` steps: loss, cross_entropy, regularization_loss,
+    learning_rate, accuracy (training batch, training weights),
+    shuffle_queue_fill (size / capacity of shuffle_batch's queue) and
+    examples_per_sec (wall clock since the previous summary). A progress bar
+    runs on a terminal unless `quiet` (see mnist_generateds.progress_bar).
+    Raises DataError on bad input (missing or corrupted TFRecord file,
+    unwritable model folder, checkpoint of another graph, a failing reader
+    thread).
     """
     train_path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
     train_examples = mnist_generateds.check_tfrecord(train_path)
@@ -162,24 +207,44 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     saver = tf.train.Saver(max_to_keep=keep)
     save_path = os.path.join(model_dir, MODEL_NAME)
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
-    fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
+    fetches = [graph["train_op"], graph["loss"], graph["step_after"], graph["learning_rate"]]
 
     with tf.Session() as sess, StopFlag() as stop:
         restored = restore_or_init(sess, saver, model_dir)
         step = saved_step = sess.run(graph["global_step"])
         log(f"training on {train_examples} records from {train_path}"
             + (f", resuming from {restored}" if restored else "") + f"; target global_step {steps}")
+        # The graph goes into the first run's events only; a resumed run has the same one.
+        writer = tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR), None if restored else sess.graph)
+        bar = mnist_generateds.progress_bar(quiet, total=steps, initial=step, desc="training", unit="step")
+        meter = None  # (time, step) of the previous summary, for examples/s
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess=sess, coord=coord)
         try:
             while step < steps and not stop.signal and not coord.should_stop():
+                summarize = (step + 1) % summary_every == 0
+                step_fetches = fetches + [graph["summary"]] if summarize else fetches
                 if pipeline == "course":
                     xs, ys = sess.run([graph["img_batch"], graph["label_batch"]], options=run_options)
-                    _, loss_value, step = sess.run(fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys})
+                    out = sess.run(step_fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys})
                 else:
-                    _, loss_value, step = sess.run(fetches, options=run_options)
+                    out = sess.run(step_fetches, options=run_options)
+                _, loss_value, new_step, learning_rate = out[:4]
+                bar.update(new_step - step)
+                step = new_step
+                bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
+                if summarize:
+                    writer.add_summary(out[4], step)
+                    now = time.monotonic()
+                    if meter is not None:
+                        rate = (step - meter[1]) * batch_size / (now - meter[0])
+                        writer.add_summary(scalar_summary("examples_per_sec", rate), step)
+                    meter = (now, step)
+                elif meter is None:
+                    meter = (time.monotonic(), step)  # after the first step: queue warm-up is not a rate
                 if step == 1 or step % PRINT_EVERY == 0:
-                    log("After %d training steps, loss on training batch is %g." % (step, loss_value))
+                    with bar.external_write_mode():
+                        log("After %d training steps, loss on training batch is %g." % (step, loss_value))
                 if step % save_every == 0:
                     saver.save(sess, save_path, global_step=step)
                     saved_step = step
@@ -188,6 +253,8 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
         except tf.errors.DeadlineExceededError:
             raise DataError(f"{train_path}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s") from None
         finally:
+            bar.close()
+            writer.close()
             coord.request_stop()
             try:
                 coord.join(threads, stop_grace_period_secs=5)
@@ -213,13 +280,16 @@ def main(argv=None):
                              "course: one record per op, batches fetched and fed back by feed_dict")
     parser.add_argument("--save-every", type=int, default=SAVE_EVERY, help="steps between checkpoints")
     parser.add_argument("--keep", type=int, default=KEEP_CHECKPOINTS, help="newest checkpoints to keep")
+    parser.add_argument("--summary-every", type=int, default=SUMMARY_EVERY,
+                        help=f"steps between TensorBoard summaries (in <model-dir>/{TRAIN_LOG_DIR})")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     args = parser.parse_args(argv)
-    if args.steps < 0 or args.batch_size < 1 or args.save_every < 1 or args.keep < 1:
-        parser.error("--steps must be >= 0; --batch-size, --save-every and --keep >= 1")
+    if args.steps < 0 or min(args.batch_size, args.save_every, args.keep, args.summary_every) < 1:
+        parser.error("--steps must be >= 0; --batch-size, --save-every, --keep and --summary-every >= 1")
     try:
         backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline,
-                 args.save_every, args.keep)
+                 args.save_every, args.keep, quiet=args.quiet, summary_every=args.summary_every)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

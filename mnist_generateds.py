@@ -18,6 +18,7 @@ import tempfile
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
+from tqdm import tqdm
 
 from tf_compat import tf
 import mnist_idx
@@ -48,6 +49,20 @@ CAPACITY = 1000
 MIN_AFTER_DEQUEUE = 700
 RECORDS_PER_READ = 200  # fast pipeline: records read and parsed per op run
 STAGING_PREFIX = ".staging-"  # hidden name of a finished split waiting for the other
+
+
+# ---------------------------------------------------------------- progress
+
+def progress_bar(quiet=False, **kwargs):
+    """A tqdm progress bar on stderr, or a silent stand-in with the same methods.
+
+    The bar is drawn only when both stdout and stderr are terminals and
+    `quiet` is false: redirected or CI output must hold no carriage returns
+    or bar characters. kwargs go to tqdm (total, desc, unit, initial...).
+    Used by write_tfRecord here and by mnist_backward.backward.
+    """
+    terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    return tqdm(disable=quiet or not terminal, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
 # ---------------------------------------------------------------- writing
@@ -133,7 +148,7 @@ def load_image(img_path):
         raise DataError(f"{img_path}: cannot read image ({e})") from None
 
 
-def write_tfRecord(tfRecordName, image_path, label_path, log=print):
+def write_tfRecord(tfRecordName, image_path, label_path, log=print, quiet=False):
     """Write one split's TFRecord file from its image folder and label file.
 
     One tf.train.Example per label-file line, in line order (schema: FEATURES),
@@ -142,7 +157,8 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print):
     same images would give different files.
     The file is written under a temporary name in the same folder and renamed
     only when complete, so an interrupted run never leaves a truncated file
-    in place of a good one. Returns the number of records written.
+    in place of a good one. A progress bar counts the images on a terminal
+    (see progress_bar). Returns the number of records written.
     Raises DataError naming the file (and line) on bad input or a failed write.
     """
     entries = read_label_file(label_path)
@@ -169,8 +185,9 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print):
         raise DataError(f"{out_dir}: cannot write output folder ({e.strerror})") from None
     converted = []
     try:
-        with tf.io.TFRecordWriter(tmp) as writer:
-            for name, digit, number in entries:
+        with tf.io.TFRecordWriter(tmp) as writer, progress_bar(
+                quiet, iterable=entries, desc=os.path.basename(tfRecordName), unit="img") as bar:
+            for name, digit, number in bar:
                 img_raw, note = load_image(os.path.join(image_path, name))
                 if note:
                     converted.append((name, note))
@@ -214,7 +231,7 @@ def generate(args, log=print):
         for split, (images, labels) in splits.items():
             out = os.path.join(args.data_dir, tfRecord_train if split == "train" else tfRecord_test)
             staging = os.path.join(args.data_dir, STAGING_PREFIX + os.path.basename(out))
-            staged[staging] = (out, split, write_tfRecord(staging, images, labels, log=log))
+            staged[staging] = (out, split, write_tfRecord(staging, images, labels, log=log, quiet=args.quiet))
         for staging, (out, split, count) in staged.items():
             os.replace(staging, out)
             log(f"wrote {count} {split} records to {out}")
@@ -368,6 +385,7 @@ def main(argv=None):
     parser.add_argument("--idx-dir", help="build the JPG layout from the 4 MNIST-format IDX files in this folder")
     parser.add_argument("--no-download", action="store_true", help="do not try to download the official MNIST")
     parser.add_argument("--data-dir", default=data_path, help="output folder for the TFRecord files")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     args = parser.parse_args(argv)
     try:

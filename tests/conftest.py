@@ -29,9 +29,14 @@ def sample_workdir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def trained_workdir(sample_workdir, tmp_path_factory):
-    """sample_workdir copied, plus a model trained for TRAIN_STEPS steps in ./model."""
+    """sample_workdir copied, plus a model trained for TRAIN_STEPS steps in ./model.
+
+    The trainer's stdout and stderr (not a terminal) are kept in backward.stdout and backward.stderr.
+    """
     work = tmp_path_factory.mktemp("trained")
     shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))
     result = run_script("mnist_backward.py", "--steps", str(TRAIN_STEPS), cwd=work)
     assert result.returncode == 0, result.stderr
+    (work / "backward.stdout").write_text(result.stdout)
+    (work / "backward.stderr").write_text(result.stderr)
     return work

@@ -1,15 +1,13 @@
-"""The network, the training loop, resume, evaluation and the app, on the bundled sample."""
+"""The network, the training loop, resume and evaluation, on the bundled sample (the app: test_app.py)."""
 import os
 import shutil
 
 import numpy as np
 import pytest
-from PIL import Image
 
 from conftest import TRAIN_STEPS, run_script
 import mnist_backward
 import mnist_forward
-import mnist_idx
 import mnist_test
 from tf_compat import tf
 
@@ -97,40 +95,6 @@ def test_course_pipeline_trains_too(sample_workdir, tmp_path):
     assert step == 20
     assert lines[1].startswith("After 1 training steps, loss on training batch is ")
     assert float(lines[1].split()[-1].rstrip(".")) > 0
-
-
-def digit_picture(pixels, mode):
-    """A test digit as a user's picture: dark ink on white paper, enlarged to 140x140, in `mode`."""
-    img = Image.fromarray(255 - pixels, mode="L").resize((140, 140), Image.Resampling.BICUBIC)
-    if mode == "RGBA":  # transparent background, dark ink
-        rgba = Image.new("RGBA", img.size, (0, 0, 0, 0))
-        rgba.putalpha(Image.fromarray(255 - np.asarray(img)))
-        return rgba
-    return img.convert(mode)
-
-
-@pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P"])
-def test_app_predicts_sample_digits_saved_as_png(trained_workdir, tmp_path, mode):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
-    paths = []
-    for i in range(20):
-        path = tmp_path / f"digit{i}.png"
-        digit_picture(images[i], mode).save(path)
-        paths.append(str(path))
-    result = run_script("mnist_app.py", "--model-dir", str(trained_workdir / "model"), *paths, cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    predicted = [int(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()]
-    assert len(predicted) == 20
-    assert np.mean(np.array(predicted) == labels[:20]) >= 0.8
-
-
-def test_app_course_prompts(trained_workdir, tmp_path):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
-    digit_picture(images[0], "L").save(tmp_path / "one.png")
-    result = run_script("mnist_app.py", "--model-dir", str(trained_workdir / "model"), cwd=tmp_path, input="1\none.png\n")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("input the number of test pictures:the path of test picture:")
-    assert result.stdout.strip().endswith(f"The prediction number is: {labels[0]}")
 
 
 @pytest.mark.parametrize("script", ["mnist_generateds.py", "mnist_backward.py", "mnist_test.py", "mnist_app.py"])

@@ -1,0 +1,203 @@
+"""The app: both preparations of a picture, its output formats, and hand-made photos of digits."""
+import json
+import os
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import run_script
+import handmade
+import mnist_app
+import mnist_idx
+
+
+def digit_picture(pixels, mode):
+    """A test digit as a user's picture: dark ink on white paper, enlarged to 140x140, in `mode`."""
+    img = Image.fromarray(255 - pixels, mode="L").resize((140, 140), Image.Resampling.BICUBIC)
+    if mode == "RGBA":  # transparent background, dark ink
+        rgba = Image.new("RGBA", img.size, (0, 0, 0, 0))
+        rgba.putalpha(Image.fromarray(255 - np.asarray(img)))
+        return rgba
+    return img.convert(mode)
+
+
+def centre_of_mass(pixels):
+    rows, cols = np.indices(pixels.shape)
+    mass = pixels.astype(np.float64).sum()
+    return (rows * pixels).sum() / mass, (cols * pixels).sum() / mass
+
+
+def ink_box(pixels):
+    """Height and width of the box around the non-zero pixels."""
+    rows, cols = np.nonzero(pixels)
+    return rows.max() - rows.min() + 1, cols.max() - cols.min() + 1
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    """The hand-made photos (tests/handmade.py): [(path, digit, style)]."""
+    return handmade.make_photos(str(tmp_path_factory.mktemp("handmade")))
+
+
+@pytest.fixture(scope="module")
+def model_dir(trained_workdir):
+    return str(trained_workdir / "model")
+
+
+# ---------------------------------------------------------------- preparation
+
+def test_otsu_threshold_separates_paper_from_ink_and_maximises_between_class_variance():
+    rng = np.random.default_rng(0)
+    paper = rng.normal(200, 8, 9000)
+    ink = rng.normal(45, 12, 1000)
+    values = np.clip(np.round(np.concatenate([paper, ink])), 0, 255).astype(np.uint8)
+    t = mnist_app.otsu_threshold(values)
+    assert ink.max() < t <= paper.min()
+
+    # The same threshold by brute force over the definition.
+    def between(t):
+        low, high = values[values < t].astype(float), values[values >= t].astype(float)
+        return len(low) * len(high) * (low.mean() - high.mean()) ** 2 if len(low) and len(high) else 0
+    scores = [between(c) for c in range(1, 256)]
+    assert between(t) == pytest.approx(max(scores))
+
+
+def test_mnist_input_crops_scales_and_centres_like_mnist(photos):
+    for path, digit, style in photos[::3]:
+        pixels = mnist_app.prepared_pixels(path)
+        assert pixels.shape == (28, 28) and pixels.dtype == np.uint8
+        height, width = ink_box(pixels)
+        assert max(height, width) in (19, 20, 21) and min(height, width) >= 3, (style, digit, height, width)
+        row, col = centre_of_mass(pixels)
+        assert abs(row - 14) <= 1 and abs(col - 14) <= 1, (style, digit, row, col)
+        assert pixels.max() == 255  # strokes as thick as MNIST's saturate
+
+
+def test_mnist_input_does_not_depend_on_paper_light_or_place(tmp_path):
+    ink = handmade.draw_digit(3, 180, 0.08, seed=1)
+    pictures = {
+        "white": handmade.photo(ink, (300, 300), (60, 60), 245, 20),
+        "dark paper, off-centre": handmade.photo(ink, (400, 500), (10, 300), 110, 30, noise=3),
+        "shadow": handmade.photo(ink, (300, 400), (60, 200), 250, 25, gradient=0.7, noise=4),
+        "pencil": handmade.photo(ink, (300, 300), (100, 20), 235, 150, noise=3),
+    }
+    inputs = {}
+    for name, array in pictures.items():
+        Image.fromarray(array).save(tmp_path / "p.png")
+        inputs[name] = mnist_app.prepared_pixels(str(tmp_path / "p.png")) > 127
+    reference = inputs.pop("white")
+    for name, strokes in inputs.items():
+        overlap = (strokes & reference).sum() / (strokes | reference).sum()
+        assert overlap > 0.75, name
+    # The course's fixed threshold sees a grey page as all ink.
+    Image.fromarray(pictures["dark paper, off-centre"]).save(tmp_path / "dark.png")
+    assert (mnist_app.prepared_pixels(str(tmp_path / "dark.png"), preprocess="course") == 255).mean() > 0.9
+
+
+def test_exif_orientation_and_white_on_black_give_the_upright_dark_on_light_input(tmp_path):
+    array = handmade.photo(handmade.draw_digit(7, 200, 0.08, seed=3), (300, 400), (50, 60), 240, 30)
+    Image.fromarray(array).save(tmp_path / "upright.png")
+    handmade.exif_rotated_jpeg(array, str(tmp_path / "sideways.jpg"), blur=0)
+    Image.fromarray(255 - array).save(tmp_path / "negative.png")
+    assert Image.open(tmp_path / "sideways.jpg").size == (300, 400)  # stored sideways
+    upright = mnist_app.prepared_pixels(str(tmp_path / "upright.png")).astype(int)
+    assert np.abs(mnist_app.prepared_pixels(str(tmp_path / "sideways.jpg")) - upright).mean() < 8
+    assert np.array_equal(mnist_app.prepared_pixels(str(tmp_path / "negative.png")), upright)
+
+
+def test_blank_picture_is_reported_not_guessed(tmp_path, model_dir):
+    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    Image.new("L", (200, 200), 230).save(tmp_path / "blank.png")
+    digit_picture(images[0], "L").save(tmp_path / "digit.png")
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "blank.png", "digit.png", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: blank.png: no digit found")
+    assert result.stdout.startswith(f"digit.png: The prediction number is: {labels[0]}")
+
+
+# ---------------------------------------------------------------- command line
+
+@pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P"])
+def test_app_predicts_sample_digits_saved_as_png(model_dir, tmp_path, mode):
+    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    paths = []
+    for i in range(20):
+        path = tmp_path / f"digit{i}.png"
+        digit_picture(images[i], mode).save(path)
+        paths.append(str(path))
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--json", *paths, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    predicted = [entry["prediction"] for entry in json.loads(result.stdout)]
+    assert len(predicted) == 20
+    assert np.mean(np.array(predicted) == labels[:20]) >= 0.8
+
+
+def test_app_course_prompts(model_dir, tmp_path):
+    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    digit_picture(images[0], "L").save(tmp_path / "one.png")
+    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="1\none.png\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("input the number of test pictures:the path of test picture:")
+    assert f"one.png: The prediction number is: {labels[0]} (top 3: {labels[0]} " in result.stdout
+
+
+def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, tmp_path):
+    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    folder = tmp_path / "photos"
+    (folder / "sub").mkdir(parents=True)
+    names = {"a.png": "PNG", "b.JPG": "JPEG", "c.bmp": "BMP", "d.jpeg": "JPEG", "e.tif": "TIFF"}
+    for i, (name, kind) in enumerate(names.items()):
+        digit_picture(images[i], "L").save(folder / name, format=kind)
+    digit_picture(images[9], "L").save(folder / "sub" / "deeper.png")
+    digit_picture(images[9], "L").save(folder / ".hidden.png")
+    (folder / "notes.txt").write_text("not a picture")
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--json", "photos", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    entries = json.loads(result.stdout)
+    assert [e["file"] for e in entries] == [os.path.join("photos", n) for n in sorted(names)]
+    for entry in entries:
+        top = entry["top3"]
+        probabilities = [t["probability"] for t in top]
+        assert len(top) == 3 and len({t["digit"] for t in top}) == 3
+        assert probabilities == sorted(probabilities, reverse=True)
+        assert 0 < sum(probabilities) <= 1 + 1e-6
+        assert entry["prediction"] == top[0]["digit"]
+    assert np.mean([e["prediction"] for e in entries] == labels[:5]) >= 0.8
+
+
+def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, photos):
+    path = photos[15][0]  # a thin pen stroke, off-centre
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen.png", path, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    seen = Image.open(tmp_path / "seen.png")
+    assert seen.size == (28, 28) and seen.mode == "L"
+    network_input = mnist_app.pre_pic(path)
+    np.testing.assert_array_equal(np.asarray(seen).reshape(1, 784) / np.float32(255), network_input)
+
+    # Several pictures: one file per picture in a folder; the course's preparation too.
+    pair = [photos[0][0], photos[1][0]]
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--preprocess", "course",
+                        "--show-input", "seen", *pair, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    for picture in pair:
+        written = np.asarray(Image.open(tmp_path / "seen" / (os.path.basename(picture) + ".png")))
+        assert np.array_equal(written, mnist_app.prepared_pixels(picture, preprocess="course"))
+        assert set(np.unique(written)) <= {0, 255}  # the course's fixed threshold: black and white only
+    with pytest.raises(mnist_idx.DataError, match="takes one picture"):
+        mnist_app.input_path("one.png", pair[0], len(pair))
+
+
+# ---------------------------------------------------------------- hand-made photos
+
+def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_dir, photos, capsys):
+    predictor = mnist_app.Predictor(model_dir)
+    right = {}
+    for preprocess in mnist_app.PREPROCESS:
+        inputs = np.concatenate([mnist_app.pre_pic(p, preprocess=preprocess) for p, _, _ in photos])
+        predicted = predictor.predict(inputs).argmax(axis=1)
+        right[preprocess] = int((predicted == [d for _, d, _ in photos]).sum())
+    with capsys.disabled():
+        print(f"\nhand-made photos read right: mnist {right['mnist']}, course {right['course']} of {len(photos)}")
+    assert right["mnist"] >= 0.85 * len(photos)
+    assert right["mnist"] >= right["course"] + 0.4 * len(photos)
