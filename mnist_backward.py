@@ -255,11 +255,7 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
         finally:
             bar.close()
             writer.close()
-            coord.request_stop()
-            try:
-                coord.join(threads, stop_grace_period_secs=5)
-            except tf.errors.OpError as e:
-                raise DataError(f"{train_path}: input pipeline failed: {e.message.splitlines()[0]}") from None
+            mnist_generateds.stop_queue_runners(coord, threads, train_path)
         path = save_path + f"-{step}"
         if step != saved_step or restored is None:
             path = saver.save(sess, save_path, global_step=step)

@@ -323,6 +323,21 @@ def get_tfrecord_once(num, tfRecord_path):
     return to_float(img_batch, label_batch)
 
 
+def stop_queue_runners(coord, threads, tfRecord_path):
+    """Stop the queue runners of a Coordinator and wait for their threads (course step).
+
+    coord.join re-raises the first error a queue-runner thread reported,
+    which is the real cause behind a main thread's closed-queue error; it is
+    raised as DataError naming tfRecord_path, with TensorFlow's first line.
+    Threads get 5 s to finish.
+    """
+    coord.request_stop()
+    try:
+        coord.join(threads, stop_grace_period_secs=5)
+    except tf.errors.OpError as e:
+        raise DataError(f"{tfRecord_path}: input pipeline failed: {e.message.splitlines()[0]}") from None
+
+
 _LIST_KIND = {tf.string: "bytes_list", tf.int64: "int64_list", tf.float32: "float_list"}
 
 

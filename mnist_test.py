@@ -83,11 +83,7 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
             except tf.errors.OutOfRangeError:
                 pass  # one epoch done: every record has been scored
             finally:
-                coord.request_stop()
-                try:
-                    coord.join(threads, stop_grace_period_secs=5)
-                except tf.errors.OpError as e:
-                    raise DataError(f"{tfRecord_path}: input pipeline failed: {e.message.splitlines()[0]}") from None
+                mnist_generateds.stop_queue_runners(coord, threads, tfRecord_path)
     if total == 0:
         raise DataError(f"{tfRecord_path}: TFRecord file holds no records")
     if not details:
