@@ -188,9 +188,9 @@ def test_benchmark_harness_runs_on_small_settings(sample_workdir):
     import bench
     data_dir = str(sample_workdir / "data")
     pipe = bench.bench_pipeline(data_dir, repeats=1, seconds=0.2)
-    train = bench.bench_training(data_dir, repeats=1, every=20, intervals=1)
-    assert set(pipe) == {"course", "project"} and set(train) == {"course", "project", "in-memory"}
-    assert all(len(rates) == 1 and rates[0] > 0 for rates in [*pipe.values(), *train.values()])
+    rates, cpu = bench.bench_training(data_dir, repeats=1, every=20, intervals=1)
+    assert set(pipe) == {"course", "project"} and set(rates) == set(cpu) == {"course", "project", "in-memory"}
+    assert all(len(v) == 1 and v[0] > 0 for v in [*pipe.values(), *rates.values(), *cpu.values()])
     test_path, train_path = (str(sample_workdir / "data" / name)
                              for name in (mnist_generateds.tfRecord_test, mnist_generateds.tfRecord_train))
     assert bench.same_examples(test_path, test_path) == (2000, 2000)
