@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 DEMO_STEPS ?= 2000
+IDX_DIR ?= /usr/share/datasets/fashion-mnist
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench bench-quick clean
 
 $(VENV)/installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,5 +23,13 @@ demo: install
 test: install
 	$(PY) -m pytest -q tests
 
+# The course's loops against ours on full-size data (about 10 minutes on 2 cores); ARGS=--repeats 5 etc.
+bench: install
+	$(PY) bench/bench.py --idx-dir $(IDX_DIR) $(ARGS)
+
+# The same on the bundled sample with short runs, under 2 minutes.
+bench-quick: install
+	$(PY) bench/bench.py --quick $(ARGS)
+
 clean:
-	rm -rf model mnist_data_jpg data/*.tfrecords
+	rm -rf model mnist_data_jpg data/*.tfrecords bench/work

@@ -1,0 +1,443 @@
+"""Benchmark: the course's loops against this project's, side by side in one run.
+
+Usage (from the repository root; `make bench` / `make bench-quick`):
+  python bench/bench.py            full-size data from --idx-dir (Fashion-MNIST, 60,000 + 10,000)
+  python bench/bench.py --quick    the bundled MNIST sample and short runs, under 2 minutes
+
+Five figures, each measured --repeats times with the contenders interleaved,
+so a busy machine slows them alike; the table gives medians and ratios of
+medians, as Markdown:
+  1. TFRecord generation of the training split, images/s and peak resident
+     memory: the course's loop (course_baseline.write_tfRecord) against
+     mnist_generateds.write_tfRecord, each in a fresh process.
+  2. The input pipeline alone, examples/s: the course's per-example graph
+     against mnist_generateds.get_tfrecord (batches of 200 dequeued, not fetched).
+  3. Training at batch 200, steps/s: the course's loop (fetch, then
+     feed_dict), mnist_backward.backward, and the same graph fed from NumPy
+     arrays already in memory (the upper bound). All three log and save a
+     checkpoint on the same schedule; the first interval is a warm-up.
+  4. `mnist_test.py --once` latency after the TensorFlow import.
+  5. The default run: `mnist_backward.py` wall time and the test accuracy reached.
+The work folder keeps the JPG layout between runs (it takes a minute to build).
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+import mnist_idx  # noqa: E402  (no TensorFlow: the parent imports it only after the generation runs)
+
+FULL_IDX_DIR = "/usr/share/datasets/fashion-mnist"
+WORK_DIR = os.path.join(HERE, "work")
+BATCH_SIZE = 200
+TARGETS = {"generation": 3.0, "memory_mb": 500, "pipeline": 6.0, "training": 0.87, "latency": 2.0, "accuracy": 0.89}
+FULL = dict(repeats=3, pipeline_secs=3.0, train_every=1000, train_intervals=2, run_steps=None)
+QUICK = dict(repeats=3, pipeline_secs=0.5, train_every=200, train_intervals=1, run_steps=500)
+
+
+def note(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def cpu_seconds(children=False):
+    """CPU time of this process (all threads), plus its exited and waited-for children's if asked."""
+    times = os.times()
+    return times.user + times.system + (times.children_user + times.children_system if children else 0)
+
+
+# ---------------------------------------------------------------- memory of a process tree
+
+def _descendants(pid):
+    found = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += [int(c) for c in f.read().split()]
+    except OSError:
+        return []
+    for child in list(found):
+        found += _descendants(child)
+    return found
+
+
+def _rss(pid):
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _private(pid):
+    total = 0
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith(("Private_Clean:", "Private_Dirty:")):
+                total += int(line.split()[1]) * 1024
+    return total
+
+
+def tree_memory(pid):
+    """Bytes resident for a process and its workers: its RSS plus each descendant's private pages.
+
+    A forked worker shares the rest of its pages with its parent, so adding
+    its RSS would count the TensorFlow libraries once per worker.
+    """
+    try:
+        total = _rss(pid)
+    except OSError:
+        return 0
+    for child in _descendants(pid):
+        try:
+            total += _private(child)
+        except OSError:
+            pass  # the worker has just exited
+    return total
+
+
+def run_child(args, sample_every=0.05):
+    """Run `python bench.py --child ...` and return (its JSON result, peak tree memory in bytes)."""
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", *args],
+                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_memory(proc.pid))
+        time.sleep(sample_every)
+    out = proc.stdout.read()
+    if proc.returncode != 0:
+        raise SystemExit(f"error: bench child {args} failed with exit status {proc.returncode}")
+    return json.loads(out.strip().splitlines()[-1]), peak
+
+
+def child_main(argv):
+    """Generation in a fresh process: `--child gen course|project IMAGES LABELS OUT`; prints JSON."""
+    kind, method, images, labels, out = argv
+    assert kind == "gen"
+    import course_baseline
+    import mnist_generateds
+    base = _rss(os.getpid())
+    start, cpu_start = time.perf_counter(), cpu_seconds(children=True)
+    if method == "course":
+        count = course_baseline.write_tfRecord(out, images, labels)
+    else:
+        count = mnist_generateds.write_tfRecord(out, images, labels, log=lambda m: None)
+    seconds, cpu = time.perf_counter() - start, cpu_seconds(children=True) - cpu_start
+    print(json.dumps({"count": count, "seconds": seconds, "cpu": cpu, "base": base}))
+
+
+# ---------------------------------------------------------------- the five figures
+
+def bench_generation(layout, work, repeats):
+    """Figure 1: images/s and peak memory of the course loop and write_tfRecord (train split)."""
+    images, labels = layout["train"]
+    out = {m: os.path.join(work, f"gen_{m}.tfrecords") for m in ("course", "project")}
+    rates, cpu, peaks = ({"course": [], "project": []} for _ in range(3))
+    bases = []
+    for r in range(repeats):
+        for method in ("course", "project"):
+            note(f"1 generation: {method} run {r + 1}/{repeats}")
+            result, peak = run_child(["gen", method, images, labels, out[method]])
+            rates[method].append(result["count"] / result["seconds"])
+            cpu[method].append(result["cpu"] / result["count"])
+            peaks[method].append(peak)
+            bases.append(result["base"])
+    identical = same_examples(out["course"], out["project"])
+    return dict(rates=rates, cpu=cpu, peaks=peaks, base=statistics.median(bases), identical=identical,
+                count=result["count"], project_file=out["project"], course_file=out["course"])
+
+
+def same_examples(course_path, project_path):
+    """(equal, total): records equal as tf.train.Example and byte-equal once the course's is re-serialized deterministically."""
+    from tf_compat import tf
+    equal = total = 0
+    course = tf.io.tf_record_iterator(course_path)
+    for ours in tf.io.tf_record_iterator(project_path):
+        theirs = tf.train.Example.FromString(next(course, b""))
+        total += 1
+        equal += theirs.SerializeToString(deterministic=True) == ours and theirs == tf.train.Example.FromString(ours)
+    total += sum(1 for _ in course)
+    return equal, total
+
+
+def bench_pipeline(data_dir, repeats, seconds):
+    """Figure 2: examples/s of the course's per-example pipeline and get_tfrecord."""
+    from tf_compat import tf
+    import course_baseline
+    import mnist_generateds
+    path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
+    builds = {
+        "course": lambda: course_baseline.get_tfrecord(BATCH_SIZE, path),
+        "project": lambda: mnist_generateds.get_tfrecord(BATCH_SIZE, isTrain=True, data_dir=data_dir),
+    }
+    rates = {"course": [], "project": []}
+    for r in range(repeats):
+        for method, build in builds.items():
+            note(f"2 input pipeline: {method} run {r + 1}/{repeats}")
+            with tf.Graph().as_default():
+                consume = tf.group(*build())  # dequeue and convert each batch, fetch nothing
+                with tf.Session() as sess:
+                    coord = tf.train.Coordinator()
+                    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+                    for _ in range(20):
+                        sess.run(consume)
+                    batches, start = 0, time.perf_counter()
+                    while time.perf_counter() - start < seconds:
+                        sess.run(consume)
+                        batches += 1
+                    rates[method].append(batches * BATCH_SIZE / (time.perf_counter() - start))
+                    coord.request_stop()
+                    coord.join(threads)
+    return rates
+
+
+
+
+class StepClock:
+    """A log callback that timestamps the course's 'After N training steps' lines (wall and CPU time)."""
+
+    def __init__(self):
+        self.marks = []
+
+    def __call__(self, line):
+        if line.startswith("After "):
+            self.marks.append((time.perf_counter(), cpu_seconds(), int(line.split()[1])))
+
+    def rate(self):
+        """(steps/s, CPU ms/step) from the second line to the last: the first interval is warm-up."""
+        (t0, c0, s0), (t1, c1, s1) = self.marks[1], self.marks[-1]
+        return (s1 - s0) / (t1 - t0), 1000 * (c1 - c0) / (s1 - s0)
+
+
+def load_arrays(path):
+    """Every record of a TFRecord file as float32 arrays [n, 784] in [0, 1] and one-hot [n, 10], shuffled once."""
+    import numpy as np
+    from tf_compat import tf
+    pixels, labels = [], []
+    for serialized in tf.io.tf_record_iterator(path):
+        feature = tf.train.Example.FromString(serialized).features.feature
+        pixels.append(feature["img_raw"].bytes_list.value[0])
+        labels.append(feature["label"].int64_list.value)
+    xs = np.frombuffer(b"".join(pixels), np.uint8).reshape(len(pixels), 784).astype(np.float32) / 255
+    ys = np.array(labels, np.float32)
+    order = np.random.default_rng(0).permutation(len(xs))
+    return xs[order], ys[order]
+
+
+def train_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, every):
+    """The upper bound: mnist_backward's graph and loop schedule, batches sliced from NumPy arrays and fed."""
+    from tf_compat import tf
+    import mnist_backward
+    xs, ys = arrays
+    batches = len(xs) // BATCH_SIZE
+    # pipeline="course" gives the same graph reading placeholders; its queue runners are never started.
+    graph = mnist_backward.build_graph(BATCH_SIZE, train_examples, data_dir, "course")
+    saver = tf.train.Saver()
+    fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        step = 0
+        while step < steps:
+            lo = (step % batches) * BATCH_SIZE
+            _, loss_value, step = sess.run(fetches, feed_dict={graph["x"]: xs[lo:lo + BATCH_SIZE],
+                                                                graph["y_"]: ys[lo:lo + BATCH_SIZE]})
+            if step == 1 or step % every == 0:
+                log("After %d training steps, loss on training batch is %g." % (step, loss_value))
+            if step % every == 0:
+                saver.save(sess, os.path.join(model_dir, "mnist_model"), global_step=step)
+
+
+def bench_training(data_dir, repeats, every, intervals):
+    """Figure 3: steps/s of the course loop, mnist_backward.backward and the in-memory bound.
+
+    Returns ({loop: [steps/s]}, {loop: [CPU ms per step, all threads]}): on a
+    busy machine a loop with more threads gets a larger share of the CPU, so
+    the CPU cost per step is shown beside the rates.
+    """
+    from tf_compat import tf
+    import course_baseline
+    import mnist_backward
+    import mnist_generateds
+    path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
+    count = mnist_generateds.check_tfrecord(path)
+    arrays = load_arrays(path)
+    steps = every * (1 + intervals)
+
+    def project(clock, model_dir):
+        saved = mnist_backward.PRINT_EVERY
+        mnist_backward.PRINT_EVERY = every
+        try:
+            mnist_backward.backward(steps, BATCH_SIZE, data_dir, model_dir, save_every=every, log=clock, quiet=True)
+        finally:
+            mnist_backward.PRINT_EVERY = saved
+
+    loops = {
+        "course": lambda clock, model_dir: course_baseline.backward(
+            steps + 1, path, count, model_dir, log=clock, every=every),
+        "project": project,
+        "in-memory": lambda clock, model_dir: train_in_memory(steps, arrays, count, data_dir, model_dir, clock, every),
+    }
+    rates, cpu = {name: [] for name in loops}, {name: [] for name in loops}
+    for r in range(repeats):
+        for name, loop in loops.items():
+            note(f"3 training: {name} run {r + 1}/{repeats} ({steps} steps)")
+            clock = StepClock()
+            with tf.Graph().as_default(), tempfile.TemporaryDirectory() as model_dir:
+                loop(clock, model_dir)
+            steps_per_second, cpu_ms = clock.rate()
+            rates[name].append(steps_per_second)
+            cpu[name].append(cpu_ms)
+    return rates, cpu
+
+
+def bench_full_run(work, steps):
+    """Figure 5: wall time of `python mnist_backward.py` in the work folder (fresh model folder)."""
+    model_dir = os.path.join(work, "model")
+    shutil.rmtree(model_dir, ignore_errors=True)
+    command = [sys.executable, os.path.join(ROOT, "mnist_backward.py"), "--data-dir", "data", "--model-dir", "model"]
+    if steps is not None:
+        command += ["--steps", str(steps)]
+    note(f"5 full run: {' '.join(command[1:])}")
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=work, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"error: mnist_backward.py failed:\n{result.stderr}")
+    final_step = int([l for l in result.stdout.splitlines() if l.startswith("After ")][-1].split()[1])
+    return seconds, final_step
+
+
+LATENCY_SNIPPET = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+from tf_compat import tf
+start = time.perf_counter()
+import mnist_test
+step, accuracy, count = mnist_test.test({model!r}, {data!r}, once=True, log=lambda m: None)
+print(json.dumps({{"seconds": time.perf_counter() - start, "accuracy": accuracy, "count": count, "step": step}}))
+"""
+
+
+def bench_latency(work, repeats):
+    """Figure 4: seconds from after the TensorFlow import to the printed accuracy of `mnist_test.py --once`."""
+    snippet = LATENCY_SNIPPET.format(root=ROOT, model=os.path.join(work, "model"), data=os.path.join(work, "data"))
+    runs = []
+    for r in range(repeats):
+        note(f"4 mnist_test --once: run {r + 1}/{repeats}")
+        result = subprocess.run([sys.executable, "-c", snippet], cwd=work, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SystemExit(f"error: mnist_test.py --once failed:\n{result.stderr}")
+        runs.append(json.loads(result.stdout.strip().splitlines()[-1]))
+    return runs
+
+
+# ---------------------------------------------------------------- the table
+
+def median(values):
+    return statistics.median(values)
+
+
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def table(gen, pipe, train, latency, full_run, quick, info):
+    mb = 1 << 20
+    g_course, g_project = median(gen["rates"]["course"]), median(gen["rates"]["project"])
+    m_course, m_project = median(gen["peaks"]["course"]), median(gen["peaks"]["project"])
+    p_course, p_project = median(pipe["course"]), median(pipe["project"])
+    rates, cpu = train
+    t_course, t_project, t_bound = (median(rates[k]) for k in ("course", "project", "in-memory"))
+    c_course, c_project, c_bound = (median(cpu[k]) for k in ("course", "project", "in-memory"))
+    lat = median([r["seconds"] for r in latency])
+    accuracy, tested = latency[-1]["accuracy"], latency[-1]["count"]
+    run_seconds, run_steps = full_run
+    equal, total = gen["identical"]
+    rows = [
+        ("1 generation, images/s", f"{g_course:,.0f}", f"{g_project:,.0f}", "",
+         f"{g_project / g_course:.2f}x course", f">= {TARGETS['generation']:g}x: {verdict(g_project / g_course >= TARGETS['generation'])}"),
+        ("1 generation CPU time, µs/image", f"{1e6 * median(gen['cpu']['course']):.0f}",
+         f"{1e6 * median(gen['cpu']['project']):.0f}", "",
+         f"course / project: {median(gen['cpu']['course']) / median(gen['cpu']['project']):.2f}", ""),
+        ("1 peak resident memory, MB", f"{m_course / mb:,.0f}", f"{m_project / mb:,.0f}", "",
+         f"above the TF import ({gen['base'] / mb:,.0f}): course +{(m_course - gen['base']) / mb:,.0f}, "
+         f"project +{(m_project - gen['base']) / mb:,.0f}",
+         f"<= {TARGETS['memory_mb']}: {verdict(m_project / mb <= TARGETS['memory_mb'])}"),
+        ("1 records equal to the course's", "", f"{equal:,} of {total:,}", "", "", verdict(equal == total)),
+        ("2 input pipeline, examples/s", f"{p_course:,.0f}", f"{p_project:,.0f}", "",
+         f"{p_project / p_course:.2f}x course", f">= {TARGETS['pipeline']:g}x: {verdict(p_project / p_course >= TARGETS['pipeline'])}"),
+        ("3 training at batch 200, steps/s", f"{t_course:,.1f}", f"{t_project:,.1f}", f"{t_bound:,.1f}",
+         f"{t_project / t_bound:.2f}x in-memory, {t_project / t_course:.2f}x course",
+         f">= {TARGETS['training']:g}x in-memory: {verdict(t_project / t_bound >= TARGETS['training'])}"),
+        ("3 training CPU time, ms/step", f"{c_course:.1f}", f"{c_project:.1f}", f"{c_bound:.1f}",
+         f"in-memory / project: {c_bound / c_project:.2f}", ""),
+        (f"4 mnist_test.py --once, s ({tested:,} records)", "", f"{lat:.2f}", "", "after the TF import",
+         f"<= {TARGETS['latency']:g} s: {verdict(lat <= TARGETS['latency'])}"),
+        (f"5 mnist_backward.py, {run_steps:,} steps: wall s", "", f"{run_seconds:,.0f}", "",
+         f"{run_steps / run_seconds:.0f} steps/s including start-up", ""),
+        ("5 test accuracy after the run", "", f"{accuracy:.4f}", "", "",
+         "" if quick else f">= {TARGETS['accuracy']}: {verdict(accuracy >= TARGETS['accuracy'])}"),
+    ]
+    header = ("figure", "course", "project", "in-memory", "ratio", "target")
+    lines = [f"{info}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="the bundled MNIST sample and short runs (under 2 minutes)")
+    parser.add_argument("--idx-dir", default=FULL_IDX_DIR, help="folder of the 4 MNIST-format IDX files (full mode)")
+    parser.add_argument("--work-dir", default=WORK_DIR, help="JPG layout (kept for reuse), TFRecords and model")
+    parser.add_argument("--repeats", type=int, help="runs of each figure 1-4 (default 3)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        settings, idx_dir, work = dict(QUICK), mnist_idx.BUNDLED_DIR, os.path.join(args.work_dir, "quick")
+    else:
+        settings, idx_dir, work = dict(FULL), args.idx_dir, os.path.join(args.work_dir, "full")
+    if args.repeats:
+        settings["repeats"] = args.repeats
+    for name, _ in mnist_idx.IDX_FILES.values():
+        if not os.path.isfile(os.path.join(idx_dir, name)):
+            print(f"error: {idx_dir}: no {name}; install dataset-fashion-mnist, give --idx-dir, or use --quick",
+                  file=sys.stderr)
+            return 1
+    started = time.perf_counter()
+    os.makedirs(work, exist_ok=True)
+    note(f"preparing the JPG layout in {work} ...")
+    layout = mnist_idx.build_jpg_layout(os.path.join(work, "mnist_data_jpg"), idx_dir, download=False, log=note)
+
+    gen = bench_generation(layout, work, settings["repeats"])
+    # The project's output of figure 1 is the training file for figures 2-5.
+    import mnist_generateds
+    data_dir = os.path.join(work, "data")
+    os.makedirs(data_dir, exist_ok=True)
+    os.replace(gen["project_file"], os.path.join(data_dir, mnist_generateds.tfRecord_train))
+    os.remove(gen["course_file"])
+    mnist_generateds.write_tfRecord(os.path.join(data_dir, mnist_generateds.tfRecord_test), *layout["test"], log=note)
+
+    pipe = bench_pipeline(data_dir, settings["repeats"], settings["pipeline_secs"])
+    train = bench_training(data_dir, settings["repeats"], settings["train_every"], settings["train_intervals"])
+    full_run = bench_full_run(work, settings["run_steps"])
+    latency = bench_latency(work, settings["repeats"])
+
+    info = (f"{'Quick' if args.quick else 'Full'} benchmark, {datetime.date.today()}, {os.cpu_count()} CPUs, "
+            f"data: {layout['source']} ({gen['count']:,} training images); medians of {settings['repeats']} runs "
+            f"side by side; whole benchmark {time.perf_counter() - started:.0f} s.")
+    print(table(gen, pipe, train, latency, full_run, args.quick, info))
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        child_main(sys.argv[2:])
+    else:
+        sys.exit(main())

@@ -1,0 +1,197 @@
+"""The fast paths give what the course's paths give: the same records, the same batches' content.
+
+Speed itself is measured by bench/bench.py, never asserted here.
+"""
+import io
+import os
+import sys
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import ROOT
+import mnist_generateds
+import mnist_idx
+from mnist_idx import DataError
+from tf_compat import tf
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import course_baseline  # noqa: E402
+
+
+def records(path):
+    return list(tf.io.tf_record_iterator(str(path)))
+
+
+def test_records_equal_the_course_loops_record_for_record(sample_workdir, tmp_path, monkeypatch):
+    jpg = sample_workdir / "mnist_data_jpg"
+    images, labels = str(jpg / "mnist_test_jpg_2000") + os.sep, str(jpg / "mnist_test_jpg_2000.txt")
+    assert course_baseline.write_tfRecord(str(tmp_path / "course.tfrecords"), images, labels) == 2000
+    theirs = records(tmp_path / "course.tfrecords")
+    # Deterministic re-serialization only fixes the order of the two features in the map,
+    # which the course's SerializeToString() picks at random per process.
+    expected = [tf.train.Example.FromString(r).SerializeToString(deterministic=True) for r in theirs]
+    assert len(set(expected)) > 1990  # real, different images (a few digits may repeat)
+
+    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 7)  # many chunks and a short last one
+    for workers in (1, 2):
+        out = tmp_path / f"ours{workers}.tfrecords"
+        assert mnist_generateds.write_tfRecord(str(out), images, labels, log=print, workers=workers) == 2000
+        assert records(out) == expected
+    assert sorted(os.listdir(tmp_path)) == ["course.tfrecords", "ours1.tfrecords", "ours2.tfrecords"]
+    # The CLI in another process (default workers, default chunks) wrote the very same bytes.
+    assert (sample_workdir / "data" / "mnist_test.tfrecords").read_bytes() == (tmp_path / "ours2.tfrecords").read_bytes()
+
+
+def sample_images():
+    """Real digits and high-frequency noise, uint8 [n, 28, 28]."""
+    digits, _ = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    noise = np.random.default_rng(0).integers(0, 256, (10, 28, 28), dtype=np.uint8)
+    return np.concatenate([digits[:30], noise])
+
+
+def jpeg_bytes(pixels, mode="L", size=None, **options):
+    img = Image.fromarray(pixels, mode="L").convert(mode)
+    if size:
+        img = img.resize(size)
+    buffer = io.BytesIO()
+    img.save(buffer, "JPEG", **options)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("options", [
+    dict(quality=100), dict(quality=75), dict(quality=30, optimize=True), dict(quality=90, progressive=True)])
+def test_fast_jpeg_decoder_gives_pillows_pixels(options):
+    for pixels in sample_images():
+        data = jpeg_bytes(pixels, **options)
+        fast = mnist_generateds.decode_gray_jpeg(data)
+        assert fast is not None
+        assert fast == Image.open(io.BytesIO(data)).tobytes()
+
+
+def test_fast_jpeg_decoder_leaves_other_files_to_pillow():
+    pixels = sample_images()[0]
+    png = io.BytesIO()
+    Image.fromarray(pixels, mode="L").save(png, "PNG")
+    gray = jpeg_bytes(pixels)
+    for data in (jpeg_bytes(pixels, mode="RGB"), jpeg_bytes(pixels, size=(30, 28)), png.getvalue(),
+                 gray[:len(gray) // 2], b""):
+        assert mnist_generateds.decode_gray_jpeg(data) is None
+
+
+def write_layout(folder, files):
+    """An image folder and label file from {name: (bytes, digit)}; returns (image folder, label file)."""
+    images = folder / "images"
+    images.mkdir()
+    for name, (data, _) in files.items():
+        (images / name).write_bytes(data)
+    label_file = folder / "labels.txt"
+    label_file.write_text("".join(f"{name} {digit}\n" for name, (_, digit) in files.items()))
+    return str(images) + os.sep, str(label_file)
+
+
+def test_workers_convert_other_images_as_pillow_does(tmp_path, monkeypatch):
+    pixels = sample_images()
+    png16 = io.BytesIO()
+    Image.fromarray(pixels[2].astype(np.uint16) * 257).save(png16, "PNG")
+    rgb_jpeg = jpeg_bytes(pixels[1], mode="RGB")
+    files = {"a.jpg": (jpeg_bytes(pixels[0]), 7), "b.jpg": (rgb_jpeg, 2), "c.png": (png16.getvalue(), 1),
+             "d.jpg": (jpeg_bytes(pixels[3], progressive=True), 0), "e.jpg": (jpeg_bytes(pixels[4]), 9)}
+    images, labels = write_layout(tmp_path, files)
+    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 2)
+    messages = []
+    out = tmp_path / "out.tfrecords"
+    assert mnist_generateds.write_tfRecord(str(out), images, labels, log=messages.append, workers=2) == 5
+    assert messages == ["warning: 2 images were not 8-bit grayscale and were converted (e.g. 'b.jpg', mode RGB)"]
+    expected_pixels = [Image.open(io.BytesIO(files["a.jpg"][0])).tobytes(),
+                       Image.open(io.BytesIO(rgb_jpeg)).convert("L").tobytes(),
+                       pixels[2].tobytes(),  # 16-bit: the high byte
+                       Image.open(io.BytesIO(files["d.jpg"][0])).tobytes(),
+                       Image.open(io.BytesIO(files["e.jpg"][0])).tobytes()]
+    digits = [digit for _, digit in files.values()]
+    assert records(out) == [mnist_generateds.make_example(p, d).SerializeToString(deterministic=True)
+                            for p, d in zip(expected_pixels, digits)]
+
+
+def test_a_bad_image_in_a_worker_stops_the_write_and_leaves_nothing(tmp_path, monkeypatch):
+    pixels = sample_images()
+    files = {f"{i}.jpg": (jpeg_bytes(pixels[i]), i % 10) for i in range(30)}
+    files["17.jpg"] = (b"not an image at all", 7)
+    files["25.jpg"] = (b"nor this", 5)
+    images, labels = write_layout(tmp_path, files)
+    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 4)
+    out_dir = tmp_path / "out"
+    with pytest.raises(DataError) as error:
+        mnist_generateds.write_tfRecord(str(out_dir / "x.tfrecords"), images, labels, log=print, workers=2)
+    assert str(error.value) == f"{images}17.jpg: not an image file"  # the first bad one in label order
+    assert list(out_dir.iterdir()) == []
+
+
+N_RECORDS = 4000
+
+
+@pytest.fixture(scope="module")
+def numbered_records(tmp_path_factory):
+    """A TFRecord file whose record i has i in its first two pixels, and random labels; yields (data dir, labels)."""
+    data = tmp_path_factory.mktemp("numbered")
+    labels = np.random.default_rng(1).integers(0, 10, N_RECORDS)
+    with tf.io.TFRecordWriter(str(data / mnist_generateds.tfRecord_train)) as writer:
+        for i, digit in enumerate(labels):
+            raw = bytes([i >> 8, i & 255]) + bytes(mnist_generateds.IMAGE_PIXELS - 2)
+            writer.write(mnist_generateds.make_example(raw, int(digit)).SerializeToString())
+    return str(data), labels
+
+
+def draw(data_dir, pipeline, examples):
+    """Record indices and labels of the first `examples` examples from get_tfrecord's batches of 200."""
+    with tf.Graph().as_default():
+        img_batch, label_batch = mnist_generateds.get_tfrecord(200, isTrain=True, data_dir=data_dir, pipeline=pipeline)
+        with tf.Session() as sess:
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            batches = [sess.run([img_batch, label_batch]) for _ in range(examples // 200)]
+            coord.request_stop()
+            coord.join(threads)
+    xs = np.concatenate([b[0] for b in batches])
+    ys = np.concatenate([b[1] for b in batches])
+    high, low = np.rint(xs[:, 0] * 255).astype(int), np.rint(xs[:, 1] * 255).astype(int)
+    assert (xs[:, 2:] == 0).all()
+    return high * 256 + low, ys
+
+
+def test_fast_and_course_batches_have_the_same_content_and_shuffle_at_least_as_well(numbered_records):
+    data_dir, labels = numbered_records
+    epochs = 5
+    displacement = {}
+    for pipeline in ("course", "fast"):
+        index, ys = draw(data_dir, pipeline, epochs * N_RECORDS)
+        assert (ys.sum(axis=1) == 1).all()
+        assert (ys.argmax(axis=1) == labels[index]).all()  # every example carries its own record's label
+        counts = np.bincount(index, minlength=N_RECORDS)
+        # Five epochs: each record five times, give or take the examples still in the queue
+        # at either end (a random shuffle queue can keep an example for a long while).
+        assert counts.min() >= 3 and counts.max() <= 7
+        assert np.mean(counts == epochs) > 0.8
+        np.testing.assert_allclose(np.bincount(ys.argmax(axis=1), minlength=10) / len(ys),
+                                   np.bincount(labels, minlength=10) / N_RECORDS, atol=0.01)
+        # How far each example lands from its place in the file's order: the shuffle's reach.
+        order = np.arange(len(index))
+        stream_position = index + N_RECORDS * np.rint((order - index) / N_RECORDS)
+        displacement[pipeline] = np.abs(stream_position - order).mean()
+        assert np.mean(np.diff(index) == 1) < 0.01  # neighbours in a batch are not neighbours in the file
+    assert displacement["course"] > 300  # min_after_dequeue 700: examples wander hundreds of places
+    assert displacement["fast"] >= 0.9 * displacement["course"]
+
+
+def test_benchmark_harness_runs_on_small_settings(sample_workdir):
+    import bench
+    data_dir = str(sample_workdir / "data")
+    pipe = bench.bench_pipeline(data_dir, repeats=1, seconds=0.2)
+    rates, cpu = bench.bench_training(data_dir, repeats=1, every=20, intervals=1)
+    assert set(pipe) == {"course", "project"} and set(rates) == set(cpu) == {"course", "project", "in-memory"}
+    assert all(len(v) == 1 and v[0] > 0 for v in [*pipe.values(), *rates.values(), *cpu.values()])
+    test_path, train_path = (str(sample_workdir / "data" / name)
+                             for name in (mnist_generateds.tfRecord_test, mnist_generateds.tfRecord_train))
+    assert bench.same_examples(test_path, test_path) == (2000, 2000)
+    assert bench.same_examples(train_path, test_path) == (0, 8000)
