@@ -348,7 +348,7 @@ def ask_paths():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("images", nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did")

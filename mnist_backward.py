@@ -214,6 +214,8 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
         step = saved_step = sess.run(graph["global_step"])
         log(f"training on {train_examples} records from {train_path}"
             + (f", resuming from {restored}" if restored else "") + f"; target global_step {steps}")
+        if step >= steps:
+            log(f"global_step {step} already reaches the target; raise --steps to train further")
         # The graph goes into the first run's events only; a resumed run has the same one.
         writer = tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR), None if restored else sess.graph)
         bar = mnist_generateds.progress_bar(quiet, total=steps, initial=step, desc="training", unit="step")
@@ -265,7 +267,7 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
     parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="examples per training step")

@@ -529,7 +529,7 @@ def _check_example(serialized, path, index):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--train-images", help=f"training image folder (course: {image_train_path})")
     parser.add_argument("--train-labels", help=f"training label file (course: {label_train_path})")

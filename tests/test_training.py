@@ -85,6 +85,11 @@ def test_resume_continues_global_step(sample_workdir, tmp_path):
     assert ckpt.endswith("mnist_model-50")
     assert tf.train.load_variable(ckpt, "global_step") == 50
     assert not np.array_equal(tf.train.load_variable(ckpt, "w1"), w1_before)
+    with tf.Graph().as_default():
+        lines = []
+        assert mnist_backward.backward(steps=40, data_dir=data, model_dir=model, log=lines.append) == 50
+    assert lines[1] == "global_step 50 already reaches the target; raise --steps to train further"
+    assert tf.train.latest_checkpoint(model) == ckpt
 
 
 def test_course_pipeline_trains_too(sample_workdir, tmp_path):
