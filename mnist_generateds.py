@@ -12,6 +12,8 @@ queue-runner readers below (used by mnist_backward.py and mnist_test.py) and
 the tests all use it.
 """
 import argparse
+import contextlib
+import glob
 import os
 import sys
 import tempfile
@@ -32,6 +34,7 @@ label_test_path = "./mnist_data_jpg/mnist_test_jpg_10000.txt"
 data_path = "./data"
 tfRecord_train = "mnist_train.tfrecords"
 tfRecord_test = "mnist_test.tfrecords"
+SHARD_SUFFIX = "-{index:05d}-of-{count:05d}"  # TensorFlow's shard naming: mnist_train-00000-of-00004.tfrecords
 
 # The record schema: one tf.train.Example per image.
 IMAGE_SIZE = 28
@@ -132,16 +135,40 @@ def load_image(img_path):
         raise DataError(f"{img_path}: cannot read image ({e})") from None
 
 
-def write_tfRecord(tfRecordName, image_path, label_path, log=print):
-    """Write one split's TFRecord file from its image folder and label file.
+def shard_name(tfRecordName, index, num_shards):
+    """Path of shard `index` (from 0) of `num_shards`, in TensorFlow's shard naming.
 
-    One tf.train.Example per label-file line, in line order (schema: FEATURES).
-    The file is written under a temporary name in the same folder and renamed
-    only when complete, so an interrupted run never leaves a truncated file
-    in place of a good one. Returns the number of records written.
-    Raises DataError naming the file (and line) on bad input or a failed write.
+    shard_name("data/mnist_train.tfrecords", 0, 4) is
+    "data/mnist_train-00000-of-00004.tfrecords".
+    """
+    stem, ext = os.path.splitext(tfRecordName)
+    return stem + SHARD_SUFFIX.format(index=index, count=num_shards) + ext
+
+
+def shard_files(tfRecordName):
+    """Existing shard files of tfRecordName (any shard count), sorted by name."""
+    stem, ext = os.path.splitext(tfRecordName)
+    digits = "[0-9]" * 5
+    return sorted(glob.glob(glob.escape(stem) + f"-{digits}-of-{digits}" + ext))
+
+
+def write_tfRecord(tfRecordName, image_path, label_path, log=print, num_shards=1):
+    """Write one split's TFRecord file(s) from its image folder and label file.
+
+    One tf.train.Example per label-file line (schema: FEATURES). num_shards 1
+    writes tfRecordName in line order; num_shards n > 1 writes n shards
+    shard_name(tfRecordName, i, n) instead, record k going to shard k % n
+    (round-robin, so shard sizes differ by at most one record), and removes
+    the single file and shards of another count left from earlier runs.
+    Each file is written under a temporary name in the same folder and
+    renamed only when complete, so an interrupted run never leaves a
+    truncated file in place of a good one. Returns the number of records
+    written. Raises DataError naming the file (and line) on bad input or a
+    failed write, or when there are fewer records than shards.
     """
     entries = read_label_file(label_path)
+    if num_shards > len(entries):
+        raise DataError(f"{label_path}: {len(entries)} records cannot fill {num_shards} shards; use fewer --shards")
     listed = {name for name, _, _ in entries}
     try:
         present = set(os.listdir(image_path))
@@ -154,28 +181,44 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print):
     if extra:
         log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {extra[0]!r})")
 
+    outputs = [tfRecordName] if num_shards == 1 else [shard_name(tfRecordName, i, num_shards) for i in range(num_shards)]
     out_dir = os.path.dirname(os.path.abspath(tfRecordName))
+    tmps = []
     try:
         os.makedirs(out_dir, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(tfRecordName) + ".", suffix=".tmp", dir=out_dir)
-        os.close(fd)
-        mnist_idx.public_mode(tmp)
+        for out in outputs:
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".tmp", dir=out_dir)
+            os.close(fd)
+            tmps.append(tmp)
+            mnist_idx.public_mode(tmp)
     except OSError as e:
+        for tmp in tmps:
+            mnist_idx._remove(tmp)
         raise DataError(f"{out_dir}: cannot write output folder ({e.strerror})") from None
     converted = []
     try:
-        with tf.io.TFRecordWriter(tmp) as writer:
-            for name, digit, number in entries:
+        with contextlib.ExitStack() as stack:
+            writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
+            for k, (name, digit, number) in enumerate(entries):
                 img_raw, note = load_image(os.path.join(image_path, name))
                 if note:
                     converted.append((name, note))
-                writer.write(make_example(img_raw, digit).SerializeToString())
-        os.replace(tmp, tfRecordName)
+                writers[k % num_shards].write(make_example(img_raw, digit).SerializeToString())
+        for tmp, out in zip(tmps, outputs):
+            os.replace(tmp, out)
     except BaseException as e:
-        mnist_idx._remove(tmp)
+        for tmp in tmps:
+            mnist_idx._remove(tmp)
         if isinstance(e, (tf.errors.OpError, OSError)):
             raise DataError(f"{tfRecordName}: write failed ({getattr(e, 'message', None) or e})") from None
         raise
+    # A folder holds one form of a split, so readers never mix two generations.
+    stale = [old for old in [tfRecordName] + shard_files(tfRecordName) if old not in outputs and os.path.exists(old)]
+    for old in stale:
+        os.remove(old)
+    if stale:
+        log(f"removed {len(stale)} file(s) of an earlier run ({stale[0]}"
+            + (" ..." if len(stale) > 1 else "") + f"), replaced by {len(outputs)} file(s)")
     if converted:
         name, mode = converted[0]
         log(f"warning: {len(converted)} images were not 8-bit grayscale and were converted (e.g. {name!r}, mode {mode})")
@@ -201,16 +244,27 @@ def generate(args, log=print):
         splits = {split: layout[split] for split in ("train", "test")}
         source = layout["source"]
     log(f"source: {source}")
+    shards = args.shards
     for split, (images, labels) in splits.items():
         out = os.path.join(args.data_dir, tfRecord_train if split == "train" else tfRecord_test)
-        count = write_tfRecord(out, images, labels, log=log)
-        log(f"wrote {count} {split} records to {out}")
+        # Only training is split among workers; evaluation reads the one test file.
+        num_shards = shards if split == "train" else 1
+        count = write_tfRecord(out, images, labels, log=log, num_shards=num_shards)
+        if num_shards == 1:
+            log(f"wrote {count} {split} records to {out}")
+        else:
+            log(f"wrote {count} {split} records round-robin to {num_shards} shards "
+                f"{shard_name(out, 0, num_shards)} ... {shard_name(out, num_shards - 1, num_shards)}")
 
 
 # ---------------------------------------------------------------- reading
 
 def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read=None):
     """Course reader stage: filename queue -> TFRecordReader -> parse -> decode.
+
+    tfRecord_path: one file (str), or a list of files (shards) that the
+    filename queue cycles through (in a new random order each epoch when
+    `shuffle`).
 
     Source: the course's read_tfRecord on tf.compat.v1's
     string_input_producer, TFRecordReader and parse_single_example /
@@ -223,7 +277,8 @@ def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read
     variables initialised). Converting to float happens after batching,
     where it is cheaper (see to_float).
     """
-    filename_queue = tf.train.string_input_producer([tfRecord_path], num_epochs=num_epochs, shuffle=shuffle)
+    paths = [tfRecord_path] if isinstance(tfRecord_path, str) else list(tfRecord_path)
+    filename_queue = tf.train.string_input_producer(paths, num_epochs=num_epochs, shuffle=shuffle)
     reader = tf.TFRecordReader()
     if records_per_read is None:
         _, serialized = reader.read(filename_queue)
@@ -242,8 +297,12 @@ def to_float(img, label):
     return tf.cast(img, tf.float32) * (1.0 / 255), tf.cast(label, tf.float32)
 
 
-def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast"):
+def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=None):
     """Shuffled training batches from data_dir's TFRecord file (course step).
+
+    data_dir: a folder, file or pattern (see tfrecord_files); `files`, a
+    list of TFRecord files, is read instead when given (a distributed
+    worker's own shards).
 
     Returns img_batch float32 [num, 784] in [0, 1] and label_batch float32
     [num, 10] one-hot, drawn by tf.compat.v1.train.shuffle_batch with 2
@@ -254,7 +313,7 @@ def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast"):
     records per op and enqueues them together (enqueue_many), which keeps
     the same queue semantics in examples.
     """
-    path = os.path.join(data_dir, tfRecord_train if isTrain else tfRecord_test)
+    path = files or tfrecord_files(data_dir, isTrain)
     capacity = max(CAPACITY, MIN_AFTER_DEQUEUE + num)
     many = pipeline == "fast"
     img, label = read_tfRecord(path, records_per_read=RECORDS_PER_READ if many else None)
@@ -279,6 +338,39 @@ def get_tfrecord_once(num, tfRecord_path):
         [img, label], batch_size=num, num_threads=1, capacity=2 * num,
         enqueue_many=True, allow_smaller_final_batch=True)
     return to_float(img_batch, label_batch)
+
+
+def tfrecord_files(source=data_path, isTrain=True):
+    """The TFRecord files that a folder, a file or a file pattern names, sorted by name.
+
+    A folder gives its complete shard set mnist_train-NNNNN-of-NNNNN.tfrecords
+    (see shard_name) when it has one, else its mnist_train.tfrecords
+    (mnist_test.tfrecords when not isTrain); a pattern such as
+    "data/mnist_train-*" gives the files it matches (glob). Returns a
+    non-empty list of paths. Raises DataError naming the source when
+    nothing matches or a folder's shard set is incomplete.
+    """
+    if os.path.isdir(source):
+        single = os.path.join(source, tfRecord_train if isTrain else tfRecord_test)
+        shards = shard_files(single)
+        if not shards:
+            if not os.path.isfile(single):
+                raise DataError(f"{single}: TFRecord file not found; run `python mnist_generateds.py` first")
+            return [single]
+        counts = {int(os.path.splitext(p)[0].rsplit("-of-", 1)[1]) for p in shards}
+        expected = [shard_name(single, i, max(counts)) for i in range(max(counts))]
+        if len(counts) > 1 or shards != expected:
+            raise DataError(f"{source}: incomplete or mixed shard set ({len(shards)} files named "
+                            f"{os.path.basename(shards[0])} ...); rerun `python mnist_generateds.py --shards N`")
+        return shards
+    if glob.has_magic(source):
+        files = sorted(p for p in glob.glob(source) if os.path.isfile(p))
+        if not files:
+            raise DataError(f"{source}: no TFRecord file matches this pattern")
+        return files
+    if not os.path.isfile(source):
+        raise DataError(f"{source}: no such folder or TFRecord file; run `python mnist_generateds.py` first")
+    return [source]
 
 
 def count_records(tfRecord_path):
@@ -311,8 +403,13 @@ def main(argv=None):
     parser.add_argument("--idx-dir", help="build the JPG layout from the 4 MNIST-format IDX files in this folder")
     parser.add_argument("--no-download", action="store_true", help="do not try to download the official MNIST")
     parser.add_argument("--data-dir", default=data_path, help="output folder for the TFRecord files")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="split the training records round-robin into this many files "
+                             "mnist_train-00000-of-0000N.tfrecords ... (for distributed training)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     args = parser.parse_args(argv)
+    if args.shards < 1:
+        parser.error("--shards must be >= 1")
     try:
         generate(args)
     except DataError as e:
