@@ -35,6 +35,7 @@ PRINT_EVERY = 1000  # steps between the course's loss lines
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
 SUMMARY_EVERY = 100  # distributed chief: global steps between TensorBoard scalars
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
+CLOSE_TIMEOUT_SECS = 10  # distributed: closing a session whose parameter server is gone never ends
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
 
 
@@ -339,8 +340,11 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
                                       ready_for_local_init_op=ready_for_local_init_op, recovery_wait_secs=1)
     waiting_for = f"the parameter servers {','.join(ps_hosts)}" + ("" if is_chief else " and the chief (worker 0)")
     log(f"{me} of {num_workers}: waiting for {waiting_for}")
-    with deadline(startup_timeout + 10, f"{me}: no session after {startup_timeout:g} s: {waiting_for} did not answer; "
-                                        "start them, or check --ps_hosts and --worker_hosts"):
+    # wait_for_session gives up by itself after startup_timeout; the deadline
+    # is for a session creation that hangs on an unreachable parameter server.
+    give_up = startup_timeout + 5
+    with deadline(give_up, f"{me}: no session after {give_up:g} s: {waiting_for} did not answer; "
+                           "start them, or check --ps_hosts and --worker_hosts"):
         try:
             if is_chief:
                 sess = manager.prepare_session(server.target, init_op=init_op, saver=saver,
@@ -415,13 +419,23 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
                 raise ClusterError(f"{me}: training ended at global_step {step}, before the target {steps}"
                                    + (": the chief stopped the synchronous updates" if sync_replicas else ""))
     except tf.errors.DeadlineExceededError:
-        raise ClusterError(f"{me}: no step finished within {STEP_TIMEOUT_MS // 1000} s: a parameter server "
-                           f"({','.join(ps_hosts)}) does not answer") from None
+        failure = ClusterError(f"{me}: no step finished within {STEP_TIMEOUT_MS // 1000} s: a parameter server "
+                               f"({','.join(ps_hosts)}) does not answer; restart the whole cluster to resume "
+                               f"from the latest checkpoint in {model_dir}")
     except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
-        raise ClusterError(f"{me}: lost a parameter server ({first_line(e)}); restart the whole cluster "
-                           f"to resume from the latest checkpoint in {model_dir}") from None
-    finally:
+        failure = ClusterError(f"{me}: lost a parameter server ({first_line(e)}); restart the whole cluster "
+                               f"to resume from the latest checkpoint in {model_dir}")
+    except BaseException as e:
+        failure = e
+    else:
+        failure = None
+    # Closing asks every task of the session to drop its part of the graph,
+    # and waits without limit for a parameter server that is gone.
+    with deadline(CLOSE_TIMEOUT_SECS, str(failure) if failure else f"{me}: the session did not close "
+                                                                   f"within {CLOSE_TIMEOUT_SECS} s"):
         sess.close()
+    if failure is not None:
+        raise failure
     log(f"{me}: {local_steps} local steps; global_step {step}")
     return step
 
@@ -443,8 +457,18 @@ def crossed(before, after, every):
 
 
 def first_line(error):
-    """The first line of a TensorFlow error's message, for a one-line report."""
-    return (getattr(error, "message", None) or str(error)).strip().splitlines()[0]
+    """A TensorFlow error's message in one line: where it happened and what, for a one-line report.
+
+    "Graph execution error:\n\nFrom /job:ps/replica:0/task:0:\nSocket closed\n..." becomes
+    "/job:ps/replica:0/task:0: Socket closed".
+    """
+    lines = [line.strip() for line in (getattr(error, "message", None) or str(error)).splitlines()]
+    lines = [line for line in lines if line and not line.startswith("Graph execution error")]
+    if not lines:
+        return type(error).__name__
+    if lines[0].startswith("From ") and len(lines) > 1:
+        return lines[0][len("From "):] + " " + lines[1]
+    return lines[0]
 
 
 def main(argv=None):
