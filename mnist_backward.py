@@ -8,6 +8,11 @@ L2 regularization, moving averages of all trainable variables (which
 mnist_test.py and mnist_app.py restore), a checkpoint every 1,000 steps.
 A run resumes from the latest checkpoint in the model folder and trains until
 global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
+
+With --job_name ps|worker, --task_index, --ps_hosts and --worker_hosts the
+same graph trains on TensorFlow's distributed runtime instead, one process
+per task (train_distributed, serve_ps; mnist_cluster.py starts such a
+cluster on one machine).
 """
 import argparse
 import contextlib
@@ -34,6 +39,7 @@ SAVE_EVERY = 1000  # steps between checkpoints
 PRINT_EVERY = 1000  # steps between the course's loss lines
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
 SUMMARY_EVERY = 100  # distributed chief: global steps between TensorBoard scalars
+TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 CLOSE_TIMEOUT_SECS = 10  # distributed: closing a session whose parameter server is gone never ends
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
@@ -73,7 +79,13 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     ema = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
     if sync_replicas is None:
         train_step = optimizer.minimize(loss, global_step=global_step)
-        ema_op = ema.apply(tf.trainable_variables())
+        # Each average is updated where its variable lives: on a cluster, on
+        # its parameter server, so the weights need not travel to a worker.
+        ema_ops = []
+        for var in tf.trainable_variables():
+            with tf.device(var.device):
+                ema_ops.append(ema.apply([var]))
+        ema_op = tf.group(*ema_ops)
         with tf.control_dependencies([train_step, ema_op]):
             train_op = tf.no_op(name="train")
     else:
@@ -290,7 +302,7 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
     or initializes the variables (tf.train.SessionManager.prepare_session),
     starts SyncReplicasOptimizer's chief queue runner, writes checkpoints
     every SAVE_EVERY global steps and at the end, and TensorBoard scalars
-    (loss, learning rate) to model_dir. The others wait until the variables
+    (loss, learning rate) to model_dir/train. The others wait until the variables
     are ready (SessionManager.wait_for_session); a restarted worker rejoins
     the same way. Every worker starts its queue runners under its own
     Coordinator and stops and joins them at the end, as backward() does.
@@ -360,8 +372,12 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
     save_path = os.path.join(model_dir, MODEL_NAME)
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
     fetches = [graph["train_op"], graph["loss"], graph["step_after"], graph["learning_rate"]]
-    writer = tf.summary.FileWriter(model_dir) if is_chief else None
+    writer = tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR)) if is_chief else None
     local_steps = 0
+    # The chief's SyncReplicasOptimizer queue runner has a Coordinator of its
+    # own: its thread waits in take_grad for gradients that stop coming at the
+    # end, so it can only be joined after sess.close() has cancelled that wait.
+    sync_coord, sync_threads = tf.train.Coordinator(), []
     try:
         with StopFlag() as stop:
             step = saved_step = sess.run(graph["global_step"], options=run_options)
@@ -373,7 +389,7 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
             threads = tf.train.start_queue_runners(sess=sess, coord=coord)
             if sync_replicas and is_chief:
                 sess.run(init_tokens_op, options=run_options)
-                threads += chief_queue_runner.create_threads(sess, coord=coord, daemon=True, start=True)
+                sync_threads = chief_queue_runner.create_threads(sess, coord=sync_coord, daemon=True, start=True)
             try:
                 while step < steps and not stop.signal and not coord.should_stop():
                     previous = step
@@ -400,9 +416,11 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
             except tf.errors.CancelledError as e:
                 coord.request_stop(e)
             finally:
+                # Closing the token queue tells the other workers that synchronous training is over.
+                sync_coord.request_stop()
                 coord.request_stop()
                 try:
-                    coord.join(threads, stop_grace_period_secs=5, ignore_live_threads=sync_replicas and is_chief)
+                    coord.join(threads, stop_grace_period_secs=5)
                 except (tf.errors.UnavailableError, tf.errors.AbortedError):
                     raise
                 except tf.errors.OpError as e:
@@ -420,8 +438,9 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
                                    + (": the chief stopped the synchronous updates" if sync_replicas else ""))
     except tf.errors.DeadlineExceededError:
         failure = ClusterError(f"{me}: no step finished within {STEP_TIMEOUT_MS // 1000} s: a parameter server "
-                               f"({','.join(ps_hosts)}) does not answer; restart the whole cluster to resume "
-                               f"from the latest checkpoint in {model_dir}")
+                               f"({','.join(ps_hosts)}) does not answer"
+                               + (", or the chief that applies the synchronous updates is gone" if sync_replicas else "")
+                               + f"; restart the whole cluster to resume from the latest checkpoint in {model_dir}")
     except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
         failure = ClusterError(f"{me}: lost a parameter server ({first_line(e)}); restart the whole cluster "
                                f"to resume from the latest checkpoint in {model_dir}")
@@ -434,6 +453,12 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
     with deadline(CLOSE_TIMEOUT_SECS, str(failure) if failure else f"{me}: the session did not close "
                                                                    f"within {CLOSE_TIMEOUT_SECS} s"):
         sess.close()
+    try:
+        sync_coord.join(sync_threads, stop_grace_period_secs=CLOSE_TIMEOUT_SECS, ignore_live_threads=True)
+    except tf.errors.CancelledError:
+        pass  # sess.close() ended the wait for gradients, as intended
+    except tf.errors.OpError as e:
+        failure = failure or ClusterError(f"{me}: synchronous updates failed ({first_line(e)})")
     if failure is not None:
         raise failure
     log(f"{me}: {local_steps} local steps; global_step {step}")
@@ -522,6 +547,9 @@ def main(argv=None):
     except (DataError, ClusterError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -81,14 +81,14 @@ def _stream(pipe, prefix, out, lock):
 class Cluster:
     """The task processes of one cluster, started together and stopped in order (workers, then ps)."""
 
-    def __init__(self, tasks, out=sys.stdout, err=sys.stderr):
+    def __init__(self, tasks, out=sys.stdout, err=sys.stderr, cwd=None):
         self.procs = {}
         env = dict(os.environ, PYTHONUNBUFFERED="1")  # lines reach us as they are printed
         preexec = _die_with_parent if sys.platform.startswith("linux") else None
         # All processes are forked before any reader thread exists, as preexec_fn requires.
         for name, argv in tasks:
             self.procs[name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                env=env, start_new_session=True, preexec_fn=preexec)
+                                                cwd=cwd, env=env, start_new_session=True, preexec_fn=preexec)
         lock = threading.Lock()
         self.readers = []
         for name, proc in self.procs.items():
