@@ -5,7 +5,10 @@ and a label file whose lines are `<file name> <digit>` (the course layout,
 e.g. mnist_data_jpg/mnist_train_jpg_60000/ and mnist_train_jpg_60000.txt),
 and writes one tf.train.Example per image, in label-file order, to
 data/mnist_train.tfrecords and data/mnist_test.tfrecords. When the JPG layout
-is missing it is built first from IDX files (see mnist_idx.py).
+is missing it is built first from IDX files (see mnist_idx.py). With
+--shards N the training records go round-robin into N files instead,
+data/mnist_train-00000-of-0000N.tfrecords ..., one or more per worker of a
+distributed training (see mnist_cluster.py).
 
 The record schema (FEATURES) is defined here once; the writer below, the
 queue-runner readers below (used by mnist_backward.py and mnist_test.py) and
@@ -244,11 +247,10 @@ def generate(args, log=print):
         splits = {split: layout[split] for split in ("train", "test")}
         source = layout["source"]
     log(f"source: {source}")
-    shards = args.shards
     for split, (images, labels) in splits.items():
         out = os.path.join(args.data_dir, tfRecord_train if split == "train" else tfRecord_test)
         # Only training is split among workers; evaluation reads the one test file.
-        num_shards = shards if split == "train" else 1
+        num_shards = args.shards if split == "train" else 1
         count = write_tfRecord(out, images, labels, log=log, num_shards=num_shards)
         if num_shards == 1:
             log(f"wrote {count} {split} records to {out}")

@@ -6,6 +6,7 @@ runs are a few hundred global steps on the bundled sample.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -198,10 +199,10 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
 class Task:
     """One hand-started cluster task, its output in a file (so that no pipe can fill up)."""
 
-    def __init__(self, tmp_path, cwd, name, args):
+    def __init__(self, tmp_path, cwd, name, args, script="mnist_backward.py"):
         self.name, self.log = name, tmp_path / f"{name.replace(' ', '_')}-{time.monotonic_ns()}.log"
         with open(self.log, "w") as out:
-            self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_backward.py"), *args], cwd=cwd,
+            self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,
                                          stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
 
     def output(self):
@@ -296,10 +297,31 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
                 task.proc.kill()
                 task.proc.wait()
 
-    # The whole cluster restarted resumes from the checkpoint.
+    # The whole cluster restarted resumes from the checkpoint, and Ctrl-C
+    # on the launcher ends every task cleanly, the chief saving first.
     latest = tf.train.latest_checkpoint(str(model_dir))
     resumed = int(latest.rsplit("-", 1)[1])
-    status, output = launch(sharded_workdir, "--steps", str(resumed + 20), "--model-dir", str(model_dir))
-    assert status == 0, output
-    assert f"[worker 0] worker 0: resuming from {latest} at global_step " in output
-    assert max(g for _, g in reports(output).values()) >= resumed + 20
+    launcher = Task(tmp_path, sharded_workdir, "launcher", ["--steps", "1000000", "--model-dir", str(model_dir)],
+                    script="mnist_cluster.py")
+    try:
+        launcher.wait_for(rf"^\[worker 0\] worker 0: resuming from {re.escape(latest)} at global_step \d+")
+        launcher.wait_for(r"^\[worker 1\] After \d+ training steps")
+        launcher.proc.send_signal(signal.SIGINT)
+        assert launcher.wait(timeout=90) == 0, launcher.output()
+    finally:
+        if launcher.proc.poll() is None:
+            launcher.proc.kill()  # its tasks get SIGTERM from the kernel (PR_SET_PDEATHSIG)
+            launcher.proc.wait()
+    output = launcher.output()
+    assert "SIGINT: stopping the workers, then the parameter servers" in output
+    saved = re.search(r"^\[worker 0\] worker 0: SIGTERM: stopped at global_step (\d+); checkpoint saved to "
+                      rf"{re.escape(str(model_dir))}/mnist_model-(\d+)$", output, re.M)
+    assert saved and int(saved.group(2)) > resumed
+    assert tf.train.latest_checkpoint(str(model_dir)).endswith(f"mnist_model-{saved.group(2)}")
+    assert output.rstrip().endswith("exit status: ps 0 0, worker 0 0, worker 1 0")
+
+
+def test_launcher_help_names_its_own_flags(tmp_path):
+    result = run_script("mnist_cluster.py", "--help", cwd=tmp_path, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: ") and "--workers" in result.stdout and "--ps" in result.stdout
