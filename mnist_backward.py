@@ -247,6 +247,7 @@ def deadline(seconds, message):
     RunOptions time-out ends that wait.
     """
     def expire():
+        sys.stdout.flush()
         print(f"error: {message}", file=sys.stderr, flush=True)
         os._exit(1)
 

@@ -176,7 +176,7 @@ def main(argv=None):
     if args.verbose:
         worker_args.append("--verbose")
     statuses = run_cluster(args.ps, args.workers, worker_args)
-    print("exit status: " + ", ".join(f"{name} {code}" for name, code in statuses.items()))
+    print("exit status: " + ", ".join(f"{name}: {code}" for name, code in statuses.items()))
     return 0 if all(code == 0 for code in statuses.values()) else 1
 
 

@@ -144,7 +144,7 @@ def test_file_sources_and_worker_shares(tmp_path):
 def test_one_ps_two_workers_train_to_the_target_and_all_exit_0(async_run, sharded_workdir):
     status, output, model = async_run
     assert status == 0, output
-    assert output.rstrip().endswith("exit status: ps 0 0, worker 0 0, worker 1 0")
+    assert output.rstrip().endswith("exit status: ps 0: 0, worker 0: 0, worker 1: 0")
     assert "error" not in output.lower() and "Traceback" not in output
 
     done = reports(output)
@@ -318,7 +318,7 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
                       rf"{re.escape(str(model_dir))}/mnist_model-(\d+)$", output, re.M)
     assert saved and int(saved.group(2)) > resumed
     assert tf.train.latest_checkpoint(str(model_dir)).endswith(f"mnist_model-{saved.group(2)}")
-    assert output.rstrip().endswith("exit status: ps 0 0, worker 0 0, worker 1 0")
+    assert output.rstrip().endswith("exit status: ps 0: 0, worker 0: 0, worker 1: 0")
 
 
 def test_launcher_help_names_its_own_flags(tmp_path):
