@@ -42,7 +42,10 @@ SUMMARY_EVERY = 100  # distributed chief: global steps between TensorBoard scala
 TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 CLOSE_TIMEOUT_SECS = 10  # distributed: closing a session whose parameter server is gone never ends
-PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
+PS_POLL_SECS = 0.5
+MAX_FAILED_STEPS = 3  # distributed: this many failed steps in a row mean a parameter server is gone
+RETRY_SECS = 1  # distributed: pause before trying a failed step again
+MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours  # parameter server: how often the main thread looks for a stop signal
 
 
 def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None):
@@ -308,9 +311,11 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
     the same way. Every worker starts its queue runners under its own
     Coordinator and stops and joins them at the end, as backward() does.
     Stops when global_step reaches `steps` (asynchronous workers may pass it
-    by up to one step each) or on SIGINT/SIGTERM.
-    Raises DataError on bad input and ClusterError when a parameter server
-    is lost or start-up takes longer than `startup_timeout` seconds.
+    by up to one step each) or on SIGINT/SIGTERM. A step that fails with
+    UnavailableError or AbortedError is tried again, up to MAX_FAILED_STEPS
+    in a row. Raises DataError on bad input and ClusterError when a
+    parameter server is lost or start-up takes longer than
+    `startup_timeout` seconds.
     """
     num_workers, is_chief = len(worker_hosts), task_index == 0
     me = f"worker {task_index}"
@@ -391,15 +396,28 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
             if sync_replicas and is_chief:
                 sess.run(init_tokens_op, options=run_options)
                 sync_threads = chief_queue_runner.create_threads(sess, coord=sync_coord, daemon=True, start=True)
+            failed_in_a_row = 0
             try:
                 while step < steps and not stop.signal and not coord.should_stop():
                     previous = step
-                    if pipeline == "course":
-                        xs, ys = sess.run([graph["img_batch"], graph["label_batch"]], options=run_options)
-                        _, loss_value, step, rate = sess.run(fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys},
-                                                             options=run_options)
-                    else:
-                        _, loss_value, step, rate = sess.run(fetches, options=run_options)
+                    try:
+                        if pipeline == "course":
+                            xs, ys = sess.run([graph["img_batch"], graph["label_batch"]], options=run_options)
+                            _, loss_value, step, rate = sess.run(
+                                fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys}, options=run_options)
+                        else:
+                            _, loss_value, step, rate = sess.run(fetches, options=run_options)
+                    except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+                        # A busy machine can make gRPC resend a request, which TensorFlow then
+                        # aborts as a duplicate: the next step works. A lost parameter server
+                        # fails every step, and ends this worker after a few.
+                        failed_in_a_row += 1
+                        if failed_in_a_row >= MAX_FAILED_STEPS:
+                            raise
+                        log(f"{me}: step failed ({first_line(e)}); trying again")
+                        time.sleep(RETRY_SECS)
+                        continue
+                    failed_in_a_row = 0
                     local_steps += 1
                     # Other workers move global_step too, so the steps seen here may skip a multiple.
                     if crossed(previous, step, PRINT_EVERY) or local_steps == 1:
@@ -445,6 +463,9 @@ def train_distributed(task_index, ps_hosts, worker_hosts, steps=STEPS, batch_siz
     except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
         failure = ClusterError(f"{me}: lost a parameter server ({first_line(e)}); restart the whole cluster "
                                f"to resume from the latest checkpoint in {model_dir}")
+    except tf.errors.OpError as e:
+        failure = ClusterError(f"{me}: training failed ({first_line(e)}); restart the whole cluster "
+                               f"to resume from the latest checkpoint in {model_dir}")
     except BaseException as e:
         failure = e
     else:
@@ -486,15 +507,14 @@ def first_line(error):
     """A TensorFlow error's message in one line: where it happened and what, for a one-line report.
 
     "Graph execution error:\n\nFrom /job:ps/replica:0/task:0:\nSocket closed\n..." becomes
-    "/job:ps/replica:0/task:0: Socket closed".
+    "/job:ps/replica:0/task:0: Socket closed"; cut to MAX_MESSAGE characters.
     """
     lines = [line.strip() for line in (getattr(error, "message", None) or str(error)).splitlines()]
     lines = [line for line in lines if line and not line.startswith("Graph execution error")]
     if not lines:
         return type(error).__name__
-    if lines[0].startswith("From ") and len(lines) > 1:
-        return lines[0][len("From "):] + " " + lines[1]
-    return lines[0]
+    line = lines[0][len("From "):] + " " + lines[1] if lines[0].startswith("From ") and len(lines) > 1 else lines[0]
+    return line if len(line) <= MAX_MESSAGE else line[:MAX_MESSAGE - 3] + "..."
 
 
 def main(argv=None):

@@ -139,6 +139,15 @@ def test_file_sources_and_worker_shares(tmp_path):
         mnist_backward.worker_shards(files, 0, 5)
 
 
+def test_tensorflow_errors_are_quoted_in_one_short_line():
+    lost = tf.errors.UnavailableError(None, None, "Graph execution error:\n\nFrom /job:ps/replica:0/task:0:\n"
+                                                  "Socket closed\nAdditional GRPC error information ...")
+    assert mnist_backward.first_line(lost) == "/job:ps/replica:0/task:0: Socket closed"
+    duplicate = tf.errors.AbortedError(None, None, "The same RunGraph (Worker) request was received twice. " + "x" * 500)
+    quoted = mnist_backward.first_line(duplicate)
+    assert len(quoted) == mnist_backward.MAX_MESSAGE and quoted.startswith("The same RunGraph") and quoted.endswith("...")
+
+
 # ---------------------------------------------------------------- the launcher
 
 def test_one_ps_two_workers_train_to_the_target_and_all_exit_0(async_run, sharded_workdir):
