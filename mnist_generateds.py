@@ -101,33 +101,41 @@ def read_label_file(label_path):
     and line for anything else (missing or empty file, a line without a
     digit, a digit outside 0-9, a name listed twice).
     """
+    entries, seen = [], {}
     try:
-        with open(label_path, encoding="utf-8-sig") as f:
-            text = f.read()
+        with open(label_path, "rb") as f:
+            for number, raw in enumerate(f, start=1):  # streamed: the lines are never all held at once
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as e:
+                    raise DataError(f"{label_path}:{number}: not UTF-8 text ({e.reason} at byte {e.start} of the line)") from None
+                entry = _parse_label_line(line, label_path, number, seen)
+                if entry is not None:
+                    entries.append(entry)
     except FileNotFoundError:
         raise DataError(f"{label_path}: label file not found") from None
-    except UnicodeDecodeError as e:
-        raise DataError(f"{label_path}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise DataError(f"{label_path}: cannot read label file ({e.strerror})") from None
-    entries, seen = [], {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
-        if not line:
-            continue
-        fields = line.rsplit(None, 1)
-        if len(fields) != 2:
-            raise DataError(f"{label_path}:{number}: expected '<file name> <digit>', found {line!r}")
-        name, digit = fields
-        if not (digit.isdigit() and int(digit) < NUM_CLASSES):
-            raise DataError(f"{label_path}:{number}: label {digit!r} is not a digit 0-9")
-        if name in seen:
-            raise DataError(f"{label_path}:{number}: {name!r} is listed again (first on line {seen[name]})")
-        seen[name] = number
-        entries.append((name, int(digit), number))
     if not entries:
         raise DataError(f"{label_path}: label file is empty")
     return entries
+
+
+def _parse_label_line(line, label_path, number, seen):
+    """(name, digit, number) for one label-file line, None for a blank one; DataError otherwise."""
+    line = line.strip()
+    if not line:
+        return None
+    fields = line.rsplit(None, 1)
+    if len(fields) != 2:
+        raise DataError(f"{label_path}:{number}: expected '<file name> <digit>', found {line!r}")
+    name, digit = fields
+    if not (digit.isdigit() and int(digit) < NUM_CLASSES):
+        raise DataError(f"{label_path}:{number}: label {digit!r} is not a digit 0-9")
+    if name in seen:
+        raise DataError(f"{label_path}:{number}: {name!r} is listed again (first on line {seen[name]})")
+    seen[name] = number
+    return name, int(digit), number
 
 
 def decode_gray_jpeg(data):
@@ -297,17 +305,24 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None
     """
     entries = read_label_file(label_path)
     listed = {name for name, _, _ in entries}
+    found, extra = 0, []
     try:
-        present = set(os.listdir(image_path))
+        with os.scandir(image_path) as folder:  # streamed: 60,000 names are not held a second time
+            for item in folder:
+                if item.name in listed:
+                    found += 1
+                elif not item.name.startswith("."):
+                    extra.append(item.name)
     except OSError as e:
         raise DataError(f"{image_path}: cannot list image folder ({e.strerror})") from None
-    for name, _, number in entries:
-        if name not in present:
-            hint = f" (or the line has {len(name.split()) + 1} fields; expected '<file name> <digit>')" if " " in name else ""
-            raise DataError(f"{label_path}:{number}: image {name!r} not found in {image_path}{hint}")
-    extra = sorted(n for n in present - listed if not n.startswith("."))
+    if found < len(entries):
+        for name, _, number in entries:
+            if not os.path.isfile(os.path.join(image_path, name)):
+                hint = f" (or the line has {len(name.split()) + 1} fields; expected '<file name> <digit>')" if " " in name else ""
+                raise DataError(f"{label_path}:{number}: image {name!r} not found in {image_path}{hint}")
+    del listed
     if extra:
-        log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {extra[0]!r})")
+        log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {min(extra)!r})")
 
     out_dir = os.path.dirname(os.path.abspath(tfRecordName))
     try:

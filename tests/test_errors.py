@@ -144,6 +144,16 @@ def test_bad_label_line_names_file_and_line(tmp_path, capsys, bad_line, message)
     assert error_line(capsys) == f"error: {label_file}:3: {message}"
 
 
+def test_label_file_not_utf8_names_the_line(tmp_path, capsys):
+    image_dir, label_file, _ = make_layout(tmp_path)
+    lines = label_file.read_bytes().splitlines()
+    lines[3] = "café.jpg 7".encode("cp1252")  # saved by a Windows editor in its legacy code page
+    label_file.write_bytes(b"\n".join(lines) + b"\n")
+    assert generate(tmp_path, (image_dir, label_file)) == 1
+    assert error_line(capsys) == f"error: {label_file}:4: not UTF-8 text (invalid continuation byte at byte 3 of the line)"
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
 def test_three_fields_is_explained(tmp_path, capsys):
     image_dir, label_file, _ = make_layout(tmp_path)
     lines = label_file.read_text().splitlines()
