@@ -11,6 +11,11 @@ global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
 On a terminal a progress bar shows the step, rate, time left, loss and
 learning rate; TensorBoard summaries go to <model folder>/train
 (`tensorboard --logdir model` shows them beside mnist_test.py's eval/).
+
+With --job_name ps|worker, --task_index, --ps_hosts and --worker_hosts the
+same graph trains on TensorFlow's distributed runtime instead, one process
+per task (see mnist_distributed.py; mnist_cluster.py starts such a cluster
+on one machine).
 """
 import argparse
 import os
@@ -38,9 +43,10 @@ PRINT_EVERY = 1000  # steps between the course's loss lines
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
 SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slow training
 TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
+STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
 
-def build_graph(batch_size, train_examples, data_dir, pipeline):
+def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None):
     """Everything training runs: input pipeline, network, loss, optimizer, moving averages.
 
     train_examples (int) is the real record count: one epoch is
@@ -50,8 +56,14 @@ def build_graph(batch_size, train_examples, data_dir, pipeline):
     the "course" pipeline the network reads placeholders x, y_ fed from
     fetched batches, as the course did; in "fast" it reads the batch tensors
     directly.
+    train_files: list of TFRecord files read instead of data_dir's (a
+    distributed worker's own shards).
+    sync_replicas: None, or (replicas_to_aggregate, total_num_replicas) to
+    wrap the optimizer in tf.compat.v1.train.SyncReplicasOptimizer; the dict
+    then also holds "optimizer" (for its chief queue runner and tokens).
     """
-    img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir, pipeline=pipeline)
+    img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
+                                                           pipeline=pipeline, files=train_files)
     if pipeline == "course":
         x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, mnist_forward.OUTPUT_NODE])
@@ -67,11 +79,27 @@ def build_graph(batch_size, train_examples, data_dir, pipeline):
 
     learning_rate = tf.train.exponential_decay(
         LEARNING_RATE_BASE, global_step, train_examples / batch_size, LEARNING_RATE_DECAY, staircase=True)
-    train_step = tf.train.GradientDescentOptimizer(learning_rate).minimize(loss, global_step=global_step)
+    optimizer = tf.train.GradientDescentOptimizer(learning_rate)
     ema = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
-    ema_op = ema.apply(tf.trainable_variables())
-    with tf.control_dependencies([train_step, ema_op]):
-        train_op = tf.no_op(name="train")
+    if sync_replicas is None:
+        train_step = optimizer.minimize(loss, global_step=global_step)
+        # Each average is updated where its variable lives: on a cluster, on
+        # its parameter server, so the weights need not travel to a worker.
+        ema_ops = []
+        for var in tf.trainable_variables():
+            with tf.device(var.device):
+                ema_ops.append(ema.apply([var]))
+        with tf.control_dependencies([train_step, *ema_ops]):
+            train_op = tf.no_op(name="train")
+    else:
+        # A worker's train op only pushes its gradients and waits for a token;
+        # the chief's queue runner applies their average and then the moving
+        # averages, so both advance once per aggregated step, as on one machine.
+        replicas_to_aggregate, total_num_replicas = sync_replicas
+        optimizer = tf.train.SyncReplicasOptimizer(
+            optimizer, replicas_to_aggregate=replicas_to_aggregate, total_num_replicas=total_num_replicas,
+            variable_averages=ema, variables_to_average=tf.trainable_variables())
+        train_op = optimizer.minimize(loss, global_step=global_step)
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced
 
@@ -89,7 +117,7 @@ def build_graph(batch_size, train_examples, data_dir, pipeline):
     ])
     return dict(x=x, y_=y_, img_batch=img_batch, label_batch=label_batch, loss=loss,
                 learning_rate=learning_rate, global_step=global_step, train_op=train_op,
-                step_after=step_after, summary=summary)
+                step_after=step_after, summary=summary, optimizer=optimizer)
 
 
 def shuffle_queue():
@@ -145,6 +173,30 @@ class StopFlag:
             signal.signal(sig, handler)
 
 
+def prepare_model_dir(model_dir):
+    """Create model_dir if needed and clear what killed saves left; DataError if unusable."""
+    try:
+        os.makedirs(model_dir, exist_ok=True)
+        remove_unfinished_checkpoints(model_dir)
+    except OSError as e:
+        raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
+    if not os.access(model_dir, os.W_OK):
+        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
+
+
+def train_files_and_examples(data_dir):
+    """({file: record count}, description for messages) of the training data that data_dir names.
+
+    data_dir: a folder, file or pattern (see mnist_generateds.tfrecord_files);
+    every file is checked whole (mnist_generateds.check_tfrecord). Raises
+    DataError on missing or bad data.
+    """
+    files = mnist_generateds.tfrecord_files(data_dir)
+    counts = {f: mnist_generateds.check_tfrecord(f) for f in files}
+    where = files[0] if len(files) == 1 else f"{len(files)} files {files[0]} ... {files[-1]}"
+    return counts, where
+
+
 def restore_or_init(sess, saver, model_dir):
     """Initialise the variables, then restore the latest checkpoint in model_dir if any.
 
@@ -181,7 +233,8 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
              keep=KEEP_CHECKPOINTS, log=print, quiet=False, summary_every=SUMMARY_EVERY):
     """Train until global_step reaches `steps`; returns the final global_step.
 
-    Reads data_dir/mnist_train.tfrecords, writes checkpoints
+    Reads data_dir/mnist_train.tfrecords (or its shards; data_dir may also
+    be a file or a pattern, see mnist_generateds.tfrecord_files), writes checkpoints
     model_dir/mnist_model-<global_step> every `save_every` steps (keeping the
     newest `keep`), at the end and on SIGINT/SIGTERM, after which it raises
     Interrupted. Writes TensorBoard summaries to model_dir/train every
@@ -194,16 +247,10 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     unwritable model folder, checkpoint of another graph, a failing reader
     thread).
     """
-    train_path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
-    train_examples = mnist_generateds.check_tfrecord(train_path)
-    try:
-        os.makedirs(model_dir, exist_ok=True)
-        remove_unfinished_checkpoints(model_dir)
-    except OSError as e:
-        raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
-    if not os.access(model_dir, os.W_OK):
-        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
-    graph = build_graph(batch_size, train_examples, data_dir, pipeline)
+    counts, train_path = train_files_and_examples(data_dir)
+    train_examples = sum(counts.values())
+    prepare_model_dir(model_dir)
+    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts))
     saver = tf.train.Saver(max_to_keep=keep)
     save_path = os.path.join(model_dir, MODEL_NAME)
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
@@ -271,7 +318,9 @@ def main(argv=None):
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
     parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="examples per training step")
-    parser.add_argument("--data-dir", default=mnist_generateds.data_path, help="folder holding mnist_train.tfrecords")
+    parser.add_argument("--data-dir", default=mnist_generateds.data_path,
+                        help="folder holding mnist_train.tfrecords or its shards, or a file pattern such as "
+                             "'data/mnist_train-*'")
     parser.add_argument("--model-dir", default=MODEL_SAVE_PATH, help="checkpoint folder (read to resume, written)")
     parser.add_argument("--pipeline", choices=("fast", "course"), default="fast",
                         help="fast: many records per reader op, batches wired into the network; "
@@ -282,9 +331,24 @@ def main(argv=None):
                         help=f"steps between TensorBoard summaries (in <model-dir>/{TRAIN_LOG_DIR})")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    cluster = parser.add_argument_group("distributed training (TensorFlow's gRPC runtime; see mnist_cluster.py)")
+    cluster.add_argument("--job_name", "--job-name", choices=("ps", "worker"),
+                         help="this process's job: parameter server or worker (none: train on this machine alone)")
+    cluster.add_argument("--task_index", "--task-index", type=int, default=0,
+                         help="this process's index in its job; worker 0 is the chief")
+    cluster.add_argument("--ps_hosts", "--ps-hosts", help="parameter servers, HOST:PORT,HOST:PORT,...")
+    cluster.add_argument("--worker_hosts", "--worker-hosts", help="workers, HOST:PORT,HOST:PORT,...")
+    cluster.add_argument("--sync_replicas", "--sync-replicas", action="store_true",
+                         help="aggregate one gradient per worker per update (SyncReplicasOptimizer) "
+                              "instead of asynchronous updates")
+    cluster.add_argument("--startup-timeout", type=float, default=STARTUP_TIMEOUT_SECS,
+                         help="seconds to wait for the parameter servers and the chief before giving up")
     args = parser.parse_args(argv)
     if args.steps < 0 or min(args.batch_size, args.save_every, args.keep, args.summary_every) < 1:
         parser.error("--steps must be >= 0; --batch-size, --save-every, --keep and --summary-every >= 1")
+    if args.job_name or args.ps_hosts or args.worker_hosts:
+        import mnist_distributed  # only a cluster task needs it; it imports this module for the graph
+        return mnist_distributed.main(args, parser)
     try:
         backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline,
                  args.save_every, args.keep, quiet=args.quiet, summary_every=args.summary_every)

@@ -5,7 +5,10 @@ and a label file whose lines are `<file name> <digit>` (the course layout,
 e.g. mnist_data_jpg/mnist_train_jpg_60000/ and mnist_train_jpg_60000.txt),
 and writes one tf.train.Example per image, in label-file order, to
 data/mnist_train.tfrecords and data/mnist_test.tfrecords. When the JPG layout
-is missing it is built first from IDX files (see mnist_idx.py).
+is missing it is built first from IDX files (see mnist_idx.py). With
+--shards N the training records go round-robin into N files instead,
+data/mnist_train-00000-of-0000N.tfrecords ..., one or more per worker of a
+distributed training (see mnist_cluster.py).
 
 The record schema (FEATURES) is defined here once; the writer below, the
 queue-runner readers below (used by mnist_backward.py and mnist_test.py) and
@@ -13,6 +16,7 @@ the tests all use it.
 """
 import argparse
 import contextlib
+import glob
 import io
 import multiprocessing
 import os
@@ -39,6 +43,7 @@ label_test_path = "./mnist_data_jpg/mnist_test_jpg_10000.txt"
 data_path = "./data"
 tfRecord_train = "mnist_train.tfrecords"
 tfRecord_test = "mnist_test.tfrecords"
+SHARD_SUFFIX = "-{index:05d}-of-{count:05d}"  # TensorFlow's shard naming: mnist_train-00000-of-00004.tfrecords
 
 # The record schema: one tf.train.Example per image.
 IMAGE_SIZE = 28
@@ -289,21 +294,51 @@ def encoded_chunks(pool, workers, image_path, entries, templates):
         yield pending.popleft().get()
 
 
-def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None, quiet=False):
-    """Write one split's TFRecord file from its image folder and label file.
+def shard_name(tfRecordName, index, num_shards):
+    """Path of shard `index` (from 0) of `num_shards`, in TensorFlow's shard naming.
 
-    One tf.train.Example per label-file line, in line order (schema: FEATURES),
-    the same Examples as the course's one-image-at-a-time loop writes,
-    serialized deterministically (see record_template). Images
+    shard_name("data/mnist_train.tfrecords", 0, 4) is
+    "data/mnist_train-00000-of-00004.tfrecords".
+    """
+    stem, ext = os.path.splitext(tfRecordName)
+    return stem + SHARD_SUFFIX.format(index=index, count=num_shards) + ext
+
+
+def shard_files(tfRecordName):
+    """Existing shard files of tfRecordName (any shard count), sorted by name."""
+    stem, ext = os.path.splitext(tfRecordName)
+    digits = "[0-9]" * 5
+    return sorted(glob.glob(glob.escape(stem) + f"-{digits}-of-{digits}" + ext))
+
+
+def output_files(tfRecordName, num_shards=1):
+    """The files write_tfRecord writes: [tfRecordName], or its num_shards shard names."""
+    if num_shards == 1:
+        return [tfRecordName]
+    return [shard_name(tfRecordName, i, num_shards) for i in range(num_shards)]
+
+
+def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None, quiet=False, num_shards=1):
+    """Write one split's TFRecord file(s) from its image folder and label file.
+
+    One tf.train.Example per label-file line (schema: FEATURES), the same
+    Examples as the course's one-image-at-a-time loop writes, serialized
+    deterministically (see record_template). num_shards 1 writes
+    tfRecordName in line order; num_shards n > 1 writes the n files
+    output_files(tfRecordName, n) instead, record k going to shard k % n
+    (round-robin: shard sizes differ by at most one record). Images
     are decoded by `workers` processes (default: default_workers(); 1 decodes
     here) in chunks, and the records streamed to the writer. The file is
     written under a temporary name in the same folder and renamed only when
-    complete, so an interrupted run never leaves a truncated file in place of
-    a good one. A progress bar counts the images on a terminal (see
+    all are complete, so an interrupted run never leaves a truncated file in
+    place of a good one. A progress bar counts the images on a terminal (see
     progress_bar). Returns the number of records written.
-    Raises DataError naming the file (and line) on bad input or a failed write.
+    Raises DataError naming the file (and line) on bad input or a failed
+    write, or when there are fewer records than shards.
     """
     entries = read_label_file(label_path)
+    if num_shards > len(entries):
+        raise DataError(f"{label_path}: {len(entries)} records cannot fill {num_shards} shards; use fewer --shards")
     listed = {name for name, _, _ in entries}
     found, extra = 0, []
     try:
@@ -324,13 +359,19 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None
     if extra:
         log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {min(extra)!r})")
 
+    outputs = output_files(tfRecordName, num_shards)
     out_dir = os.path.dirname(os.path.abspath(tfRecordName))
+    tmps = []
     try:
         os.makedirs(out_dir, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(tfRecordName) + ".", suffix=".tmp", dir=out_dir)
-        os.close(fd)
-        mnist_idx.public_mode(tmp)
+        for out in outputs:
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".tmp", dir=out_dir)
+            os.close(fd)
+            tmps.append(tmp)
+            mnist_idx.public_mode(tmp)
     except OSError as e:
+        for tmp in tmps:
+            mnist_idx._remove(tmp)
         raise DataError(f"{out_dir}: cannot write output folder ({e.strerror})") from None
     templates = [record_template(digit) for digit in range(NUM_CLASSES)]
     if workers is None:
@@ -338,16 +379,22 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None
     workers = min(workers, -(-len(entries) // CHUNK_SIZE))  # no idle processes for a small split
     converted = []
     try:
-        with decoding_pool(workers) as pool, tf.io.TFRecordWriter(tmp) as writer, progress_bar(
-                quiet, total=len(entries), desc=os.path.basename(tfRecordName), unit="img") as bar:
+        with contextlib.ExitStack() as stack:
+            pool = stack.enter_context(decoding_pool(workers))  # forked before the writers open
+            writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
+            bar = stack.enter_context(progress_bar(quiet, total=len(entries), desc=os.path.basename(tfRecordName), unit="img"))
+            k = 0
             for records, notes in encoded_chunks(pool, workers, image_path, entries, templates):
                 converted += notes
                 for record in records:
-                    writer.write(record)
+                    writers[k % num_shards].write(record)
+                    k += 1
                 bar.update(len(records))
-        os.replace(tmp, tfRecordName)
+        for tmp, out in zip(tmps, outputs):
+            os.replace(tmp, out)
     except BaseException as e:
-        mnist_idx._remove(tmp)
+        for tmp in tmps:
+            mnist_idx._remove(tmp)
         if isinstance(e, (tf.errors.OpError, OSError)):
             raise DataError(f"{tfRecordName}: write failed ({getattr(e, 'message', None) or e})") from None
         raise
@@ -358,14 +405,22 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None
 
 
 def generate(args, log=print):
-    """Resolve the JPG layout (building it when missing) and write both TFRecord files."""
+    """Resolve the JPG layout (building it when missing) and write both TFRecord files.
+
+    With args.shards N > 1 the training split is written as N shards (see
+    write_tfRecord); the test split is always one file, read whole by
+    mnist_test.py. Files of the other form (the single training file, or
+    shards of another count) are removed once the new ones are in place, so
+    a folder never holds two generations of one split.
+    """
     splits = {"train": (args.train_images, args.train_labels), "test": (args.test_images, args.test_labels)}
     explicit = any(p is not None for pair in splits.values() for p in pair)
     default_exists = os.path.isdir(image_train_path) and os.path.isfile(label_train_path)
     if explicit:
-        for split, (images, labels) in splits.items():
-            if images is None or labels is None:
-                raise DataError(f"--{split}-images and --{split}-labels must be given together with the other split's paths")
+        missing = [f"--{split}-{kind}" for split, pair in splits.items() for kind, p in zip(("images", "labels"), pair) if p is None]
+        if missing:
+            raise DataError(f"give all four of --train-images, --train-labels, --test-images and --test-labels "
+                            f"(missing: {', '.join(missing)})")
         source = "the folders given on the command line"
     elif (args.idx_dir is None and default_exists and args.jpg_dir == jpg_path
           and mnist_idx.read_manifest(jpg_path) is None):
@@ -377,21 +432,40 @@ def generate(args, log=print):
         source = layout["source"]
     log(f"source: {source}")
     remove_stale_temporaries(args.data_dir)
-    # Both files or neither: each split is written under a hidden staging
-    # name first, and both are renamed only once both are complete.
-    staged = {}
+    # All files or none: each split is written under hidden staging names
+    # first, and all are renamed only once every split is complete.
+    staged = []
     try:
         for split, (images, labels) in splits.items():
             out = os.path.join(args.data_dir, tfRecord_train if split == "train" else tfRecord_test)
             staging = os.path.join(args.data_dir, STAGING_PREFIX + os.path.basename(out))
-            count = write_tfRecord(staging, images, labels, log=log, workers=args.workers, quiet=args.quiet)
-            staged[staging] = (out, split, count)
-        for staging, (out, split, count) in staged.items():
-            os.replace(staging, out)
-            log(f"wrote {count} {split} records to {out}")
+            num_shards = args.shards if split == "train" else 1  # evaluation reads the one test file
+            count = write_tfRecord(staging, images, labels, log=log, workers=args.workers, quiet=args.quiet,
+                                   num_shards=num_shards)
+            staged.append((split, out, count, list(zip(output_files(staging, num_shards), output_files(out, num_shards)))))
+        for split, out, count, renames in staged:
+            for staging, final in renames:
+                os.replace(staging, final)
+            remove_other_forms(out, [final for _, final in renames], log)
+            if len(renames) == 1:
+                log(f"wrote {count} {split} records to {out}")
+            else:
+                log(f"wrote {count} {split} records round-robin to {len(renames)} shards "
+                    f"{renames[0][1]} ... {renames[-1][1]}")
     finally:
-        for staging in staged:
-            mnist_idx._remove(staging)
+        for _, _, _, renames in staged:
+            for staging, _ in renames:
+                mnist_idx._remove(staging)
+
+
+def remove_other_forms(tfRecordName, outputs, log=print):
+    """Delete tfRecordName and its shards of any count, except `outputs` (the files just written)."""
+    stale = [old for old in [tfRecordName] + shard_files(tfRecordName) if old not in outputs and os.path.exists(old)]
+    for old in stale:
+        mnist_idx._remove(old)
+    if stale:
+        log(f"removed {len(stale)} file(s) of an earlier run ({os.path.basename(stale[0])}"
+            + (" ..." if len(stale) > 1 else "") + f"), replaced by {len(outputs)} file(s)")
 
 
 def remove_stale_temporaries(data_dir):
@@ -408,6 +482,10 @@ def remove_stale_temporaries(data_dir):
 def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read=None):
     """Course reader stage: filename queue -> TFRecordReader -> parse -> decode.
 
+    tfRecord_path: one file (str), or a list of files (shards) that the
+    filename queue cycles through (in a new random order each epoch when
+    `shuffle`).
+
     Source: the course's read_tfRecord on tf.compat.v1's
     string_input_producer, TFRecordReader and parse_single_example /
     parse_example. Returns (img, label):
@@ -419,7 +497,8 @@ def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read
     variables initialised). Converting to float happens after batching,
     where it is cheaper (see to_float).
     """
-    filename_queue = tf.train.string_input_producer([tfRecord_path], num_epochs=num_epochs, shuffle=shuffle)
+    paths = [tfRecord_path] if isinstance(tfRecord_path, str) else list(tfRecord_path)
+    filename_queue = tf.train.string_input_producer(paths, num_epochs=num_epochs, shuffle=shuffle)
     reader = tf.TFRecordReader()
     if records_per_read is None:
         _, serialized = reader.read(filename_queue)
@@ -438,8 +517,12 @@ def to_float(img, label):
     return tf.cast(img, tf.float32) * (1.0 / 255), tf.cast(label, tf.float32)
 
 
-def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast"):
-    """Shuffled training batches from data_dir's TFRecord file (course step).
+def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=None):
+    """Shuffled training batches from data_dir's TFRecord file(s) (course step).
+
+    data_dir: a folder, file or pattern (see tfrecord_files); `files`, a
+    list of TFRecord files, is read instead when given (a distributed
+    worker's own shards).
 
     Returns img_batch float32 [num, 784] in [0, 1] and label_batch float32
     [num, 10] one-hot, drawn by tf.compat.v1.train.shuffle_batch with 2
@@ -450,7 +533,7 @@ def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast"):
     records per op and enqueues them together (enqueue_many), which keeps
     the same queue semantics in examples.
     """
-    path = os.path.join(data_dir, tfRecord_train if isTrain else tfRecord_test)
+    path = files or tfrecord_files(data_dir, isTrain)
     capacity = max(CAPACITY, MIN_AFTER_DEQUEUE + num)
     many = pipeline == "fast"
     img, label = read_tfRecord(path, records_per_read=RECORDS_PER_READ if many else None)
@@ -458,6 +541,39 @@ def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast"):
         [img, label], batch_size=num, num_threads=NUM_THREADS, capacity=capacity,
         min_after_dequeue=MIN_AFTER_DEQUEUE, enqueue_many=many)
     return to_float(img_batch, label_batch)
+
+
+def tfrecord_files(source=data_path, isTrain=True):
+    """The TFRecord files that a folder, a file or a file pattern names, sorted by name.
+
+    A folder gives its complete shard set mnist_train-NNNNN-of-NNNNN.tfrecords
+    (see shard_name) when it has one, else its mnist_train.tfrecords
+    (mnist_test.tfrecords when not isTrain); a pattern such as
+    "data/mnist_train-*" gives the files it matches (glob). Returns a
+    non-empty list of paths. Raises DataError naming the source when
+    nothing matches or a folder's shard set is incomplete.
+    """
+    if os.path.isdir(source):
+        single = os.path.join(source, tfRecord_train if isTrain else tfRecord_test)
+        shards = shard_files(single)
+        if not shards:
+            if not os.path.isfile(single):
+                raise DataError(f"{single}: TFRecord file not found; run `python mnist_generateds.py` first")
+            return [single]
+        counts = {int(os.path.splitext(p)[0].rsplit("-of-", 1)[1]) for p in shards}
+        expected = output_files(single, max(counts))
+        if len(counts) > 1 or shards != expected:
+            raise DataError(f"{source}: incomplete or mixed shard set ({len(shards)} files named "
+                            f"{os.path.basename(shards[0])} ...); rerun `python mnist_generateds.py --shards N`")
+        return shards
+    if glob.has_magic(source):
+        files = sorted(p for p in glob.glob(source) if os.path.isfile(p))
+        if not files:
+            raise DataError(f"{source}: no TFRecord file matches this pattern")
+        return files
+    if not os.path.isfile(source):
+        raise DataError(f"{source}: no such folder or TFRecord file; run `python mnist_generateds.py` first")
+    return [source]
 
 
 def get_tfrecord_once(num, tfRecord_path):
@@ -556,11 +672,16 @@ def main(argv=None):
     parser.add_argument("--data-dir", default=data_path, help="output folder for the TFRecord files")
     parser.add_argument("--workers", type=int, default=default_workers(),
                         help="processes decoding images (1: decode in this process, one image at a time)")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="split the training records round-robin into this many files "
+                             "mnist_train-00000-of-0000N.tfrecords ... (for distributed training)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")
+    if args.shards < 1:
+        parser.error("--shards must be >= 1")
     try:
         generate(args)
     except DataError as e:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_script
+from conftest import ROOT
 import mnist_backward
 import mnist_test
 from tf_compat import tf

@@ -1,6 +1,4 @@
 """The network, the training loop, resume and evaluation, on the bundled sample (the app: test_app.py)."""
-import os
-import shutil
 
 import numpy as np
 import pytest

@@ -1,0 +1,189 @@
+"""Try distributed training on one machine: parameter servers and workers on 127.0.0.1.
+
+  python mnist_generateds.py --shards 2           # one shard (or more) per worker
+  python mnist_cluster.py --ps 1 --workers 2 --steps 2000
+  python mnist_test.py --once                     # the chief's checkpoints, as usual
+
+Starts `mnist_backward.py --job_name ps|worker ...` once per task, on free
+ports of 127.0.0.1, prints each command (the same commands run the cluster
+on several machines, with real host names), streams their output prefixed
+with `[ps 0]`, `[worker 1]`, ..., waits for the workers and then stops the
+parameter servers. Ctrl-C or SIGTERM asks the workers to stop (the chief
+saves a checkpoint), then the parameter servers. Flags other than --ps and
+--workers go to every worker (see `python mnist_backward.py --help`).
+Exit status 0 when every process ended with status 0, 128 + signal number
+(130 for Ctrl-C) when stopped by a signal, 1 otherwise.
+No scheduler and no transport of our own: the processes talk through
+TensorFlow's gRPC runtime; this script only starts, watches and stops them.
+"""
+import argparse
+import ctypes
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BACKWARD = os.path.join(HERE, "mnist_backward.py")
+HOST = "127.0.0.1"
+PS_TASKS = 1
+WORKER_TASKS = 2
+GRACE_SECS = 30  # after a stop request: how long a process may take to save and exit before it is killed
+POLL_SECS = 0.2
+PR_SET_PDEATHSIG = 1  # prctl option: the kernel signals the child when the launcher dies
+
+
+def free_ports(count, host=HOST):
+    """`count` distinct TCP ports that were free on `host` a moment ago (bound to port 0, then released)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable):
+    """[(name, argv)] for every task: ps first, then the workers, worker 0 (the chief) first."""
+    cluster = ["--ps_hosts", ",".join(ps_hosts), "--worker_hosts", ",".join(worker_hosts)]
+    verbose = ["--verbose"] if "--verbose" in worker_args else []
+    tasks = [(f"ps {i}", [python, BACKWARD, "--job_name", "ps", "--task_index", str(i), *cluster, *verbose])
+             for i in range(len(ps_hosts))]
+    tasks += [(f"worker {i}", [python, BACKWARD, "--job_name", "worker", "--task_index", str(i), *cluster, *worker_args])
+              for i in range(len(worker_hosts))]
+    return tasks
+
+
+def _die_with_parent():
+    """In the child: get SIGTERM if the launcher dies, even by SIGKILL, so no task is left running (Linux)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def _stream(pipe, prefix, out, lock):
+    """Copy a child's output to `out` line by line, each line prefixed."""
+    for line in pipe:
+        with lock:
+            out.write(prefix + line)
+            out.flush()
+    pipe.close()
+
+
+class Cluster:
+    """The task processes of one cluster, started together and stopped in order (workers, then ps)."""
+
+    def __init__(self, tasks, out=sys.stdout, err=sys.stderr, cwd=None):
+        self.procs = {}
+        env = dict(os.environ, PYTHONUNBUFFERED="1")  # lines reach us as they are printed
+        preexec = _die_with_parent if sys.platform.startswith("linux") else None
+        # All processes are forked before any reader thread exists, as preexec_fn requires.
+        for name, argv in tasks:
+            self.procs[name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                                cwd=cwd, env=env, start_new_session=True, preexec_fn=preexec)
+        lock = threading.Lock()
+        self.readers = []
+        for name, proc in self.procs.items():
+            for pipe, stream in ((proc.stdout, out), (proc.stderr, err)):
+                reader = threading.Thread(target=_stream, args=(pipe, f"[{name}] ", stream, lock), daemon=True)
+                reader.start()
+                self.readers.append(reader)
+
+    def running(self, job):
+        """Names of the tasks of `job` ("ps" or "worker") still running."""
+        return [name for name, proc in self.procs.items() if name.startswith(job) and proc.poll() is None]
+
+    def signal(self, job, signum):
+        for name in self.running(job):
+            self.procs[name].send_signal(signum)
+
+    def stop(self, job, grace=GRACE_SECS):
+        """SIGTERM every running task of `job`, wait up to `grace` seconds, then SIGKILL what is left."""
+        self.signal(job, signal.SIGTERM)
+        end = time.monotonic() + grace
+        while self.running(job) and time.monotonic() < end:
+            time.sleep(POLL_SECS)
+        self.signal(job, signal.SIGKILL)
+        for name, proc in self.procs.items():
+            if name.startswith(job):
+                proc.wait()
+
+    def finish(self):
+        """Wait for the readers to drain; returns {name: exit status}."""
+        for reader in self.readers:
+            reader.join(timeout=5)
+        return {name: proc.returncode for name, proc in self.procs.items()}
+
+
+def run_cluster(num_ps, num_workers, worker_args, log=print):
+    """Start a cluster on 127.0.0.1, wait for its workers, then stop its parameter servers.
+
+    Returns ({task name: exit status}, the first stop signal's number or
+    None). SIGINT/SIGTERM during the run stop the
+    workers first (SIGTERM, so the chief saves a checkpoint; SIGKILL after
+    GRACE_SECS), then the parameter servers; a second Ctrl-C kills the
+    workers at once.
+    """
+    ports = free_ports(num_ps + num_workers)
+    ps_hosts = [f"{HOST}:{p}" for p in ports[:num_ps]]
+    worker_hosts = [f"{HOST}:{p}" for p in ports[num_ps:]]
+    tasks = task_commands(ps_hosts, worker_hosts, worker_args)
+    for name, argv in tasks:
+        log(f"{name}: {shlex.join(argv)}")
+    requests = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: requests.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    cluster = None
+    try:
+        cluster = Cluster(tasks)
+        kill_at = None
+        while cluster.running("worker"):
+            if requests and kill_at is None:
+                log(f"{signal.Signals(requests[0]).name}: stopping the workers, then the parameter servers")
+                cluster.signal("worker", signal.SIGTERM)
+                kill_at = time.monotonic() + GRACE_SECS
+            if kill_at is not None and (time.monotonic() > kill_at or requests.count(signal.SIGINT) > 1):
+                cluster.signal("worker", signal.SIGKILL)
+            time.sleep(POLL_SECS)
+        cluster.stop("ps")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if cluster is not None:
+            for proc in cluster.procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+    return cluster.finish(), (requests[0] if requests else None)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Other flags go to every worker.",
+                                     allow_abbrev=False,
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--ps", type=int, default=PS_TASKS, help="number of parameter servers")
+    parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (in every task)")
+    args, worker_args = parser.parse_known_args(argv)
+    if args.ps < 1 or args.workers < 1:
+        parser.error("--ps and --workers must be >= 1")
+    if args.verbose:
+        worker_args.append("--verbose")
+    statuses, stopped_by = run_cluster(args.ps, args.workers, worker_args)
+    print("exit status: " + ", ".join(f"{name}: {code}" for name, code in statuses.items()))
+    if stopped_by is not None:
+        return 128 + stopped_by
+    return 0 if all(code == 0 for code in statuses.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

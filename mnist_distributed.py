@@ -1,0 +1,389 @@
+"""Course step 2 on TensorFlow's distributed runtime: parameter servers and workers.
+
+Not run directly: `python mnist_backward.py --job_name ps|worker --task_index I
+--ps_hosts H:P,... --worker_hosts H:P,...` lands here, once per task
+(mnist_cluster.py starts such a cluster on one machine). Source: TF1's
+between-graph replication, as in its mnist_replica.py example:
+tf.compat.v1.train.Server on a ClusterSpec of a "ps" and a "worker" job,
+mnist_backward.build_graph() with its variables on the parameter servers
+(replica_device_setter) and its queue-runner input pipeline on each worker,
+which reads only its own shards (mnist_generateds.py --shards N). Worker 0
+is the chief: it initializes or restores the variables and writes the
+checkpoints and TensorBoard summaries that mnist_test.py reads as usual.
+"""
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+
+from tf_compat import tf
+import mnist_backward
+import mnist_forward
+import mnist_generateds
+from mnist_backward import Interrupted, StopFlag
+from mnist_idx import DataError
+
+CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
+PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
+MAX_FAILED_STEPS = 3  # this many failed steps in a row mean a parameter server is gone
+RETRY_SECS = 1  # pause before trying a failed step again
+MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
+
+
+class ClusterError(Exception):
+    """The cluster failed: a parameter server lost, a step or start-up that never finished."""
+
+
+def parse_hosts(text, flag):
+    """"h1:p1,h2:p2" -> ["h1:p1", "h2:p2"]; raises ValueError naming `flag` on a bad entry."""
+    hosts = [h.strip() for h in (text or "").split(",") if h.strip()]
+    for host in hosts:
+        name, _, port = host.rpartition(":")
+        if not name or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{flag}: {host!r} is not HOST:PORT")
+    if not hosts:
+        raise ValueError(f"{flag}: give at least one HOST:PORT")
+    if len(set(hosts)) != len(hosts):
+        raise ValueError(f"{flag}: a HOST:PORT is listed twice")
+    return hosts
+
+
+def worker_shards(files, task_index, num_workers):
+    """This worker's own training files: files[task_index::num_workers].
+
+    Every file goes to exactly one worker, so in one epoch no two workers
+    read the same record. Raises DataError when there are fewer files than
+    workers (a worker would have nothing to read).
+    """
+    if len(files) < num_workers:
+        raise DataError(f"{os.path.dirname(files[0]) or '.'}: {len(files)} training file(s) for {num_workers} workers; "
+                        f"run `python mnist_generateds.py --shards {num_workers}` (or a multiple) first")
+    return files[task_index::num_workers]
+
+
+@contextlib.contextmanager
+def deadline(seconds, message):
+    """Ends the process with `error: <message>` and status 1 if the block outlasts `seconds`.
+
+    Needed around session creation and closing: TensorFlow's master waits
+    without limit for an unreachable task (master.cc, DeviceFinder::Wait),
+    and neither operation_timeout_in_ms nor a RunOptions time-out ends that wait.
+    """
+    def expire():
+        sys.stdout.flush()
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def start_server(cluster, job_name, task_index):
+    """This task's tf.compat.v1.train.Server; ClusterError when its port cannot be served."""
+    try:
+        return tf.train.Server(cluster, job_name=job_name, task_index=task_index)
+    except (tf.errors.OpError, ValueError) as e:
+        address = cluster.task_address(job_name, task_index)
+        raise ClusterError(f"{job_name} {task_index}: cannot serve {address} ({getattr(e, 'message', e)}); "
+                           "is the port in use or the host not this machine?") from None
+
+
+def serve_ps(cluster, task_index, log=print):
+    """Run parameter server `task_index` of `cluster` (a tf.train.ClusterSpec) until SIGINT/SIGTERM.
+
+    The gRPC server holds the variables that replica_device_setter places on
+    this task and serves them from its own threads; the main thread only
+    waits for a signal, so that Ctrl-C or SIGTERM ends the process normally
+    (server.join() would never return). Stopping is a parameter server's
+    normal end: returns 0.
+    """
+    start_server(cluster, "ps", task_index)
+    log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
+        "(Ctrl-C or SIGTERM to stop)")
+    with StopFlag() as stop:
+        while not stop.signal:
+            time.sleep(PS_POLL_SECS)
+    log(f"ps {task_index}: {stop.signal.name}: stopped")
+    return 0
+
+
+def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_size=mnist_backward.BATCH_SIZE,
+                      data_dir=mnist_generateds.data_path, model_dir=mnist_backward.MODEL_SAVE_PATH,
+                      pipeline="fast", sync_replicas=False, startup_timeout=mnist_backward.STARTUP_TIMEOUT_SECS,
+                      save_every=mnist_backward.SAVE_EVERY, keep=mnist_backward.KEEP_CHECKPOINTS,
+                      summary_every=mnist_backward.SUMMARY_EVERY, log=print):
+    """Worker `task_index` of `cluster` (a tf.train.ClusterSpec); returns the last global_step it saw.
+
+    Builds mnist_backward.build_graph() under replica_device_setter, so the
+    variables, their moving averages and global_step live on the parameter
+    servers, and the input pipeline reads this worker's own shards
+    (worker_shards). Updates are asynchronous, or with sync_replicas
+    aggregated over all workers by SyncReplicasOptimizer. Worker 0 is the
+    chief: it restores the latest checkpoint in model_dir or initializes the
+    variables (tf.train.SessionManager.prepare_session), starts
+    SyncReplicasOptimizer's chief queue runner, writes a checkpoint each
+    time global_step passes a multiple of `save_every` (keeping `keep`) and
+    at the end, and the TensorBoard summaries of mnist_backward.backward()
+    to model_dir/train. The others wait until the variables are ready
+    (SessionManager.wait_for_session); a restarted worker rejoins the same
+    way. Every worker starts its queue runners under a Coordinator and stops
+    and joins them at the end. Stops when global_step reaches `steps`
+    (asynchronous workers may pass it by up to one step each), or on
+    SIGINT/SIGTERM, raising Interrupted after the chief has saved. A step
+    failing with UnavailableError or AbortedError is tried again, up to
+    MAX_FAILED_STEPS in a row. Raises DataError on bad input and
+    ClusterError when a parameter server is lost or start-up takes longer
+    than `startup_timeout` seconds.
+    """
+    num_workers, is_chief = cluster.num_tasks("worker"), task_index == 0
+    ps_hosts = ",".join(cluster.job_tasks("ps"))
+    me = f"worker {task_index}"
+    counts, _ = mnist_backward.train_files_and_examples(data_dir)
+    my_files = worker_shards(list(counts), task_index, num_workers)
+    ckpt = None
+    if is_chief:
+        mnist_backward.prepare_model_dir(model_dir)
+        ckpt = tf.train.latest_checkpoint(model_dir)
+
+    server = start_server(cluster, "worker", task_index)
+    worker_device = f"/job:worker/task:{task_index}"
+    with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
+        graph = mnist_backward.build_graph(batch_size, sum(counts.values()), data_dir, pipeline, my_files,
+                                           (num_workers, num_workers) if sync_replicas else None)
+    with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
+        saver = tf.train.Saver(max_to_keep=keep)
+        init_op = tf.global_variables_initializer()
+        local_init_op = tf.local_variables_initializer()
+        if sync_replicas:
+            optimizer = graph["optimizer"]
+            with tf.control_dependencies([local_init_op]):
+                local_init_op = optimizer.chief_init_op if is_chief else optimizer.local_step_init_op
+            init_tokens_op = optimizer.get_init_tokens_op()
+            chief_queue_runner = optimizer.get_chief_queue_runner()
+            ready_for_local_init_op = optimizer.ready_for_local_init_op
+        else:
+            ready_for_local_init_op = tf.report_uninitialized_variables(tf.global_variables())
+        ready_op = tf.report_uninitialized_variables()
+    if ckpt is not None:
+        try:
+            mnist_forward.check_checkpoint(ckpt, {v.op.name: v for v in tf.global_variables()})
+        except ValueError as e:
+            raise DataError(f"{e}; use another --model-dir or delete {model_dir}") from None
+    tf.get_default_graph().finalize()
+
+    # Only the parameter servers and this worker take part in this worker's
+    # session, so a worker that dies or restarts does not hold up the others.
+    config = tf.ConfigProto(device_filters=["/job:ps", worker_device])
+    manager = tf.train.SessionManager(local_init_op=local_init_op, ready_op=ready_op,
+                                      ready_for_local_init_op=ready_for_local_init_op, recovery_wait_secs=1)
+    waiting_for = f"the parameter servers {ps_hosts}" + ("" if is_chief else " and the chief (worker 0)")
+    log(f"{me} of {num_workers}: waiting for {waiting_for}")
+    # wait_for_session gives up by itself after startup_timeout; the deadline
+    # is for a session creation that hangs on an unreachable parameter server.
+    give_up = startup_timeout + 5
+    with deadline(give_up, f"{me}: no session after {give_up:g} s: {waiting_for} did not answer; "
+                           "start them, or check --ps_hosts and --worker_hosts"):
+        try:
+            if is_chief:
+                sess = manager.prepare_session(server.target, init_op=init_op, saver=saver,
+                                               checkpoint_filename_with_path=ckpt, config=config)
+            else:
+                sess = manager.wait_for_session(server.target, config=config, max_wait_secs=startup_timeout)
+        except tf.errors.DeadlineExceededError:
+            raise ClusterError(f"{me}: the chief (worker 0) did not initialize the variables within "
+                               f"{startup_timeout:g} s; start it, or check --worker_hosts") from None
+        except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+            raise ClusterError(f"{me}: lost a parameter server while starting ({first_line(e)})") from None
+
+    save_path = os.path.join(model_dir, mnist_backward.MODEL_NAME)
+    run_options = tf.RunOptions(timeout_in_ms=mnist_backward.STEP_TIMEOUT_MS)
+    fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
+    writer = tf.summary.FileWriter(os.path.join(model_dir, mnist_backward.TRAIN_LOG_DIR)) if is_chief else None
+    local_steps = 0
+    # The chief's SyncReplicasOptimizer queue runner has a Coordinator of its
+    # own: its thread waits in take_grad for gradients that stop coming at the
+    # end, so it can only be joined after sess.close() has cancelled that wait.
+    sync_coord, sync_threads = tf.train.Coordinator(), []
+    try:
+        with StopFlag() as stop:
+            step = saved_step = sess.run(graph["global_step"], options=run_options)
+            start = f"resuming from {ckpt}" if ckpt else "variables initialized" if is_chief else "variables ready"
+            log(f"{me}: {start} at global_step {step}; reading {sum(counts[f] for f in my_files)} of "
+                f"{sum(counts.values())} records from {', '.join(my_files)}; target global_step {steps}; "
+                + ("synchronous updates (SyncReplicasOptimizer)" if sync_replicas else "asynchronous updates"))
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            if sync_replicas and is_chief:
+                sess.run(init_tokens_op, options=run_options)
+                sync_threads = chief_queue_runner.create_threads(sess, coord=sync_coord, daemon=True, start=True)
+            failed_in_a_row = 0
+            meter = (time.monotonic(), step)  # (time, global_step) of the previous summary, for examples/s
+            try:
+                while step < steps and not stop.signal and not coord.should_stop():
+                    previous = step
+                    # Other workers move global_step too: the chief summarizes the first
+                    # of its steps after global_step passes a multiple of summary_every.
+                    summarize = is_chief and crossed(meter[1], step + 1, summary_every)
+                    step_fetches = fetches + [graph["summary"]] if summarize else fetches
+                    try:
+                        if pipeline == "course":
+                            xs, ys = sess.run([graph["img_batch"], graph["label_batch"]], options=run_options)
+                            out = sess.run(step_fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys},
+                                           options=run_options)
+                        else:
+                            out = sess.run(step_fetches, options=run_options)
+                    except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+                        # A busy machine can make gRPC resend a request, which TensorFlow then
+                        # aborts as a duplicate: the next step works. A lost parameter server
+                        # fails every step, and ends this worker after a few.
+                        failed_in_a_row += 1
+                        if failed_in_a_row >= MAX_FAILED_STEPS:
+                            raise
+                        log(f"{me}: step failed ({first_line(e)}); trying again")
+                        time.sleep(RETRY_SECS)
+                        continue
+                    failed_in_a_row = 0
+                    local_steps += 1
+                    _, loss_value, step = out[:3]
+                    if crossed(previous, step, mnist_backward.PRINT_EVERY) or local_steps == 1:
+                        log("After %d training steps, loss on training batch is %g." % (step, loss_value))
+                    if summarize:
+                        now = time.monotonic()
+                        writer.add_summary(out[3], step)
+                        rate = (step - meter[1]) * batch_size / max(now - meter[0], 1e-9)  # all workers together
+                        writer.add_summary(mnist_backward.scalar_summary("examples_per_sec", rate), step)
+                        meter = (now, step)
+                    if is_chief and crossed(saved_step, step, save_every):
+                        saved_step = save(sess, saver, save_path, graph["global_step"])
+            except tf.errors.OutOfRangeError as e:
+                # The input queue was closed by a failing reader (re-raised by join below),
+                # or in sync mode the chief closed the token queue when it finished.
+                coord.request_stop(None if sync_replicas else e)
+            except tf.errors.CancelledError as e:
+                coord.request_stop(e)
+            finally:
+                # Closing the token queue tells the other workers that synchronous training is over.
+                sync_coord.request_stop()
+                coord.request_stop()
+                try:
+                    coord.join(threads, stop_grace_period_secs=5)
+                except (tf.errors.UnavailableError, tf.errors.AbortedError):
+                    raise
+                except tf.errors.OpError as e:
+                    raise DataError(f"{', '.join(my_files)}: input pipeline failed: {first_line(e)}") from None
+            step = max(step, sess.run(graph["global_step"], options=run_options))
+            if is_chief:
+                if step != saved_step or ckpt is None:
+                    saved_step = save(sess, saver, save_path, graph["global_step"])
+                writer.close()
+            if stop.signal:
+                raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
+                                  + (f"; checkpoint saved to {save_path}-{saved_step}" if is_chief else ""))
+            if step < steps:
+                raise ClusterError(f"{me}: training ended at global_step {step}, before the target {steps}"
+                                   + (": the chief stopped the synchronous updates" if sync_replicas else ""))
+    except tf.errors.DeadlineExceededError:
+        failure = ClusterError(f"{me}: no step finished within {mnist_backward.STEP_TIMEOUT_MS // 1000} s: "
+                               f"a parameter server ({ps_hosts}) does not answer"
+                               + (", or the chief that applies the synchronous updates is gone" if sync_replicas else "")
+                               + f"; restart the whole cluster to resume from the latest checkpoint in {model_dir}")
+    except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+        failure = ClusterError(f"{me}: lost a parameter server ({first_line(e)}); restart the whole cluster "
+                               f"to resume from the latest checkpoint in {model_dir}")
+    except tf.errors.OpError as e:
+        failure = ClusterError(f"{me}: training failed ({first_line(e)}); restart the whole cluster "
+                               f"to resume from the latest checkpoint in {model_dir}")
+    except BaseException as e:
+        failure = e
+    else:
+        failure = None
+    # Closing asks every task of the session to drop its part of the graph,
+    # and waits without limit for a parameter server that is gone.
+    with deadline(CLOSE_TIMEOUT_SECS, str(failure) if failure else f"{me}: the session did not close "
+                                                                   f"within {CLOSE_TIMEOUT_SECS} s"):
+        sess.close()
+    try:
+        sync_coord.join(sync_threads, stop_grace_period_secs=CLOSE_TIMEOUT_SECS, ignore_live_threads=True)
+    except tf.errors.CancelledError:
+        pass  # sess.close() ended the wait for gradients, as intended
+    except tf.errors.OpError as e:
+        failure = failure or ClusterError(f"{me}: synchronous updates failed ({first_line(e)})")
+    if failure is not None:
+        raise failure
+    log(f"{me}: {local_steps} local steps; global_step {step}")
+    return step
+
+
+def save(sess, saver, save_path, global_step):
+    """Save a checkpoint named for the global_step it holds; returns that step.
+
+    Other workers keep updating while the chief saves, so the step is read
+    here rather than taken from the chief's last train op.
+    """
+    step = sess.run(global_step, options=tf.RunOptions(timeout_in_ms=mnist_backward.STEP_TIMEOUT_MS))
+    saver.save(sess, save_path, global_step=step)
+    return step
+
+
+def crossed(before, after, every):
+    """True when a multiple of `every` lies in (before, after]."""
+    return after // every > before // every
+
+
+
+def first_line(error):
+    """A TensorFlow error's message in one line: where it happened and what, for a one-line report.
+
+    "Graph execution error:\\n\\nFrom /job:ps/replica:0/task:0:\\nSocket closed\\n..." becomes
+    "/job:ps/replica:0/task:0: Socket closed"; cut to MAX_MESSAGE characters.
+    """
+    lines = [line.strip() for line in (getattr(error, "message", None) or str(error)).splitlines()]
+    lines = [line for line in lines if line and not line.startswith("Graph execution error")]
+    if not lines:
+        return type(error).__name__
+    line = lines[0][len("From "):] + " " + lines[1] if lines[0].startswith("From ") and len(lines) > 1 else lines[0]
+    return line if len(line) <= MAX_MESSAGE else line[:MAX_MESSAGE - 3] + "..."
+
+
+def main(args, parser):
+    """Run one cluster task from mnist_backward.py's parsed flags; returns the exit status.
+
+    parser: mnist_backward.py's ArgumentParser, for flag errors (exit 2).
+    Exit status 0 when done (a parameter server: when stopped), 1 with a
+    one-line error, 128 + signal number when a worker was stopped by
+    SIGINT/SIGTERM (after the chief saved a checkpoint).
+    """
+    if not (args.job_name and args.ps_hosts and args.worker_hosts):
+        parser.error("--job_name, --ps_hosts and --worker_hosts go together")
+    try:
+        hosts = {"ps": parse_hosts(args.ps_hosts, "--ps_hosts"),
+                 "worker": parse_hosts(args.worker_hosts, "--worker_hosts")}
+    except ValueError as e:
+        parser.error(str(e))
+    tasks = len(hosts[args.job_name])
+    if not 0 <= args.task_index < tasks:
+        parser.error(f"--task_index {args.task_index}: the {args.job_name} job has tasks 0 to {tasks - 1}")
+    cluster = tf.train.ClusterSpec(hosts)
+    try:
+        if args.job_name == "ps":
+            return serve_ps(cluster, args.task_index)
+        train_distributed(cluster, args.task_index, args.steps, args.batch_size, args.data_dir, args.model_dir,
+                          args.pipeline, args.sync_replicas, args.startup_timeout, args.save_every, args.keep,
+                          args.summary_every)
+    except (DataError, ClusterError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Interrupted as e:
+        print(e, file=sys.stderr)
+        return 128 + e.signum
+    except KeyboardInterrupt:
+        print(f"worker {args.task_index}: interrupted before training started; nothing saved", file=sys.stderr)
+        return 128 + signal.SIGINT
+    return 0

@@ -1,0 +1,343 @@
+"""Distributed training on TensorFlow's gRPC runtime, on 127.0.0.1: shards, launcher, sync mode, faults.
+
+Every process is started with a time limit and killed in `finally`; the
+runs are a few hundred global steps on the bundled sample.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import ROOT, run_script
+from test_records import parse_all
+import mnist_cluster
+import mnist_distributed
+import mnist_generateds
+import mnist_test
+from mnist_idx import DataError
+from tf_compat import tf
+
+SHARDS = 4
+WORKERS = 2
+ASYNC_STEPS = 600
+SYNC_STEPS = 100
+RUN_TIMEOUT = 240  # seconds for one whole cluster run; a few hundred steps take well under a minute
+WAIT_TIMEOUT = 120  # seconds for one awaited log line of a hand-started task
+
+
+@pytest.fixture(scope="module")
+def sharded_workdir(sample_workdir, tmp_path_factory):
+    """The bundled sample's records, training split in SHARDS shards, in a folder of its own."""
+    work = tmp_path_factory.mktemp("sharded")
+    result = run_script("mnist_generateds.py", "--no-download", "--shards", str(SHARDS),
+                        "--jpg-dir", str(sample_workdir / "mnist_data_jpg"), "--data-dir", "data", cwd=work)
+    assert result.returncode == 0, result.stderr
+    return work
+
+
+def launch(workdir, *args, timeout=RUN_TIMEOUT):
+    """Run mnist_cluster.py to the end; returns (exit status, stdout + stderr)."""
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_cluster.py"), *args], cwd=workdir,
+                            capture_output=True, text=True, timeout=timeout)
+    return result.returncode, result.stdout + result.stderr
+
+
+def reports(output):
+    """{worker: (local steps, last global_step seen)} from the workers' closing lines."""
+    found = re.findall(r"^\[worker (\d+)\] worker \1: (\d+) local steps; global_step (\d+)$", output, re.M)
+    return {int(w): (int(n), int(g)) for w, n, g in found}
+
+
+def files_read(output):
+    """{worker: [TFRecord files its string_input_producer reads]} from the workers' opening lines."""
+    found = re.findall(r"^\[worker (\d+)\] worker \1: .* records from (.*); target global_step", output, re.M)
+    return {int(w): files.split(", ") for w, files in found}
+
+
+@pytest.fixture(scope="module")
+def async_run(sharded_workdir):
+    """1 ps + 2 workers, asynchronous, to ASYNC_STEPS global steps: (exit status, output, model dir)."""
+    status, output = launch(sharded_workdir, "--ps", "1", "--workers", str(WORKERS),
+                            "--steps", str(ASYNC_STEPS), "--model-dir", "model_async")
+    return status, output, sharded_workdir / "model_async"
+
+
+# ---------------------------------------------------------------- shards
+
+def write_pictures(folder, digits):
+    """A tiny course layout: one 28x28 PNG per digit and its label file; returns (image dir, label file)."""
+    images = folder / "images"
+    images.mkdir()
+    lines = []
+    for i, digit in enumerate(digits):
+        Image.fromarray(np.full((28, 28), i * 20, np.uint8)).save(images / f"{i}.png")
+        lines.append(f"{i}.png {digit}\n")
+    (folder / "labels.txt").write_text("".join(lines))
+    return str(images), str(folder / "labels.txt")
+
+
+def test_shards_are_round_robin_and_replace_the_single_file(tmp_path, capsys):
+    digits = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3]
+    images, labels = write_pictures(tmp_path, digits)
+    data = tmp_path / "data"
+    flags = ["--train-images", images, "--train-labels", labels, "--test-images", images, "--test-labels", labels,
+             "--data-dir", str(data), "--quiet"]
+    assert mnist_generateds.main(flags) == 0
+    capsys.readouterr()
+
+    assert mnist_generateds.main(flags + ["--shards", "3"]) == 0
+    names = [f"mnist_train-0000{i}-of-00003.tfrecords" for i in range(3)]
+    assert sorted(os.listdir(data)) == ["mnist_test.tfrecords"] + names  # no single file, no temporary file
+    out = capsys.readouterr().out
+    assert "removed 1 file(s) of an earlier run (mnist_train.tfrecords), replaced by 3 file(s)" in out
+    assert f"wrote 10 train records round-robin to 3 shards {data / names[0]} ... {data / names[2]}" in out
+    for i, name in enumerate(names):
+        pixels = [np.frombuffer(tf.train.Example.FromString(r).features.feature["img_raw"].bytes_list.value[0],
+                                np.uint8)[0] for r in tf.io.tf_record_iterator(str(data / name))]
+        assert pixels == [k * 20 for k in range(i, 10, 3)]  # record k went to shard k % 3, in order
+    assert mnist_generateds.tfrecord_files(str(data)) == [str(data / n) for n in names]
+    assert len(parse_all(str(data / "mnist_test.tfrecords"))) == 10  # evaluation keeps one file
+
+    assert mnist_generateds.main(flags + ["--shards", "11"]) == 1
+    assert capsys.readouterr().err == f"error: {labels}: 10 records cannot fill 11 shards; use fewer --shards\n"
+    assert sorted(os.listdir(data)) == ["mnist_test.tfrecords"] + names  # nothing changed
+
+    assert mnist_generateds.main(flags) == 0
+    assert sorted(os.listdir(data)) == ["mnist_test.tfrecords", "mnist_train.tfrecords"]
+
+
+def test_sharded_sample_holds_every_record_once(sharded_workdir, sample_workdir):
+    shards = mnist_generateds.tfrecord_files(str(sharded_workdir / "data"))
+    assert [os.path.basename(p) for p in shards] == [f"mnist_train-{i:05d}-of-{SHARDS:05d}.tfrecords"
+                                                     for i in range(SHARDS)]
+    single = parse_all(str(sample_workdir / "data" / "mnist_train.tfrecords"))
+    for i, path in enumerate(shards):
+        assert parse_all(path) == single[i::SHARDS]
+    assert not os.path.exists(sharded_workdir / "data" / "mnist_train.tfrecords")
+    assert os.path.exists(sharded_workdir / "data" / "mnist_test.tfrecords")  # evaluation keeps one file
+
+
+def test_file_sources_and_worker_shares(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in (0, 1, 3):
+        (data / f"mnist_train-0000{i}-of-00004.tfrecords").touch()
+    with pytest.raises(DataError, match="incomplete or mixed shard set"):
+        mnist_generateds.tfrecord_files(str(data))
+    (data / "mnist_train-00002-of-00004.tfrecords").touch()
+    files = mnist_generateds.tfrecord_files(str(data))
+    assert files == mnist_generateds.tfrecord_files(str(data / "mnist_train-*")) and len(files) == 4
+    assert mnist_generateds.tfrecord_files(str(data / "mnist_train-0000[01]*")) == files[:2]
+    with pytest.raises(DataError, match="no TFRecord file matches"):
+        mnist_generateds.tfrecord_files(str(data / "mnist_test-*"))
+
+    shares = [mnist_distributed.worker_shards(files, i, 3) for i in range(3)]
+    assert shares == [[files[0], files[3]], [files[1]], [files[2]]]
+    with pytest.raises(DataError, match=r"4 training file\(s\) for 5 workers; run `python mnist_generateds.py --shards 5`"):
+        mnist_distributed.worker_shards(files, 0, 5)
+
+
+def test_tensorflow_errors_are_quoted_in_one_short_line():
+    lost = tf.errors.UnavailableError(None, None, "Graph execution error:\n\nFrom /job:ps/replica:0/task:0:\n"
+                                                  "Socket closed\nAdditional GRPC error information ...")
+    assert mnist_distributed.first_line(lost) == "/job:ps/replica:0/task:0: Socket closed"
+    duplicate = tf.errors.AbortedError(None, None, "The same RunGraph (Worker) request was received twice. " + "x" * 500)
+    quoted = mnist_distributed.first_line(duplicate)
+    assert len(quoted) == mnist_distributed.MAX_MESSAGE and quoted.startswith("The same RunGraph") and quoted.endswith("...")
+
+
+# ---------------------------------------------------------------- the launcher
+
+def test_one_ps_two_workers_train_to_the_target_and_all_exit_0(async_run, sharded_workdir):
+    status, output, model = async_run
+    assert status == 0, output
+    assert output.rstrip().endswith("exit status: ps 0: 0, worker 0: 0, worker 1: 0")
+    assert "error" not in output.lower() and "Traceback" not in output
+
+    done = reports(output)
+    assert sorted(done) == [0, 1] and all(local > 0 for local, _ in done.values())
+    final = max(g for _, g in done.values())
+    assert ASYNC_STEPS <= final <= ASYNC_STEPS + WORKERS - 1  # each worker stops once it sees the target
+    # Asynchronous: every local step of every worker is exactly one update of the shared variables.
+    assert sum(local for local, _ in done.values()) == final
+    ckpt = tf.train.latest_checkpoint(str(model))
+    assert tf.train.load_variable(ckpt, "global_step") >= ASYNC_STEPS
+
+    read = files_read(output)
+    shards = mnist_generateds.tfrecord_files(str(sharded_workdir / "data"))
+    assert sorted(read) == [0, 1]
+    assert set(read[0]).isdisjoint(read[1])
+    assert sorted(os.path.abspath(os.path.join(sharded_workdir, f)) for f in read[0] + read[1]) == shards
+
+
+def test_the_chiefs_checkpoints_evaluate_as_single_machine_ones(async_run, sharded_workdir):
+    status, _, model = async_run
+    assert status == 0
+    ckpt = tf.train.latest_checkpoint(str(model))
+    step, accuracy, count = mnist_test.evaluate(ckpt, str(sharded_workdir / "data" / "mnist_test.tfrecords"))
+    assert step >= ASYNC_STEPS and count == 2000 and accuracy >= 0.8
+
+
+def test_sync_replicas_make_one_update_per_aggregated_step(sharded_workdir):
+    status, output = launch(sharded_workdir, "--ps", "1", "--workers", str(WORKERS), "--steps", str(SYNC_STEPS),
+                            "--sync_replicas", "--model-dir", "model_sync")
+    assert status == 0, output
+    ckpt = tf.train.latest_checkpoint(str(sharded_workdir / "model_sync"))
+    assert tf.train.load_variable(ckpt, "global_step") == SYNC_STEPS  # no overshoot: workers move in step
+    done = reports(output)
+    assert all(local > 0 for local, _ in done.values()) and len(done) == WORKERS
+    # Each update takes WORKERS fresh gradients (one local step each), and
+    # each local step consumes one token, of which the chief hands out
+    # WORKERS at the start and WORKERS per update.
+    local = sum(n for n, _ in done.values())
+    assert WORKERS * SYNC_STEPS <= local <= WORKERS * (SYNC_STEPS + 1)
+
+
+def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
+    hosts = [f"127.0.0.1:{p}" for p in mnist_cluster.free_ports(SHARDS + 1)]
+    with tf.Graph().as_default(), pytest.raises(DataError) as error:
+        cluster = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": hosts})
+        mnist_distributed.train_distributed(cluster, SHARDS, data_dir=str(sharded_workdir / "data"))
+    assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
+                                f"run `python mnist_generateds.py --shards {SHARDS + 1}` (or a multiple) first")
+
+
+# ---------------------------------------------------------------- faults
+
+class Task:
+    """One hand-started cluster task, its output in a file (so that no pipe can fill up)."""
+
+    def __init__(self, tmp_path, cwd, name, args, script="mnist_backward.py"):
+        self.name, self.log = name, tmp_path / f"{name.replace(' ', '_')}-{time.monotonic_ns()}.log"
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,
+                                         stdout=out, stderr=subprocess.STDOUT, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+    def output(self):
+        return self.log.read_text()
+
+    def wait_for(self, pattern, timeout=WAIT_TIMEOUT):
+        """The first match of `pattern` in the output; fails when the task ends or time runs out first."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            match = re.search(pattern, self.output(), re.M)
+            if match:
+                return match
+            assert self.proc.poll() is None, f"{self.name} ended ({self.proc.returncode}):\n{self.output()}"
+            time.sleep(0.2)
+        pytest.fail(f"{self.name}: no {pattern!r} within {timeout} s:\n{self.output()}")
+
+    def wait(self, timeout=WAIT_TIMEOUT):
+        return self.proc.wait(timeout=timeout)
+
+
+def global_step_on(ps_host):
+    """global_step as the parameter server holds it now (a client session of our own, ps only)."""
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            global_step = tf.Variable(0, dtype=tf.int64, name="global_step")  # the same resource on the ps
+        config = tf.ConfigProto(device_filters=["/job:ps"], operation_timeout_in_ms=20000)
+        with tf.Session(f"grpc://{ps_host}", config=config) as sess:
+            return int(sess.run(global_step))
+
+
+def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_resumes(async_run, sharded_workdir, tmp_path):
+    status, _, model = async_run
+    assert status == 0
+    model_dir = tmp_path / "model"
+    shutil.copytree(model, model_dir)  # start from the async run's checkpoints
+    ps_port, *worker_ports = mnist_cluster.free_ports(1 + WORKERS)
+    ps_host = f"127.0.0.1:{ps_port}"
+    cluster = ["--ps_hosts", ps_host, "--worker_hosts", ",".join(f"127.0.0.1:{p}" for p in worker_ports)]
+    worker_args = [*cluster, "--steps", "1000000", "--data-dir", "data", "--model-dir", str(model_dir)]
+    tasks = []
+
+    def start(name, job, index):
+        args = ["--job_name", job, "--task_index", str(index), *cluster] if job == "ps" else \
+               ["--job_name", job, "--task_index", str(index), *worker_args]
+        tasks.append(Task(tmp_path, sharded_workdir, name, args))
+        return tasks[-1]
+
+    try:
+        ps, chief, worker = start("ps 0", "ps", 0), start("worker 0", "worker", 0), start("worker 1", "worker", 1)
+        for task in (chief, worker):
+            task.wait_for(r"^After \d+ training steps")
+
+        # A worker killed with SIGKILL: the others go on; restarted, it rejoins.
+        worker.proc.kill()
+        worker.wait()
+        before = global_step_on(ps_host)
+        time.sleep(2)
+        assert chief.proc.poll() is None and global_step_on(ps_host) > before
+        worker = start("worker 1 again", "worker", 1)
+        joined = int(worker.wait_for(r"variables ready at global_step (\d+)").group(1))
+        assert joined > before
+        worker.wait_for(r"^After \d+ training steps")
+
+        # The chief killed and restarted resumes from the latest checkpoint.
+        chief.proc.kill()
+        chief.wait()
+        latest = tf.train.latest_checkpoint(str(model_dir))
+        chief = start("worker 0 again", "worker", 0)
+        chief.wait_for(rf"worker 0: resuming from {re.escape(latest)} at global_step \d+")
+        chief.wait_for(r"^After \d+ training steps")
+        assert worker.proc.poll() is None
+
+        # A parameter server lost: both workers end with a clear message, not
+        # a hang, and so does a worker started while it is gone.
+        ps.proc.kill()
+        lone_port = mnist_cluster.free_ports(1)[0]
+        lone = Task(tmp_path, sharded_workdir, "lone worker", [
+            "--job_name", "worker", "--ps_hosts", ps_host, "--worker_hosts", f"127.0.0.1:{lone_port}",
+            "--startup-timeout", "2", "--model-dir", str(model_dir)])
+        tasks.append(lone)
+        for task in (chief, worker):
+            assert task.wait(timeout=60) == 1
+            assert re.search(r"^error: worker \d: lost a parameter server \(.*\); restart the whole cluster to "
+                             rf"resume from the latest checkpoint in {re.escape(str(model_dir))}$", task.output(), re.M)
+        assert lone.wait(timeout=90) == 1
+        assert lone.output().rstrip().endswith(f"error: worker 0: no session after 7 s: the parameter servers "
+                                               f"{ps_host} did not answer; start them, or check --ps_hosts "
+                                               "and --worker_hosts")
+    finally:
+        for task in tasks:
+            if task.proc.poll() is None:
+                task.proc.kill()
+                task.proc.wait()
+
+    # The whole cluster restarted resumes from the checkpoint, and Ctrl-C
+    # on the launcher ends every task cleanly, the chief saving first.
+    latest = tf.train.latest_checkpoint(str(model_dir))
+    resumed = int(latest.rsplit("-", 1)[1])
+    launcher = Task(tmp_path, sharded_workdir, "launcher", ["--steps", "1000000", "--model-dir", str(model_dir)],
+                    script="mnist_cluster.py")
+    try:
+        launcher.wait_for(rf"^\[worker 0\] worker 0: resuming from {re.escape(latest)} at global_step \d+")
+        launcher.wait_for(r"^\[worker 1\] After \d+ training steps")
+        launcher.proc.send_signal(signal.SIGINT)
+        assert launcher.wait(timeout=90) == 130, launcher.output()
+    finally:
+        if launcher.proc.poll() is None:
+            launcher.proc.kill()  # its tasks get SIGTERM from the kernel (PR_SET_PDEATHSIG)
+            launcher.proc.wait()
+    output = launcher.output()
+    assert "SIGINT: stopping the workers, then the parameter servers" in output
+    saved = re.search(r"^\[worker 0\] worker 0: SIGTERM: stopped at global_step (\d+); checkpoint saved to "
+                      rf"{re.escape(str(model_dir))}/mnist_model-(\d+)$", output, re.M)
+    assert saved and int(saved.group(2)) > resumed
+    assert tf.train.latest_checkpoint(str(model_dir)).endswith(f"mnist_model-{saved.group(2)}")
+    # Stopped workers exit as mnist_backward.py alone does (128 + SIGTERM); a stopped ps ends normally.
+    assert output.rstrip().endswith("exit status: ps 0: 0, worker 0: 143, worker 1: 143")
+
+
+def test_launcher_help_names_its_own_flags(tmp_path):
+    result = run_script("mnist_cluster.py", "--help", cwd=tmp_path, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: ") and "--workers" in result.stdout and "--ps" in result.stdout
