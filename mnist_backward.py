@@ -349,17 +349,28 @@ def main(argv=None):
     if args.job_name or args.ps_hosts or args.worker_hosts:
         import mnist_distributed  # only a cluster task needs it; it imports this module for the graph
         return mnist_distributed.main(args, parser)
+    return exit_status(lambda: backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline,
+                                        args.save_every, args.keep, quiet=args.quiet,
+                                        summary_every=args.summary_every))
+
+
+def exit_status(train, errors=(DataError,), who=""):
+    """Run train() and map its end to the process's exit status, printing one line for a failure.
+
+    0 when it returns; 1 with `error: ...` for one of `errors`; 128 + signal
+    number when stopped by SIGINT/SIGTERM (Interrupted, or Ctrl-C before
+    training started). `who` prefixes the Ctrl-C line (a cluster task's name).
+    """
     try:
-        backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline,
-                 args.save_every, args.keep, quiet=args.quiet, summary_every=args.summary_every)
-    except DataError as e:
+        train()
+    except errors as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Interrupted as e:
         print(e, file=sys.stderr)
         return 128 + e.signum
     except KeyboardInterrupt:
-        print("interrupted before training started; nothing saved", file=sys.stderr)
+        print(f"{who}interrupted before training started; nothing saved", file=sys.stderr)
         return 128 + signal.SIGINT
     return 0
 

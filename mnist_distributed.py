@@ -13,7 +13,6 @@ checkpoints and TensorBoard summaries that mnist_test.py reads as usual.
 """
 import contextlib
 import os
-import signal
 import sys
 import threading
 import time
@@ -371,19 +370,10 @@ def main(args, parser):
     if not 0 <= args.task_index < tasks:
         parser.error(f"--task_index {args.task_index}: the {args.job_name} job has tasks 0 to {tasks - 1}")
     cluster = tf.train.ClusterSpec(hosts)
-    try:
-        if args.job_name == "ps":
-            return serve_ps(cluster, args.task_index)
-        train_distributed(cluster, args.task_index, args.steps, args.batch_size, args.data_dir, args.model_dir,
-                          args.pipeline, args.sync_replicas, args.startup_timeout, args.save_every, args.keep,
-                          args.summary_every)
-    except (DataError, ClusterError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except Interrupted as e:
-        print(e, file=sys.stderr)
-        return 128 + e.signum
-    except KeyboardInterrupt:
-        print(f"worker {args.task_index}: interrupted before training started; nothing saved", file=sys.stderr)
-        return 128 + signal.SIGINT
-    return 0
+    if args.job_name == "ps":
+        return mnist_backward.exit_status(lambda: serve_ps(cluster, args.task_index), (ClusterError,))
+    return mnist_backward.exit_status(
+        lambda: train_distributed(cluster, args.task_index, args.steps, args.batch_size, args.data_dir,
+                                  args.model_dir, args.pipeline, args.sync_replicas, args.startup_timeout,
+                                  args.save_every, args.keep, args.summary_every),
+        (DataError, ClusterError), who=f"worker {args.task_index}: ")
