@@ -4,6 +4,7 @@ Speed itself is measured by bench/bench.py, never asserted here.
 """
 import io
 import os
+import subprocess
 import sys
 
 import numpy as np
@@ -195,3 +196,13 @@ def test_benchmark_harness_runs_on_small_settings(sample_workdir):
                              for name in (mnist_generateds.tfRecord_test, mnist_generateds.tfRecord_train))
     assert bench.same_examples(test_path, test_path) == (2000, 2000)
     assert bench.same_examples(train_path, test_path) == (0, 8000)
+
+
+def test_scripts_keep_tensorflow_from_importing_keras(tmp_path):
+    # Keras is what lifts a TensorFlow process above 500 MB resident; every script must work without it.
+    probe = ("import sys, mnist_generateds, mnist_backward, mnist_test, mnist_app; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('keras', 'matplotlib') "
+             "and sys.modules[m] is not None))")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
