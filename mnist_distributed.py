@@ -359,8 +359,10 @@ def main(args, parser):
     one-line error, 128 + signal number when a worker was stopped by
     SIGINT/SIGTERM (after the chief saved a checkpoint).
     """
-    if not (args.job_name and args.ps_hosts and args.worker_hosts):
-        parser.error("--job_name, --ps_hosts and --worker_hosts go together")
+    missing = [flag for flag, value in (("--job_name", args.job_name), ("--ps_hosts", args.ps_hosts),
+                                        ("--worker_hosts", args.worker_hosts)) if not value]
+    if missing:
+        parser.error(f"--job_name, --ps_hosts and --worker_hosts go together (missing: {', '.join(missing)})")
     try:
         hosts = {"ps": parse_hosts(args.ps_hosts, "--ps_hosts"),
                  "worker": parse_hosts(args.worker_hosts, "--worker_hosts")}

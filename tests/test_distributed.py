@@ -341,3 +341,17 @@ def test_launcher_help_names_its_own_flags(tmp_path):
     result = run_script("mnist_cluster.py", "--help", cwd=tmp_path, timeout=60)
     assert result.returncode == 0
     assert result.stdout.startswith("usage: ") and "--workers" in result.stdout and "--ps" in result.stdout
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--job_name", "worker", "--ps_hosts", "127.0.0.1:1"],
+     "--job_name, --ps_hosts and --worker_hosts go together (missing: --worker_hosts)"),
+    (["--job_name", "worker", "--ps_hosts", "127.0.0.1:1", "--worker_hosts", "127.0.0.1"],
+     "--worker_hosts: '127.0.0.1' is not HOST:PORT"),
+    (["--job_name", "ps", "--task_index", "1", "--ps_hosts", "127.0.0.1:1", "--worker_hosts", "127.0.0.1:2"],
+     "--task_index 1: the ps job has tasks 0 to 0"),
+])
+def test_cluster_flag_mistakes_are_named(tmp_path, flags, message):
+    result = run_script("mnist_backward.py", *flags, cwd=tmp_path, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == f"mnist_backward.py: error: {message}"
