@@ -26,7 +26,8 @@ from mnist_idx import DataError
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
-MAX_FAILED_STEPS = 3  # this many failed steps in a row mean a parameter server is gone
+MAX_FAILED_STEPS = 3  # this many unreachable-task steps in a row mean a parameter server is gone
+MAX_ABORTED_STEPS = 30  # aborted steps (duplicate gRPC requests on a busy machine) tried again in a row
 RETRY_SECS = 1  # pause before trying a failed step again
 MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
 
@@ -136,8 +137,10 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     and joins them at the end. Stops when global_step reaches `steps`
     (asynchronous workers may pass it by up to one step each), or on
     SIGINT/SIGTERM, raising Interrupted after the chief has saved. A step
-    failing with UnavailableError or AbortedError is tried again, up to
-    MAX_FAILED_STEPS in a row. Raises DataError on bad input and
+    failing with UnavailableError is tried again up to MAX_FAILED_STEPS
+    times in a row, one failing with AbortedError (on a busy machine gRPC
+    resends a request, which TensorFlow then aborts as a duplicate) up to
+    MAX_ABORTED_STEPS times. Raises DataError on bad input and
     ClusterError when a parameter server is lost or start-up takes longer
     than `startup_timeout` seconds.
     """
@@ -222,7 +225,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
             if sync_replicas and is_chief:
                 sess.run(init_tokens_op, options=run_options)
                 sync_threads = chief_queue_runner.create_threads(sess, coord=sync_coord, daemon=True, start=True)
-            failed_in_a_row = 0
+            failed_in_a_row = aborted_in_a_row = 0
             meter = (time.monotonic(), step)  # (time, global_step) of the previous summary, for examples/s
             try:
                 while step < steps and not stop.signal and not coord.should_stop():
@@ -238,17 +241,24 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
                                            options=run_options)
                         else:
                             out = sess.run(step_fetches, options=run_options)
-                    except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+                    except tf.errors.AbortedError as e:
                         # A busy machine can make gRPC resend a request, which TensorFlow then
-                        # aborts as a duplicate: the next step works. A lost parameter server
-                        # fails every step, and ends this worker after a few.
+                        # aborts as a duplicate: a later step works.
+                        aborted_in_a_row += 1
+                        if aborted_in_a_row >= MAX_ABORTED_STEPS:
+                            raise
+                        log(f"{me}: step aborted ({first_line(e)}); trying again")
+                        time.sleep(RETRY_SECS)
+                        continue
+                    except tf.errors.UnavailableError as e:
+                        # A lost parameter server fails every step, and ends this worker after a few.
                         failed_in_a_row += 1
                         if failed_in_a_row >= MAX_FAILED_STEPS:
                             raise
                         log(f"{me}: step failed ({first_line(e)}); trying again")
                         time.sleep(RETRY_SECS)
                         continue
-                    failed_in_a_row = 0
+                    failed_in_a_row = aborted_in_a_row = 0
                     local_steps += 1
                     _, loss_value, step = out[:3]
                     if crossed(previous, step, mnist_backward.PRINT_EVERY) or local_steps == 1:
@@ -293,7 +303,10 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
                                f"a parameter server ({ps_hosts}) does not answer"
                                + (", or the chief that applies the synchronous updates is gone" if sync_replicas else "")
                                + f"; restart the whole cluster to resume from the latest checkpoint in {model_dir}")
-    except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+    except tf.errors.AbortedError as e:
+        failure = ClusterError(f"{me}: {MAX_ABORTED_STEPS} steps in a row aborted ({first_line(e)}); the machine "
+                               "may be overloaded; start this worker again to rejoin")
+    except tf.errors.UnavailableError as e:
         failure = ClusterError(f"{me}: lost a parameter server ({first_line(e)}); restart the whole cluster "
                                f"to resume from the latest checkpoint in {model_dir}")
     except tf.errors.OpError as e:
