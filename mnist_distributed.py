@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from tf_compat import tf
+from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
@@ -28,8 +28,13 @@ CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone neve
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
 MAX_FAILED_STEPS = 3  # this many unreachable-task steps in a row mean a parameter server is gone
 MAX_ABORTED_STEPS = 30  # aborted steps (duplicate gRPC requests on a busy machine) tried again in a row
+# Step errors tried again: the most in a row, and the word for the log line.
+# A busy machine can make gRPC resend a request, which TensorFlow then aborts
+# as a duplicate: a later step works. A lost parameter server fails every
+# step, and ends the worker after a few.
+RETRIED = {tf.errors.AbortedError: (MAX_ABORTED_STEPS, "aborted"),
+           tf.errors.UnavailableError: (MAX_FAILED_STEPS, "failed")}
 RETRY_SECS = 1  # pause before trying a failed step again
-MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
 
 
 class ClusterError(Exception):
@@ -225,7 +230,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
             if sync_replicas and is_chief:
                 sess.run(init_tokens_op, options=run_options)
                 sync_threads = chief_queue_runner.create_threads(sess, coord=sync_coord, daemon=True, start=True)
-            failed_in_a_row = aborted_in_a_row = 0
+            in_a_row = {kind: 0 for kind in RETRIED}
             meter = (time.monotonic(), step)  # (time, global_step) of the previous summary, for examples/s
             try:
                 while step < steps and not stop.signal and not coord.should_stop():
@@ -241,24 +246,16 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
                                            options=run_options)
                         else:
                             out = sess.run(step_fetches, options=run_options)
-                    except tf.errors.AbortedError as e:
-                        # A busy machine can make gRPC resend a request, which TensorFlow then
-                        # aborts as a duplicate: a later step works.
-                        aborted_in_a_row += 1
-                        if aborted_in_a_row >= MAX_ABORTED_STEPS:
+                    except tuple(RETRIED) as e:
+                        kind = next(k for k in RETRIED if isinstance(e, k))
+                        limit, what = RETRIED[kind]
+                        in_a_row[kind] += 1
+                        if in_a_row[kind] >= limit:
                             raise
-                        log(f"{me}: step aborted ({first_line(e)}); trying again")
+                        log(f"{me}: step {what} ({first_line(e)}); trying again")
                         time.sleep(RETRY_SECS)
                         continue
-                    except tf.errors.UnavailableError as e:
-                        # A lost parameter server fails every step, and ends this worker after a few.
-                        failed_in_a_row += 1
-                        if failed_in_a_row >= MAX_FAILED_STEPS:
-                            raise
-                        log(f"{me}: step failed ({first_line(e)}); trying again")
-                        time.sleep(RETRY_SECS)
-                        continue
-                    failed_in_a_row = aborted_in_a_row = 0
+                    in_a_row = {kind: 0 for kind in RETRIED}
                     local_steps += 1
                     _, loss_value, step = out[:3]
                     if crossed(previous, step, mnist_backward.PRINT_EVERY) or local_steps == 1:
@@ -280,13 +277,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
             finally:
                 # Closing the token queue tells the other workers that synchronous training is over.
                 sync_coord.request_stop()
-                coord.request_stop()
-                try:
-                    coord.join(threads, stop_grace_period_secs=5)
-                except (tf.errors.UnavailableError, tf.errors.AbortedError):
-                    raise
-                except tf.errors.OpError as e:
-                    raise DataError(f"{', '.join(my_files)}: input pipeline failed: {first_line(e)}") from None
+                mnist_generateds.stop_queue_runners(coord, threads, ", ".join(my_files), passthrough=tuple(RETRIED))
             step = max(step, sess.run(graph["global_step"], options=run_options))
             if is_chief:
                 if step != saved_step or ckpt is None:
@@ -347,21 +338,6 @@ def save(sess, saver, save_path, global_step):
 def crossed(before, after, every):
     """True when a multiple of `every` lies in (before, after]."""
     return after // every > before // every
-
-
-
-def first_line(error):
-    """A TensorFlow error's message in one line: where it happened and what, for a one-line report.
-
-    "Graph execution error:\\n\\nFrom /job:ps/replica:0/task:0:\\nSocket closed\\n..." becomes
-    "/job:ps/replica:0/task:0: Socket closed"; cut to MAX_MESSAGE characters.
-    """
-    lines = [line.strip() for line in (getattr(error, "message", None) or str(error)).splitlines()]
-    lines = [line for line in lines if line and not line.startswith("Graph execution error")]
-    if not lines:
-        return type(error).__name__
-    line = lines[0][len("From "):] + " " + lines[1] if lines[0].startswith("From ") and len(lines) > 1 else lines[0]
-    return line if len(line) <= MAX_MESSAGE else line[:MAX_MESSAGE - 3] + "..."
 
 
 def main(args, parser):

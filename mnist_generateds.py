@@ -30,7 +30,7 @@ import simplejpeg
 from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
-from tf_compat import tf
+from tf_compat import first_line, tf
 import mnist_idx
 from mnist_idx import DataError
 
@@ -593,19 +593,23 @@ def get_tfrecord_once(num, tfRecord_path):
     return to_float(img_batch, label_batch)
 
 
-def stop_queue_runners(coord, threads, tfRecord_path):
+def stop_queue_runners(coord, threads, tfRecord_path, passthrough=()):
     """Stop the queue runners of a Coordinator and wait for their threads (course step).
 
     coord.join re-raises the first error a queue-runner thread reported,
     which is the real cause behind a main thread's closed-queue error; it is
-    raised as DataError naming tfRecord_path, with TensorFlow's first line.
+    raised as DataError naming tfRecord_path, with TensorFlow's first line
+    (tf_compat.first_line). Errors of the classes in `passthrough` are
+    re-raised as they are (a distributed worker's lost parameter server).
     Threads get 5 s to finish.
     """
     coord.request_stop()
     try:
         coord.join(threads, stop_grace_period_secs=5)
+    except passthrough:
+        raise
     except tf.errors.OpError as e:
-        raise DataError(f"{tfRecord_path}: input pipeline failed: {e.message.splitlines()[0]}") from None
+        raise DataError(f"{tfRecord_path}: input pipeline failed: {first_line(e)}") from None
 
 
 _LIST_KIND = {tf.string: "bytes_list", tf.int64: "int64_list", tf.float32: "float_list"}

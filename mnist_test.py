@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from tf_compat import tf
+from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
@@ -269,7 +269,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                     continue  # the trainer deleted it (max_to_keep) while we read it; take the newer one
                 if isinstance(e, DataError):
                     raise
-                raise DataError(f"{ckpt}: cannot evaluate checkpoint ({e.message.splitlines()[0]})") from None
+                raise DataError(f"{ckpt}: cannot evaluate checkpoint ({first_line(e)})") from None
             last_ckpt = ckpt
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
             writer = writer or open_eval_writer(model_dir)

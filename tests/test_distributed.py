@@ -22,6 +22,7 @@ import mnist_distributed
 import mnist_generateds
 import mnist_test
 from mnist_idx import DataError
+import tf_compat
 from tf_compat import tf
 
 SHARDS = 4
@@ -147,10 +148,10 @@ def test_file_sources_and_worker_shares(tmp_path):
 def test_tensorflow_errors_are_quoted_in_one_short_line():
     lost = tf.errors.UnavailableError(None, None, "Graph execution error:\n\nFrom /job:ps/replica:0/task:0:\n"
                                                   "Socket closed\nAdditional GRPC error information ...")
-    assert mnist_distributed.first_line(lost) == "/job:ps/replica:0/task:0: Socket closed"
+    assert tf_compat.first_line(lost) == "/job:ps/replica:0/task:0: Socket closed"
     duplicate = tf.errors.AbortedError(None, None, "The same RunGraph (Worker) request was received twice. " + "x" * 500)
-    quoted = mnist_distributed.first_line(duplicate)
-    assert len(quoted) == mnist_distributed.MAX_MESSAGE and quoted.startswith("The same RunGraph") and quoted.endswith("...")
+    quoted = tf_compat.first_line(duplicate)
+    assert len(quoted) == tf_compat.MAX_MESSAGE and quoted.startswith("The same RunGraph") and quoted.endswith("...")
 
 
 # ---------------------------------------------------------------- the launcher
