@@ -198,6 +198,26 @@ def test_benchmark_harness_runs_on_small_settings(sample_workdir):
     assert bench.same_examples(train_path, test_path) == (0, 8000)
 
 
+def test_benchmark_table_gives_ratios_verdicts_and_the_spread_of_single_runs():
+    import bench
+    mb = 1 << 20
+    gen = {"rates": {"course": [9000.0], "project": [36000.0]}, "cpu": {"course": [1e-4], "project": [2.5e-5]},
+           "peaks": {"course": [478 * mb], "project": [520 * mb]}, "base": 474 * mb, "identical": (60000, 60000)}
+    pipe = {"course": [20000.0], "project": [240000.0]}
+    rates = {"course": [80.0, 70.0, 90.0], "project": [250.0, 270.0, 240.0], "in-memory": [300.0, 280.0, 320.0]}
+    cpu = {"course": [19.0], "project": [6.5], "in-memory": [5.2]}
+    latency = [{"seconds": 0.4, "accuracy": 0.9, "count": 10000}]
+    rows = {line.split(" | ")[0].lstrip("| "): line.rstrip(" |").split(" | ")
+            for line in bench.table(gen, pipe, (rates, cpu), latency, (200.0, 50000), False, "info").splitlines()
+            if line.startswith("| ")}
+    # Medians 250 / 300: 0.83x, below 0.87; single runs 250/300, 270/280, 240/320.
+    assert rows["3 training at batch 200, steps/s"][4] == "0.83x in-memory (single runs 0.75-0.96), 3.12x course"
+    assert rows["3 training at batch 200, steps/s"][5].startswith(">= 0.87x in-memory: **not met**")
+    assert rows["1 generation, images/s"][4:6] == ["4.00x course", ">= 3x: met"]
+    assert rows["1 peak resident memory, MB"][5].startswith("<= 500: **not met**")
+    assert rows["2 input pipeline, examples/s"][4] == "12.00x course"
+
+
 def test_scripts_keep_tensorflow_from_importing_keras(tmp_path):
     # Keras is what lifts a TensorFlow process above 500 MB resident; every script must work without it.
     probe = ("import sys, mnist_generateds, mnist_backward, mnist_test, mnist_app; "
