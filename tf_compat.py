@@ -10,7 +10,8 @@ the course's own output, so they are silenced unless the command line holds
 written during the import itself).
 
 `import tensorflow` also imports Keras 3 eagerly (only to register Keras
-optimizers for SavedModel), and Keras pulls in matplotlib, h5py and rich.
+optimizers for SavedModel), and Keras pulls in matplotlib and rich (TensorFlow
+imports h5py itself).
 Nothing here uses Keras, so its import is blocked before TensorFlow loads:
 TensorFlow catches the ImportError, exactly as when Keras is not installed.
 That saves about 50 MB of resident memory and 0.6 s per script start
