@@ -560,9 +560,7 @@ def tfrecord_files(source=data_path, isTrain=True):
             if not os.path.isfile(single):
                 raise DataError(f"{single}: TFRecord file not found; run `python mnist_generateds.py` first")
             return [single]
-        counts = {int(os.path.splitext(p)[0].rsplit("-of-", 1)[1]) for p in shards}
-        expected = output_files(single, max(counts))
-        if len(counts) > 1 or shards != expected:
+        if shards != output_files(single, len(shards)):  # a complete set of N is exactly N names -of-N
             raise DataError(f"{source}: incomplete or mixed shard set ({len(shards)} files named "
                             f"{os.path.basename(shards[0])} ...); rerun `python mnist_generateds.py --shards N`")
         return shards

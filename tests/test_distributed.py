@@ -143,6 +143,9 @@ def test_file_sources_and_worker_shares(tmp_path):
     assert shares == [[files[0], files[3]], [files[1]], [files[2]]]
     with pytest.raises(DataError, match=r"4 training file\(s\) for 5 workers; run `python mnist_generateds.py --shards 5`"):
         mnist_distributed.worker_shards(files, 0, 5)
+    (data / "mnist_train-00001-of-00002.tfrecords").touch()  # a shard of another run's count beside the set
+    with pytest.raises(DataError, match="incomplete or mixed shard set"):
+        mnist_generateds.tfrecord_files(str(data))
 
 
 def test_tensorflow_errors_are_quoted_in_one_short_line():
