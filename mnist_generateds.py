@@ -613,30 +613,57 @@ def stop_queue_runners(coord, threads, tfRecord_path, passthrough=()):
 _LIST_KIND = {tf.string: "bytes_list", tf.int64: "int64_list", tf.float32: "float_list"}
 
 
-def check_tfrecord(tfRecord_path):
-    """Check every record of a TFRecord file against FEATURES; return the record count.
+RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC
+
+
+def scan_tfrecord(tfRecord_path):
+    """Check every record of a TFRecord file against FEATURES; return (count, lengths).
+
+    count: int, the number of records. lengths: sorted tuple of the distinct
+    serialized record lengths in bytes, without the 16 bytes of framing (one
+    length when every record has the same size, as write_tfRecord's do).
 
     Reads the file once in Python (about 0.3 s for 60,000 records), so that
     bad data fails before training starts, with the file and record index
     in the message, instead of inside a queue-runner thread. Checks each
-    record's CRC, that it is a tf.train.Example holding exactly the features
-    of FEATURES with their types and lengths, that img_raw is IMAGE_PIXELS
-    bytes and that label is one-hot. Raises DataError when the file is
-    missing, empty, not a TFRecord file, corrupted, or a record is malformed.
+    record's CRCs (tf.io.tf_record_iterator), that it is a tf.train.Example
+    holding exactly the features of FEATURES with their types and lengths,
+    that img_raw is IMAGE_PIXELS bytes and that label is one-hot, and that
+    the file ends exactly where its last record ends: TensorFlow's readers
+    take a partial last record (an interrupted copy) for the end of the
+    file and would silently use the records before it. Raises DataError when
+    the file is missing, empty, not a TFRecord file, corrupted, cut short,
+    or a record is malformed.
     """
     if not os.path.isfile(tfRecord_path):
         raise DataError(f"{tfRecord_path}: TFRecord file not found; run `python mnist_generateds.py` first")
-    count = 0
+    count = end = 0
+    lengths = set()
     try:
         for serialized in tf.io.tf_record_iterator(tfRecord_path):
             _check_example(serialized, tfRecord_path, count)
             count += 1
+            end += len(serialized) + RECORD_FRAME_BYTES
+            lengths.add(len(serialized))
     except tf.errors.OpError as e:
-        raise DataError(f"{tfRecord_path}: record {count}: corrupted or not a TFRecord file ({e.message}); "
+        raise DataError(f"{tfRecord_path}: record {count}: corrupted or not a TFRecord file ({first_line(e)}); "
                         "rerun `python mnist_generateds.py`") from None
+    size = os.path.getsize(tfRecord_path)
+    if size != end:
+        raise DataError(f"{tfRecord_path}: record {count} at byte {end} is cut short (file truncated?): "
+                        f"{size - end} byte(s) after the last whole record; copy the file again or rerun "
+                        "`python mnist_generateds.py`")
     if count == 0:
         raise DataError(f"{tfRecord_path}: TFRecord file holds no records; rerun `python mnist_generateds.py`")
-    return count
+    return count, tuple(sorted(lengths))
+
+
+def check_tfrecord(tfRecord_path):
+    """The record count (int) of a TFRecord file, after scan_tfrecord has checked all of it.
+
+    Raises DataError as scan_tfrecord does.
+    """
+    return scan_tfrecord(tfRecord_path)[0]
 
 
 def _check_example(serialized, path, index):
