@@ -28,6 +28,7 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 from tf_compat import tf
 import mnist_backward
+import mnist_checkpoint
 import mnist_forward
 from mnist_idx import DataError
 
@@ -225,12 +226,14 @@ def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist"):
 class Predictor:
     """The network restored once with its moving-average weights, for many pictures.
 
-    model_dir: checkpoint folder. Raises DataError when it holds no
-    checkpoint or one of another graph.
+    model_dir: checkpoint folder; its newest checkpoint is found from the
+    files there (mnist_checkpoint.latest) and read whole before use. Raises
+    DataError when it holds no checkpoint, a damaged one (with the newest
+    intact one in the hint) or one of another graph.
     """
 
     def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
-        ckpt = tf.train.latest_checkpoint(model_dir)
+        ckpt = mnist_checkpoint.latest(model_dir)
         if ckpt is None:
             raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
         self.graph = tf.Graph()
@@ -240,12 +243,15 @@ class Predictor:
             ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
             restore_vars = ema.variables_to_restore()
             restore_vars = {k: v for k, v in restore_vars.items() if "global_step" not in k}
-            try:
-                mnist_forward.check_checkpoint(ckpt, restore_vars)
-            except ValueError as e:
-                raise DataError(str(e)) from None
             self.sess = tf.Session(graph=self.graph)
-            tf.train.Saver(restore_vars).restore(self.sess, ckpt)
+            try:
+                mnist_checkpoint.restore(self.sess, restore_vars, ckpt)
+            except mnist_checkpoint.CheckpointDamaged as e:
+                self.sess.close()
+                raise DataError(f"{e}; {mnist_checkpoint.damaged_hint(model_dir, ckpt)}") from None
+            except DataError:
+                self.sess.close()
+                raise
 
     def restore_model(self, testPicArr):
         """Predicted digit (int) for one prepared picture, float32 [1, 784]."""

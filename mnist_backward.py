@@ -18,6 +18,7 @@ per task (see mnist_distributed.py; mnist_cluster.py starts such a cluster
 on one machine).
 """
 import argparse
+import glob
 import os
 import shutil
 import signal
@@ -25,6 +26,7 @@ import sys
 import time
 
 from tf_compat import tf
+import mnist_checkpoint
 import mnist_forward
 import mnist_generateds
 from mnist_idx import DataError
@@ -36,7 +38,7 @@ REGULARIZER = 0.0001
 STEPS = 50000
 MOVING_AVERAGE_DECAY = 0.99
 MODEL_SAVE_PATH = "./model/"
-MODEL_NAME = "mnist_model"
+MODEL_NAME = mnist_checkpoint.MODEL_NAME  # "mnist_model": checkpoints are <model folder>/mnist_model-<global_step>
 SAVE_EVERY = 1000  # steps between checkpoints
 KEEP_CHECKPOINTS = 5  # newest checkpoints kept (tf.train.Saver's max_to_keep)
 PRINT_EVERY = 1000  # steps between the course's loss lines
@@ -173,11 +175,11 @@ class StopFlag:
             signal.signal(sig, handler)
 
 
-def prepare_model_dir(model_dir):
+def prepare_model_dir(model_dir, log=print):
     """Create model_dir if needed and clear what killed saves left; DataError if unusable."""
     try:
         os.makedirs(model_dir, exist_ok=True)
-        remove_unfinished_checkpoints(model_dir)
+        remove_unfinished_checkpoints(model_dir, log)
     except OSError as e:
         raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
     if not os.access(model_dir, os.W_OK):
@@ -197,35 +199,67 @@ def train_files_and_examples(data_dir):
     return counts, where
 
 
-def restore_or_init(sess, saver, model_dir):
-    """Initialise the variables, then restore the latest checkpoint in model_dir if any.
+def resume_checkpoint(model_dir, log=print):
+    """The checkpoint training resumes from, read whole: (prefix, {name: array}), or (None, None).
 
-    Returns the restored checkpoint path or None. Raises DataError when the
-    checkpoint does not fit this graph (see mnist_forward.check_checkpoint).
+    The newest checkpoint files in model_dir (mnist_checkpoint.latest), even
+    when the `checkpoint` index file is missing, damaged or names a path
+    that is gone (a moved or copied folder); `log` says so when the index
+    did not lead to them. Raises DataError naming the checkpoint when it is
+    damaged, with the newest intact one in the hint: training never starts
+    from scratch over checkpoint files, nor saves over them.
+    """
+    prefix = mnist_checkpoint.latest(model_dir)
+    if prefix is None:
+        return None, None
+    try:
+        stored = mnist_checkpoint.read_checkpoint(prefix)
+    except mnist_checkpoint.CheckpointDamaged as e:
+        raise DataError(f"{e}; {mnist_checkpoint.damaged_hint(model_dir, prefix)}") from None
+    indexed = mnist_checkpoint.indexed_prefix(model_dir)
+    if indexed is None or not os.path.exists(indexed + ".index"):
+        log(f"note: {os.path.join(model_dir, mnist_checkpoint.INDEX_FILE)} is missing or names files that are "
+            f"not there; resuming from the newest checkpoint files, {prefix}")
+    elif indexed != prefix:
+        log(f"note: {prefix} is newer than {indexed}, the newest in the `checkpoint` index file; resuming from it")
+    return prefix, stored
+
+
+def restore_or_init(sess, model_dir, log=print):
+    """Initialise the variables, then restore the newest checkpoint in model_dir if any.
+
+    Returns the restored checkpoint prefix or None. Raises DataError when the
+    checkpoint is damaged or does not fit this graph (a checkpoint of
+    another network).
     """
     sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-    ckpt = tf.train.latest_checkpoint(model_dir)
+    ckpt, stored = resume_checkpoint(model_dir, log)
     if ckpt is None:
         return None
     try:
-        mnist_forward.check_checkpoint(ckpt, {v.op.name: v for v in tf.global_variables()})
-    except ValueError as e:
-        raise DataError(f"{e}; use another --model-dir or delete {model_dir}") from None
-    saver.restore(sess, ckpt)
+        mnist_checkpoint.restore(sess, {v.op.name: v for v in tf.global_variables()}, ckpt, stored)
+    except DataError as e:
+        raise DataError(f"{e}; use another --model-dir") from None
     return ckpt
 
 
-def remove_unfinished_checkpoints(model_dir):
-    """Delete the `<prefix>_temp` folders a killed Saver.save leaves behind.
+def remove_unfinished_checkpoints(model_dir, log=print):
+    """Delete what a killed Saver.save left in model_dir: `<prefix>_temp` folders and unfinished saves.
 
-    tf.train.Saver writes a checkpoint into such a folder, renames its files
-    into place and only then updates the `checkpoint` index file, so these
-    folders are never what tf.train.latest_checkpoint picks; they only take space.
+    tf.train.Saver writes a checkpoint into such a folder, renames its
+    .index and .data files into place, writes its .meta and only then
+    updates the `checkpoint` index file; a kill on the way leaves files
+    that no reader uses (see mnist_checkpoint.unfinished_saves) and that
+    this run would otherwise have to save over.
     """
     for name in os.listdir(model_dir):
         path = os.path.join(model_dir, name)
         if name.startswith(MODEL_NAME + "-") and name.endswith("_temp") and os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
+    for prefix in mnist_checkpoint.unfinished_saves(model_dir):
+        for path in glob.glob(glob.escape(prefix) + ".*"):
+            os.remove(path)
+        log(f"removed {prefix}.*, a save that did not finish (no .meta, not in the `checkpoint` index file)")
 
 
 def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
@@ -244,20 +278,27 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     examples_per_sec (wall clock since the previous summary). A progress bar
     runs on a terminal unless `quiet` (see mnist_generateds.progress_bar).
     Raises DataError on bad input (missing or corrupted TFRecord file,
-    unwritable model folder, checkpoint of another graph, a failing reader
-    thread).
+    unwritable model folder, damaged checkpoint or one of another graph, a
+    failing reader thread). Builds its graph in a new tf.Graph, so that it can
+    be called again in the same process (a notebook cell run twice).
     """
+    with tf.Graph().as_default():
+        return _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep, log, quiet,
+                         summary_every)
+
+
+def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep, log, quiet, summary_every):
     counts, train_path = train_files_and_examples(data_dir)
     train_examples = sum(counts.values())
-    prepare_model_dir(model_dir)
+    prepare_model_dir(model_dir, log)
     graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts))
-    saver = tf.train.Saver(max_to_keep=keep)
-    save_path = os.path.join(model_dir, MODEL_NAME)
+    saver = mnist_checkpoint.saver(keep)
+    written = set()  # steps of the checkpoints this run saved: the only ones it may replace or rotate away
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
     fetches = [graph["train_op"], graph["loss"], graph["step_after"], graph["learning_rate"]]
 
     with tf.Session() as sess, StopFlag() as stop:
-        restored = restore_or_init(sess, saver, model_dir)
+        restored = restore_or_init(sess, model_dir, log)
         step = saved_step = sess.run(graph["global_step"])
         log(f"training on {train_examples} records from {train_path}"
             + (f", resuming from {restored}" if restored else "") + f"; target global_step {steps}")
@@ -295,7 +336,7 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
                     with bar.external_write_mode():
                         log("After %d training steps, loss on training batch is %g." % (step, loss_value))
                 if step % save_every == 0:
-                    saver.save(sess, save_path, global_step=step)
+                    mnist_checkpoint.save(sess, saver, model_dir, step, written)
                     saved_step = step
         except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as e:
             coord.request_stop(e)  # the reader's own error, if any, is re-raised by join below
@@ -305,9 +346,9 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
             bar.close()
             writer.close()
             mnist_generateds.stop_queue_runners(coord, threads, train_path)
-        path = save_path + f"-{step}"
+        path = mnist_checkpoint.prefix_of(model_dir, step)
         if step != saved_step or restored is None:
-            path = saver.save(sess, save_path, global_step=step)
+            path = mnist_checkpoint.save(sess, saver, model_dir, step, written)
     if stop.signal:
         raise Interrupted(stop.signal, f"{stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
     return step

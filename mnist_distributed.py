@@ -19,7 +19,7 @@ import time
 
 from tf_compat import first_line, tf
 import mnist_backward
-import mnist_forward
+import mnist_checkpoint
 import mnist_generateds
 from mnist_backward import Interrupted, StopFlag
 from mnist_idx import DataError
@@ -154,10 +154,10 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     me = f"worker {task_index}"
     counts, _ = mnist_backward.train_files_and_examples(data_dir)
     my_files = worker_shards(list(counts), task_index, num_workers)
-    ckpt = None
+    ckpt = stored = None
     if is_chief:
-        mnist_backward.prepare_model_dir(model_dir)
-        ckpt = tf.train.latest_checkpoint(model_dir)
+        mnist_backward.prepare_model_dir(model_dir, log)
+        ckpt, stored = mnist_backward.resume_checkpoint(model_dir, log)
 
     server = start_server(cluster, "worker", task_index)
     worker_device = f"/job:worker/task:{task_index}"
@@ -165,7 +165,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
         graph = mnist_backward.build_graph(batch_size, sum(counts.values()), data_dir, pipeline, my_files,
                                            (num_workers, num_workers) if sync_replicas else None)
     with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
-        saver = tf.train.Saver(max_to_keep=keep)
+        saver = mnist_checkpoint.saver(keep)
         init_op = tf.global_variables_initializer()
         local_init_op = tf.local_variables_initializer()
         if sync_replicas:
@@ -180,9 +180,9 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
         ready_op = tf.report_uninitialized_variables()
     if ckpt is not None:
         try:
-            mnist_forward.check_checkpoint(ckpt, {v.op.name: v for v in tf.global_variables()})
-        except ValueError as e:
-            raise DataError(f"{e}; use another --model-dir or delete {model_dir}") from None
+            mnist_checkpoint.check_variables(ckpt, stored, {v.op.name: v for v in tf.global_variables()})
+        except DataError as e:
+            raise DataError(f"{e}; use another --model-dir") from None
     tf.get_default_graph().finalize()
 
     # Only the parameter servers and this worker take part in this worker's

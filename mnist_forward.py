@@ -3,7 +3,7 @@
 Course step: 前向传播 (forward propagation). Imported by mnist_backward.py,
 mnist_test.py and mnist_app.py so that all three build the same variables
 (`w1`, `b1`, `w2`, `b2`), which is what lets a checkpoint written by one be
-restored by the others.
+restored by the others (mnist_checkpoint.restore checks that they fit).
 """
 from tf_compat import tf
 
@@ -47,24 +47,3 @@ def forward(x, regularizer):
     w2 = get_weight([LAYER1_NODE, OUTPUT_NODE], regularizer, "w2")
     b2 = get_bias([OUTPUT_NODE], "b2")
     return tf.matmul(y1, w2) + b2
-
-
-def check_checkpoint(ckpt_path, var_list):
-    """Raise ValueError when a checkpoint does not fit the variables about to be restored.
-
-    ckpt_path: checkpoint prefix (e.g. model/mnist_model-2000).
-    var_list: {name in checkpoint: variable}, as given to tf.train.Saver.
-    The message names the checkpoint and the first missing variable or
-    shape mismatch (for example a checkpoint of a network with another
-    hidden-layer size), instead of TensorFlow's long restore traceback.
-    """
-    try:
-        stored = dict(tf.train.list_variables(ckpt_path))
-    except (tf.errors.OpError, ValueError) as e:
-        raise ValueError(f"{ckpt_path}: unreadable checkpoint ({getattr(e, 'message', e)})") from None
-    for name, var in sorted(var_list.items()):
-        want = var.shape.as_list()
-        if name not in stored:
-            raise ValueError(f"{ckpt_path}: checkpoint of another graph: it has no variable {name!r}")
-        if list(stored[name]) != want:
-            raise ValueError(f"{ckpt_path}: checkpoint of another graph: {name} is {list(stored[name])} there, {want} here")

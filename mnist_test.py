@@ -24,6 +24,7 @@ import numpy as np
 
 from tf_compat import first_line, tf
 import mnist_backward
+import mnist_checkpoint
 import mnist_forward
 import mnist_generateds
 import mnist_idx
@@ -47,8 +48,10 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     per-record results in file order: {"labels": int64 [count] true digits,
     "probabilities": float32 [count, 10] softmax of the logits,
     "pixels": uint8 [count, 784]}; without, only the two counts leave the
-    session. Raises DataError when the checkpoint does not fit this network
-    or a reader thread fails.
+    session. The checkpoint is read whole and verified before use
+    (mnist_checkpoint.restore). Raises CheckpointDamaged, CheckpointGone
+    (deleted by the trainer's rotation while read), or DataError when the
+    checkpoint does not fit this network or a reader thread fails.
     """
     with tf.Graph().as_default():
         img_batch, label_batch = mnist_generateds.get_tfrecord_once(batch_size, tfRecord_path)
@@ -62,14 +65,9 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
         global_step = tf.train.get_or_create_global_step()
         ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
         restore_vars = ema.variables_to_restore()
-        try:
-            mnist_forward.check_checkpoint(ckpt_path, restore_vars)
-        except ValueError as e:
-            raise DataError(str(e)) from None
-        saver = tf.train.Saver(restore_vars)
         with tf.Session() as sess:
             sess.run(tf.local_variables_initializer())
-            saver.restore(sess, ckpt_path)
+            mnist_checkpoint.restore(sess, restore_vars, ckpt_path)
             step = int(sess.run(global_step))
             coord = tf.train.Coordinator()
             threads = tf.train.start_queue_runners(sess=sess, coord=coord)
@@ -248,7 +246,11 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     A checkpoint already scored is not scored again. Each score is written
     to TensorBoard as `accuracy` at its global_step in <model_dir>/eval.
     report / report_json: paths (see report_path) rewritten for every scored
-    checkpoint. Returns the last (global_step, accuracy, count). Raises
+    checkpoint. The newest checkpoint is found from the files in model_dir
+    (mnist_checkpoint.latest); one deleted by the trainer's rotation while
+    it is read is skipped for the newer one. A damaged checkpoint is an
+    error with `once`; otherwise it is reported once on stderr and the
+    watch goes on. Returns the last (global_step, accuracy, count). Raises
     DataError when `once` and there is no checkpoint, or on bad input.
     """
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
@@ -256,7 +258,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     details = report is not None or report_json is not None
     last_ckpt, result, writer = None, None, None
     while True:
-        ckpt = tf.train.latest_checkpoint(model_dir)
+        ckpt = mnist_checkpoint.latest(model_dir)
         if ckpt is None:
             if once:
                 raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
@@ -264,11 +266,17 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         elif ckpt != last_ckpt:
             try:
                 result = evaluate(ckpt, test_path, details=details)
-            except (DataError, tf.errors.OpError) as e:
-                if tf.train.latest_checkpoint(model_dir) != ckpt:
-                    continue  # the trainer deleted it (max_to_keep) while we read it; take the newer one
-                if isinstance(e, DataError):
-                    raise
+            except mnist_checkpoint.CheckpointGone:
+                continue  # the trainer's rotation deleted it while we read it; take the newer one
+            except mnist_checkpoint.CheckpointDamaged as e:
+                message = f"{e}; {mnist_checkpoint.damaged_hint(model_dir, ckpt)}"
+                if once:
+                    raise DataError(message) from None
+                print(f"error: {message}; waiting for the next checkpoint", file=sys.stderr)
+                last_ckpt = ckpt  # said once; the next checkpoint is scored as usual
+                time.sleep(interval)
+                continue
+            except tf.errors.OpError as e:
                 raise DataError(f"{ckpt}: cannot evaluate checkpoint ({first_line(e)})") from None
             last_ckpt = ckpt
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))

@@ -2,8 +2,9 @@
 
     python bench/soak.py --minutes 10            # the long run (issue 3)
     python bench/soak.py --minutes 1 --keep 1000000 --save-every 100
+    python bench/soak.py --minutes 1 --keep 1 --save-every 50 --interval 0.5   # the harshest race
 
-Runs `mnist_backward.py` and `mnist_test.py --interval 1` at the same time
+Runs `mnist_backward.py` and `mnist_test.py --interval 1` (--interval) at the same time
 in WORKDIR (default: a temporary folder with TFRecords generated from the
 bundled sample), for the given time, then stops the trainer with SIGTERM and
 the evaluator with SIGINT (Ctrl-C). Afterwards every accuracy line the
@@ -39,7 +40,7 @@ def default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def soak(workdir, seconds, save_every=1000, keep=5):
+def soak(workdir, seconds, save_every=1000, keep=5, interval=1.0):
     """Run trainer and evaluator together for `seconds`; returns a dict of findings.
 
     Keys: trainer_rc, evaluator_rc (expected 128+SIGTERM and 128+SIGINT),
@@ -52,7 +53,7 @@ def soak(workdir, seconds, save_every=1000, keep=5):
                        cwd=workdir, check=True, capture_output=True)
     trainer = script("mnist_backward.py", "--steps", str(10 ** 9), "--save-every", str(save_every),
                      "--keep", str(keep), cwd=workdir)
-    evaluator = script("mnist_test.py", "--interval", "1", cwd=workdir)
+    evaluator = script("mnist_test.py", "--interval", str(interval), cwd=workdir)
     time.sleep(seconds)
     trainer.send_signal(signal.SIGTERM)
     trainer_out, trainer_err = trainer.communicate(timeout=60)
@@ -87,10 +88,11 @@ def main():
     parser.add_argument("--workdir", help="folder with data/ (default: a new temporary folder)")
     parser.add_argument("--save-every", type=int, default=1000, help="trainer's steps between checkpoints")
     parser.add_argument("--keep", type=int, default=5, help="trainer's newest checkpoints kept")
+    parser.add_argument("--interval", type=float, default=1.0, help="evaluator's seconds between checks")
     args = parser.parse_args()
     workdir = args.workdir or tempfile.mkdtemp(prefix="soak-")
     started = time.time()
-    found = soak(workdir, args.minutes * 60, args.save_every, args.keep)
+    found = soak(workdir, args.minutes * 60, args.save_every, args.keep, args.interval)
     steps = [s for s, _ in found["lines"]]
     print(f"soak: {args.minutes:g} min in {workdir} (wall {time.time() - started:.0f} s)")
     print(f"trainer: exit {found['trainer_rc']}, last checkpoint at step {found['final_step']}, "

@@ -1,4 +1,5 @@
 """Bad input: every case ends in one clear line naming the file, a non-zero exit, nothing half-written."""
+import hashlib
 import os
 import shutil
 
@@ -424,17 +425,19 @@ def other_graph_checkpoint(folder, hidden=300):
 
 def test_checkpoint_of_another_graph_is_named_by_trainer_test_and_app(sample_workdir, tmp_path):
     ckpt = other_graph_checkpoint(tmp_path / "model")
+    before = hashlib.sha256(open(ckpt + ".data-00000-of-00001", "rb").read()).hexdigest()
     data = str(sample_workdir / "data")
-    mismatch = f"{ckpt}: checkpoint of another graph: b1 is [300] there, [500] here"
+    mismatch = "./model/mnist_model-0: checkpoint of another graph: b1 is [300] there, [500] here"
     trainer = run_script("mnist_backward.py", "--steps", "5", "--data-dir", data, cwd=tmp_path)
     assert trainer.returncode == 1
-    assert trainer.stderr == f"error: {mismatch}; use another --model-dir or delete ./model/\n"
+    assert trainer.stderr == f"error: {mismatch}; use another --model-dir\n"
     tester = run_script("mnist_test.py", "--once", "--data-dir", data, cwd=tmp_path)
     assert tester.returncode == 1
     assert tester.stderr == f"error: {mismatch.replace('b1 ', 'b1/ExponentialMovingAverage ')}\n"
     with pytest.raises(DataError) as error:
         mnist_app.Predictor(str(tmp_path / "model"))
-    assert str(error.value) == mismatch.replace("b1 ", "b1/ExponentialMovingAverage ")
+    assert str(error.value) == f"{ckpt}: checkpoint of another graph: b1/ExponentialMovingAverage is [300] there, [500] here"
+    assert hashlib.sha256(open(ckpt + ".data-00000-of-00001", "rb").read()).hexdigest() == before
 
 
 def test_empty_model_folder_for_the_app(tmp_path, capsys):

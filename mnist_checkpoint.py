@@ -1,0 +1,264 @@
+"""Checkpoints of a model folder: found, verified, restored and saved so that trained work is never lost.
+
+Used by mnist_backward.py (resume and save), mnist_test.py (evaluate) and
+mnist_app.py (predict); not meant to be run.
+
+tf.compat.v1.train.Saver writes each checkpoint as three kinds of file,
+<folder>/mnist_model-<global_step>.index, .data-00000-of-00001 and .meta,
+and then rewrites the `checkpoint` index file that names the newest. The
+index file alone is not trusted here: with absolute paths in it a moved or
+copied folder points nowhere, and it can be missing or damaged while the
+checkpoint files are fine. So:
+- checkpoints are written with paths relative to their folder;
+- the newest checkpoint is found from the files that are there, the index
+  file only breaking the tie with a checkpoint still being written;
+- a checkpoint is read whole before it is used: every tensor's checksum is
+  verified, so a cut or bit-flipped file is one clear error (CheckpointDamaged),
+  never a traceback and never a silent start from scratch;
+- the values restored are the ones read, so a checkpoint that the trainer's
+  rotation deletes while an evaluator reads it is either read whole or
+  reported gone (CheckpointGone), never half-restored.
+"""
+import glob
+import os
+import re
+
+from tf_compat import first_line, tf
+from mnist_idx import DataError
+
+MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
+INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
+
+
+class CheckpointDamaged(DataError):
+    """A checkpoint whose files are missing, cut short or fail their checksums; str() is the one-line message."""
+
+
+class CheckpointGone(DataError):
+    """A checkpoint deleted while it was read (the trainer's --keep rotation)."""
+
+
+def prefix_of(model_dir, step):
+    """The checkpoint prefix <model_dir>/mnist_model-<step> (str)."""
+    return os.path.join(model_dir, f"{MODEL_NAME}-{step}")
+
+
+def step_of(prefix):
+    """The global_step (int) in a checkpoint prefix's name, e.g. 2000 for model/mnist_model-2000."""
+    return int(prefix.rsplit("-", 1)[1])
+
+
+def checkpoint_steps(model_dir):
+    """The global_steps (sorted ints) of the checkpoints whose files are in model_dir, whole or not.
+
+    Any of a checkpoint's files (.index, .data-*, .meta) counts, so that a
+    checkpoint that lost its .index is still seen, and reported damaged
+    instead of being passed over.
+    """
+    pattern = re.compile(re.escape(MODEL_NAME) + r"-(\d+)\.(index|meta|data-\d{5}-of-\d{5})$")
+    try:
+        names = os.listdir(model_dir)
+    except OSError:
+        return []
+    return sorted({int(m.group(1)) for m in map(pattern.match, names) if m})
+
+
+def indexed_prefix(model_dir):
+    """The checkpoint the `checkpoint` index file names, as a path in model_dir, or None.
+
+    The index may hold a path that is gone (the folder was moved or copied
+    with absolute paths in it): only its file name is used, in model_dir.
+    None when the index is missing or unreadable.
+    """
+    try:
+        state = tf.train.get_checkpoint_state(model_dir)
+    except (tf.errors.OpError, ValueError, UnicodeDecodeError):  # a damaged text protobuf
+        return None
+    if state is None or not state.model_checkpoint_path:
+        return None
+    name = os.path.basename(state.model_checkpoint_path.replace("\\", "/"))
+    return os.path.join(model_dir, name) if re.fullmatch(re.escape(MODEL_NAME) + r"-\d+", name) else None
+
+
+def unfinished_saves(model_dir):
+    """Prefixes (sorted list) of the saves in model_dir that never finished: what a killed Saver.save leaves.
+
+    tf.train.Saver renames a checkpoint's .index and .data files into place,
+    then writes its .meta, and only then names it in the `checkpoint` index
+    file. Files of a step newer than the one the index names, without a
+    .meta, are therefore a save still running (mnist_test.py beside the
+    trainer) or a save that was killed (the trainer at start-up). Empty
+    when the index file does not lead to a checkpoint: then nothing can be
+    told apart, and every checkpoint counts.
+    """
+    indexed = indexed_prefix(model_dir)
+    if indexed is None or not os.path.exists(indexed + ".index"):
+        return []
+    return [prefix_of(model_dir, s) for s in checkpoint_steps(model_dir)
+            if s > step_of(indexed) and not os.path.exists(prefix_of(model_dir, s) + ".meta")]
+
+
+def latest(model_dir):
+    """The prefix (str) of the newest checkpoint in model_dir, or None when there is none.
+
+    Found from the checkpoint files that are there, whatever the `checkpoint`
+    index file says (it may be missing, damaged, or name a folder that was
+    moved), passing over unfinished_saves. The checkpoint is not verified
+    here: see read_checkpoint.
+    """
+    unfinished = set(unfinished_saves(model_dir))
+    steps = [s for s in checkpoint_steps(model_dir) if prefix_of(model_dir, s) not in unfinished]
+    return prefix_of(model_dir, steps[-1]) if steps else None
+
+
+def data_files(prefix):
+    """The .data-NNNNN-of-NNNNN files of a checkpoint that exist, and those its shard count expects (sorted lists)."""
+    present = sorted(glob.glob(glob.escape(prefix) + ".data-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]"))
+    counts = {int(p[-5:]) for p in present} or {1}
+    expected = sorted(f"{prefix}.data-{i:05d}-of-{n:05d}" for n in counts for i in range(n))
+    return present, expected
+
+
+def read_checkpoint(prefix):
+    """Every tensor of a checkpoint, read and verified: {variable name: numpy array}.
+
+    Source: tf.train.load_checkpoint (TensorFlow's CheckpointReader), whose
+    reads check each tensor's CRC32C against the .index. Raises
+    CheckpointDamaged (message `<prefix>: checkpoint is damaged (<what>)`)
+    when the .index, a .data shard or the .meta is missing, cut short,
+    unreadable or fails a checksum; CheckpointGone when its .index is gone
+    and a newer checkpoint is there: the trainer's rotation (--keep) is
+    deleting it, file by file.
+    """
+    try:
+        return _read_all(prefix)
+    except CheckpointDamaged:
+        folder = os.path.dirname(prefix) or "."
+        if not os.path.exists(prefix + ".index") and checkpoint_steps(folder)[-1:] > [step_of(prefix)]:
+            raise CheckpointGone(f"{prefix}: checkpoint was deleted while it was read") from None
+        raise
+
+
+def _read_all(prefix):
+    def damaged(what):
+        return CheckpointDamaged(f"{prefix}: checkpoint is damaged ({what})")
+
+    name = os.path.basename(prefix)
+    if not os.path.exists(prefix + ".index"):
+        raise damaged(f"{name}.index is missing")
+    present, expected = data_files(prefix)
+    missing = [os.path.basename(p) for p in expected if p not in present]
+    if missing:
+        raise damaged(f"{missing[0]} is missing")
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+        names = sorted(reader.get_variable_to_shape_map())
+    except (tf.errors.OpError, ValueError, IndexError) as e:
+        raise damaged(f"{name}.index is unreadable: {first_line(e)}") from None
+    values = {}
+    for var in names:
+        try:
+            values[var] = reader.get_tensor(var)
+        except (tf.errors.OpError, ValueError, IndexError) as e:
+            message = first_line(e)
+            data = os.path.basename(expected[0]) if len(expected) == 1 else "a .data file"
+            if "Read less bytes" in message or "out of range" in message.lower():
+                sizes = ", ".join(f"{os.path.getsize(p):,}" for p in present)
+                raise damaged(f"{data} is cut short ({sizes} bytes): tensor {var!r} lies past its end") from None
+            if "Checksum does not match" in message:
+                raise damaged(f"{data} fails its checksum at tensor {var!r}") from None
+            raise damaged(f"cannot read tensor {var!r}: {message}") from None
+    if not os.path.exists(prefix + ".meta"):
+        raise damaged(f"{name}.meta is missing: the save did not finish")
+    return values
+
+
+def intact_before(model_dir, prefix):
+    """The newest checkpoint in model_dir older than prefix that reads whole, or None."""
+    for step in reversed(checkpoint_steps(model_dir)):
+        if step < step_of(prefix):
+            try:
+                read_checkpoint(prefix_of(model_dir, step))
+                return prefix_of(model_dir, step)
+            except DataError:
+                continue
+    return None
+
+
+def damaged_hint(model_dir, prefix):
+    """How to go on when prefix is damaged: the newest intact checkpoint and how to use it (str)."""
+    older = intact_before(model_dir, prefix)
+    files = f"{prefix}.*"
+    if older is None:
+        return f"no intact checkpoint is left in {model_dir}; move {files} away and train again"
+    return f"the newest intact checkpoint is {older}: move {files} out of {model_dir} to use it"
+
+
+def check_variables(prefix, stored, var_list):
+    """Raise DataError unless a checkpoint's tensors fit the variables about to be restored.
+
+    stored: {name: array} from read_checkpoint; var_list: {name in checkpoint:
+    variable}, as given to tf.train.Saver. The message names the checkpoint
+    and the first missing variable or shape mismatch (for example a
+    checkpoint of a network with another hidden-layer size).
+    """
+    for name, var in sorted(var_list.items()):
+        want = var.shape.as_list()
+        if name not in stored:
+            raise DataError(f"{prefix}: checkpoint of another graph: it has no variable {name!r}")
+        if list(stored[name].shape) != want:
+            raise DataError(f"{prefix}: checkpoint of another graph: {name} is {list(stored[name].shape)} there, "
+                            f"{want} here")
+
+
+def restore(sess, var_list, prefix, stored=None):
+    """Restore the variables of var_list from checkpoint prefix, read whole and verified first.
+
+    var_list: {name in checkpoint: variable}, as for tf.train.Saver (e.g.
+    ExponentialMovingAverage.variables_to_restore() for the shadow weights).
+    The values assigned are exactly those read_checkpoint verified, so the
+    checkpoint's files may vanish right after. stored: what
+    read_checkpoint(prefix) returned, when the caller has read it already.
+    Raises CheckpointDamaged, CheckpointGone, or DataError for a checkpoint
+    of another graph.
+    """
+    if stored is None:
+        stored = read_checkpoint(prefix)
+    check_variables(prefix, stored, var_list)
+    with sess.graph.as_default():
+        feeds, assigns = {}, []
+        for name, var in var_list.items():
+            value = tf.placeholder(var.dtype.base_dtype, var.shape)
+            assigns.append(var.assign(value))
+            feeds[value] = stored[name]
+    sess.run(assigns, feed_dict=feeds)
+
+
+def saver(max_to_keep, var_list=None):
+    """A tf.train.Saver that writes paths relative to the model folder into the `checkpoint` index.
+
+    Relative paths keep a moved or copied model folder readable by
+    TensorFlow's own tools too. Its rotation (max_to_keep) deletes only
+    checkpoints this Saver wrote.
+    """
+    return tf.train.Saver(var_list=var_list, max_to_keep=max_to_keep, save_relative_paths=True)
+
+
+def save(sess, checkpoint_saver, model_dir, step, written):
+    """Save a checkpoint at global_step `step` unless one of another run is there; returns its prefix.
+
+    written: set of the steps this run saved, updated here. A checkpoint of
+    that step that this run did not write is never overwritten: DataError.
+    """
+    prefix = prefix_of(model_dir, step)
+    if step not in written and step in checkpoint_steps(model_dir):
+        raise DataError(f"{prefix}: a checkpoint of another run is already there; not overwriting it "
+                        f"(move it away or use another --model-dir)")
+    checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step)
+    written.add(step)
+    return prefix
+
+
+if __name__ == "__main__":
+    print("mnist_checkpoint.py finds, verifies and restores checkpoints for the course's scripts; "
+          "it is not meant to be run. Train with mnist_backward.py, evaluate with mnist_test.py.")

@@ -1,0 +1,256 @@
+"""Trained work is never lost: moved folders, stale or missing index files, damaged checkpoints, re-runs."""
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from conftest import ROOT
+import mnist_app
+import mnist_backward
+import mnist_checkpoint
+import mnist_test
+from mnist_idx import DataError
+
+DATA = "mnist_model-2000.data-00000-of-00001"
+
+
+def digests(folder):
+    """{file name: sha256} of the checkpoint files in a folder."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())
+            if p.name.startswith("mnist_model-")}
+
+
+@pytest.fixture
+def model(trained_workdir, tmp_path):
+    """A copy of the trained model folder (checkpoints at 1000 and 2000), at an absolute path."""
+    folder = tmp_path / "model"
+    shutil.copytree(trained_workdir / "model", folder)
+    assert sorted(mnist_checkpoint.checkpoint_steps(str(folder))) == [1000, 2000]
+    return folder
+
+
+@pytest.fixture
+def picture(tmp_path):
+    """A hand-drawn 1: a dark bar on white paper."""
+    img = np.full((120, 100), 255, np.uint8)
+    img[20:100, 45:55] = 0
+    path = tmp_path / "one.png"
+    Image.fromarray(img).save(path)
+    return path
+
+
+def one_error_line(capsys):
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith("error: ")
+    return captured.err.strip()
+
+
+def run_trainer(model, data, steps, *flags):
+    return mnist_backward.main(["--steps", str(steps), "--model-dir", str(model), "--data-dir", str(data), *flags])
+
+
+# ---------------------------------------------------------------- the index file does not lead to the checkpoints
+
+STALE_INDEX = {
+    "absolute paths of a folder that was moved":
+        'model_checkpoint_path: "/gone/abs_model/mnist_model-2000"\n'
+        'all_model_checkpoint_paths: "/gone/abs_model/mnist_model-1000"\n'
+        'all_model_checkpoint_paths: "/gone/abs_model/mnist_model-2000"\n',
+    "missing": None,
+    "unreadable": "\x00\x01 not a text protobuf {{{\n",
+    "naming a checkpoint that is not there": 'model_checkpoint_path: "mnist_model-999"\n',
+}
+
+
+@pytest.mark.parametrize("index", STALE_INDEX, ids=list(STALE_INDEX))
+def test_a_folder_whose_index_misleads_is_read_from_its_files(model, trained_workdir, picture, capsys, index):
+    if STALE_INDEX[index] is None:
+        os.remove(model / "checkpoint")
+    else:
+        (model / "checkpoint").write_text(STALE_INDEX[index])
+    before = digests(model)
+
+    assert mnist_test.main(["--once", "--model-dir", str(model), "--data-dir", str(trained_workdir / "data")]) == 0
+    assert capsys.readouterr().out.startswith("After 2000 training steps, test accuracy = 0.9")
+    assert mnist_app.main(["--model-dir", str(model), str(picture)]) == 0
+    assert capsys.readouterr().out.startswith(f"{picture}: The prediction number is: 1 ")
+
+    assert run_trainer(model, trained_workdir / "data", 2100, "--save-every", "50") == 0
+    out = capsys.readouterr().out
+    note = (f"note: {model}/checkpoint is missing or names files that are not there; "
+            f"resuming from the newest checkpoint files, {model}/mnist_model-2000")
+    # Absolute paths of a moved folder still name the files, by their names in this folder.
+    assert (note in out) == (index != "absolute paths of a folder that was moved"), out
+    assert f"resuming from {model}/mnist_model-2000; target global_step 2100" in out
+    after = digests(model)
+    assert {name: after[name] for name in before} == before  # nothing of the earlier run replaced
+    assert mnist_checkpoint.checkpoint_steps(str(model)) == [1000, 2000, 2050, 2100]
+    # The new index names its checkpoints relative to the folder: it can be moved again.
+    index_text = (model / "checkpoint").read_text()
+    assert 'model_checkpoint_path: "mnist_model-2100"' in index_text and "/" not in index_text
+
+
+def test_a_moved_model_folder_resumes_where_it_was(sample_workdir, tmp_path, capsys):
+    data = sample_workdir / "data"
+    first = tmp_path / "abs_model"
+    assert run_trainer(first, data, 40, "--save-every", "20") == 0
+    moved = tmp_path / "moved_model"
+    first.rename(moved)
+    before = digests(moved)
+    capsys.readouterr()
+    assert run_trainer(moved, data, 60, "--save-every", "20") == 0
+    assert f"resuming from {moved}/mnist_model-40; target global_step 60" in capsys.readouterr().out
+    after = digests(moved)
+    assert {name: after[name] for name in before} == before
+    assert mnist_checkpoint.checkpoint_steps(str(moved)) == [20, 40, 60]
+
+
+def test_a_newer_checkpoint_than_the_index_names_is_resumed_not_overwritten(model, trained_workdir, capsys):
+    (model / "checkpoint").write_text('model_checkpoint_path: "mnist_model-1000"\n')
+    before = digests(model)
+    assert run_trainer(model, trained_workdir / "data", 2050, "--save-every", "25") == 0
+    out = capsys.readouterr().out
+    assert f"note: {model}/mnist_model-2000 is newer than {model}/mnist_model-1000" in out
+    assert f"resuming from {model}/mnist_model-2000; target global_step 2050" in out
+    after = digests(model)
+    assert {name: after[name] for name in before} == before
+
+
+def test_keep_rotation_removes_only_the_checkpoints_of_this_run(model, trained_workdir):
+    before = digests(model)
+    assert run_trainer(model, trained_workdir / "data", 2200, "--save-every", "50", "--keep", "1") == 0
+    after = digests(model)
+    assert {name: after[name] for name in before} == before
+    assert mnist_checkpoint.checkpoint_steps(str(model)) == [1000, 2000, 2200]
+
+
+def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
+    from tf_compat import tf
+    before = digests(model)
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="v")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(DataError, match=r"mnist_model-2000: a checkpoint of another run is already there"):
+                mnist_checkpoint.save(sess, mnist_checkpoint.saver(5), str(model), 2000, written=set())
+            written = {2000}  # ... but this run's own checkpoint of a step may be saved again
+            assert mnist_checkpoint.save(sess, mnist_checkpoint.saver(5), str(model), 3000, written).endswith("-3000")
+    assert {name: digests(model)[name] for name in before} == before
+
+
+def test_an_unfinished_save_is_passed_over_by_readers_and_cleared_by_the_trainer(model, trained_workdir, capsys):
+    # What a trainer killed between renaming the .index/.data into place and writing the .meta leaves.
+    for ext in ("index", "data-00000-of-00001"):
+        shutil.copy(model / f"mnist_model-2000.{ext}", model / f"mnist_model-2050.{ext}")
+    assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"
+    assert mnist_test.main(["--once", "--model-dir", str(model), "--data-dir", str(trained_workdir / "data")]) == 0
+    assert capsys.readouterr().out.startswith("After 2000 training steps")
+    assert run_trainer(model, trained_workdir / "data", 2060, "--save-every", "50") == 0
+    out = capsys.readouterr().out
+    assert f"removed {model}/mnist_model-2050.*, a save that did not finish" in out
+    assert mnist_checkpoint.checkpoint_steps(str(model)) == [1000, 2000, 2050, 2060]
+
+
+# ---------------------------------------------------------------- damaged checkpoints
+
+def flip_a_bit(path):
+    with open(path, "r+b") as f:
+        f.seek(os.path.getsize(path) // 2)
+        byte = f.read(1)[0]
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte ^ 0x10]))
+
+
+DAMAGE = {
+    "data cut": (lambda m: os.truncate(m / DATA, 100000),
+                 f"{DATA} is cut short (100,000 bytes): tensor 'w1' lies past its end"),
+    "data bit-flipped": (lambda m: flip_a_bit(m / DATA), f"{DATA} fails its checksum at tensor 'w1"),
+    "data missing": (lambda m: os.remove(m / DATA), f"{DATA} is missing"),
+    "index cut": (lambda m: os.truncate(m / "mnist_model-2000.index", 100), "mnist_model-2000.index is unreadable: "),
+    "meta missing": (lambda m: os.remove(m / "mnist_model-2000.meta"),
+                     "mnist_model-2000.meta is missing: the save did not finish"),
+}
+
+
+@pytest.mark.parametrize("kind", DAMAGE, ids=list(DAMAGE))
+def test_a_damaged_checkpoint_is_one_line_in_every_script_and_nothing_is_lost(model, trained_workdir, picture,
+                                                                             capsys, kind):
+    damage, what = DAMAGE[kind]
+    damage(model)
+    before = digests(model)
+    data = trained_workdir / "data"
+    head = f"error: {model}/mnist_model-2000: checkpoint is damaged ({what}"
+    hint = (f"the newest intact checkpoint is {model}/mnist_model-1000: "
+            f"move {model}/mnist_model-2000.* out of {model} to use it")
+    for script in (lambda: run_trainer(model, data, 2100),
+                   lambda: mnist_test.main(["--once", "--model-dir", str(model), "--data-dir", str(data)]),
+                   lambda: mnist_app.main(["--model-dir", str(model), str(picture)])):
+        status = script()
+        line = one_error_line(capsys)
+        assert status == 1
+        assert line.startswith(head) and line.endswith(hint), line
+    assert digests(model) == before  # the trainer neither started from scratch nor saved over it
+    assert not (model / "train").exists() or set(os.listdir(model / "train")) == set(
+        os.listdir(trained_workdir / "model" / "train"))
+
+
+def test_no_intact_checkpoint_left_says_so(model, trained_workdir, capsys):
+    os.truncate(model / DATA, 100000)
+    os.truncate(model / "mnist_model-1000.data-00000-of-00001", 10)
+    assert mnist_test.main(["--once", "--model-dir", str(model), "--data-dir", str(trained_workdir / "data")]) == 1
+    assert one_error_line(capsys).endswith(
+        f"; no intact checkpoint is left in {model}; move {model}/mnist_model-2000.* away and train again")
+
+
+def test_the_periodic_evaluator_reports_a_damaged_checkpoint_once_and_scores_the_next(model, trained_workdir):
+    os.truncate(model / DATA, 100000)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_test.py"), "--interval", "0.2",
+                             "--model-dir", str(model)], cwd=trained_workdir, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "checkpoint is damaged" in proc.stderr.readline()
+        time.sleep(1.5)  # several more looks at the same damaged checkpoint
+        for ext in ("index", "data-00000-of-00001", "meta"):  # then a newer, intact one arrives
+            shutil.copy(model / f"mnist_model-1000.{ext}", model / f"mnist_model-3000.{ext}")
+        assert proc.stdout.readline().startswith("After 1000 training steps, test accuracy = 0.9")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert err == "stopped\n"  # the damaged checkpoint was reported once only
+    assert proc.returncode == 130
+
+
+# ---------------------------------------------------------------- the Python API, called again in one process
+
+def test_every_entry_point_can_be_called_again_in_the_same_process(sample_workdir, tmp_path, picture):
+    data, model = sample_workdir / "data", tmp_path / "model"
+    assert mnist_backward.backward(30, data_dir=str(data), model_dir=str(model), log=lambda *a: None,
+                                   quiet=True) == 30
+    assert mnist_backward.backward(60, data_dir=str(data), model_dir=str(model), log=lambda *a: None,
+                                   quiet=True) == 60
+    from tf_compat import tf
+    names = [name for name, _ in tf.train.list_variables(str(model / "mnist_model-60"))]
+    assert names == ["b1", "b1/ExponentialMovingAverage", "b2", "b2/ExponentialMovingAverage", "global_step",
+                     "w1", "w1/ExponentialMovingAverage", "w2", "w2/ExponentialMovingAverage"]
+
+    test_path = str(data / "mnist_test.tfrecords")
+    first = mnist_test.evaluate(str(model / "mnist_model-60"), test_path)
+    assert mnist_test.evaluate(str(model / "mnist_model-60"), test_path) == first
+    assert mnist_test.test(str(model), str(data), once=True, log=lambda *a: None) == first
+
+    outputs = []
+    for _ in range(2):
+        lines = []
+        assert mnist_app.application([str(picture)], str(model), out=lines.append) == 0
+        predictor = mnist_app.Predictor(str(model))
+        outputs.append((lines, predictor.restore_model(mnist_app.pre_pic(str(picture)))))
+    assert outputs[0] == outputs[1]
