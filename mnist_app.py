@@ -29,6 +29,7 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
+import mnist_generateds
 from mnist_idx import DataError
 
 THRESHOLD = 50  # course: after inversion, below is background (0), the rest is stroke (255)
@@ -55,16 +56,17 @@ def load_picture(picName):
     """One picture file as an 8-bit grayscale PIL image, upright.
 
     EXIF orientation is applied, transparent areas are laid on white and
-    16-bit images are scaled to 8 bits. Raises DataError naming the file
-    when it is missing, not an image, or empty.
+    16-bit and 32-bit integer images are brought to 8 bits by the
+    generator's rule (mnist_generateds.to_8bit: the bit depth inferred from
+    the brightest pixel). Raises DataError naming the file when it is
+    missing, not an image, or empty.
     """
     try:
         with Image.open(picName) as img:
             img = ImageOps.exif_transpose(img)
             if img.width == 0 or img.height == 0:
                 raise DataError(f"{picName}: empty image (0 pixels)")
-            if img.mode in ("I", "I;16", "I;16B", "I;16L"):
-                img = Image.fromarray((np.asarray(img, dtype=np.uint32) >> 8).astype(np.uint8), mode="L")
+            img = mnist_generateds.to_8bit(img)
             if img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info:
                 rgba = img.convert("RGBA")
                 img = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba)
