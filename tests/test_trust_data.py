@@ -378,3 +378,20 @@ def test_app_finds_no_digit_on_a_page_without_one_whatever_its_colour(trained_wo
     if preprocess == "mnist":
         assert result.stdout.startswith(f"digit.png: The prediction number is: {digit}")
     assert len(result.stdout.splitlines()) == 1
+
+
+def test_a_blank_image_found_by_a_decoding_process_names_its_line(tmp_path, monkeypatch):
+    """With --workers 2 the check runs in the worker processes; the first blank image in label order is named."""
+    image_dir, label_file, _ = make_layout(tmp_path, 12)
+    names = [line.split()[0] for line in label_file.read_text().splitlines()]
+    for line in (10, 7):
+        Image.new("L", (28, 28), 0).save(image_dir / "x.png")
+        os.replace(image_dir / "x.png", image_dir / names[line - 1])
+    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 3)
+    out = tmp_path / "out"
+    with pytest.raises(DataError) as error:
+        mnist_generateds.write_tfRecord(str(out / "x.tfrecords"), str(image_dir), str(label_file),
+                                        log=lambda m: None, workers=2)
+    assert str(error.value) == (f"{image_dir / names[6]}: blank image, every pixel is 0 (listed on {label_file}:7); "
+                                "replace the image or remove its line")
+    assert os.listdir(out) == []
