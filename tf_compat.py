@@ -75,11 +75,43 @@ def first_line(error):
 
     "Graph execution error:\\n\\nFrom /job:ps/replica:0/task:0:\\nSocket closed\\n..." becomes
     "/job:ps/replica:0/task:0: Socket closed"; cut to MAX_MESSAGE characters.
+    A quote mark without its partner (TensorFlow's record reader writes
+    "truncated record at 999273' failed with ...") is left out
+    (see balance_quotes), so the line can sit inside our own parentheses.
     """
     lines = [line.strip() for line in (getattr(error, "message", None) or str(error)).splitlines()]
     lines = [line for line in lines if line and not line.startswith("Graph execution error")]
     if not lines:
         return type(error).__name__
     line = lines[0][len("From "):] + " " + lines[1] if lines[0].startswith("From ") and len(lines) > 1 else lines[0]
+    line = balance_quotes(line)
     return line if len(line) <= MAX_MESSAGE else line[:MAX_MESSAGE - 3] + "..."
 
+
+def balance_quotes(text):
+    """text without the single quotes that have no partner; apostrophes (can't, file's) are kept.
+
+    A quote between two letters or digits is an apostrophe. Any other quote
+    opens a quotation when it follows the start, a space or an opening
+    bracket, and closes one otherwise; a closing quote with no open
+    quotation, and an opening one never closed, are dropped.
+    """
+    stray, opened = [], None
+    for i, char in enumerate(text):
+        if char != "'":
+            continue
+        before = text[i - 1] if i else " "
+        after = text[i + 1] if i + 1 < len(text) else " "
+        if before.isalnum() and after.isalnum():
+            continue
+        if before.isspace() or before in "([{<:=,":
+            if opened is not None:
+                stray.append(opened)
+            opened = i
+        elif opened is None:
+            stray.append(i)
+        else:
+            opened = None
+    if opened is not None:
+        stray.append(opened)
+    return "".join(char for i, char in enumerate(text) if i not in stray)

@@ -78,7 +78,9 @@ def write_pictures(folder, digits):
     images.mkdir()
     lines = []
     for i, digit in enumerate(digits):
-        Image.fromarray(np.full((28, 28), i * 20, np.uint8)).save(images / f"{i}.png")
+        pixels = np.full((28, 28), i * 20, np.uint8)
+        pixels[-1, -1] = 255  # one white pixel: an image of one value throughout is refused as blank
+        Image.fromarray(pixels).save(images / f"{i}.png")
         lines.append(f"{i}.png {digit}\n")
     (folder / "labels.txt").write_text("".join(lines))
     return str(images), str(folder / "labels.txt")

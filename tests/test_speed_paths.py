@@ -107,7 +107,7 @@ def test_workers_convert_other_images_as_pillow_does(tmp_path, monkeypatch):
     assert messages == ["warning: 2 images were not 8-bit grayscale and were converted (e.g. 'b.jpg', mode RGB)"]
     expected_pixels = [Image.open(io.BytesIO(files["a.jpg"][0])).tobytes(),
                        Image.open(io.BytesIO(rgb_jpeg)).convert("L").tobytes(),
-                       pixels[2].tobytes(),  # 16-bit: the high byte
+                       pixels[2].tobytes(),  # 16-bit: scaled by 255/65535 (mnist_generateds.to_8bit)
                        Image.open(io.BytesIO(files["d.jpg"][0])).tobytes(),
                        Image.open(io.BytesIO(files["e.jpg"][0])).tobytes()]
     digits = [digit for _, digit in files.values()]
