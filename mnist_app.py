@@ -347,7 +347,8 @@ def ask_paths():
     return [input("the path of test picture:") for _ in range(count)]
 
 
-def main(argv=None):
+def build_parser():
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("images", nargs="*", metavar="IMAGE",
@@ -362,6 +363,11 @@ def main(argv=None):
     parser.add_argument("--show-input", metavar="PATH",
                         help="write the 28x28 network input: to PATH.png (one picture) or as PATH/<picture>.png")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         paths = picture_paths(args.images) if args.images else ask_paths()

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from tf_compat import first_line, tf
+from tf_compat import LazyMapping, first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
@@ -32,8 +32,8 @@ MAX_ABORTED_STEPS = 30  # aborted steps (duplicate gRPC requests on a busy machi
 # A busy machine can make gRPC resend a request, which TensorFlow then aborts
 # as a duplicate: a later step works. A lost parameter server fails every
 # step, and ends the worker after a few.
-RETRIED = {tf.errors.AbortedError: (MAX_ABORTED_STEPS, "aborted"),
-           tf.errors.UnavailableError: (MAX_FAILED_STEPS, "failed")}
+RETRIED = LazyMapping(lambda: {tf.errors.AbortedError: (MAX_ABORTED_STEPS, "aborted"),
+                               tf.errors.UnavailableError: (MAX_FAILED_STEPS, "failed")})
 RETRY_SECS = 1  # pause before trying a failed step again
 
 
@@ -368,3 +368,9 @@ def main(args, parser):
                                   args.model_dir, args.pipeline, args.sync_replicas, args.startup_timeout,
                                   args.save_every, args.keep, args.summary_every),
         (DataError, ClusterError), who=f"worker {args.task_index}: ")
+
+
+if __name__ == "__main__":
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "one task of a distributed training, run through mnist_backward.py",
+                                    "run mnist_cluster.py (one machine) or mnist_backward.py --job_name ps|worker ..."))

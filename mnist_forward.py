@@ -68,3 +68,11 @@ def check_checkpoint(ckpt_path, var_list):
             raise ValueError(f"{ckpt_path}: checkpoint of another graph: it has no variable {name!r}")
         if list(stored[name]) != want:
             raise ValueError(f"{ckpt_path}: checkpoint of another graph: {name} is {list(stored[name])} there, {want} here")
+
+
+if __name__ == "__main__":
+    import sys
+
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "the course's 784-500-10 network (forward propagation), imported by the other scripts",
+                                    "train it with mnist_backward.py, use it with mnist_test.py or mnist_app.py"))

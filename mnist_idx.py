@@ -269,3 +269,11 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=
         f.write("\n".join(entries) + "\n")
     os.replace(tmp, os.path.join(jpg_dir, MANIFEST))
     return read_manifest(jpg_dir)
+
+
+if __name__ == "__main__":
+    import sys
+
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "reads MNIST IDX files into the course's JPG layout, for the generator",
+                                    "run mnist_generateds.py (--idx-dir FOLDER for your own IDX files)"))
