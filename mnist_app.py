@@ -281,12 +281,31 @@ def picture_paths(args):
 
 
 def input_path(show_input, picName, count):
-    """Where --show-input writes the network input of picName: the .png itself, or one file per picture in a folder."""
+    """Where --show-input writes the network input of picName: the .png itself, or one file per picture in a folder.
+
+    In a folder the file keeps the picture's stem: photos/a.jpg -> <folder>/a.png.
+    Raises DataError when a FILE.png is given for more than one picture.
+    """
     if show_input.lower().endswith(".png"):
         if count > 1:
             raise DataError(f"{show_input}: --show-input FILE.png takes one picture; give a folder for {count} pictures")
         return show_input
-    return os.path.join(show_input, os.path.basename(picName) + ".png")
+    return os.path.join(show_input, os.path.splitext(os.path.basename(picName))[0] + ".png")
+
+
+def claim_input_path(show_input, picName, count, claimed):
+    """input_path, checked against the files already claimed in this run ({target: picture}, updated).
+
+    Two pictures with the same stem (a.jpg and a.png, or two folders' a.png)
+    would share one file: raises DataError naming both rather than
+    overwrite the first one's input. The same picture twice is allowed.
+    """
+    target = input_path(show_input, picName, count)
+    first = claimed.setdefault(target, picName)
+    if first != picName:
+        raise DataError(f"{target}: --show-input already wrote {first}'s input there; {picName} has the same "
+                        "name stem (rename one, or run the app for each)")
+    return target
 
 
 def write_input(testPicArr, target):
@@ -316,21 +335,21 @@ def application(paths, model_dir, threshold=THRESHOLD, out=print, preprocess="mn
     the `<path>: ` when not name_pictures), or with `as_json` one JSON list
     of {"file", "prediction", "top3": [{"digit", "probability"}]} ({"file",
     "error"} for a failed picture).
-    show_input: see input_path; count: how many
+    show_input: see input_path and claim_input_path; count: how many
     pictures it is given for (default len(paths)); the 28x28 PNG holds
     exactly what the network got, times 255. Unreadable pictures are
     reported on stderr and skipped.
     """
     predictor = Predictor(model_dir)
     count = len(paths) if count is None else count
-    failed, results = 0, []
+    failed, results, claimed = 0, [], {}
     for path in paths:
         try:
             if not path:
                 raise DataError("(empty answer): no picture path given")
             testPicArr = pre_pic(path, threshold, preprocess)
             if show_input is not None:
-                write_input(testPicArr, input_path(show_input, path, count))
+                write_input(testPicArr, claim_input_path(show_input, path, count, claimed))
             best = top_k(predictor.predict(testPicArr)[0])
         except DataError as e:
             print(f"error: {e}", file=sys.stderr, flush=True)
@@ -399,7 +418,8 @@ def build_parser():
                         help="--preprocess course: stroke threshold 0-255 after inversion")
     parser.add_argument("--json", action="store_true", help="print one JSON list: file, prediction, top 3")
     parser.add_argument("--show-input", metavar="PATH",
-                        help="write the 28x28 network input: to PATH.png (one picture) or as PATH/<picture>.png")
+                        help="write the 28x28 network input: to PATH.png (one picture), or into folder PATH "
+                             "as <picture's name>.png (photos/a.jpg -> PATH/a.png)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
 
@@ -416,8 +436,10 @@ def main(argv=None):
             if count is None:
                 return 0  # end of input before any picture: nothing failed
             paths = ask_paths(count)
-        if args.show_input is not None and count:
-            input_path(args.show_input, "picture", count)  # a wrong --show-input fails before any work
+        if args.show_input is not None and count:  # a wrong --show-input fails before any work
+            claimed = {}
+            for path in paths if args.images else ["picture"]:
+                claim_input_path(args.show_input, path, count, claimed)
         failed = application(paths, args.model_dir, args.threshold, preprocess=args.preprocess,
                              as_json=args.json, show_input=args.show_input, count=count,
                              name_pictures=bool(args.images))

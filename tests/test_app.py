@@ -237,11 +237,39 @@ def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, pho
                         "--show-input", "seen", *pair, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     for picture in pair:
-        written = np.asarray(Image.open(tmp_path / "seen" / (os.path.basename(picture) + ".png")))
+        stem = os.path.splitext(os.path.basename(picture))[0]
+        written = np.asarray(Image.open(tmp_path / "seen" / (stem + ".png")))
         assert np.array_equal(written, mnist_app.prepared_pixels(picture, preprocess="course"))
         assert set(np.unique(written)) <= {0, 255}  # the course's fixed threshold: black and white only
+    assert sorted(os.listdir(tmp_path / "seen")) == sorted(os.path.splitext(os.path.basename(p))[0] + ".png"
+                                                           for p in pair)
     with pytest.raises(mnist_idx.DataError, match="takes one picture"):
         mnist_app.input_path("one.png", pair[0], len(pair))
+
+
+def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(model_dir, tmp_path):
+    images, _ = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    digit_picture(images[0], "L").save(tmp_path / "a.png")
+    digit_picture(images[1], "L").convert("RGB").save(tmp_path / "a.jpg")
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert os.listdir(tmp_path / "seen") == ["a.png"]
+    first = (tmp_path / "seen" / "a.png").read_bytes()
+
+    # Same stem twice on the command line: refused before any work, the earlier file kept.
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", "a.png",
+                        cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"error: {os.path.join('seen', 'a.png')}: --show-input already wrote a.jpg's input "
+                             "there; a.png has the same name stem (rename one, or run the app for each)\n")
+    assert (tmp_path / "seen" / "a.png").read_bytes() == first
+
+    # At the course's prompts the second one gets the error line, the first keeps its file.
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", cwd=tmp_path,
+                        input="2\na.jpg\na.png\n")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {os.path.join('seen', 'a.png')}: --show-input already wrote a.jpg's")
+    assert (tmp_path / "seen" / "a.png").read_bytes() == first
 
 
 # ---------------------------------------------------------------- hand-made photos
