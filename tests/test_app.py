@@ -274,14 +274,13 @@ def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(m
 
 # ---------------------------------------------------------------- hand-made photos
 
-def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_dir, photos, capsys):
+def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_dir, photos, summary_line):
     predictor = mnist_app.Predictor(model_dir)
     right = {}
     for preprocess in mnist_app.PREPROCESS:
         inputs = np.concatenate([mnist_app.pre_pic(p, preprocess=preprocess) for p, _, _ in photos])
         predicted = predictor.predict(inputs).argmax(axis=1)
         right[preprocess] = int((predicted == [d for _, d, _ in photos]).sum())
-    with capsys.disabled():
-        print(f"\nhand-made photos read right: mnist {right['mnist']}, course {right['course']} of {len(photos)}")
+    summary_line(f"hand-made photos read right: mnist {right['mnist']}, course {right['course']} of {len(photos)}")
     assert right["mnist"] >= 0.85 * len(photos)
     assert right["mnist"] >= right["course"] + 0.4 * len(photos)
