@@ -125,6 +125,17 @@ class LazyMapping(Mapping):
         return repr(self._get())
 
 
+def import_tensorflow():
+    """Import TensorFlow now instead of at the first use of `tf`; returns tensorflow.compat.v1.
+
+    For measurements whose baseline is a process with TensorFlow loaded
+    (resident memory above the import, time after it) and for tests of
+    what the import brings in.
+    """
+    tf.Graph  # the first attribute read imports it
+    return tf.__dict__["_module"]
+
+
 def not_a_script(module_file, what, instead, argv=None):
     """The command line of a module meant to be imported: say what it is and what to run instead.
 
