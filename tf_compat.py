@@ -20,7 +20,7 @@ That saves about 50 MB of resident memory and 0.6 s per script start
 TensorFlow is imported on first use, not when this module is: `tf` is a
 stand-in module whose first attribute access (`tf.Graph`, `tf.errors`, ...)
 imports tensorflow.compat.v1 and switches graph mode on. So `--help`, a flag
-error or a missing file costs no TensorFlow import (about 3 s): the scripts
+error or a missing data file costs no TensorFlow import (about 3 s): the scripts
 build their argparse parsers (`build_parser()`) and check their flags before
 any graph is built. Module-level tables that hold TensorFlow objects are
 built on first use as well (`LazyMapping`).
@@ -32,6 +32,7 @@ the whole command line of a module that is imported, not run.
 import logging
 import os
 import sys
+import threading
 import types
 import warnings
 from collections.abc import Mapping
@@ -86,15 +87,18 @@ class _LazyTF(types.ModuleType):
     """tensorflow.compat.v1, imported by _load() when the first attribute is read.
 
     Each attribute read is kept in the stand-in's own namespace, so only the
-    first read of a name goes through __getattr__.
+    first read of a name goes through __getattr__. A lock makes two threads'
+    first reads import once (the muting of fd 2 must not interleave).
     """
+    _lock = threading.Lock()
 
     def __getattr__(self, name):
         if name.startswith("__"):  # copy, pickle and pytest probe dunders: no import for them
             raise AttributeError(name)
-        module = self.__dict__.get("_module")
-        if module is None:
-            module = self.__dict__["_module"] = _load()
+        with self._lock:
+            module = self.__dict__.get("_module")
+            if module is None:
+                module = self.__dict__["_module"] = _load()
         value = getattr(module, name)
         setattr(self, name, value)
         return value
