@@ -55,6 +55,8 @@ MAX_INK_FRACTION = 0.5  # of the picture (photos: <= 0.24; a page covered in ink
 MIN_SEPARATION = 0.76  # Otsu's separability of ink from paper (photos: >= 0.79; evenly spread shades: 0.75, gradients: <= 0.74)
 CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of dirt does not set the box
 TOP_K = 3
+COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, word for word
+PATH_PROMPT = "the path of test picture:"
 
 
 # ---------------------------------------------------------------- pictures
@@ -331,12 +333,31 @@ def picture_paths(args):
 
 
 def input_path(show_input, picName, count):
-    """Where --show-input writes the network input of picName: the .png itself, or one file per picture in a folder."""
+    """Where --show-input writes the network input of picName: the .png itself, or one file per picture in a folder.
+
+    In a folder the file keeps the picture's stem: photos/a.jpg -> <folder>/a.png.
+    Raises DataError when a FILE.png is given for more than one picture.
+    """
     if show_input.lower().endswith(".png"):
         if count > 1:
             raise DataError(f"{show_input}: --show-input FILE.png takes one picture; give a folder for {count} pictures")
         return show_input
-    return os.path.join(show_input, os.path.basename(picName) + ".png")
+    return os.path.join(show_input, os.path.splitext(os.path.basename(picName))[0] + ".png")
+
+
+def claim_input_path(show_input, picName, count, claimed):
+    """input_path, checked against the files already claimed in this run ({target: picture}, updated).
+
+    Two pictures with the same stem (a.jpg and a.png, or two folders' a.png)
+    would share one file: raises DataError naming both rather than
+    overwrite the first one's input. The same picture twice is allowed.
+    """
+    target = input_path(show_input, picName, count)
+    first = claimed.setdefault(target, picName)
+    if first != picName:
+        raise DataError(f"{target}: --show-input already wrote {first}'s input there; {picName} has the same "
+                        "name stem (rename one, or run the app for each)")
+    return target
 
 
 def write_input(testPicArr, target):
@@ -356,26 +377,34 @@ def top_k(probabilities, k=TOP_K):
 
 
 def application(paths, model_dir, threshold=THRESHOLD, out=print, preprocess="mnist", as_json=False,
-                show_input=None):
+                show_input=None, count=None, name_pictures=True):
     """Predict each picture in `paths`; returns the number of pictures that failed.
 
-    Prints one line per picture (`<path>: The prediction number is: D (top 3:
-    ...)`), or with `as_json` one JSON list of {"file", "prediction", "top3":
-    [{"digit", "probability"}]} ({"file", "error"} for a failed picture).
-    show_input: see input_path; the 28x28 PNG holds exactly what the
-    network got, times 255. Unreadable pictures are reported on stderr and
-    skipped.
+    paths: a list, or any iterable (ask_paths: the course's prompts, each
+    asked after the previous picture's line is printed). The network is
+    restored once, before the first path is taken. Prints one line per
+    picture (`<path>: The prediction number is: D (top 3: ...)`; without
+    the `<path>: ` when not name_pictures), or with `as_json` one JSON list
+    of {"file", "prediction", "top3": [{"digit", "probability"}]} ({"file",
+    "error"} for a failed picture).
+    show_input: see input_path and claim_input_path; count: how many
+    pictures it is given for (default len(paths)); the 28x28 PNG holds
+    exactly what the network got, times 255. Unreadable pictures are
+    reported on stderr and skipped.
     """
     predictor = Predictor(model_dir)
-    failed, results = 0, []
+    count = len(paths) if count is None else count
+    failed, results, claimed = 0, [], {}
     for path in paths:
         try:
+            if not path:
+                raise DataError("(empty answer): no picture path given")
             testPicArr = pre_pic(path, threshold, preprocess)
             if show_input is not None:
-                write_input(testPicArr, input_path(show_input, path, len(paths)))
+                write_input(testPicArr, claim_input_path(show_input, path, count, claimed))
             best = top_k(predictor.predict(testPicArr)[0])
         except DataError as e:
-            print(f"error: {e}", file=sys.stderr)
+            print(f"error: {e}", file=sys.stderr, flush=True)
             failed += 1
             results.append({"file": path, "error": str(e)})
             continue
@@ -383,23 +412,52 @@ def application(paths, model_dir, threshold=THRESHOLD, out=print, preprocess="mn
                         "top3": [{"digit": d, "probability": p} for d, p in best]})
         if not as_json:
             ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
-            out(f"{path}: The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")
+            out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")
     if as_json:
         out(json.dumps(results, indent=1))
     return failed
 
 
-def ask_paths():
-    """The course's interactive prompts: a count, then that many paths."""
-    answer = input("input the number of test pictures:")
+def ask_count():
+    """The course's first prompt: how many pictures (int >= 0); None at end of input (Ctrl-D).
+
+    Raises DataError for an answer that is not a whole number.
+    """
     try:
-        count = int(answer)
-    except ValueError:
-        raise DataError(f"the number of pictures must be a whole number, not {answer!r}") from None
-    return [input("the path of test picture:") for _ in range(count)]
+        answer = input(COUNT_PROMPT).strip()
+    except EOFError:
+        end_of_input(0, None)
+        return None
+    if not answer.isdigit():
+        raise DataError(f"the number of test pictures must be a whole number, not {answer!r}")
+    return int(answer)
 
 
-def main(argv=None):
+def ask_paths(count):
+    """The course's per-picture prompt, `count` times: yields each answer (stripped) as it is typed.
+
+    A generator, so that application() predicts each picture before the
+    next prompt. Ends early at end of input (Ctrl-D), after end_of_input's line.
+    """
+    for number in range(count):
+        try:
+            yield input(PATH_PROMPT).strip()
+        except EOFError:
+            end_of_input(number, count)
+            return
+
+
+def end_of_input(given, count):
+    """Finish the prompt's line and say on stderr where the input ended (given of count pictures)."""
+    print(flush=True)
+    if count is None:
+        print("end of input: no pictures to read", file=sys.stderr, flush=True)
+    else:
+        print(f"end of input: {given} of {count} test pictures given", file=sys.stderr, flush=True)
+
+
+def build_parser():
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("images", nargs="*", metavar="IMAGE",
@@ -412,19 +470,36 @@ def main(argv=None):
                         help="--preprocess course: stroke threshold 0-255 after inversion")
     parser.add_argument("--json", action="store_true", help="print one JSON list: file, prediction, top 3")
     parser.add_argument("--show-input", metavar="PATH",
-                        help="write the 28x28 network input: to PATH.png (one picture) or as PATH/<picture>.png")
+                        help="write the 28x28 network input: to PATH.png (one picture), or into folder PATH "
+                             "as <picture's name>.png (photos/a.jpg -> PATH/a.png)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        paths = picture_paths(args.images) if args.images else ask_paths()
-        if args.show_input is not None and paths:
-            input_path(args.show_input, paths[0], len(paths))  # a wrong --show-input fails before any work
+        if args.images:
+            paths = picture_paths(args.images)
+            count = len(paths)
+        else:
+            count = ask_count()
+            if count is None:
+                return 0  # end of input before any picture: nothing failed
+            paths = ask_paths(count)
+        if args.show_input is not None and count:  # a wrong --show-input fails before any work
+            claimed = {}
+            for path in paths if args.images else ["picture"]:
+                claim_input_path(args.show_input, path, count, claimed)
         failed = application(paths, args.model_dir, args.threshold, preprocess=args.preprocess,
-                             as_json=args.json, show_input=args.show_input)
+                             as_json=args.json, show_input=args.show_input, count=count,
+                             name_pictures=bool(args.images))
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except (EOFError, KeyboardInterrupt):
+    except KeyboardInterrupt:
+        print(flush=True)
         return 130
     return 1 if failed else 0
 

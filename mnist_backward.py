@@ -354,7 +354,8 @@ def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep
     return step
 
 
-def main(argv=None):
+def build_parser():
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
@@ -384,6 +385,11 @@ def main(argv=None):
                               "instead of asynchronous updates")
     cluster.add_argument("--startup-timeout", type=float, default=STARTUP_TIMEOUT_SECS,
                          help="seconds to wait for the parameter servers and the chief before giving up")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.steps < 0 or min(args.batch_size, args.save_every, args.keep, args.summary_every) < 1:
         parser.error("--steps must be >= 0; --batch-size, --save-every, --keep and --summary-every >= 1")

@@ -260,5 +260,8 @@ def save(sess, checkpoint_saver, model_dir, step, written):
 
 
 if __name__ == "__main__":
-    print("mnist_checkpoint.py finds, verifies and restores checkpoints for the course's scripts; "
-          "it is not meant to be run. Train with mnist_backward.py, evaluate with mnist_test.py.")
+    import sys
+
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "finds, verifies, restores and saves the checkpoints of a model folder",
+                                    "train with mnist_backward.py, evaluate with mnist_test.py"))

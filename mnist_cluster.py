@@ -166,13 +166,19 @@ def run_cluster(num_ps, num_workers, worker_args, log=print):
     return cluster.finish(), (requests[0] if requests else None)
 
 
-def main(argv=None):
+def build_parser():
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Other flags go to every worker.",
                                      allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--ps", type=int, default=PS_TASKS, help="number of parameter servers")
     parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (in every task)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args, worker_args = parser.parse_known_args(argv)
     if args.ps < 1 or args.workers < 1:
         parser.error("--ps and --workers must be >= 1")

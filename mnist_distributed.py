@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from tf_compat import first_line, tf
+from tf_compat import LazyMapping, first_line, tf
 import mnist_backward
 import mnist_checkpoint
 import mnist_generateds
@@ -32,8 +32,8 @@ MAX_ABORTED_STEPS = 30  # aborted steps (duplicate gRPC requests on a busy machi
 # A busy machine can make gRPC resend a request, which TensorFlow then aborts
 # as a duplicate: a later step works. A lost parameter server fails every
 # step, and ends the worker after a few.
-RETRIED = {tf.errors.AbortedError: (MAX_ABORTED_STEPS, "aborted"),
-           tf.errors.UnavailableError: (MAX_FAILED_STEPS, "failed")}
+RETRIED = LazyMapping(lambda: {tf.errors.AbortedError: (MAX_ABORTED_STEPS, "aborted"),
+                               tf.errors.UnavailableError: (MAX_FAILED_STEPS, "failed")})
 RETRY_SECS = 1  # pause before trying a failed step again
 
 
@@ -148,50 +148,116 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     MAX_ABORTED_STEPS times. Raises DataError on bad input and
     ClusterError when a parameter server is lost or start-up takes longer
     than `startup_timeout` seconds.
+
+    Stages: connect (start_server, build_worker_graph), session and restore
+    (chief_checkpoint, open_session), the step loop (train_steps, step_loop,
+    run_step), shutdown (cluster_failure, shut_down).
     """
     num_workers, is_chief = cluster.num_tasks("worker"), task_index == 0
-    ps_hosts = ",".join(cluster.job_tasks("ps"))
     me = f"worker {task_index}"
     counts, _ = mnist_backward.train_files_and_examples(data_dir)
     my_files = worker_shards(list(counts), task_index, num_workers)
-    ckpt = stored = None
     if is_chief:
         mnist_backward.prepare_model_dir(model_dir, log)
-        ckpt, stored = mnist_backward.resume_checkpoint(model_dir, log)
 
+    # Connect: this worker's server, and the graph with its variables on the parameter servers.
     server = start_server(cluster, "worker", task_index)
+    graph = build_worker_graph(cluster, task_index, batch_size, sum(counts.values()), data_dir, pipeline, my_files,
+                               sync_replicas, keep)
+    ckpt = chief_checkpoint(model_dir, log) if is_chief else None
+    tf.get_default_graph().finalize()
+
+    # Session and restore (the chief), or wait for the chief (the others).
+    sess = open_session(server, graph, cluster, task_index, ckpt, startup_timeout, log)
+
+    # The step loop, then the shutdown whatever ended it.
+    run = dict(me=me, is_chief=is_chief, steps=steps, batch_size=batch_size, pipeline=pipeline,
+               sync_replicas=sync_replicas, save_every=save_every, summary_every=summary_every, log=log,
+               save_path=os.path.join(model_dir, mnist_backward.MODEL_NAME), ckpt=ckpt,
+               my_files=my_files, records=(sum(counts[f] for f in my_files), sum(counts.values())),
+               run_options=tf.RunOptions(timeout_in_ms=mnist_backward.STEP_TIMEOUT_MS))
+    writer = tf.summary.FileWriter(os.path.join(model_dir, mnist_backward.TRAIN_LOG_DIR)) if is_chief else None
+    # The chief's SyncReplicasOptimizer queue runner has a Coordinator of its
+    # own: its thread waits in take_grad for gradients that stop coming at the
+    # end, so it can only be joined after sess.close() has cancelled that wait.
+    sync_coord, sync_threads = tf.train.Coordinator(), []
+    try:
+        step, local_steps = train_steps(sess, graph, writer, sync_coord, sync_threads, run)
+    except BaseException as e:
+        failure = cluster_failure(e, me, ",".join(cluster.job_tasks("ps")), model_dir, sync_replicas)
+    else:
+        failure = None
+    shut_down(sess, sync_coord, sync_threads, failure, me)
+    log(f"{me}: {local_steps} local steps; global_step {step}")
+    return step
+
+
+def build_worker_graph(cluster, task_index, batch_size, train_examples, data_dir, pipeline, my_files,
+                       sync_replicas, keep):
+    """mnist_backward.build_graph() placed for this worker, plus what its session needs; returns that dict.
+
+    Variables go to the parameter servers (replica_device_setter), the
+    input pipeline reads my_files on this worker. Added keys: saver (keeps
+    `keep` checkpoints), init_op, local_init_op, ready_op,
+    ready_for_local_init_op (tf.train.SessionManager's), worker_device, and
+    with sync_replicas init_tokens_op and chief_queue_runner.
+    """
+    num_workers, is_chief = cluster.num_tasks("worker"), task_index == 0
     worker_device = f"/job:worker/task:{task_index}"
     with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
-        graph = mnist_backward.build_graph(batch_size, sum(counts.values()), data_dir, pipeline, my_files,
+        graph = mnist_backward.build_graph(batch_size, train_examples, data_dir, pipeline, my_files,
                                            (num_workers, num_workers) if sync_replicas else None)
     with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
-        saver = mnist_checkpoint.saver(keep)
-        init_op = tf.global_variables_initializer()
+        graph.update(saver=mnist_checkpoint.saver(keep), init_op=tf.global_variables_initializer(),
+                     worker_device=worker_device)
         local_init_op = tf.local_variables_initializer()
         if sync_replicas:
             optimizer = graph["optimizer"]
             with tf.control_dependencies([local_init_op]):
                 local_init_op = optimizer.chief_init_op if is_chief else optimizer.local_step_init_op
-            init_tokens_op = optimizer.get_init_tokens_op()
-            chief_queue_runner = optimizer.get_chief_queue_runner()
-            ready_for_local_init_op = optimizer.ready_for_local_init_op
+            graph.update(init_tokens_op=optimizer.get_init_tokens_op(),
+                         chief_queue_runner=optimizer.get_chief_queue_runner(),
+                         ready_for_local_init_op=optimizer.ready_for_local_init_op)
         else:
-            ready_for_local_init_op = tf.report_uninitialized_variables(tf.global_variables())
-        ready_op = tf.report_uninitialized_variables()
+            graph["ready_for_local_init_op"] = tf.report_uninitialized_variables(tf.global_variables())
+        graph.update(local_init_op=local_init_op, ready_op=tf.report_uninitialized_variables())
+    return graph
+
+
+def chief_checkpoint(model_dir, log=print):
+    """The checkpoint the chief restores: the newest in model_dir (a prefix), or None to initialize the variables.
+
+    Found and read whole by mnist_backward.resume_checkpoint, then checked
+    against the graph just built (mnist_checkpoint.check_variables); raises
+    DataError when it is damaged or belongs to another graph.
+    """
+    ckpt, stored = mnist_backward.resume_checkpoint(model_dir, log)
     if ckpt is not None:
         try:
             mnist_checkpoint.check_variables(ckpt, stored, {v.op.name: v for v in tf.global_variables()})
         except DataError as e:
             raise DataError(f"{e}; use another --model-dir") from None
-    tf.get_default_graph().finalize()
+    return ckpt
 
+
+def open_session(server, graph, cluster, task_index, ckpt, startup_timeout, log=print):
+    """This worker's tf.Session on the cluster, its variables ready (tf.train.SessionManager).
+
+    The chief restores `ckpt` or runs init_op (prepare_session); the others
+    wait until the chief has done so (wait_for_session). Raises ClusterError
+    when that takes longer than startup_timeout seconds or a parameter
+    server is lost; ends the process (deadline) when session creation hangs
+    on an unreachable task.
+    """
+    is_chief, me = task_index == 0, f"worker {task_index}"
     # Only the parameter servers and this worker take part in this worker's
     # session, so a worker that dies or restarts does not hold up the others.
-    config = tf.ConfigProto(device_filters=["/job:ps", worker_device])
-    manager = tf.train.SessionManager(local_init_op=local_init_op, ready_op=ready_op,
-                                      ready_for_local_init_op=ready_for_local_init_op, recovery_wait_secs=1)
-    waiting_for = f"the parameter servers {ps_hosts}" + ("" if is_chief else " and the chief (worker 0)")
-    log(f"{me} of {num_workers}: waiting for {waiting_for}")
+    config = tf.ConfigProto(device_filters=["/job:ps", graph["worker_device"]])
+    manager = tf.train.SessionManager(local_init_op=graph["local_init_op"], ready_op=graph["ready_op"],
+                                      ready_for_local_init_op=graph["ready_for_local_init_op"], recovery_wait_secs=1)
+    waiting_for = (f"the parameter servers {','.join(cluster.job_tasks('ps'))}"
+                   + ("" if is_chief else " and the chief (worker 0)"))
+    log(f"{me} of {cluster.num_tasks('worker')}: waiting for {waiting_for}")
     # wait_for_session gives up by itself after startup_timeout; the deadline
     # is for a session creation that hangs on an unreachable parameter server.
     give_up = startup_timeout + 5
@@ -199,114 +265,146 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
                            "start them, or check --ps_hosts and --worker_hosts"):
         try:
             if is_chief:
-                sess = manager.prepare_session(server.target, init_op=init_op, saver=saver,
+                return manager.prepare_session(server.target, init_op=graph["init_op"], saver=graph["saver"],
                                                checkpoint_filename_with_path=ckpt, config=config)
-            else:
-                sess = manager.wait_for_session(server.target, config=config, max_wait_secs=startup_timeout)
+            return manager.wait_for_session(server.target, config=config, max_wait_secs=startup_timeout)
         except tf.errors.DeadlineExceededError:
             raise ClusterError(f"{me}: the chief (worker 0) did not initialize the variables within "
                                f"{startup_timeout:g} s; start it, or check --worker_hosts") from None
         except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
             raise ClusterError(f"{me}: lost a parameter server while starting ({first_line(e)})") from None
 
-    save_path = os.path.join(model_dir, mnist_backward.MODEL_NAME)
-    run_options = tf.RunOptions(timeout_in_ms=mnist_backward.STEP_TIMEOUT_MS)
+
+def train_steps(sess, graph, writer, sync_coord, sync_threads, run):
+    """The step loop, between starting and joining the queue runners; returns (global_step, local steps).
+
+    run: this worker's settings (see train_distributed). The chief also
+    starts SyncReplicasOptimizer's queue runner (its threads are appended to
+    sync_threads, under sync_coord), and saves the last checkpoint after the
+    loop. Raises Interrupted after SIGINT/SIGTERM, ClusterError when
+    training ended before the target, TensorFlow's errors as they come.
+    """
+    me, is_chief, steps = run["me"], run["is_chief"], run["steps"]
+    with StopFlag() as stop:
+        state = dict(local_steps=0)
+        state["step"] = state["saved_step"] = sess.run(graph["global_step"], options=run["run_options"])
+        ckpt = run["ckpt"]
+        start = f"resuming from {ckpt}" if ckpt else "variables initialized" if is_chief else "variables ready"
+        run["log"](f"{me}: {start} at global_step {state['step']}; reading {run['records'][0]} of "
+                   f"{run['records'][1]} records from {', '.join(run['my_files'])}; target global_step {steps}; "
+                   + ("synchronous updates (SyncReplicasOptimizer)" if run["sync_replicas"] else "asynchronous updates"))
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+        if run["sync_replicas"] and is_chief:
+            sess.run(graph["init_tokens_op"], options=run["run_options"])
+            sync_threads += graph["chief_queue_runner"].create_threads(sess, coord=sync_coord, daemon=True, start=True)
+        try:
+            step_loop(sess, graph, writer, coord, stop, state, run)
+        except tf.errors.OutOfRangeError as e:
+            # The input queue was closed by a failing reader (re-raised by join below),
+            # or in sync mode the chief closed the token queue when it finished.
+            coord.request_stop(None if run["sync_replicas"] else e)
+        except tf.errors.CancelledError as e:
+            coord.request_stop(e)
+        finally:
+            # Closing the token queue tells the other workers that synchronous training is over.
+            sync_coord.request_stop()
+            mnist_generateds.stop_queue_runners(coord, threads, ", ".join(run["my_files"]), passthrough=tuple(RETRIED))
+        step = max(state["step"], sess.run(graph["global_step"], options=run["run_options"]))
+        saved_step = state["saved_step"]
+        if is_chief:
+            if step != saved_step or ckpt is None:
+                saved_step = save(sess, graph["saver"], run["save_path"], graph["global_step"])
+            writer.close()
+        if stop.signal:
+            raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
+                              + (f"; checkpoint saved to {run['save_path']}-{saved_step}" if is_chief else ""))
+        if step < steps:
+            raise ClusterError(f"{me}: training ended at global_step {step}, before the target {steps}"
+                               + (": the chief stopped the synchronous updates" if run["sync_replicas"] else ""))
+    return step, state["local_steps"]
+
+
+def step_loop(sess, graph, writer, coord, stop, state, run):
+    """Train until global_step reaches run["steps"], a stop signal, or the Coordinator stops.
+
+    state: {"step", "saved_step", "local_steps"}, updated after each step.
+    The chief writes the summaries and a checkpoint each time global_step
+    passes a multiple of summary_every or save_every.
+    """
     fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
-    writer = tf.summary.FileWriter(os.path.join(model_dir, mnist_backward.TRAIN_LOG_DIR)) if is_chief else None
-    local_steps = 0
-    # The chief's SyncReplicasOptimizer queue runner has a Coordinator of its
-    # own: its thread waits in take_grad for gradients that stop coming at the
-    # end, so it can only be joined after sess.close() has cancelled that wait.
-    sync_coord, sync_threads = tf.train.Coordinator(), []
+    meter = (time.monotonic(), state["step"])  # (time, global_step) of the previous summary, for examples/s
+    in_a_row = {kind: 0 for kind in RETRIED}
+    while state["step"] < run["steps"] and not stop.signal and not coord.should_stop():
+        previous = state["step"]
+        # Other workers move global_step too: the chief summarizes the first
+        # of its steps after global_step passes a multiple of summary_every.
+        summarize = run["is_chief"] and crossed(meter[1], previous + 1, run["summary_every"])
+        out = run_step(sess, graph, fetches + [graph["summary"]] if summarize else fetches, in_a_row, run)
+        if out is None:
+            continue  # a retried step
+        state["local_steps"] += 1
+        _, loss_value, step = out[:3]
+        state["step"] = step
+        if crossed(previous, step, mnist_backward.PRINT_EVERY) or state["local_steps"] == 1:
+            run["log"]("After %d training steps, loss on training batch is %g." % (step, loss_value))
+        if summarize:
+            now = time.monotonic()
+            writer.add_summary(out[3], step)
+            rate = (step - meter[1]) * run["batch_size"] / max(now - meter[0], 1e-9)  # all workers together
+            writer.add_summary(mnist_backward.scalar_summary("examples_per_sec", rate), step)
+            meter = (now, step)
+        if run["is_chief"] and crossed(state["saved_step"], step, run["save_every"]):
+            state["saved_step"] = save(sess, graph["saver"], run["save_path"], graph["global_step"])
+
+
+def run_step(sess, graph, step_fetches, in_a_row, run):
+    """One training step's fetched values, or None when it failed and is to be tried again.
+
+    A step failing with one of RETRIED's errors is tried again up to its
+    limit in a row (in_a_row counts them, reset by a step that works); the
+    last one is raised.
+    """
     try:
-        with StopFlag() as stop:
-            step = saved_step = sess.run(graph["global_step"], options=run_options)
-            start = f"resuming from {ckpt}" if ckpt else "variables initialized" if is_chief else "variables ready"
-            log(f"{me}: {start} at global_step {step}; reading {sum(counts[f] for f in my_files)} of "
-                f"{sum(counts.values())} records from {', '.join(my_files)}; target global_step {steps}; "
-                + ("synchronous updates (SyncReplicasOptimizer)" if sync_replicas else "asynchronous updates"))
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            if sync_replicas and is_chief:
-                sess.run(init_tokens_op, options=run_options)
-                sync_threads = chief_queue_runner.create_threads(sess, coord=sync_coord, daemon=True, start=True)
-            in_a_row = {kind: 0 for kind in RETRIED}
-            meter = (time.monotonic(), step)  # (time, global_step) of the previous summary, for examples/s
-            try:
-                while step < steps and not stop.signal and not coord.should_stop():
-                    previous = step
-                    # Other workers move global_step too: the chief summarizes the first
-                    # of its steps after global_step passes a multiple of summary_every.
-                    summarize = is_chief and crossed(meter[1], step + 1, summary_every)
-                    step_fetches = fetches + [graph["summary"]] if summarize else fetches
-                    try:
-                        if pipeline == "course":
-                            xs, ys = sess.run([graph["img_batch"], graph["label_batch"]], options=run_options)
-                            out = sess.run(step_fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys},
-                                           options=run_options)
-                        else:
-                            out = sess.run(step_fetches, options=run_options)
-                    except tuple(RETRIED) as e:
-                        kind = next(k for k in RETRIED if isinstance(e, k))
-                        limit, what = RETRIED[kind]
-                        in_a_row[kind] += 1
-                        if in_a_row[kind] >= limit:
-                            raise
-                        log(f"{me}: step {what} ({first_line(e)}); trying again")
-                        time.sleep(RETRY_SECS)
-                        continue
-                    in_a_row = {kind: 0 for kind in RETRIED}
-                    local_steps += 1
-                    _, loss_value, step = out[:3]
-                    if crossed(previous, step, mnist_backward.PRINT_EVERY) or local_steps == 1:
-                        log("After %d training steps, loss on training batch is %g." % (step, loss_value))
-                    if summarize:
-                        now = time.monotonic()
-                        writer.add_summary(out[3], step)
-                        rate = (step - meter[1]) * batch_size / max(now - meter[0], 1e-9)  # all workers together
-                        writer.add_summary(mnist_backward.scalar_summary("examples_per_sec", rate), step)
-                        meter = (now, step)
-                    if is_chief and crossed(saved_step, step, save_every):
-                        saved_step = save(sess, saver, save_path, graph["global_step"])
-            except tf.errors.OutOfRangeError as e:
-                # The input queue was closed by a failing reader (re-raised by join below),
-                # or in sync mode the chief closed the token queue when it finished.
-                coord.request_stop(None if sync_replicas else e)
-            except tf.errors.CancelledError as e:
-                coord.request_stop(e)
-            finally:
-                # Closing the token queue tells the other workers that synchronous training is over.
-                sync_coord.request_stop()
-                mnist_generateds.stop_queue_runners(coord, threads, ", ".join(my_files), passthrough=tuple(RETRIED))
-            step = max(step, sess.run(graph["global_step"], options=run_options))
-            if is_chief:
-                if step != saved_step or ckpt is None:
-                    saved_step = save(sess, saver, save_path, graph["global_step"])
-                writer.close()
-            if stop.signal:
-                raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
-                                  + (f"; checkpoint saved to {save_path}-{saved_step}" if is_chief else ""))
-            if step < steps:
-                raise ClusterError(f"{me}: training ended at global_step {step}, before the target {steps}"
-                                   + (": the chief stopped the synchronous updates" if sync_replicas else ""))
-    except tf.errors.DeadlineExceededError:
-        failure = ClusterError(f"{me}: no step finished within {mnist_backward.STEP_TIMEOUT_MS // 1000} s: "
-                               f"a parameter server ({ps_hosts}) does not answer"
-                               + (", or the chief that applies the synchronous updates is gone" if sync_replicas else "")
-                               + f"; restart the whole cluster to resume from the latest checkpoint in {model_dir}")
-    except tf.errors.AbortedError as e:
-        failure = ClusterError(f"{me}: {MAX_ABORTED_STEPS} steps in a row aborted ({first_line(e)}); the machine "
-                               "may be overloaded; start this worker again to rejoin")
-    except tf.errors.UnavailableError as e:
-        failure = ClusterError(f"{me}: lost a parameter server ({first_line(e)}); restart the whole cluster "
-                               f"to resume from the latest checkpoint in {model_dir}")
-    except tf.errors.OpError as e:
-        failure = ClusterError(f"{me}: training failed ({first_line(e)}); restart the whole cluster "
-                               f"to resume from the latest checkpoint in {model_dir}")
-    except BaseException as e:
-        failure = e
-    else:
-        failure = None
+        if run["pipeline"] == "course":
+            xs, ys = sess.run([graph["img_batch"], graph["label_batch"]], options=run["run_options"])
+            out = sess.run(step_fetches, feed_dict={graph["x"]: xs, graph["y_"]: ys}, options=run["run_options"])
+        else:
+            out = sess.run(step_fetches, options=run["run_options"])
+    except tuple(RETRIED) as e:
+        kind = next(k for k in RETRIED if isinstance(e, k))
+        limit, what = RETRIED[kind]
+        in_a_row[kind] += 1
+        if in_a_row[kind] >= limit:
+            raise
+        run["log"](f"{run['me']}: step {what} ({first_line(e)}); trying again")
+        time.sleep(RETRY_SECS)
+        return None
+    for kind in in_a_row:
+        in_a_row[kind] = 0
+    return out
+
+
+def cluster_failure(error, me, ps_hosts, model_dir, sync_replicas):
+    """The exception a worker ends with for an error of its session: TensorFlow's errors as one-line ClusterErrors."""
+    resume = f"restart the whole cluster to resume from the latest checkpoint in {model_dir}"
+    if isinstance(error, tf.errors.DeadlineExceededError):
+        return ClusterError(f"{me}: no step finished within {mnist_backward.STEP_TIMEOUT_MS // 1000} s: "
+                            f"a parameter server ({ps_hosts}) does not answer"
+                            + (", or the chief that applies the synchronous updates is gone" if sync_replicas else "")
+                            + f"; {resume}")
+    if isinstance(error, tf.errors.AbortedError):
+        return ClusterError(f"{me}: {MAX_ABORTED_STEPS} steps in a row aborted ({first_line(error)}); the machine "
+                            "may be overloaded; start this worker again to rejoin")
+    if isinstance(error, tf.errors.UnavailableError):
+        return ClusterError(f"{me}: lost a parameter server ({first_line(error)}); {resume}")
+    if isinstance(error, tf.errors.OpError):
+        return ClusterError(f"{me}: training failed ({first_line(error)}); {resume}")
+    return error
+
+
+def shut_down(sess, sync_coord, sync_threads, failure, me):
+    """Close the session and join the chief's sync threads; then raise `failure` (an exception or None)."""
     # Closing asks every task of the session to drop its part of the graph,
     # and waits without limit for a parameter server that is gone.
     with deadline(CLOSE_TIMEOUT_SECS, str(failure) if failure else f"{me}: the session did not close "
@@ -320,8 +418,6 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
         failure = failure or ClusterError(f"{me}: synchronous updates failed ({first_line(e)})")
     if failure is not None:
         raise failure
-    log(f"{me}: {local_steps} local steps; global_step {step}")
-    return step
 
 
 def save(sess, saver, save_path, global_step):
@@ -368,3 +464,9 @@ def main(args, parser):
                                   args.model_dir, args.pipeline, args.sync_replicas, args.startup_timeout,
                                   args.save_every, args.keep, args.summary_every),
         (DataError, ClusterError), who=f"worker {args.task_index}: ")
+
+
+if __name__ == "__main__":
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "one task of a distributed training, run through mnist_backward.py",
+                                    "run mnist_cluster.py (one machine) or mnist_backward.py --job_name ps|worker ..."))

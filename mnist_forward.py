@@ -47,3 +47,11 @@ def forward(x, regularizer):
     w2 = get_weight([LAYER1_NODE, OUTPUT_NODE], regularizer, "w2")
     b2 = get_bias([OUTPUT_NODE], "b2")
     return tf.matmul(y1, w2) + b2
+
+
+if __name__ == "__main__":
+    import sys
+
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "the course's 784-500-10 network (forward propagation), imported by the other scripts",
+                                    "train it with mnist_backward.py, use it with mnist_test.py or mnist_app.py"))

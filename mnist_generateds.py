@@ -30,7 +30,7 @@ import simplejpeg
 from PIL import Image, UnidentifiedImageError
 from tqdm import tqdm
 
-from tf_compat import first_line, tf
+from tf_compat import LazyMapping, first_line, tf
 import mnist_idx
 from mnist_idx import DataError
 
@@ -49,10 +49,10 @@ SHARD_SUFFIX = "-{index:05d}-of-{count:05d}"  # TensorFlow's shard naming: mnist
 IMAGE_SIZE = 28
 IMAGE_PIXELS = IMAGE_SIZE * IMAGE_SIZE  # img_raw: 784 raw uint8 bytes, row-major
 NUM_CLASSES = 10  # label: int64[10], one-hot
-FEATURES = {
+FEATURES = LazyMapping(lambda: {  # built on first use, so that importing this file needs no TensorFlow
     "img_raw": tf.FixedLenFeature([], tf.string),
     "label": tf.FixedLenFeature([NUM_CLASSES], tf.int64),
-}
+})
 
 # Course input pipeline constants (examples, not batches).
 NUM_THREADS = 2
@@ -686,7 +686,7 @@ def stop_queue_runners(coord, threads, tfRecord_path, passthrough=()):
         raise DataError(f"{tfRecord_path}: input pipeline failed: {first_line(e)}") from None
 
 
-_LIST_KIND = {tf.string: "bytes_list", tf.int64: "int64_list", tf.float32: "float_list"}
+_LIST_KIND = LazyMapping(lambda: {tf.string: "bytes_list", tf.int64: "int64_list", tf.float32: "float_list"})
 
 
 RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC
@@ -807,7 +807,8 @@ def _check_example(serialized, path, index):
         raise DataError(f"{where}: label {label} is not one-hot")
 
 
-def main(argv=None):
+def build_parser():
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--train-images", help=f"training image folder (course: {image_train_path})")
@@ -825,6 +826,11 @@ def main(argv=None):
                              "mnist_train-00000-of-0000N.tfrecords ... (for distributed training)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")

@@ -239,7 +239,8 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=
                     os.rmdir(idx_cache)
                 log("no download possible; using the MNIST sample bundled with this repository")
         if source is None:
-            idx_dir, source = BUNDLED_DIR, "MNIST sample bundled in data/mnist_sample"
+            # An absolute path: the user's current folder may have a data/ of its own.
+            idx_dir, source = BUNDLED_DIR, f"MNIST sample bundled in {BUNDLED_DIR}"
     if layout is not None and layout["source"] == source:
         return layout
     # The manifest goes first, so a run killed while rebuilding is never
@@ -269,3 +270,11 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=
         f.write("\n".join(entries) + "\n")
     os.replace(tmp, os.path.join(jpg_dir, MANIFEST))
     return read_manifest(jpg_dir)
+
+
+if __name__ == "__main__":
+    import sys
+
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "reads MNIST IDX files into the course's JPG layout, for the generator",
+                                    "run mnist_generateds.py (--idx-dir FOLDER for your own IDX files)"))

@@ -296,7 +296,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         time.sleep(interval)
 
 
-def main(argv=None):
+def build_parser():
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
@@ -307,6 +308,11 @@ def main(argv=None):
                         help=f"write the evaluation report picture: PATH.png, or {REPORT_FILE} in folder PATH")
     parser.add_argument("--report-json", metavar="PATH", help="write the report's numbers as JSON to PATH")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         test(args.model_dir, args.data_dir, args.interval, args.once,

@@ -125,6 +125,8 @@ def child_main(argv):
         import course_baseline
     else:
         import mnist_generateds
+    import tf_compat
+    tf_compat.import_tensorflow()  # the baseline is a process with TensorFlow loaded, as the scripts' is
     base = _rss(os.getpid())
     start, cpu_start = time.perf_counter(), cpu_seconds(children=True)
     if method == "course":
@@ -320,7 +322,8 @@ def bench_full_run(work, steps):
 LATENCY_SNIPPET = """
 import json, sys, time
 sys.path.insert(0, {root!r})
-from tf_compat import tf
+import tf_compat
+tf_compat.import_tensorflow()  # tf is imported on first use: the time starts after the import
 start = time.perf_counter()
 import mnist_test
 step, accuracy, count = mnist_test.test({model!r}, {data!r}, once=True, log=lambda m: None)

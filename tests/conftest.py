@@ -10,6 +10,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
 TRAIN_STEPS = 2000
+SUMMARY_LINES = []  # measured figures, printed once after the run (pytest_terminal_summary)
 
 
 def run_script(script, *args, cwd, timeout=600, input=None):
@@ -40,3 +41,17 @@ def trained_workdir(sample_workdir, tmp_path_factory):
     (work / "backward.stdout").write_text(result.stdout)
     (work / "backward.stderr").write_text(result.stderr)
     return work
+
+
+@pytest.fixture
+def summary_line():
+    """A function that keeps one line (a measured figure) for the end of pytest's output, not amid its dots."""
+    return SUMMARY_LINES.append
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Print the lines tests kept with summary_line, in a section of their own after the results."""
+    if SUMMARY_LINES:
+        terminalreporter.section("measured")
+        for line in SUMMARY_LINES:
+            terminalreporter.write_line(line)

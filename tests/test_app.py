@@ -1,12 +1,16 @@
 """The app: both preparations of a picture, its output formats, and hand-made photos of digits."""
 import json
 import os
+import select
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import run_script
+from conftest import ROOT, run_script
 import handmade
 import mnist_app
 import mnist_idx
@@ -133,13 +137,65 @@ def test_app_predicts_sample_digits_saved_as_png(model_dir, tmp_path, mode):
     assert np.mean(np.array(predicted) == labels[:20]) >= 0.8
 
 
-def test_app_course_prompts(model_dir, tmp_path):
+def read_until(proc, marker, seen, timeout=120):
+    """Read the app's stdout (bytes) into `seen` until `marker` appears after what was seen before; fail on timeout."""
+    start, deadline = len(seen), time.monotonic() + timeout
+    while marker not in seen[start:]:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0, deadline - time.monotonic()))
+        chunk = os.read(proc.stdout.fileno(), 4096) if ready else b""
+        assert chunk, f"no {marker!r} within {timeout} s (or end of output); stdout so far: {bytes(seen)!r}"
+        seen += chunk
+
+
+def test_course_prompts_print_each_prediction_before_the_next_prompt(model_dir, tmp_path):
     images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
     digit_picture(images[0], "L").save(tmp_path / "one.png")
-    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="1\none.png\n")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("input the number of test pictures:the path of test picture:")
-    assert f"one.png: The prediction number is: {labels[0]} (top 3: {labels[0]} " in result.stdout
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--model-dir", model_dir],
+                            cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seen = bytearray()
+        read_until(proc, mnist_app.COUNT_PROMPT.encode(), seen)
+        proc.stdin.write(b"2\n")
+        proc.stdin.flush()
+        read_until(proc, mnist_app.PATH_PROMPT.encode(), seen)
+        proc.stdin.write(b"one.png\n")  # the second path is not typed yet: the prediction must come now
+        proc.stdin.flush()
+        read_until(proc, mnist_app.PATH_PROMPT.encode(), seen)
+        proc.stdin.close()  # Ctrl-D at the second prompt
+        rest, stderr = proc.stdout.read(), proc.stderr.read()
+        status = proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    stdout = (bytes(seen) + rest).decode()
+    assert stdout.startswith(f"{mnist_app.COUNT_PROMPT}{mnist_app.PATH_PROMPT}"
+                             f"The prediction number is: {labels[0]} (top 3: {labels[0]} ")
+    assert stdout.endswith(f")\n{mnist_app.PATH_PROMPT}\n")  # the prompt's line is ended
+    assert stderr.decode() == "end of input: 1 of 2 test pictures given\n"
+    assert status == 0  # every picture given was read
+
+
+def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_dir, tmp_path):
+    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    digit_picture(images[0], "L").save(tmp_path / "one.png")
+    digit_picture(images[1], "L").save(tmp_path / "two.png")
+    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path,
+                        input="3\n missing.png \ntwo.png\none.png\n")
+    assert result.returncode == 1  # one picture failed
+    assert result.stderr == "error: missing.png: file not found\n"
+    assert result.stdout.count(mnist_app.PATH_PROMPT) == 3
+    predictions = [line.split(": ")[-1] for line in result.stdout.split(mnist_app.PATH_PROMPT)[2:]]
+    assert [p.split()[0] for p in predictions] == [str(labels[1]), str(labels[0])]
+
+    # End of input after a failed picture: exit 1; at the first prompt: nothing given, exit 0.
+    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="2\nmissing.png\n")
+    assert result.returncode == 1
+    assert result.stderr == "error: missing.png: file not found\nend of input: 1 of 2 test pictures given\n"
+    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, f"{mnist_app.COUNT_PROMPT}\n", "end of input: no pictures to read\n")
+    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="two\n")
+    assert result.returncode == 1
+    assert result.stderr == "error: the number of test pictures must be a whole number, not 'two'\n"
 
 
 def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, tmp_path):
@@ -181,23 +237,50 @@ def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, pho
                         "--show-input", "seen", *pair, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     for picture in pair:
-        written = np.asarray(Image.open(tmp_path / "seen" / (os.path.basename(picture) + ".png")))
+        stem = os.path.splitext(os.path.basename(picture))[0]
+        written = np.asarray(Image.open(tmp_path / "seen" / (stem + ".png")))
         assert np.array_equal(written, mnist_app.prepared_pixels(picture, preprocess="course"))
         assert set(np.unique(written)) <= {0, 255}  # the course's fixed threshold: black and white only
+    assert sorted(os.listdir(tmp_path / "seen")) == sorted(os.path.splitext(os.path.basename(p))[0] + ".png"
+                                                           for p in pair)
     with pytest.raises(mnist_idx.DataError, match="takes one picture"):
         mnist_app.input_path("one.png", pair[0], len(pair))
 
 
+def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(model_dir, tmp_path):
+    images, _ = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    digit_picture(images[0], "L").save(tmp_path / "a.png")
+    digit_picture(images[1], "L").convert("RGB").save(tmp_path / "a.jpg")
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert os.listdir(tmp_path / "seen") == ["a.png"]
+    first = (tmp_path / "seen" / "a.png").read_bytes()
+
+    # Same stem twice on the command line: refused before any work, the earlier file kept.
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", "a.png",
+                        cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"error: {os.path.join('seen', 'a.png')}: --show-input already wrote a.jpg's input "
+                             "there; a.png has the same name stem (rename one, or run the app for each)\n")
+    assert (tmp_path / "seen" / "a.png").read_bytes() == first
+
+    # At the course's prompts the second one gets the error line, the first keeps its file.
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", cwd=tmp_path,
+                        input="2\na.jpg\na.png\n")
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"error: {os.path.join('seen', 'a.png')}: --show-input already wrote a.jpg's")
+    assert (tmp_path / "seen" / "a.png").read_bytes() == first
+
+
 # ---------------------------------------------------------------- hand-made photos
 
-def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_dir, photos, capsys):
+def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_dir, photos, summary_line):
     predictor = mnist_app.Predictor(model_dir)
     right = {}
     for preprocess in mnist_app.PREPROCESS:
         inputs = np.concatenate([mnist_app.pre_pic(p, preprocess=preprocess) for p, _, _ in photos])
         predicted = predictor.predict(inputs).argmax(axis=1)
         right[preprocess] = int((predicted == [d for _, d, _ in photos]).sum())
-    with capsys.disabled():
-        print(f"\nhand-made photos read right: mnist {right['mnist']}, course {right['course']} of {len(photos)}")
+    summary_line(f"hand-made photos read right: mnist {right['mnist']}, course {right['course']} of {len(photos)}")
     assert right["mnist"] >= 0.85 * len(photos)
     assert right["mnist"] >= right["course"] + 0.4 * len(photos)

@@ -102,6 +102,9 @@ def test_generator_cli_uses_bundled_sample_and_a_rerun_finds_it(tmp_path):
     first = run_script("mnist_generateds.py", "--no-download", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "source: MNIST sample bundled" in first.stdout
+    # The path is true from where the user stands (tmp_path), not relative to the repository.
+    bundled = first.stdout.split("source: MNIST sample bundled in ", 1)[1].splitlines()[0]
+    assert os.path.isabs(bundled) and os.path.samefile(bundled, os.path.join(ROOT, "data", "mnist_sample"))
     assert "wrote 8000 train records" in first.stdout and "wrote 2000 test records" in first.stdout
     jpg = tmp_path / "mnist_data_jpg"
     assert sorted(p.name for p in jpg.iterdir()) == [

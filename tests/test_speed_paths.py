@@ -220,7 +220,8 @@ def test_benchmark_table_gives_ratios_verdicts_and_the_spread_of_single_runs():
 
 def test_scripts_keep_tensorflow_from_importing_keras(tmp_path):
     # Keras is what lifts a TensorFlow process above 500 MB resident; every script must work without it.
-    probe = ("import sys, mnist_generateds, mnist_backward, mnist_test, mnist_app; "
+    probe = ("import sys, mnist_generateds, mnist_backward, mnist_test, mnist_app, tf_compat; "
+             "tf_compat.import_tensorflow(); "  # tf is imported on first use: make it happen here
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('keras', 'matplotlib') "
              "and sys.modules[m] is not None))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)

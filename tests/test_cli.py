@@ -1,0 +1,105 @@
+"""The command line before any work: --help and flag errors without importing TensorFlow, modules that are not scripts."""
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, run_script
+
+TOP_LEVEL = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "*.py")))
+MODULES = ["mnist_checkpoint.py", "mnist_distributed.py", "mnist_forward.py", "mnist_idx.py", "tf_compat.py"]  # imported, not run
+SCRIPTS = [name for name in TOP_LEVEL if name not in MODULES]
+
+
+# Runs a script as `python script args` would, then writes the names in sys.modules at exit to a file.
+# (-X importtime cannot tell: tf_compat mutes stderr while TensorFlow is imported.)
+TRACER = """
+import atexit, os, runpy, sys
+out, script = sys.argv[1], sys.argv[2]
+atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+sys.argv = sys.argv[2:]
+sys.path.insert(0, os.path.dirname(script))
+runpy.run_path(script, run_name="__main__")
+"""
+
+
+def run_traced(script, *args, cwd):
+    """Run a script as a user would; returns (CompletedProcess, set of the module names imported at exit)."""
+    out = os.path.join(os.path.dirname(cwd), os.path.basename(cwd) + ".modules")
+    result = subprocess.run([sys.executable, "-c", TRACER, out, os.path.join(ROOT, script), *args], cwd=cwd,
+                            capture_output=True, text=True, timeout=120)
+    with open(out) as f:
+        return result, set(f.read().split())
+
+
+def tensorflow_modules(imported):
+    return sorted(name for name in imported if name == "tensorflow" or name.startswith("tensorflow."))
+
+
+def test_the_lists_cover_every_top_level_file():
+    assert set(MODULES) <= set(TOP_LEVEL)
+    assert {"mnist_generateds.py", "mnist_backward.py", "mnist_test.py", "mnist_app.py", "mnist_cluster.py"} <= set(SCRIPTS)
+
+
+def test_the_trace_sees_tensorflow_when_it_is_imported(tmp_path):
+    """The check below could not fail if -X importtime missed TensorFlow; here the app imports it to find a checkpoint."""
+    result, imported = run_traced("mnist_app.py", "--model-dir", "none", "x.png", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == "error: none: no checkpoint found; train first with `python mnist_backward.py`\n"
+    assert "tensorflow" in tensorflow_modules(imported)
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_prints_usage_without_importing_tensorflow(script, tmp_path):
+    result, imported = run_traced(script, "--help", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"usage: {script} ") and "--verbose" in result.stdout
+    assert result.stderr == ""
+    assert tensorflow_modules(imported) == []
+
+
+@pytest.mark.parametrize("script, args, message", [
+    ("mnist_generateds.py", ["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
+    ("mnist_generateds.py", ["--shards", "0"], "--shards must be >= 1"),
+    ("mnist_backward.py", ["--steps", "ten"], "argument --steps: invalid int value: 'ten'"),
+    ("mnist_backward.py", ["--job_name", "worker"],
+     "--job_name, --ps_hosts and --worker_hosts go together (missing: --ps_hosts, --worker_hosts)"),
+    ("mnist_backward.py", ["--job_name", "worker", "--ps_hosts", "h:1", "--worker_hosts", "h:2", "--task_index", "1"],
+     "--task_index 1: the worker job has tasks 0 to 0"),
+    ("mnist_test.py", ["--interval"], "argument --interval: expected one argument"),
+    ("mnist_app.py", ["--preprocess", "other"], "argument --preprocess: invalid choice: 'other'"),
+    ("mnist_cluster.py", ["--ps", "0"], "--ps and --workers must be >= 1"),
+])
+def test_flag_errors_come_before_tensorflow(script, args, message, tmp_path):
+    result, imported = run_traced(script, *args, cwd=tmp_path)
+    assert result.returncode == 2
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(f"{script}: error: {message}"), last
+    assert tensorflow_modules(imported) == []
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_modules_say_what_they_are_and_what_to_run(module, tmp_path):
+    result, imported = run_traced(module, "--help", cwd=tmp_path)
+    assert result.returncode == 0 and result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2 and lines[0].startswith(f"{module}: ") and lines[1].startswith("not a script to run: ")
+    named = [word for word in lines[1].split() if word.endswith(".py")]
+    assert named and all(name in SCRIPTS for name in named), named
+    assert tensorflow_modules(imported) == []
+
+    bare, imported = run_traced(module, cwd=tmp_path)  # nothing to do: the usage-error status, message on stderr
+    assert bare.returncode == 2 and bare.stdout == "" and bare.stderr == result.stdout
+    assert tensorflow_modules(imported) == []
+
+
+def test_verbose_shows_tensorflow_log_lines_and_quiet_hides_them(tmp_path):
+    quiet = run_script("mnist_app.py", "--model-dir", "none", "x.png", cwd=tmp_path)
+    verbose = run_script("mnist_app.py", "--model-dir", "none", "x.png", "--verbose", cwd=tmp_path)
+    error = "error: none: no checkpoint found; train first with `python mnist_backward.py`\n"
+    assert quiet.returncode == verbose.returncode == 1
+    assert quiet.stderr == error
+    assert verbose.stderr.endswith(error) and len(verbose.stderr.splitlines()) > 1  # TensorFlow's C++ lines first

@@ -1,0 +1,109 @@
+"""The documentation's commands exist: every `python X.py --flag` and `make TARGET` in a fenced code block.
+
+The parsers come from each script's build_parser(), so the flags checked are
+the ones argparse really accepts; no script is run.
+"""
+import glob
+import importlib
+import os
+import re
+
+import pytest
+
+from conftest import ROOT
+
+DOCUMENTS = ["README.md", "README.zh-CN.md"] + sorted(
+    os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
+FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)
+PYTHON = re.compile(r"(?:^|[\s/])python3?\s+(\S+\.py)\b(.*)")
+MAKE = re.compile(r"(?:^|\s)make\s+([A-Za-z][\w-]*)")
+FLAG = re.compile(r"(?:^|\s)(--[\w-]+)")
+FORWARDED = {"mnist_cluster.py": "mnist_backward.py"}  # flags it does not know go to every worker
+
+
+def code_lines(document):
+    """[(line number, text)] of the lines inside fenced code blocks, shell comments cut off."""
+    with open(os.path.join(ROOT, document), encoding="utf-8") as f:
+        text = f.read()
+    lines = []
+    for block in FENCE.finditer(text):
+        first = text.count("\n", 0, block.start(1)) + 1
+        for offset, line in enumerate(block.group(1).splitlines()):
+            lines.append((first + offset, re.split(r"\s#\s|\s#$", line)[0]))
+    return lines
+
+
+def commands(document):
+    """[(where, script path as written, [flags])] and [(where, make target)] of a document's code blocks."""
+    python, make = [], []
+    for number, line in code_lines(document):
+        where = f"{document}:{number}"
+        for part in re.split(r"\||&&|;", line):
+            found = PYTHON.search(part)
+            if found:
+                python.append((where, found.group(1), [f.split("=")[0] for f in FLAG.findall(found.group(2))]))
+            make += [(where, target) for target in MAKE.findall(part)]
+    return python, make
+
+
+def make_targets():
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        return set(re.findall(r"^([A-Za-z][\w-]*)\s*:", f.read(), re.M))
+
+
+def accepted_flags(script):
+    """The option strings of a top-level script's parser, or None for a script without build_parser()."""
+    module = importlib.import_module(os.path.splitext(script)[0])
+    if not hasattr(module, "build_parser"):
+        return None
+    flags = {s for action in module.build_parser()._actions for s in action.option_strings}
+    if script in FORWARDED:
+        flags |= accepted_flags(FORWARDED[script])
+    return flags
+
+
+def script_file(written):
+    """The repository file a command names: `$REPO/mnist_app.py` and `mnist_app.py` are both ROOT/mnist_app.py."""
+    path = re.sub(r"^(\$\{?REPO\}?|\$HOME/\S*?|~/\S*?)/", "", written)
+    return os.path.join(ROOT, path), path
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_every_documented_command_names_a_script_flag_and_target_that_exist(document):
+    assert os.path.isfile(os.path.join(ROOT, document)), document
+    python, make = commands(document)
+    assert python or make, f"{document}: no command found in its code blocks (is the parser of this test broken?)"
+    targets = make_targets()
+    problems = []
+    for where, target in make:
+        if target not in targets:
+            problems.append(f"{where}: make {target}: no such target in Makefile")
+    for where, written, flags in python:
+        path, relative = script_file(written)
+        if not os.path.isfile(path):
+            problems.append(f"{where}: {written}: no such script in the repository")
+            continue
+        accepted = accepted_flags(relative) if "/" not in relative else None
+        for flag in flags:
+            if accepted is not None and flag not in accepted:
+                problems.append(f"{where}: {relative} has no flag {flag}")
+    assert problems == []
+
+
+def test_the_check_finds_a_wrong_script_flag_and_target(tmp_path):
+    """The test above would pass on any document if its parsing found nothing: feed it known mistakes."""
+    bad = tmp_path / "bad.md"
+    bad.write_text("text `python nothere.py` outside a block\n\n```sh\n"
+                   "python $REPO/mnist_app.py --no-such-flag pic.png   # comment --ignored\n"
+                   "python mnist_cluster.py --steps 10 --workers 2 | python nothere.py\n"
+                   "make demo && make no-such-target\n```\n", encoding="utf-8")
+    python, make = commands(os.path.relpath(bad, ROOT))
+    assert [(w.split(":")[-1], s, f) for w, s, f in python] == [
+        ("4", "$REPO/mnist_app.py", ["--no-such-flag"]),
+        ("5", "mnist_cluster.py", ["--steps", "--workers"]),
+        ("5", "nothere.py", [])]
+    assert [t for _, t in make] == ["demo", "no-such-target"]
+    assert "--no-such-flag" not in accepted_flags("mnist_app.py")
+    assert {"--steps", "--workers", "--ps"} <= accepted_flags("mnist_cluster.py")
+    assert "no-such-target" not in make_targets() and "demo" in make_targets()
+    assert not os.path.isfile(script_file("nothere.py")[0]) and os.path.isfile(script_file("$REPO/mnist_app.py")[0])
