@@ -247,9 +247,9 @@ def remove_unfinished_checkpoints(model_dir, log=print):
     """Delete what a killed Saver.save left in model_dir: `<prefix>_temp` folders and unfinished saves.
 
     tf.train.Saver writes a checkpoint into such a folder, renames its
-    .index and .data files into place, writes its .meta and only then
-    updates the `checkpoint` index file; a kill on the way leaves files
-    that no reader uses (see mnist_checkpoint.unfinished_saves) and that
+    .index and .data files into place and only then updates the
+    `checkpoint` index file; a kill on the way leaves files that no reader
+    uses (see mnist_checkpoint.unfinished_saves) and that
     this run would otherwise have to save over.
     """
     for name in os.listdir(model_dir):

@@ -22,12 +22,18 @@ checkpoint files are fine. So:
 import glob
 import os
 import re
+import time
 
 from tf_compat import first_line, tf
 from mnist_idx import DataError
 
 MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
 INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
+# Saver.save writes a checkpoint's .meta last, after the index file names it;
+# a reader beside a running trainer waits this long for the .meta of a
+# checkpoint written less than FRESH_SECS ago before calling it damaged.
+META_WAIT_SECS = 10
+FRESH_SECS = 120
 
 
 class CheckpointDamaged(DataError):
@@ -84,10 +90,11 @@ def unfinished_saves(model_dir):
     """Prefixes (sorted list) of the saves in model_dir that never finished: what a killed Saver.save leaves.
 
     tf.train.Saver renames a checkpoint's .index and .data files into place,
-    then writes its .meta, and only then names it in the `checkpoint` index
-    file. Files of a step newer than the one the index names, without a
-    .meta, are therefore a save still running (mnist_test.py beside the
-    trainer) or a save that was killed (the trainer at start-up). Empty
+    then names it in the `checkpoint` index file, deletes the checkpoints
+    its rotation drops, and writes the .meta last. Files of a step newer
+    than the one the index names, without a .meta, are therefore a save
+    still running (mnist_test.py beside the trainer) or a save that was
+    killed (the trainer at start-up). Empty
     when the index file does not lead to a checkpoint: then nothing can be
     told apart, and every checkpoint counts.
     """
@@ -168,9 +175,23 @@ def _read_all(prefix):
             if "Checksum does not match" in message:
                 raise damaged(f"{data} fails its checksum at tensor {var!r}") from None
             raise damaged(f"cannot read tensor {var!r}: {message}") from None
-    if not os.path.exists(prefix + ".meta"):
+    if not _meta_arrives(prefix):
         raise damaged(f"{name}.meta is missing: the save did not finish")
     return values
+
+
+def _meta_arrives(prefix):
+    """True when prefix.meta exists, or appears within META_WAIT_SECS of a save that is still fresh."""
+    deadline = time.monotonic() + META_WAIT_SECS
+    while not os.path.exists(prefix + ".meta"):
+        try:
+            fresh = time.time() - os.path.getmtime(prefix + ".index") < FRESH_SECS
+        except OSError:
+            return False
+        if not fresh or time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def intact_before(model_dir, prefix):

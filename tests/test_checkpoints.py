@@ -147,7 +147,7 @@ def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
 
 
 def test_an_unfinished_save_is_passed_over_by_readers_and_cleared_by_the_trainer(model, trained_workdir, capsys):
-    # What a trainer killed between renaming the .index/.data into place and writing the .meta leaves.
+    # What a trainer killed between renaming the .index/.data into place and updating the index file leaves.
     for ext in ("index", "data-00000-of-00001"):
         shutil.copy(model / f"mnist_model-2000.{ext}", model / f"mnist_model-2050.{ext}")
     assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"
@@ -175,9 +175,29 @@ DAMAGE = {
     "data bit-flipped": (lambda m: flip_a_bit(m / DATA), f"{DATA} fails its checksum at tensor 'w1"),
     "data missing": (lambda m: os.remove(m / DATA), f"{DATA} is missing"),
     "index cut": (lambda m: os.truncate(m / "mnist_model-2000.index", 100), "mnist_model-2000.index is unreadable: "),
-    "meta missing": (lambda m: os.remove(m / "mnist_model-2000.meta"),
+    "meta missing": (lambda m: remove_meta_of_an_old_save(m),
                      "mnist_model-2000.meta is missing: the save did not finish"),
 }
+
+
+def remove_meta_of_an_old_save(model):
+    os.remove(model / "mnist_model-2000.meta")
+    an_hour_ago = time.time() - 3600  # not a save that a running trainer is finishing
+    for path in model.iterdir():
+        os.utime(path, (an_hour_ago, an_hour_ago))
+
+
+def test_a_reader_waits_for_the_meta_of_a_save_that_is_finishing(model):
+    # Saver.save names the checkpoint in the index file before it writes the .meta.
+    meta = model / "mnist_model-2000.meta"
+    meta.rename(model / "later")
+    os.utime(model / "mnist_model-2000.index")  # just saved
+    import threading
+    threading.Timer(1.0, lambda: (model / "later").rename(meta)).start()
+    started = time.monotonic()
+    values = mnist_checkpoint.read_checkpoint(str(model / "mnist_model-2000"))
+    assert 1.0 <= time.monotonic() - started < mnist_checkpoint.META_WAIT_SECS
+    assert values["global_step"] == 2000
 
 
 @pytest.mark.parametrize("kind", DAMAGE, ids=list(DAMAGE))
