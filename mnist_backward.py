@@ -46,7 +46,7 @@ TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
 
-def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None):
+def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None, layout=None):
     """Everything training runs: input pipeline, network, loss, optimizer, moving averages.
 
     train_examples (int) is the real record count: one epoch is
@@ -61,9 +61,11 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     sync_replicas: None, or (replicas_to_aggregate, total_num_replicas) to
     wrap the optimizer in tf.compat.v1.train.SyncReplicasOptimizer; the dict
     then also holds "optimizer" (for its chief queue runner and tokens).
+    layout: the training files' RecordLayout (train_files_and_examples), for
+    the fast pipeline's fixed-length reads; None reads with TFRecordReader.
     """
     img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
-                                                           pipeline=pipeline, files=train_files)
+                                                           pipeline=pipeline, files=train_files, layout=layout)
     if pipeline == "course":
         x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, mnist_forward.OUTPUT_NODE])
@@ -185,16 +187,18 @@ def prepare_model_dir(model_dir):
 
 
 def train_files_and_examples(data_dir):
-    """({file: record count}, description for messages) of the training data that data_dir names.
+    """({file: record count}, description for messages, RecordLayout or None) of the training data.
 
     data_dir: a folder, file or pattern (see mnist_generateds.tfrecord_files);
-    every file is checked whole (mnist_generateds.check_tfrecord). Raises
-    DataError on missing or bad data.
+    every file is checked whole (mnist_generateds.scan_tfrecord). The
+    layout (mnist_generateds.record_layout) tells the fast pipeline whether
+    it may read fixed-length frames. Raises DataError on missing or bad data.
     """
     files = mnist_generateds.tfrecord_files(data_dir)
-    counts = {f: mnist_generateds.check_tfrecord(f) for f in files}
+    scans = {f: mnist_generateds.scan_tfrecord(f) for f in files}
     where = files[0] if len(files) == 1 else f"{len(files)} files {files[0]} ... {files[-1]}"
-    return counts, where
+    layout = mnist_generateds.record_layout({f: lengths for f, (_, lengths) in scans.items()})
+    return {f: count for f, (count, _) in scans.items()}, where, layout
 
 
 def restore_or_init(sess, saver, model_dir):
@@ -247,10 +251,10 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     unwritable model folder, checkpoint of another graph, a failing reader
     thread).
     """
-    counts, train_path = train_files_and_examples(data_dir)
+    counts, train_path, layout = train_files_and_examples(data_dir)
     train_examples = sum(counts.values())
     prepare_model_dir(model_dir)
-    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts))
+    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts), layout=layout)
     saver = tf.train.Saver(max_to_keep=keep)
     save_path = os.path.join(model_dir, MODEL_NAME)
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)

@@ -152,7 +152,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     num_workers, is_chief = cluster.num_tasks("worker"), task_index == 0
     ps_hosts = ",".join(cluster.job_tasks("ps"))
     me = f"worker {task_index}"
-    counts, _ = mnist_backward.train_files_and_examples(data_dir)
+    counts, _, layout = mnist_backward.train_files_and_examples(data_dir)
     my_files = worker_shards(list(counts), task_index, num_workers)
     ckpt = None
     if is_chief:
@@ -163,7 +163,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     worker_device = f"/job:worker/task:{task_index}"
     with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
         graph = mnist_backward.build_graph(batch_size, sum(counts.values()), data_dir, pipeline, my_files,
-                                           (num_workers, num_workers) if sync_replicas else None)
+                                           (num_workers, num_workers) if sync_replicas else None, layout)
     with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
         saver = tf.train.Saver(max_to_keep=keep)
         init_op = tf.global_variables_initializer()
