@@ -46,7 +46,8 @@ TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
 
-def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None, layout=None):
+def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None, layout=None,
+                inputs=None):
     """Everything training runs: input pipeline, network, loss, optimizer, moving averages.
 
     train_examples (int) is the real record count: one epoch is
@@ -63,9 +64,15 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     then also holds "optimizer" (for its chief queue runner and tokens).
     layout: the training files' RecordLayout (train_files_and_examples), for
     the fast pipeline's fixed-length reads; None reads with TFRecordReader.
+    inputs: (img_batch, label_batch) tensors to train on instead of the
+    queue-runner pipeline's (bench/bench.py's tf.data row), with pipeline
+    "fast"; the summaries then lack shuffle_queue_fill.
     """
-    img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
-                                                           pipeline=pipeline, files=train_files, layout=layout)
+    if inputs is None:
+        img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
+                                                               pipeline=pipeline, files=train_files, layout=layout)
+    else:
+        img_batch, label_batch = inputs
     if pipeline == "course":
         x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, mnist_forward.OUTPUT_NODE])
@@ -106,17 +113,19 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
         step_after = global_step.read_value()  # the step number this update produced
 
     accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
-    queue = shuffle_queue()
-    # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
-    queue_fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
-    summary = tf.summary.merge([
+    scalars = [
         tf.summary.scalar("loss", loss),
         tf.summary.scalar("cross_entropy", cem),
         tf.summary.scalar("regularization_loss", regularization),
         tf.summary.scalar("learning_rate", learning_rate),
         tf.summary.scalar("accuracy", accuracy),
-        tf.summary.scalar("shuffle_queue_fill", queue_fill),
-    ])
+    ]
+    if inputs is None:
+        queue = shuffle_queue()
+        # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
+        queue_fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
+        scalars.append(tf.summary.scalar("shuffle_queue_fill", queue_fill))
+    summary = tf.summary.merge(scalars)
     return dict(x=x, y_=y_, img_batch=img_batch, label_batch=label_batch, loss=loss,
                 learning_rate=learning_rate, global_step=global_step, train_op=train_op,
                 step_after=step_after, summary=summary, optimizer=optimizer)
