@@ -536,8 +536,12 @@ def read_fixed(filename_queue, records_per_read, layout):
     every record is the writer's template (see template_offsets), so img
     is a slice of the frame's bytes and label the 10 one-hot bytes at their
     fixed offset. Returns img uint8 [k, 784] and label int64 [k, 10] (uint8
-    with layout.template), k <= records_per_read.
+    with layout.template), k <= records_per_read. The check holds for the
+    files as they were at start-up: a file replaced by records of another
+    layout while training runs is misread (TFRecordReader would read it
+    unchecked, too).
     """
+    # No CRC check in this reader: scan_tfrecord verified every CRC of these files before training.
     reader = tf.FixedLengthRecordReader(record_bytes=layout.length + RECORD_FRAME_BYTES)
     _, frames = reader.read_up_to(filename_queue, records_per_read)
     if not layout.template:
