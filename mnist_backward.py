@@ -48,7 +48,8 @@ TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
 
-def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None):
+def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None, layout=None,
+                inputs=None):
     """Everything training runs: input pipeline, network, loss, optimizer, moving averages.
 
     train_examples (int) is the real record count: one epoch is
@@ -63,9 +64,17 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     sync_replicas: None, or (replicas_to_aggregate, total_num_replicas) to
     wrap the optimizer in tf.compat.v1.train.SyncReplicasOptimizer; the dict
     then also holds "optimizer" (for its chief queue runner and tokens).
+    layout: the training files' RecordLayout (train_files_and_examples), for
+    the fast pipeline's fixed-length reads; None reads with TFRecordReader.
+    inputs: (img_batch, label_batch) tensors to train on instead of the
+    queue-runner pipeline's (bench/bench.py's tf.data row), with pipeline
+    "fast"; the summaries then lack shuffle_queue_fill.
     """
-    img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
-                                                           pipeline=pipeline, files=train_files)
+    if inputs is None:
+        img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
+                                                               pipeline=pipeline, files=train_files, layout=layout)
+    else:
+        img_batch, label_batch = inputs
     if pipeline == "course":
         x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, mnist_forward.OUTPUT_NODE])
@@ -106,17 +115,19 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
         step_after = global_step.read_value()  # the step number this update produced
 
     accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
-    queue = shuffle_queue()
-    # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
-    queue_fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
-    summary = tf.summary.merge([
+    scalars = [
         tf.summary.scalar("loss", loss),
         tf.summary.scalar("cross_entropy", cem),
         tf.summary.scalar("regularization_loss", regularization),
         tf.summary.scalar("learning_rate", learning_rate),
         tf.summary.scalar("accuracy", accuracy),
-        tf.summary.scalar("shuffle_queue_fill", queue_fill),
-    ])
+    ]
+    if inputs is None:
+        queue = shuffle_queue()
+        # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
+        queue_fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
+        scalars.append(tf.summary.scalar("shuffle_queue_fill", queue_fill))
+    summary = tf.summary.merge(scalars)
     return dict(x=x, y_=y_, img_batch=img_batch, label_batch=label_batch, loss=loss,
                 learning_rate=learning_rate, global_step=global_step, train_op=train_op,
                 step_after=step_after, summary=summary, optimizer=optimizer)
@@ -187,16 +198,18 @@ def prepare_model_dir(model_dir, log=print):
 
 
 def train_files_and_examples(data_dir):
-    """({file: record count}, description for messages) of the training data that data_dir names.
+    """({file: record count}, description for messages, RecordLayout or None) of the training data.
 
     data_dir: a folder, file or pattern (see mnist_generateds.tfrecord_files);
-    every file is checked whole (mnist_generateds.check_tfrecord). Raises
-    DataError on missing or bad data.
+    every file is checked whole (mnist_generateds.scan_tfrecord). The
+    layout (mnist_generateds.record_layout) tells the fast pipeline whether
+    it may read fixed-length frames. Raises DataError on missing or bad data.
     """
     files = mnist_generateds.tfrecord_files(data_dir)
-    counts = {f: mnist_generateds.check_tfrecord(f) for f in files}
+    scans = {f: mnist_generateds.scan_tfrecord(f) for f in files}
     where = files[0] if len(files) == 1 else f"{len(files)} files {files[0]} ... {files[-1]}"
-    return counts, where
+    layout = mnist_generateds.record_layout({f: lengths for f, (_, lengths) in scans.items()})
+    return {f: count for f, (count, _) in scans.items()}, where, layout
 
 
 def resume_checkpoint(model_dir, log=print):
@@ -288,10 +301,10 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
 
 
 def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep, log, quiet, summary_every):
-    counts, train_path = train_files_and_examples(data_dir)
+    counts, train_path, layout = train_files_and_examples(data_dir)
     train_examples = sum(counts.values())
     prepare_model_dir(model_dir, log)
-    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts))
+    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts), layout=layout)
     saver = mnist_checkpoint.saver(keep)
     written = set()  # steps of the checkpoints this run saved: the only ones it may replace or rotate away
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)

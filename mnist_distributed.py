@@ -155,7 +155,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     """
     num_workers, is_chief = cluster.num_tasks("worker"), task_index == 0
     me = f"worker {task_index}"
-    counts, _ = mnist_backward.train_files_and_examples(data_dir)
+    counts, _, layout = mnist_backward.train_files_and_examples(data_dir)
     my_files = worker_shards(list(counts), task_index, num_workers)
     if is_chief:
         mnist_backward.prepare_model_dir(model_dir, log)
@@ -163,7 +163,7 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     # Connect: this worker's server, and the graph with its variables on the parameter servers.
     server = start_server(cluster, "worker", task_index)
     graph = build_worker_graph(cluster, task_index, batch_size, sum(counts.values()), data_dir, pipeline, my_files,
-                               sync_replicas, keep)
+                               sync_replicas, keep, layout)
     ckpt = chief_checkpoint(model_dir, log) if is_chief else None
     tf.get_default_graph().finalize()
 
@@ -193,11 +193,12 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
 
 
 def build_worker_graph(cluster, task_index, batch_size, train_examples, data_dir, pipeline, my_files,
-                       sync_replicas, keep):
+                       sync_replicas, keep, layout=None):
     """mnist_backward.build_graph() placed for this worker, plus what its session needs; returns that dict.
 
     Variables go to the parameter servers (replica_device_setter), the
-    input pipeline reads my_files on this worker. Added keys: saver (keeps
+    input pipeline reads my_files on this worker (layout: see
+    mnist_backward.train_files_and_examples). Added keys: saver (keeps
     `keep` checkpoints), init_op, local_init_op, ready_op,
     ready_for_local_init_op (tf.train.SessionManager's), worker_device, and
     with sync_replicas init_tokens_op and chief_queue_runner.
@@ -206,7 +207,7 @@ def build_worker_graph(cluster, task_index, batch_size, train_examples, data_dir
     worker_device = f"/job:worker/task:{task_index}"
     with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
         graph = mnist_backward.build_graph(batch_size, train_examples, data_dir, pipeline, my_files,
-                                           (num_workers, num_workers) if sync_replicas else None)
+                                           (num_workers, num_workers) if sync_replicas else None, layout)
     with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
         graph.update(saver=mnist_checkpoint.saver(keep), init_op=tf.global_variables_initializer(),
                      worker_device=worker_device)
