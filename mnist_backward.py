@@ -46,7 +46,8 @@ TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
 
-def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None):
+def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None,
+                net=mnist_forward, learning_rate_base=LEARNING_RATE_BASE):
     """Everything training runs: input pipeline, network, loss, optimizer, moving averages.
 
     train_examples (int) is the real record count: one epoch is
@@ -61,15 +62,17 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     sync_replicas: None, or (replicas_to_aggregate, total_num_replicas) to
     wrap the optimizer in tf.compat.v1.train.SyncReplicasOptimizer; the dict
     then also holds "optimizer" (for its chief queue runner and tokens).
+    net: the network's forward module (mnist_forward, or mnist_lenet5_forward
+    with its learning_rate_base, the decayed rate's start).
     """
     img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
                                                            pipeline=pipeline, files=train_files)
     if pipeline == "course":
-        x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
-        y_ = tf.placeholder(tf.float32, [None, mnist_forward.OUTPUT_NODE])
+        x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
+        y_ = tf.placeholder(tf.float32, [None, net.OUTPUT_NODE])
     else:
         x, y_ = img_batch, label_batch
-    y = mnist_forward.forward(x, REGULARIZER)
+    y = net.forward(x, REGULARIZER, train=True)
     global_step = tf.train.get_or_create_global_step()
 
     ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
@@ -78,7 +81,7 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     loss = cem + regularization
 
     learning_rate = tf.train.exponential_decay(
-        LEARNING_RATE_BASE, global_step, train_examples / batch_size, LEARNING_RATE_DECAY, staircase=True)
+        learning_rate_base, global_step, train_examples / batch_size, LEARNING_RATE_DECAY, staircase=True)
     optimizer = tf.train.GradientDescentOptimizer(learning_rate)
     ema = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
     if sync_replicas is None:
@@ -197,16 +200,21 @@ def train_files_and_examples(data_dir):
     return counts, where
 
 
-def restore_or_init(sess, saver, model_dir):
+def restore_or_init(sess, saver, model_dir, net=mnist_forward):
     """Initialise the variables, then restore the latest checkpoint in model_dir if any.
 
     Returns the restored checkpoint path or None. Raises DataError when the
-    checkpoint does not fit this graph (see mnist_forward.check_checkpoint).
+    checkpoint holds another network than `net` (mnist_forward.check_network)
+    or does not fit this graph (mnist_forward.check_checkpoint).
     """
     sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
     ckpt = tf.train.latest_checkpoint(model_dir)
     if ckpt is None:
         return None
+    try:
+        mnist_forward.check_network(ckpt, net, "TRAIN_SCRIPT")
+    except ValueError as e:
+        raise DataError(str(e)) from None
     try:
         mnist_forward.check_checkpoint(ckpt, {v.op.name: v for v in tf.global_variables()})
     except ValueError as e:
@@ -230,7 +238,8 @@ def remove_unfinished_checkpoints(model_dir):
 
 def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
              model_dir=MODEL_SAVE_PATH, pipeline="fast", save_every=SAVE_EVERY,
-             keep=KEEP_CHECKPOINTS, log=print, quiet=False, summary_every=SUMMARY_EVERY):
+             keep=KEEP_CHECKPOINTS, log=print, quiet=False, summary_every=SUMMARY_EVERY,
+             net=mnist_forward, learning_rate_base=LEARNING_RATE_BASE):
     """Train until global_step reaches `steps`; returns the final global_step.
 
     Reads data_dir/mnist_train.tfrecords (or its shards; data_dir may also
@@ -246,18 +255,21 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     Raises DataError on bad input (missing or corrupted TFRecord file,
     unwritable model folder, checkpoint of another graph, a failing reader
     thread).
+    net: the network's forward module; mnist_lenet5_backward.backward trains
+    mnist_lenet5_forward's with its own learning_rate_base and defaults.
     """
     counts, train_path = train_files_and_examples(data_dir)
     train_examples = sum(counts.values())
     prepare_model_dir(model_dir)
-    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts))
+    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts),
+                        net=net, learning_rate_base=learning_rate_base)
     saver = tf.train.Saver(max_to_keep=keep)
     save_path = os.path.join(model_dir, MODEL_NAME)
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
     fetches = [graph["train_op"], graph["loss"], graph["step_after"], graph["learning_rate"]]
 
     with tf.Session() as sess, StopFlag() as stop:
-        restored = restore_or_init(sess, saver, model_dir)
+        restored = restore_or_init(sess, saver, model_dir, net)
         step = saved_step = sess.run(graph["global_step"])
         log(f"training on {train_examples} records from {train_path}"
             + (f", resuming from {restored}" if restored else "") + f"; target global_step {steps}")
@@ -313,15 +325,23 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     return step
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
+def main(argv=None, net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LEARNING_RATE_BASE,
+         model_dir=MODEL_SAVE_PATH, doc=__doc__):
+    """The command line of mnist_backward.py, or with another net and its defaults, of mnist_lenet5_backward.py.
+
+    net, learning_rate_base: see build_graph; batch_size, model_dir: the
+    defaults of --batch-size and --model-dir; doc: the script's docstring,
+    whose first paragraph is the --help description. Returns the exit status.
+    """
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.set_defaults(net=net, learning_rate_base=learning_rate_base)  # for a cluster task too
     parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
-    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="examples per training step")
+    parser.add_argument("--batch-size", type=int, default=batch_size, help="examples per training step")
     parser.add_argument("--data-dir", default=mnist_generateds.data_path,
                         help="folder holding mnist_train.tfrecords or its shards, or a file pattern such as "
                              "'data/mnist_train-*'")
-    parser.add_argument("--model-dir", default=MODEL_SAVE_PATH, help="checkpoint folder (read to resume, written)")
+    parser.add_argument("--model-dir", default=model_dir, help="checkpoint folder (read to resume, written)")
     parser.add_argument("--pipeline", choices=("fast", "course"), default="fast",
                         help="fast: many records per reader op, batches wired into the network; "
                              "course: one record per op, batches fetched and fed back by feed_dict")
@@ -351,7 +371,8 @@ def main(argv=None):
         return mnist_distributed.main(args, parser)
     return exit_status(lambda: backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline,
                                         args.save_every, args.keep, quiet=args.quiet,
-                                        summary_every=args.summary_every))
+                                        summary_every=args.summary_every, net=args.net,
+                                        learning_rate_base=args.learning_rate_base))
 
 
 def exit_status(train, errors=(DataError,), who=""):

@@ -123,10 +123,12 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
                       data_dir=mnist_generateds.data_path, model_dir=mnist_backward.MODEL_SAVE_PATH,
                       pipeline="fast", sync_replicas=False, startup_timeout=mnist_backward.STARTUP_TIMEOUT_SECS,
                       save_every=mnist_backward.SAVE_EVERY, keep=mnist_backward.KEEP_CHECKPOINTS,
-                      summary_every=mnist_backward.SUMMARY_EVERY, log=print):
+                      summary_every=mnist_backward.SUMMARY_EVERY, log=print, net=mnist_forward,
+                      learning_rate_base=mnist_backward.LEARNING_RATE_BASE):
     """Worker `task_index` of `cluster` (a tf.train.ClusterSpec); returns the last global_step it saw.
 
-    Builds mnist_backward.build_graph() under replica_device_setter, so the
+    Builds mnist_backward.build_graph() of `net` (a forward module, trained
+    from learning_rate_base) under replica_device_setter, so the
     variables, their moving averages and global_step live on the parameter
     servers, and the input pipeline reads this worker's own shards
     (worker_shards). Updates are asynchronous, or with sync_replicas
@@ -163,7 +165,8 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     worker_device = f"/job:worker/task:{task_index}"
     with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
         graph = mnist_backward.build_graph(batch_size, sum(counts.values()), data_dir, pipeline, my_files,
-                                           (num_workers, num_workers) if sync_replicas else None)
+                                           (num_workers, num_workers) if sync_replicas else None,
+                                           net=net, learning_rate_base=learning_rate_base)
     with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
         saver = tf.train.Saver(max_to_keep=keep)
         init_op = tf.global_variables_initializer()
@@ -179,6 +182,10 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
             ready_for_local_init_op = tf.report_uninitialized_variables(tf.global_variables())
         ready_op = tf.report_uninitialized_variables()
     if ckpt is not None:
+        try:
+            mnist_forward.check_network(ckpt, net, "TRAIN_SCRIPT")
+        except ValueError as e:
+            raise DataError(str(e)) from None
         try:
             mnist_forward.check_checkpoint(ckpt, {v.op.name: v for v in tf.global_variables()})
         except ValueError as e:
@@ -366,5 +373,6 @@ def main(args, parser):
     return mnist_backward.exit_status(
         lambda: train_distributed(cluster, args.task_index, args.steps, args.batch_size, args.data_dir,
                                   args.model_dir, args.pipeline, args.sync_replicas, args.startup_timeout,
-                                  args.save_every, args.keep, args.summary_every),
+                                  args.save_every, args.keep, args.summary_every, net=args.net,
+                                  learning_rate_base=args.learning_rate_base),
         (DataError, ClusterError), who=f"worker {args.task_index}: ")
