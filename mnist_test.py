@@ -36,7 +36,7 @@ REPORT_FILE = "report.png"  # written into --report when it names a folder
 REPORT_WORST = 24  # misclassified digits listed in the report
 
 
-def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False):
+def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False, net=mnist_forward):
     """Score one checkpoint on every record of a TFRecord file, exactly once.
 
     Builds a fresh graph, restores the moving-average (shadow) weights of
@@ -47,12 +47,14 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     per-record results in file order: {"labels": int64 [count] true digits,
     "probabilities": float32 [count, 10] softmax of the logits,
     "pixels": uint8 [count, 784]}; without, only the two counts leave the
-    session. Raises DataError when the checkpoint does not fit this network
-    or a reader thread fails.
+    session. net: the network's forward module (mnist_forward, or
+    mnist_lenet5_forward, built without dropout). Raises DataError when the
+    checkpoint holds another network or does not fit this one, or a reader
+    thread fails.
     """
     with tf.Graph().as_default():
         img_batch, label_batch = mnist_generateds.get_tfrecord_once(batch_size, tfRecord_path)
-        y = mnist_forward.forward(img_batch, None)
+        y = net.forward(img_batch, None, train=False)
         correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(label_batch, 1)), tf.int64))
         seen = tf.shape(img_batch, out_type=tf.int64)[0]
         fetches = [correct, seen]
@@ -63,6 +65,7 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
         ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
         restore_vars = ema.variables_to_restore()
         try:
+            mnist_forward.check_network(ckpt_path, net, "TEST_SCRIPT")
             mnist_forward.check_checkpoint(ckpt_path, restore_vars)
         except ValueError as e:
             raise DataError(str(e)) from None
@@ -242,14 +245,15 @@ def open_eval_writer(model_dir, log=print):
 
 
 def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.data_path,
-         interval=TEST_INTERVAL_SECS, once=False, log=print, report=None, report_json=None):
+         interval=TEST_INTERVAL_SECS, once=False, log=print, report=None, report_json=None, net=mnist_forward):
     """Evaluate the newest checkpoint now, then every `interval` seconds (unless once).
 
     A checkpoint already scored is not scored again. Each score is written
     to TensorBoard as `accuracy` at its global_step in <model_dir>/eval.
     report / report_json: paths (see report_path) rewritten for every scored
-    checkpoint. Returns the last (global_step, accuracy, count). Raises
-    DataError when `once` and there is no checkpoint, or on bad input.
+    checkpoint. net: the network's forward module (see evaluate). Returns
+    the last (global_step, accuracy, count). Raises DataError when `once`
+    and there is no checkpoint, or on bad input.
     """
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
     mnist_generateds.check_tfrecord(test_path)
@@ -259,11 +263,11 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         ckpt = tf.train.latest_checkpoint(model_dir)
         if ckpt is None:
             if once:
-                raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
+                raise DataError(f"{model_dir}: no checkpoint found; train first with `python {net.TRAIN_SCRIPT}`")
             log("No checkpoint file found")
         elif ckpt != last_ckpt:
             try:
-                result = evaluate(ckpt, test_path, details=details)
+                result = evaluate(ckpt, test_path, details=details, net=net)
             except (DataError, tf.errors.OpError) as e:
                 if tf.train.latest_checkpoint(model_dir) != ckpt:
                     continue  # the trainer deleted it (max_to_keep) while we read it; take the newer one
@@ -288,10 +292,12 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         time.sleep(interval)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
+def main(argv=None, net=mnist_forward, model_dir=mnist_backward.MODEL_SAVE_PATH, doc=__doc__):
+    """The command line of mnist_test.py, or with another net and model_dir (--model-dir's default), of
+    mnist_lenet5_test.py; doc: the script's docstring (--help). Returns the exit status."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
+    parser.add_argument("--model-dir", default=model_dir, help="checkpoint folder to evaluate")
     parser.add_argument("--data-dir", default=mnist_generateds.data_path, help="folder holding mnist_test.tfrecords")
     parser.add_argument("--interval", type=float, default=TEST_INTERVAL_SECS, help="seconds between checks for a new checkpoint")
     parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
@@ -302,7 +308,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         test(args.model_dir, args.data_dir, args.interval, args.once,
-             report=args.report, report_json=args.report_json)
+             report=args.report, report_json=args.report_json, net=net)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
