@@ -360,7 +360,8 @@ def main(argv=None):
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("images", nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did")
-    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH, help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
+    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
+                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
                         help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
                              "course: whole picture resized, fixed --threshold")
