@@ -1,5 +1,6 @@
 """The convolutional chapter (issue 12): LeNet-5's network, training, resume, evaluation, app, and model folders."""
 import hashlib
+import json
 import os
 import shutil
 
@@ -11,7 +12,6 @@ from conftest import run_script
 import mnist_app
 import mnist_backward
 import mnist_forward
-import mnist_generateds
 import mnist_idx
 import mnist_lenet5_backward
 import mnist_lenet5_forward
@@ -160,11 +160,17 @@ def test_short_training_beats_the_mlp_at_the_same_examples_seen(two_models):
     assert lenet5_accuracy > mlp_accuracy > 0.85, (lenet5_accuracy, mlp_accuracy)
 
 
-def test_test_script_once_prints_course_line(two_models):
-    result = run_script("mnist_lenet5_test.py", "--once", cwd=two_models)
+def test_test_script_once_prints_course_line_and_report(two_models, tmp_path):
+    report = tmp_path / "report.json"
+    result = run_script("mnist_lenet5_test.py", "--once", "--report-json", str(report), cwd=two_models)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"After {LENET5_STEPS} training steps, test accuracy = 0.")
+    first, second = result.stdout.splitlines()
+    assert first.startswith(f"After {LENET5_STEPS} training steps, test accuracy = 0.")
+    assert second == f"report: {report}"
     assert result.stderr == ""
+    numbers = json.loads(report.read_text())
+    assert (numbers["global_step"], numbers["records"]) == (LENET5_STEPS, 2000)
+    assert f"{numbers['accuracy']:g}" == first.rsplit(" ", 1)[1]
 
 
 def test_resume_continues_global_step(sample_workdir, tmp_path):
