@@ -32,4 +32,4 @@ bench-quick: install
 	$(PY) bench/bench.py --quick $(ARGS)
 
 clean:
-	rm -rf model mnist_data_jpg data/*.tfrecords bench/work
+	rm -rf model model_lenet5 mnist_data_jpg data/*.tfrecords bench/work

@@ -17,6 +17,7 @@ Two preparations (--preprocess):
   python mnist_app.py pic1.png pic2.jpg   # one line per picture, with the top 3
   python mnist_app.py photos/             # every picture in a folder
   python mnist_app.py                     # the course's prompts
+  python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
 """
 import argparse
 import json
@@ -275,28 +276,33 @@ class Predictor:
     """The network restored once with its moving-average weights, for many pictures.
 
     model_dir: checkpoint folder; its newest checkpoint is found from the
-    files there (mnist_checkpoint.latest) and read whole before use. Raises
-    DataError when it holds no checkpoint, a damaged one (with the newest
-    intact one in the hint) or one of another graph.
+    files there (mnist_checkpoint.latest) and read whole before use. The
+    network is the one the checkpoint holds (mnist_forward.network_of: the
+    784-500-10 network or LeNet-5, no dropout), in `self.net` (its forward
+    module). Raises DataError when it holds no checkpoint, a damaged one
+    (with the newest intact one in the hint) or one of another graph.
     """
 
     def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
         ckpt = mnist_checkpoint.latest(model_dir)
         if ckpt is None:
             raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
+        try:
+            stored = mnist_checkpoint.read_checkpoint(ckpt)
+        except mnist_checkpoint.CheckpointDamaged as e:
+            raise DataError(f"{e}; {mnist_checkpoint.damaged_hint(model_dir, ckpt)}") from None
+        # A checkpoint of neither network is checked against the course's, which names what differs.
+        self.net = mnist_forward.network_of(stored) or mnist_forward
         self.graph = tf.Graph()
         with self.graph.as_default():
-            self.x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
-            self.probabilities = tf.nn.softmax(mnist_forward.forward(self.x, None))
+            self.x = tf.placeholder(tf.float32, [None, self.net.INPUT_NODE])
+            self.probabilities = tf.nn.softmax(self.net.forward(self.x, None, train=False))
             ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
             restore_vars = ema.variables_to_restore()
             restore_vars = {k: v for k, v in restore_vars.items() if "global_step" not in k}
             self.sess = tf.Session(graph=self.graph)
             try:
-                mnist_checkpoint.restore(self.sess, restore_vars, ckpt)
-            except mnist_checkpoint.CheckpointDamaged as e:
-                self.sess.close()
-                raise DataError(f"{e}; {mnist_checkpoint.damaged_hint(model_dir, ckpt)}") from None
+                mnist_checkpoint.restore(self.sess, restore_vars, ckpt, stored)
             except DataError:
                 self.sess.close()
                 raise
@@ -462,7 +468,8 @@ def build_parser():
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("images", nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did")
-    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH, help="checkpoint folder")
+    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
+                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
                         help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
                              "course: whole picture resized, fixed --threshold")

@@ -49,7 +49,7 @@ STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter serv
 
 
 def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None, sync_replicas=None, layout=None,
-                inputs=None):
+                inputs=None, net=mnist_forward, learning_rate_base=LEARNING_RATE_BASE):
     """Everything training runs: input pipeline, network, loss, optimizer, moving averages.
 
     train_examples (int) is the real record count: one epoch is
@@ -69,6 +69,8 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     inputs: (img_batch, label_batch) tensors to train on instead of the
     queue-runner pipeline's (bench/bench.py's tf.data row), with pipeline
     "fast"; the summaries then lack shuffle_queue_fill.
+    net: the network's forward module (mnist_forward, or mnist_lenet5_forward
+    with its learning_rate_base, the decayed rate's start).
     """
     if inputs is None:
         img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=True, data_dir=data_dir,
@@ -76,11 +78,11 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     else:
         img_batch, label_batch = inputs
     if pipeline == "course":
-        x = tf.placeholder(tf.float32, [None, mnist_forward.INPUT_NODE])
-        y_ = tf.placeholder(tf.float32, [None, mnist_forward.OUTPUT_NODE])
+        x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
+        y_ = tf.placeholder(tf.float32, [None, net.OUTPUT_NODE])
     else:
         x, y_ = img_batch, label_batch
-    y = mnist_forward.forward(x, REGULARIZER)
+    y = net.forward(x, REGULARIZER, train=True)
     global_step = tf.train.get_or_create_global_step()
 
     ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
@@ -89,7 +91,7 @@ def build_graph(batch_size, train_examples, data_dir, pipeline, train_files=None
     loss = cem + regularization
 
     learning_rate = tf.train.exponential_decay(
-        LEARNING_RATE_BASE, global_step, train_examples / batch_size, LEARNING_RATE_DECAY, staircase=True)
+        learning_rate_base, global_step, train_examples / batch_size, LEARNING_RATE_DECAY, staircase=True)
     optimizer = tf.train.GradientDescentOptimizer(learning_rate)
     ema = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY, global_step)
     if sync_replicas is None:
@@ -238,20 +240,21 @@ def resume_checkpoint(model_dir, log=print):
     return prefix, stored
 
 
-def restore_or_init(sess, model_dir, log=print):
+def restore_or_init(sess, model_dir, log=print, net=mnist_forward):
     """Initialise the variables, then restore the newest checkpoint in model_dir if any.
 
     Returns the restored checkpoint prefix or None. Raises DataError when the
-    checkpoint is damaged or does not fit this graph (a checkpoint of
-    another network).
+    checkpoint is damaged, holds another network than `net`
+    (mnist_forward.check_network) or does not fit this graph.
     """
     sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
     ckpt, stored = resume_checkpoint(model_dir, log)
     if ckpt is None:
         return None
+    mnist_forward.check_network(ckpt, stored, net, "TRAIN_SCRIPT")
     try:
         mnist_checkpoint.restore(sess, {v.op.name: v for v in tf.global_variables()}, ckpt, stored)
-    except DataError as e:
+    except DataError as e:  # a checkpoint of another graph: it was read whole, so nothing else is left
         raise DataError(f"{e}; use another --model-dir") from None
     return ckpt
 
@@ -277,7 +280,8 @@ def remove_unfinished_checkpoints(model_dir, log=print):
 
 def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
              model_dir=MODEL_SAVE_PATH, pipeline="fast", save_every=SAVE_EVERY,
-             keep=KEEP_CHECKPOINTS, log=print, quiet=False, summary_every=SUMMARY_EVERY):
+             keep=KEEP_CHECKPOINTS, log=print, quiet=False, summary_every=SUMMARY_EVERY,
+             net=mnist_forward, learning_rate_base=LEARNING_RATE_BASE):
     """Train until global_step reaches `steps`; returns the final global_step.
 
     Reads data_dir/mnist_train.tfrecords (or its shards; data_dir may also
@@ -294,24 +298,28 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     unwritable model folder, damaged checkpoint or one of another graph, a
     failing reader thread). Builds its graph in a new tf.Graph, so that it can
     be called again in the same process (a notebook cell run twice).
+    net: the network's forward module; mnist_lenet5_backward.backward trains
+    mnist_lenet5_forward's with its own learning_rate_base and defaults.
     """
     with tf.Graph().as_default():
         return _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep, log, quiet,
-                         summary_every)
+                         summary_every, net, learning_rate_base)
 
 
-def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep, log, quiet, summary_every):
+def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep, log, quiet, summary_every,
+              net, learning_rate_base):
     counts, train_path, layout = train_files_and_examples(data_dir)
     train_examples = sum(counts.values())
     prepare_model_dir(model_dir, log)
-    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts), layout=layout)
+    graph = build_graph(batch_size, train_examples, data_dir, pipeline, list(counts), layout=layout,
+                        net=net, learning_rate_base=learning_rate_base)
     saver = mnist_checkpoint.saver(keep)
     written = set()  # steps of the checkpoints this run saved: the only ones it may replace or rotate away
     run_options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
     fetches = [graph["train_op"], graph["loss"], graph["step_after"], graph["learning_rate"]]
 
     with tf.Session() as sess, StopFlag() as stop:
-        restored = restore_or_init(sess, model_dir, log)
+        restored = restore_or_init(sess, model_dir, log, net)
         step = saved_step = sess.run(graph["global_step"])
         log(f"training on {train_examples} records from {train_path}"
             + (f", resuming from {restored}" if restored else "") + f"; target global_step {steps}")
@@ -367,16 +375,24 @@ def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep
     return step
 
 
-def build_parser():
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
+def build_parser(net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LEARNING_RATE_BASE,
+                 model_dir=MODEL_SAVE_PATH, doc=__doc__):
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
+
+    Also mnist_lenet5_backward.py's, with its network and defaults: net,
+    learning_rate_base (see build_graph); batch_size, model_dir (the
+    defaults of --batch-size and --model-dir); doc, the script's docstring,
+    whose first paragraph is the --help description.
+    """
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.set_defaults(net=net, learning_rate_base=learning_rate_base)  # for a cluster task too
     parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
-    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="examples per training step")
+    parser.add_argument("--batch-size", type=int, default=batch_size, help="examples per training step")
     parser.add_argument("--data-dir", default=mnist_generateds.data_path,
                         help="folder holding mnist_train.tfrecords or its shards, or a file pattern such as "
                              "'data/mnist_train-*'")
-    parser.add_argument("--model-dir", default=MODEL_SAVE_PATH, help="checkpoint folder (read to resume, written)")
+    parser.add_argument("--model-dir", default=model_dir, help="checkpoint folder (read to resume, written)")
     parser.add_argument("--pipeline", choices=("fast", "course"), default="fast",
                         help="fast: many records per reader op, batches wired into the network; "
                              "course: one record per op, batches fetched and fed back by feed_dict")
@@ -401,8 +417,10 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
+def main(argv=None, **network):
+    """The command line of mnist_backward.py; with `network` (build_parser's keywords), of another network's
+    trainer (mnist_lenet5_backward.py). Returns the exit status."""
+    parser = build_parser(**network)
     args = parser.parse_args(argv)
     if args.steps < 0 or min(args.batch_size, args.save_every, args.keep, args.summary_every) < 1:
         parser.error("--steps must be >= 0; --batch-size, --save-every, --keep and --summary-every >= 1")
@@ -411,7 +429,8 @@ def main(argv=None):
         return mnist_distributed.main(args, parser)
     return exit_status(lambda: backward(args.steps, args.batch_size, args.data_dir, args.model_dir, args.pipeline,
                                         args.save_every, args.keep, quiet=args.quiet,
-                                        summary_every=args.summary_every))
+                                        summary_every=args.summary_every, net=args.net,
+                                        learning_rate_base=args.learning_rate_base))
 
 
 def exit_status(train, errors=(DataError,), who=""):

@@ -20,6 +20,7 @@ import time
 from tf_compat import LazyMapping, first_line, tf
 import mnist_backward
 import mnist_checkpoint
+import mnist_forward
 import mnist_generateds
 from mnist_backward import Interrupted, StopFlag
 from mnist_idx import DataError
@@ -123,10 +124,12 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
                       data_dir=mnist_generateds.data_path, model_dir=mnist_backward.MODEL_SAVE_PATH,
                       pipeline="fast", sync_replicas=False, startup_timeout=mnist_backward.STARTUP_TIMEOUT_SECS,
                       save_every=mnist_backward.SAVE_EVERY, keep=mnist_backward.KEEP_CHECKPOINTS,
-                      summary_every=mnist_backward.SUMMARY_EVERY, log=print):
+                      summary_every=mnist_backward.SUMMARY_EVERY, log=print, net=mnist_forward,
+                      learning_rate_base=mnist_backward.LEARNING_RATE_BASE):
     """Worker `task_index` of `cluster` (a tf.train.ClusterSpec); returns the last global_step it saw.
 
-    Builds mnist_backward.build_graph() under replica_device_setter, so the
+    Builds mnist_backward.build_graph() of `net` (a forward module, trained
+    from learning_rate_base) under replica_device_setter, so the
     variables, their moving averages and global_step live on the parameter
     servers, and the input pipeline reads this worker's own shards
     (worker_shards). Updates are asynchronous, or with sync_replicas
@@ -163,8 +166,8 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     # Connect: this worker's server, and the graph with its variables on the parameter servers.
     server = start_server(cluster, "worker", task_index)
     graph = build_worker_graph(cluster, task_index, batch_size, sum(counts.values()), data_dir, pipeline, my_files,
-                               sync_replicas, keep, layout)
-    ckpt = chief_checkpoint(model_dir, log) if is_chief else None
+                               sync_replicas, keep, layout, net, learning_rate_base)
+    ckpt = chief_checkpoint(model_dir, log, net) if is_chief else None
     tf.get_default_graph().finalize()
 
     # Session and restore (the chief), or wait for the chief (the others).
@@ -193,7 +196,8 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
 
 
 def build_worker_graph(cluster, task_index, batch_size, train_examples, data_dir, pipeline, my_files,
-                       sync_replicas, keep, layout=None):
+                       sync_replicas, keep, layout=None, net=mnist_forward,
+                       learning_rate_base=mnist_backward.LEARNING_RATE_BASE):
     """mnist_backward.build_graph() placed for this worker, plus what its session needs; returns that dict.
 
     Variables go to the parameter servers (replica_device_setter), the
@@ -207,7 +211,8 @@ def build_worker_graph(cluster, task_index, batch_size, train_examples, data_dir
     worker_device = f"/job:worker/task:{task_index}"
     with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
         graph = mnist_backward.build_graph(batch_size, train_examples, data_dir, pipeline, my_files,
-                                           (num_workers, num_workers) if sync_replicas else None, layout)
+                                           (num_workers, num_workers) if sync_replicas else None, layout,
+                                           net=net, learning_rate_base=learning_rate_base)
     with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
         graph.update(saver=mnist_checkpoint.saver(keep), init_op=tf.global_variables_initializer(),
                      worker_device=worker_device)
@@ -225,15 +230,17 @@ def build_worker_graph(cluster, task_index, batch_size, train_examples, data_dir
     return graph
 
 
-def chief_checkpoint(model_dir, log=print):
+def chief_checkpoint(model_dir, log=print, net=mnist_forward):
     """The checkpoint the chief restores: the newest in model_dir (a prefix), or None to initialize the variables.
 
     Found and read whole by mnist_backward.resume_checkpoint, then checked
     against the graph just built (mnist_checkpoint.check_variables); raises
-    DataError when it is damaged or belongs to another graph.
+    DataError when it is damaged, holds another network than `net`, or
+    belongs to another graph.
     """
     ckpt, stored = mnist_backward.resume_checkpoint(model_dir, log)
     if ckpt is not None:
+        mnist_forward.check_network(ckpt, stored, net, "TRAIN_SCRIPT")
         try:
             mnist_checkpoint.check_variables(ckpt, stored, {v.op.name: v for v in tf.global_variables()})
         except DataError as e:
@@ -463,7 +470,8 @@ def main(args, parser):
     return mnist_backward.exit_status(
         lambda: train_distributed(cluster, args.task_index, args.steps, args.batch_size, args.data_dir,
                                   args.model_dir, args.pipeline, args.sync_replicas, args.startup_timeout,
-                                  args.save_every, args.keep, args.summary_every),
+                                  args.save_every, args.keep, args.summary_every, net=args.net,
+                                  learning_rate_base=args.learning_rate_base),
         (DataError, ClusterError), who=f"worker {args.task_index}: ")
 
 

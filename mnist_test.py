@@ -37,7 +37,7 @@ REPORT_FILE = "report.png"  # written into --report when it names a folder
 REPORT_WORST = 24  # misclassified digits listed in the report
 
 
-def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False):
+def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False, net=mnist_forward):
     """Score one checkpoint on every record of a TFRecord file, exactly once.
 
     Builds a fresh graph, restores the moving-average (shadow) weights of
@@ -48,14 +48,16 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     per-record results in file order: {"labels": int64 [count] true digits,
     "probabilities": float32 [count, 10] softmax of the logits,
     "pixels": uint8 [count, 784]}; without, only the two counts leave the
-    session. The checkpoint is read whole and verified before use
-    (mnist_checkpoint.restore). Raises CheckpointDamaged, CheckpointGone
-    (deleted by the trainer's rotation while read), or DataError when the
-    checkpoint does not fit this network or a reader thread fails.
+    session. net: the network's forward module (mnist_forward, or
+    mnist_lenet5_forward, built without dropout). The checkpoint is read
+    whole and verified before use (mnist_checkpoint.restore). Raises
+    CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
+    while read), or DataError when the checkpoint holds another network or
+    does not fit this one, or a reader thread fails.
     """
     with tf.Graph().as_default():
         img_batch, label_batch = mnist_generateds.get_tfrecord_once(batch_size, tfRecord_path)
-        y = mnist_forward.forward(img_batch, None)
+        y = net.forward(img_batch, None, train=False)
         correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(label_batch, 1)), tf.int64))
         seen = tf.shape(img_batch, out_type=tf.int64)[0]
         fetches = [correct, seen]
@@ -65,9 +67,11 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
         global_step = tf.train.get_or_create_global_step()
         ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
         restore_vars = ema.variables_to_restore()
+        stored = mnist_checkpoint.read_checkpoint(ckpt_path)
+        mnist_forward.check_network(ckpt_path, stored, net, "TEST_SCRIPT")
         with tf.Session() as sess:
             sess.run(tf.local_variables_initializer())
-            mnist_checkpoint.restore(sess, restore_vars, ckpt_path)
+            mnist_checkpoint.restore(sess, restore_vars, ckpt_path, stored)
             step = int(sess.run(global_step))
             coord = tf.train.Coordinator()
             threads = tf.train.start_queue_runners(sess=sess, coord=coord)
@@ -240,13 +244,14 @@ def open_eval_writer(model_dir, log=print):
 
 
 def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.data_path,
-         interval=TEST_INTERVAL_SECS, once=False, log=print, report=None, report_json=None):
+         interval=TEST_INTERVAL_SECS, once=False, log=print, report=None, report_json=None, net=mnist_forward):
     """Evaluate the newest checkpoint now, then every `interval` seconds (unless once).
 
     A checkpoint already scored is not scored again. Each score is written
     to TensorBoard as `accuracy` at its global_step in <model_dir>/eval.
     report / report_json: paths (see report_path) rewritten for every scored
-    checkpoint. The newest checkpoint is found from the files in model_dir
+    checkpoint. net: the network's forward module (see evaluate). The
+    newest checkpoint is found from the files in model_dir
     (mnist_checkpoint.latest); one deleted by the trainer's rotation while
     it is read is skipped for the newer one. A damaged checkpoint is an
     error with `once`; otherwise it is reported once on stderr and the
@@ -261,11 +266,11 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         ckpt = mnist_checkpoint.latest(model_dir)
         if ckpt is None:
             if once:
-                raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
+                raise DataError(f"{model_dir}: no checkpoint found; train first with `python {net.TRAIN_SCRIPT}`")
             log("No checkpoint file found")
         elif ckpt != last_ckpt:
             try:
-                result = evaluate(ckpt, test_path, details=details)
+                result = evaluate(ckpt, test_path, details=details, net=net)
             except mnist_checkpoint.CheckpointGone:
                 continue  # the trainer's rotation deleted it while we read it; take the newer one
             except mnist_checkpoint.CheckpointDamaged as e:
@@ -296,11 +301,17 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         time.sleep(interval)
 
 
-def build_parser():
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
+def build_parser(net=mnist_forward, model_dir=mnist_backward.MODEL_SAVE_PATH, doc=__doc__):
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
+
+    Also mnist_lenet5_test.py's: net (the network's forward module),
+    model_dir (--model-dir's default) and doc (the script's docstring,
+    for --help) are its.
+    """
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0], allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
+    parser.set_defaults(net=net)
+    parser.add_argument("--model-dir", default=model_dir, help="checkpoint folder to evaluate")
     parser.add_argument("--data-dir", default=mnist_generateds.data_path, help="folder holding mnist_test.tfrecords")
     parser.add_argument("--interval", type=float, default=TEST_INTERVAL_SECS, help="seconds between checks for a new checkpoint")
     parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
@@ -311,12 +322,13 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
+def main(argv=None, **network):
+    """The command line of mnist_test.py; with `network` (build_parser's keywords), of mnist_lenet5_test.py."""
+    parser = build_parser(**network)
     args = parser.parse_args(argv)
     try:
         test(args.model_dir, args.data_dir, args.interval, args.once,
-             report=args.report, report_json=args.report_json)
+             report=args.report, report_json=args.report_json, net=args.net)
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

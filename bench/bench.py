@@ -23,6 +23,10 @@ medians, as Markdown:
      times (the course's loop only --repeats times: it is slow).
   4. `mnist_test.py --once` latency after the TensorFlow import.
   5. The default run: `mnist_backward.py` wall time and the test accuracy reached.
+  6. LeNet-5 training at batch 100 (issue 12), steps/s: mnist_lenet5_backward
+     through the queue runners, the same graph fed from NumPy arrays in memory,
+     and the same network in Keras `model.fit` on in-memory arrays (in a
+     process of its own: tf_compat blocks the Keras import).
 The work folder keeps the JPG layout between runs (it takes a minute to build).
 """
 import argparse
@@ -47,9 +51,12 @@ FULL_IDX_DIR = "/usr/share/datasets/fashion-mnist"
 WORK_DIR = os.path.join(HERE, "work")
 BATCH_SIZE = 200
 # training: the median over the interleaved project / in-memory pairs of their ratio.
-TARGETS = {"generation": 3.0, "memory_mb": 500, "pipeline": 6.0, "training": 0.90, "latency": 2.0, "accuracy": 0.89}
-FULL = dict(repeats=3, train_repeats=5, pipeline_secs=3.0, train_every=1000, train_intervals=2, run_steps=None)
-QUICK = dict(repeats=3, train_repeats=3, pipeline_secs=0.5, train_every=100, train_intervals=2, run_steps=500)
+TARGETS = {"generation": 3.0, "memory_mb": 500, "pipeline": 6.0, "training": 0.90, "latency": 2.0, "accuracy": 0.89,
+           "lenet5": 0.95, "lenet5_keras": 1.0}
+FULL = dict(repeats=3, train_repeats=5, pipeline_secs=3.0, train_every=1000, train_intervals=2, run_steps=None,
+            lenet5_every=300, lenet5_intervals=2)
+QUICK = dict(repeats=3, train_repeats=3, pipeline_secs=0.5, train_every=100, train_intervals=2, run_steps=500,
+             lenet5_every=50, lenet5_intervals=2)
 TRAINING_LOOPS = ("course", "project", "in-memory", "tf.data", "Keras")  # figure 3, in the order they run
 
 
@@ -489,6 +496,161 @@ def bench_latency(work, repeats):
     return runs
 
 
+# ---------------------------------------------------------------- figure 6: LeNet-5
+
+KERAS_SNIPPET = """
+import json, sys, time
+import numpy as np
+import tensorflow as tf
+import keras
+from keras import layers
+
+data, steps, every, batch, lr, decay, reg, model_dir = sys.argv[1:]
+steps, every, batch = int(steps), int(every), int(batch)
+arrays = np.load(data)
+xs, ys = arrays["xs"], arrays["ys"]
+init = keras.initializers.TruncatedNormal(stddev=0.1)
+l2 = keras.regularizers.L2(float(reg) / 2)  # tf.nn.l2_loss is sum(w ** 2) / 2
+model = keras.Sequential([
+    keras.Input((784,)), layers.Reshape((28, 28, 1)),
+    layers.Conv2D(32, 5, padding="same", activation="relu", kernel_initializer=init, kernel_regularizer=l2),
+    layers.MaxPooling2D(2, padding="same"),
+    layers.Conv2D(64, 5, padding="same", activation="relu", kernel_initializer=init, kernel_regularizer=l2),
+    layers.MaxPooling2D(2, padding="same"),
+    layers.Flatten(),
+    layers.Dense(512, activation="relu", kernel_initializer=init, kernel_regularizer=l2),
+    layers.Dropout(0.5),
+    layers.Dense(10, kernel_initializer=init, kernel_regularizer=l2),
+])
+schedule = keras.optimizers.schedules.ExponentialDecay(float(lr), len(xs) / batch, float(decay), staircase=True)
+model.compile(optimizer=keras.optimizers.SGD(schedule, use_ema=True, ema_momentum=0.99),
+              loss=keras.losses.CategoricalCrossentropy(from_logits=True))
+
+class Clock(keras.callbacks.Callback):
+    marks = []
+    def on_train_batch_end(self, batch_index, logs=None):
+        step = int(self.model.optimizer.iterations.numpy())
+        if step == every or step == steps:
+            self.marks.append((time.perf_counter(), time.process_time(), step))
+        if step % every == 0:
+            self.model.save_weights(f"{model_dir}/lenet5-{step}.weights.h5")
+        if step >= steps:
+            self.model.stop_training = True
+
+clock = Clock()
+model.fit(xs, ys, batch_size=batch, epochs=-(-steps * batch // len(xs)), shuffle=True, verbose=0, callbacks=[clock])
+(t0, c0, s0), (t1, c1, s1) = clock.marks
+print(json.dumps({"rate": (s1 - s0) / (t1 - t0), "cpu_ms": 1000 * (c1 - c0) / (s1 - s0)}))
+"""
+
+
+def lenet5_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, every):
+    """LeNet-5's training graph (mnist_backward.build_graph with mnist_lenet5_forward) fed from NumPy arrays."""
+    from tf_compat import tf
+    import mnist_backward
+    import mnist_lenet5_backward
+    import mnist_lenet5_forward
+    xs, ys = arrays
+    batch = mnist_lenet5_backward.BATCH_SIZE
+    batches = len(xs) // batch
+    graph = mnist_backward.build_graph(batch, train_examples, data_dir, "course", net=mnist_lenet5_forward,
+                                       learning_rate_base=mnist_lenet5_backward.LEARNING_RATE_BASE)
+    saver = tf.train.Saver()
+    fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
+    with tf.Session() as sess:
+        sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+        step = 0
+        while step < steps:
+            lo = (step % batches) * batch
+            _, loss_value, step = sess.run(fetches, feed_dict={graph["x"]: xs[lo:lo + batch],
+                                                                graph["y_"]: ys[lo:lo + batch]})
+            if step == 1 or step % every == 0:
+                log("After %d training steps, loss on training batch is %g." % (step, loss_value))
+            if step % every == 0:
+                saver.save(sess, os.path.join(model_dir, "mnist_model"), global_step=step)
+
+
+def lenet5_keras(steps, arrays_file, model_dir, every):
+    """(steps/s, CPU ms/step) of the same network in Keras model.fit, in a process that imports Keras."""
+    import mnist_backward
+    import mnist_lenet5_backward
+    args = [arrays_file, steps, every, mnist_lenet5_backward.BATCH_SIZE, mnist_lenet5_backward.LEARNING_RATE_BASE,
+            mnist_backward.LEARNING_RATE_DECAY, mnist_backward.REGULARIZER, model_dir]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run([sys.executable, "-c", KERAS_SNIPPET, *map(str, args)], capture_output=True, text=True,
+                            env=env)
+    if result.returncode != 0:
+        raise SystemExit(f"error: Keras model.fit failed:\n{result.stderr}")
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    return out["rate"], out["cpu_ms"]
+
+
+def bench_lenet5(data_dir, work, repeats, every, intervals):
+    """Figure 6: LeNet-5 steps/s through the queue runners, fed from memory, and in Keras model.fit.
+
+    Returns ({loop: [steps/s]}, {loop: [CPU ms per step]}), loops "project",
+    "in-memory", "keras"; as figure 3, the first `every` steps are warm-up.
+    """
+    import numpy as np
+    from tf_compat import tf
+    import mnist_backward
+    import mnist_generateds
+    import mnist_lenet5_backward
+    path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
+    count = mnist_generateds.check_tfrecord(path)
+    arrays = load_arrays(path)
+    arrays_file = os.path.join(work, "lenet5_arrays.npz")
+    np.savez(arrays_file, xs=arrays[0], ys=arrays[1])
+    steps = every * (1 + intervals)
+
+    def project(clock, model_dir):
+        saved = mnist_backward.PRINT_EVERY
+        mnist_backward.PRINT_EVERY = every
+        try:
+            mnist_lenet5_backward.backward(steps, data_dir=data_dir, model_dir=model_dir, save_every=every,
+                                           log=clock, quiet=True)
+        finally:
+            mnist_backward.PRINT_EVERY = saved
+
+    loops = {
+        "project": project,
+        "in-memory": lambda clock, model_dir: lenet5_in_memory(steps, arrays, count, data_dir, model_dir, clock, every),
+    }
+    rates, cpu = {name: [] for name in (*loops, "keras")}, {name: [] for name in (*loops, "keras")}
+    for r in range(repeats):
+        for name, loop in loops.items():
+            note(f"6 LeNet-5 training: {name} run {r + 1}/{repeats} ({steps} steps)")
+            clock = StepClock()
+            with tf.Graph().as_default(), tempfile.TemporaryDirectory() as model_dir:
+                loop(clock, model_dir)
+            steps_per_second, cpu_ms = clock.rate()
+            rates[name].append(steps_per_second)
+            cpu[name].append(cpu_ms)
+        note(f"6 LeNet-5 training: keras run {r + 1}/{repeats} ({steps} steps)")
+        with tempfile.TemporaryDirectory() as model_dir:
+            steps_per_second, cpu_ms = lenet5_keras(steps, arrays_file, model_dir, every)
+        rates["keras"].append(steps_per_second)
+        cpu["keras"].append(cpu_ms)
+    os.remove(arrays_file)
+    return rates, cpu
+
+
+def lenet5_rows(lenet5):
+    """Figure 6's table rows, dicts over COLUMNS: steps/s and CPU ms/step, Keras fit in the "other" column."""
+    rates, cpu = lenet5
+    project, bound, keras = (median(rates[k]) for k in ("project", "in-memory", "keras"))
+    paired = [p / b for p, b in zip(rates["project"], rates["in-memory"])]
+    return [
+        {"figure": "6 LeNet-5 training at batch 100, steps/s", "project": f"{project:,.1f}",
+         "in-memory": f"{bound:,.1f}", "other": f"Keras fit: {keras:,.1f}",
+         "ratio": f"{median(paired):.2f}x in-memory ({spread(paired)}), {project / keras:.2f}x Keras",
+         "target": f">= {TARGETS['lenet5']:g}x in-memory: {verdict(median(paired) >= TARGETS['lenet5'])}; "
+                   f">= {TARGETS['lenet5_keras']:g}x Keras: {verdict(project >= TARGETS['lenet5_keras'] * keras)}"},
+        {"figure": "6 LeNet-5 CPU time, ms/step", "project": f"{median(cpu['project']):.1f}",
+         "in-memory": f"{median(cpu['in-memory']):.1f}", "other": f"Keras fit: {median(cpu['keras']):.1f}"},
+    ]
+
+
 # ---------------------------------------------------------------- the table
 
 def median(values):
@@ -511,7 +673,7 @@ def spread(ratios):
     return f"median of {len(ratios)} pairs; single pairs {min(ratios):.2f}-{max(ratios):.2f}"
 
 
-def table(gen, pipe, train, latency, full_run, quick, info):
+def table(gen, pipe, train, latency, full_run, quick, info, lenet5=None):
     """The Markdown table: `info`, then one line per row of COLUMNS (rows are dicts; missing cells stay empty)."""
     mb = 1 << 20
     g_course, g_project = median(gen["rates"]["course"]), median(gen["rates"]["project"])
@@ -562,6 +724,8 @@ def table(gen, pipe, train, latency, full_run, quick, info):
         {"figure": "5 test accuracy after the run", "project": f"{accuracy:.4f}",
          "target": "" if quick else f">= {TARGETS['accuracy']}: {verdict(accuracy >= TARGETS['accuracy'])}"},
     ]
+    if lenet5 is not None:
+        rows += lenet5_rows(lenet5)
     lines = [f"{info}", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(row.get(column, "") for column in COLUMNS) + " |" for row in rows]
     return "\n".join(lines)
@@ -609,12 +773,13 @@ def main(argv=None):
                            settings["train_repeats"], work)
     full_run = bench_full_run(work, settings["run_steps"])
     latency = bench_latency(work, settings["repeats"])
+    lenet5 = bench_lenet5(data_dir, work, settings["repeats"], settings["lenet5_every"], settings["lenet5_intervals"])
 
     info = (f"{'Quick' if args.quick else 'Full'} benchmark, {datetime.date.today()}, {os.cpu_count()} CPUs, "
             f"data: {layout['source']} ({gen['count']:,} training images); medians of {settings['repeats']} runs "
             f"side by side ({settings['train_repeats']} rounds of training runs but the course's); "
             f"load average {os.getloadavg()[0]:.1f} at the end; whole benchmark {time.perf_counter() - started:.0f} s.")
-    print(table(gen, pipe, train, latency, full_run, args.quick, info))
+    print(table(gen, pipe, train, latency, full_run, args.quick, info, lenet5))
     return 0
 
 

@@ -1,0 +1,40 @@
+"""The convolutional chapter, step 3: evaluate the latest LeNet-5 checkpoint on data/mnist_test.tfrecords.
+
+Run beside (or after) mnist_lenet5_backward.py. mnist_test.py's evaluation
+(every test record scored exactly once, moving-average weights, every
+--interval seconds or --once, TensorBoard, --report, --report-json) with the
+network of mnist_lenet5_forward.py, without dropout, and ./model_lenet5/ as
+the default model folder.
+"""
+import sys
+
+import mnist_lenet5_backward
+import mnist_lenet5_forward
+import mnist_test
+
+TEST_INTERVAL_SECS = mnist_test.TEST_INTERVAL_SECS
+
+
+def test(model_dir=mnist_lenet5_backward.MODEL_SAVE_PATH, **options):
+    """mnist_test.test for LeNet-5: options are its other keyword arguments (data_dir, interval, once, ...).
+
+    Returns the last (global_step, accuracy, count); raises DataError as
+    mnist_test.test does, also when the folder holds the 784-500-10 network.
+    """
+    return mnist_test.test(model_dir, net=mnist_lenet5_forward, **options)
+
+
+NETWORK = dict(net=mnist_lenet5_forward, model_dir=mnist_lenet5_backward.MODEL_SAVE_PATH, doc=__doc__)
+
+
+def build_parser():
+    """The command line's argparse parser (mnist_test's, with this network's defaults); no TensorFlow import."""
+    return mnist_test.build_parser(**NETWORK)
+
+
+def main(argv=None):
+    return mnist_test.main(argv, **NETWORK)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
