@@ -23,11 +23,11 @@ demo: install
 test: install
 	$(PY) -m pytest -q tests
 
-# The course's loops against ours on full-size data (about 10 minutes on 2 cores); ARGS=--repeats 5 etc.
+# The course's loops against ours on full-size data (about 20-25 minutes on 2 cores); ARGS=--repeats 5 etc.
 bench: install
 	$(PY) bench/bench.py --idx-dir $(IDX_DIR) $(ARGS)
 
-# The same on the bundled sample with short runs, under 2 minutes.
+# The same on the bundled sample with short runs: a smoke test of every row, a few minutes.
 bench-quick: install
 	$(PY) bench/bench.py --quick $(ARGS)
 

@@ -2,9 +2,9 @@
 
 Usage (from the repository root; `make bench` / `make bench-quick`):
   python bench/bench.py            full-size data from --idx-dir (Fashion-MNIST, 60,000 + 10,000)
-  python bench/bench.py --quick    the bundled MNIST sample and short runs, under 2 minutes
+  python bench/bench.py --quick    the bundled MNIST sample and short runs (a smoke test of every row, a few minutes)
 
-Five figures, each measured --repeats times with the contenders interleaved,
+Six figures, each measured --repeats times with the contenders interleaved,
 so a busy machine slows them alike; the table gives medians and ratios of
 medians, as Markdown:
   1. TFRecord generation of the training split, images/s and peak resident
@@ -734,7 +734,7 @@ def table(gen, pipe, train, latency, full_run, quick, info, lenet5=None):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="the bundled MNIST sample and short runs (under 2 minutes)")
+    parser.add_argument("--quick", action="store_true", help="the bundled MNIST sample and short runs (a few minutes)")
     parser.add_argument("--idx-dir", default=FULL_IDX_DIR, help="folder of the 4 MNIST-format IDX files (full mode)")
     parser.add_argument("--work-dir", default=WORK_DIR, help="JPG layout (kept for reuse), TFRecords and model")
     parser.add_argument("--repeats", type=int, help="runs of each figure 1-4 (default 3)")
