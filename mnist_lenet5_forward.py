@@ -78,3 +78,13 @@ def forward(x, regularizer, train=False):
     fc2_w = get_weight([FC_SIZE, OUTPUT_NODE], regularizer, "fc2_w")
     fc2_b = get_bias([OUTPUT_NODE], "fc2_b")
     return tf.matmul(fc1, fc2_w) + fc2_b
+
+
+if __name__ == "__main__":
+    import sys
+
+    import tf_compat
+    sys.exit(tf_compat.not_a_script(__file__, "the convolutional chapter's LeNet-5 network (forward propagation), "
+                                              "imported by the other scripts",
+                                    "train it with mnist_lenet5_backward.py, use it with mnist_lenet5_test.py "
+                                    "or mnist_app.py"))

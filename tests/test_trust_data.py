@@ -192,7 +192,8 @@ def test_the_trainers_reader_threads_are_quoted_without_a_stray_quote(tmp_path, 
         cause = f"truncated record at {3 * frame} failed with Read less bytes than requested"
     else:
         cause = f"corrupted record at {damaged(path, 'data')}"
-    monkeypatch.setattr(mnist_generateds, "check_tfrecord", lambda p: 10)
+    # Two record lengths: the fast pipeline falls back to TFRecordReader, which checks CRCs and frames.
+    monkeypatch.setattr(mnist_generateds, "scan_tfrecord", lambda p: (10, (frame - 17, frame - 16)))
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         mnist_backward.backward(steps=5, batch_size=4, data_dir=str(data), model_dir=str(tmp_path / "model"),
                                 log=lambda m: None)
