@@ -135,7 +135,12 @@ def make_photos(folder):
 
 
 if __name__ == "__main__":
-    out = sys.argv[1] if len(sys.argv) > 1 else "handmade"
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Write the hand-made test photos (JPG/PNG digits on paper) "
+                                                 "and their labels.txt into a folder.")
+    parser.add_argument("folder", nargs="?", default="handmade", help="where to write them")
+    out = parser.parse_args().folder
     photos = make_photos(out)
     with open(os.path.join(out, "labels.txt"), "w") as f:
         f.writelines(f"{os.path.basename(p)} {d}\n" for p, d, _ in photos)
