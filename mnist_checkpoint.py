@@ -1,11 +1,14 @@
 """Checkpoints of a model folder: found, verified, restored and saved so that trained work is never lost.
 
-Used by mnist_backward.py (resume and save), mnist_test.py (evaluate) and
-mnist_app.py (predict); not meant to be run.
+Used by mnist_backward.py (resume and save), mnist_test.py (evaluate),
+mnist_app.py (predict), their LeNet-5 counterparts and the distributed
+chief; not meant to be run.
 
 tf.compat.v1.train.Saver writes each checkpoint as three kinds of file,
-<folder>/mnist_model-<global_step>.index, .data-00000-of-00001 and .meta,
-and then rewrites the `checkpoint` index file that names the newest. The
+<folder>/mnist_model-<global_step>.index, .data-00000-of-00001 and .meta:
+the .index and .data first, then it rewrites the `checkpoint` index file
+that names the newest, deletes what its rotation drops, and writes the
+.meta last. The
 index file alone is not trusted here: with absolute paths in it a moved or
 copied folder points nowhere, and it can be missing or damaged while the
 checkpoint files are fine. So:
