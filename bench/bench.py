@@ -598,7 +598,7 @@ def bench_lenet5(data_dir, work, repeats, every, intervals):
     import mnist_lenet5_backward
     path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
     count = mnist_generateds.check_tfrecord(path)
-    arrays = load_arrays(path)
+    arrays = shuffled_arrays(*load_records(path))
     arrays_file = os.path.join(work, "lenet5_arrays.npz")
     np.savez(arrays_file, xs=arrays[0], ys=arrays[1])
     steps = every * (1 + intervals)
