@@ -176,7 +176,8 @@ def train_distributed(cluster, task_index, steps=mnist_backward.STEPS, batch_siz
     # The step loop, then the shutdown whatever ended it.
     run = dict(me=me, is_chief=is_chief, steps=steps, batch_size=batch_size, pipeline=pipeline,
                sync_replicas=sync_replicas, save_every=save_every, summary_every=summary_every, log=log,
-               save_path=os.path.join(model_dir, mnist_backward.MODEL_NAME), ckpt=ckpt,
+               save_path=os.path.join(model_dir, mnist_backward.MODEL_NAME), model_dir=model_dir, ckpt=ckpt,
+               written=set(),  # steps this chief saved: the only checkpoints it may replace or rotate away
                my_files=my_files, records=(sum(counts[f] for f in my_files), sum(counts.values())),
                run_options=tf.RunOptions(timeout_in_ms=mnist_backward.STEP_TIMEOUT_MS))
     writer = tf.summary.FileWriter(os.path.join(model_dir, mnist_backward.TRAIN_LOG_DIR)) if is_chief else None
@@ -322,7 +323,7 @@ def train_steps(sess, graph, writer, sync_coord, sync_threads, run):
         saved_step = state["saved_step"]
         if is_chief:
             if step != saved_step or ckpt is None:
-                saved_step = save(sess, graph["saver"], run["save_path"], graph["global_step"])
+                saved_step = save(sess, graph["saver"], run["model_dir"], graph["global_step"], run["written"])
             writer.close()
         if stop.signal:
             raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
@@ -363,7 +364,7 @@ def step_loop(sess, graph, writer, coord, stop, state, run):
             writer.add_summary(mnist_backward.scalar_summary("examples_per_sec", rate), step)
             meter = (now, step)
         if run["is_chief"] and crossed(state["saved_step"], step, run["save_every"]):
-            state["saved_step"] = save(sess, graph["saver"], run["save_path"], graph["global_step"])
+            state["saved_step"] = save(sess, graph["saver"], run["model_dir"], graph["global_step"], run["written"])
 
 
 def run_step(sess, graph, step_fetches, in_a_row, run):
@@ -428,14 +429,16 @@ def shut_down(sess, sync_coord, sync_threads, failure, me):
         raise failure
 
 
-def save(sess, saver, save_path, global_step):
+def save(sess, saver, model_dir, global_step, written):
     """Save a checkpoint named for the global_step it holds; returns that step.
 
     Other workers keep updating while the chief saves, so the step is read
-    here rather than taken from the chief's last train op.
+    here rather than taken from the chief's last train op. Saved through
+    mnist_checkpoint.save, as on one machine: never over a checkpoint of
+    another run (written: the steps this chief saved).
     """
     step = sess.run(global_step, options=tf.RunOptions(timeout_in_ms=mnist_backward.STEP_TIMEOUT_MS))
-    saver.save(sess, save_path, global_step=step)
+    mnist_checkpoint.save(sess, saver, model_dir, step, written)
     return step
 
 
