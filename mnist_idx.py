@@ -33,6 +33,8 @@ MNIST_SHA256 = {
     "t10k-images-idx3-ubyte.gz": "8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6",
     "t10k-labels-idx1-ubyte.gz": "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
 }
+# Read when a download starts, not bound as a default argument, so that a test
+# can point it at a local address (tests/test_promises_data.py).
 MIRRORS = (
     "https://storage.googleapis.com/cvdf-datasets/mnist/",
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
@@ -105,14 +107,18 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def download_mnist(dest_dir, mirrors=MIRRORS, timeout=DOWNLOAD_TIMEOUT, log=print):
+def download_mnist(dest_dir, mirrors=None, timeout=DOWNLOAD_TIMEOUT, log=print):
     """Download the four official MNIST files into dest_dir, checking sha256.
+
+    mirrors: base URLs tried in order for each file; None: MIRRORS.
 
     Files already present with the right sha256 are kept. Each file is
     written to a temporary name and renamed only once its hash matches.
     Returns True when all four files are in place, False (after logging why)
     when no mirror delivered them, e.g. on a machine without internet.
     """
+    if mirrors is None:
+        mirrors = MIRRORS
     os.makedirs(dest_dir, exist_ok=True)
     for name, want in MNIST_SHA256.items():
         target = os.path.join(dest_dir, name)
@@ -212,16 +218,17 @@ def read_manifest(jpg_dir):
     return layout
 
 
-def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=print):
+def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=print):
     """Make sure jpg_dir holds a JPG layout; build it from IDX files if needed.
 
     idx_dir given: build from that folder (rebuilt when the manifest names
     another source). Otherwise reuse what an earlier run built, else download
     the official MNIST (when `download`), else use the bundled sample.
     Returns the manifest dict (see read_manifest). Raises DataError when the
-    chosen IDX source is unusable.
+    chosen IDX source is unusable; all four files are read and checked
+    before anything under jpg_dir is created or changed, so a broken source
+    leaves an earlier layout (or none) as it was.
     """
-    os.makedirs(jpg_dir, exist_ok=True)
     layout = read_manifest(jpg_dir)
     if idx_dir is not None:
         source = f"IDX files in {os.path.abspath(idx_dir)}"
@@ -243,6 +250,8 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=
             idx_dir, source = BUNDLED_DIR, f"MNIST sample bundled in {BUNDLED_DIR}"
     if layout is not None and layout["source"] == source:
         return layout
+    splits = {split: read_idx_split(idx_dir, split) for split in IDX_FILES}
+    os.makedirs(jpg_dir, exist_ok=True)
     # The manifest goes first, so a run killed while rebuilding is never
     # taken for the old source; the old folders go once the new are in place.
     _remove(os.path.join(jpg_dir, MANIFEST))
@@ -250,8 +259,7 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=MIRRORS, log=
         if name.startswith(".mnist_") and os.path.isdir(os.path.join(jpg_dir, name)):
             shutil.rmtree(os.path.join(jpg_dir, name))
     entries = [f"source: {source}"]
-    for split in IDX_FILES:
-        images, labels = read_idx_split(idx_dir, split)
+    for split, (images, labels) in splits.items():
         log(f"writing {len(images)} {split} images as JPG files ...")
         write_jpg_layout(images, labels, jpg_dir, split)
         entries.append(f"{split}: " + " ".join(layout_names(split, len(images))))
