@@ -3,6 +3,7 @@ import errno
 import gzip
 import hashlib
 import os
+import re
 import shutil
 import signal
 import struct
@@ -78,7 +79,6 @@ def test_generator_killed_mid_write_leaves_the_previous_output_and_a_rerun_succe
     shutil.copytree(sample_workdir, work)
     data, jpg = work / "data", work / "mnist_data_jpg"
     good = digests(data)
-    train = [str(jpg / "mnist_train_jpg_8000"), str(jpg / "mnist_train_jpg_8000.txt")]
     test = [str(jpg / "mnist_test_jpg_2000"), str(jpg / "mnist_test_jpg_2000.txt")]
     # A temporary file: the training split is being written, its 1001st image (a pipe) never arrives.
     held = work / "held"
@@ -89,10 +89,12 @@ def test_generator_killed_mid_write_leaves_the_previous_output_and_a_rerun_succe
         os.link(jpg / "mnist_train_jpg_8000" / name, held / name)
     os.mkfifo(held / "pipe.jpg")
     (work / "held.txt").write_text("\n".join(lines + ["pipe.jpg 7"]) + "\n")
+    (work / "first1000.txt").write_text("\n".join(lines) + "\n")
     moments = {"a temporary file": ([str(held), str(work / "held.txt")] + test, held / "pipe.jpg", ".tmp"),
-               # The finished train split: staged under its hidden name, the test split's label file (a pipe) never arrives.
-               "the finished train split": (train + [test[0], str(work / "test.txt")], work / "test.txt",
-                                            ".staging-mnist_train.tfrecords")}
+               # The finished train split (1000 records, unlike the good file's 8000): staged under its
+               # hidden name, while the test split's label file (a pipe) never arrives.
+               "the finished train split": ([str(held), str(work / "first1000.txt"), test[0], str(work / "test.txt")],
+                                            work / "test.txt", ".staging-mnist_train.tfrecords")}
     os.mkfifo(work / "test.txt")
     for moment, (inputs, pipe, left) in moments.items():
         flags = [f"--{split}-{kind}" for split in ("train", "test") for kind in ("images", "labels")]
@@ -215,8 +217,9 @@ def test_signal_saves_a_checkpoint_and_exits_promptly(sample_workdir, tmp_path, 
     assert out.startswith("training on 8000 records")
     assert out.splitlines()[1].startswith("After 1 training steps")
     name = signal.Signals(signum).name
-    step = int(err.split(" stopped at step ")[1].split(";")[0])
-    assert err == f"{name}: stopped at step {step}; checkpoint saved to ./model/mnist_model-{step}\n"
+    stopped = re.fullmatch(rf"{name}: stopped at step (\d+); checkpoint saved to ./model/mnist_model-\1\n", err)
+    assert stopped, err
+    step = int(stopped.group(1))
     assert tf.train.load_variable(str(model / f"mnist_model-{step}"), "global_step") == step
     assert tf.train.latest_checkpoint(str(model)).endswith(f"mnist_model-{step}")
     assert step >= 50  # stopped mid-training, after the checkpoint it was sent upon
