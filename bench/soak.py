@@ -20,11 +20,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 LINE = re.compile(r"^After (\d+) training steps, test accuracy = (\S+)$")
+MIN_LINES_PATIENCE_SECS = 300  # soak(min_lines=...): how much longer to wait for the evaluator's lines
 
 
 def script(name, *args, cwd):
@@ -40,25 +42,54 @@ def default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def soak(workdir, seconds, save_every=1000, keep=5, interval=1.0):
+class Drain:
+    """Read a process's output stream to its end in a thread, so a full pipe never blocks it; lines: what came."""
+
+    def __init__(self, stream):
+        self.lines = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            self.lines.append(line)
+
+    def text(self, timeout):
+        """All the output (str), once the stream ended (within `timeout` seconds of the process's end)."""
+        self._thread.join(timeout)
+        return "".join(self.lines)
+
+
+def soak(workdir, seconds, save_every=1000, keep=5, interval=1.0, min_lines=0, patience=MIN_LINES_PATIENCE_SECS):
     """Run trainer and evaluator together for `seconds`; returns a dict of findings.
 
+    With min_lines, both run on past `seconds` until the evaluator has
+    printed that many accuracy lines, for at most `patience` seconds more
+    (a busy machine scores fewer checkpoints in the same time).
     Keys: trainer_rc, evaluator_rc (expected 128+SIGTERM and 128+SIGINT),
     trainer_err, evaluator_err (stderr text), lines [(step, accuracy str)],
     verified (lines re-evaluated alike), mismatches [(step, printed, again)],
-    final_step (the trainer's last checkpoint).
+    final_step (the trainer's last checkpoint), seconds (how long both ran).
     """
     if not os.path.exists(os.path.join(workdir, "data", "mnist_train.tfrecords")):
         subprocess.run([sys.executable, os.path.join(ROOT, "mnist_generateds.py"), "--no-download"],
                        cwd=workdir, check=True, capture_output=True)
+    started = time.monotonic()
     trainer = script("mnist_backward.py", "--steps", str(10 ** 9), "--save-every", str(save_every),
                      "--keep", str(keep), cwd=workdir)
     evaluator = script("mnist_test.py", "--interval", str(interval), cwd=workdir)
+    outputs = [Drain(stream) for stream in (trainer.stdout, trainer.stderr, evaluator.stdout, evaluator.stderr)]
     time.sleep(seconds)
+    deadline = time.monotonic() + patience
+    while (sum(map(bool, map(LINE.match, list(outputs[2].lines)))) < min_lines and time.monotonic() < deadline
+           and trainer.poll() is None and evaluator.poll() is None):
+        time.sleep(0.5)
+    ran = time.monotonic() - started
     trainer.send_signal(signal.SIGTERM)
-    trainer_out, trainer_err = trainer.communicate(timeout=60)
+    trainer.wait(timeout=60)
     evaluator.send_signal(signal.SIGINT)
-    evaluator_out, evaluator_err = evaluator.communicate(timeout=60)
+    evaluator.wait(timeout=60)
+    trainer_out, trainer_err, evaluator_out, evaluator_err = (output.text(timeout=60) for output in outputs)
 
     from tf_compat import tf  # after the children started: keeps their start-up fast
     import mnist_test
@@ -78,7 +109,7 @@ def soak(workdir, seconds, save_every=1000, keep=5, interval=1.0):
     return dict(trainer_rc=trainer.returncode, evaluator_rc=evaluator.returncode,
                 trainer_err=trainer_err, evaluator_err=evaluator_err, lines=lines,
                 verified=verified, mismatches=mismatches,
-                final_step=int(tf.train.latest_checkpoint(model).rsplit("-", 1)[1]))
+                final_step=int(tf.train.latest_checkpoint(model).rsplit("-", 1)[1]), seconds=ran)
 
 
 def main():

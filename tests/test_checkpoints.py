@@ -2,16 +2,13 @@
 import hashlib
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import time
+import types
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT
 import mnist_app
 import mnist_backward
 import mnist_checkpoint
@@ -187,17 +184,23 @@ def remove_meta_of_an_old_save(model):
         os.utime(path, (an_hour_ago, an_hour_ago))
 
 
-def test_a_reader_waits_for_the_meta_of_a_save_that_is_finishing(model):
+def test_a_reader_waits_for_the_meta_of_a_save_that_is_finishing(model, monkeypatch):
     # Saver.save names the checkpoint in the index file before it writes the .meta.
     meta = model / "mnist_model-2000.meta"
     meta.rename(model / "later")
     os.utime(model / "mnist_model-2000.index")  # just saved
-    import threading
-    threading.Timer(1.0, lambda: (model / "later").rename(meta)).start()
-    started = time.monotonic()
+    pauses = []
+
+    def pause(seconds):  # the reader's wait: the trainer writes the .meta during its third pause
+        pauses.append(seconds)
+        if len(pauses) == 3:
+            (model / "later").rename(meta)
+
+    monkeypatch.setattr(mnist_checkpoint, "time", types.SimpleNamespace(
+        time=time.time, monotonic=time.monotonic, sleep=pause))
     values = mnist_checkpoint.read_checkpoint(str(model / "mnist_model-2000"))
-    assert 1.0 <= time.monotonic() - started < mnist_checkpoint.META_WAIT_SECS
     assert values["global_step"] == 2000
+    assert len(pauses) == 3  # it waited, and went on as soon as the .meta was there
 
 
 @pytest.mark.parametrize("kind", DAMAGE, ids=list(DAMAGE))
@@ -230,23 +233,28 @@ def test_no_intact_checkpoint_left_says_so(model, trained_workdir, capsys):
         f"; no intact checkpoint is left in {model}; move {model}/mnist_model-2000.* away and train again")
 
 
-def test_the_periodic_evaluator_reports_a_damaged_checkpoint_once_and_scores_the_next(model, trained_workdir):
+def test_the_periodic_evaluator_reports_a_damaged_checkpoint_once_and_scores_the_next(model, trained_workdir,
+                                                                                    capsys, monkeypatch):
     os.truncate(model / DATA, 100000)
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_test.py"), "--interval", "0.2",
-                             "--model-dir", str(model)], cwd=trained_workdir, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert "checkpoint is damaged" in proc.stderr.readline()
-        time.sleep(1.5)  # several more looks at the same damaged checkpoint
-        for ext in ("index", "data-00000-of-00001", "meta"):  # then a newer, intact one arrives
-            shutil.copy(model / f"mnist_model-1000.{ext}", model / f"mnist_model-3000.{ext}")
-        assert proc.stdout.readline().startswith("After 1000 training steps, test accuracy = 0.9")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    assert err == "stopped\n"  # the damaged checkpoint was reported once only
-    assert proc.returncode == 130
+    looks = []
+
+    def wait(seconds):  # the evaluator's pause between looks at the model folder
+        looks.append(seconds)
+        if len(looks) == 5:  # after several looks at the same damaged checkpoint, a newer, intact one arrives
+            for ext in ("index", "data-00000-of-00001", "meta"):
+                shutil.copy(model / f"mnist_model-1000.{ext}", model / f"mnist_model-3000.{ext}")
+        elif len(looks) == 6:  # the look that scored it: Ctrl-C
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(mnist_test, "time", types.SimpleNamespace(sleep=wait))
+    status = mnist_test.main(["--interval", "0.2", "--model-dir", str(model),
+                              "--data-dir", str(trained_workdir / "data")])
+    out, err = capsys.readouterr()
+    assert err.startswith(f"error: {model}/mnist_model-2000: checkpoint is damaged (")
+    assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nstopped\n")  # reported once
+    assert out.startswith("After 1000 training steps, test accuracy = 0.9") and out.count("\n") == 1, out
+    assert looks == [0.2] * 6
+    assert status == 130
 
 
 # ---------------------------------------------------------------- the Python API, called again in one process

@@ -95,7 +95,7 @@ def test_trainer_command_refuses_half_a_file(work):
     """The issue's case as a user runs it: the trainer said `training on 4000 records` and trained."""
     expected = cut(work / "data" / "mnist_train.tfrecords", "half+7")
     model = checksums(work / "model")
-    result = run_script("mnist_backward.py", "--steps", "2100", cwd=work, timeout=120)
+    result = run_script("mnist_backward.py", "--steps", "2100", cwd=work)
     assert result.returncode == 1
     assert result.stderr == f"error: ./data/mnist_train.tfrecords: {expected}\n"
     assert result.stdout == ""
