@@ -262,11 +262,11 @@ def restore_or_init(sess, model_dir, log=print, net=mnist_forward):
 def remove_unfinished_checkpoints(model_dir, log=print):
     """Delete what a killed Saver.save left in model_dir: `<prefix>_temp` folders and unfinished saves.
 
-    tf.train.Saver writes a checkpoint into such a folder, renames its
-    .index and .data files into place and only then updates the
-    `checkpoint` index file; a kill on the way leaves files that no reader
-    uses (see mnist_checkpoint.unfinished_saves) and that
-    this run would otherwise have to save over.
+    mnist_checkpoint.save writes a checkpoint's .meta, then tf.train.Saver
+    writes into such a folder, renames the .index and .data files into place
+    and only then updates the `checkpoint` index file; a kill on the way
+    leaves files that no reader uses (see mnist_checkpoint.unfinished_saves)
+    and that this run would otherwise have to save over.
     """
     for name in os.listdir(model_dir):
         path = os.path.join(model_dir, name)
@@ -275,7 +275,7 @@ def remove_unfinished_checkpoints(model_dir, log=print):
     for prefix in mnist_checkpoint.unfinished_saves(model_dir):
         for path in glob.glob(glob.escape(prefix) + ".*"):
             os.remove(path)
-        log(f"removed {prefix}.*, a save that did not finish (no .meta, not in the `checkpoint` index file)")
+        log(f"removed {prefix}.*, a save that did not finish (not in the `checkpoint` index file, and no .index or no .meta)")
 
 
 def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,

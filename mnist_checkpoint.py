@@ -5,10 +5,12 @@ mnist_app.py (predict), their LeNet-5 counterparts and the distributed
 chief; not meant to be run.
 
 tf.compat.v1.train.Saver writes each checkpoint as three kinds of file,
-<folder>/mnist_model-<global_step>.index, .data-00000-of-00001 and .meta:
-the .index and .data first, then it rewrites the `checkpoint` index file
-that names the newest, deletes what its rotation drops, and writes the
-.meta last. The
+<folder>/mnist_model-<global_step>.index, .data-00000-of-00001 and .meta.
+Saver.save on its own writes the .index and .data, then rewrites the
+`checkpoint` index file that names the newest, deletes what its rotation
+drops, and writes the .meta last, so a kill in between leaves the newest
+named checkpoint without its .meta; save() here writes the .meta first,
+so the index file names only whole checkpoints. The
 index file alone is not trusted here: with absolute paths in it a moved or
 copied folder points nowhere, and it can be missing or damaged while the
 checkpoint files are fine. So:
@@ -32,9 +34,10 @@ from mnist_idx import DataError
 
 MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
 INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
-# Saver.save writes a checkpoint's .meta last, after the index file names it;
-# a reader beside a running trainer waits this long for the .meta of a
-# checkpoint written less than FRESH_SECS ago before calling it damaged.
+# Saver.save on its own writes a checkpoint's .meta last, after the index file
+# names it (save() below does not; other writers of a folder may); a reader
+# waits this long for the .meta of a checkpoint written less than FRESH_SECS
+# ago before calling it damaged.
 META_WAIT_SECS = 10
 FRESH_SECS = 120
 
@@ -92,12 +95,14 @@ def indexed_prefix(model_dir):
 def unfinished_saves(model_dir):
     """Prefixes (sorted list) of the saves in model_dir that never finished: what a killed Saver.save leaves.
 
-    tf.train.Saver renames a checkpoint's .index and .data files into place,
-    then names it in the `checkpoint` index file, deletes the checkpoints
-    its rotation drops, and writes the .meta last. Files of a step newer
-    than the one the index names, without a .meta, are therefore a save
+    The index file is the last thing a save changes (save() writes the
+    .meta, then tf.train.Saver renames the .data and .index into place and
+    names the checkpoint in the index), except that Saver.save on its own
+    writes the .meta after the index. Files of a step newer than the one
+    the index names, without their .index or .meta, are therefore a save
     still running (mnist_test.py beside the trainer) or a save that was
-    killed (the trainer at start-up). Empty
+    killed (the trainer at start-up). A newer step with both is a whole
+    checkpoint whose index update was lost, and counts. Empty
     when the index file does not lead to a checkpoint: then nothing can be
     told apart, and every checkpoint counts.
     """
@@ -105,7 +110,8 @@ def unfinished_saves(model_dir):
     if indexed is None or not os.path.exists(indexed + ".index"):
         return []
     return [prefix_of(model_dir, s) for s in checkpoint_steps(model_dir)
-            if s > step_of(indexed) and not os.path.exists(prefix_of(model_dir, s) + ".meta")]
+            if s > step_of(indexed) and not all(os.path.exists(prefix_of(model_dir, s) + ext)
+                                                for ext in (".index", ".meta"))]
 
 
 def latest(model_dir):
@@ -278,8 +284,12 @@ def save(sess, checkpoint_saver, model_dir, step, written):
     if step not in written and step in checkpoint_steps(model_dir):
         raise DataError(f"{prefix}: a checkpoint of another run is already there; not overwriting it "
                         f"(move it away or use another --model-dir)")
-    checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step)
+    # The .meta first: the index file, updated last by Saver.save, then only
+    # ever names a checkpoint whose three files are all there.
     written.add(step)
+    with sess.graph.as_default():
+        checkpoint_saver.export_meta_graph(prefix + ".meta")
+    checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step, write_meta_graph=False)
     return prefix
 
 

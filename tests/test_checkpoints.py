@@ -143,9 +143,16 @@ def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
     assert {name: digests(model)[name] for name in before} == before
 
 
-def test_an_unfinished_save_is_passed_over_by_readers_and_cleared_by_the_trainer(model, trained_workdir, capsys):
-    # What a trainer killed between renaming the .index/.data into place and updating the index file leaves.
-    for ext in ("index", "data-00000-of-00001"):
+# What a trainer killed inside a save leaves, newer than the checkpoint the index file names: mnist_checkpoint.save
+# writes the .meta, then Saver.save the .data and .index, then the index file; Saver.save alone (older runs, other
+# programs) writes the .data and .index, the index file, and the .meta last.
+UNFINISHED = {"only the .meta": ("meta",), "the .meta and .data": ("meta", "data-00000-of-00001"),
+              "Saver.save's .data and .index": ("index", "data-00000-of-00001")}
+
+
+@pytest.mark.parametrize("left", UNFINISHED.values(), ids=UNFINISHED.keys())
+def test_an_unfinished_save_is_passed_over_by_readers_and_cleared_by_the_trainer(model, trained_workdir, capsys, left):
+    for ext in left:
         shutil.copy(model / f"mnist_model-2000.{ext}", model / f"mnist_model-2050.{ext}")
     assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"
     assert mnist_test.main(["--once", "--model-dir", str(model), "--data-dir", str(trained_workdir / "data")]) == 0
@@ -154,6 +161,32 @@ def test_an_unfinished_save_is_passed_over_by_readers_and_cleared_by_the_trainer
     out = capsys.readouterr().out
     assert f"removed {model}/mnist_model-2050.*, a save that did not finish" in out
     assert mnist_checkpoint.checkpoint_steps(str(model)) == [1000, 2000, 2050, 2060]
+
+
+def test_save_names_a_checkpoint_in_the_index_file_only_when_its_meta_is_there(tmp_path, monkeypatch):
+    """A kill at any moment of a save leaves the index file naming a whole checkpoint (the .meta is written first)."""
+    from tf_compat import tf
+    from tensorflow.python.training import saver as saver_module
+    update = saver_module.checkpoint_management.update_checkpoint_state_internal
+    seen = []
+
+    def checked_update(save_dir, model_checkpoint_path, *args, **kwargs):
+        prefix = os.path.join(save_dir, os.path.basename(model_checkpoint_path))
+        seen.append(sorted(os.path.basename(p) for p in (tmp_path.glob(os.path.basename(prefix) + ".*"))))
+        return update(save_dir, model_checkpoint_path, *args, **kwargs)
+
+    monkeypatch.setattr(saver_module.checkpoint_management, "update_checkpoint_state_internal", checked_update)
+    with tf.Graph().as_default():
+        tf.Variable(1.0, name="v")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            checkpoint_saver, written = mnist_checkpoint.saver(1), set()
+            for step in (10, 20):
+                mnist_checkpoint.save(sess, checkpoint_saver, str(tmp_path), step, written)
+    assert seen == [[f"mnist_model-{s}.data-00000-of-00001", f"mnist_model-{s}.index", f"mnist_model-{s}.meta"]
+                    for s in (10, 20)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "mnist_model-20.data-00000-of-00001",
+                                                         "mnist_model-20.index", "mnist_model-20.meta"]
 
 
 # ---------------------------------------------------------------- damaged checkpoints
