@@ -113,18 +113,18 @@ def test_generator_killed_mid_write_leaves_the_previous_output_and_a_rerun_succe
 
 
 def test_generator_killed_while_building_the_jpg_layout_recovers(sample_workdir, tmp_path):
-    # The build from --idx-dir writes 60,000 training JPGs into a hidden folder (seconds
-    # of work on any machine, so the folder is seen), then waits forever on the test
-    # images (a named pipe): it cannot finish before the kill.
+    # The build from --idx-dir checks all four IDX files, then writes 60,000 training JPGs
+    # into a hidden folder: seconds of work on any machine (a JPG each), and the test waits
+    # in steps of 10 ms, so it sees the folder and kills the build in the middle of it.
     idx = tmp_path / "idx"
     idx.mkdir()
     images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "train")
-    image_name, label_name = mnist_idx.IDX_FILES["train"]
-    with gzip.open(idx / image_name, "wb", compresslevel=1) as f:
-        f.write(struct.pack(">IIII", mnist_idx.IMAGE_MAGIC, 60000, 28, 28) + np.resize(images, (60000, 28, 28)).tobytes())
-    with gzip.open(idx / label_name, "wb", compresslevel=1) as f:
-        f.write(struct.pack(">II", mnist_idx.LABEL_MAGIC, 60000) + np.resize(labels, 60000).tobytes())
-    os.mkfifo(idx / mnist_idx.IDX_FILES["test"][0])
+    for split, count in (("train", 60000), ("test", 100)):
+        image_name, label_name = mnist_idx.IDX_FILES[split]
+        with gzip.open(idx / image_name, "wb", compresslevel=1) as f:
+            f.write(struct.pack(">IIII", mnist_idx.IMAGE_MAGIC, count, 28, 28) + np.resize(images, (count, 28, 28)).tobytes())
+        with gzip.open(idx / label_name, "wb", compresslevel=1) as f:
+            f.write(struct.pack(">II", mnist_idx.LABEL_MAGIC, count) + np.resize(labels, count).tobytes())
     jpg = tmp_path / "mnist_data_jpg"
     proc = start("mnist_generateds.py", "--idx-dir", str(idx), "--no-download", cwd=tmp_path)
     try:
