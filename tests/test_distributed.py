@@ -261,8 +261,9 @@ INJECTED = "The same RunGraph (Worker) request was received twice (injected by t
 # Worker run_step calls (retries count) that fail as an aborted step:
 # MAX_ABORTED_STEPS - 1 in a row (tried again, the worker goes on), five
 # that work, then MAX_ABORTED_STEPS in a row (the worker ends).
+_SECOND_BURST = 3 + mnist_distributed.MAX_ABORTED_STEPS - 1 + 5
 ABORTED_CALLS = [*range(3, 3 + mnist_distributed.MAX_ABORTED_STEPS - 1),
-                 *range(37, 37 + mnist_distributed.MAX_ABORTED_STEPS)]
+                 *range(_SECOND_BURST, _SECOND_BURST + mnist_distributed.MAX_ABORTED_STEPS)]
 SEAMED_WORKER = """
 import sys
 sys.path.insert(0, {root!r})
