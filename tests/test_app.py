@@ -134,7 +134,10 @@ def test_app_predicts_sample_digits_saved_as_png(model_dir, tmp_path, mode):
     assert result.returncode == 0, result.stderr
     predicted = [entry["prediction"] for entry in json.loads(result.stdout)]
     assert len(predicted) == 20
-    assert np.mean(np.array(predicted) == labels[:20]) >= 0.8
+    # 20 fresh models (2026-11-30) read 18 or 19 of these 20 in every mode (pictures 9 and 12 are
+    # the misread ones; the next least sure, 6 and 18, got p 0.84 to 0.95 for their digit in the
+    # 3 logged): 17 leaves one picture of margin. An app that always answers 0 reads 4.
+    assert (np.array(predicted) == labels[:20]).sum() >= 17
 
 
 def read_until(proc, marker, seen, timeout=120):
@@ -219,7 +222,9 @@ def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, t
         assert probabilities == sorted(probabilities, reverse=True)
         assert 0 < sum(probabilities) <= 1 + 1e-6
         assert entry["prediction"] == top[0]["digit"]
-    assert np.mean([e["prediction"] for e in entries] == labels[:5]) >= 0.8
+    # All five: 25 fresh models (2026-11-30; 20 of this network, 5 without its hidden layer) read
+    # all five right; the least sure, picture 2, got p >= 0.9 for its digit in the 8 logged.
+    assert [e["prediction"] for e in entries] == labels[:5].tolist()
 
 
 def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, photos):
@@ -282,5 +287,7 @@ def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_d
         predicted = predictor.predict(inputs).argmax(axis=1)
         right[preprocess] = int((predicted == [d for _, d, _ in photos]).sum())
     summary_line(f"hand-made photos read right: mnist {right['mnist']}, course {right['course']} of {len(photos)}")
-    assert right["mnist"] >= 0.85 * len(photos)
+    # 20 fresh models (2026-11-30): 105 to 108 of 110, mean 106.5, sd 0.9 (README's earlier nine:
+    # 103 to 108). 102 is 4.7 sd below the mean; the course's preparation reads 33 to 39.
+    assert right["mnist"] >= 102
     assert right["mnist"] >= right["course"] + 0.4 * len(photos)

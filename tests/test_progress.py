@@ -119,7 +119,10 @@ def test_trainer_and_evaluator_write_tensorboard_summaries(sample_workdir, tmp_p
         assert correct == pytest.approx(round(correct), abs=1e-3) and 0 < correct <= batch
         assert 0 <= scalars["shuffle_queue_fill"][step] <= 1
         assert scalars["examples_per_sec"][step] > 0
-    assert scalars["cross_entropy"][30] < scalars["cross_entropy"][10] + 0.5
+    # The loss falls. Each value is one batch's, so noisy: 40 runs on the bundled sample gave
+    # 1.18 (sd 0.07) at step 10 and 0.63 (sd 0.08) at step 30, a fall of 0.56 (sd 0.10, least 0.39 of 40);
+    # 0.2 is 3.7 sd below that mean. Training that does not learn keeps the fall near 0.
+    assert scalars["cross_entropy"][30] < scalars["cross_entropy"][10] - 0.2, scalars["cross_entropy"]
     assert max(scalars["shuffle_queue_fill"].values()) > 0
 
     # mnist_test.py: test accuracy at the checkpoint's global_step, in the sibling run folder.

@@ -95,7 +95,7 @@ def test_training_batches_have_course_shapes_dtypes_and_ranges(sample_workdir, p
     assert ys.shape == (200, 10) and ys.dtype == np.float32
     assert xs.min() == 0.0 and xs.max() == 1.0
     assert (ys.sum(axis=1) == 1).all() and set(np.unique(ys)) == {0.0, 1.0}
-    assert len(set(ys.argmax(axis=1))) >= 8  # shuffled: a batch of 200 holds most digits
+    # Shuffling is checked where it can fail, on numbered records: test_speed_paths.py.
 
 
 def test_generator_cli_uses_bundled_sample_and_a_rerun_finds_it(tmp_path):
