@@ -160,7 +160,7 @@ def test_short_training_beats_the_mlp_at_the_same_examples_seen(two_models):
     step, lenet5_accuracy, count = mnist_test.evaluate(lenet5, test_file, net=mnist_lenet5_forward)
     assert (step, count) == (LENET5_STEPS, 2000)
     mlp_accuracy = mnist_test.evaluate(mlp, test_file)[1]
-    assert lenet5_accuracy > mlp_accuracy > 0.85, (lenet5_accuracy, mlp_accuracy)
+    assert lenet5_accuracy > mlp_accuracy > 0.90, (lenet5_accuracy, mlp_accuracy)  # MLP measured 0.914-0.920
 
 
 def test_test_script_once_prints_course_line_and_report(two_models, tmp_path):
