@@ -92,7 +92,7 @@ def indexed_prefix(model_dir):
     return os.path.join(model_dir, name) if re.fullmatch(re.escape(MODEL_NAME) + r"-\d+", name) else None
 
 
-def unfinished_saves(model_dir):
+def unfinished_saves(model_dir, steps=None):
     """Prefixes (sorted list) of the saves in model_dir that never finished: what a killed Saver.save leaves.
 
     The index file is the last thing a save changes (save() writes the
@@ -104,12 +104,13 @@ def unfinished_saves(model_dir):
     killed (the trainer at start-up). A newer step with both is a whole
     checkpoint whose index update was lost, and counts. Empty
     when the index file does not lead to a checkpoint: then nothing can be
-    told apart, and every checkpoint counts.
+    told apart, and every checkpoint counts. steps: checkpoint_steps(model_dir)
+    when the caller already listed the folder (one listing, one answer).
     """
     indexed = indexed_prefix(model_dir)
     if indexed is None or not os.path.exists(indexed + ".index"):
         return []
-    return [prefix_of(model_dir, s) for s in checkpoint_steps(model_dir)
+    return [prefix_of(model_dir, s) for s in (checkpoint_steps(model_dir) if steps is None else steps)
             if s > step_of(indexed) and not all(os.path.exists(prefix_of(model_dir, s) + ext)
                                                 for ext in (".index", ".meta"))]
 
@@ -122,9 +123,30 @@ def latest(model_dir):
     moved), passing over unfinished_saves. The checkpoint is not verified
     here: see read_checkpoint.
     """
-    unfinished = set(unfinished_saves(model_dir))
-    steps = [s for s in checkpoint_steps(model_dir) if prefix_of(model_dir, s) not in unfinished]
+    # One listing of the folder: with two, a save that began between them
+    # could be missing from the first (so not unfinished) and be taken
+    # from the second before its .index is there.
+    steps = checkpoint_steps(model_dir)
+    unfinished = set(unfinished_saves(model_dir, steps))
+    steps = [s for s in steps if prefix_of(model_dir, s) not in unfinished]
     return prefix_of(model_dir, steps[-1]) if steps else None
+
+
+def signature(prefix):
+    """What tells one state of a checkpoint's files from another: sorted (name, bytes, mtime ns) tuples.
+
+    mnist_test.py scores a checkpoint again only when this changed (a
+    checkpoint reported damaged that was then written whole, or a step
+    saved again by a new run).
+    """
+    stats = []
+    for path in sorted(glob.glob(glob.escape(prefix) + ".*")):
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:  # deleted by the trainer's rotation just now
+            continue
+        stats.append((os.path.basename(path), info.st_size, info.st_mtime_ns))
+    return tuple(stats)
 
 
 def data_files(prefix):

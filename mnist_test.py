@@ -247,7 +247,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
          interval=TEST_INTERVAL_SECS, once=False, log=print, report=None, report_json=None, net=mnist_forward):
     """Evaluate the newest checkpoint now, then every `interval` seconds (unless once).
 
-    A checkpoint already scored is not scored again. Each score is written
+    A checkpoint already scored is not scored again while its files stay
+    as they were (mnist_checkpoint.signature). Each score is written
     to TensorBoard as `accuracy` at its global_step in <model_dir>/eval.
     report / report_json: paths (see report_path) rewritten for every scored
     checkpoint. net: the network's forward module (see evaluate). The
@@ -261,14 +262,15 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
     mnist_generateds.check_tfrecord(test_path)
     details = report is not None or report_json is not None
-    last_ckpt, result, writer = None, None, None
+    last_seen, result, writer = None, None, None
     while True:
         ckpt = mnist_checkpoint.latest(model_dir)
+        seen = ckpt and (ckpt, mnist_checkpoint.signature(ckpt))
         if ckpt is None:
             if once:
                 raise DataError(f"{model_dir}: no checkpoint found; train first with `python {net.TRAIN_SCRIPT}`")
             log("No checkpoint file found")
-        elif ckpt != last_ckpt:
+        elif seen != last_seen:
             try:
                 result = evaluate(ckpt, test_path, details=details, net=net)
             except mnist_checkpoint.CheckpointGone:
@@ -278,12 +280,12 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                 if once:
                     raise DataError(message) from None
                 print(f"error: {message}; waiting for the next checkpoint", file=sys.stderr)
-                last_ckpt = ckpt  # said once; the next checkpoint is scored as usual
+                last_seen = seen  # said once; the next checkpoint, or this one written again, is scored
                 time.sleep(interval)
                 continue
             except tf.errors.OpError as e:
                 raise DataError(f"{ckpt}: cannot evaluate checkpoint ({first_line(e)})") from None
-            last_ckpt = ckpt
+            last_seen = seen
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
             writer = writer or open_eval_writer(model_dir)
             if writer is not None:

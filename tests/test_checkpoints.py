@@ -290,6 +290,44 @@ def test_the_periodic_evaluator_reports_a_damaged_checkpoint_once_and_scores_the
     assert status == 130
 
 
+def test_the_periodic_evaluator_scores_a_damaged_checkpoint_once_it_is_written_whole(model, trained_workdir,
+                                                                                  capsys, monkeypatch):
+    # What a reader sees of a checkpoint that is still being copied in: damaged, then whole.
+    os.truncate(model / DATA, 100000)
+    looks = []
+
+    def wait(seconds):
+        looks.append(seconds)
+        if len(looks) == 3:  # the copy finishes
+            shutil.copy(trained_workdir / "model" / DATA, model / DATA)
+        elif len(looks) == 5:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(mnist_test, "time", types.SimpleNamespace(sleep=wait))
+    status = mnist_test.main(["--interval", "0.2", "--model-dir", str(model),
+                              "--data-dir", str(trained_workdir / "data")])
+    out, err = capsys.readouterr()
+    assert err.startswith(f"error: {model}/mnist_model-2000: checkpoint is damaged (")
+    assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nstopped\n")  # reported once
+    assert out.startswith("After 2000 training steps, test accuracy = 0.9") and out.count("\n") == 1, out
+    assert status == 130
+
+
+def test_latest_takes_one_listing_of_the_folder(model, monkeypatch):
+    # A save that begins while latest() looks: its first file appears right after the folder is listed.
+    listed = mnist_checkpoint.checkpoint_steps
+
+    def list_then_save_begins(model_dir):
+        steps = listed(model_dir)
+        shutil.copy(model / DATA, model / "mnist_model-3000.data-00000-of-00001")
+        return steps
+
+    monkeypatch.setattr(mnist_checkpoint, "checkpoint_steps", list_then_save_begins)
+    assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"
+    monkeypatch.undo()
+    assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"  # the unfinished save is passed over
+
+
 # ---------------------------------------------------------------- the Python API, called again in one process
 
 def test_every_entry_point_can_be_called_again_in_the_same_process(sample_workdir, tmp_path, picture):
