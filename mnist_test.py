@@ -16,6 +16,7 @@ recall, and the misclassified test digits the network was surest about.
 import argparse
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -328,6 +329,9 @@ def main(argv=None, **network):
     """The command line of mnist_test.py; with `network` (build_parser's keywords), of mnist_lenet5_test.py."""
     parser = build_parser(**network)
     args = parser.parse_args(argv)
+    # Ctrl-C or `kill -INT` stops the watch even when a shell started it in the
+    # background (`&`), which hands SIGINT down as ignored.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         test(args.model_dir, args.data_dir, args.interval, args.once,
              report=args.report, report_json=args.report_json, net=args.net)
@@ -337,6 +341,8 @@ def main(argv=None, **network):
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
         return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
     return 0
 
 

@@ -185,7 +185,9 @@ def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_
     proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_test.py"), "--interval", "0.2",
                              "--model-dir", str(model), "--data-dir", str(trained_workdir / "data"),
                              "--report", "out.png", "--report-json", "out.json"],
-                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            # as a shell's background job (`python mnist_test.py &`) starts it: SIGINT ignored
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         lines = lines_of(proc.stdout)
         reports = []
@@ -203,7 +205,10 @@ def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_
                 add_checkpoint(source, model, 2000)  # a newer checkpoint arrives while the evaluator watches
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=WAIT)
+        try:
+            out, err = proc.communicate(timeout=120)  # it ends at once; the bound only ends a hang
+        finally:
+            proc.kill()  # nothing left behind if SIGINT did not end it
     assert reports[0] != reports[1]  # the picture was drawn again for step 2000
     assert out == "" and err == "stopped\n" and proc.returncode == 130  # each checkpoint reported once
     assert sorted(os.listdir(tmp_path)) == ["model", "out.json", "out.png"]  # no temporary left
