@@ -693,8 +693,13 @@ def tfrecord_files(source=data_path, isTrain=True):
             raise DataError(f"{source}: no TFRecord file matches this pattern")
         return files
     if not os.path.isfile(source):
-        raise DataError(f"{source}: no such folder or TFRecord file; run `python mnist_generateds.py` first")
+        raise no_data(source)
     return [source]
+
+
+def no_data(source):
+    """The DataError for a --data-dir that is neither a folder nor a file (trainer's and evaluator's wording)."""
+    return DataError(f"{source}: no such folder or TFRecord file; run `python mnist_generateds.py` first")
 
 
 def get_tfrecord_once(num, tfRecord_path):

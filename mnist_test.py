@@ -260,6 +260,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     watch goes on. Returns the last (global_step, accuracy, count). Raises
     DataError when `once` and there is no checkpoint, or on bad input.
     """
+    if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it
+        raise mnist_generateds.no_data(data_dir)
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
     mnist_generateds.check_tfrecord(test_path)
     details = report is not None or report_json is not None

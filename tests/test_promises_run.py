@@ -292,3 +292,13 @@ def test_verbose_brings_tensorflows_log_lines_back(script, sample_workdir, tmp_p
     # The scripts' own lines are the same: --verbose adds TensorFlow's, it does not change ours.
     strip = lambda out: re.sub(r"(data|model)--verbose", r"\1", re.sub(r"is [\d.e+-]+\.", "is X.", out))
     assert strip(verbose.stdout) == strip(quiet.stdout)
+
+
+# ---------------------------------------------------------------- a mistyped --data-dir: one wording for trainer and evaluator
+
+@pytest.mark.parametrize("script,flags", [("mnist_backward.py", ["--steps", "10"]), ("mnist_test.py", ["--once"])])
+def test_a_missing_data_folder_is_named_alike_by_trainer_and_evaluator(tmp_path, script, flags):
+    result = run(script, *flags, "--data-dir", "dta", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "error: dta: no such folder or TFRecord file; run `python mnist_generateds.py` first\n"
+    assert os.listdir(tmp_path) == []  # no model folder made for nothing
