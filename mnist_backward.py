@@ -320,7 +320,7 @@ def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep
 
     with tf.Session() as sess, StopFlag() as stop:
         restored = restore_or_init(sess, model_dir, log, net)
-        step = saved_step = sess.run(graph["global_step"])
+        step = saved_step = first_step = sess.run(graph["global_step"])
         log(f"training on {train_examples} records from {train_path}"
             + (f", resuming from {restored}" if restored else "") + f"; target global_step {steps}")
         if step >= steps:
@@ -372,6 +372,8 @@ def _backward(steps, batch_size, data_dir, model_dir, pipeline, save_every, keep
             path = mnist_checkpoint.save(sess, saver, model_dir, step, written)
     if stop.signal:
         raise Interrupted(stop.signal, f"{stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
+    if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where the run ended
+        log(f"done at step {step}; checkpoint saved to {path}")
     return step
 
 

@@ -78,7 +78,8 @@ def test_no_bar_when_output_is_not_a_terminal_or_quiet(trained_workdir, tmp_path
     stdout = (trained_workdir / "backward.stdout").read_text()
     assert (trained_workdir / "backward.stderr").read_text() == "" and "\r" not in stdout
     lines = stdout.splitlines()
-    assert [int(COURSE_LINE.fullmatch(line).group(1)) for line in lines[1:]] == [1, 1000, 2000]
+    assert [int(COURSE_LINE.fullmatch(line).group(1)) for line in lines[1:-1]] == [1, 1000, 2000]
+    assert lines[-1] == "done at step 2000; checkpoint saved to ./model/mnist_model-2000"
 
     status, output = run_in_terminal("mnist_backward.py", "--quiet", "--steps", "300", "--batch-size", "10",
                                      "--data-dir", str(trained_workdir / "data"), cwd=tmp_path)
@@ -86,6 +87,7 @@ def test_no_bar_when_output_is_not_a_terminal_or_quiet(trained_workdir, tmp_path
     assert "step/s" not in output and "%|" not in output
     assert output.replace("\r\n", "\n").count("\r") == 0  # a terminal turns \n into \r\n; nothing else
     assert COURSE_LINE.fullmatch(output.splitlines()[1].rstrip("\r"))
+    assert output.splitlines()[-1].rstrip("\r") == "done at step 300; checkpoint saved to ./model/mnist_model-300"
 
 
 def events(folder):
