@@ -1,4 +1,5 @@
 """Shared fixtures: the bundled sample turned into TFRecords once, and one trained model."""
+import hashlib
 import os
 import shutil
 import subprocess
@@ -17,6 +18,26 @@ def run_script(script, *args, cwd, timeout=600, input=None):
     """Run one of the course scripts as a user would; returns CompletedProcess (text)."""
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, input=input)
+
+
+def sha256_of(path):
+    """The sha256 (hex str) of one file's bytes."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def tree_digests(folder, with_folders=False):
+    """{path relative to folder: sha256} of every file under folder, hidden ones included; {} when it is missing.
+
+    with_folders: every subfolder is there too, as None (so an added empty folder counts as a change).
+    """
+    found = {}
+    for top, dirs, files in os.walk(folder):
+        for name in dirs if with_folders else ():
+            found[os.path.relpath(os.path.join(top, name), folder)] = None
+        for name in files:
+            found[os.path.relpath(os.path.join(top, name), folder)] = sha256_of(os.path.join(top, name))
+    return found
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 `python mnist_generateds.py`, the `make demo` fallback to the bundled sample when the download fails,
 and the generator's IDX and flag messages of the Troubleshooting table, with nothing left written."""
 import gzip
-import hashlib
 import os
 import socket
 import struct
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, run_script
+from conftest import ROOT, run_script, tree_digests
 import mnist_idx
 from tf_compat import tf
 
@@ -28,17 +27,6 @@ COURSE_COUNTS = {"train": 300, "test": 100}  # unequal, so two swapped splits ca
 JPEG_MEAN_TOLERANCE = 6.0
 JPEG_MAX_TOLERANCE = 64
 RUN_TIMEOUT = 300  # seconds: a hang fails the test instead of blocking the suite
-
-
-def sha256_tree(folder):
-    """{path relative to folder: sha256} of every file under folder, hidden ones included; {} when missing."""
-    tree = {}
-    for parent, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(parent, name)
-            with open(path, "rb") as f:
-                tree[os.path.relpath(path, folder)] = hashlib.sha256(f.read()).hexdigest()
-    return tree
 
 
 def read_records(path):
@@ -97,7 +85,7 @@ def write_idx_dir(folder, counts=(40, 20)):
 def test_a_plain_run_uses_the_courses_layout(tmp_path):
     jpg_dir = tmp_path / "mnist_data_jpg"
     written = write_course_layout(jpg_dir)
-    before = sha256_tree(jpg_dir)
+    before = tree_digests(jpg_dir)
     result = run_script("mnist_generateds.py", cwd=tmp_path, timeout=RUN_TIMEOUT)  # no flags at all
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -107,7 +95,7 @@ def test_a_plain_run_uses_the_courses_layout(tmp_path):
         "wrote 300 train records to ./data/mnist_train.tfrecords",
         "wrote 100 test records to ./data/mnist_test.tfrecords",
         "write tfrecord successful"]
-    assert sha256_tree(jpg_dir) == before  # used as they are: no SOURCE.txt, no idx/, nothing rebuilt
+    assert tree_digests(jpg_dir) == before  # used as they are: no SOURCE.txt, no idx/, nothing rebuilt
     assert sorted(os.listdir(tmp_path / "data")) == ["mnist_test.tfrecords", "mnist_train.tfrecords"]
     for split, (images, labels) in written.items():
         folder, label_file = COURSE_SPLITS[split]
@@ -182,8 +170,8 @@ def test_make_demo_falls_back_to_the_bundled_sample_when_the_download_fails(tmp_
         "write tfrecord successful"]
     # The same layout (no idx/ left behind) and the same records, byte for byte, as --no-download's.
     assert sorted(os.listdir(tmp_path / "mnist_data_jpg")) == sorted(os.listdir(sample_workdir / "mnist_data_jpg"))
-    assert sha256_tree(tmp_path / "data") == sha256_tree(sample_workdir / "data")
-    assert len(sha256_tree(tmp_path / "data")) == 2
+    assert tree_digests(tmp_path / "data") == tree_digests(sample_workdir / "data")
+    assert len(tree_digests(tmp_path / "data")) == 2
 
 
 # ---------------------------------------------------------------- Troubleshooting: flags and IDX files
@@ -262,11 +250,11 @@ def test_a_broken_idx_dir_leaves_an_earlier_layout_and_records_as_they_were(tmp_
     work.mkdir()
     first = run_script("mnist_generateds.py", "--idx-dir", str(good), cwd=work, timeout=RUN_TIMEOUT)
     assert first.returncode == 0, first.stderr
-    before = sha256_tree(work)
+    before = tree_digests(work)
     assert "mnist_data_jpg/SOURCE.txt" in before and "data/mnist_train.tfrecords" in before
     bad = write_idx_dir(tmp_path / "bad", counts=(60, 20))
     named, what = break_counts(bad)
     result = run_script("mnist_generateds.py", "--idx-dir", str(bad), cwd=work, timeout=RUN_TIMEOUT)
     assert result.returncode == 1
     assert result.stderr == f"error: {named}: {what}\n"
-    assert sha256_tree(work) == before
+    assert tree_digests(work) == before

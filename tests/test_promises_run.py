@@ -6,7 +6,6 @@
 - `--verbose` bringing TensorFlow's own log lines back (Flags), which are absent without it.
 """
 import ctypes
-import hashlib
 import json
 import os
 import queue
@@ -23,7 +22,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from conftest import ROOT
+from conftest import ROOT, sha256_of, tree_digests
 import mnist_backward
 
 WAIT = 300  # s: upper bound for any one event below (a TensorFlow start and an evaluation on a loaded 2-core machine)
@@ -39,18 +38,6 @@ def run(script, *args, cwd, env=None, preexec_fn=None):
     """Run a script as a user would (text output, bounded by WAIT); returns CompletedProcess."""
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd, env=env,
                           preexec_fn=preexec_fn, capture_output=True, text=True, timeout=WAIT)
-
-
-def digests(folder):
-    """{path relative to folder: sha256} of every file under folder, and every subfolder as None."""
-    found = {}
-    for top, dirs, files in os.walk(folder):
-        for name in dirs:
-            found[os.path.relpath(os.path.join(top, name), folder)] = None
-        for name in files:
-            with open(os.path.join(top, name), "rb") as f:
-                found[os.path.relpath(os.path.join(top, name), folder)] = hashlib.sha256(f.read()).hexdigest()
-    return found
 
 
 def checkpoint_files(folder):
@@ -78,7 +65,7 @@ def test_trainer_refuses_a_read_only_model_folder_and_writes_nothing(trained_wor
         pytest.skip("folder permissions for root are handled with Linux capabilities here")
     model = tmp_path / "model"
     shutil.copytree(trained_workdir / "model", model)  # a trained model to continue, in a read-only folder
-    before = digests(model)
+    before = tree_digests(model, with_folders=True)
     os.chmod(model, 0o555)
     try:
         try:
@@ -92,7 +79,8 @@ def test_trainer_refuses_a_read_only_model_folder_and_writes_nothing(trained_wor
     assert result.returncode == 1
     assert result.stderr == f"error: {model}: model folder is not writable; choose another with --model-dir\n"
     assert result.stdout == ""
-    assert digests(model) == before  # no checkpoint, no TensorBoard event, no `checkpoint` index written
+    # no checkpoint, no TensorBoard event, no `checkpoint` index written
+    assert tree_digests(model, with_folders=True) == before
     assert sorted(os.listdir(tmp_path)) == ["model"]
 
 
@@ -169,11 +157,6 @@ def add_checkpoint(source, folder, step):
         os.replace(folder / f".{name}.tmp", folder / name)
 
 
-def sha256(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
 def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_workdir, tmp_path):
     source = trained_workdir / "model"
     model = tmp_path / "model"
@@ -200,7 +183,7 @@ def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_
             assert numbers["records"] == 2000 and numbers["accuracy"] == pytest.approx(float(scored[1]), abs=1e-6)
             with Image.open(tmp_path / "out.png") as picture:
                 assert picture.format == "PNG"
-            reports.append(sha256(tmp_path / "out.png"))
+            reports.append(sha256_of(tmp_path / "out.png"))
             if step == 1000:
                 add_checkpoint(source, model, 2000)  # a newer checkpoint arrives while the evaluator watches
     finally:

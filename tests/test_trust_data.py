@@ -4,7 +4,6 @@ Truncated TFRecord files in every script that reads them, 16-bit images, blank
 records, the app on pictures without a digit, TensorFlow errors quoted
 cleanly, and a failed generator run that leaves nothing behind.
 """
-import hashlib
 import os
 import shutil
 
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import run_script
+from conftest import run_script, tree_digests
 from test_errors import error_line, good_record, make_layout, paper_digit, records, write_records
 import mnist_app
 import mnist_backward
@@ -25,17 +24,6 @@ from tf_compat import tf
 
 CUT_SHORT = "is cut short (file truncated?): {left} byte(s) after the last whole record; " \
             "copy the file again or rerun `python mnist_generateds.py`"
-
-
-def checksums(folder):
-    """{relative path: sha256} of every file under folder (an empty dict when it does not exist)."""
-    sums = {}
-    for root, _, files in os.walk(folder):
-        for name in files:
-            path = os.path.join(root, name)
-            with open(path, "rb") as f:
-                sums[os.path.relpath(path, folder)] = hashlib.sha256(f.read()).hexdigest()
-    return sums
 
 
 def cut(path, where):
@@ -84,22 +72,22 @@ def work(sample_workdir, trained_workdir, tmp_path):
 def test_trainer_refuses_a_cut_training_file_and_leaves_the_model_alone(work, capsys, where):
     path = work / "data" / "mnist_train.tfrecords"
     expected = cut(path, where)
-    model = checksums(work / "model")
+    model = tree_digests(work / "model")
     assert mnist_backward.main(["--steps", "2100", "--data-dir", str(work / "data"),
                                 "--model-dir", str(work / "model")]) == 1
     assert error_line(capsys) == f"error: {path}: {expected}"
-    assert checksums(work / "model") == model
+    assert tree_digests(work / "model") == model
 
 
 def test_trainer_command_refuses_half_a_file(work):
     """The issue's case as a user runs it: the trainer said `training on 4000 records` and trained."""
     expected = cut(work / "data" / "mnist_train.tfrecords", "half+7")
-    model = checksums(work / "model")
+    model = tree_digests(work / "model")
     result = run_script("mnist_backward.py", "--steps", "2100", cwd=work)
     assert result.returncode == 1
     assert result.stderr == f"error: ./data/mnist_train.tfrecords: {expected}\n"
     assert result.stdout == ""
-    assert checksums(work / "model") == model
+    assert tree_digests(work / "model") == model
 
 
 def split_into_shards(data, num_shards):
@@ -117,11 +105,11 @@ def split_into_shards(data, num_shards):
 def test_trainer_refuses_a_cut_shard(work, capsys, where):
     shards = split_into_shards(work / "data", 4)
     expected = cut(shards[2], where)
-    model = checksums(work / "model")
+    model = tree_digests(work / "model")
     assert mnist_backward.main(["--steps", "2100", "--data-dir", str(work / "data"),
                                 "--model-dir", str(work / "model")]) == 1
     assert error_line(capsys) == f"error: {shards[2]}: {expected}"
-    assert checksums(work / "model") == model
+    assert tree_digests(work / "model") == model
 
 
 @pytest.mark.parametrize("where", CUTS)
@@ -129,22 +117,22 @@ def test_distributed_worker_refuses_a_cut_shard_before_joining_the_cluster(work,
     """The distributed trainer checks the data with the same function, before starting its server."""
     shards = split_into_shards(work / "data", 2)
     expected = cut(shards[1], where)
-    model = checksums(work / "model")
+    model = tree_digests(work / "model")
     assert mnist_backward.main(["--steps", "2100", "--data-dir", str(work / "data"), "--model-dir", str(work / "model"),
                                 "--job_name", "worker", "--task_index", "0", "--ps_hosts", "localhost:1",
                                 "--worker_hosts", "localhost:2,localhost:3"]) == 1
     assert error_line(capsys) == f"error: {shards[1]}: {expected}"  # worker 0 checks every shard, not only its own
-    assert checksums(work / "model") == model
+    assert tree_digests(work / "model") == model
 
 
 @pytest.mark.parametrize("where", CUTS)
 def test_evaluation_refuses_a_cut_test_file(work, capsys, where):
     path = work / "data" / "mnist_test.tfrecords"
     expected = cut(path, where)
-    model = checksums(work / "model")
+    model = tree_digests(work / "model")
     assert mnist_test.main(["--once", "--data-dir", str(work / "data"), "--model-dir", str(work / "model")]) == 1
     assert error_line(capsys) == f"error: {path}: {expected}"
-    assert checksums(work / "model") == model
+    assert tree_digests(work / "model") == model
 
 
 # ---------------------------------------------------------------- TensorFlow's errors quoted cleanly
@@ -293,14 +281,14 @@ def test_a_blank_image_leaves_the_previous_data_untouched(tmp_path, capsys):
     test = make_layout(tmp_path / "t", 5, "test")[:2]
     out = tmp_path / "data"
     assert generate(tmp_path, train, test, "--data-dir", str(out)) == 0
-    before = checksums(out)
+    before = tree_digests(out)
     name = train[1].read_text().split()[0]
     Image.new("L", (28, 28), 255).save(train[0] / name, format="JPEG")  # an empty page, as a JPEG
     capsys.readouterr()
     assert generate(tmp_path, train, test, "--data-dir", str(out)) == 1
     assert error_line(capsys) == (f"error: {train[0] / name}: blank image, every pixel is 255 "
                                   f"(listed on {train[1]}:1); replace the image or remove its line")
-    assert checksums(out) == before
+    assert tree_digests(out) == before
 
 
 def test_a_failed_run_leaves_no_data_folder_in_the_current_folder(tmp_path, capsys, monkeypatch):
