@@ -266,27 +266,41 @@ def test_no_intact_checkpoint_left_says_so(model, trained_workdir, capsys):
         f"; no intact checkpoint is left in {model}; move {model}/mnist_model-2000.* away and train again")
 
 
+def watch(model, data, monkeypatch, capsys, events, stop_at):
+    """Run mnist_test.py's periodic watch in-process; returns (status, stdout, stderr, pauses).
+
+    events: {n: what happens during the evaluator's n-th pause between looks (a function)};
+    its pause number stop_at is Ctrl-C.
+    """
+    pauses = []
+
+    def wait(seconds):
+        pauses.append(seconds)
+        if len(pauses) == stop_at:
+            raise KeyboardInterrupt
+        events.get(len(pauses), lambda: None)()
+
+    monkeypatch.setattr(mnist_test, "time", types.SimpleNamespace(sleep=wait))
+    status = mnist_test.main(["--interval", "0.2", "--model-dir", str(model), "--data-dir", str(data)])
+    out, err = capsys.readouterr()
+    return status, out, err, pauses
+
+
+def copy_checkpoint(model, step, new_step):
+    for ext in ("index", "data-00000-of-00001", "meta"):
+        shutil.copy(model / f"mnist_model-{step}.{ext}", model / f"mnist_model-{new_step}.{ext}")
+
+
 def test_the_periodic_evaluator_reports_a_damaged_checkpoint_once_and_scores_the_next(model, trained_workdir,
                                                                                     capsys, monkeypatch):
     os.truncate(model / DATA, 100000)
-    looks = []
-
-    def wait(seconds):  # the evaluator's pause between looks at the model folder
-        looks.append(seconds)
-        if len(looks) == 5:  # after several looks at the same damaged checkpoint, a newer, intact one arrives
-            for ext in ("index", "data-00000-of-00001", "meta"):
-                shutil.copy(model / f"mnist_model-1000.{ext}", model / f"mnist_model-3000.{ext}")
-        elif len(looks) == 6:  # the look that scored it: Ctrl-C
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(mnist_test, "time", types.SimpleNamespace(sleep=wait))
-    status = mnist_test.main(["--interval", "0.2", "--model-dir", str(model),
-                              "--data-dir", str(trained_workdir / "data")])
-    out, err = capsys.readouterr()
+    # after several looks at the same damaged checkpoint, a newer, intact one arrives; the next look scores it
+    status, out, err, pauses = watch(model, trained_workdir / "data", monkeypatch, capsys,
+                                     {5: lambda: copy_checkpoint(model, 1000, 3000)}, stop_at=6)
     assert err.startswith(f"error: {model}/mnist_model-2000: checkpoint is damaged (")
     assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nstopped\n")  # reported once
     assert out.startswith("After 1000 training steps, test accuracy = 0.9") and out.count("\n") == 1, out
-    assert looks == [0.2] * 6
+    assert pauses == [0.2] * 6
     assert status == 130
 
 
@@ -294,19 +308,9 @@ def test_the_periodic_evaluator_scores_a_damaged_checkpoint_once_it_is_written_w
                                                                                   capsys, monkeypatch):
     # What a reader sees of a checkpoint that is still being copied in: damaged, then whole.
     os.truncate(model / DATA, 100000)
-    looks = []
-
-    def wait(seconds):
-        looks.append(seconds)
-        if len(looks) == 3:  # the copy finishes
-            shutil.copy(trained_workdir / "model" / DATA, model / DATA)
-        elif len(looks) == 5:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(mnist_test, "time", types.SimpleNamespace(sleep=wait))
-    status = mnist_test.main(["--interval", "0.2", "--model-dir", str(model),
-                              "--data-dir", str(trained_workdir / "data")])
-    out, err = capsys.readouterr()
+    status, out, err, pauses = watch(model, trained_workdir / "data", monkeypatch, capsys,
+                                     {3: lambda: shutil.copy(trained_workdir / "model" / DATA, model / DATA)},
+                                     stop_at=5)
     assert err.startswith(f"error: {model}/mnist_model-2000: checkpoint is damaged (")
     assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nstopped\n")  # reported once
     assert out.startswith("After 2000 training steps, test accuracy = 0.9") and out.count("\n") == 1, out
