@@ -3,31 +3,24 @@
 Course step: 前向传播 (forward propagation). Imported by mnist_backward.py,
 mnist_test.py and mnist_app.py so that all three build the same variables
 (`w1`, `b1`, `w2`, `b2`), which is what lets a checkpoint written by one be
-restored by the others (mnist_checkpoint.restore checks that they fit).
+restored by the others (mnistkit.checkpoints.restore checks that they fit).
 mnist_lenet5_forward.py is the other network the same scripts train,
-evaluate and apply; network_of() tells from a checkpoint's variable names
-which of the two it holds.
+evaluate and apply; mnistkit.networks tells from a checkpoint's variable
+names which of the two it holds.
 """
-import importlib
-
 from tf_compat import tf
-from mnist_idx import DataError
+from mnistkit import networks
 
-NAME = "the 784-500-10 network"  # as messages name it
-VARIABLES = ("w1", "b1", "w2", "b2")  # trainable variables, as named in checkpoints
-TRAIN_SCRIPT = "mnist_backward.py"
-TEST_SCRIPT = "mnist_test.py"
-NETWORKS = ("mnist_forward", "mnist_lenet5_forward")  # every network a checkpoint here can hold (modules)
-EMA_SUFFIX = "/ExponentialMovingAverage"  # tf.train.ExponentialMovingAverage's name for a variable's shadow
+NETWORK = networks.MLP  # its name in messages, its variables w1, b1, w2, b2, its scripts
 
 INPUT_NODE = 784
 OUTPUT_NODE = 10
 LAYER1_NODE = 500
 WEIGHT_STDDEV = 0.1
-LOSSES_COLLECTION = "losses"
+LOSSES_COLLECTION = networks.LOSSES_COLLECTION  # "losses": the L2 terms the trainer adds to the loss
 
 
-def get_weight(shape, regularizer, name):
+def get_weight(shape, regularizer, name=None):
     """A weight variable drawn from a truncated normal (stddev 0.1), float32.
 
     When `regularizer` (a float, the L2 weight) is given, adds
@@ -41,7 +34,7 @@ def get_weight(shape, regularizer, name):
     return w
 
 
-def get_bias(shape, name):
+def get_bias(shape, name=None):
     """A bias variable of the given shape, float32, initialised to zero."""
     return tf.Variable(tf.zeros(shape), name=name)
 
@@ -62,39 +55,6 @@ def forward(x, regularizer, train=False):
     w2 = get_weight([LAYER1_NODE, OUTPUT_NODE], regularizer, "w2")
     b2 = get_bias([OUTPUT_NODE], "b2")
     return tf.matmul(y1, w2) + b2
-
-
-def network_of(names):
-    """The forward module of the network a checkpoint holds, or None when it holds none of NETWORKS.
-
-    names: the checkpoint's variable names (e.g. the keys of
-    mnist_checkpoint.read_checkpoint). A network is recognised by its
-    VARIABLES, trained or as moving-average shadows
-    (`w1/ExponentialMovingAverage`), whatever their shapes
-    (mnist_checkpoint.check_variables compares those).
-    """
-    stored = {name[:-len(EMA_SUFFIX)] if name.endswith(EMA_SUFFIX) else name for name in names}
-    for module in NETWORKS:
-        net = importlib.import_module(module)
-        if stored.issuperset(net.VARIABLES):
-            return net
-    return None
-
-
-def check_network(ckpt_path, names, net, script):
-    """Raise DataError when a checkpoint holds another of NETWORKS than `net` (a forward module).
-
-    names: the checkpoint's variable names. script: "TRAIN_SCRIPT" or
-    "TEST_SCRIPT", the attribute naming the script the message sends the
-    user to, e.g. `model/mnist_model-2000: this checkpoint holds the
-    784-500-10 network, not LeNet-5; use mnist_test.py, or another
-    --model-dir`. A checkpoint of no known network passes here, for
-    mnist_checkpoint.check_variables to name what does not fit.
-    """
-    found = network_of(names)
-    if found is not None and found.NAME != net.NAME:
-        raise DataError(f"{ckpt_path}: this checkpoint holds {found.NAME}, not {net.NAME}; "
-                        f"use {getattr(found, script)}, or another --model-dir")
 
 
 if __name__ == "__main__":

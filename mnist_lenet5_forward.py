@@ -6,16 +6,14 @@ mnist_app.py. It takes the same input as mnist_forward.forward, float32
 [batch, 784], and reshapes it to [batch, 28, 28, 1] in the graph, so the
 TFRecord readers, the evaluation and the app serve both networks unchanged.
 Its variables (conv1_w ... fc2_b) are named apart from the 784-500-10
-network's (w1 ... b2), so that mnist_forward.network_of tells their
+network's (w1 ... b2), so that mnistkit.networks.network_of tells their
 checkpoints apart.
 """
 from tf_compat import tf
 from mnist_forward import get_bias, get_weight
+from mnistkit import networks
 
-NAME = "LeNet-5"  # as messages name it
-VARIABLES = ("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b")
-TRAIN_SCRIPT = "mnist_lenet5_backward.py"
-TEST_SCRIPT = "mnist_lenet5_test.py"
+NETWORK = networks.LENET5  # its name in messages, its variables conv1_w ... fc2_b, its scripts
 
 IMAGE_SIZE = 28
 NUM_CHANNELS = 1

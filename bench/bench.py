@@ -14,9 +14,9 @@ medians, as Markdown:
      against mnist_generateds.get_tfrecord (batches of 200 dequeued, not fetched).
   3. Training at batch 200, steps/s: the course's loop (fetch, then
      feed_dict), mnist_backward.backward, and the same graph fed from NumPy
-     arrays already in memory (the upper bound); beside them what a user
-     might pick instead: the same graph fed by tf.data (TFRecordDataset, the
-     migration target of queue runners) and Keras model.fit on the same
+     arrays already in memory (the upper bound), and mnist_backward.backward
+     with --pipeline tfdata (tf.data, the migration target of queue runners);
+     beside them what a user might pick instead: Keras model.fit on the same
      network from NumPy arrays (in its own process: tf_compat keeps Keras
      out of ours). All log and save a checkpoint on the same schedule; the
      first interval is a warm-up. These runs are repeated --train-repeats
@@ -44,8 +44,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
+import mnistkit.idx  # noqa: E402  (after the path is set; neither TensorFlow nor tf_compat, which blocks Keras)
 
-import mnist_idx  # noqa: E402  (no TensorFlow: the parent imports it only after the generation runs)
 
 FULL_IDX_DIR = "/usr/share/datasets/fashion-mnist"
 WORK_DIR = os.path.join(HERE, "work")
@@ -199,7 +199,8 @@ def bench_pipeline(data_dir, repeats, seconds):
     import mnist_backward
     import mnist_generateds
     path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
-    layout = mnist_backward.train_files_and_examples(data_dir)[2]  # as training reads it
+    import mnistkit.training
+    layout = mnistkit.training.training_data(data_dir).layout  # as training reads it
     builds = {
         "course": lambda: course_baseline.get_tfrecord(BATCH_SIZE, path),
         "project": lambda: mnist_generateds.get_tfrecord(BATCH_SIZE, isTrain=True, data_dir=data_dir, layout=layout),
@@ -269,7 +270,7 @@ def train_loop(sess, graph, steps, model_dir, log, every, feed=lambda step: None
     """
     from tf_compat import tf
     saver = tf.train.Saver()
-    fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
+    fetches = [graph.train_op, graph.loss, graph.step_after]
     sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
     step = 0
     while step < steps:
@@ -287,45 +288,18 @@ def train_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, eve
     xs, ys = arrays
     batches = len(xs) // BATCH_SIZE
     # pipeline="course" gives the same graph reading placeholders; its queue runners are never started.
-    graph = mnist_backward.build_graph(BATCH_SIZE, train_examples, data_dir, "course")
+    import mnist_forward
+    settings = mnist_backward.settings_for(mnist_forward, steps, BATCH_SIZE, mnist_backward.LEARNING_RATE_BASE,
+                                           data_dir, model_dir, pipeline="course")
+    import mnistkit.training
+    graph = mnist_backward.build_graph(settings, mnistkit.training.training_data(data_dir))
 
     def feed(step):
         lo = (step % batches) * BATCH_SIZE
-        return {graph["x"]: xs[lo:lo + BATCH_SIZE], graph["y_"]: ys[lo:lo + BATCH_SIZE]}
+        return {graph.x: xs[lo:lo + BATCH_SIZE], graph.y_: ys[lo:lo + BATCH_SIZE]}
 
     with tf.Session() as sess:
         train_loop(sess, graph, steps, model_dir, log, every, feed)
-
-
-def tf_data_batches(path):
-    """Batches of 200 from tf.data, the migration target of queue runners: (img float32 [200, 784], label float32 [200, 10]).
-
-    TFRecordDataset -> shuffle (a buffer of the shuffle queue's capacity) ->
-    repeat -> batch -> map(parse_example, decode, to float; parallel) ->
-    prefetch, as TensorFlow's data performance guide recommends; records are
-    shuffled before batching, as shuffle_batch does.
-    """
-    from tf_compat import tf
-    import mnist_generateds
-
-    def parse(serialized):
-        features = tf.parse_example(serialized, features=mnist_generateds.FEATURES)
-        img = tf.reshape(tf.decode_raw(features["img_raw"], tf.uint8), [BATCH_SIZE, mnist_generateds.IMAGE_PIXELS])
-        return mnist_generateds.to_float(img, features["label"])
-
-    dataset = (tf.data.TFRecordDataset(path).shuffle(mnist_generateds.CAPACITY).repeat()
-               .batch(BATCH_SIZE, drop_remainder=True).map(parse, num_parallel_calls=tf.data.experimental.AUTOTUNE)
-               .prefetch(tf.data.experimental.AUTOTUNE))
-    return tf.data.make_one_shot_iterator(dataset).get_next()
-
-
-def train_tf_data(steps, path, train_examples, data_dir, model_dir, log, every):
-    """mnist_backward's graph fed by tf_data_batches, on train_loop's schedule (as the in-memory bound)."""
-    from tf_compat import tf
-    import mnist_backward
-    graph = mnist_backward.build_graph(BATCH_SIZE, train_examples, data_dir, "fast", inputs=tf_data_batches(path))
-    with tf.Session() as sess:
-        train_loop(sess, graph, steps, model_dir, log, every)
 
 
 def keras_config(steps, every, train_examples, arrays_path, model_dir):
@@ -402,7 +376,8 @@ def bench_training(data_dir, repeats, every, intervals, train_repeats=None, work
     import mnist_backward
     import mnist_generateds
     path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
-    count = mnist_generateds.check_tfrecord(path)
+    import mnistkit.records
+    count = mnistkit.records.check_tfrecord(path)
     pixels, digits = load_records(path)
     arrays = shuffled_arrays(pixels, digits)
     steps = every * (1 + intervals)
@@ -410,11 +385,12 @@ def bench_training(data_dir, repeats, every, intervals, train_repeats=None, work
     arrays_path = os.path.join(scratch.name, "arrays.npz")  # for the Keras process
     np.savez(arrays_path, pixels=pixels, digits=digits)
 
-    def project(clock, model_dir):
+    def project(clock, model_dir, pipeline="fast"):
         saved = mnist_backward.PRINT_EVERY
         mnist_backward.PRINT_EVERY = every
         try:
-            mnist_backward.backward(steps, BATCH_SIZE, data_dir, model_dir, save_every=every, log=clock, quiet=True)
+            mnist_backward.backward(steps, BATCH_SIZE, data_dir, model_dir, pipeline=pipeline, save_every=every,
+                                    log=clock, quiet=True)
         finally:
             mnist_backward.PRINT_EVERY = saved
 
@@ -432,7 +408,7 @@ def bench_training(data_dir, repeats, every, intervals, train_repeats=None, work
             steps + 1, path, count, model_dir, log=clock, every=every),
         "project": project,
         "in-memory": lambda clock, model_dir: train_in_memory(steps, arrays, count, data_dir, model_dir, clock, every),
-        "tf.data": lambda clock, model_dir: train_tf_data(steps, path, count, data_dir, model_dir, clock, every),
+        "tf.data": lambda clock, model_dir: project(clock, model_dir, pipeline="tfdata"),
     }
     rates, cpu = {name: [] for name in TRAINING_LOOPS}, {name: [] for name in TRAINING_LOOPS}
     with scratch:
@@ -553,17 +529,20 @@ def lenet5_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, ev
     xs, ys = arrays
     batch = mnist_lenet5_backward.BATCH_SIZE
     batches = len(xs) // batch
-    graph = mnist_backward.build_graph(batch, train_examples, data_dir, "course", net=mnist_lenet5_forward,
-                                       learning_rate_base=mnist_lenet5_backward.LEARNING_RATE_BASE)
+    settings = mnist_backward.settings_for(mnist_lenet5_forward, steps, batch,
+                                           mnist_lenet5_backward.LEARNING_RATE_BASE, data_dir, model_dir,
+                                           pipeline="course")
+    import mnistkit.training
+    graph = mnist_backward.build_graph(settings, mnistkit.training.training_data(data_dir))
     saver = tf.train.Saver()
-    fetches = [graph["train_op"], graph["loss"], graph["step_after"]]
+    fetches = [graph.train_op, graph.loss, graph.step_after]
     with tf.Session() as sess:
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         step = 0
         while step < steps:
             lo = (step % batches) * batch
-            _, loss_value, step = sess.run(fetches, feed_dict={graph["x"]: xs[lo:lo + batch],
-                                                                graph["y_"]: ys[lo:lo + batch]})
+            _, loss_value, step = sess.run(fetches, feed_dict={graph.x: xs[lo:lo + batch],
+                                                                graph.y_: ys[lo:lo + batch]})
             if step == 1 or step % every == 0:
                 log("After %d training steps, loss on training batch is %g." % (step, loss_value))
             if step % every == 0:
@@ -597,7 +576,8 @@ def bench_lenet5(data_dir, work, repeats, every, intervals):
     import mnist_generateds
     import mnist_lenet5_backward
     path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
-    count = mnist_generateds.check_tfrecord(path)
+    import mnistkit.records
+    count = mnistkit.records.check_tfrecord(path)
     arrays = shuffled_arrays(*load_records(path))
     arrays_file = os.path.join(work, "lenet5_arrays.npz")
     np.savez(arrays_file, xs=arrays[0], ys=arrays[1])
@@ -709,7 +689,7 @@ def table(gen, pipe, train, latency, full_run, quick, info, lenet5=None):
          "target": f">= {TARGETS['training']:.2f}x in-memory: {verdict(ratio >= TARGETS['training'])}"},
         {"figure": "3 training CPU time, ms/step", "course": f"{c['course']:.1f}", "project": f"{c['project']:.1f}",
          "in-memory": f"{c['in-memory']:.1f}", "ratio": f"in-memory / project: {c['in-memory'] / c['project']:.2f}"},
-        {"figure": "3 other: the same graph fed by tf.data, steps/s (CPU ms/step)",
+        {"figure": "3 --pipeline tfdata (the product's tf.data path), steps/s (CPU ms/step)",
          "other": f"{t['tf.data']:,.1f} ({c['tf.data']:.1f})",
          "ratio": f"{median(pair_ratios(rates, 'tf.data')):.2f}x in-memory ({spread(pair_ratios(rates, 'tf.data'))}); "
                   f"project / tf.data: {median(pair_ratios(rates, 'project', 'tf.data')):.2f}"},
@@ -742,14 +722,14 @@ def main(argv=None):
                         help="rounds of figure 3's training runs, the course's loop excepted (default 5, --quick 3)")
     args = parser.parse_args(argv)
     if args.quick:
-        settings, idx_dir, work = dict(QUICK), mnist_idx.BUNDLED_DIR, os.path.join(args.work_dir, "quick")
+        settings, idx_dir, work = dict(QUICK), mnistkit.idx.BUNDLED_DIR, os.path.join(args.work_dir, "quick")
     else:
         settings, idx_dir, work = dict(FULL), args.idx_dir, os.path.join(args.work_dir, "full")
     if args.repeats:
         settings["repeats"] = args.repeats
     if args.train_repeats:
         settings["train_repeats"] = args.train_repeats
-    for name, _ in mnist_idx.IDX_FILES.values():
+    for name, _ in mnistkit.idx.IDX_FILES.values():
         if not os.path.isfile(os.path.join(idx_dir, name)):
             print(f"error: {idx_dir}: no {name}; install dataset-fashion-mnist, give --idx-dir, or use --quick",
                   file=sys.stderr)
@@ -757,7 +737,7 @@ def main(argv=None):
     started = time.perf_counter()
     os.makedirs(work, exist_ok=True)
     note(f"preparing the JPG layout in {work} ...")
-    layout = mnist_idx.build_jpg_layout(os.path.join(work, "mnist_data_jpg"), idx_dir, download=False, log=note)
+    layout = mnistkit.idx.build_jpg_layout(os.path.join(work, "mnist_data_jpg"), idx_dir, download=False, log=note)
 
     gen = bench_generation(layout, work, settings["repeats"])
     # The project's output of figure 1 is the training file for figures 2-5.

@@ -29,7 +29,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import mnist_cluster  # noqa: E402  (after the path is set)
-import mnist_idx  # noqa: E402
+import mnistkit.idx  # noqa: E402
 
 SHARED_MNIST = os.path.join(ROOT, "..", "shared", "data", "mnist")
 STEPS = 5000
@@ -42,9 +42,9 @@ def prepare(work, shards, log=print):
     idx = os.path.join(work, "idx")
     os.makedirs(idx)
     test_dir = SHARED_MNIST if os.path.exists(os.path.join(SHARED_MNIST, "t10k-images-idx3-ubyte.gz")) \
-        else mnist_idx.BUNDLED_DIR
-    for split, folder in (("train", mnist_idx.BUNDLED_DIR), ("test", test_dir)):
-        for name in mnist_idx.IDX_FILES[split]:
+        else mnistkit.idx.BUNDLED_DIR
+    for split, folder in (("train", mnistkit.idx.BUNDLED_DIR), ("test", test_dir)):
+        for name in mnistkit.idx.IDX_FILES[split]:
             os.symlink(os.path.abspath(os.path.join(folder, name)), os.path.join(idx, name))
     subprocess.run([sys.executable, os.path.join(ROOT, "mnist_generateds.py"), "--idx-dir", idx,
                     "--shards", str(shards)], cwd=work, check=True, capture_output=True, timeout=900)

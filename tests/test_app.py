@@ -13,7 +13,8 @@ from PIL import Image
 from conftest import ROOT, run_script
 import handmade
 import mnist_app
-import mnist_idx
+import mnistkit.idx
+import mnistkit.pictures
 
 
 def digit_picture(pixels, mode):
@@ -56,7 +57,7 @@ def test_otsu_threshold_separates_paper_from_ink_and_maximises_between_class_var
     paper = rng.normal(200, 8, 9000)
     ink = rng.normal(45, 12, 1000)
     values = np.clip(np.round(np.concatenate([paper, ink])), 0, 255).astype(np.uint8)
-    t = mnist_app.otsu_threshold(values)
+    t = mnistkit.pictures.otsu_threshold(values)
     assert ink.max() < t <= paper.min()
 
     # The same threshold by brute force over the definition.
@@ -69,7 +70,7 @@ def test_otsu_threshold_separates_paper_from_ink_and_maximises_between_class_var
 
 def test_mnist_input_crops_scales_and_centres_like_mnist(photos):
     for path, digit, style in photos[::3]:
-        pixels = mnist_app.prepared_pixels(path)
+        pixels = mnistkit.pictures.prepared_pixels(path)
         assert pixels.shape == (28, 28) and pixels.dtype == np.uint8
         height, width = ink_box(pixels)
         assert max(height, width) in (19, 20, 21) and min(height, width) >= 3, (style, digit, height, width)
@@ -89,14 +90,14 @@ def test_mnist_input_does_not_depend_on_paper_light_or_place(tmp_path):
     inputs = {}
     for name, array in pictures.items():
         Image.fromarray(array).save(tmp_path / "p.png")
-        inputs[name] = mnist_app.prepared_pixels(str(tmp_path / "p.png")) > 127
+        inputs[name] = mnistkit.pictures.prepared_pixels(str(tmp_path / "p.png")) > 127
     reference = inputs.pop("white")
     for name, strokes in inputs.items():
         overlap = (strokes & reference).sum() / (strokes | reference).sum()
         assert overlap > 0.75, name
     # The course's fixed threshold sees a grey page as all ink.
     Image.fromarray(pictures["dark paper, off-centre"]).save(tmp_path / "dark.png")
-    assert (mnist_app.prepared_pixels(str(tmp_path / "dark.png"), preprocess="course") == 255).mean() > 0.9
+    assert (mnistkit.pictures.prepared_pixels(str(tmp_path / "dark.png"), preprocess="course") == 255).mean() > 0.9
 
 
 def test_exif_orientation_and_white_on_black_give_the_upright_dark_on_light_input(tmp_path):
@@ -105,13 +106,13 @@ def test_exif_orientation_and_white_on_black_give_the_upright_dark_on_light_inpu
     handmade.exif_rotated_jpeg(array, str(tmp_path / "sideways.jpg"), blur=0)
     Image.fromarray(255 - array).save(tmp_path / "negative.png")
     assert Image.open(tmp_path / "sideways.jpg").size == (300, 400)  # stored sideways
-    upright = mnist_app.prepared_pixels(str(tmp_path / "upright.png")).astype(int)
-    assert np.abs(mnist_app.prepared_pixels(str(tmp_path / "sideways.jpg")) - upright).mean() < 8
-    assert np.array_equal(mnist_app.prepared_pixels(str(tmp_path / "negative.png")), upright)
+    upright = mnistkit.pictures.prepared_pixels(str(tmp_path / "upright.png")).astype(int)
+    assert np.abs(mnistkit.pictures.prepared_pixels(str(tmp_path / "sideways.jpg")) - upright).mean() < 8
+    assert np.array_equal(mnistkit.pictures.prepared_pixels(str(tmp_path / "negative.png")), upright)
 
 
 def test_blank_picture_is_reported_not_guessed(tmp_path, model_dir):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     Image.new("L", (200, 200), 230).save(tmp_path / "blank.png")
     digit_picture(images[0], "L").save(tmp_path / "digit.png")
     result = run_script("mnist_app.py", "--model-dir", model_dir, "blank.png", "digit.png", cwd=tmp_path)
@@ -124,7 +125,7 @@ def test_blank_picture_is_reported_not_guessed(tmp_path, model_dir):
 
 @pytest.mark.parametrize("mode", ["L", "RGB", "RGBA", "P"])
 def test_app_predicts_sample_digits_saved_as_png(model_dir, tmp_path, mode):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     paths = []
     for i in range(20):
         path = tmp_path / f"digit{i}.png"
@@ -151,7 +152,7 @@ def read_until(proc, marker, seen, timeout=120):
 
 
 def test_course_prompts_print_each_prediction_before_the_next_prompt(model_dir, tmp_path):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     digit_picture(images[0], "L").save(tmp_path / "one.png")
     proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--model-dir", model_dir],
                             cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -178,7 +179,7 @@ def test_course_prompts_print_each_prediction_before_the_next_prompt(model_dir, 
 
 
 def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_dir, tmp_path):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     digit_picture(images[0], "L").save(tmp_path / "one.png")
     digit_picture(images[1], "L").save(tmp_path / "two.png")
     result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path,
@@ -202,7 +203,7 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
 
 
 def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, tmp_path):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     folder = tmp_path / "photos"
     (folder / "sub").mkdir(parents=True)
     names = {"a.png": "PNG", "b.JPG": "JPEG", "c.bmp": "BMP", "d.jpeg": "JPEG", "e.tif": "TIFF"}
@@ -244,16 +245,16 @@ def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, pho
     for picture in pair:
         stem = os.path.splitext(os.path.basename(picture))[0]
         written = np.asarray(Image.open(tmp_path / "seen" / (stem + ".png")))
-        assert np.array_equal(written, mnist_app.prepared_pixels(picture, preprocess="course"))
+        assert np.array_equal(written, mnistkit.pictures.prepared_pixels(picture, preprocess="course"))
         assert set(np.unique(written)) <= {0, 255}  # the course's fixed threshold: black and white only
     assert sorted(os.listdir(tmp_path / "seen")) == sorted(os.path.splitext(os.path.basename(p))[0] + ".png"
                                                            for p in pair)
-    with pytest.raises(mnist_idx.DataError, match="takes one picture"):
-        mnist_app.input_path("one.png", pair[0], len(pair))
+    with pytest.raises(mnistkit.idx.DataError, match="takes one picture"):
+        mnistkit.pictures.input_path("one.png", pair[0], len(pair))
 
 
 def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(model_dir, tmp_path):
-    images, _ = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     digit_picture(images[0], "L").save(tmp_path / "a.png")
     digit_picture(images[1], "L").convert("RGB").save(tmp_path / "a.jpg")
     result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", cwd=tmp_path)

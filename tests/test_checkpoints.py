@@ -11,9 +11,9 @@ from PIL import Image
 
 import mnist_app
 import mnist_backward
-import mnist_checkpoint
 import mnist_test
-from mnist_idx import DataError
+from mnistkit.errors import DataError
+import mnistkit.checkpoints
 
 DATA = "mnist_model-2000.data-00000-of-00001"
 
@@ -29,7 +29,7 @@ def model(trained_workdir, tmp_path):
     """A copy of the trained model folder (checkpoints at 1000 and 2000), at an absolute path."""
     folder = tmp_path / "model"
     shutil.copytree(trained_workdir / "model", folder)
-    assert sorted(mnist_checkpoint.checkpoint_steps(str(folder))) == [1000, 2000]
+    assert sorted(mnistkit.checkpoints.checkpoint_steps(str(folder))) == [1000, 2000]
     return folder
 
 
@@ -89,7 +89,7 @@ def test_a_folder_whose_index_misleads_is_read_from_its_files(model, trained_wor
     assert f"resuming from {model}/mnist_model-2000; target global_step 2100" in out
     after = digests(model)
     assert {name: after[name] for name in before} == before  # nothing of the earlier run replaced
-    assert mnist_checkpoint.checkpoint_steps(str(model)) == [1000, 2000, 2050, 2100]
+    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [1000, 2000, 2050, 2100]
     # The new index names its checkpoints relative to the folder: it can be moved again.
     index_text = (model / "checkpoint").read_text()
     assert 'model_checkpoint_path: "mnist_model-2100"' in index_text and "/" not in index_text
@@ -107,7 +107,7 @@ def test_a_moved_model_folder_resumes_where_it_was(sample_workdir, tmp_path, cap
     assert f"resuming from {moved}/mnist_model-40; target global_step 60" in capsys.readouterr().out
     after = digests(moved)
     assert {name: after[name] for name in before} == before
-    assert mnist_checkpoint.checkpoint_steps(str(moved)) == [20, 40, 60]
+    assert mnistkit.checkpoints.checkpoint_steps(str(moved)) == [20, 40, 60]
 
 
 def test_a_newer_checkpoint_than_the_index_names_is_resumed_not_overwritten(model, trained_workdir, capsys):
@@ -126,7 +126,7 @@ def test_keep_rotation_removes_only_the_checkpoints_of_this_run(model, trained_w
     assert run_trainer(model, trained_workdir / "data", 2200, "--save-every", "50", "--keep", "1") == 0
     after = digests(model)
     assert {name: after[name] for name in before} == before
-    assert mnist_checkpoint.checkpoint_steps(str(model)) == [1000, 2000, 2200]
+    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [1000, 2000, 2200]
 
 
 def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
@@ -137,13 +137,13 @@ def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             with pytest.raises(DataError, match=r"mnist_model-2000: a checkpoint of another run is already there"):
-                mnist_checkpoint.save(sess, mnist_checkpoint.saver(5), str(model), 2000, written=set())
+                mnistkit.checkpoints.save(sess, mnistkit.checkpoints.saver(5), str(model), 2000, written=set())
             written = {2000}  # ... but this run's own checkpoint of a step may be saved again
-            assert mnist_checkpoint.save(sess, mnist_checkpoint.saver(5), str(model), 3000, written).endswith("-3000")
+            assert mnistkit.checkpoints.save(sess, mnistkit.checkpoints.saver(5), str(model), 3000, written).endswith("-3000")
     assert {name: digests(model)[name] for name in before} == before
 
 
-# What a trainer killed inside a save leaves, newer than the checkpoint the index file names: mnist_checkpoint.save
+# What a trainer killed inside a save leaves, newer than the checkpoint the index file names: mnistkit.checkpoints.save
 # writes the .meta, then Saver.save the .data and .index, then the index file; Saver.save alone (older runs, other
 # programs) writes the .data and .index, the index file, and the .meta last.
 UNFINISHED = {"only the .meta": ("meta",), "the .meta and .data": ("meta", "data-00000-of-00001"),
@@ -154,13 +154,13 @@ UNFINISHED = {"only the .meta": ("meta",), "the .meta and .data": ("meta", "data
 def test_an_unfinished_save_is_passed_over_by_readers_and_cleared_by_the_trainer(model, trained_workdir, capsys, left):
     for ext in left:
         shutil.copy(model / f"mnist_model-2000.{ext}", model / f"mnist_model-2050.{ext}")
-    assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"
+    assert mnistkit.checkpoints.latest(str(model)) == f"{model}/mnist_model-2000"
     assert mnist_test.main(["--once", "--model-dir", str(model), "--data-dir", str(trained_workdir / "data")]) == 0
     assert capsys.readouterr().out.startswith("After 2000 training steps")
     assert run_trainer(model, trained_workdir / "data", 2060, "--save-every", "50") == 0
     out = capsys.readouterr().out
     assert f"removed {model}/mnist_model-2050.*, a save that did not finish" in out
-    assert mnist_checkpoint.checkpoint_steps(str(model)) == [1000, 2000, 2050, 2060]
+    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [1000, 2000, 2050, 2060]
 
 
 def test_save_names_a_checkpoint_in_the_index_file_only_when_its_meta_is_there(tmp_path, monkeypatch):
@@ -180,9 +180,9 @@ def test_save_names_a_checkpoint_in_the_index_file_only_when_its_meta_is_there(t
         tf.Variable(1.0, name="v")
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            checkpoint_saver, written = mnist_checkpoint.saver(1), set()
+            checkpoint_saver, written = mnistkit.checkpoints.saver(1), set()
             for step in (10, 20):
-                mnist_checkpoint.save(sess, checkpoint_saver, str(tmp_path), step, written)
+                mnistkit.checkpoints.save(sess, checkpoint_saver, str(tmp_path), step, written)
     assert seen == [[f"mnist_model-{s}.data-00000-of-00001", f"mnist_model-{s}.index", f"mnist_model-{s}.meta"]
                     for s in (10, 20)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "mnist_model-20.data-00000-of-00001",
@@ -229,9 +229,9 @@ def test_a_reader_waits_for_the_meta_of_a_save_that_is_finishing(model, monkeypa
         if len(pauses) == 3:
             (model / "later").rename(meta)
 
-    monkeypatch.setattr(mnist_checkpoint, "time", types.SimpleNamespace(
+    monkeypatch.setattr(mnistkit.checkpoints, "time", types.SimpleNamespace(
         time=time.time, monotonic=time.monotonic, sleep=pause))
-    values = mnist_checkpoint.read_checkpoint(str(model / "mnist_model-2000"))
+    values = mnistkit.checkpoints.read_checkpoint(str(model / "mnist_model-2000"))
     assert values["global_step"] == 2000
     assert len(pauses) == 3  # it waited, and went on as soon as the .meta was there
 
@@ -319,17 +319,17 @@ def test_the_periodic_evaluator_scores_a_damaged_checkpoint_once_it_is_written_w
 
 def test_latest_takes_one_listing_of_the_folder(model, monkeypatch):
     # A save that begins while latest() looks: its first file appears right after the folder is listed.
-    listed = mnist_checkpoint.checkpoint_steps
+    listed = mnistkit.checkpoints.checkpoint_steps
 
     def list_then_save_begins(model_dir):
         steps = listed(model_dir)
         shutil.copy(model / DATA, model / "mnist_model-3000.data-00000-of-00001")
         return steps
 
-    monkeypatch.setattr(mnist_checkpoint, "checkpoint_steps", list_then_save_begins)
-    assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"
+    monkeypatch.setattr(mnistkit.checkpoints, "checkpoint_steps", list_then_save_begins)
+    assert mnistkit.checkpoints.latest(str(model)) == f"{model}/mnist_model-2000"
     monkeypatch.undo()
-    assert mnist_checkpoint.latest(str(model)) == f"{model}/mnist_model-2000"  # the unfinished save is passed over
+    assert mnistkit.checkpoints.latest(str(model)) == f"{model}/mnist_model-2000"  # the unfinished save is passed over
 
 
 # ---------------------------------------------------------------- the Python API, called again in one process

@@ -9,8 +9,7 @@ import pytest
 from conftest import ROOT, run_script
 
 TOP_LEVEL = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "*.py")))
-MODULES = ["mnist_checkpoint.py", "mnist_distributed.py", "mnist_forward.py", "mnist_idx.py", "mnist_lenet5_forward.py",
-           "tf_compat.py"]  # imported, not run
+MODULES = ["mnist_forward.py", "mnist_lenet5_forward.py", "tf_compat.py"]  # imported, not run
 SCRIPTS = [name for name in TOP_LEVEL if name not in MODULES]
 
 

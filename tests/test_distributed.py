@@ -18,13 +18,16 @@ from PIL import Image
 from conftest import ROOT, run_script
 from test_records import parse_all
 import mnist_backward
+import mnist_forward
 import mnist_cluster
-import mnist_distributed
 import mnist_generateds
 import mnist_test
-from mnist_idx import DataError
+from mnistkit.errors import DataError
 import tf_compat
 from tf_compat import tf
+import mnistkit.distributed
+import mnistkit.records
+import mnistkit.training
 
 SHARDS = 4
 WORKERS = 2
@@ -128,7 +131,7 @@ def test_shards_are_round_robin_and_replace_the_single_file(tmp_path, capsys):
         pixels = [np.frombuffer(tf.train.Example.FromString(r).features.feature["img_raw"].bytes_list.value[0],
                                 np.uint8)[0] for r in tf.io.tf_record_iterator(str(data / name))]
         assert pixels == [k * 20 for k in range(i, 10, 3)]  # record k went to shard k % 3, in order
-    assert mnist_generateds.tfrecord_files(str(data)) == [str(data / n) for n in names]
+    assert mnistkit.records.tfrecord_files(str(data)) == [str(data / n) for n in names]
     assert len(parse_all(str(data / "mnist_test.tfrecords"))) == 10  # evaluation keeps one file
 
     assert mnist_generateds.main(flags + ["--shards", "11"]) == 1
@@ -140,7 +143,7 @@ def test_shards_are_round_robin_and_replace_the_single_file(tmp_path, capsys):
 
 
 def test_sharded_sample_holds_every_record_once(sharded_workdir, sample_workdir):
-    shards = mnist_generateds.tfrecord_files(str(sharded_workdir / "data"))
+    shards = mnistkit.records.tfrecord_files(str(sharded_workdir / "data"))
     assert [os.path.basename(p) for p in shards] == [f"mnist_train-{i:05d}-of-{SHARDS:05d}.tfrecords"
                                                      for i in range(SHARDS)]
     single = parse_all(str(sample_workdir / "data" / "mnist_train.tfrecords"))
@@ -156,21 +159,21 @@ def test_file_sources_and_worker_shares(tmp_path):
     for i in (0, 1, 3):
         (data / f"mnist_train-0000{i}-of-00004.tfrecords").touch()
     with pytest.raises(DataError, match="incomplete or mixed shard set"):
-        mnist_generateds.tfrecord_files(str(data))
+        mnistkit.records.tfrecord_files(str(data))
     (data / "mnist_train-00002-of-00004.tfrecords").touch()
-    files = mnist_generateds.tfrecord_files(str(data))
-    assert files == mnist_generateds.tfrecord_files(str(data / "mnist_train-*")) and len(files) == 4
-    assert mnist_generateds.tfrecord_files(str(data / "mnist_train-0000[01]*")) == files[:2]
+    files = mnistkit.records.tfrecord_files(str(data))
+    assert files == mnistkit.records.tfrecord_files(str(data / "mnist_train-*")) and len(files) == 4
+    assert mnistkit.records.tfrecord_files(str(data / "mnist_train-0000[01]*")) == files[:2]
     with pytest.raises(DataError, match="no TFRecord file matches"):
-        mnist_generateds.tfrecord_files(str(data / "mnist_test-*"))
+        mnistkit.records.tfrecord_files(str(data / "mnist_test-*"))
 
-    shares = [mnist_distributed.worker_shards(files, i, 3) for i in range(3)]
+    shares = [mnistkit.distributed.worker_shards(files, i, 3) for i in range(3)]
     assert shares == [[files[0], files[3]], [files[1]], [files[2]]]
     with pytest.raises(DataError, match=r"4 training file\(s\) for 5 workers; run `python mnist_generateds.py --shards 5`"):
-        mnist_distributed.worker_shards(files, 0, 5)
+        mnistkit.distributed.worker_shards(files, 0, 5)
     (data / "mnist_train-00001-of-00002.tfrecords").touch()  # a shard of another run's count beside the set
     with pytest.raises(DataError, match="incomplete or mixed shard set"):
-        mnist_generateds.tfrecord_files(str(data))
+        mnistkit.records.tfrecord_files(str(data))
 
 
 def test_tensorflow_errors_are_quoted_in_one_short_line():
@@ -200,7 +203,7 @@ def test_one_ps_two_workers_train_to_the_target_and_all_exit_0(async_run, sharde
     assert tf.train.load_variable(ckpt, "global_step") >= ASYNC_STEPS
 
     read = files_read(output)
-    shards = mnist_generateds.tfrecord_files(str(sharded_workdir / "data"))
+    shards = mnistkit.records.tfrecord_files(str(sharded_workdir / "data"))
     assert sorted(read) == [0, 1]
     assert set(read[0]).isdisjoint(read[1])
     assert sorted(os.path.abspath(os.path.join(sharded_workdir, f)) for f in read[0] + read[1]) == shards
@@ -222,7 +225,9 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
     hosts = [f"127.0.0.1:{p}" for p in mnist_cluster.free_ports(SHARDS + 1)]
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         cluster = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": hosts})
-        mnist_distributed.train_distributed(cluster, SHARDS, data_dir=str(sharded_workdir / "data"))
+        settings = mnist_backward.settings_for(mnist_forward, 100, 200, mnist_backward.LEARNING_RATE_BASE,
+                                               str(sharded_workdir / "data"), str(sharded_workdir / "model"))
+        mnistkit.distributed.train_distributed(cluster, SHARDS, settings, mnist_backward.build_graph)
     assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
                                 f"run `python mnist_generateds.py --shards {SHARDS + 1}` (or a multiple) first")
 
@@ -265,18 +270,19 @@ INJECTED = "The same RunGraph (Worker) request was received twice (injected by t
 # Worker run_step calls (retries count) that fail as an aborted step:
 # MAX_ABORTED_STEPS - 1 in a row (tried again, the worker goes on), five
 # that work, then MAX_ABORTED_STEPS in a row (the worker ends).
-_SECOND_BURST = 3 + mnist_distributed.MAX_ABORTED_STEPS - 1 + 5
-ABORTED_CALLS = [*range(3, 3 + mnist_distributed.MAX_ABORTED_STEPS - 1),
-                 *range(_SECOND_BURST, _SECOND_BURST + mnist_distributed.MAX_ABORTED_STEPS)]
+_SECOND_BURST = 3 + mnistkit.distributed.MAX_ABORTED_STEPS - 1 + 5
+ABORTED_CALLS = [*range(3, 3 + mnistkit.distributed.MAX_ABORTED_STEPS - 1),
+                 *range(_SECOND_BURST, _SECOND_BURST + mnistkit.distributed.MAX_ABORTED_STEPS)]
 SEAMED_WORKER = """
 import sys
 sys.path.insert(0, {root!r})
-import mnist_backward, mnist_distributed
+import mnist_backward
+import mnistkit.training
 from tf_compat import tf
 
-mnist_backward.STEP_TIMEOUT_MS = {step_timeout_ms!r}
-mnist_distributed.RETRY_SECS = 0.01
-aborted, calls, real_run_step = set({aborted!r}), [0], mnist_distributed.run_step
+mnistkit.training.STEP_TIMEOUT_MS = {step_timeout_ms!r}
+mnistkit.training.RETRY_SECS = 0.01
+aborted, calls, real_run_step = set({aborted!r}), [0], mnistkit.training.run_step
 
 
 class Aborting:
@@ -289,7 +295,7 @@ def run_step(sess, *args):
     return real_run_step(Aborting() if calls[0] in aborted else sess, *args)
 
 
-mnist_distributed.run_step = run_step
+mnistkit.training.run_step = run_step
 sys.exit(mnist_backward.main(sys.argv[1:]))
 """
 
@@ -297,9 +303,9 @@ sys.exit(mnist_backward.main(sys.argv[1:]))
 def seamed_worker(aborted=(), step_timeout_ms=None):
     """A program (python -c) running mnist_backward.py's command line with seams: the run_step calls numbered in
     `aborted` (from 1, retries included) fail with AbortedError(INJECTED) and are tried again after 0.01 s
-    instead of mnist_distributed.RETRY_SECS; steps time out after step_timeout_ms (default: mnist_backward's)."""
+    instead of mnistkit.training.RETRY_SECS; steps time out after step_timeout_ms (default: mnist_backward's)."""
     return SEAMED_WORKER.format(root=ROOT, aborted=list(aborted), injected=INJECTED,
-                                step_timeout_ms=step_timeout_ms or mnist_backward.STEP_TIMEOUT_MS)
+                                step_timeout_ms=step_timeout_ms or mnistkit.training.STEP_TIMEOUT_MS)
 
 
 def kill_all(tasks):
@@ -382,7 +388,7 @@ def test_sync_replicas_the_chiefs_death_ends_the_others_after_their_wait(sharded
         chief = Task(tmp_path, sharded_workdir, "worker 0", task_args("worker", 0, ps_host, worker_hosts, *flags))
         tasks.append(chief)
         chief.wait_for(r"^After \d+ training steps")
-        # Worker 1 waits CHIEF_WAIT_MS for a step instead of mnist_backward.STEP_TIMEOUT_MS.
+        # Worker 1 waits CHIEF_WAIT_MS for a step instead of mnistkit.training.STEP_TIMEOUT_MS.
         worker = Task(tmp_path, sharded_workdir, "worker 1", task_args("worker", 1, ps_host, worker_hosts, *flags),
                       code=seamed_worker(step_timeout_ms=CHIEF_WAIT_MS))
         tasks.append(worker)
@@ -425,8 +431,8 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
         output = worker.output()
         retried = f"worker 1: step aborted ({INJECTED}); trying again"
         # Tried again, the count starting afresh after a step that works; the limit ends the worker in one line.
-        assert output.count(retried) == 2 * (mnist_distributed.MAX_ABORTED_STEPS - 1), output
-        assert output.rstrip().splitlines()[-1] == (f"error: worker 1: {mnist_distributed.MAX_ABORTED_STEPS} steps in "
+        assert output.count(retried) == 2 * (mnistkit.distributed.MAX_ABORTED_STEPS - 1), output
+        assert output.rstrip().splitlines()[-1] == (f"error: worker 1: {mnistkit.distributed.MAX_ABORTED_STEPS} steps in "
                                                     f"a row aborted ({INJECTED}); the machine may be overloaded; "
                                                     "start this worker again to rejoin")
         assert "Traceback" not in output

@@ -12,10 +12,11 @@ from conftest import run_script
 import mnist_app
 import mnist_backward
 import mnist_generateds
-import mnist_idx
 import mnist_test
-from mnist_idx import DataError
+from mnistkit.errors import DataError
 from tf_compat import tf
+import mnistkit.idx
+import mnistkit.records
 
 MISSING_ONE_OF_28 = "expected 28x28"
 # The bundled sample's test digit 5, a 9, for the app's picture tests: read as 9 upright (p >= 0.99),
@@ -26,7 +27,7 @@ TURNED_DIGIT = 5
 
 def make_layout(folder, count=12, split="train"):
     """A course layout of `count` bundled-sample digits: (image folder, label file, labels)."""
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     image_dir = folder / f"{split}_images"
     image_dir.mkdir(parents=True, exist_ok=True)
     lines = []
@@ -289,7 +290,7 @@ def test_disk_full_on_a_tiny_tmpfs(tmp_path):
 # ---------------------------------------------------------------- TFRecord files for the trainer and evaluator
 
 def good_record(digit=3):
-    return mnist_generateds.make_example(bytes(range(256)) * 3 + bytes(16), digit).SerializeToString()
+    return mnistkit.records.make_example(bytes(range(256)) * 3 + bytes(16), digit).SerializeToString()
 
 
 def write_records(path, serialized):
@@ -330,7 +331,7 @@ def test_bad_tfrecord_files_are_named_with_the_record(tmp_path, make, message):
     path = tmp_path / "mnist_train.tfrecords"
     make(path)
     with pytest.raises(DataError) as error:
-        mnist_generateds.check_tfrecord(str(path))
+        mnistkit.records.check_tfrecord(str(path))
     assert str(error.value) == f"{path}: {message}"
 
 
@@ -352,7 +353,7 @@ def test_corrupted_and_truncated_files_name_the_record(tmp_path, damage, record)
         data = bytearray(b"PK\x03\x04 a zip file, say" * 50)
     path.write_bytes(bytes(data))
     with pytest.raises(DataError) as error:
-        mnist_generateds.check_tfrecord(str(path))
+        mnistkit.records.check_tfrecord(str(path))
     if damage == "truncate":  # cut inside a record's data (tests/test_trust_data.py has the other cuts)
         assert str(error.value).startswith(f"{path}: record {record} at byte {7 * size} is cut short (file truncated?)")
     else:
@@ -380,7 +381,7 @@ def test_a_failing_reader_thread_shows_its_own_cause_not_the_closed_queue(tmp_pa
     write_records(data / "mnist_train.tfrecords",
                   [good_record()] * 3 + [bad_example(img_raw=bytes_feature(bytes(784)), label=int_feature([3]))])
     # Let the bad record reach the queue runner: a scan that counts and measures but checks nothing.
-    monkeypatch.setattr(mnist_generateds, "scan_tfrecord",
+    monkeypatch.setattr(mnistkit.records, "scan_tfrecord",
                         lambda path: (4, tuple(sorted({len(r) for r in tf.io.tf_record_iterator(path)}))))
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         mnist_backward.backward(steps=50, data_dir=str(data), model_dir=str(tmp_path / "model"), log=lambda m: None)
@@ -468,7 +469,7 @@ def test_unwritable_model_folder_for_the_trainer(sample_workdir, tmp_path, capsy
 
 def paper_digit(size=280, mode="L", index=0):
     """The bundled sample's test digit `index` (default the first), dark on white, enlarged to size x size."""
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     img = Image.fromarray(255 - images[index]).resize((size, size), Image.Resampling.BICUBIC)
     return img.convert(mode), int(labels[index])
 

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, run_script
-import mnist_checkpoint
-import mnist_idx
 from tf_compat import tf
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import soak  # noqa: E402
+import mnistkit.checkpoints
+import mnistkit.idx
 
 
 # How long a test waits for an event (a file, a line, a process state) before calling it broken:
@@ -118,13 +118,13 @@ def test_generator_killed_while_building_the_jpg_layout_recovers(sample_workdir,
     # in steps of 10 ms, so it sees the folder and kills the build in the middle of it.
     idx = tmp_path / "idx"
     idx.mkdir()
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "train")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "train")
     for split, count in (("train", 60000), ("test", 100)):
-        image_name, label_name = mnist_idx.IDX_FILES[split]
+        image_name, label_name = mnistkit.idx.IDX_FILES[split]
         with gzip.open(idx / image_name, "wb", compresslevel=1) as f:
-            f.write(struct.pack(">IIII", mnist_idx.IMAGE_MAGIC, count, 28, 28) + np.resize(images, (count, 28, 28)).tobytes())
+            f.write(struct.pack(">IIII", mnistkit.idx.IMAGE_MAGIC, count, 28, 28) + np.resize(images, (count, 28, 28)).tobytes())
         with gzip.open(idx / label_name, "wb", compresslevel=1) as f:
-            f.write(struct.pack(">II", mnist_idx.LABEL_MAGIC, count) + np.resize(labels, count).tobytes())
+            f.write(struct.pack(">II", mnistkit.idx.LABEL_MAGIC, count) + np.resize(labels, count).tobytes())
     jpg = tmp_path / "mnist_data_jpg"
     proc = start("mnist_generateds.py", "--idx-dir", str(idx), "--no-download", cwd=tmp_path)
     try:
@@ -167,9 +167,9 @@ def stopped_between_saves(proc, model, at_least):
     proc.send_signal(signal.SIGSTOP)
     wait_for(lambda: all_threads_stopped(proc), "SIGSTOP to take effect", proc)
     names = set(os.listdir(model)) if model.exists() else set()
-    steps = mnist_checkpoint.checkpoint_steps(str(model))
+    steps = mnistkit.checkpoints.checkpoint_steps(str(model))
     whole = {f"mnist_model-{s}.{ext}" for s in steps for ext in ("index", "data-00000-of-00001", "meta")}
-    indexed = mnist_checkpoint.indexed_prefix(str(model))
+    indexed = mnistkit.checkpoints.indexed_prefix(str(model))
     if (steps and steps[-1] >= at_least and names == whole | {"checkpoint", "train"}
             and indexed == str(model / f"mnist_model-{steps[-1]}")):
         return steps[-1]
@@ -207,7 +207,7 @@ def test_signal_saves_a_checkpoint_and_exits_promptly(sample_workdir, tmp_path, 
     model = tmp_path / "model"
     proc = start("mnist_backward.py", "--steps", "1000000", "--save-every", "50", cwd=tmp_path)
     try:
-        wait_for(lambda: mnist_checkpoint.indexed_prefix(str(model)), "the first checkpoint (step 50)", proc)
+        wait_for(lambda: mnistkit.checkpoints.indexed_prefix(str(model)), "the first checkpoint (step 50)", proc)
         proc.send_signal(signum)
         # Promptly: 10^6 steps would take hours; the wait matters only when the signal is ignored.
         out, err = proc.communicate(timeout=PATIENCE_SECS)

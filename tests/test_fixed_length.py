@@ -1,6 +1,6 @@
 """The fast pipeline's fixed-length reads give exactly the records of the files, or fall back.
 
-mnist_generateds.read_fixed reads TFRecord frames with FixedLengthRecordReader
+mnistkit.inputs.read_fixed reads TFRecord frames with FixedLengthRecordReader
 when every record has one length, and slices pixels and label out of the
 bytes when every record is the writer's template; otherwise it parses, or
 reads with TFRecordReader. Each case is built here on purpose: the writer's
@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 
 import mnist_backward
+import mnist_forward
 import mnist_generateds
-from mnist_generateds import RecordLayout
+from mnistkit.records import RecordLayout
 from tf_compat import tf
+import mnistkit.inputs
+import mnistkit.records
+import mnistkit.training
 
 N = 1000
 LENGTH = 833  # the writer's records: 24 bytes before the pixels, 25 after
@@ -21,16 +25,16 @@ LENGTH = 833  # the writer's records: 24 bytes before the pixels, 25 after
 
 def numbered(i):
     """Pixels of record i: i in the first two bytes, then a pattern that differs per record."""
-    return bytes([i >> 8, i & 255]) + bytes((i + k) % 256 for k in range(mnist_generateds.IMAGE_PIXELS - 2))
+    return bytes([i >> 8, i & 255]) + bytes((i + k) % 256 for k in range(mnistkit.records.IMAGE_PIXELS - 2))
 
 
 def writer_record(i, digit):
-    return mnist_generateds.make_example(numbered(i), digit).SerializeToString(deterministic=True)
+    return mnistkit.records.make_example(numbered(i), digit).SerializeToString(deterministic=True)
 
 
 def swapped_record(i, digit):
     """The same tf.train.Example and length, with label before img_raw (as the course's writer may order them)."""
-    feature = mnist_generateds.make_example(numbered(i), digit).features.feature
+    feature = mnistkit.records.make_example(numbered(i), digit).features.feature
     parts = [tf.train.Features(feature={name: feature[name]}).SerializeToString() for name in ("label", "img_raw")]
     record = writer_record(i, digit)[:3] + parts[0] + parts[1]  # the Example's header: the same 830-byte Features
     assert len(record) == LENGTH and record != writer_record(i, digit)
@@ -39,7 +43,7 @@ def swapped_record(i, digit):
 
 def split_record(i, digit):
     """The same tf.train.Example in two Features messages that a parser merges: 835 bytes."""
-    feature = mnist_generateds.make_example(numbered(i), digit).features.feature
+    feature = mnistkit.records.make_example(numbered(i), digit).features.feature
     return b"".join(tf.train.Example(features=tf.train.Features(feature={name: feature[name]})).SerializeToString()
                     for name in ("img_raw", "label"))
 
@@ -106,9 +110,9 @@ def read_epochs(paths, layout, epochs, records_per_read=97):
 def test_fast_reads_give_every_record_once_per_epoch_with_its_label(tmp_path, case):
     kinds, expected = CASES[case]
     paths = make_files(tmp_path, kinds)
-    scans = {p: mnist_generateds.scan_tfrecord(p) for p in paths}
+    scans = {p: mnistkit.records.scan_tfrecord(p) for p in paths}
     assert sum(count for count, _ in scans.values()) == N
-    layout = mnist_generateds.record_layout({p: lengths for p, (_, lengths) in scans.items()})
+    layout = mnistkit.records.record_layout({p: lengths for p, (_, lengths) in scans.items()})
     assert layout == expected
     index, digits, ops = read_epochs(paths, layout, epochs=2)
     # Shards are read file after file: the records of shard s are s, s + n, s + 2n, ...
@@ -130,23 +134,23 @@ def test_fixed_length_frames_parse_the_writers_records_too(tmp_path):
 
 
 def test_template_layout_checks_every_record_and_the_label_bytes(tmp_path, monkeypatch):
-    monkeypatch.setattr(mnist_generateds, "LAYOUT_CHUNK", 64)  # the odd record sits in a later block
+    monkeypatch.setattr(mnistkit.records, "LAYOUT_CHUNK", 64)  # the odd record sits in a later block
     records = [writer_record(i, LABELS[i]) for i in range(300)]
-    assert mnist_generateds.template_layout(write(tmp_path / "good.tfrecords", records), LENGTH)
-    assert not mnist_generateds.template_layout(write(tmp_path / "good.tfrecords", records), LENGTH + 1)
+    assert mnistkit.records.template_layout(write(tmp_path / "good.tfrecords", records), LENGTH)
+    assert not mnistkit.records.template_layout(write(tmp_path / "good.tfrecords", records), LENGTH + 1)
     odd = records[:]
     odd[250] = swapped_record(250, LABELS[250])
-    assert not mnist_generateds.template_layout(write(tmp_path / "swapped.tfrecords", odd), LENGTH)
+    assert not mnistkit.records.template_layout(write(tmp_path / "swapped.tfrecords", odd), LENGTH)
     # Bytes of the template's shape whose label is not one-hot (scan_tfrecord rejects them as well).
-    head, tail = mnist_generateds.record_template(0)
+    head, tail = mnistkit.records.record_template(0)
     for label in (bytes(10), b"\x02" + bytes(9), b"\x01\x01" + bytes(8)):
         odd[250] = head + numbered(250) + tail[:-10] + label
         assert len(odd[250]) == LENGTH
-        assert not mnist_generateds.template_layout(write(tmp_path / "label.tfrecords", odd), LENGTH)
+        assert not mnistkit.records.template_layout(write(tmp_path / "label.tfrecords", odd), LENGTH)
 
 
 def test_the_offsets_are_those_of_the_writers_records():
-    image_at, label_at, length = mnist_generateds.template_offsets()
+    image_at, label_at, length = mnistkit.records.template_offsets()
     for digit in range(10):
         record = writer_record(517, digit)
         assert len(record) == length == LENGTH
@@ -155,12 +159,14 @@ def test_the_offsets_are_those_of_the_writers_records():
 
 
 def test_training_reads_the_fast_layout_and_the_course_pipeline_keeps_its_reader(sample_workdir):
-    counts, _, layout = mnist_backward.train_files_and_examples(str(sample_workdir / "data"))
-    assert list(counts.values()) == [8000] and layout == RecordLayout(LENGTH, True)
+    data = mnistkit.training.training_data(str(sample_workdir / "data"))
+    assert list(data.counts.values()) == [8000] and data.layout == RecordLayout(LENGTH, True)
     for pipeline, reader, parses in (("fast", "FixedLengthRecordReaderV2", False),
                                      ("course", "TFRecordReaderV2", True)):  # the course's parse_single_example
         with tf.Graph().as_default() as graph:
-            mnist_backward.build_graph(200, 8000, str(sample_workdir / "data"), pipeline, list(counts), layout=layout)
+            settings = mnist_backward.settings_for(mnist_forward, 1, 200, mnist_backward.LEARNING_RATE_BASE,
+                                                   str(sample_workdir / "data"), "model", pipeline=pipeline)
+            mnist_backward.build_graph(settings, data)
             ops = [op.type for op in graph.get_operations()]
         assert [op for op in ops if op.endswith("ReaderV2")] == [reader]
         assert ("ParseExampleV2" in ops) == parses

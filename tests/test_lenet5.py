@@ -12,12 +12,14 @@ from conftest import run_script
 import mnist_app
 import mnist_backward
 import mnist_forward
-import mnist_idx
 import mnist_lenet5_backward
 import mnist_lenet5_forward
 import mnist_lenet5_test
 import mnist_test
 from tf_compat import tf
+import mnistkit.idx
+import mnistkit.networks
+import mnistkit.training
 
 # The same number of examples seen by both networks: 1,200 x 100 = 600 x 200 = 120,000 (15 epochs of the sample).
 # LeNet-5 at the course's rate 0.005 starts slower and overtakes the 784-500-10 network near 60,000 examples,
@@ -54,7 +56,7 @@ def checksums(folder):
 # ---------------------------------------------------------------- NumPy LeNet-5, from a checkpoint's shadow weights
 
 def shadow_weights(ckpt):
-    return {n: tf.train.load_variable(ckpt, n + mnist_forward.EMA_SUFFIX) for n in mnist_lenet5_forward.VARIABLES}
+    return {n: tf.train.load_variable(ckpt, n + mnistkit.networks.EMA_SUFFIX) for n in mnist_lenet5_forward.NETWORK.variables}
 
 
 def conv_same(images, w):
@@ -138,15 +140,16 @@ def test_dropout_only_in_training_and_same_weights_as_numpy():
 def test_learning_rate_is_the_chapters_and_decays_per_real_epoch(sample_workdir):
     data = str(sample_workdir / "data")
     with tf.Graph().as_default():
-        graph = mnist_backward.build_graph(mnist_lenet5_backward.BATCH_SIZE, 8000, data, "course",
-                                           net=mnist_lenet5_forward,
-                                           learning_rate_base=mnist_lenet5_backward.LEARNING_RATE_BASE)
+        settings = mnist_backward.settings_for(mnist_lenet5_forward, 1, mnist_lenet5_backward.BATCH_SIZE,
+                                               mnist_lenet5_backward.LEARNING_RATE_BASE, data, "model",
+                                               pipeline="course")
+        graph = mnist_backward.build_graph(settings, mnistkit.training.training_data(data))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             rates = {}
             for step in (0, 79, 80, 160):  # 8,000 records / batch 100 = 80 steps per epoch
-                sess.run(graph["global_step"].assign(step))
-                rates[step] = sess.run(graph["learning_rate"])
+                sess.run(graph.global_step.assign(step))
+                rates[step] = sess.run(graph.learning_rate)
     assert rates == pytest.approx({0: 0.005, 79: 0.005, 80: 0.005 * 0.99, 160: 0.005 * 0.99 ** 2})
 
 
@@ -217,7 +220,7 @@ def test_evaluation_scores_every_record_once_as_numpy_does(two_models, tmp_path)
 # ---------------------------------------------------------------- the app
 
 def test_app_finds_each_network_from_its_checkpoint(two_models, tmp_path, capsys):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     paths = []
     for i in range(3):
         paths.append(str(tmp_path / f"digit{i}.png"))
@@ -261,16 +264,16 @@ def test_each_script_names_the_network_of_another_folder(two_models, main, folde
 def test_network_of_names_both_networks_and_no_other(two_models, tmp_path):
     def names(ckpt):
         return [name for name, _ in tf.train.list_variables(ckpt)]
-    assert mnist_forward.network_of(names(tf.train.latest_checkpoint(str(two_models / "model_lenet5")))) \
-        is mnist_lenet5_forward
-    assert mnist_forward.network_of(names(tf.train.latest_checkpoint(str(two_models / "model")))) is mnist_forward
-    assert mnist_forward.network_of(["w1", "b1", "w2"]) is None  # one variable short of the course's network
+    assert mnistkit.networks.network_of(names(tf.train.latest_checkpoint(str(two_models / "model_lenet5")))) \
+        is mnistkit.networks.LENET5
+    assert mnistkit.networks.network_of(names(tf.train.latest_checkpoint(str(two_models / "model")))) is mnistkit.networks.MLP
+    assert mnistkit.networks.network_of(["w1", "b1", "w2"]) is None  # one variable short of the course's network
     with tf.Graph().as_default():
         tf.Variable(tf.zeros([3]), name="something_else")
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             other = tf.train.Saver().save(sess, str(tmp_path / "other"))
-    assert mnist_forward.network_of(names(other)) is None
+    assert mnistkit.networks.network_of(names(other)) is None
 
 
 @pytest.mark.parametrize("script", ["mnist_lenet5_backward.py", "mnist_lenet5_test.py"])

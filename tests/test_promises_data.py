@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 from conftest import ROOT, run_script, tree_digests
-import mnist_idx
 from tf_compat import tf
+import mnistkit.idx
 
 # The course's layout, as README "Data" names it (relative to the folder the generator runs in).
 COURSE_SPLITS = {"train": ("mnist_train_jpg_60000", "mnist_train_jpg_60000.txt"),
@@ -57,7 +57,7 @@ def write_course_layout(jpg_dir):
     """The course layout with COURSE_COUNTS bundled digits; returns {split: (images, labels)} written."""
     written = {}
     for split, count in COURSE_COUNTS.items():
-        images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, split)
+        images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, split)
         written[split] = images[:count], labels[:count]
         write_course_split(jpg_dir, split, *written[split])
     return written
@@ -73,10 +73,10 @@ def write_idx_dir(folder, counts=(40, 20)):
     """The four standard IDX files of the first `counts` (train, test) bundled digits; returns folder."""
     folder.mkdir()
     for split, count in zip(("train", "test"), counts):
-        images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, split)
-        image_name, label_name = mnist_idx.IDX_FILES[split]
-        write_idx(folder / image_name, mnist_idx.IMAGE_MAGIC, (count, 28, 28), images[:count].tobytes())
-        write_idx(folder / label_name, mnist_idx.LABEL_MAGIC, (count,), labels[:count].tobytes())
+        images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, split)
+        image_name, label_name = mnistkit.idx.IDX_FILES[split]
+        write_idx(folder / image_name, mnistkit.idx.IMAGE_MAGIC, (count, 28, 28), images[:count].tobytes())
+        write_idx(folder / label_name, mnistkit.idx.LABEL_MAGIC, (count,), labels[:count].tobytes())
     return folder
 
 
@@ -146,10 +146,10 @@ def refused_mirrors():
 
 def test_make_demo_falls_back_to_the_bundled_sample_when_the_download_fails(tmp_path, refused_mirrors,
                                                                            sample_workdir):
-    # `make demo` runs a plain `python mnist_generateds.py`; here its main(), with mnist_idx.MIRRORS
+    # `make demo` runs a plain `python mnist_generateds.py`; here its main(), with mnistkit.idx.MIRRORS
     # pointed at the refused ports (the documented seam), so no network is needed or touched.
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import mnist_idx, mnist_generateds; "
-            "mnist_idx.MIRRORS = tuple(sys.argv[2:]); sys.exit(mnist_generateds.main([]))")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import mnistkit.idx, mnist_generateds; "
+            "mnistkit.idx.MIRRORS = tuple(sys.argv[2:]); sys.exit(mnist_generateds.main([]))")
     result = subprocess.run([sys.executable, "-c", code, ROOT, *refused_mirrors], cwd=tmp_path,
                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
     assert result.returncode == 0, result.stderr
@@ -157,14 +157,14 @@ def test_make_demo_falls_back_to_the_bundled_sample_when_the_download_fails(tmp_
     lines = result.stdout.splitlines()
     assert lines[0] == "downloading the official MNIST into ./mnist_data_jpg/idx ..."
     # README Troubleshooting: "download of URL failed: ..." (not an error), each mirror once, then the sample.
-    first_file = next(iter(mnist_idx.MNIST_SHA256))
+    first_file = next(iter(mnistkit.idx.MNIST_SHA256))
     for line, mirror in zip(lines[1:3], refused_mirrors):
         assert line.startswith(f"download of {mirror}{first_file} failed: ") and "refused" in line, line
     assert lines[3:] == [
         "no download possible; using the MNIST sample bundled with this repository",
         "writing 8000 train images as JPG files ...",
         "writing 2000 test images as JPG files ...",
-        f"source: MNIST sample bundled in {mnist_idx.BUNDLED_DIR}",
+        f"source: MNIST sample bundled in {mnistkit.idx.BUNDLED_DIR}",
         "wrote 8000 train records to ./data/mnist_train.tfrecords",
         "wrote 2000 test records to ./data/mnist_test.tfrecords",
         "write tfrecord successful"]
@@ -195,14 +195,14 @@ NOT_IDX = b"this is a label file, not IDX"
 
 
 def break_not_idx_short(idx):
-    path = idx / mnist_idx.IDX_FILES["test"][0]
+    path = idx / mnistkit.idx.IDX_FILES["test"][0]
     with gzip.open(path, "wb") as f:
         f.write(b"IDX")
     return path, "not an IDX file (only 3 bytes)"
 
 
 def break_not_idx_magic(idx):
-    path = idx / mnist_idx.IDX_FILES["train"][1]
+    path = idx / mnistkit.idx.IDX_FILES["train"][1]
     with gzip.open(path, "wb") as f:
         f.write(NOT_IDX)
     magic = struct.unpack(">I", NOT_IDX[:4])[0]
@@ -211,18 +211,18 @@ def break_not_idx_magic(idx):
 
 def break_truncated(split):
     def breaker(idx):
-        path = idx / mnist_idx.IDX_FILES[split][0]
+        path = idx / mnistkit.idx.IDX_FILES[split][0]
         count = {"train": 40, "test": 20}[split]
-        images = mnist_idx.read_idx(str(path))
-        write_idx(path, mnist_idx.IMAGE_MAGIC, (count, 28, 28), images.tobytes()[:-1])  # one byte short
+        images = mnistkit.idx.read_idx(str(path))
+        write_idx(path, mnistkit.idx.IMAGE_MAGIC, (count, 28, 28), images.tobytes()[:-1])  # one byte short
         return path, f"truncated IDX file ({count * 784 - 1} of {count * 784} data bytes)"
     return breaker
 
 
 def break_counts(idx):
-    path = idx / mnist_idx.IDX_FILES["test"][1]
-    labels = mnist_idx.read_idx(str(path))
-    write_idx(path, mnist_idx.LABEL_MAGIC, (19,), labels[:19].tobytes())
+    path = idx / mnistkit.idx.IDX_FILES["test"][1]
+    labels = mnistkit.idx.read_idx(str(path))
+    write_idx(path, mnistkit.idx.LABEL_MAGIC, (19,), labels[:19].tobytes())
     return idx, "20 images in t10k-images-idx3-ubyte.gz but 19 labels in t10k-labels-idx1-ubyte.gz"
 
 

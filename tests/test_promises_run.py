@@ -24,6 +24,7 @@ from PIL import Image, ImageDraw
 
 from conftest import ROOT, sha256_of, tree_digests
 import mnist_backward
+import mnistkit.training
 
 WAIT = 300  # s: upper bound for any one event below (a TensorFlow start and an evaluation on a loaded 2-core machine)
 PR_CAPBSET_DROP = 24  # prctl(2) option: drop a capability from the bounding set (linux/prctl.h)
@@ -93,22 +94,23 @@ EMPTIED_AFTER_CHECK = textwrap.dedent("""
     import os, sys
     sys.path.insert(0, sys.argv[1])
     import mnist_backward
-    mnist_backward.STEP_TIMEOUT_MS = int(sys.argv[2])
-    checked = mnist_backward.train_files_and_examples
+    import mnistkit.training
+    mnistkit.training.STEP_TIMEOUT_MS = int(sys.argv[2])
+    checked = mnistkit.training.training_data
 
     def check_then_empty(data_dir):
         found = checked(data_dir)
-        for path in found[0]:
+        for path in found.counts:
             os.truncate(path, 0)  # another program rewriting the file after the check
         return found
 
-    mnist_backward.train_files_and_examples = check_then_empty
+    mnistkit.training.training_data = check_then_empty
     sys.exit(mnist_backward.main(sys.argv[3:]))
 """)
 
 
 def test_a_stuck_input_pipeline_ends_training_with_one_line_and_no_checkpoint(sample_workdir, tmp_path):
-    assert mnist_backward.STEP_TIMEOUT_MS == 60000  # README: "no training batch arrived within 60 s"
+    assert mnistkit.training.STEP_TIMEOUT_MS == 60000  # README: "no training batch arrived within 60 s"
     timeout_ms = 3000  # any wait fails: no batch can come from an empty file
     data = tmp_path / "data"
     data.mkdir()

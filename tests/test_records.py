@@ -11,8 +11,8 @@ from PIL import Image
 
 from conftest import ROOT, run_script
 import mnist_generateds
-import mnist_idx
 from tf_compat import tf
+import mnistkit.idx
 
 
 def parse_all(path):
@@ -27,7 +27,7 @@ def parse_all(path):
 
 def write_idx(folder, split, images, labels):
     """Write images uint8 [n, 28, 28] and labels [n] as gzip IDX files of one split."""
-    image_name, label_name = mnist_idx.IDX_FILES[split]
+    image_name, label_name = mnistkit.idx.IDX_FILES[split]
     with gzip.open(os.path.join(folder, image_name), "wb") as f:
         f.write(struct.pack(">IIII", 2051, len(images), 28, 28) + images.tobytes())
     with gzip.open(os.path.join(folder, label_name), "wb") as f:
@@ -48,7 +48,7 @@ def test_round_trip_bytes_equal_decoded_jpg_and_label_is_one_hot(sample_workdir)
 
 
 def test_jpg_layout_is_close_to_the_idx_pixels(sample_workdir):
-    images, labels = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     records = parse_all(str(sample_workdir / "data" / "mnist_test.tfrecords"))
     decoded = np.stack([np.frombuffer(r[0], np.uint8) for r in records]).reshape(images.shape)
     assert np.abs(decoded.astype(int) - images).mean() < 1.0  # JPG at quality 100 loses almost nothing
@@ -153,11 +153,11 @@ def http_folder(tmp_path):
 
 def test_download_checks_sha256_and_keeps_no_bad_file(http_folder, tmp_path):
     folder, url = http_folder
-    for name in mnist_idx.MNIST_SHA256:
+    for name in mnistkit.idx.MNIST_SHA256:
         (folder / name).write_bytes(b"not the official file")
     dest = tmp_path / "dest"
     messages = []
-    assert mnist_idx.download_mnist(str(dest), mirrors=(url,), log=messages.append) is False
+    assert mnistkit.idx.download_mnist(str(dest), mirrors=(url,), log=messages.append) is False
     assert "does not match the official" in messages[0]
     assert list(dest.iterdir()) == []
 
@@ -165,12 +165,12 @@ def test_download_checks_sha256_and_keeps_no_bad_file(http_folder, tmp_path):
 def test_download_accepts_files_whose_sha256_matches(http_folder, tmp_path, monkeypatch):
     folder, url = http_folder
     hashes = {}
-    for name in mnist_idx.MNIST_SHA256:
-        (folder / name).write_bytes((mnist_idx.BUNDLED_DIR + "/" + name).encode())
-        hashes[name] = mnist_idx.sha256_of(str(folder / name))
-    monkeypatch.setattr(mnist_idx, "MNIST_SHA256", hashes)
+    for name in mnistkit.idx.MNIST_SHA256:
+        (folder / name).write_bytes((mnistkit.idx.BUNDLED_DIR + "/" + name).encode())
+        hashes[name] = mnistkit.idx.sha256_of(str(folder / name))
+    monkeypatch.setattr(mnistkit.idx, "MNIST_SHA256", hashes)
     dest = tmp_path / "dest"
-    assert mnist_idx.download_mnist(str(dest), mirrors=("http://127.0.0.1:9/", url), log=lambda m: None)
+    assert mnistkit.idx.download_mnist(str(dest), mirrors=("http://127.0.0.1:9/", url), log=lambda m: None)
     assert sorted(p.name for p in dest.iterdir()) == sorted(hashes)
 
 
@@ -179,6 +179,6 @@ def test_real_mnist_files_in_shared_have_the_official_sha256():
     if not os.path.isdir(shared):
         pytest.skip("../shared/data/mnist is not beside this repository")
     for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"):
-        assert mnist_idx.sha256_of(os.path.join(shared, name)) == mnist_idx.MNIST_SHA256[name]
-    images, labels = mnist_idx.read_idx_split(shared, "test")
+        assert mnistkit.idx.sha256_of(os.path.join(shared, name)) == mnistkit.idx.MNIST_SHA256[name]
+    images, labels = mnistkit.idx.read_idx_split(shared, "test")
     assert images.shape == (10000, 28, 28) and labels[:5].tolist() == [7, 2, 1, 0, 4]

@@ -8,6 +8,7 @@ from PIL import Image
 from conftest import TRAIN_STEPS, run_script
 import mnist_test
 from tf_compat import tf
+import mnistkit.report
 
 
 def test_report_numbers_on_a_small_hand_checked_case():
@@ -15,7 +16,7 @@ def test_report_numbers_on_a_small_hand_checked_case():
     probabilities = np.full((6, 10), 0.01)
     for i, (predicted, p) in enumerate([(0, 0.9), (1, 0.6), (1, 0.8), (1, 0.7), (0, 0.95), (2, 0.5)]):
         probabilities[i, predicted] = p
-    numbers = mnist_test.report_numbers(7, labels, probabilities, worst=5)
+    numbers = mnistkit.report.report_numbers(7, labels, probabilities, worst=5)
     assert numbers["global_step"] == 7 and numbers["records"] == 6 and numbers["correct"] == 4
     assert numbers["accuracy"] == pytest.approx(4 / 6)
     confusion = np.array(numbers["confusion_matrix"])
@@ -57,13 +58,13 @@ def test_evaluate_details_are_the_file_records_in_order(details):
 
 def test_report_picture_draws_the_matrix_counts_and_the_worst_digits(details):
     _, _, (step, _, _, records) = details
-    numbers = mnist_test.report_numbers(step, records["labels"], records["probabilities"])
-    fig = mnist_test.draw_report(numbers, records["pixels"])
+    numbers = mnistkit.report.report_numbers(step, records["labels"], records["probabilities"])
+    fig = mnistkit.report.draw_report(numbers, records["pixels"])
     matrix_axes = fig.axes[0]
     shown = np.array([int(t.get_text()) for t in matrix_axes.texts]).reshape(10, 10)
     assert shown.tolist() == numbers["confusion_matrix"]
     worst = numbers["worst_misclassified"]
-    assert len(worst) == mnist_test.REPORT_WORST
+    assert len(worst) == mnistkit.report.REPORT_WORST
     assert all(w["predicted"] != w["true"] for w in worst)
     assert [w["confidence"] for w in worst] == sorted((w["confidence"] for w in worst), reverse=True)
     tiles = [ax for ax in fig.axes if ax.images and ax.images[0].get_array().shape == (28, 28)]
@@ -96,6 +97,6 @@ def test_report_command_writes_picture_and_json(trained_workdir, tmp_path, detai
 
 
 def test_report_path_is_the_png_itself_or_report_png_in_a_folder():
-    assert mnist_test.report_path("runs/mine.PNG") == "runs/mine.PNG"
-    assert mnist_test.report_path("runs") == "runs/report.png"
-    assert mnist_test.report_path("runs.d/") == "runs.d/report.png"
+    assert mnistkit.report.report_path("runs/mine.PNG") == "runs/mine.PNG"
+    assert mnistkit.report.report_path("runs") == "runs/report.png"
+    assert mnistkit.report.report_path("runs.d/") == "runs.d/report.png"

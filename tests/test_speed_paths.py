@@ -13,12 +13,15 @@ from PIL import Image
 
 from conftest import ROOT
 import mnist_generateds
-import mnist_idx
-from mnist_idx import DataError
+from mnistkit.errors import DataError
 from tf_compat import tf
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import course_baseline  # noqa: E402
+import mnistkit.idx
+import mnistkit.images
+import mnistkit.writer
+import mnistkit.records
 
 
 def records(path):
@@ -35,7 +38,7 @@ def test_records_equal_the_course_loops_record_for_record(sample_workdir, tmp_pa
     expected = [tf.train.Example.FromString(r).SerializeToString(deterministic=True) for r in theirs]
     assert len(set(expected)) > 1990  # real, different images (a few digits may repeat)
 
-    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 7)  # many chunks and a short last one
+    monkeypatch.setattr(mnistkit.writer, "CHUNK_SIZE", 7)  # many chunks and a short last one
     for workers in (1, 2):
         out = tmp_path / f"ours{workers}.tfrecords"
         assert mnist_generateds.write_tfRecord(str(out), images, labels, log=print, workers=workers) == 2000
@@ -47,7 +50,7 @@ def test_records_equal_the_course_loops_record_for_record(sample_workdir, tmp_pa
 
 def sample_images():
     """Real digits and high-frequency noise, uint8 [n, 28, 28]."""
-    digits, _ = mnist_idx.read_idx_split(mnist_idx.BUNDLED_DIR, "test")
+    digits, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     noise = np.random.default_rng(0).integers(0, 256, (10, 28, 28), dtype=np.uint8)
     return np.concatenate([digits[:30], noise])
 
@@ -66,7 +69,7 @@ def jpeg_bytes(pixels, mode="L", size=None, **options):
 def test_fast_jpeg_decoder_gives_pillows_pixels(options):
     for pixels in sample_images():
         data = jpeg_bytes(pixels, **options)
-        fast = mnist_generateds.decode_gray_jpeg(data)
+        fast = mnistkit.images.decode_gray_jpeg(data)
         assert fast is not None
         assert fast == Image.open(io.BytesIO(data)).tobytes()
 
@@ -78,7 +81,7 @@ def test_fast_jpeg_decoder_leaves_other_files_to_pillow():
     gray = jpeg_bytes(pixels)
     for data in (jpeg_bytes(pixels, mode="RGB"), jpeg_bytes(pixels, size=(30, 28)), png.getvalue(),
                  gray[:len(gray) // 2], b""):
-        assert mnist_generateds.decode_gray_jpeg(data) is None
+        assert mnistkit.images.decode_gray_jpeg(data) is None
 
 
 def write_layout(folder, files):
@@ -100,18 +103,18 @@ def test_workers_convert_other_images_as_pillow_does(tmp_path, monkeypatch):
     files = {"a.jpg": (jpeg_bytes(pixels[0]), 7), "b.jpg": (rgb_jpeg, 2), "c.png": (png16.getvalue(), 1),
              "d.jpg": (jpeg_bytes(pixels[3], progressive=True), 0), "e.jpg": (jpeg_bytes(pixels[4]), 9)}
     images, labels = write_layout(tmp_path, files)
-    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 2)
+    monkeypatch.setattr(mnistkit.writer, "CHUNK_SIZE", 2)
     messages = []
     out = tmp_path / "out.tfrecords"
     assert mnist_generateds.write_tfRecord(str(out), images, labels, log=messages.append, workers=2) == 5
     assert messages == ["warning: 2 images were not 8-bit grayscale and were converted (e.g. 'b.jpg', mode RGB)"]
     expected_pixels = [Image.open(io.BytesIO(files["a.jpg"][0])).tobytes(),
                        Image.open(io.BytesIO(rgb_jpeg)).convert("L").tobytes(),
-                       pixels[2].tobytes(),  # 16-bit: scaled by 255/65535 (mnist_generateds.to_8bit)
+                       pixels[2].tobytes(),  # 16-bit: scaled by 255/65535 (mnistkit.images.to_8bit)
                        Image.open(io.BytesIO(files["d.jpg"][0])).tobytes(),
                        Image.open(io.BytesIO(files["e.jpg"][0])).tobytes()]
     digits = [digit for _, digit in files.values()]
-    assert records(out) == [mnist_generateds.make_example(p, d).SerializeToString(deterministic=True)
+    assert records(out) == [mnistkit.records.make_example(p, d).SerializeToString(deterministic=True)
                             for p, d in zip(expected_pixels, digits)]
 
 
@@ -121,7 +124,7 @@ def test_a_bad_image_in_a_worker_stops_the_write_and_leaves_nothing(tmp_path, mo
     files["17.jpg"] = (b"not an image at all", 7)
     files["25.jpg"] = (b"nor this", 5)
     images, labels = write_layout(tmp_path, files)
-    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 4)
+    monkeypatch.setattr(mnistkit.writer, "CHUNK_SIZE", 4)
     out_dir = tmp_path / "out"
     with pytest.raises(DataError) as error:
         mnist_generateds.write_tfRecord(str(out_dir / "x.tfrecords"), images, labels, log=print, workers=2)
@@ -139,8 +142,8 @@ def numbered_records(tmp_path_factory):
     labels = np.random.default_rng(1).integers(0, 10, N_RECORDS)
     with tf.io.TFRecordWriter(str(data / mnist_generateds.tfRecord_train)) as writer:
         for i, digit in enumerate(labels):
-            raw = bytes([i >> 8, i & 255]) + bytes(mnist_generateds.IMAGE_PIXELS - 2)
-            writer.write(mnist_generateds.make_example(raw, int(digit)).SerializeToString(deterministic=True))
+            raw = bytes([i >> 8, i & 255]) + bytes(mnistkit.records.IMAGE_PIXELS - 2)
+            writer.write(mnistkit.records.make_example(raw, int(digit)).SerializeToString(deterministic=True))
     return str(data), labels
 
 
@@ -164,8 +167,8 @@ def draw(data_dir, pipeline, examples, layout=None):
 
 def test_fast_and_course_batches_have_the_same_content_and_shuffle_at_least_as_well(numbered_records):
     data_dir, labels = numbered_records
-    count, lengths = mnist_generateds.scan_tfrecord(os.path.join(data_dir, mnist_generateds.tfRecord_train))
-    template = mnist_generateds.record_layout({os.path.join(data_dir, mnist_generateds.tfRecord_train): lengths})
+    count, lengths = mnistkit.records.scan_tfrecord(os.path.join(data_dir, mnist_generateds.tfRecord_train))
+    template = mnistkit.records.record_layout({os.path.join(data_dir, mnist_generateds.tfRecord_train): lengths})
     assert count == N_RECORDS and template == (833, True)
     # The fast pipeline with each of its readers: TFRecordReader, fixed-length frames parsed, or sliced.
     readers = {"course": ("course", None), "fast": ("fast", None),
@@ -232,7 +235,7 @@ def test_benchmark_table_gives_ratios_verdicts_and_the_spread_of_single_runs():
     assert training[1:4] == ["80.0", "270.0", "300.0"]
     assert training[5] == "0.91x in-memory (median of 5 pairs; single pairs 0.75-1.03), 3.38x course"
     assert training[6] == ">= 0.90x in-memory: met"
-    tf_data = rows["3 other: the same graph fed by tf.data, steps/s (CPU ms/step)"]
+    tf_data = rows["3 --pipeline tfdata (the product's tf.data path), steps/s (CPU ms/step)"]
     # tf.data / in-memory: 0.80 1.00 0.50 1.00 0.94; project / tf.data: 1.04 0.96 1.50 1.03 0.97.
     assert tf_data[4:6] == ["280.0 (6.1)", "0.94x in-memory (median of 5 pairs; single pairs 0.50-1.00); "
                                            "project / tf.data: 1.03"]

@@ -16,11 +16,14 @@ from test_errors import error_line, good_record, make_layout, paper_digit, recor
 import mnist_app
 import mnist_backward
 import mnist_generateds
-import mnist_idx
 import mnist_test
 import tf_compat
-from mnist_idx import DataError
+from mnistkit.errors import DataError
 from tf_compat import tf
+import mnistkit.images
+import mnistkit.writer
+import mnistkit.pictures
+import mnistkit.records
 
 CUT_SHORT = "is cut short (file truncated?): {left} byte(s) after the last whole record; " \
             "copy the file again or rerun `python mnist_generateds.py`"
@@ -33,9 +36,9 @@ def cut(path, where):
     "header" (5 bytes into a record's 12-byte header) or "data" (100 bytes
     into a record's data).
     """
-    count, lengths = mnist_generateds.scan_tfrecord(str(path))
+    count, lengths = mnistkit.records.scan_tfrecord(str(path))
     assert len(lengths) == 1
-    frame = lengths[0] + mnist_generateds.RECORD_FRAME_BYTES
+    frame = lengths[0] + mnistkit.records.RECORD_FRAME_BYTES
     size = os.path.getsize(path)
     at = {"half+7": size // 2 + 7, "header": (count // 3) * frame + 5, "data": (count // 3) * frame + 12 + 100}[where]
     record, left = divmod(at, frame)
@@ -56,7 +59,7 @@ def test_scan_tfrecord_finds_every_cut(tmp_path, where):
     write_records(path, [good_record(d % 10) for d in range(10)])
     expected = cut(path, where)
     with pytest.raises(DataError) as error:
-        mnist_generateds.scan_tfrecord(str(path))
+        mnistkit.records.scan_tfrecord(str(path))
     assert str(error.value) == f"{path}: {expected}"
 
 
@@ -94,7 +97,7 @@ def split_into_shards(data, num_shards):
     """Replace data/mnist_train.tfrecords by num_shards shards, round-robin as the generator writes them."""
     single = data / "mnist_train.tfrecords"
     serialized = list(tf.io.tf_record_iterator(str(single)))
-    shards = mnist_generateds.output_files(str(single), num_shards)
+    shards = mnistkit.records.output_files(str(single), num_shards)
     for i, shard in enumerate(shards):
         write_records(shard, serialized[i::num_shards])
     os.remove(single)
@@ -149,7 +152,7 @@ def test_first_line_leaves_out_tensorflows_stray_quote_and_keeps_real_quotes():
 def damaged(path, where):
     """Damage one byte of record 3 of a 10-record file: "length" (its header) or "data" (inside its data)."""
     write_records(path, [good_record(d) for d in range(10)])
-    frame = len(good_record()) + mnist_generateds.RECORD_FRAME_BYTES
+    frame = len(good_record()) + mnistkit.records.RECORD_FRAME_BYTES
     data = bytearray(path.read_bytes())
     data[3 * frame + (2 if where == "length" else 12 + 100)] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -161,7 +164,7 @@ def test_crc_mismatch_in_a_record_is_corrupted_not_cut_short(tmp_path, where):
     path = tmp_path / "mnist_train.tfrecords"
     offset = damaged(path, where)
     with pytest.raises(DataError) as error:
-        mnist_generateds.scan_tfrecord(str(path))
+        mnistkit.records.scan_tfrecord(str(path))
     assert str(error.value) == (f"{path}: record 3: corrupted or not a TFRecord file (corrupted record at {offset}); "
                                 "rerun `python mnist_generateds.py`")
 
@@ -172,7 +175,7 @@ def test_the_trainers_reader_threads_are_quoted_without_a_stray_quote(tmp_path, 
     data = tmp_path / "data"
     data.mkdir()
     path = data / "mnist_train.tfrecords"
-    frame = len(good_record()) + mnist_generateds.RECORD_FRAME_BYTES
+    frame = len(good_record()) + mnistkit.records.RECORD_FRAME_BYTES
     if where == "data":
         write_records(path, [good_record(d) for d in range(10)])
         with open(path, "r+b") as f:
@@ -181,7 +184,7 @@ def test_the_trainers_reader_threads_are_quoted_without_a_stray_quote(tmp_path, 
     else:
         cause = f"corrupted record at {damaged(path, 'data')}"
     # Two record lengths: the fast pipeline falls back to TFRecordReader, which checks CRCs and frames.
-    monkeypatch.setattr(mnist_generateds, "scan_tfrecord", lambda p: (10, (frame - 17, frame - 16)))
+    monkeypatch.setattr(mnistkit.records, "scan_tfrecord", lambda p: (10, (frame - 17, frame - 16)))
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         mnist_backward.backward(steps=5, batch_size=4, data_dir=str(data), model_dir=str(tmp_path / "model"),
                                 log=lambda m: None)
@@ -203,16 +206,16 @@ def test_to_8bit_infers_the_depth_from_the_brightest_pixel():
     for top in DEPTHS.values():
         img = Image.fromarray(widen(ramp, top))
         assert img.mode.startswith("I;16")
-        out = mnist_generateds.to_8bit(img)
+        out = mnistkit.images.to_8bit(img)
         assert out.mode == "L" and np.array_equal(np.asarray(out), ramp), top
     # 32-bit mode "I": clipped to 0..65535 first, then the same rule.
     signed = Image.fromarray(np.array([[-5, 0, 1000, 70000]], np.int32))
     assert signed.mode == "I"
-    assert np.asarray(mnist_generateds.to_8bit(signed)).tolist() == [[0, 0, 4, 255]]
-    assert np.asarray(mnist_generateds.to_8bit(Image.fromarray(np.array([[0, 4095, 4096]], np.uint16)))).tolist() == \
+    assert np.asarray(mnistkit.images.to_8bit(signed)).tolist() == [[0, 0, 4, 255]]
+    assert np.asarray(mnistkit.images.to_8bit(Image.fromarray(np.array([[0, 4095, 4096]], np.uint16)))).tolist() == \
         [[0, 16, 16]]
     rgb = Image.new("RGB", (2, 2))
-    assert mnist_generateds.to_8bit(rgb) is rgb
+    assert mnistkit.images.to_8bit(rgb) is rgb
 
 
 @pytest.mark.parametrize("depth", DEPTHS)
@@ -241,10 +244,10 @@ def test_app_keeps_the_content_of_16bit_pictures(tmp_path, depth):
     img.save(tmp_path / "eight.png")
     Image.fromarray(widen(np.asarray(img), DEPTHS[depth])).save(tmp_path / "deep.png")
     assert Image.open(tmp_path / "deep.png").mode.startswith("I;16")
-    assert np.array_equal(np.asarray(mnist_app.load_picture(str(tmp_path / "deep.png"))), np.asarray(img))
+    assert np.array_equal(np.asarray(mnistkit.pictures.load_picture(str(tmp_path / "deep.png"))), np.asarray(img))
     for preprocess in mnist_app.PREPROCESS:
-        assert np.array_equal(mnist_app.prepared_pixels(str(tmp_path / "deep.png"), preprocess=preprocess),
-                              mnist_app.prepared_pixels(str(tmp_path / "eight.png"), preprocess=preprocess))
+        assert np.array_equal(mnistkit.pictures.prepared_pixels(str(tmp_path / "deep.png"), preprocess=preprocess),
+                              mnistkit.pictures.prepared_pixels(str(tmp_path / "eight.png"), preprocess=preprocess))
 
 
 # ---------------------------------------------------------------- blank records
@@ -376,7 +379,7 @@ def test_a_blank_image_found_by_a_decoding_process_names_its_line(tmp_path, monk
     for line in (10, 7):
         Image.new("L", (28, 28), 0).save(image_dir / "x.png")
         os.replace(image_dir / "x.png", image_dir / names[line - 1])
-    monkeypatch.setattr(mnist_generateds, "CHUNK_SIZE", 3)
+    monkeypatch.setattr(mnistkit.writer, "CHUNK_SIZE", 3)
     out = tmp_path / "out"
     with pytest.raises(DataError) as error:
         mnist_generateds.write_tfRecord(str(out / "x.tfrecords"), str(image_dir), str(label_file),

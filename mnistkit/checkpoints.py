@@ -1,8 +1,8 @@
 """Checkpoints of a model folder: found, verified, restored and saved so that trained work is never lost.
 
-Used by mnist_backward.py (resume and save), mnist_test.py (evaluate),
-mnist_app.py (predict), their LeNet-5 counterparts and the distributed
-chief; not meant to be run.
+Used by the trainers (resume and save; mnistkit.training), mnist_test.py
+(evaluate), mnist_app.py (predict), their LeNet-5 counterparts and the
+distributed chief.
 
 tf.compat.v1.train.Saver writes each checkpoint as three kinds of file,
 <folder>/mnist_model-<global_step>.index, .data-00000-of-00001 and .meta.
@@ -27,10 +27,12 @@ checkpoint files are fine. So:
 import glob
 import os
 import re
+import shutil
 import time
 
 from tf_compat import first_line, tf
-from mnist_idx import DataError
+from .errors import DataError
+from .networks import check_network
 
 MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
 INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
@@ -315,9 +317,92 @@ def save(sess, checkpoint_saver, model_dir, step, written):
     return prefix
 
 
-if __name__ == "__main__":
-    import sys
+def prepare_model_dir(model_dir, log=print):
+    """Create model_dir if needed and clear what killed saves left; DataError if unusable."""
+    try:
+        os.makedirs(model_dir, exist_ok=True)
+        remove_unfinished_checkpoints(model_dir, log)
+    except OSError as e:
+        raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
+    if not os.access(model_dir, os.W_OK):
+        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
 
-    import tf_compat
-    sys.exit(tf_compat.not_a_script(__file__, "finds, verifies, restores and saves the checkpoints of a model folder",
-                                    "train with mnist_backward.py, evaluate with mnist_test.py"))
+
+def resume_checkpoint(model_dir, log=print):
+    """The checkpoint training resumes from, read whole: (prefix, {name: array}), or (None, None).
+
+    The newest checkpoint files in model_dir (latest), even
+    when the `checkpoint` index file is missing, damaged or names a path
+    that is gone (a moved or copied folder); `log` says so when the index
+    did not lead to them. Raises DataError naming the checkpoint when it is
+    damaged, with the newest intact one in the hint: training never starts
+    from scratch over checkpoint files, nor saves over them.
+    """
+    prefix = latest(model_dir)
+    if prefix is None:
+        return None, None
+    stored = read_or_hint(model_dir, prefix)
+    indexed = indexed_prefix(model_dir)
+    if indexed is None or not os.path.exists(indexed + ".index"):
+        log(f"note: {os.path.join(model_dir, INDEX_FILE)} is missing or names files that are "
+            f"not there; resuming from the newest checkpoint files, {prefix}")
+    elif indexed != prefix:
+        log(f"note: {prefix} is newer than {indexed}, the newest in the `checkpoint` index file; resuming from it")
+    return prefix, stored
+
+
+def restore_or_init(sess, model_dir, network, log=print):
+    """Initialise the variables, then restore the newest checkpoint in model_dir if any.
+
+    Returns the restored checkpoint prefix or None. Raises DataError when the
+    checkpoint is damaged, holds another network than `network`
+    (networks.check_network) or does not fit this graph.
+    """
+    sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+    ckpt, stored = resume_checkpoint(model_dir, log)
+    if ckpt is None:
+        return None
+    check_network(ckpt, stored, network)
+    try:
+        restore(sess, {v.op.name: v for v in tf.global_variables()}, ckpt, stored)
+    except DataError as e:  # a checkpoint of another graph: it was read whole, so nothing else is left
+        raise DataError(f"{e}; use another --model-dir") from None
+    return ckpt
+
+
+def remove_unfinished_checkpoints(model_dir, log=print):
+    """Delete what a killed Saver.save left in model_dir: `<prefix>_temp` folders and unfinished saves.
+
+    save() writes a checkpoint's .meta, then tf.train.Saver
+    writes into such a folder, renames the .index and .data files into place
+    and only then updates the `checkpoint` index file; a kill on the way
+    leaves files that no reader uses (see unfinished_saves)
+    and that this run would otherwise have to save over.
+    """
+    for name in os.listdir(model_dir):
+        path = os.path.join(model_dir, name)
+        if name.startswith(MODEL_NAME + "-") and name.endswith("_temp") and os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+    for prefix in unfinished_saves(model_dir):
+        for path in glob.glob(glob.escape(prefix) + ".*"):
+            os.remove(path)
+        log(f"removed {prefix}.*, a save that did not finish (not in the `checkpoint` index file, and no .index or no .meta)")
+
+
+def read_or_hint(model_dir, prefix):
+    """read_checkpoint(prefix), with a damaged checkpoint's DataError naming the newest intact one (damaged_hint)."""
+    try:
+        return read_checkpoint(prefix)
+    except CheckpointDamaged as e:
+        raise DataError(f"{e}; {damaged_hint(model_dir, prefix)}") from None
+
+
+def moving_average_variables(decay, with_global_step=True):
+    """{name in checkpoint: variable} restoring each trainable variable from its moving average.
+
+    Source: tf.train.ExponentialMovingAverage.variables_to_restore (the
+    course's test and app); decay does not change the names. Without
+    with_global_step, global_step is left out (a graph that has none).
+    """
+    restore_vars = tf.train.ExponentialMovingAverage(decay).variables_to_restore()
+    return {k: v for k, v in restore_vars.items() if with_global_step or "global_step" not in k}

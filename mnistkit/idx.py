@@ -21,6 +21,9 @@ import urllib.request
 import numpy as np
 from PIL import Image
 
+from . import files
+from .errors import DataError
+
 # The four standard IDX file names, per split.
 IDX_FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
@@ -40,15 +43,11 @@ MIRRORS = (
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
 )
 DOWNLOAD_TIMEOUT = 10  # seconds per connection attempt
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
 BUNDLED_DIR = os.path.join(HERE, "data", "mnist_sample")
 MANIFEST = "SOURCE.txt"
 JPG_QUALITY = 100  # the course's JPGs are lossy; keep the loss as small as JPG allows
 IMAGE_MAGIC, LABEL_MAGIC = 2051, 2049
-
-
-class DataError(Exception):
-    """Bad or missing input data; the message names the file and what to do."""
 
 
 def read_idx(path):
@@ -132,32 +131,18 @@ def download_mnist(dest_dir, mirrors=None, timeout=DOWNLOAD_TIMEOUT, log=print):
                     shutil.copyfileobj(response, out)
             except (OSError, ValueError) as e:
                 log(f"download of {url} failed: {e}")
-                _remove(tmp)
+                files.remove(tmp)
                 continue
             got = sha256_of(tmp)
             if got != want:
                 log(f"download of {url} failed: sha256 {got} does not match the official {want}")
-                _remove(tmp)
+                files.remove(tmp)
                 continue
             os.replace(tmp, target)
             break
         else:
             return False
     return True
-
-
-def public_mode(path):
-    """Give a file made by tempfile.mkstemp/mkdtemp (0600/0700) the usual umask-based mode."""
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, (0o777 if os.path.isdir(path) else 0o666) & ~umask)
-
-
-def _remove(path):
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
 
 
 def layout_names(split, count):
@@ -178,7 +163,7 @@ def write_jpg_layout(images, labels, jpg_dir, split):
     stem, txt = layout_names(split, len(images))
     image_dir, label_file = os.path.join(jpg_dir, stem), os.path.join(jpg_dir, txt)
     tmp_dir = tempfile.mkdtemp(prefix=f".{stem}.", dir=jpg_dir)
-    public_mode(tmp_dir)
+    files.public_mode(tmp_dir)
     lines = []
     for i, (pixels, digit) in enumerate(zip(images, labels)):
         name = f"{i}_{digit}.jpg"
@@ -254,7 +239,7 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     os.makedirs(jpg_dir, exist_ok=True)
     # The manifest goes first, so a run killed while rebuilding is never
     # taken for the old source; the old folders go once the new are in place.
-    _remove(os.path.join(jpg_dir, MANIFEST))
+    files.remove(os.path.join(jpg_dir, MANIFEST))
     for name in os.listdir(jpg_dir):  # folders of a build that was killed
         if name.startswith(".mnist_") and os.path.isdir(os.path.join(jpg_dir, name)):
             shutil.rmtree(os.path.join(jpg_dir, name))
@@ -272,7 +257,7 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
                 if os.path.isdir(old):
                     shutil.rmtree(old)
                 else:
-                    _remove(old)
+                    files.remove(old)
     tmp = os.path.join(jpg_dir, MANIFEST + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("\n".join(entries) + "\n")

@@ -1,0 +1,381 @@
+"""Course step 2 on TensorFlow's distributed runtime: parameter servers and workers.
+
+`python mnist_backward.py --job_name ps|worker --task_index I --ps_hosts H:P,...
+--worker_hosts H:P,...` lands here, once per task (mnist_cluster.py starts
+such a cluster on one machine). Source: TF1's between-graph replication, as
+in its mnist_replica.py example: tf.compat.v1.train.Server on a ClusterSpec
+of a "ps" and a "worker" job, the trainer's own graph (mnist_backward.build_graph,
+passed in) with its variables on the parameter servers
+(replica_device_setter) and its queue-runner input pipeline on each worker,
+which reads only its own shards (mnist_generateds.py --shards N). Worker 0
+is the chief: it initializes or restores the variables and writes the
+checkpoints and TensorBoard summaries that mnist_test.py reads as usual.
+The steps run through the same loop as on one machine (training.run_steps),
+with a Role that says who saves and which step errors are tried again.
+
+Reading order: main -> train_distributed: build_worker_graph,
+open_session, worker_steps, shut_down.
+"""
+import contextlib
+import dataclasses
+import os
+import sys
+import threading
+import time
+
+from tf_compat import LazyMapping, first_line, tf
+from . import checkpoints, inputs, training
+from .errors import ClusterError, DataError, Interrupted, exit_status
+from .networks import check_network
+
+CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
+PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
+MAX_FAILED_STEPS = 3  # this many unreachable-task steps in a row mean a parameter server is gone
+MAX_ABORTED_STEPS = 30  # aborted steps (duplicate gRPC requests on a busy machine) tried again in a row
+# Step errors tried again: the most in a row, and the word for the log line.
+# A busy machine can make gRPC resend a request, which TensorFlow then aborts
+# as a duplicate: a later step works. A lost parameter server fails every
+# step, and ends the worker after a few.
+RETRIED = LazyMapping(lambda: {tf.errors.AbortedError: (MAX_ABORTED_STEPS, "aborted"),
+                               tf.errors.UnavailableError: (MAX_FAILED_STEPS, "failed")})
+
+
+def parse_hosts(text, flag):
+    """"h1:p1,h2:p2" -> ["h1:p1", "h2:p2"]; raises ValueError naming `flag` on a bad entry."""
+    hosts = [h.strip() for h in (text or "").split(",") if h.strip()]
+    for host in hosts:
+        name, _, port = host.rpartition(":")
+        if not name or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"{flag}: {host!r} is not HOST:PORT")
+    if not hosts:
+        raise ValueError(f"{flag}: give at least one HOST:PORT")
+    if len(set(hosts)) != len(hosts):
+        raise ValueError(f"{flag}: a HOST:PORT is listed twice")
+    return hosts
+
+def worker_shards(files, task_index, num_workers):
+    """This worker's own training files: files[task_index::num_workers].
+
+    Every file goes to exactly one worker, so in one epoch no two workers
+    read the same record. Raises DataError when there are fewer files than
+    workers (a worker would have nothing to read).
+    """
+    if len(files) < num_workers:
+        raise DataError(f"{os.path.dirname(files[0]) or '.'}: {len(files)} training file(s) for {num_workers} workers; "
+                        f"run `python mnist_generateds.py --shards {num_workers}` (or a multiple) first")
+    return files[task_index::num_workers]
+
+@contextlib.contextmanager
+def deadline(seconds, message):
+    """Ends the process with `error: <message>` and status 1 if the block outlasts `seconds`.
+
+    Needed around session creation and closing: TensorFlow's master waits
+    without limit for an unreachable task (master.cc, DeviceFinder::Wait),
+    and neither operation_timeout_in_ms nor a RunOptions time-out ends that wait.
+    """
+    def expire():
+        sys.stdout.flush()
+        print(f"error: {message}", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+def start_server(cluster, job_name, task_index):
+    """This task's tf.compat.v1.train.Server; ClusterError when its port cannot be served."""
+    try:
+        return tf.train.Server(cluster, job_name=job_name, task_index=task_index)
+    except (tf.errors.OpError, ValueError) as e:
+        address = cluster.task_address(job_name, task_index)
+        raise ClusterError(f"{job_name} {task_index}: cannot serve {address} ({getattr(e, 'message', e)}); "
+                           "is the port in use or the host not this machine?") from None
+
+def serve_ps(cluster, task_index, log=print):
+    """Run parameter server `task_index` of `cluster` (a tf.train.ClusterSpec) until SIGINT/SIGTERM.
+
+    The gRPC server holds the variables that replica_device_setter places on
+    this task and serves them from its own threads; the main thread only
+    waits for a signal, so that Ctrl-C or SIGTERM ends the process normally
+    (server.join() would never return). Stopping is a parameter server's
+    normal end: returns 0.
+    """
+    start_server(cluster, "ps", task_index)
+    log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
+        "(Ctrl-C or SIGTERM to stop)")
+    with training.StopFlag() as stop:
+        while not stop.signal:
+            time.sleep(PS_POLL_SECS)
+    log(f"ps {task_index}: {stop.signal.name}: stopped")
+    return 0
+
+def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=False,
+                      startup_timeout=300):
+    """Worker `task_index` of `cluster` (a tf.train.ClusterSpec); returns the last global_step it saw.
+
+    settings: the run's training.Settings; build_graph(settings, data,
+    sync_replicas): the trainer's graph (mnist_backward.build_graph), built
+    here under replica_device_setter, so the variables, their moving
+    averages and global_step live on the parameter servers, and the input
+    pipeline reads this worker's own shards (worker_shards). Updates are
+    asynchronous, or with sync_replicas aggregated over all workers by
+    SyncReplicasOptimizer. Worker 0 is the chief: it restores the latest
+    checkpoint or initializes the variables, writes the checkpoints and
+    summaries. The others wait until the variables are ready; a restarted
+    worker rejoins the same way. Stops when global_step reaches
+    settings.steps (asynchronous workers may pass it by up to one step
+    each), or on SIGINT/SIGTERM, raising Interrupted after the chief has
+    saved. Step errors in RETRIED are tried again up to their limits.
+    Raises DataError on bad input and ClusterError when a parameter server
+    is lost or start-up takes longer than `startup_timeout` seconds.
+    """
+    num_workers, is_chief, me = cluster.num_tasks("worker"), task_index == 0, f"worker {task_index}"
+    data = training.training_data(settings.data_dir)
+    mine = data.for_worker(worker_shards(data.files, task_index, num_workers))
+    if is_chief:
+        checkpoints.prepare_model_dir(settings.model_dir, settings.log)
+    server = start_server(cluster, "worker", task_index)
+    graph, parts = build_worker_graph(cluster, task_index, settings, mine, build_graph, sync_replicas)
+    ckpt = chief_checkpoint(settings, parts) if is_chief else None
+    tf.get_default_graph().finalize()
+    sess = open_session(server, parts, cluster, task_index, ckpt, startup_timeout, settings.log)
+    role = training.Role(saver=parts.saver, is_chief=is_chief, me=f"{me}: ", retried=dict(RETRIED),
+                         announce_first=True,
+                         writer=training.summary_writer(settings.model_dir) if is_chief else None)
+    worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
+    try:
+        progress = worker_steps(sess, graph, settings, role, worker)
+    except BaseException as e:
+        failure = cluster_failure(e, me, ",".join(cluster.job_tasks("ps")), settings.model_dir, sync_replicas)
+        progress = None
+    else:
+        failure = None
+    shut_down(sess, worker.sync_coord, worker.sync_threads, failure, me)
+    settings.log(f"{me}: {progress.local_steps} local steps; global_step {progress.step}")
+    return progress.step
+
+
+@dataclasses.dataclass
+class SessionParts:
+    """What a worker's session needs beside the training graph (tf.train.SessionManager's ops, the saver)."""
+    saver: object
+    init_op: object
+    local_init_op: object
+    ready_op: object
+    ready_for_local_init_op: object
+    worker_device: str
+    init_tokens_op: object = None
+    chief_queue_runner: object = None
+
+
+@dataclasses.dataclass
+class Worker:
+    """One worker's part in the run: its name, whether it is the chief, its data; the chief's sync threads."""
+    me: str
+    is_chief: bool
+    sync_replicas: bool
+    ckpt: object
+    data: training.TrainingData
+    parts: SessionParts
+    sync_coord: object = dataclasses.field(default_factory=lambda: tf.train.Coordinator())
+    sync_threads: list = dataclasses.field(default_factory=list)
+
+
+def build_worker_graph(cluster, task_index, settings, data, build_graph, sync_replicas):
+    """(training.TrainGraph, SessionParts): build_graph placed for this worker, and what its session needs.
+
+    Variables go to the parameter servers (replica_device_setter), the
+    input pipeline reads data.files on this worker. The saver keeps
+    settings.keep checkpoints; with sync_replicas the parts hold
+    SyncReplicasOptimizer's token and chief queue-runner ops.
+    """
+    num_workers, is_chief = cluster.num_tasks("worker"), task_index == 0
+    worker_device = f"/job:worker/task:{task_index}"
+    with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
+        graph = build_graph(settings, data, (num_workers, num_workers) if sync_replicas else None)
+    with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
+        local_init_op = tf.local_variables_initializer()
+        sync = {}
+        if sync_replicas:
+            optimizer = graph.optimizer
+            with tf.control_dependencies([local_init_op]):
+                local_init_op = optimizer.chief_init_op if is_chief else optimizer.local_step_init_op
+            sync = dict(init_tokens_op=optimizer.get_init_tokens_op(),
+                        chief_queue_runner=optimizer.get_chief_queue_runner())
+            ready_for_local_init_op = optimizer.ready_for_local_init_op
+        else:
+            ready_for_local_init_op = tf.report_uninitialized_variables(tf.global_variables())
+        parts = SessionParts(checkpoints.saver(settings.keep), tf.global_variables_initializer(), local_init_op,
+                             tf.report_uninitialized_variables(), ready_for_local_init_op, worker_device, **sync)
+    return graph, parts
+
+
+def chief_checkpoint(settings, parts):
+    """The checkpoint the chief restores: the newest in the model folder (a prefix), or None to initialize.
+
+    Found and read whole by checkpoints.resume_checkpoint, then checked
+    against the graph just built; raises DataError when it is damaged,
+    holds another network, or belongs to another graph.
+    """
+    ckpt, stored = checkpoints.resume_checkpoint(settings.model_dir, settings.log)
+    if ckpt is not None:
+        check_network(ckpt, stored, settings.net.NETWORK)
+        try:
+            checkpoints.check_variables(ckpt, stored, {v.op.name: v for v in tf.global_variables()})
+        except DataError as e:
+            raise DataError(f"{e}; use another --model-dir") from None
+    return ckpt
+
+
+def worker_steps(sess, graph, settings, role, worker):
+    """training.run_steps between starting and joining the queue runners; returns the training.Progress.
+
+    The chief also starts SyncReplicasOptimizer's queue runner (under
+    worker.sync_coord) and saves the last checkpoint after the loop. Raises
+    Interrupted after SIGINT/SIGTERM, ClusterError when training ended
+    before the target, TensorFlow's errors as they come.
+    """
+    me, options = worker.me, tf.RunOptions(timeout_in_ms=training.STEP_TIMEOUT_MS)
+    with training.StopFlag() as stop:
+        step = int(sess.run(graph.global_step, options=options))
+        progress = training.Progress(step=step, saved_step=step)
+        start = (f"resuming from {worker.ckpt}" if worker.ckpt else
+                 "variables initialized" if worker.is_chief else "variables ready")
+        settings.log(f"{me}: {start} at global_step {step}; reading {sum(worker.data.counts.values())} of "
+                     f"{worker.data.examples} records from {worker.data.where}; target global_step {settings.steps}; "
+                     + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
+                        else "asynchronous updates"))
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+        if worker.sync_replicas and worker.is_chief:
+            sess.run(worker.parts.init_tokens_op, options=options)
+            worker.sync_threads += worker.parts.chief_queue_runner.create_threads(
+                sess, coord=worker.sync_coord, daemon=True, start=True)
+        try:
+            training.run_steps(sess, graph, settings, role, stop, coord, progress)
+        except tf.errors.OutOfRangeError as e:
+            # The input queue was closed by a failing reader (re-raised by join below),
+            # or in sync mode the chief closed the token queue when it finished.
+            coord.request_stop(None if worker.sync_replicas else e)
+        except tf.errors.CancelledError as e:
+            coord.request_stop(e)
+        finally:
+            # Closing the token queue tells the other workers that synchronous training is over.
+            worker.sync_coord.request_stop()
+            inputs.stop_queue_runners(coord, threads, worker.data.where, passthrough=tuple(RETRIED))
+        step = training.save_last(sess, graph, settings, role, progress, worker.ckpt)
+        if role.writer is not None:
+            role.writer.close()
+        if stop.signal:
+            saved = f"; checkpoint saved to {checkpoints.prefix_of(settings.model_dir, progress.saved_step)}"
+            raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
+                              + (saved if worker.is_chief else ""))
+        if step < settings.steps:
+            raise ClusterError(f"{me}: training ended at global_step {step}, before the target {settings.steps}"
+                               + (": the chief stopped the synchronous updates" if worker.sync_replicas else ""))
+    return progress
+
+
+def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=print):
+    """This worker's tf.Session on the cluster, its variables ready (tf.train.SessionManager).
+
+    The chief restores `ckpt` or runs init_op (prepare_session); the others
+    wait until the chief has done so (wait_for_session). Raises ClusterError
+    when that takes longer than startup_timeout seconds or a parameter
+    server is lost; ends the process (deadline) when session creation hangs
+    on an unreachable task.
+    """
+    is_chief, me = task_index == 0, f"worker {task_index}"
+    # Only the parameter servers and this worker take part in this worker's
+    # session, so a worker that dies or restarts does not hold up the others.
+    config = tf.ConfigProto(device_filters=["/job:ps", parts.worker_device])
+    manager = tf.train.SessionManager(local_init_op=parts.local_init_op, ready_op=parts.ready_op,
+                                      ready_for_local_init_op=parts.ready_for_local_init_op, recovery_wait_secs=1)
+    waiting_for = (f"the parameter servers {','.join(cluster.job_tasks('ps'))}"
+                   + ("" if is_chief else " and the chief (worker 0)"))
+    log(f"{me} of {cluster.num_tasks('worker')}: waiting for {waiting_for}")
+    # wait_for_session gives up by itself after startup_timeout; the deadline
+    # is for a session creation that hangs on an unreachable parameter server.
+    give_up = startup_timeout + 5
+    with deadline(give_up, f"{me}: no session after {give_up:g} s: {waiting_for} did not answer; "
+                           "start them, or check --ps_hosts and --worker_hosts"):
+        try:
+            if is_chief:
+                return manager.prepare_session(server.target, init_op=parts.init_op, saver=parts.saver,
+                                               checkpoint_filename_with_path=ckpt, config=config)
+            return manager.wait_for_session(server.target, config=config, max_wait_secs=startup_timeout)
+        except tf.errors.DeadlineExceededError:
+            raise ClusterError(f"{me}: the chief (worker 0) did not initialize the variables within "
+                               f"{startup_timeout:g} s; start it, or check --worker_hosts") from None
+        except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
+            raise ClusterError(f"{me}: lost a parameter server while starting ({first_line(e)})") from None
+
+
+def cluster_failure(error, me, ps_hosts, model_dir, sync_replicas):
+    """The exception a worker ends with for an error of its session: TensorFlow's errors as one-line ClusterErrors."""
+    resume = f"restart the whole cluster to resume from the latest checkpoint in {model_dir}"
+    if isinstance(error, tf.errors.DeadlineExceededError):
+        return ClusterError(f"{me}: no step finished within {training.STEP_TIMEOUT_MS // 1000} s: "
+                            f"a parameter server ({ps_hosts}) does not answer"
+                            + (", or the chief that applies the synchronous updates is gone" if sync_replicas else "")
+                            + f"; {resume}")
+    if isinstance(error, tf.errors.AbortedError):
+        return ClusterError(f"{me}: {MAX_ABORTED_STEPS} steps in a row aborted ({first_line(error)}); the machine "
+                            "may be overloaded; start this worker again to rejoin")
+    if isinstance(error, tf.errors.UnavailableError):
+        return ClusterError(f"{me}: lost a parameter server ({first_line(error)}); {resume}")
+    if isinstance(error, tf.errors.OpError):
+        return ClusterError(f"{me}: training failed ({first_line(error)}); {resume}")
+    return error
+
+
+def shut_down(sess, sync_coord, sync_threads, failure, me):
+    """Close the session and join the chief's sync threads; then raise `failure` (an exception or None)."""
+    # Closing asks every task of the session to drop its part of the graph,
+    # and waits without limit for a parameter server that is gone.
+    with deadline(CLOSE_TIMEOUT_SECS, str(failure) if failure else f"{me}: the session did not close "
+                                                                   f"within {CLOSE_TIMEOUT_SECS} s"):
+        sess.close()
+    try:
+        sync_coord.join(sync_threads, stop_grace_period_secs=CLOSE_TIMEOUT_SECS, ignore_live_threads=True)
+    except tf.errors.CancelledError:
+        pass  # sess.close() ended the wait for gradients, as intended
+    except tf.errors.OpError as e:
+        failure = failure or ClusterError(f"{me}: synchronous updates failed ({first_line(e)})")
+    if failure is not None:
+        raise failure
+
+
+def main(args, parser, settings, build_graph):
+    """Run one cluster task from mnist_backward.py's parsed flags; returns the exit status.
+
+    parser: mnist_backward.py's ArgumentParser, for flag errors (exit 2);
+    settings, build_graph: the trainer's training.Settings and graph.
+    Exit status 0 when done (a parameter server: when stopped), 1 with a
+    one-line error, 128 + signal number when a worker was stopped by
+    SIGINT/SIGTERM (after the chief saved a checkpoint).
+    """
+    missing = [flag for flag, value in (("--job_name", args.job_name), ("--ps_hosts", args.ps_hosts),
+                                        ("--worker_hosts", args.worker_hosts)) if not value]
+    if missing:
+        parser.error(f"--job_name, --ps_hosts and --worker_hosts go together (missing: {', '.join(missing)})")
+    try:
+        hosts = {"ps": parse_hosts(args.ps_hosts, "--ps_hosts"),
+                 "worker": parse_hosts(args.worker_hosts, "--worker_hosts")}
+    except ValueError as e:
+        parser.error(str(e))
+    tasks = len(hosts[args.job_name])
+    if not 0 <= args.task_index < tasks:
+        parser.error(f"--task_index {args.task_index}: the {args.job_name} job has tasks 0 to {tasks - 1}")
+    cluster = tf.train.ClusterSpec(hosts)
+    if args.job_name == "ps":
+        return exit_status(lambda: serve_ps(cluster, args.task_index), (ClusterError,))
+    return exit_status(
+        lambda: train_distributed(cluster, args.task_index, settings, build_graph, args.sync_replicas,
+                                  args.startup_timeout),
+        (DataError, ClusterError),
+        interrupted=f"worker {args.task_index}: interrupted before training started; nothing saved")

@@ -1,0 +1,319 @@
+"""Writing TFRecord files: label files and image folders in, tf.train.Example records out.
+
+mnist_generateds.write_tfRecord is the course's step; this is its
+machinery: parsing the label file, decoding images in worker processes,
+streaming the serialized records to TFRecordWriters under temporary names,
+and staging the splits so that all of them appear, or none.
+"""
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import tempfile
+from collections import deque
+
+from tf_compat import tf
+from . import files
+from .errors import DataError
+from .images import check_not_blank, load_image
+from .records import NUM_CLASSES, output_files, record_template, shard_files
+
+# Writing: images are decoded and their records serialized in worker processes,
+# CHUNK_SIZE images per task; the records are written in label-file order.
+CHUNK_SIZE = 500
+MAX_WORKERS = 8
+STAGING_PREFIX = ".staging-"  # hidden name of a finished split waiting for the other
+
+
+def read_label_file(label_path):
+    """Parse a course label file into [(file name, digit, line number)].
+
+    Lines are `<file name> <digit>`; the name may contain spaces (the digit
+    is the last field). Blank lines, trailing spaces, Windows line endings
+    and a UTF-8 byte-order mark are accepted. Raises DataError naming the file
+    and line for anything else (missing or empty file, a line without a
+    digit, a digit outside 0-9, a name listed twice).
+    """
+    entries, seen = [], {}
+    try:
+        with open(label_path, "rb") as f:
+            for number, raw in enumerate(f, start=1):  # streamed: the lines are never all held at once
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as e:
+                    raise DataError(f"{label_path}:{number}: not UTF-8 text ({e.reason} at byte {e.start} of the line)") from None
+                entry = _parse_label_line(line, label_path, number, seen)
+                if entry is not None:
+                    entries.append(entry)
+    except FileNotFoundError:
+        raise DataError(f"{label_path}: label file not found") from None
+    except OSError as e:
+        raise DataError(f"{label_path}: cannot read label file ({e.strerror})") from None
+    if not entries:
+        raise DataError(f"{label_path}: label file is empty")
+    return entries
+
+
+def _parse_label_line(line, label_path, number, seen):
+    """(name, digit, number) for one label-file line, None for a blank one; DataError otherwise."""
+    line = line.strip()
+    if not line:
+        return None
+    fields = line.rsplit(None, 1)
+    if len(fields) != 2:
+        raise DataError(f"{label_path}:{number}: expected '<file name> <digit>', found {line!r}")
+    name, digit = fields
+    if not (digit.isdigit() and int(digit) < NUM_CLASSES):
+        raise DataError(f"{label_path}:{number}: label {digit!r} is not a digit 0-9")
+    if name in seen:
+        raise DataError(f"{label_path}:{number}: {name!r} is listed again (first on line {seen[name]})")
+    seen[name] = number
+    return name, int(digit), number
+
+
+def encode_images(image_path, batch, templates, label_path=""):
+    """Decode a list of images and serialize their records, in order.
+
+    batch: [(file name, digit, label-file line number)]; templates:
+    [record_template(d) for d in 0-9]; label_path: the label file, for
+    messages. Returns (records, converted): the serialized tf.train.Example
+    of each image (bytes), and [(file name, original mode)] for the images
+    that load_image converted. Raises DataError from load_image, and for a
+    blank image (every pixel one value, see check_not_blank). Runs in the
+    decoding processes, so it touches no TensorFlow.
+    """
+    records, converted = [], []
+    for name, digit, number in batch:
+        img_path = os.path.join(image_path, name)
+        img_raw, note = load_image(img_path)
+        check_not_blank(img_raw, img_path, f"{label_path}:{number}")
+        if note:
+            converted.append((name, note))
+        head, tail = templates[digit]
+        records.append(head + img_raw + tail)
+    return records, converted
+
+
+def default_workers():
+    """Decoding processes to use: the CPUs this process may run on, at most MAX_WORKERS.
+
+    1 (decode here) on 2 CPUs or fewer, and off Linux. Handing chunks to
+    workers costs about 10 us of CPU per image on top of the ~24 us of
+    decoding and writing it (the parent still writes every record); on 2
+    cores that pays only while the second core is idle, and on a busy
+    machine the pool was 1.5x slower than decoding here (bench/bench.py).
+    """
+    if not sys.platform.startswith("linux"):
+        return 1
+    cpus = len(os.sched_getaffinity(0))
+    return 1 if cpus <= 2 else min(MAX_WORKERS, cpus)
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled once, by the parent
+
+
+def decoding_pool(workers):
+    """A fork-started multiprocessing.Pool of `workers` processes, or a null context for 1.
+
+    Forking after TensorFlow's import is safe for what the children do: they
+    run only encode_images (Pillow, NumPy, bytes), never a TensorFlow op, and
+    leave by os._exit, so no TensorFlow state or lock is used or torn down in
+    them. The pool is made before the TFRecordWriter opens, so no child holds
+    its buffer. Ctrl-C is ignored in the children and handled by the parent,
+    whose `with` block terminates the pool.
+    """
+    if workers <= 1:
+        return contextlib.nullcontext()
+    return multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
+
+
+def encoded_chunks(pool, workers, image_path, entries, templates, label_path=""):
+    """Yield encode_images results for consecutive CHUNK_SIZE slices of entries, in order.
+
+    entries: [(file name, digit, line number)] of label_path (read_label_file).
+
+    With a pool of `workers` processes, at most 2 tasks per process are in
+    flight, so memory stays bounded whatever the number of images; without
+    one, chunks are encoded here. An error raised in a worker is re-raised here, for the first bad
+    image in label-file order.
+    """
+    chunks = (entries[i:i + CHUNK_SIZE] for i in range(0, len(entries), CHUNK_SIZE))
+    if pool is None:
+        for chunk in chunks:
+            yield encode_images(image_path, chunk, templates, label_path)
+        return
+    pending = deque()
+    for chunk in chunks:
+        pending.append(pool.apply_async(encode_images, (image_path, chunk, templates, label_path)))
+        if len(pending) >= 2 * workers:
+            yield pending.popleft().get()
+    while pending:
+        yield pending.popleft().get()
+
+
+def remove_other_forms(tfRecordName, outputs, log=print):
+    """Delete tfRecordName and its shards of any count, except `outputs` (the files just written)."""
+    stale = [old for old in [tfRecordName] + shard_files(tfRecordName) if old not in outputs and os.path.exists(old)]
+    for old in stale:
+        files.remove(old)
+    if stale:
+        log(f"removed {len(stale)} file(s) of an earlier run ({os.path.basename(stale[0])}"
+            + (" ..." if len(stale) > 1 else "") + f"), replaced by {len(outputs)} file(s)")
+
+
+def remove_stale_temporaries(data_dir):
+    """Delete temporary TFRecord files a killed earlier run left in data_dir."""
+    if not os.path.isdir(data_dir):
+        return
+    for name in os.listdir(data_dir):
+        if name.startswith(".") and ".tfrecords" in name and (name.startswith(STAGING_PREFIX) or name.endswith(".tmp")):
+            files.remove(os.path.join(data_dir, name))
+
+
+def check_image_folder(image_path, label_path, entries, log=print):
+    """Raise DataError for the first listed image missing from image_path; warn about unlisted files.
+
+    entries: read_label_file(label_path). The folder is listed once and
+    streamed, so 60,000 names are not held a second time; hidden files are
+    ignored.
+    """
+    listed = {name for name, _, _ in entries}
+    found, extra = 0, []
+    try:
+        with os.scandir(image_path) as folder:
+            for item in folder:
+                if item.name in listed:
+                    found += 1
+                elif not item.name.startswith("."):
+                    extra.append(item.name)
+    except OSError as e:
+        raise DataError(f"{image_path}: cannot list image folder ({e.strerror})") from None
+    if found < len(entries):
+        for name, _, number in entries:
+            if not os.path.isfile(os.path.join(image_path, name)):
+                hint = f" (or the line has {len(name.split()) + 1} fields; expected '<file name> <digit>')" if " " in name else ""
+                raise DataError(f"{label_path}:{number}: image {name!r} not found in {image_path}{hint}")
+    if extra:
+        log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {min(extra)!r})")
+
+
+def temporary_outputs(outputs):
+    """One hidden temporary file beside each of `outputs` (list of paths); returns their paths.
+
+    Raises DataError naming the folder when it cannot be made or written
+    (the temporaries made so far are removed).
+    """
+    out_dir = os.path.dirname(os.path.abspath(outputs[0]))
+    tmps = []
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        for out in outputs:
+            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".tmp", dir=out_dir)
+            os.close(fd)
+            tmps.append(tmp)
+            files.public_mode(tmp)
+    except OSError as e:
+        for tmp in tmps:
+            files.remove(tmp)
+        raise DataError(f"{out_dir}: cannot write output folder ({e.strerror})") from None
+    return tmps
+
+
+def write_records(tfRecordName, image_path, label_path, entries, workers=None, quiet=False, num_shards=1):
+    """Write the records of `entries` to tfRecordName (or its num_shards shards); returns the converted images.
+
+    entries: read_label_file(label_path), checked by check_image_folder.
+    Record k goes to shard k % num_shards. Images are decoded by `workers`
+    processes (default_workers()) in CHUNK_SIZE chunks and the records
+    streamed to one tf.io.TFRecordWriter per output, each writing a
+    temporary file that is renamed into place only when all are complete.
+    Returns [(file name, original mode)] of the images that were converted
+    to 8-bit grayscale. Raises DataError on bad input or a failed write;
+    on any failure, and on Ctrl-C, the temporaries are removed.
+    """
+    outputs = output_files(tfRecordName, num_shards)
+    tmps = temporary_outputs(outputs)
+    templates = [record_template(digit) for digit in range(NUM_CLASSES)]
+    workers = default_workers() if workers is None else workers
+    workers = min(workers, -(-len(entries) // CHUNK_SIZE))  # no idle processes for a small split
+    converted = []
+    try:
+        with contextlib.ExitStack() as stack:
+            pool = stack.enter_context(decoding_pool(workers))  # started before the writers open
+            writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
+            bar = stack.enter_context(files.progress_bar(quiet, total=len(entries), desc=os.path.basename(tfRecordName),
+                                                         unit="img"))
+            k = 0
+            for records, notes in encoded_chunks(pool, workers, image_path, entries, templates, label_path):
+                converted += notes
+                for record in records:
+                    writers[k % num_shards].write(record)
+                    k += 1
+                bar.update(len(records))
+        for tmp, out in zip(tmps, outputs):
+            os.replace(tmp, out)
+    except BaseException as e:
+        for tmp in tmps:
+            files.remove(tmp)
+        if isinstance(e, (tf.errors.OpError, OSError)):
+            raise DataError(f"{tfRecordName}: write failed ({getattr(e, 'message', None) or e})") from None
+        raise
+    return converted
+
+
+class Staging:
+    """Both splits appear in data_dir together, or neither: write under hidden names, rename all at the end.
+
+    `with Staging(data_dir, log) as staging:` then for each split
+    staging.path(name) is where to write it (a hidden name) and
+    staging.add(split, name, count, num_shards) records what was written.
+    On a clean exit every staged file is renamed to its final name, files of
+    the other form (the single file, or shards of another count) are
+    removed, and one line per split is logged. On any error the staged files
+    and the folders this run created are removed. Temporaries of earlier,
+    killed runs are removed on entry.
+    """
+
+    def __init__(self, data_dir, log=print):
+        self.data_dir, self.log, self.staged = data_dir, log, []
+
+    def __enter__(self):
+        remove_stale_temporaries(self.data_dir)
+        self.new_folders = files.missing_folders(self.data_dir)
+        return self
+
+    def path(self, name):
+        """The hidden staging path for output file `name` (e.g. mnist_train.tfrecords)."""
+        return os.path.join(self.data_dir, STAGING_PREFIX + name)
+
+    def add(self, split, name, count, num_shards=1):
+        """Record that `count` records of `split` were written to path(name), in num_shards files."""
+        out = os.path.join(self.data_dir, name)
+        self.staged.append((split, out, count, list(zip(output_files(self.path(name), num_shards),
+                                                         output_files(out, num_shards)))))
+
+    def __exit__(self, kind, error, traceback):
+        done = False
+        try:
+            if kind is None:
+                self._publish()
+                done = True
+        finally:
+            for _, _, _, renames in self.staged:
+                for staging, _ in renames:
+                    files.remove(staging)
+            if not done:
+                files.remove_empty_folders(self.new_folders)
+
+    def _publish(self):
+        for split, out, count, renames in self.staged:
+            for staging, final in renames:
+                os.replace(staging, final)
+            remove_other_forms(out, [final for _, final in renames], self.log)
+            if len(renames) == 1:
+                self.log(f"wrote {count} {split} records to {out}")
+            else:
+                self.log(f"wrote {count} {split} records round-robin to {len(renames)} shards "
+                         f"{renames[0][1]} ... {renames[-1][1]}")
