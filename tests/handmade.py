@@ -6,7 +6,16 @@ lighting gradient with sensor noise, in a font, slanted, and as a rotated
 phone JPEG whose EXIF orientation tag puts it upright again. The pictures
 are deterministic (fixed seeds), so counts over them can be compared.
 
-  python tests/handmade.py OUTDIR   # writes the pictures and OUTDIR/labels.txt
+The same pen strokes also make pictures that are not one digit, and single
+digits easy to mistake for them: several digits side by side or stacked,
+font numbers, specks of dirt, digits in strokes that do not touch, pencil
+broken by rough paper, dotted strokes.
+
+A second set, PHONE_STYLES, is photos as a phone takes them: dark pen strokes
+on a page shaded across (from one side, from the top, a vignette), softened
+by the lens, with sensor noise, saved as JPEG (one as PNG).
+
+  python tests/handmade.py OUTDIR   # writes both sets and OUTDIR/labels.txt
 """
 import os
 import sys
@@ -39,11 +48,16 @@ STROKES = {
 def draw_digit(digit, size, stroke, slant=0.0, seed=None):
     """Ink coverage of one pen-drawn digit: float [size, size] in [0, 1], 4x supersampled.
 
-    stroke: pen width as a fraction of the digit height; slant: shear (0.2
-    leans right). seed: when given, a hand's unsteadiness: every point moves
-    by up to 3 % of the height, the digit turns by up to 8 degrees and its
-    width changes by up to 15 %.
+    stroke: pen width as a fraction of size; slant: shear (0.2 leans
+    right). seed: when given, a hand's unsteadiness: every point moves by up
+    to 3 % of the height, the digit turns by up to 8 degrees and its width
+    changes by up to 15 %.
     """
+    return draw_strokes(STROKES[digit], size, stroke, slant, seed)
+
+
+def draw_strokes(lines, size, stroke, slant=0.0, seed=None):
+    """Ink coverage of pen strokes (polylines in a unit box, as in STROKES): float [size, size]; see draw_digit."""
     rng = np.random.default_rng(seed)
     wobble, turn, narrow = (0.03, 8, 0.15) if seed is not None else (0, 0, 0)
     squeeze = 1 + rng.uniform(-narrow, narrow)
@@ -53,7 +67,7 @@ def draw_digit(digit, size, stroke, slant=0.0, seed=None):
     width = max(1, round(stroke * big))
     margin = big * 0.1
     scale = big - 2 * margin
-    for line in STROKES[digit]:
+    for line in lines:
         line = np.array(line) + rng.uniform(-wobble, wobble, (len(line), 2)) if wobble else np.array(line)
         points = [(margin + (0.5 + (x - 0.5) * squeeze + slant * (0.5 - y)) * scale * 0.8 + scale * 0.1,
                    margin + y * scale) for x, y in line]
@@ -119,6 +133,137 @@ STYLES = {
 }
 
 
+
+def shading(frame, bright, dim, direction):
+    """A page's light: float [h, w], gray level `bright` falling to `dim` towards the far side.
+
+    direction: "left" (light from the left), "right", "top", "diagonal"
+    (from the top-left corner) or "vignette" (bright centre, dim corners).
+    """
+    h, w = frame
+    x, y = np.linspace(0, 1, w)[None, :], np.linspace(0, 1, h)[:, None]
+    fall = {"left": x + 0 * y, "right": 1 - x + 0 * y, "top": y + 0 * x, "diagonal": (x + y) / 2,
+            "vignette": ((x - 0.5) ** 2 + (y - 0.5) ** 2) / 0.5}[direction]
+    return bright + (dim - bright) * fall
+
+
+def phone_shot(ink, frame, place, light, ink_level, blur, noise, seed):
+    """Ink coverage photographed: uint8 [h, w], on a page shaded by light = (bright, dim, direction),
+    softened by a Gaussian blur of `blur` pixels, with sensor noise of std `noise` gray levels."""
+    coverage = np.zeros(frame)
+    r, c = place
+    coverage[r:r + ink.shape[0], c:c + ink.shape[1]] = ink
+    paper = shading(frame, *light)
+    picture = Image.fromarray(np.clip(np.round(paper + (ink_level - paper) * coverage), 0, 255).astype(np.uint8))
+    picture = np.asarray(picture.filter(ImageFilter.GaussianBlur(blur)), dtype=np.float64)
+    picture = picture + np.random.default_rng(seed).normal(0, noise, frame)
+    return np.clip(np.round(picture), 0, 255).astype(np.uint8)
+
+
+# name: (digit size, pen width, frame, place, light, ink, blur, noise, JPEG quality or None for PNG),
+# sizes in pixels. The first is the issue's photo: 14-px strokes, 235 to 105 across, blur 1.5, noise 7.
+PHONE_STYLES = {
+    "phone-shaded-left": (300, 14, (480, 640), (90, 170), (235, 105, "left"), 20, 1.5, 7, 85),
+    "phone-shaded-top": (280, 10, (480, 640), (100, 200), (230, 110, "top"), 30, 1.2, 6, 75),
+    "phone-vignette": (300, 12, (480, 640), (80, 160), (240, 120, "vignette"), 25, 2.0, 8, 90),
+    "phone-diagonal-png": (300, 16, (480, 640), (90, 250), (235, 100, "diagonal"), 20, 1.5, 8, None),
+    "phone-large-thin": (720, 12, (1200, 1600), (240, 500), (230, 120, "left"), 30, 2.0, 6, 80),
+    "phone-low-quality": (300, 14, (480, 640), (90, 170), (225, 115, "right"), 35, 1.0, 10, 50),
+    "phone-pencil": (300, 9, (480, 640), (90, 170), (235, 140, "top"), 110, 1.2, 5, 85),
+}
+
+
+def make_phone_photos(folder):
+    """Write every PHONE_STYLES x digit photo into folder; returns [(path, digit, style)] in a fixed order."""
+    os.makedirs(folder, exist_ok=True)
+    made = []
+    for number, (style, (size, pen, frame, place, light, ink, blur, noise, quality)) in enumerate(PHONE_STYLES.items()):
+        for digit in range(10):
+            seed = 200 + 10 * number + digit
+            array = phone_shot(draw_digit(digit, size, pen / size, seed=seed), frame, place, light, ink,
+                               blur, noise, seed)
+            path = os.path.join(folder, f"{style}-{digit}.{'png' if quality is None else 'jpg'}")
+            Image.fromarray(array).save(path, **({} if quality is None else {"quality": quality}))
+            made.append((path, digit, style))
+    return made
+
+
+# Digits written in strokes that do not touch, in a unit box as STROKES.
+SEPARATE_STROKES = {
+    "4-open": (4, [[(0.32, 0.03), (0.15, 0.62), (0.6, 0.62)], [(0.72, 0.25), (0.72, 0.97)]]),
+    "4-crossing-apart": (4, [[(0.32, 0.03), (0.15, 0.62), (0.88, 0.62)], [(0.68, 0.3), (0.68, 0.52)],
+                             [(0.68, 0.72), (0.68, 0.97)]]),
+    "5-lifted-bar": (5, [[(0.82, 0.04), (0.32, 0.04)], [(0.24, 0.14), (0.24, 0.46)] + _arc(0.5, 0.68, 0.32, 0.28, -130, 150, 24)]),
+    "7-crossbar": (7, [[(0.12, 0.05), (0.86, 0.05), (0.4, 0.97)], [(0.3, 0.5), (0.85, 0.5)]]),
+    "7-bar-apart": (7, [[(0.12, 0.05), (0.86, 0.05), (0.4, 0.97)], [(0.3, 0.5), (0.55, 0.5)]]),
+    "8-two-loops": (8, [_arc(0.5, 0.25, 0.22, 0.21, 0, 360, 30), _arc(0.5, 0.74, 0.28, 0.23, 0, 360, 30)]),
+    "1-base": (1, [[(0.35, 0.2), (0.55, 0.03), (0.55, 0.85)], [(0.3, 0.97), (0.8, 0.97)]]),
+}
+
+
+def rough_paper(ink, grain, keep, seed=0):
+    """A pencil on rough paper: ink coverage with holes where the paper's grain (about `grain` pixels) is high.
+
+    keep: share of the grain's range that takes the pencil (0.7: a few short breaks, 0.5: many).
+    """
+    rng = np.random.default_rng(seed)
+    small = rng.random((max(2, round(ink.shape[0] / grain)), max(2, round(ink.shape[1] / grain))))
+    texture = Image.fromarray(np.round(small * 255).astype(np.uint8)).resize(ink.shape[::-1], Image.Resampling.BICUBIC)
+    return ink * (np.asarray(texture) < keep * 255)
+
+
+def dotted_digit(digit, size, dot, spacing):
+    """Ink coverage of a digit drawn as round dots of `dot` pixels every `spacing` pixels along its strokes."""
+    big = size * 4
+    img = Image.new("L", (big, big), 0)
+    pen = ImageDraw.Draw(img)
+    for line in STROKES[digit]:
+        points = np.array([(big * (0.18 + 0.64 * x), big * (0.1 + 0.8 * y)) for x, y in line])
+        along = np.concatenate([[0], np.cumsum(np.hypot(*np.diff(points, axis=0).T))])
+        for at in np.arange(0, along[-1], spacing * 4):
+            x, y = np.interp(at, along, points[:, 0]), np.interp(at, along, points[:, 1])
+            pen.ellipse((x - dot * 2, y - dot * 2, x + dot * 2, y + dot * 2), fill=255)
+    return np.asarray(img.resize((size, size), Image.Resampling.BOX), dtype=np.float64) / 255
+
+
+def several_digits(digits, size, stroke, gap, layout="row", seed=0):
+    """Ink coverage of several pen-drawn digits: float [h, w] in [0, 1].
+
+    size, stroke: as draw_digit; gap: the clear space between neighbouring
+    digits' boxes, as a fraction of size; layout: "row" (side by side),
+    "stack" (one above the other) or "grid" (two per row).
+    """
+    across, down = size * (0.64 + gap), size * (0.8 + gap)  # draw_digit's ink box is 0.64 x 0.8 of size
+    places = {"row": [(0, i * across) for i in range(len(digits))],
+              "stack": [(i * down, 0) for i in range(len(digits))],
+              "grid": [(i // 2 * down, i % 2 * across) for i in range(len(digits))]}[layout]
+    places = [(round(r), round(c)) for r, c in places]
+    coverage = np.zeros((max(r for r, _ in places) + size, max(c for _, c in places) + size))
+    for number, (digit, (r, c)) in enumerate(zip(digits, places)):
+        ink = draw_digit(digit, size, stroke, seed=seed + number)
+        coverage[r:r + size, c:c + size] = np.maximum(coverage[r:r + size, c:c + size], ink)
+    return coverage
+
+
+def font_number(text, size, frame):
+    """Ink coverage of `text` in Pillow's bundled font at `size` points, centred in frame (height, width)."""
+    img = Image.new("L", frame[::-1], 0)
+    ImageDraw.Draw(img).text((frame[1] / 2, frame[0] / 2), text, fill=255, font=ImageFont.load_default(size=size),
+                             anchor="mm")
+    return np.asarray(img, dtype=np.float64) / 255
+
+
+def specks(frame, count, radius, seed=0):
+    """Ink coverage of `count` round specks of dirt, radius (low, high) pixels, scattered over frame (h, w)."""
+    rng = np.random.default_rng(seed)
+    h, w = frame
+    img = Image.new("L", (w * 4, h * 4), 0)
+    pen = ImageDraw.Draw(img)
+    for _ in range(count):
+        r, x, y = rng.uniform(*radius) * 4, rng.uniform(0.05, 0.95) * w * 4, rng.uniform(0.05, 0.95) * h * 4
+        pen.ellipse((x - r, y - r, x + r, y + r), fill=255)
+    return np.asarray(img.resize((w, h), Image.Resampling.BOX), dtype=np.float64) / 255
+
 def make_photos(folder):
     """Write every STYLES x digit picture into folder; returns [(path, digit, style)] in a fixed order."""
     os.makedirs(folder, exist_ok=True)
@@ -137,11 +282,11 @@ def make_photos(folder):
 if __name__ == "__main__":
     import argparse
 
-    parser = argparse.ArgumentParser(description="Write the hand-made test photos (JPG/PNG digits on paper) "
-                                                 "and their labels.txt into a folder.")
+    parser = argparse.ArgumentParser(description="Write the hand-made test photos and the phone photos (JPG/PNG "
+                                                 "digits on paper) and their labels.txt into a folder.")
     parser.add_argument("folder", nargs="?", default="handmade", help="where to write them")
     out = parser.parse_args().folder
-    photos = make_photos(out)
+    photos = make_photos(out) + make_phone_photos(out)
     with open(os.path.join(out, "labels.txt"), "w") as f:
         f.writelines(f"{os.path.basename(p)} {d}\n" for p, d, _ in photos)
     print(f"wrote {len(photos)} pictures to {out}")

@@ -4,6 +4,7 @@ Truncated TFRecord files in every script that reads them, 16-bit images, blank
 records, the app on pictures without a digit, TensorFlow errors quoted
 cleanly, and a failed generator run that leaves nothing behind.
 """
+import io
 import os
 import shutil
 
@@ -12,6 +13,7 @@ import pytest
 from PIL import Image
 
 from conftest import run_script, tree_digests
+import handmade
 from test_errors import error_line, good_record, make_layout, paper_digit, records, write_records
 import mnist_app
 import mnist_backward
@@ -346,7 +348,18 @@ def blank_pictures():
         "noise-on-gradient": gray(240 - 120 * x + rng.normal(0, 4, (h, w))),
         "covered-in-ink": gray(np.where(inside, 25, 245)),
         "covered-in-ink-noisy": gray(np.where(inside, 30, 240) + rng.normal(0, 4, (h, w))),
+        # A phone's photo of an empty page: shaded across, softened, sensor noise, JPEG.
+        **{f"phone-{light[2]}-noise-{noise}": phone_page(light, noise) for light, noise in
+           [((235, 105, "left"), 7), ((230, 110, "top"), 4), ((240, 120, "vignette"), 8), ((235, 100, "diagonal"), 10)]},
     }
+
+
+def phone_page(light, noise):
+    """An empty page as tests/handmade.py's phone photos show paper (light, blur 1.5, noise), through JPEG at 85."""
+    page = handmade.phone_shot(np.zeros((1, 1)), (480, 640), (0, 0), light, 20, 1.5, noise, seed=noise)
+    saved = io.BytesIO()
+    Image.fromarray(page).save(saved, "JPEG", quality=85)
+    return Image.open(io.BytesIO(saved.getvalue()))
 
 
 @pytest.mark.parametrize("preprocess", mnist_app.PREPROCESS)

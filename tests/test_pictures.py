@@ -1,0 +1,256 @@
+"""The app's pictures: one digit or several, specks, phone photos, flat inputs (issue 19).
+
+In-process calls of pictures.prepared_pixels on pictures drawn by tests/handmade.py,
+in both preparations; the app's own command line is tested in test_app.py.
+"""
+import os
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+import handmade
+import mnist_app
+import mnistkit.idx
+import mnistkit.pictures
+from mnistkit.errors import DataError
+
+SEVERAL = "several digits found ({}); the app reads one digit per picture: crop to one digit"
+NO_DIGIT = "no digit found: {}; the app expects a dark digit on lighter paper"
+SPECKS = NO_DIGIT.format("only specks, no mark large enough to be a digit")
+
+
+def on_paper(coverage, paper=245, ink=25, noise=0.0, seed=0, margin=60):
+    """Ink coverage laid on a page with `margin` pixels of paper round it: uint8 picture."""
+    h, w = coverage.shape
+    return handmade.photo(coverage, (h + 2 * margin, w + 2 * margin), (margin, margin), paper, ink, noise=noise, seed=seed)
+
+
+def outcome(path, preprocess):
+    """None when the picture is read, else its error line without `error: PATH: `."""
+    try:
+        mnistkit.pictures.prepared_pixels(path, preprocess=preprocess)
+    except DataError as e:
+        assert str(e).startswith(f"{path}: "), e
+        return str(e)[len(path) + 2:]
+    return None
+
+
+def not_one_digit():
+    """{name: (uint8 picture, expected message)}: several digits and specks, clean and on noisy grey paper."""
+    cases = {}
+    for digits, layout, where in (([1, 2], "row", "2 side by side"), ([1, 2, 3], "row", "3 side by side"),
+                                  ([4, 5, 6, 7], "row", "4 side by side"), ([3, 8], "stack", "2 one above the other"),
+                                  ([2, 5, 9], "stack", "3 one above the other"), ([1, 2, 3, 4], "grid", "4 on 2 lines")):
+        for size, stroke, gap in ((100, 0.1, 0.6), (200, 0.04, 0.5), (160, 0.15, 0.6), (300, 0.06, 0.3)):
+            if layout != "row" and gap < 0.5:
+                continue  # a stack needs a clear gap between its lines; side by side, 0.3 of a digit's width is plenty
+            coverage = handmade.several_digits(digits, size, stroke, gap, layout)
+            for paper, noise in ((245, 0), (160, 6)):
+                cases[f"{layout}-{''.join(map(str, digits))}-{size}-{stroke}-{paper}"] = (
+                    on_paper(coverage, paper, 25, noise, seed=size), SEVERAL.format(where))
+    for text, points in (("12", 220), ("123", 140), ("88", 80), ("2024", 140), ("4567", 220), ("11", 140)):
+        cases[f"font-{text}-{points}"] = (handmade.photo(handmade.font_number(text, points, (320, 720)), (320, 720),
+                                                         (0, 0), 240, 20, noise=3), SEVERAL.format(f"{len(text)} side by side"))
+    for count in (1, 3, 10, 30):
+        for radius in ((1, 2), (2, 4), (4, 7), (6, 10)):
+            for paper, noise in ((245, 0), (170, 4)):
+                speckled = handmade.specks((480, 640), count, radius, seed=count + radius[1])
+                cases[f"specks-{count}-{radius[1]}-{paper}"] = (
+                    handmade.photo(speckled, (480, 640), (0, 0), paper, 30, noise=noise), SPECKS)
+    # One speck of 1-2 pixels on noisy grey paper does not stand out from the noise at all.
+    cases["specks-1-2-170"] = (cases["specks-1-2-170"][0], NO_DIGIT.format("nothing stands out from the picture's noise"))
+    return cases
+
+
+def single_digits():
+    """{name: (uint8 picture, digit)}: one digit each, in shapes easy to take for several or for specks."""
+    cases = {}
+    for name, (digit, lines) in handmade.SEPARATE_STROKES.items():
+        for stroke in (0.03, 0.06, 0.1):
+            for slant in (0, 0.25):
+                cases[f"strokes-{name}-{stroke}-{slant}"] = (on_paper(handmade.draw_strokes(lines, 240, stroke, slant,
+                                                                                             seed=digit)), digit)
+    for digit in range(10):
+        for grain, keep in ((3, 0.7), (6, 0.6)):
+            pencil = handmade.rough_paper(handmade.draw_digit(digit, 240, 0.05, seed=digit), grain, keep, seed=digit)
+            cases[f"rough-{digit}-{grain}"] = (on_paper(pencil, 235, 70, 3, digit), digit)
+        for dot, spacing in ((8, 12), (6, 14), (10, 22)):
+            cases[f"dotted-{digit}-{dot}-{spacing}"] = (on_paper(handmade.dotted_digit(digit, 240, dot, spacing),
+                                                                 240, 30, 3, digit), digit)
+        cases[f"slanted-{digit}"] = (on_paper(handmade.draw_digit(digit, 240, 0.06, 0.35, seed=digit)), digit)
+        cases[f"font-{digit}"] = (handmade.photo(handmade.font_number(str(digit), 140, (320, 720)), (320, 720), (0, 0),
+                                                 240, 20, noise=3), digit)
+    return cases
+
+
+SPECKS_BESIDE = [(30, 40), (290, 380), (160, 50), (40, 360), (285, 60)]  # (row, col) in 320x420, off the digit's box
+
+
+def with_specks(digit, count, radius):
+    """A pen digit on paper, alone and with `count` round specks of `radius` pixels beside it: uint8 pictures."""
+    dirt = Image.new("L", (420, 320), 0)
+    for row, col in SPECKS_BESIDE[:count]:
+        ImageDraw.Draw(dirt).ellipse((col - radius, row - radius, col + radius, row + radius), fill=255)
+    alone = np.zeros((320, 420))
+    alone[60:260, 110:310] = handmade.draw_digit(digit, 200, 0.08, seed=digit)
+    speckled = np.maximum(alone, np.asarray(dirt) / 255)
+    return (handmade.photo(alone, (320, 420), (0, 0), 240, 30, noise=3, seed=digit),
+            handmade.photo(speckled, (320, 420), (0, 0), 240, 30, noise=3, seed=digit))
+
+
+def save_all(folder, cases):
+    """Write each case's picture as folder/<name>.png; returns {name: (path, expected)}."""
+    os.makedirs(folder, exist_ok=True)
+    written = {}
+    for name, (picture, expected) in cases.items():
+        path = os.path.join(folder, name + ".png")
+        Image.fromarray(picture).save(path, compress_level=1)
+        written[name] = (path, expected)
+    return written
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("pictures")
+
+
+@pytest.fixture(scope="module")
+def not_one_digit_files(folder):
+    return save_all(str(folder / "not-one"), not_one_digit())
+
+
+@pytest.fixture(scope="module")
+def single_digit_files(folder):
+    return save_all(str(folder / "one"), single_digits())
+
+
+@pytest.fixture(scope="module")
+def phone_photos(folder):
+    """The phone photos (tests/handmade.py, PHONE_STYLES): [(path, digit, style)]."""
+    return handmade.make_phone_photos(str(folder / "phone"))
+
+
+# ---------------------------------------------------------------- one digit, or several, or specks
+
+@pytest.mark.parametrize("preprocess", mnistkit.pictures.PREPROCESS)
+def test_several_digits_and_specks_get_one_line_each_not_a_guess(not_one_digit_files, preprocess):
+    cases = not_one_digit_files
+    found = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}
+    assert found == {name: expected for name, (_, expected) in cases.items()}
+    assert len(found) == 80
+
+
+@pytest.mark.parametrize("preprocess", mnistkit.pictures.PREPROCESS)
+def test_digits_in_separate_strokes_broken_dotted_slanted_or_in_a_font_are_read(single_digit_files, preprocess):
+    cases = single_digit_files
+    refused = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}
+    assert {name: line for name, line in refused.items() if line is not None} == {}
+    assert len(refused) == 112
+
+
+def test_a_speck_of_dirt_beside_a_digit_changes_nothing(tmp_path):
+    """Specks lighter than MIN_MARK_MASS of the digit are dust: not part of the digit, and not a digit."""
+    for digit in range(10):
+        for count, radius in ((1, 3), (5, 2), (3, 6)):
+            alone, speckled = with_specks(digit, count, radius)
+            Image.fromarray(alone).save(tmp_path / "alone.png")
+            Image.fromarray(speckled).save(tmp_path / "speckled.png")
+            assert (alone != speckled).sum() >= count * radius ** 2
+            np.testing.assert_array_equal(mnistkit.pictures.prepared_pixels(str(tmp_path / "speckled.png")),
+                                          mnistkit.pictures.prepared_pixels(str(tmp_path / "alone.png")))
+
+
+def test_bundled_mnist_digits_are_never_refused(tmp_path):
+    images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
+    found = {}
+    for i in range(0, len(images), 10):  # 200 of the 2,000; all 2,000 were measured (none refused)
+        path = str(tmp_path / f"{i}.png")
+        Image.fromarray(255 - images[i]).resize((280, 280), Image.Resampling.BICUBIC).save(path)
+        for preprocess in mnistkit.pictures.PREPROCESS:
+            found[i, preprocess] = outcome(path, preprocess)
+    assert {key: line for key, line in found.items() if line is not None} == {}
+    assert len(found) == 400
+
+
+def test_label_marks_gives_the_8_connected_groups():
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        mask = rng.random(tuple(rng.integers(1, 30, 2))) < rng.uniform(0.1, 0.7)
+        labels = mnistkit.pictures.label_marks(mask)
+        assert (labels == -1).tolist() == (~mask).tolist()
+        # The same partition as a plain flood fill, pixel by pixel.
+        groups, seen = [], np.zeros_like(mask)
+        for start in zip(*np.nonzero(mask)):
+            if seen[start]:
+                continue
+            group, todo = [], [start]
+            seen[start] = True
+            while todo:
+                r, c = todo.pop()
+                group.append((r, c))
+                for rr in range(max(r - 1, 0), min(r + 2, mask.shape[0])):
+                    for cc in range(max(c - 1, 0), min(c + 2, mask.shape[1])):
+                        if mask[rr, cc] and not seen[rr, cc]:
+                            seen[rr, cc] = True
+                            todo.append((rr, cc))
+            groups.append(group)
+        assert len(np.unique(labels[mask])) == len(groups)
+        for group in groups:
+            assert len({labels[p] for p in group}) == 1
+
+
+def test_a_long_spiral_is_one_mark():
+    """One path of about 10,000 pixels winding inwards: a labelling that spreads one step a round would need thousands."""
+    mask = np.zeros((200, 200), bool)
+    top, bottom, left, right = 0, 199, 0, 199
+    while top <= bottom and left <= right:
+        mask[top, left:right + 1] = mask[top:bottom + 1, right] = mask[bottom, left:right + 1] = True
+        mask[top + 2:bottom + 1, left] = True
+        top, bottom, left, right = top + 2, bottom - 2, left + 2, right - 2
+        if top <= bottom:
+            mask[top, left - 2:left] = True  # the step inwards
+    labels = mnistkit.pictures.label_marks(mask)
+    assert mask.sum() > 10000 and len(np.unique(labels[mask])) == 1 and (labels[~mask] == -1).all()
+
+
+# ---------------------------------------------------------------- phone photos (noise, blur, JPEG, shading)
+
+def test_phone_photos_are_read_in_both_preparations(phone_photos, trained_workdir, summary_line):
+    refused = {os.path.basename(p): outcome(p, "course") for p, _, _ in phone_photos}
+    assert {name: line for name, line in refused.items() if line is not None} == {}
+    inputs = np.concatenate([mnist_app.pre_pic(p) for p, _, _ in phone_photos])  # DataError if one is refused
+    predictor = mnist_app.Predictor(str(trained_workdir / "model"))
+    right = int((predictor.predict(inputs).argmax(axis=1) == [d for _, d, _ in phone_photos]).sum())
+    predictor.sess.close()
+    summary_line(f"phone photos read right: {right} of {len(phone_photos)}")
+    # 20 fresh models (2026-12-01): 69 or 70 of 70 (19 read 70); before issue 19 the app refused 53
+    # of them ("only shading"), and misread 7 of the vignette's until the crop left out dust.
+    assert right >= 67
+
+
+def test_the_issues_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, trained_workdir):
+    """A 4 in 14-px strokes, the page shaded from 235 to 105, blur 1.5, sensor noise 7: refused before."""
+    four = handmade.phone_shot(handmade.draw_digit(4, 300, 14 / 300, seed=4), (480, 640), (90, 170),
+                               (235, 105, "left"), 20, 1.5, 7, seed=4)
+    Image.fromarray(four).save(tmp_path / "four.jpg", quality=85)
+    Image.fromarray(four).save(tmp_path / "four.png")
+    predictor = mnist_app.Predictor(str(trained_workdir / "model"))
+    for name in ("four.jpg", "four.png"):
+        assert outcome(str(tmp_path / name), "course") is None
+        assert predictor.restore_model(mnist_app.pre_pic(str(tmp_path / name))) == 4
+    predictor.sess.close()
+
+
+# ---------------------------------------------------------------- a flat network input
+
+def test_a_flat_network_input_is_no_digit_in_both_preparations(tmp_path, monkeypatch):
+    # A font digit on grey paper: the course's fixed threshold takes the whole page for stroke.
+    Image.fromarray(handmade.photo(handmade.font_digit(3, 200), (300, 300), (50, 50), 160, 55)).save(tmp_path / "grey.png")
+    path = str(tmp_path / "grey.png")
+    assert outcome(path, "course") == ("no digit found: every pixel of the 28x28 input is 255 after the course's "
+                                       "--threshold 50; try --preprocess mnist or another --threshold")
+    assert outcome(path, "mnist") is None
+    for value in (0, 255):
+        monkeypatch.setattr(mnistkit.pictures, "mnist_input", lambda img: np.full((28, 28), value, np.uint8))
+        assert outcome(path, "mnist") == NO_DIGIT.format(f"every pixel of the 28x28 input is {value}")
