@@ -20,6 +20,7 @@ Two preparations (--preprocess):
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
 """
 import json
+import os
 import sys
 
 import numpy as np
@@ -34,6 +35,7 @@ from mnistkit.pictures import (PREPROCESS, THRESHOLD, claim_input_path, network_
                                prepared_pixels, write_input)
 
 FORWARD = {net.NETWORK: net for net in (mnist_forward, mnist_lenet5_forward)}  # the network a checkpoint holds
+NETWORK_LABEL = {mnist_forward: "784-500-10", mnist_lenet5_forward: "LeNet-5"}  # --json's "network"
 
 
 TOP_K = 3
@@ -73,8 +75,9 @@ class Predictor:
     files there (checkpoints.latest) and read whole before use. The
     network is the one the checkpoint holds (networks.network_of: the
     784-500-10 network or LeNet-5, no dropout), in `self.net` (its forward
-    module). Raises DataError when it holds no checkpoint, a damaged one
-    (with the newest intact one in the hint) or one of another graph.
+    module); the checkpoint's path is `self.ckpt`. Raises DataError when
+    it holds no checkpoint, a damaged one (with the newest intact one in
+    the hint) or one of another graph.
     """
 
     def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
@@ -82,6 +85,7 @@ class Predictor:
         if ckpt is None:
             raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
         stored = checkpoints.read_or_hint(model_dir, ckpt)
+        self.ckpt = ckpt
         # A checkpoint of neither network is checked against the course's, which names what differs.
         self.net = FORWARD.get(networks.network_of(stored), mnist_forward)
         self.graph = tf.Graph()
@@ -119,14 +123,16 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
     paths: a list, or any iterable (ask_paths: the course's prompts, each
     asked after the previous picture's line is printed); None asks as the
     course did (ask_count, then ask_paths, pictures not named). The network is
-    restored once, before the first path is taken. Prints one line per
-    picture (`<path>: The prediction number is: D (top 3: ...)`; without
-    the `<path>: ` when not name_pictures), or with `as_json` one JSON list
-    of {"file", "prediction", "top3": [{"digit", "probability"}]} ({"file",
-    "error"} for a failed picture).
+    restored once, before the first path is taken; a network other than
+    the 784-500-10 one is named on stderr (`using LeNet-5 from CKPT`).
+    Prints one line per picture (`<path>: The prediction number is: D (top
+    3: ...)`; without the `<path>: ` when not name_pictures), or with
+    `as_json` one JSON list of {"file", "prediction", "top3": [{"digit",
+    "probability"}], "network"} ({"file", "error"} for a failed picture).
     show_input: see input_path and claim_input_path; count: how many
     pictures it is given for (default len(paths)); the 28x28 PNG holds
-    exactly what the network got, times 255. Unreadable pictures are
+    exactly what the network got, times 255, and each file written is
+    named on stderr (`input written to PATH`). Unreadable pictures are
     reported on stderr and skipped.
     """
     if paths is None:
@@ -135,6 +141,8 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
             return 0  # end of input before any picture: nothing failed
         paths = ask_paths(count)
     predictor = Predictor(model_dir)
+    if predictor.net is not mnist_forward:
+        print(f"using {NETWORK_LABEL[predictor.net]} from {predictor.ckpt}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
     for path in paths:
@@ -143,7 +151,9 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
                 raise DataError("(empty answer): no picture path given")
             testPicArr = pre_pic(path, threshold, preprocess)
             if show_input is not None:
-                write_input(testPicArr, claim_input_path(show_input, path, count, claimed))
+                target = claim_input_path(show_input, path, count, claimed)
+                write_input(testPicArr, target)
+                print(f"input written to {target}", file=sys.stderr, flush=True)
             best = top_k(predictor.predict(testPicArr)[0])
         except DataError as e:
             print(f"error: {e}", file=sys.stderr, flush=True)
@@ -151,7 +161,8 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
             results.append({"file": path, "error": str(e)})
             continue
         results.append({"file": path, "prediction": best[0][0],
-                        "top3": [{"digit": d, "probability": p} for d, p in best]})
+                        "top3": [{"digit": d, "probability": p} for d, p in best],
+                        "network": NETWORK_LABEL[predictor.net]})
         if not as_json:
             ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
             out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")
@@ -170,20 +181,35 @@ def ask_count():
     except EOFError:
         end_of_input(0, None)
         return None
-    if not answer.isdigit():
+    if not answer.isdecimal():  # int() reads every decimal digit; isdigit() would also pass "²"
         raise DataError(f"the number of test pictures must be a whole number, not {answer!r}")
     return int(answer)
 
 
+def typed_path(answer):
+    """The path a prompt's answer names, as a shell would read it: str -> str.
+
+    A path dragged in from a file manager comes quoted and often with
+    spaces after it ('my six.jpg' , "C:\\Users\\me\\my six.jpg"):
+    surrounding whitespace is stripped, then one pair of matching
+    surrounding quotes (single or double), and a leading ~ is expanded to
+    the home folder (os.path.expanduser). Backslashes are kept (Windows).
+    """
+    path = answer.strip()
+    if len(path) >= 2 and path[0] == path[-1] and path[0] in "'\"":
+        path = path[1:-1]
+    return os.path.expanduser(path)
+
+
 def ask_paths(count):
-    """The course's per-picture prompt, `count` times: yields each answer (stripped) as it is typed.
+    """The course's per-picture prompt, `count` times: yields each answer (typed_path) as it is typed.
 
     A generator, so that application() predicts each picture before the
     next prompt. Ends early at end of input (Ctrl-D), after end_of_input's line.
     """
     for number in range(count):
         try:
-            yield input(PATH_PROMPT).strip()
+            yield typed_path(input(PATH_PROMPT))
         except EOFError:
             end_of_input(number, count)
             return

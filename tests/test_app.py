@@ -206,6 +206,25 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
     assert result.stderr == "error: the number of test pictures must be a whole number, not 'two'\n"
 
 
+def test_course_prompts_take_a_path_as_a_file_manager_gives_it(model_dir, tmp_path):
+    """Dragged in from a file manager: quoted, spaces after it; ~ for the home folder, as a shell reads it."""
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
+    (tmp_path / "home").mkdir()
+    digit_picture(images[0], "L").save(tmp_path / "my six.png")
+    digit_picture(images[1], "L").save(tmp_path / "home" / "two.png")
+    answers = " 4 \t\n'my six.png'  \n\"my six.png\"\t\n  ~/two.png \n'no such.png' \n"
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--model-dir", model_dir],
+                            cwd=tmp_path, input=answers, capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, HOME=str(tmp_path / "home")))
+    assert result.returncode == 1  # one picture failed
+    assert result.stderr == "error: no such.png: file not found\n"
+    first, *answered = result.stdout.split(mnist_app.PATH_PROMPT)
+    assert first == mnist_app.COUNT_PROMPT
+    assert [line.split(" (top 3: ")[0] for line in answered] == [
+        f"The prediction number is: {labels[0]}", f"The prediction number is: {labels[0]}",
+        f"The prediction number is: {labels[1]}", ""]
+
+
 def test_app_says_several_digits_and_specks_in_one_line_each_and_reads_the_phone_photo(model_dir, tmp_path):
     images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     for name, digits, layout, gap in (("123.png", [1, 2, 3], "row", 0.3), ("stacked.png", [3, 8], "stack", 0.5)):
@@ -252,6 +271,7 @@ def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, t
         assert probabilities == sorted(probabilities, reverse=True)
         assert 0 < sum(probabilities) <= 1 + 1e-6
         assert entry["prediction"] == top[0]["digit"]
+        assert entry["network"] == "784-500-10"
     # All five: 25 fresh models (2026-11-30; 20 of this network, 5 without its hidden layer) read
     # all five right; the least sure, picture 2, got p >= 0.9 for its digit in the 8 logged.
     assert [e["prediction"] for e in entries] == labels[:5].tolist()
@@ -261,6 +281,7 @@ def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, pho
     path = photos[15][0]  # a thin pen stroke, off-centre
     result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen.png", path, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    assert result.stderr == "input written to seen.png\n"
     seen = Image.open(tmp_path / "seen.png")
     assert seen.size == (28, 28) and seen.mode == "L"
     network_input = mnist_app.pre_pic(path)
@@ -271,6 +292,8 @@ def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, pho
     result = run_script("mnist_app.py", "--model-dir", model_dir, "--preprocess", "course",
                         "--show-input", "seen", *pair, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    stems = [os.path.splitext(os.path.basename(picture))[0] for picture in pair]
+    assert result.stderr == "".join(f"input written to {os.path.join('seen', stem)}.png\n" for stem in stems)
     for picture in pair:
         stem = os.path.splitext(os.path.basename(picture))[0]
         written = np.asarray(Image.open(tmp_path / "seen" / (stem + ".png")))
@@ -286,8 +309,11 @@ def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(m
     images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     digit_picture(images[0], "L").save(tmp_path / "a.png")
     digit_picture(images[1], "L").convert("RGB").save(tmp_path / "a.jpg")
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", cwd=tmp_path)
+    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "--json", "a.jpg",
+                        cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    assert result.stderr == f"input written to {os.path.join('seen', 'a.png')}\n"
+    assert [entry["file"] for entry in json.loads(result.stdout)] == ["a.jpg"]  # stdout stays JSON
     assert os.listdir(tmp_path / "seen") == ["a.png"]
     first = (tmp_path / "seen" / "a.png").read_bytes()
 
@@ -303,7 +329,9 @@ def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(m
     result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", cwd=tmp_path,
                         input="2\na.jpg\na.png\n")
     assert result.returncode == 1
-    assert result.stderr.startswith(f"error: {os.path.join('seen', 'a.png')}: --show-input already wrote a.jpg's")
+    assert result.stderr.splitlines()[0] == f"input written to {os.path.join('seen', 'a.png')}"
+    assert result.stderr.splitlines()[1].startswith(f"error: {os.path.join('seen', 'a.png')}: --show-input already "
+                                                    "wrote a.jpg's")
     assert (tmp_path / "seen" / "a.png").read_bytes() == first
 
 

@@ -234,9 +234,15 @@ def test_app_finds_each_network_from_its_checkpoint(two_models, tmp_path, capsys
     logits = numpy_lenet5(np.round(inputs * 255), shadow_weights(tf.train.latest_checkpoint(str(two_models / "model_lenet5"))))
     np.testing.assert_allclose(lenet5.predict(inputs), np.exp(logits) / np.exp(logits).sum(1, keepdims=True), atol=1e-4)
 
+    capsys.readouterr()
     assert mnist_app.main(["--model-dir", str(two_models / "model_lenet5"), *paths]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split("The prediction number is: ")[1][0] for line in lines] == [str(d) for d in labels[:3]]
+    out, err = capsys.readouterr()
+    assert [line.split("The prediction number is: ")[1][0] for line in out.splitlines()] == [str(d) for d in labels[:3]]
+    assert err == f"using LeNet-5 from {lenet5.ckpt}\n"  # which network, once; the lines stay as the course's
+    assert mnist_app.main(["--model-dir", str(two_models / "model_lenet5"), "--json", paths[0]]) == 0
+    assert [entry["network"] for entry in json.loads(capsys.readouterr().out)] == ["LeNet-5"]
+    assert mnist_app.main(["--model-dir", str(two_models / "model"), paths[0]]) == 0
+    assert capsys.readouterr().err == ""  # the 784-500-10 network, the course's own, is not named
 
 
 # ---------------------------------------------------------------- a model folder of the other network

@@ -1,4 +1,4 @@
-"""The app's pictures: one digit or several, specks, phone photos, flat inputs (issue 19).
+"""The app's pictures: one digit or several, specks, phone photos, flat inputs, typed paths (issue 19).
 
 In-process calls of pictures.prepared_pixels on pictures drawn by tests/handmade.py,
 in both preparations; the app's own command line is tested in test_app.py.
@@ -254,3 +254,40 @@ def test_a_flat_network_input_is_no_digit_in_both_preparations(tmp_path, monkeyp
     for value in (0, 255):
         monkeypatch.setattr(mnistkit.pictures, "mnist_input", lambda img: np.full((28, 28), value, np.uint8))
         assert outcome(path, "mnist") == NO_DIGIT.format(f"every pixel of the 28x28 input is {value}")
+
+
+# ---------------------------------------------------------------- a path as a file manager gives it
+
+@pytest.mark.parametrize("answer, path", [
+    ("my six.jpg", "my six.jpg"),
+    ("  my six.jpg \t ", "my six.jpg"),
+    ("'my six.jpg'", "my six.jpg"),
+    ("'my six.jpg' ", "my six.jpg"),
+    ('"my six.jpg"  ', "my six.jpg"),
+    ('"C:\\Users\\me\\my six.jpg" ', "C:\\Users\\me\\my six.jpg"),
+    ("'it''s.png'", "it''s.png"),  # one pair only
+    ("\"mixed.png'", "\"mixed.png'"),  # quotes that do not match stay
+    ("'", "'"),
+    ("''", ""),
+    ("   ", ""),
+    ("~/my six.jpg", "HOME/my six.jpg"),
+    ("'~/my six.jpg' ", "HOME/my six.jpg"),
+    ("photos/~x.png", "photos/~x.png"),
+])
+def test_typed_path_strips_spaces_one_pair_of_quotes_and_expands_home(answer, path, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert mnist_app.typed_path(answer) == path.replace("HOME", str(tmp_path))
+
+
+@pytest.mark.parametrize("answer, count", [(" 4 \t", 4), ("0\r", 0), ("12", 12), ("\uff13", 3)])
+def test_count_prompt_takes_a_whole_number_with_spaces_round_it(answer, count, monkeypatch):
+    monkeypatch.setattr("builtins.input", lambda prompt: answer)
+    assert mnist_app.ask_count() == count
+
+
+@pytest.mark.parametrize("answer", ["two", "2.0", "-1", "\u00b2", "'2'", ""])
+def test_count_prompt_refuses_anything_else(answer, monkeypatch):
+    monkeypatch.setattr("builtins.input", lambda prompt: answer)
+    with pytest.raises(DataError) as error:
+        mnist_app.ask_count()
+    assert str(error.value) == f"the number of test pictures must be a whole number, not {answer.strip()!r}"

@@ -220,7 +220,7 @@ def test_threshold_decides_which_strokes_the_course_preparation_keeps(trained_wo
         flags = [] if threshold is None else ["--threshold", str(threshold)]
         result = run("mnist_app.py", "--model-dir", model, "--preprocess", "course", *flags, "--json",
                      "--show-input", f"seen{threshold}.png", "pencil.png", cwd=tmp_path)
-        assert result.returncode == 0 and result.stderr == "", result.stderr
+        assert result.returncode == 0 and result.stderr == f"input written to seen{threshold}.png\n", result.stderr
         [answer] = json.loads(result.stdout)
         predicted[threshold] = answer["prediction"]
         with Image.open(tmp_path / f"seen{threshold}.png") as shown:
