@@ -106,10 +106,11 @@ def train(settings):
     checkpoints.prepare_model_dir(settings.model_dir, log)
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
-        role = training.Role(saver=checkpoints.saver(settings.keep))
+        role = training.Role(saver=checkpoints.saver(settings.keep), data=data)
         with tf.Session() as sess, training.StopFlag() as stop:
             restored = checkpoints.restore_or_init(sess, settings.model_dir, settings.net.NETWORK, log)
             first_step = int(sess.run(graph.global_step))
+            training.check_schedule(settings, data.examples, first_step if restored else None)
             progress = training.Progress(step=first_step, saved_step=first_step)
             log(f"training on {data.examples} records from {data.where}"
                 + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}")
@@ -120,22 +121,24 @@ def train(settings):
             coord = tf.train.Coordinator()
             threads = tf.train.start_queue_runners(sess=sess, coord=coord)
             try:
-                training.run_steps(sess, graph, settings, role, stop, coord, progress)
-            except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as e:
-                coord.request_stop(e)  # the reader's own error, if any, is re-raised by join below
-            except tf.errors.DeadlineExceededError:
-                raise training.no_batch_error(data.where) from None
-            except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:  # tf.data reads in the step
-                raise inputs.pipeline_failed(data.where, e) from None
-            finally:
-                role.writer.close()
-                inputs.stop_queue_runners(coord, threads, data.where)
+                try:
+                    training.run_steps(sess, graph, settings, role, stop, coord, progress)
+                except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as e:
+                    coord.request_stop(e)  # the reader's own error, if any, is re-raised by join below
+                finally:
+                    training.close_writer(role.writer, log)
+                    inputs.stop_queue_runners(coord, threads, data.where)
+            except Exception as e:  # a stuck or failing input, a full disk: one line, the steps saved if possible
+                raise training.failed(e, sess, graph, settings, role, progress, data.where) from None
             step = training.save_last(sess, graph, settings, role, progress, restored)
     path = checkpoints.prefix_of(settings.model_dir, progress.saved_step)
     if stop.signal:
         raise Interrupted(stop.signal, f"{stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
     if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where the run ended
         log(f"done at step {step}; checkpoint saved to {path}")
+    note = training.older_checkpoints_note(settings, role)
+    if note:
+        log(note)
     return step
 
 

@@ -14,7 +14,6 @@ write an evaluation report: confusion matrix, per-digit precision and
 recall, and the misclassified test digits the network was surest about.
 """
 import os
-import signal
 import sys
 import time
 
@@ -164,7 +163,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                 result = result[:3]
         if once:
             if writer is not None:
-                writer.close()
+                training.close_writer(writer, log)
             return result
         time.sleep(interval)
 
@@ -196,16 +195,8 @@ def main(argv=None, **network):
     """The command line of mnist_test.py; with `network` (build_parser's keywords), of mnist_lenet5_test.py."""
     parser = build_parser(**network)
     args = parser.parse_args(cli.arguments(argv))
-    # Ctrl-C or `kill -INT` stops the watch even when a shell started it in the
-    # background (`&`), which hands SIGINT down as ignored.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once,
-                                        report=args.report, report_json=args.report_json, net=args.net,
-                                        pipeline=args.pipeline),
-                           interrupted="stopped")
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once, report=args.report,
+                                    report_json=args.report_json, net=args.net, pipeline=args.pipeline))
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ def _import_quietly():
     /dev/null during the import and restored afterwards (also when the import
     raises, so its traceback is seen).
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # C++ errors too: every failure we meet is said in one line
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
@@ -75,8 +75,10 @@ def _load():
         import tensorflow.compat.v1 as tf_v1
     else:
         tf_v1 = _import_quietly()
-        tf_v1.logging.set_verbosity(tf_v1.logging.ERROR)
-        logging.getLogger("tensorflow").setLevel(logging.ERROR)
+        # Every failure we meet is said in our own one line; TensorFlow's ERROR
+        # logs (e.g. "Object was never used" blocks after a failed start) would bury it.
+        tf_v1.logging.set_verbosity(tf_v1.logging.FATAL)
+        logging.getLogger("tensorflow").setLevel(logging.CRITICAL)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", category=FutureWarning)
     tf_v1.disable_eager_execution()
@@ -170,7 +172,8 @@ def first_line(error):
     (see balance_quotes), so the line can sit inside our own parentheses.
     """
     lines = [line.strip() for line in (getattr(error, "message", None) or str(error)).splitlines()]
-    lines = [line for line in lines if line and not line.startswith("Graph execution error")]
+    lines = [line for line in lines if line and not line.startswith("Graph execution error")
+             and line.strip("=-") != ""]  # banners of "=====" lines carry nothing
     if not lines:
         return type(error).__name__
     line = lines[0][len("From "):] + " " + lines[1] if lines[0].startswith("From ") and len(lines) > 1 else lines[0]

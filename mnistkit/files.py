@@ -80,3 +80,74 @@ def write_atomically(path, write, what="report"):
         if tmp is not None and os.path.exists(tmp):
             os.remove(tmp)
         raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+
+
+LOCK_FILE = ".mnist.lock"  # hidden: in a folder a process is writing, holding that process's PID
+
+
+class FolderLock:
+    """Exclusive writing in one folder: `with FolderLock(folder, "mnist_generateds.py"):`.
+
+    The lock is a hidden file LOCK_FILE created exclusively (O_EXCL) and
+    holding the owner's PID; it is removed on exit. A lock whose process is
+    gone (killed) is taken over. Raises DataError naming the folder and the
+    other process when a live one holds it. Works alike on POSIX and
+    Windows (no fcntl).
+    """
+
+    def __init__(self, folder, who):
+        self.path, self.folder, self.who = os.path.join(folder, LOCK_FILE), folder, who
+
+    def __enter__(self):
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                owner = lock_owner(self.path)
+                if owner is not None and owner != os.getpid() and pid_alive(owner):
+                    raise DataError(f"{self.folder}: another {self.who} (pid {owner}) is writing here; wait until "
+                                    "it ends, or use another folder") from None
+                remove(self.path)  # left by a process that is gone
+                continue
+            except OSError as e:
+                raise DataError(f"{self.folder}: cannot write here ({e.strerror})") from None
+            with os.fdopen(fd, "w") as f:
+                f.write(f"{os.getpid()}\n")
+            return self
+        raise DataError(f"{self.folder}: cannot take the folder's lock {self.path}; remove it if no other "
+                        f"{self.who} runs")
+
+    def __exit__(self, *exc):
+        if lock_owner(self.path) == os.getpid():
+            remove(self.path)
+
+
+def lock_owner(path):
+    """The PID (int) written in a lock file, or None when it is missing or unreadable."""
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or "-1")
+    except (OSError, ValueError):
+        return None
+
+
+def pid_alive(pid):
+    """True when a process with this PID runs (POSIX: signal 0; Windows: OpenProcess and its exit code)."""
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        try:
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True

@@ -13,8 +13,11 @@ distributed workers (mnistkit.distributed):
                 errors are tried again, how messages are prefixed.
 """
 import dataclasses
+import glob
+import json
 import os
 import signal
+import threading
 import time
 from typing import Callable
 
@@ -23,7 +26,9 @@ from . import checkpoints, files, inputs, records
 from .errors import DataError
 from .networks import LOSSES_COLLECTION
 
-STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
+STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
+TICK_SECS = 0.5  # the pause watch's period
+LATE_SECS = 2.0  # a tick this late means the process was stopped (Ctrl-Z, a debugger, a suspended laptop) or starved
 TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 RETRY_SECS = 1  # pause before trying a failed step again (a cluster's retried errors)
 
@@ -71,6 +76,7 @@ class TrainingData:
     where: str
     layout: object
     examples: int
+    signatures: dict = dataclasses.field(default_factory=dict)  # {path: file_signature} when checked
 
     @property
     def files(self):
@@ -78,7 +84,24 @@ class TrainingData:
 
     def for_worker(self, files):
         """The same data, read from `files` only (a worker's shards); examples stays the whole set's."""
-        return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples)
+        return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples,
+                            {f: self.signatures[f] for f in files if f in self.signatures})
+
+    def check_unchanged(self):
+        """Raise DataError when a training file is no longer the one checked (rewritten or replaced since)."""
+        for path, signature in self.signatures.items():
+            if file_signature(path) != signature:
+                raise DataError(f"{path}: the training file changed while training (rewritten by "
+                                "mnist_generateds.py?); run the trainer again to train on the new file")
+
+
+def file_signature(path):
+    """(inode, size, mtime ns) of a file, or None when it is gone: what tells a rewritten file from the one checked."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def training_data(data_dir):
@@ -89,11 +112,12 @@ def training_data(data_dir):
     fixed-length frames. Raises DataError on missing or bad data.
     """
     paths = records.tfrecord_files(data_dir)
+    signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: records.scan_tfrecord(f) for f in paths}
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"
     layout = records.record_layout({f: lengths for f, (_, lengths) in scans.items()})
     counts = {f: count for f, (count, _) in scans.items()}
-    return TrainingData(counts, where, layout, sum(counts.values()))
+    return TrainingData(counts, where, layout, sum(counts.values()), signatures)
 
 
 # ---------------------------------------------------------------- the graph
@@ -199,6 +223,29 @@ def summary_writer(model_dir, graph=None):
     return tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR), graph)
 
 
+def close_writer(writer, log=print):
+    """Close a summary FileWriter; an events file it could not write (a full disk) is removed, with a warning.
+
+    TensorFlow's events writer reports a failed write only in its C++ log,
+    so an empty events file is how a failure shows.
+    """
+    try:
+        path = writer.event_writer._ev_writer.FileName()
+        path = path.decode() if isinstance(path, bytes) else path
+    except AttributeError:  # another TensorFlow's writer: nothing to check
+        path = None
+    try:
+        writer.close()
+    except (tf.errors.OpError, OSError):
+        pass
+    try:
+        if path and os.path.getsize(path) == 0:
+            os.remove(path)
+            log(f"warning: {os.path.dirname(path)}: no TensorBoard summaries written (the disk may be full)")
+    except OSError:
+        pass
+
+
 # ---------------------------------------------------------------- the loop
 
 class StopFlag:
@@ -243,6 +290,7 @@ class Role:
     me: str = ""
     retried: dict = dataclasses.field(default_factory=dict)
     announce_first: bool = False
+    data: object = None  # the TrainingData read: checked unchanged at every step
     written: set = dataclasses.field(default_factory=set)  # steps saved by this run: the only ones it may replace
 
 
@@ -276,6 +324,8 @@ def run_steps(sess, graph, settings, role, stop, coord, progress):
             out = run_step(sess, graph, fetches + [graph.summary] if summarize else fetches, settings, role, in_a_row)
             if out is None:
                 continue  # a retried step
+            if role.data is not None:
+                role.data.check_unchanged()
             _, loss_value, step, learning_rate = out[:4]
             progress.step, progress.local_steps = step, progress.local_steps + 1
             bar.update(step - previous)
@@ -304,12 +354,20 @@ def run_step(sess, graph, fetches, settings, role, in_a_row):
     counts them, reset by a step that works); the last one is raised.
     """
     options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
+    watch = pause_watch()
+    started, paused_before = time.monotonic(), watch.paused
     try:
         if settings.pipeline == "course":
             xs, ys = sess.run([graph.img_batch, graph.label_batch], options=options)
             out = sess.run(fetches, feed_dict={graph.x: xs, graph.y_: ys}, options=options)
         else:
             out = sess.run(fetches, options=options)
+    except tf.errors.DeadlineExceededError:
+        paused = watch.paused - paused_before
+        if time.monotonic() - started - paused >= STEP_TIMEOUT_MS / 1000:
+            raise  # it waited the whole time while running: the input is stuck
+        settings.log(f"{role.me}note: this process was paused for {paused:.0f} s; going on with the step")
+        return None
     except tuple(role.retried) as e:
         kind = next(k for k in role.retried if isinstance(e, k))
         limit, what = role.retried[kind]
@@ -322,6 +380,42 @@ def run_step(sess, graph, fetches, settings, role, in_a_row):
     for kind in in_a_row:
         in_a_row[kind] = 0
     return out
+
+
+class PauseWatch:
+    """Adds up the time this process did not run: a thread ticks every TICK_SECS and counts late ticks.
+
+    A tick more than LATE_SECS late means the whole process was stopped
+    (Ctrl-Z, SIGSTOP, a debugger, a suspended laptop) or starved of CPU;
+    `paused` is the total of those delays in seconds. Both the monotonic
+    and the wall clock are read, so that a suspend, which only the wall
+    clock counts, is seen too.
+    """
+
+    def __init__(self):
+        self.paused = 0.0
+        thread = threading.Thread(target=self._run, name="pause-watch", daemon=True)
+        thread.start()
+
+    def _run(self):
+        last = (time.monotonic(), time.time())
+        while True:
+            time.sleep(TICK_SECS)
+            now = (time.monotonic(), time.time())
+            late = max(now[0] - last[0], now[1] - last[1]) - TICK_SECS
+            if late > LATE_SECS:
+                self.paused += late
+            last = now
+
+
+_watch = []
+
+
+def pause_watch():
+    """The process's one PauseWatch, started on first use."""
+    if not _watch:
+        _watch.append(PauseWatch())
+    return _watch[0]
 
 
 def write_summaries(writer, summary, step, meter, batch_size):
@@ -363,6 +457,87 @@ def crossed(before, after, every):
     return after // every > before // every
 
 
-def no_batch_error(where):
-    """The DataError for a training step that waited STEP_TIMEOUT_MS for its batch."""
-    return DataError(f"{where}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s")
+def failed(error, sess, graph, settings, role, progress, where):
+    """The one-line DataError a training run ends with for `error`, after saving the steps not yet saved.
+
+    A stuck input (a step's tf.errors.DeadlineExceededError), a reader that
+    fails inside the step (tf.data) or any other TensorFlow error become a
+    DataError naming `where` (the training files); a DataError stays as it
+    is. Unless the error is a failed save, the chief first saves a
+    checkpoint of the steps done since the last one, if the session still
+    can, and the message says where.
+    """
+    if isinstance(error, tf.errors.DeadlineExceededError):
+        error = DataError(f"{where}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s")
+    elif isinstance(error, (tf.errors.DataLossError, tf.errors.InvalidArgumentError)):
+        error = inputs.pipeline_failed(where, error)
+    elif isinstance(error, tf.errors.OpError):
+        error = DataError(f"{where}: training failed ({first_line(error)})")
+    if not isinstance(error, DataError) or isinstance(error, checkpoints.SaveFailed) or not role.is_chief:
+        return error
+    try:
+        before = progress.saved_step
+        if save_last(sess, graph, settings, role, progress, restored=True) != before:
+            return DataError(f"{error}; checkpoint saved to "
+                             f"{checkpoints.prefix_of(settings.model_dir, progress.saved_step)}")
+    except (DataError, tf.errors.OpError):
+        pass  # the session or the disk cannot save: the error as it is
+    return error
+
+
+SCHEDULE_FILE = "schedule.json"  # in the model folder: the batch size and epoch its checkpoints were trained with
+
+
+def check_schedule(settings, examples, resumed_step=None):
+    """Refuse to resume at another batch size than the model's; then record this run's in SCHEDULE_FILE.
+
+    The learning rate decays once per epoch of examples / batch_size steps,
+    counted in global_step, so resuming at another batch size would jump the
+    schedule (200 -> 5000 on 8,000 records: 0.0826 -> 0.000356 at once).
+    resumed_step: the global_step of the checkpoint resumed from, or None
+    for a fresh start (then nothing is compared). Raises DataError naming
+    the model folder, the flag and both learning rates. A folder without
+    the file (written by an earlier version) is not checked.
+    """
+    path = os.path.join(settings.model_dir, SCHEDULE_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            stored = json.load(f)
+        trained = int(stored["batch_size"])
+    except (OSError, ValueError, KeyError, TypeError):
+        trained = None
+    if resumed_step is not None and trained not in (None, settings.batch_size):
+        before, after = (learning_rate_at(settings, examples, batch, resumed_step)
+                         for batch in (trained, settings.batch_size))
+        raise DataError(f"{settings.model_dir}: this model was trained at --batch-size {trained}; resuming at "
+                        f"{settings.batch_size} would move its learning rate from {before:.3g} to {after:.3g} at "
+                        f"once (the schedule decays once per epoch of steps); give --batch-size {trained}, or "
+                        "another --model-dir for a new model")
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"batch_size": settings.batch_size, "records": examples}, f)
+            f.write("\n")
+    files.write_atomically(path, write, what="the training schedule")
+
+
+def older_checkpoints_note(settings, role):
+    """A note on the checkpoints in the model folder that this run did not write, or None when --keep covers all.
+
+    --keep rotates only this run's own checkpoints, so that a run never
+    deletes work it did not do; the note says how many others there are,
+    their size and how to remove them.
+    """
+    older = [s for s in checkpoints.checkpoint_steps(settings.model_dir) if s not in role.written]
+    if not older or len(older) + min(len(role.written), settings.keep) <= settings.keep:
+        return None
+    size = sum(os.path.getsize(p) for s in older
+               for p in glob.glob(glob.escape(checkpoints.prefix_of(settings.model_dir, s)) + ".*"))
+    return (f"note: {settings.model_dir} also holds {len(older)} checkpoint(s) of earlier runs "
+            f"(steps {older[0]} to {older[-1]}, {size / 1e6:.1f} MB), which --keep leaves alone; "
+            f"delete {checkpoints.prefix_of(settings.model_dir, '<step>')}.* files you no longer need")
+
+
+def learning_rate_at(settings, examples, batch_size, step):
+    """The course's staircase learning rate at global_step `step` for this batch size (float)."""
+    return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))

@@ -163,12 +163,22 @@ def remove_other_forms(tfRecordName, outputs, log=print):
             + (" ..." if len(stale) > 1 else "") + f"), replaced by {len(outputs)} file(s)")
 
 
-def remove_stale_temporaries(data_dir):
-    """Delete temporary TFRecord files a killed earlier run left in data_dir."""
+def remove_stale_temporaries(data_dir, pid=None):
+    """Delete the temporary TFRecord files in data_dir: all of them, or only those of process `pid`.
+
+    All: for the holder of the folder's lock (Staging), when no other
+    generator can be writing there, so what is left was left by a killed
+    run. One pid: what this process made, whatever moment it was stopped at
+    (temporary_outputs puts the PID in each name).
+    """
     if not os.path.isdir(data_dir):
         return
     for name in os.listdir(data_dir):
-        if name.startswith(".") and ".tfrecords" in name and (name.startswith(STAGING_PREFIX) or name.endswith(".tmp")):
+        if not (name.startswith(".") and ".tfrecords" in name):
+            continue
+        if pid is None and (name.startswith(STAGING_PREFIX) or name.endswith(".tmp")):
+            files.remove(os.path.join(data_dir, name))
+        elif pid is not None and name.endswith(".tmp") and f".{pid}." in name:
             files.remove(os.path.join(data_dir, name))
 
 
@@ -199,26 +209,24 @@ def check_image_folder(image_path, label_path, entries, log=print):
         log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {min(extra)!r})")
 
 
-def temporary_outputs(outputs):
-    """One hidden temporary file beside each of `outputs` (list of paths); returns their paths.
+def temporary_outputs(outputs, tmps):
+    """Make one hidden temporary file beside each of `outputs` (paths), appending each to `tmps` at once.
 
-    Raises DataError naming the folder when it cannot be made or written
-    (the temporaries made so far are removed).
+    The names hold this process's PID (`.mnist_train.tfrecords.<pid>.<random>.tmp`),
+    so that a run stopped at any moment can find and remove its own
+    (remove_stale_temporaries). Raises DataError naming the folder when it
+    cannot be made or written.
     """
     out_dir = os.path.dirname(os.path.abspath(outputs[0]))
-    tmps = []
     try:
         os.makedirs(out_dir, exist_ok=True)
         for out in outputs:
-            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".tmp", dir=out_dir)
-            os.close(fd)
+            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(out)}.{os.getpid()}.", suffix=".tmp", dir=out_dir)
             tmps.append(tmp)
+            os.close(fd)
             files.public_mode(tmp)
     except OSError as e:
-        for tmp in tmps:
-            files.remove(tmp)
         raise DataError(f"{out_dir}: cannot write output folder ({e.strerror})") from None
-    return tmps
 
 
 def write_records(tfRecordName, image_path, label_path, entries, workers=None, quiet=False, num_shards=1):
@@ -233,13 +241,12 @@ def write_records(tfRecordName, image_path, label_path, entries, workers=None, q
     to 8-bit grayscale. Raises DataError on bad input or a failed write;
     on any failure, and on Ctrl-C, the temporaries are removed.
     """
-    outputs = output_files(tfRecordName, num_shards)
-    tmps = temporary_outputs(outputs)
-    templates = [record_template(digit) for digit in range(NUM_CLASSES)]
+    outputs, tmps, converted = output_files(tfRecordName, num_shards), [], []
     workers = default_workers() if workers is None else workers
     workers = min(workers, -(-len(entries) // CHUNK_SIZE))  # no idle processes for a small split
-    converted = []
     try:
+        temporary_outputs(outputs, tmps)
+        templates = [record_template(digit) for digit in range(NUM_CLASSES)]
         with contextlib.ExitStack() as stack:
             pool = stack.enter_context(decoding_pool(workers))  # started before the writers open
             writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
@@ -272,16 +279,28 @@ class Staging:
     On a clean exit every staged file is renamed to its final name, files of
     the other form (the single file, or shards of another count) are
     removed, and one line per split is logged. On any error the staged files
-    and the folders this run created are removed. Temporaries of earlier,
-    killed runs are removed on entry.
+    and the folders this run created are removed. The folder is locked
+    (files.FolderLock) for the whole time, so a second generator on it
+    stops with one line instead of deleting this one's files; under the
+    lock, temporaries of earlier, killed runs are removed on entry.
     """
 
     def __init__(self, data_dir, log=print):
         self.data_dir, self.log, self.staged = data_dir, log, []
+        self.lock = files.FolderLock(data_dir, "mnist_generateds.py")
 
     def __enter__(self):
-        remove_stale_temporaries(self.data_dir)
         self.new_folders = files.missing_folders(self.data_dir)
+        try:
+            os.makedirs(self.data_dir, exist_ok=True)
+        except OSError as e:
+            raise DataError(f"{self.data_dir}: cannot write output folder ({e.strerror})") from None
+        try:
+            self.lock.__enter__()
+        except BaseException:
+            files.remove_empty_folders(self.new_folders)
+            raise
+        remove_stale_temporaries(self.data_dir)
         return self
 
     def path(self, name):
@@ -304,6 +323,8 @@ class Staging:
             for _, _, _, renames in self.staged:
                 for staging, _ in renames:
                     files.remove(staging)
+            remove_stale_temporaries(self.data_dir, os.getpid())  # whatever moment a stop came at
+            self.lock.__exit__()
             if not done:
                 files.remove_empty_folders(self.new_folders)
 

@@ -237,7 +237,7 @@ def test_trainer_and_evaluator_side_by_side_for_60_seconds_with_the_harshest_rot
     assert found["evaluator_rc"] == 128 + signal.SIGINT, found["evaluator_err"]
     assert found["trainer_err"] == (f"SIGTERM: stopped at step {found['final_step']}; "
                                     f"checkpoint saved to ./model/mnist_model-{found['final_step']}\n")
-    assert found["evaluator_err"] == "stopped\n"
+    assert found["evaluator_err"] == "SIGINT: stopped\n"
     # It scored several distinct checkpoints, each one the trainer's rotation deleted later.
     steps = [step for step, _ in found["lines"]]
     assert len(steps) >= 6 and steps == sorted(set(steps)), steps

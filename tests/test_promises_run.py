@@ -195,7 +195,7 @@ def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_
         finally:
             proc.kill()  # nothing left behind if SIGINT did not end it
     assert reports[0] != reports[1]  # the picture was drawn again for step 2000
-    assert out == "" and err == "stopped\n" and proc.returncode == 130  # each checkpoint reported once
+    assert out == "" and err == "SIGINT: stopped\n" and proc.returncode == 130  # each checkpoint reported once
     assert sorted(os.listdir(tmp_path)) == ["model", "out.json", "out.png"]  # no temporary left
 
 
