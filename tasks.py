@@ -27,7 +27,7 @@ VENV, FLOOR_VENV, STAMP = ".venv", ".venv-floor", "installed"
 CPU, GPU, FLOOR = "requirements.txt", "requirements-gpu.txt", "requirements-floor.txt"
 TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate once",
          "test": "install, run the test suite (arguments after the task go to pytest)",
-         "test-floor": "the same end-to-end checks in .venv-floor, on the oldest versions allowed",
+         "test-floor": "tests/test_floor_e2e.py in .venv-floor, on the oldest versions allowed (requirements-floor.txt)",
          "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
          "bench-quick": "install, the same on the bundled sample with short runs (extra arguments go to bench.py)",
          "install": "create .venv and install the requirements (--gpu: the CUDA build; --cpu: back to the CPU build)",
@@ -82,7 +82,8 @@ def create_venv(venv_dir, clear=False):
     try:
         venv.EnvBuilder(with_pip=True, clear=clear).create(venv_dir)
     except (subprocess.CalledProcessError, OSError, SystemExit) as error:  # SystemExit: Debian's venv, no ensurepip
-        raise Failed(1, f"could not create {venv_dir}: {error or 'ensurepip failed'} ({hint})") from None
+        reason = error if isinstance(error, OSError) else "ensurepip could not install pip"
+        raise Failed(1, f"could not create {venv_dir}: {reason} ({hint})") from None
 
 
 def ensure_venv(venv_dir, requirements, platform=sys.platform):
@@ -137,7 +138,7 @@ def build_parser():
     """The command line's parser (task first; unknown arguments are left for the tasks that pass them on)."""
     parser = argparse.ArgumentParser(
         prog="tasks.py", allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="The project's tasks, run with any Python 3 (Windows: py -3.11 tasks.py TASK).",
+        description="The project's tasks, run by the Python that .venv is to use (Windows: py -3.11 tasks.py TASK).",
         epilog="tasks:\n" + "\n".join(f"  {name:12} {text}" for name, text in TASKS.items()))
     parser.add_argument("task", choices=TASKS, metavar="TASK", help="one of the tasks below")
     parser.add_argument("--steps", type=int, default=os.environ.get("DEMO_STEPS", "2000"),
