@@ -93,8 +93,8 @@ def ensure_venv(venv_dir, requirements, platform=sys.platform):
         other = installed_from(venv_dir) not in (None, requirements)  # another build of TensorFlow: start afresh
         if other or not python.exists():
             create_venv(venv_dir, clear=other)
-        failure = (f"pip could not install {requirements} into {venv_dir} (its messages are above; TensorFlow "
-                   f"needs a 64-bit Python it has wheels for, and this is {sys.version.split()[0]}: 3.11 is safe)")
+        failure = (f"pip could not install {requirements} into {venv_dir}: see its messages above (TensorFlow needs "
+                   f"a 64-bit Python it has wheels for, such as 3.11; for another Python, delete {venv_dir} first)")
         run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], failure)
         run([str(python), "-m", "pip", "install", "--quiet", "-r", requirements], failure)
         Path(venv_dir, STAMP).write_text(requirements + "\n")

@@ -15,11 +15,11 @@ from PIL import Image, ImageOps
 from conftest import run_script
 
 MLP_STEPS, LENET5_STEPS = 300, 50
-# Accuracy on the sample's 2,000 test records, measured over 5 fresh runs each on TensorFlow 2.21 / NumPy 2.4:
-# 784-500-10 after 300 steps 0.902-0.905; LeNet-5 after 50 steps 0.563-0.666.
+# Accuracy on the sample's 2,000 test records, measured in 12 fresh runs (TensorFlow 2.21 / NumPy 2.4 and
+# 2.16 / 1.26): 784-500-10 after 300 steps 0.8975-0.905; LeNet-5 after 50 steps 0.537-0.666 (mean 0.60).
 MLP_FLOOR, LENET5_FLOOR = 0.85, 0.4
-# Pictures read right by the app, of APP_PICTURES: 0.93 measured with a 300-step 784-500-10 model.
-APP_PICTURES, APP_FLOOR = 100, 0.8
+# Of APP_PICTURES pictures, read right in 6 runs: 93-96 by the 784-500-10 model, 52-64 by LeNet-5.
+APP_PICTURES, APP_FLOOR, LENET5_APP_FLOOR = 100, 0.8, 0.3
 ACCURACY = re.compile(r"^After (\d+) training steps, test accuracy = ([0-9.]+)$", re.M)
 PREDICTION = re.compile(r"^(\S+): The prediction number is: (\d)\b", re.M)
 TIMEOUT = 300  # seconds for one script: a hang fails the test instead of blocking the suite
@@ -96,7 +96,7 @@ def test_generate_train_evaluate_and_read_pictures_with_both_networks(tmp_path, 
                                 cwd=tmp_path), LENET5_STEPS)
     assert lenet5 > LENET5_FLOOR
     lenet5_right = read_right(succeeded("mnist_app.py", "--model-dir", "L", *digits, cwd=tmp_path), digits)
-    assert lenet5_right > 0.1 * APP_PICTURES  # better than chance; 50 steps are far from trained
+    assert lenet5_right >= LENET5_APP_FLOOR * APP_PICTURES  # 50 steps are far from trained, but well above chance
 
     summary_line(f"end to end on {versions()}: accuracy {mlp:.4f} after {MLP_STEPS} steps, LeNet-5 {lenet5:.4f} "
                  f"after {LENET5_STEPS}; app {right} and {lenet5_right} of {APP_PICTURES} pictures; "
