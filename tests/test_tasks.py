@@ -257,7 +257,7 @@ def test_ctrl_c_while_a_command_runs_waits_for_it_then_exits_130(in_tmp, monkeyp
 @POSIX_ONLY
 def test_ctrl_c_in_a_terminal_lets_the_script_finish_and_exits_130_without_a_traceback(tmp_path):
     """A real Ctrl-C: SIGINT to the whole process group, as a terminal sends it to tasks.py and its child."""
-    child = ("import sys, time\nprint('ready', flush=True)\ntry:\n    time.sleep(60)\n"
+    child = ("import sys, time\ntry:\n    print('ready', flush=True)\n    time.sleep(60)\n"
              "except KeyboardInterrupt:\n    time.sleep(1)\n    print('saved', flush=True)\n    sys.exit(130)\n")
     starter = textwrap.dedent(f"""
         import sys
@@ -276,6 +276,6 @@ def test_ctrl_c_in_a_terminal_lets_the_script_finish_and_exits_130_without_a_tra
             os.killpg(proc.pid, signal.SIGINT)
             break
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     assert (lines[-1] + out).splitlines() == ["ready", "saved"]  # the child's second of stopping was waited for
     assert err == "interrupted\n"
