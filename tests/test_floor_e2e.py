@@ -2,9 +2,10 @@
 
 `python tasks.py test-floor` runs this file alone in .venv-floor, which holds requirements-floor.txt
 (the oldest versions requirements.txt allows); the normal suite runs it on the newest ones. Short runs
-on the bundled sample: generate, train and evaluate both networks, and read pictures of digits made
-from the sample's test images. Each accuracy must clear a floor well below what was measured, so a
-version that computes wrong numbers fails while an unlucky seed does not.
+on the bundled sample: generate, train and evaluate both networks (with the evaluator's report, drawn
+by Matplotlib), and read pictures of digits made from the sample's test images. Each accuracy must
+clear a floor well below what was measured, so a version that computes wrong numbers fails while an
+unlucky seed does not.
 """
 import importlib.metadata
 import re
@@ -83,8 +84,10 @@ def test_generate_train_evaluate_and_read_pictures_with_both_networks(tmp_path, 
 
     succeeded("mnist_backward.py", "--steps", str(MLP_STEPS), "--data-dir", "D", "--model-dir", "M", cwd=tmp_path)
     assert (tmp_path / "M" / f"mnist_model-{MLP_STEPS}.index").is_file()
-    mlp = accuracy(succeeded("mnist_test.py", "--once", "--data-dir", "D", "--model-dir", "M", cwd=tmp_path), MLP_STEPS)
+    mlp = accuracy(succeeded("mnist_test.py", "--once", "--data-dir", "D", "--model-dir", "M", "--report", "report.png",
+                             cwd=tmp_path), MLP_STEPS)
     assert mlp > MLP_FLOOR
+    assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")  # drawn by Matplotlib
 
     digits = digit_pictures(tmp_path, APP_PICTURES)
     right = read_right(succeeded("mnist_app.py", "--model-dir", "M", *digits, cwd=tmp_path), digits)
