@@ -34,6 +34,7 @@ PS_TASKS = 1
 WORKER_TASKS = 2
 GRACE_SECS = 30  # after a stop request: how long a process may take to save and exit before it is killed
 POLL_SECS = 0.2
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
 PR_SET_PDEATHSIG = 1  # prctl option: the kernel signals the child when the launcher dies
 
 
@@ -85,11 +86,15 @@ class Cluster:
     def __init__(self, tasks, out=sys.stdout, err=sys.stderr, cwd=None):
         self.procs = {}
         env = dict(os.environ, PYTHONUNBUFFERED="1")  # lines reach us as they are printed
-        preexec = _die_with_parent if sys.platform.startswith("linux") else None
+        if os.name == "nt":  # its own process group, so that CTRL_BREAK_EVENT reaches only the task
+            options = dict(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+        else:  # its own session, so that the terminal's Ctrl-C reaches the launcher only
+            options = dict(start_new_session=True,
+                           preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         # All processes are forked before any reader thread exists, as preexec_fn requires.
         for name, argv in tasks:
             self.procs[name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                cwd=cwd, env=env, start_new_session=True, preexec_fn=preexec)
+                                                cwd=cwd, env=env, **options)
         lock = threading.Lock()
         self.readers = []
         for name, proc in self.procs.items():
@@ -102,17 +107,28 @@ class Cluster:
         """Names of the tasks of `job` ("ps" or "worker") still running."""
         return [name for name, proc in self.procs.items() if name.startswith(job) and proc.poll() is None]
 
-    def signal(self, job, signum):
+    def request_stop(self, job):
+        """Ask every running task of `job` to stop as Ctrl-C would: the chief saves a checkpoint first.
+
+        SIGTERM on POSIX; on Windows, where SIGTERM would end the process at
+        once (TerminateProcess), CTRL_BREAK_EVENT to the task's process group,
+        which the task takes as SIGBREAK.
+        """
         for name in self.running(job):
-            self.procs[name].send_signal(signum)
+            self.procs[name].send_signal(signal.CTRL_BREAK_EVENT if os.name == "nt" else signal.SIGTERM)
+
+    def kill(self, job):
+        """End every running task of `job` at once (Popen.kill: SIGKILL on POSIX, TerminateProcess on Windows)."""
+        for name in self.running(job):
+            self.procs[name].kill()
 
     def stop(self, job, grace=GRACE_SECS):
-        """SIGTERM every running task of `job`, wait up to `grace` seconds, then SIGKILL what is left."""
-        self.signal(job, signal.SIGTERM)
+        """request_stop every running task of `job`, wait up to `grace` seconds, then kill what is left."""
+        self.request_stop(job)
         end = time.monotonic() + grace
         while self.running(job) and time.monotonic() < end:
             time.sleep(POLL_SECS)
-        self.signal(job, signal.SIGKILL)
+        self.kill(job)
         for name, proc in self.procs.items():
             if name.startswith(job):
                 proc.wait()
@@ -140,8 +156,7 @@ def run_cluster(num_ps, num_workers, worker_args, log=print):
     for name, argv in tasks:
         log(f"{name}: {shlex.join(argv)}")
     requests = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: requests.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, lambda signum, frame: requests.append(signum)) for sig in STOP_SIGNALS}
     cluster = None
     try:
         cluster = Cluster(tasks)
@@ -149,11 +164,13 @@ def run_cluster(num_ps, num_workers, worker_args, log=print):
         while cluster.running("worker"):
             if requests and kill_at is None:
                 log(f"{signal.Signals(requests[0]).name}: stopping the workers, then the parameter servers")
-                cluster.signal("worker", signal.SIGTERM)
+                cluster.request_stop("worker")
                 kill_at = time.monotonic() + GRACE_SECS
             if kill_at is not None and (time.monotonic() > kill_at or requests.count(signal.SIGINT) > 1):
-                cluster.signal("worker", signal.SIGKILL)
+                cluster.kill("worker")
             time.sleep(POLL_SECS)
+        if not requests:
+            log("the workers are done; stopping the parameter servers")
         cluster.stop("ps")
     finally:
         for sig, handler in previous.items():

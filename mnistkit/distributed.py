@@ -111,7 +111,7 @@ def serve_ps(cluster, task_index, log=print):
     with training.StopFlag() as stop:
         while not stop.signal:
             time.sleep(PS_POLL_SECS)
-    log(f"ps {task_index}: {stop.signal.name}: stopped")
+    log(f"ps {task_index}: shut down by {stop.signal.name}")
     return 0
 
 def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=False,

@@ -55,8 +55,10 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
     Output into a pipe whose reader has gone (`| head -1`) ends quietly
     with BROKEN_PIPE_STATUS.
     """
-    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
-                signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_stopped)}
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+    for name in ("SIGTERM", "SIGBREAK"):  # SIGBREAK: Ctrl-Break on Windows, how mnist_cluster.py stops a task there
+        if hasattr(signal, name):
+            previous[getattr(signal, name)] = signal.signal(getattr(signal, name), _raise_stopped)
     try:
         work()
     except errors as e:

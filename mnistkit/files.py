@@ -109,10 +109,12 @@ class FolderLock:
                                     "it ends, or use another folder") from None
                 remove(self.path)  # left by a process that is gone
                 continue
-            except OSError as e:
-                raise DataError(f"{self.folder}: cannot write here ({e.strerror})") from None
-            with os.fdopen(fd, "w") as f:
-                f.write(f"{os.getpid()}\n")
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(f"{os.getpid()}\n")
+            except OSError:  # a full disk: no lock file is left behind; the caller names what it was writing
+                remove(self.path)
+                raise
             return self
         raise DataError(f"{self.folder}: cannot take the folder's lock {self.path}; remove it if no other "
                         f"{self.who} runs")

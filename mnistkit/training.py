@@ -248,8 +248,11 @@ def close_writer(writer, log=print):
 
 # ---------------------------------------------------------------- the loop
 
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
+
+
 class StopFlag:
-    """Turns SIGINT/SIGTERM into a flag the step loop checks, so it can save first.
+    """Turns SIGINT/SIGTERM (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can save first.
 
     A second Ctrl-C while the flag is set raises KeyboardInterrupt as usual.
     """
@@ -259,7 +262,7 @@ class StopFlag:
         self._previous = {}
 
     def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             self._previous[sig] = signal.signal(sig, self._handle)
         return self
 

@@ -293,12 +293,11 @@ class Staging:
         self.new_folders = files.missing_folders(self.data_dir)
         try:
             os.makedirs(self.data_dir, exist_ok=True)
-        except OSError as e:
-            raise DataError(f"{self.data_dir}: cannot write output folder ({e.strerror})") from None
-        try:
             self.lock.__enter__()
-        except BaseException:
+        except BaseException as e:
             files.remove_empty_folders(self.new_folders)
+            if isinstance(e, OSError):
+                raise DataError(f"{self.data_dir}: cannot write output folder ({e.strerror})") from None
             raise
         remove_stale_temporaries(self.data_dir)
         return self

@@ -160,7 +160,7 @@ def stopped_between_saves(proc, model, at_least):
 
     Between saves the model folder holds only whole checkpoints (.index, .data,
     .meta), the newest of them named in the `checkpoint` index, no `_temp`
-    folder and no half-written index file.
+    folder and no half-written index file (besides train/ and schedule.json).
     """
     if proc.poll() is not None:
         return None
@@ -170,7 +170,7 @@ def stopped_between_saves(proc, model, at_least):
     steps = mnistkit.checkpoints.checkpoint_steps(str(model))
     whole = {f"mnist_model-{s}.{ext}" for s in steps for ext in ("index", "data-00000-of-00001", "meta")}
     indexed = mnistkit.checkpoints.indexed_prefix(str(model))
-    if (steps and steps[-1] >= at_least and names == whole | {"checkpoint", "train"}
+    if (steps and steps[-1] >= at_least and names == whole | {"checkpoint", "train", "schedule.json"}
             and indexed == str(model / f"mnist_model-{steps[-1]}")):
         return steps[-1]
     proc.send_signal(signal.SIGCONT)
@@ -248,7 +248,7 @@ def test_trainer_and_evaluator_side_by_side_for_60_seconds_with_the_harshest_rot
     # Only the newest --keep checkpoint is left, and the index file names it alone.
     kept = [f"mnist_model-{found['final_step']}"]
     assert sorted(os.listdir(tmp_path / "model")) == sorted(
-        ["checkpoint", "eval", "train"] + [f"{name}.{ext}" for name in kept
+        ["checkpoint", "eval", "schedule.json", "train"] + [f"{name}.{ext}" for name in kept
                                            for ext in ("data-00000-of-00001", "index", "meta")])
     state = tf.train.get_checkpoint_state(str(tmp_path / "model"))  # (which makes the paths absolute)
     assert [os.path.basename(state.model_checkpoint_path)] + [
