@@ -208,7 +208,8 @@ def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
     parser.add_argument("images", nargs="*", metavar="IMAGE",
-                        help="picture files or folders of pictures; none: ask as the course did")
+                        help="picture files or folders of pictures; none: ask as the course did "
+                             f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
                         help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",

@@ -32,6 +32,7 @@ import shutil
 import time
 
 from tf_compat import first_line, tf
+from . import files
 from .errors import DataError
 from .networks import check_network
 
@@ -308,9 +309,12 @@ def save(sess, checkpoint_saver, model_dir, step, written):
 
     written: set of the steps this run saved, updated here. A checkpoint of
     that step that this run did not write is never overwritten: DataError.
-    A save that fails (a full disk, a folder gone read-only) leaves none of
-    its files and raises DataError naming the newest checkpoint that is
-    there, e.g. `model: no space left on device while saving mnist_model-1500;
+    A save refused because another process holds a file (Windows: an
+    evaluator or TensorBoard reading the `checkpoint` index while
+    TensorFlow renames over it) is tried again for files.RETRY_SECS. A save
+    that fails (a full disk, a folder gone read-only, a refusal that lasts)
+    leaves none of its files and raises SaveFailed naming the newest
+    checkpoint that is there, e.g. `model: no space left on device while saving mnist_model-1500;
     the newest checkpoint is model/mnist_model-1000`.
     """
     prefix = prefix_of(model_dir, step)
@@ -320,15 +324,28 @@ def save(sess, checkpoint_saver, model_dir, step, written):
     # The .meta first: the index file, updated last by Saver.save, then only
     # ever names a checkpoint whose three files are all there.
     written.add(step)
-    try:
-        with sess.graph.as_default():
-            checkpoint_saver.export_meta_graph(prefix + ".meta")
-        checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step, write_meta_graph=False)
-    except (tf.errors.OpError, OSError) as e:
-        written.discard(step)
-        remove_save(prefix)
-        raise save_failed(model_dir, prefix, e) from None
-    return prefix
+    deadline = time.monotonic() + files.RETRY_SECS
+    while True:
+        try:
+            with sess.graph.as_default():
+                checkpoint_saver.export_meta_graph(prefix + ".meta")
+            checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step,
+                                  write_meta_graph=False)
+            return prefix
+        except (tf.errors.OpError, OSError) as e:
+            if refused(e) and time.monotonic() < deadline:
+                time.sleep(0.1)  # Windows: a reader holds the index file; TensorFlow's rename over it waits
+                continue
+            written.discard(step)
+            remove_save(prefix)
+            raise save_failed(model_dir, prefix, e) from None
+
+
+def refused(error):
+    """True for an error that says another process holds a file (Windows' sharing rules), worth a retry."""
+    message = getattr(error, "message", None) or str(error)
+    return (isinstance(error, (PermissionError, tf.errors.PermissionDeniedError))
+            or "Access is denied" in message or "being used by another process" in message)
 
 
 def remove_save(prefix):

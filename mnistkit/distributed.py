@@ -25,7 +25,7 @@ import threading
 import time
 
 from tf_compat import LazyMapping, first_line, tf
-from . import checkpoints, inputs, training
+from . import checkpoints, cli, inputs, training
 from .errors import ClusterError, DataError, Interrupted, exit_status
 from .networks import check_network
 
@@ -107,7 +107,7 @@ def serve_ps(cluster, task_index, log=print):
     """
     start_server(cluster, "ps", task_index)
     log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
-        "(Ctrl-C or SIGTERM to stop)")
+        f"({cli.STOP_KEYS} to stop)")
     with training.StopFlag() as stop:
         while not stop.signal:
             time.sleep(PS_POLL_SECS)

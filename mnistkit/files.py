@@ -6,6 +6,7 @@ report and the app's --show-input.
 import os
 import sys
 import tempfile
+import time
 
 from tqdm import tqdm
 
@@ -18,10 +19,37 @@ def public_mode(path):
     os.chmod(path, (0o777 if os.path.isdir(path) else 0o666) & ~umask)
 
 
+RETRY_SECS = 3.0  # how long a rename or delete refused with PermissionError is tried again (Windows)
+
+
+def retrying(operation, *paths):
+    """operation(*paths), tried again for up to RETRY_SECS while it fails with PermissionError.
+
+    On Windows a file another process holds open (mnist_test.py or
+    TensorBoard reading a folder, a virus scanner, an editor) cannot be
+    renamed over or deleted for a moment. Raises DataError naming the last
+    path when the refusal lasts; other OSErrors are raised as they are.
+    """
+    deadline = time.monotonic() + RETRY_SECS
+    while True:
+        try:
+            return operation(*paths)
+        except PermissionError as e:
+            if time.monotonic() >= deadline:
+                raise DataError(f"{paths[-1]}: cannot replace or remove it: another program holds it open "
+                                f"({e.strerror}); close that program and run again") from None
+            time.sleep(0.05)
+
+
+def replace(src, dst):
+    """os.replace(src, dst) (atomic on POSIX and Windows), tried again while Windows refuses it (retrying)."""
+    retrying(os.replace, src, dst)
+
+
 def remove(path):
-    """Delete a file; one that is already gone is fine."""
+    """Delete a file, tried again while Windows refuses it (retrying); one that is already gone is fine."""
     try:
-        os.remove(path)
+        retrying(os.remove, path)
     except FileNotFoundError:
         pass
 
@@ -75,11 +103,13 @@ def write_atomically(path, write, what="report"):
         os.close(fd)
         write(tmp)
         public_mode(tmp)
-        os.replace(tmp, path)
-    except OSError as e:
+        replace(tmp, path)
+    except BaseException as e:  # a full disk, a refused rename, Ctrl-C: the temporary goes
         if tmp is not None and os.path.exists(tmp):
             os.remove(tmp)
-        raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+        if isinstance(e, OSError):
+            raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+        raise
 
 
 LOCK_FILE = ".mnist.lock"  # hidden: in a folder a process is writing, holding that process's PID

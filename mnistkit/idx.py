@@ -138,7 +138,7 @@ def download_mnist(dest_dir, mirrors=None, timeout=DOWNLOAD_TIMEOUT, log=print):
                 log(f"download of {url} failed: sha256 {got} does not match the official {want}")
                 files.remove(tmp)
                 continue
-            os.replace(tmp, target)
+            files.replace(tmp, target)
             break
         else:
             return False
@@ -182,8 +182,8 @@ def write_jpg_layout(images, labels, jpg_dir, split):
             shutil.rmtree(old)
         elif os.path.exists(old):
             os.remove(old)
-    os.replace(os.path.join(tmp_dir, txt), label_file)
-    os.rename(tmp_dir, image_dir)
+    files.replace(os.path.join(tmp_dir, txt), label_file)
+    files.retrying(os.rename, tmp_dir, image_dir)
     return image_dir + os.sep, label_file
 
 

@@ -104,7 +104,7 @@ def default_workers():
     cores that pays only while the second core is idle, and on a busy
     machine the pool was 1.5x slower than decoding here (bench/bench.py).
     """
-    if not sys.platform.startswith("linux"):
+    if not hasattr(os, "sched_getaffinity"):  # Windows and macOS: spawned processes cost more to start
         return 1
     cpus = len(os.sched_getaffinity(0))
     return 1 if cpus <= 2 else min(MAX_WORKERS, cpus)
@@ -114,8 +114,21 @@ def _ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled once, by the parent
 
 
+def start_method():
+    """How the decoding processes start: "fork" on Linux, "spawn" elsewhere (and where fork is missing).
+
+    Windows has no fork, and on macOS forking a process that imported
+    TensorFlow is unsafe (its frameworks are not fork-safe), so both spawn:
+    each child starts a fresh Python and imports this module (not
+    TensorFlow: tf_compat imports it only on first use).
+    """
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
 def decoding_pool(workers):
-    """A fork-started multiprocessing.Pool of `workers` processes, or a null context for 1.
+    """A multiprocessing.Pool of `workers` processes (start_method), or a null context for 1.
 
     Forking after TensorFlow's import is safe for what the children do: they
     run only encode_images (Pillow, NumPy, bytes), never a TensorFlow op, and
@@ -126,7 +139,7 @@ def decoding_pool(workers):
     """
     if workers <= 1:
         return contextlib.nullcontext()
-    return multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
+    return multiprocessing.get_context(start_method()).Pool(workers, initializer=_ignore_sigint)
 
 
 def encoded_chunks(pool, workers, image_path, entries, templates, label_path=""):
@@ -260,10 +273,13 @@ def write_records(tfRecordName, image_path, label_path, entries, workers=None, q
                     k += 1
                 bar.update(len(records))
         for tmp, out in zip(tmps, outputs):
-            os.replace(tmp, out)
+            files.replace(tmp, out)
     except BaseException as e:
         for tmp in tmps:
-            files.remove(tmp)
+            try:
+                files.remove(tmp)
+            except DataError:
+                pass  # a temporary still held open: the next run's clean-up takes it
         if isinstance(e, (tf.errors.OpError, OSError)):
             raise DataError(f"{tfRecordName}: write failed ({getattr(e, 'message', None) or e})") from None
         raise
@@ -330,7 +346,7 @@ class Staging:
     def _publish(self):
         for split, out, count, renames in self.staged:
             for staging, final in renames:
-                os.replace(staging, final)
+                files.replace(staging, final)
             remove_other_forms(out, [final for _, final in renames], self.log)
             if len(renames) == 1:
                 self.log(f"wrote {count} {split} records to {out}")

@@ -29,6 +29,8 @@ import mnistkit.distributed
 import mnistkit.records
 import mnistkit.training
 
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals")
+
 SHARDS = 4
 WORKERS = 2
 ASYNC_STEPS = 600

@@ -22,6 +22,9 @@ import soak  # noqa: E402
 import mnistkit.checkpoints
 import mnistkit.idx
 
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="kills, stops and holds processes with POSIX signals, named pipes and Linux's /proc")
+
 
 # How long a test waits for an event (a file, a line, a process state) before calling it broken:
 # far beyond what any of them takes on a busy 2-core machine, so it matters only when something hangs.

@@ -205,6 +205,7 @@ def test_a_second_generator_on_the_same_folder_says_so_and_the_first_finishes(sa
         (sample_workdir / "data" / "mnist_train.tfrecords").read_bytes()
 
 
+@POSIX
 def test_the_lock_of_a_generator_that_was_killed_is_taken_over(sample_workdir, tmp_path):
     (tmp_path / "out").mkdir()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
@@ -261,6 +262,7 @@ def test_a_generator_stopped_mid_write_says_so_in_one_line_and_leaves_nothing(sa
     assert not (work / "new").exists()  # the folder it made, and every temporary in it, are gone
 
 
+@POSIX
 def test_the_app_piped_into_a_reader_that_stops_early_ends_quietly(trained_workdir, tmp_path):
     from PIL import Image
     pictures = tmp_path / "pictures"
