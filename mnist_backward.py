@@ -113,7 +113,8 @@ def train(settings):
             training.check_schedule(settings, data.examples, first_step if restored else None)
             progress = training.Progress(step=first_step, saved_step=first_step)
             log(f"training on {data.examples} records from {data.where}"
-                + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}")
+                + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
+                + f"; running on {training.device()}")
             if first_step >= settings.steps:
                 log(f"global_step {first_step} already reaches the target; raise --steps to train further")
             # The graph goes into the first run's events only; a resumed run has the same one.

@@ -213,6 +213,16 @@ def minimize(loss, learning_rate, global_step, moving_average_decay, sync_replic
         return tf.no_op(name="train"), optimizer
 
 
+def device():
+    """Where the training steps run, for the trainer's first line: "GPU:0" when TensorFlow sees a GPU, else "CPU".
+
+    TensorFlow places each op with a GPU kernel on the first GPU; the
+    queue-runner readers and shuffle_batch have only CPU kernels, so the
+    input pipeline runs on the CPU either way.
+    """
+    return "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU"
+
+
 def scalar_summary(tag, value):
     """A tf.Summary holding one scalar measured outside the graph (e.g. examples/s)."""
     return tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=float(value))])

@@ -197,7 +197,7 @@ def test_trainer_killed_resumes_from_the_latest_complete_checkpoint(sample_workd
     rerun = run_script("mnist_backward.py", "--steps", str(step + 10), "--save-every", "20", cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     training = [line for line in rerun.stdout.splitlines() if line.startswith("training on")]
-    assert training[0].endswith(f"resuming from ./model/mnist_model-{step}; target global_step {step + 10}")
+    assert training[0].endswith(f"resuming from ./model/mnist_model-{step}; target global_step {step + 10}; running on CPU")
     final = tf.train.latest_checkpoint(str(model))
     assert final.endswith(f"mnist_model-{step + 10}")
     assert tf.train.load_variable(final, "global_step") == step + 10
