@@ -40,7 +40,8 @@ class Settings:
     save_every steps a checkpoint (the newest `keep` kept), every
     summary_every steps TensorBoard summaries, every print_every steps the
     course's loss line through `log`. pipeline: "fast" or "course"
-    (mnist_generateds.get_tfrecord). quiet: no progress bar.
+    (mnist_generateds.get_tfrecord), or "tfdata" (inputs.tfdata_batches).
+    quiet: no progress bar.
     """
     net: object
     steps: int
@@ -136,7 +137,8 @@ def train_ops(x, y_, y, batches, settings, examples, sync_replicas=None, queue_f
     decay period. sync_replicas: None, or (replicas_to_aggregate,
     total_num_replicas) for tf.compat.v1.train.SyncReplicasOptimizer.
     queue_fill: add the shuffle queue's fill to the summaries (the queue
-    runners' pipelines have one).
+    runners' pipelines have one; tf.data's graph has no queue, and no
+    counterpart is added: see docs/migrating.md).
     """
     global_step = tf.train.get_or_create_global_step()
     cem = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1)))
