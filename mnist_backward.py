@@ -2,7 +2,8 @@
 
 Run after mnist_generateds.py. Batches come from tf.compat.v1 queue runners
 (string_input_producer -> TFRecordReader -> parse -> shuffle_batch, 2
-threads) started under a Coordinator around the step loop. The course's
+threads) started under a Coordinator around the step loop; with --pipeline
+tfdata, tf.data gives the same batches (docs/migrating.md). The course's
 schedule: exponentially decayed learning rate (x0.99 per epoch, staircase),
 L2 regularization, moving averages of all trainable variables (which
 mnist_test.py and mnist_app.py restore), a checkpoint every 1,000 steps.

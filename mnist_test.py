@@ -3,7 +3,8 @@
 Run beside (or after) mnist_backward.py. Every --interval seconds it restores
 the newest checkpoint in the model folder into the network with the moving
 average (shadow) values of the weights, scores every test record exactly
-once through queue runners started and joined around the fetches, and prints
+once through queue runners started and joined around the fetches (with
+--pipeline tfdata through tf.data, to the same accuracy), and prints
 `After N training steps, test accuracy = X`. The course scored one
 shuffle_batch draw of 10,000 examples instead, which repeats some records
 and misses others, so its accuracy changed from run to run.
