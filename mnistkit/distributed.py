@@ -259,7 +259,12 @@ def worker_steps(sess, graph, settings, role, worker):
             worker.sync_threads += worker.parts.chief_queue_runner.create_threads(
                 sess, coord=worker.sync_coord, daemon=True, start=True)
         try:
-            training.run_steps(sess, graph, settings, role, stop, coord, progress)
+            try:
+                training.run_steps(sess, graph, settings, role, stop, coord, progress)
+            except tf.errors.OpError as e:
+                if inputs.iterator_failed(e):  # --pipeline tfdata: the step read the damaged record itself
+                    raise inputs.pipeline_failed(worker.data.where, e) from None
+                raise
         except tf.errors.OutOfRangeError as e:
             # The input queue was closed by a failing reader (re-raised by join below),
             # or in sync mode the chief closed the token queue when it finished.

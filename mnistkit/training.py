@@ -45,7 +45,8 @@ class Settings:
     save_every steps a checkpoint (the newest `keep` kept), every
     summary_every steps TensorBoard summaries, every print_every steps the
     course's loss line through `log`. pipeline: "fast" or "course"
-    (mnist_generateds.get_tfrecord). quiet: no progress bar.
+    (mnist_generateds.get_tfrecord), or "tfdata" (inputs.tfdata_batches).
+    quiet: no progress bar.
     """
     net: object
     steps: int
@@ -160,7 +161,8 @@ def train_ops(x, y_, y, batches, settings, examples, sync_replicas=None, queue_f
     decay period. sync_replicas: None, or (replicas_to_aggregate,
     total_num_replicas) for tf.compat.v1.train.SyncReplicasOptimizer.
     queue_fill: add the shuffle queue's fill to the summaries (the queue
-    runners' pipelines have one).
+    runners' pipelines have one; tf.data's graph has no queue, and no
+    counterpart is added: see docs/migrating.md).
     """
     global_step = tf.train.get_or_create_global_step()
     cem = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1)))
@@ -473,17 +475,14 @@ def crossed(before, after, every):
 def failed(error, sess, graph, settings, role, progress, where):
     """The one-line DataError a training run ends with for `error`, after saving the steps not yet saved.
 
-    A stuck input (a step's tf.errors.DeadlineExceededError), a reader that
-    fails inside the step (tf.data) or any other TensorFlow error become a
-    DataError naming `where` (the training files); a DataError stays as it
-    is. Unless the error is a failed save, the chief first saves a
+    A stuck input (a step's tf.errors.DeadlineExceededError) or any other
+    TensorFlow error becomes a DataError naming `where` (the training
+    files); a DataError (e.g. inputs.pipeline_failed) stays as it is. Unless the error is a failed save, the chief first saves a
     checkpoint of the steps done since the last one, if the session still
     can, and the message says where.
     """
     if isinstance(error, tf.errors.DeadlineExceededError):
         error = DataError(f"{where}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s")
-    elif isinstance(error, (tf.errors.DataLossError, tf.errors.InvalidArgumentError)):
-        error = inputs.pipeline_failed(where, error)
     elif isinstance(error, tf.errors.OpError):
         error = DataError(f"{where}: training failed ({first_line(error)})")
     if not isinstance(error, DataError) or isinstance(error, checkpoints.SaveFailed) or not role.is_chief:
