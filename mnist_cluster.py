@@ -4,7 +4,8 @@
   python mnist_cluster.py --ps 1 --workers 2 --steps 2000
   python mnist_test.py --once                     # the chief's checkpoints, as usual
 
-Starts `mnist_backward.py --job_name ps|worker ...` once per task, on free
+Starts `mnist_backward.py --job_name ps|worker ...` (with --net lenet5,
+mnist_lenet5_backward.py) once per task, on free
 ports of 127.0.0.1, prints each command (the same commands run the cluster
 on several machines, with real host names), streams their output prefixed
 with `[ps 0]`, `[worker 1]`, ..., waits for the workers and then stops the
@@ -28,7 +29,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BACKWARD = os.path.join(HERE, "mnist_backward.py")
+TRAINERS = {"mlp": os.path.join(HERE, "mnist_backward.py"),  # --net: the trainer every task runs
+            "lenet5": os.path.join(HERE, "mnist_lenet5_backward.py")}
 HOST = "127.0.0.1"
 PS_TASKS = 1
 WORKER_TASKS = 2
@@ -52,13 +54,14 @@ def free_ports(count, host=HOST):
             s.close()
 
 
-def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable):
+def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable, net="mlp"):
     """[(name, argv)] for every task: ps first, then the workers, worker 0 (the chief) first."""
     cluster = ["--ps_hosts", ",".join(ps_hosts), "--worker_hosts", ",".join(worker_hosts)]
     verbose = ["--verbose"] if "--verbose" in worker_args else []
-    tasks = [(f"ps {i}", [python, BACKWARD, "--job_name", "ps", "--task_index", str(i), *cluster, *verbose])
+    trainer = TRAINERS[net]
+    tasks = [(f"ps {i}", [python, trainer, "--job_name", "ps", "--task_index", str(i), *cluster, *verbose])
              for i in range(len(ps_hosts))]
-    tasks += [(f"worker {i}", [python, BACKWARD, "--job_name", "worker", "--task_index", str(i), *cluster, *worker_args])
+    tasks += [(f"worker {i}", [python, trainer, "--job_name", "worker", "--task_index", str(i), *cluster, *worker_args])
               for i in range(len(worker_hosts))]
     return tasks
 
@@ -140,7 +143,7 @@ class Cluster:
         return {name: proc.returncode for name, proc in self.procs.items()}
 
 
-def run_cluster(num_ps, num_workers, worker_args, log=print):
+def run_cluster(num_ps, num_workers, worker_args, log=print, net="mlp"):
     """Start a cluster on 127.0.0.1, wait for its workers, then stop its parameter servers.
 
     Returns ({task name: exit status}, the first stop signal's number or
@@ -152,7 +155,7 @@ def run_cluster(num_ps, num_workers, worker_args, log=print):
     ports = free_ports(num_ps + num_workers)
     ps_hosts = [f"{HOST}:{p}" for p in ports[:num_ps]]
     worker_hosts = [f"{HOST}:{p}" for p in ports[num_ps:]]
-    tasks = task_commands(ps_hosts, worker_hosts, worker_args)
+    tasks = task_commands(ps_hosts, worker_hosts, worker_args, net=net)
     for name, argv in tasks:
         log(f"{name}: {shlex.join(argv)}")
     requests = []
@@ -190,6 +193,9 @@ def build_parser():
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--ps", type=int, default=PS_TASKS, help="number of parameter servers")
     parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
+    parser.add_argument("--net", choices=sorted(TRAINERS), default="mlp",
+                        help="the network: mlp, the 784-500-10 network (mnist_backward.py); lenet5, LeNet-5 "
+                             "(mnist_lenet5_backward.py, checkpoints in ./model_lenet5/)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (in every task)")
     return parser
 
@@ -201,7 +207,7 @@ def main(argv=None):
         parser.error("--ps and --workers must be >= 1")
     if args.verbose:
         worker_args.append("--verbose")
-    statuses, stopped_by = run_cluster(args.ps, args.workers, worker_args)
+    statuses, stopped_by = run_cluster(args.ps, args.workers, worker_args, net=args.net)
     print("exit status: " + ", ".join(f"{name}: {code}" for name, code in statuses.items()))
     if stopped_by is not None:
         return 128 + stopped_by

@@ -175,7 +175,7 @@ def test_checkpoints_hold_the_same_variables_and_resume_with_the_other_pipeline(
                                            pipeline=other, log=lines.append, quiet=True)
         assert step == TRAIN_STEPS + 10
         assert lines[0].endswith(f"resuming from {model / 'mnist_model'}-{TRAIN_STEPS}; "
-                                 f"target global_step {TRAIN_STEPS + 10}")
+                                 f"target global_step {TRAIN_STEPS + 10}; running on CPU")
         ckpt = tf.train.latest_checkpoint(str(model))
         assert ckpt.endswith(f"mnist_model-{TRAIN_STEPS + 10}")
         assert tf.train.list_variables(ckpt) == names
