@@ -1,35 +1,31 @@
-# Two commands for a fresh machine: `make demo` and `make test`.
+# `make demo`, `make test` and the other targets run `$(PYTHON) tasks.py TARGET`: the same tasks,
+# which also run where there is no make (Windows: `py -3.11 tasks.py demo`; see `python3 tasks.py --help`).
 PYTHON ?= python3
-VENV := .venv
-PY := $(VENV)/bin/python
 DEMO_STEPS ?= 2000
 IDX_DIR ?= /usr/share/datasets/fashion-mnist
 
-.PHONY: install demo test bench bench-quick clean
+.PHONY: install demo test test-floor bench bench-quick clean
 
-$(VENV)/installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	touch $@
+install:
+	$(PYTHON) tasks.py install
 
-install: $(VENV)/installed
+demo:
+	$(PYTHON) tasks.py demo --steps $(DEMO_STEPS)
 
-demo: install
-	$(PY) mnist_generateds.py
-	$(PY) mnist_backward.py --steps $(DEMO_STEPS)
-	$(PY) mnist_test.py --once
+test:
+	$(PYTHON) tasks.py test
 
-test: install
-	$(PY) -m pytest -q tests
+# The end-to-end test on the oldest versions requirements.txt allows, in its own venv .venv-floor.
+test-floor:
+	$(PYTHON) tasks.py test-floor
 
 # The course's loops against ours on full-size data (about 20-25 minutes on 2 cores); ARGS=--repeats 5 etc.
-bench: install
-	$(PY) bench/bench.py --idx-dir $(IDX_DIR) $(ARGS)
+bench:
+	$(PYTHON) tasks.py bench --idx-dir $(IDX_DIR) $(ARGS)
 
 # The same on the bundled sample with short runs: a smoke test of every row, a few minutes.
-bench-quick: install
-	$(PY) bench/bench.py --quick $(ARGS)
+bench-quick:
+	$(PYTHON) tasks.py bench-quick $(ARGS)
 
 clean:
-	rm -rf model model_lenet5 mnist_data_jpg data/*.tfrecords bench/work
+	$(PYTHON) tasks.py clean

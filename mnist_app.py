@@ -30,7 +30,7 @@ import mnist_backward
 import mnist_forward
 import mnist_lenet5_forward
 from mnistkit import checkpoints, cli, networks
-from mnistkit.errors import DataError
+from mnistkit.errors import DataError, exit_status
 from mnistkit.pictures import (PREPROCESS, THRESHOLD, claim_input_path, network_input, picture_paths,
                                prepared_pixels, write_input)
 
@@ -181,6 +181,9 @@ def ask_count():
     except EOFError:
         end_of_input(0, None)
         return None
+    except KeyboardInterrupt:
+        print(flush=True)  # end the prompt's line before the stop is reported
+        raise
     if not answer.isdecimal():  # int() reads every decimal digit; isdigit() would also pass "²"
         raise DataError(f"the number of test pictures must be a whole number, not {answer!r}")
     return int(answer)
@@ -213,6 +216,9 @@ def ask_paths(count):
         except EOFError:
             end_of_input(number, count)
             return
+        except KeyboardInterrupt:
+            print(flush=True)  # end the prompt's line before the stop is reported
+            raise
 
 
 def end_of_input(given, count):
@@ -228,7 +234,8 @@ def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
     parser.add_argument("images", nargs="*", metavar="IMAGE",
-                        help="picture files or folders of pictures; none: ask as the course did")
+                        help="picture files or folders of pictures; none: ask as the course did "
+                             f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
                         help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
@@ -245,31 +252,30 @@ def build_parser():
 
 
 def main(argv=None):
+    """The command line of mnist_app.py; returns the exit status (1 when a picture failed)."""
     parser = build_parser()
     args = parser.parse_args(cli.arguments(argv))
-    try:
-        if args.images:
-            paths = picture_paths(args.images)
-            count = len(paths)
-        else:
-            count = ask_count()
-            if count is None:
-                return 0  # end of input before any picture: nothing failed
-            paths = ask_paths(count)
-        if args.show_input is not None and count:  # a wrong --show-input fails before any work
-            claimed = {}
-            for path in paths if args.images else ["picture"]:
-                claim_input_path(args.show_input, path, count, claimed)
-        failed = application(paths, args.model_dir, args.threshold, preprocess=args.preprocess,
-                             as_json=args.json, show_input=args.show_input, count=count,
-                             name_pictures=bool(args.images))
-    except DataError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(flush=True)
-        return 130
-    return 1 if failed else 0
+    failed = []
+    status = exit_status(lambda: failed.append(run(args)))
+    return status or (1 if failed[0] else 0)
+
+
+def run(args):
+    """Predict the pictures the parsed command line names, or ask for them; returns how many failed."""
+    if args.images:
+        paths = picture_paths(args.images)
+        count = len(paths)
+    else:
+        count = ask_count()
+        if count is None:
+            return 0  # end of input before any picture: nothing failed
+        paths = ask_paths(count)
+    if args.show_input is not None and count:  # a wrong --show-input fails before any work
+        claimed = {}
+        for path in paths if args.images else ["picture"]:
+            claim_input_path(args.show_input, path, count, claimed)
+    return application(paths, args.model_dir, args.threshold, preprocess=args.preprocess, as_json=args.json,
+                       show_input=args.show_input, count=count, name_pictures=bool(args.images))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Run after mnist_generateds.py. Batches come from tf.compat.v1 queue runners
 (string_input_producer -> TFRecordReader -> parse -> shuffle_batch, 2
-threads) started under a Coordinator around the step loop. The course's
+threads) started under a Coordinator around the step loop; with --pipeline
+tfdata, tf.data gives the same batches (docs/migrating.md). The course's
 schedule: exponentially decayed learning rate (x0.99 per epoch, staircase),
 L2 regularization, moving averages of all trainable variables (which
 mnist_test.py and mnist_app.py restore), a checkpoint every 1,000 steps.
@@ -59,8 +60,9 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     Writes TensorBoard summaries to model_dir/train every `summary_every`
     steps: loss, cross_entropy, regularization_loss, learning_rate, accuracy
     (training batch, training weights), shuffle_queue_fill (size / capacity
-    of shuffle_batch's queue) and examples_per_sec. A progress bar runs on a
-    terminal unless `quiet`. Raises DataError on bad input (missing or
+    of shuffle_batch's queue; not with pipeline "tfdata", which has no
+    queue) and examples_per_sec. A progress bar runs on a terminal unless
+    `quiet`. Raises DataError on bad input (missing or
     corrupted TFRecord file, unwritable model folder, damaged checkpoint or
     one of another graph, a failing reader thread). Builds its graph in a
     new tf.Graph, so that it can be called again in the same process (a
@@ -83,8 +85,11 @@ def settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir
 def build_graph(settings, data, sync_replicas=None):
     """The course's graph: get_tfrecord -> forward -> loss, schedule, moving averages; a training.TrainGraph.
 
-    data: training.training_data's TrainingData (the files, their record
-    count, the layout the fast pipeline reads). sync_replicas: see
+    With settings.pipeline "tfdata" the batches come from
+    inputs.tfdata_batches instead of get_tfrecord; the rest of the graph,
+    and so the checkpoint's variables, are the same. data:
+    training.training_data's TrainingData (the files, their record count,
+    the layout the fast pipeline reads). sync_replicas: see
     training.train_ops (a distributed run's SyncReplicasOptimizer).
     """
     if settings.pipeline == "tfdata":  # the queue runners' successor (docs/migrating.md)
@@ -100,19 +105,27 @@ def build_graph(settings, data, sync_replicas=None):
 
 
 def train(settings):
-    """backward() for a training.Settings: one machine, queue runners under a Coordinator; the final global_step."""
+    """backward() for a training.Settings: one machine, queue runners under a Coordinator; the final global_step.
+
+    With pipeline "tfdata" there are no queue runners to start (the
+    Coordinator then has no thread), and a reading error fails the step
+    itself: it is turned into the same one-line DataError
+    (inputs.pipeline_failed) as a reader thread's.
+    """
     log = settings.log
     data = training.training_data(settings.data_dir)  # every file checked whole before the graph is built
     checkpoints.prepare_model_dir(settings.model_dir, log)
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
-        role = training.Role(saver=checkpoints.saver(settings.keep))
+        role = training.Role(saver=checkpoints.saver(settings.keep), data=data)
         with tf.Session() as sess, training.StopFlag() as stop:
             restored = checkpoints.restore_or_init(sess, settings.model_dir, settings.net.NETWORK, log)
             first_step = int(sess.run(graph.global_step))
+            training.check_schedule(settings, data.examples, first_step if restored else None)
             progress = training.Progress(step=first_step, saved_step=first_step)
             log(f"training on {data.examples} records from {data.where}"
-                + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}")
+                + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
+                + f"; running on {training.device()}")
             if first_step >= settings.steps:
                 log(f"global_step {first_step} already reaches the target; raise --steps to train further")
             # The graph goes into the first run's events only; a resumed run has the same one.
@@ -120,22 +133,28 @@ def train(settings):
             coord = tf.train.Coordinator()
             threads = tf.train.start_queue_runners(sess=sess, coord=coord)
             try:
-                training.run_steps(sess, graph, settings, role, stop, coord, progress)
-            except (tf.errors.OutOfRangeError, tf.errors.CancelledError) as e:
-                coord.request_stop(e)  # the reader's own error, if any, is re-raised by join below
-            except tf.errors.DeadlineExceededError:
-                raise training.no_batch_error(data.where) from None
-            except (tf.errors.DataLossError, tf.errors.InvalidArgumentError) as e:  # tf.data reads in the step
-                raise inputs.pipeline_failed(data.where, e) from None
-            finally:
-                role.writer.close()
-                inputs.stop_queue_runners(coord, threads, data.where)
+                try:
+                    training.run_steps(sess, graph, settings, role, stop, coord, progress)
+                except tf.errors.OpError as e:
+                    if inputs.iterator_failed(e):  # tf.data reads in the step itself, not in a reader thread
+                        raise inputs.pipeline_failed(data.where, e) from None
+                    if not isinstance(e, (tf.errors.OutOfRangeError, tf.errors.CancelledError)):
+                        raise
+                    coord.request_stop(e)  # a closed queue: the reader's own error, if any, is re-raised by join
+                finally:
+                    training.close_writer(role.writer, log)
+                    inputs.stop_queue_runners(coord, threads, data.where)
+            except Exception as e:  # a stuck or failing input, a full disk: one line, the steps saved if possible
+                raise training.failed(e, sess, graph, settings, role, progress, data.where) from None
             step = training.save_last(sess, graph, settings, role, progress, restored)
     path = checkpoints.prefix_of(settings.model_dir, progress.saved_step)
     if stop.signal:
         raise Interrupted(stop.signal, f"{stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
     if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where the run ended
         log(f"done at step {step}; checkpoint saved to {path}")
+    note = training.older_checkpoints_note(settings, role)
+    if note:
+        log(note)
     return step
 
 

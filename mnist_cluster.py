@@ -4,7 +4,8 @@
   python mnist_cluster.py --ps 1 --workers 2 --steps 2000
   python mnist_test.py --once                     # the chief's checkpoints, as usual
 
-Starts `mnist_backward.py --job_name ps|worker ...` once per task, on free
+Starts `mnist_backward.py --job_name ps|worker ...` (with --net lenet5,
+mnist_lenet5_backward.py) once per task, on free
 ports of 127.0.0.1, prints each command (the same commands run the cluster
 on several machines, with real host names), streams their output prefixed
 with `[ps 0]`, `[worker 1]`, ..., waits for the workers and then stops the
@@ -28,12 +29,14 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BACKWARD = os.path.join(HERE, "mnist_backward.py")
+TRAINERS = {"mlp": os.path.join(HERE, "mnist_backward.py"),  # --net: the trainer every task runs
+            "lenet5": os.path.join(HERE, "mnist_lenet5_backward.py")}
 HOST = "127.0.0.1"
 PS_TASKS = 1
 WORKER_TASKS = 2
 GRACE_SECS = 30  # after a stop request: how long a process may take to save and exit before it is killed
 POLL_SECS = 0.2
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
 PR_SET_PDEATHSIG = 1  # prctl option: the kernel signals the child when the launcher dies
 
 
@@ -51,13 +54,14 @@ def free_ports(count, host=HOST):
             s.close()
 
 
-def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable):
+def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable, net="mlp"):
     """[(name, argv)] for every task: ps first, then the workers, worker 0 (the chief) first."""
     cluster = ["--ps_hosts", ",".join(ps_hosts), "--worker_hosts", ",".join(worker_hosts)]
     verbose = ["--verbose"] if "--verbose" in worker_args else []
-    tasks = [(f"ps {i}", [python, BACKWARD, "--job_name", "ps", "--task_index", str(i), *cluster, *verbose])
+    trainer = TRAINERS[net]
+    tasks = [(f"ps {i}", [python, trainer, "--job_name", "ps", "--task_index", str(i), *cluster, *verbose])
              for i in range(len(ps_hosts))]
-    tasks += [(f"worker {i}", [python, BACKWARD, "--job_name", "worker", "--task_index", str(i), *cluster, *worker_args])
+    tasks += [(f"worker {i}", [python, trainer, "--job_name", "worker", "--task_index", str(i), *cluster, *worker_args])
               for i in range(len(worker_hosts))]
     return tasks
 
@@ -85,11 +89,15 @@ class Cluster:
     def __init__(self, tasks, out=sys.stdout, err=sys.stderr, cwd=None):
         self.procs = {}
         env = dict(os.environ, PYTHONUNBUFFERED="1")  # lines reach us as they are printed
-        preexec = _die_with_parent if sys.platform.startswith("linux") else None
+        if os.name == "nt":  # its own process group, so that CTRL_BREAK_EVENT reaches only the task
+            options = dict(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+        else:  # its own session, so that the terminal's Ctrl-C reaches the launcher only
+            options = dict(start_new_session=True,
+                           preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         # All processes are forked before any reader thread exists, as preexec_fn requires.
         for name, argv in tasks:
             self.procs[name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                cwd=cwd, env=env, start_new_session=True, preexec_fn=preexec)
+                                                cwd=cwd, env=env, **options)
         lock = threading.Lock()
         self.readers = []
         for name, proc in self.procs.items():
@@ -102,17 +110,28 @@ class Cluster:
         """Names of the tasks of `job` ("ps" or "worker") still running."""
         return [name for name, proc in self.procs.items() if name.startswith(job) and proc.poll() is None]
 
-    def signal(self, job, signum):
+    def request_stop(self, job):
+        """Ask every running task of `job` to stop as Ctrl-C would: the chief saves a checkpoint first.
+
+        SIGTERM on POSIX; on Windows, where SIGTERM would end the process at
+        once (TerminateProcess), CTRL_BREAK_EVENT to the task's process group,
+        which the task takes as SIGBREAK.
+        """
         for name in self.running(job):
-            self.procs[name].send_signal(signum)
+            self.procs[name].send_signal(signal.CTRL_BREAK_EVENT if os.name == "nt" else signal.SIGTERM)
+
+    def kill(self, job):
+        """End every running task of `job` at once (Popen.kill: SIGKILL on POSIX, TerminateProcess on Windows)."""
+        for name in self.running(job):
+            self.procs[name].kill()
 
     def stop(self, job, grace=GRACE_SECS):
-        """SIGTERM every running task of `job`, wait up to `grace` seconds, then SIGKILL what is left."""
-        self.signal(job, signal.SIGTERM)
+        """request_stop every running task of `job`, wait up to `grace` seconds, then kill what is left."""
+        self.request_stop(job)
         end = time.monotonic() + grace
         while self.running(job) and time.monotonic() < end:
             time.sleep(POLL_SECS)
-        self.signal(job, signal.SIGKILL)
+        self.kill(job)
         for name, proc in self.procs.items():
             if name.startswith(job):
                 proc.wait()
@@ -124,7 +143,7 @@ class Cluster:
         return {name: proc.returncode for name, proc in self.procs.items()}
 
 
-def run_cluster(num_ps, num_workers, worker_args, log=print):
+def run_cluster(num_ps, num_workers, worker_args, log=print, net="mlp"):
     """Start a cluster on 127.0.0.1, wait for its workers, then stop its parameter servers.
 
     Returns ({task name: exit status}, the first stop signal's number or
@@ -136,12 +155,11 @@ def run_cluster(num_ps, num_workers, worker_args, log=print):
     ports = free_ports(num_ps + num_workers)
     ps_hosts = [f"{HOST}:{p}" for p in ports[:num_ps]]
     worker_hosts = [f"{HOST}:{p}" for p in ports[num_ps:]]
-    tasks = task_commands(ps_hosts, worker_hosts, worker_args)
+    tasks = task_commands(ps_hosts, worker_hosts, worker_args, net=net)
     for name, argv in tasks:
         log(f"{name}: {shlex.join(argv)}")
     requests = []
-    previous = {sig: signal.signal(sig, lambda signum, frame: requests.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: signal.signal(sig, lambda signum, frame: requests.append(signum)) for sig in STOP_SIGNALS}
     cluster = None
     try:
         cluster = Cluster(tasks)
@@ -149,11 +167,13 @@ def run_cluster(num_ps, num_workers, worker_args, log=print):
         while cluster.running("worker"):
             if requests and kill_at is None:
                 log(f"{signal.Signals(requests[0]).name}: stopping the workers, then the parameter servers")
-                cluster.signal("worker", signal.SIGTERM)
+                cluster.request_stop("worker")
                 kill_at = time.monotonic() + GRACE_SECS
             if kill_at is not None and (time.monotonic() > kill_at or requests.count(signal.SIGINT) > 1):
-                cluster.signal("worker", signal.SIGKILL)
+                cluster.kill("worker")
             time.sleep(POLL_SECS)
+        if not requests:
+            log("the workers are done; stopping the parameter servers")
         cluster.stop("ps")
     finally:
         for sig, handler in previous.items():
@@ -173,6 +193,9 @@ def build_parser():
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--ps", type=int, default=PS_TASKS, help="number of parameter servers")
     parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
+    parser.add_argument("--net", choices=sorted(TRAINERS), default="mlp",
+                        help="the network: mlp, the 784-500-10 network (mnist_backward.py); lenet5, LeNet-5 "
+                             "(mnist_lenet5_backward.py, checkpoints in ./model_lenet5/)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (in every task)")
     return parser
 
@@ -184,7 +207,7 @@ def main(argv=None):
         parser.error("--ps and --workers must be >= 1")
     if args.verbose:
         worker_args.append("--verbose")
-    statuses, stopped_by = run_cluster(args.ps, args.workers, worker_args)
+    statuses, stopped_by = run_cluster(args.ps, args.workers, worker_args, net=args.net)
     print("exit status: " + ", ".join(f"{name}: {code}" for name, code in statuses.items()))
     if stopped_by is not None:
         return 128 + stopped_by

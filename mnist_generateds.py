@@ -72,9 +72,9 @@ def generate_tfRecord(args=None, log=print):
     (writer.Staging). Raises DataError as write_tfRecord does.
     """
     args = build_parser().parse_args([]) if args is None else args
-    splits, source = course_splits(args, log)
-    log(f"source: {source}")
-    with writer.Staging(args.data_dir, log) as staging:
+    with writer.Staging(args.data_dir, log) as staging:  # data_dir locked: one generator writes there at a time
+        splits, source = course_splits(args, log)
+        log(f"source: {source}")
         for split, (images, labels) in splits.items():
             name = tfRecord_train if split == "train" else tfRecord_test
             num_shards = args.shards if split == "train" else 1  # evaluation reads the one test file
@@ -196,7 +196,7 @@ def main(argv=None):
         parser.error("--workers must be >= 1")
     if args.shards < 1:
         parser.error("--shards must be >= 1")
-    status = exit_status(lambda: generate_tfRecord(args))
+    status = exit_status(lambda: generate_tfRecord(args), interrupted="stopped; no TFRecord file written")
     if status == 0:
         print("write tfrecord successful")
     return status

@@ -3,7 +3,8 @@
 Run beside (or after) mnist_backward.py. Every --interval seconds it restores
 the newest checkpoint in the model folder into the network with the moving
 average (shadow) values of the weights, scores every test record exactly
-once through queue runners started and joined around the fetches, and prints
+once through queue runners started and joined around the fetches (with
+--pipeline tfdata through tf.data, to the same accuracy), and prints
 `After N training steps, test accuracy = X`. The course scored one
 shuffle_batch draw of 10,000 examples instead, which repeats some records
 and misses others, so its accuracy changed from run to run.
@@ -14,7 +15,6 @@ write an evaluation report: confusion matrix, per-digit precision and
 recall, and the misclassified test digits the network was surest about.
 """
 import os
-import signal
 import sys
 import time
 
@@ -40,7 +40,8 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
 
     Builds a fresh graph, restores the moving-average (shadow) weights of
     ckpt_path, and runs the batches of mnistkit.inputs.batches_once
-    until the queue is exhausted. Returns (global_step, accuracy, count):
+    (pipeline "tfdata": inputs.tfdata_once, the same batches through
+    tf.data) until the queue is exhausted. Returns (global_step, accuracy, count):
     global_step int from the checkpoint, accuracy float in [0, 1], count the
     number of records scored. With `details`, a fourth element holds the
     per-record results in file order: {"labels": int64 [count] true digits,
@@ -84,6 +85,10 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
                     batches.append(per_record)
             except tf.errors.OutOfRangeError:
                 pass  # one epoch done: every record has been scored
+            except tf.errors.OpError as e:
+                if inputs.iterator_failed(e):  # tf.data read the damaged record in this run, not in a thread
+                    raise inputs.pipeline_failed(tfRecord_path, e) from None
+                raise
             finally:
                 inputs.stop_queue_runners(coord, threads, tfRecord_path)
     if total == 0:
@@ -164,7 +169,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                 result = result[:3]
         if once:
             if writer is not None:
-                writer.close()
+                training.close_writer(writer, log)
             return result
         time.sleep(interval)
 
@@ -196,16 +201,8 @@ def main(argv=None, **network):
     """The command line of mnist_test.py; with `network` (build_parser's keywords), of mnist_lenet5_test.py."""
     parser = build_parser(**network)
     args = parser.parse_args(cli.arguments(argv))
-    # Ctrl-C or `kill -INT` stops the watch even when a shell started it in the
-    # background (`&`), which hands SIGINT down as ignored.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once,
-                                        report=args.report, report_json=args.report_json, net=args.net,
-                                        pipeline=args.pipeline),
-                           interrupted="stopped")
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    return exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once, report=args.report,
+                                    report_json=args.report_json, net=args.net, pipeline=args.pipeline))
 
 
 if __name__ == "__main__":

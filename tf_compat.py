@@ -31,6 +31,7 @@ the whole command line of a module that is imported, not run.
 """
 import logging
 import os
+import re
 import sys
 import threading
 import types
@@ -56,7 +57,7 @@ def _import_quietly():
     /dev/null during the import and restored afterwards (also when the import
     raises, so its traceback is seen).
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # C++ errors too: every failure we meet is said in one line
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
@@ -75,8 +76,10 @@ def _load():
         import tensorflow.compat.v1 as tf_v1
     else:
         tf_v1 = _import_quietly()
-        tf_v1.logging.set_verbosity(tf_v1.logging.ERROR)
-        logging.getLogger("tensorflow").setLevel(logging.ERROR)
+        # Every failure we meet is said in our own one line; TensorFlow's ERROR
+        # logs (e.g. "Object was never used" blocks after a failed start) would bury it.
+        tf_v1.logging.set_verbosity(tf_v1.logging.FATAL)
+        logging.getLogger("tensorflow").setLevel(logging.CRITICAL)
         warnings.filterwarnings("ignore", category=DeprecationWarning)
         warnings.filterwarnings("ignore", category=FutureWarning)
     tf_v1.disable_eager_execution()
@@ -160,20 +163,40 @@ _block_unused_packages()
 tf = _LazyTF("tf", "tensorflow.compat.v1, imported on first attribute access (see tf_compat)")
 
 
+# What tf.data writes before the error of a function it maps (the function, the iterator), and what
+# parse_example writes before a record's error (the record's name, which ours have not).
+DATASET_FUNCTION = re.compile(r"^(?:Error in user-defined function passed to \S+ transformation with iterator: \S+: )?"
+                              r"(?:Name: <unknown>, )?")
+
+
 def first_line(error):
     """A TensorFlow error's message in one line: where it happened and what, for a one-line report.
 
     "Graph execution error:\\n\\nFrom /job:ps/replica:0/task:0:\\nSocket closed\\n..." becomes
     "/job:ps/replica:0/task:0: Socket closed"; cut to MAX_MESSAGE characters.
+    An error raised in the session's own run (a tf.data iterator's) first
+    says where its op was built ("Detected at node 'X' defined at ...",
+    the stack, "Node: 'X'"); that part is left out for the cause after it,
+    and so is what tf.data puts before an error of a dataset's function
+    ("Error in user-defined function passed to ... transformation with
+    iterator: Iterator::...: ") and parse_example before a record's
+    ("Name: <unknown>, "): the cause reads the same whichever pipeline
+    parsed the record.
     A quote mark without its partner (TensorFlow's record reader writes
     "truncated record at 999273' failed with ...") is left out
     (see balance_quotes), so the line can sit inside our own parentheses.
     """
     lines = [line.strip() for line in (getattr(error, "message", None) or str(error)).splitlines()]
-    lines = [line for line in lines if line and not line.startswith("Graph execution error")]
+    lines = [line for line in lines if line and not line.startswith("Graph execution error")
+             and line.strip("=-") != ""]  # banners of "=====" lines carry nothing
+    if lines and lines[0].startswith("Detected at node"):
+        node = next((i for i, line in enumerate(lines) if line.startswith("Node: ")), None)
+        if node is not None:
+            lines = lines[node + 1:]
     if not lines:
         return type(error).__name__
     line = lines[0][len("From "):] + " " + lines[1] if lines[0].startswith("From ") and len(lines) > 1 else lines[0]
+    line = DATASET_FUNCTION.sub("", line, count=1)
     line = balance_quotes(line)
     return line if len(line) <= MAX_MESSAGE else line[:MAX_MESSAGE - 3] + "..."
 

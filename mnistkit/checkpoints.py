@@ -24,6 +24,7 @@ checkpoint files are fine. So:
   rotation deletes while an evaluator reads it is either read whole or
   reported gone (CheckpointGone), never half-restored.
 """
+import errno
 import glob
 import os
 import re
@@ -31,6 +32,7 @@ import shutil
 import time
 
 from tf_compat import first_line, tf
+from . import files
 from .errors import DataError
 from .networks import check_network
 
@@ -50,6 +52,10 @@ class CheckpointDamaged(DataError):
 
 class CheckpointGone(DataError):
     """A checkpoint deleted while it was read (the trainer's --keep rotation)."""
+
+
+class SaveFailed(DataError):
+    """A checkpoint that could not be saved (a full disk); none of its files is left. str() is the one line."""
 
 
 def prefix_of(model_dir, step):
@@ -303,6 +309,13 @@ def save(sess, checkpoint_saver, model_dir, step, written):
 
     written: set of the steps this run saved, updated here. A checkpoint of
     that step that this run did not write is never overwritten: DataError.
+    A save refused because another process holds a file (Windows: an
+    evaluator or TensorBoard reading the `checkpoint` index while
+    TensorFlow renames over it) is tried again for files.RETRY_SECS. A save
+    that fails (a full disk, a folder gone read-only, a refusal that lasts)
+    leaves none of its files and raises SaveFailed naming the newest
+    checkpoint that is there, e.g. `model: no space left on device while saving mnist_model-1500;
+    the newest checkpoint is model/mnist_model-1000`.
     """
     prefix = prefix_of(model_dir, step)
     if step not in written and step in checkpoint_steps(model_dir):
@@ -311,10 +324,50 @@ def save(sess, checkpoint_saver, model_dir, step, written):
     # The .meta first: the index file, updated last by Saver.save, then only
     # ever names a checkpoint whose three files are all there.
     written.add(step)
-    with sess.graph.as_default():
-        checkpoint_saver.export_meta_graph(prefix + ".meta")
-    checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step, write_meta_graph=False)
-    return prefix
+    deadline = time.monotonic() + files.RETRY_SECS
+    while True:
+        try:
+            with sess.graph.as_default():
+                checkpoint_saver.export_meta_graph(prefix + ".meta")
+            checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step,
+                                  write_meta_graph=False)
+            return prefix
+        except (tf.errors.OpError, OSError) as e:
+            if refused(e) and time.monotonic() < deadline:
+                time.sleep(0.1)  # Windows: a reader holds the index file; TensorFlow's rename over it waits
+                continue
+            written.discard(step)
+            remove_save(prefix)
+            raise save_failed(model_dir, prefix, e) from None
+
+
+def refused(error):
+    """True for an error that says another process holds a file (Windows' sharing rules), worth a retry."""
+    message = getattr(error, "message", None) or str(error)
+    return (isinstance(error, (PermissionError, tf.errors.PermissionDeniedError))
+            or "Access is denied" in message or "being used by another process" in message)
+
+
+def remove_save(prefix):
+    """Delete every file a save of `prefix` may have begun: .meta, .index, .data shards and their temporaries."""
+    for path in glob.glob(glob.escape(prefix) + ".*") + glob.glob(glob.escape(prefix) + "_temp*"):
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
+def save_failed(model_dir, prefix, error):
+    """The SaveFailed for a save of `prefix` that failed with `error` (an OSError or TensorFlow's OpError)."""
+    message = getattr(error, "message", None) or str(error)
+    newest = latest(model_dir)
+    newest = f"the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
+    if getattr(error, "errno", None) == errno.ENOSPC or "No space left on device" in message:
+        return SaveFailed(f"{model_dir}: no space left on device while saving {os.path.basename(prefix)}; {newest}")
+    return SaveFailed(f"{prefix}: cannot save checkpoint ({first_line(error)}); {newest}")
 
 
 def prepare_model_dir(model_dir, log=print):

@@ -4,7 +4,12 @@ Building a parser imports no TensorFlow, so `--help` and flag errors are
 instant.
 """
 import argparse
+import os
 import sys
+
+# The keys a user presses, in the words of their own system.
+STOP_KEYS = "Ctrl-C or Ctrl-Break" if os.name == "nt" else "Ctrl-C or SIGTERM"
+END_OF_INPUT_KEY = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
 
 
 def new_parser(doc):

@@ -19,12 +19,13 @@ open_session, worker_steps, shut_down.
 import contextlib
 import dataclasses
 import os
+import re
 import sys
 import threading
 import time
 
 from tf_compat import LazyMapping, first_line, tf
-from . import checkpoints, inputs, training
+from . import checkpoints, cli, inputs, training
 from .errors import ClusterError, DataError, Interrupted, exit_status
 from .networks import check_network
 
@@ -106,11 +107,11 @@ def serve_ps(cluster, task_index, log=print):
     """
     start_server(cluster, "ps", task_index)
     log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
-        "(Ctrl-C or SIGTERM to stop)")
+        f"({cli.STOP_KEYS} to stop)")
     with training.StopFlag() as stop:
         while not stop.signal:
             time.sleep(PS_POLL_SECS)
-    log(f"ps {task_index}: {stop.signal.name}: stopped")
+    log(f"ps {task_index}: shut down by {stop.signal.name}")
     return 0
 
 def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=False,
@@ -141,10 +142,12 @@ def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=
     server = start_server(cluster, "worker", task_index)
     graph, parts = build_worker_graph(cluster, task_index, settings, mine, build_graph, sync_replicas)
     ckpt = chief_checkpoint(settings, parts) if is_chief else None
+    if is_chief:
+        training.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
     tf.get_default_graph().finalize()
     sess = open_session(server, parts, cluster, task_index, ckpt, startup_timeout, settings.log)
     role = training.Role(saver=parts.saver, is_chief=is_chief, me=f"{me}: ", retried=dict(RETRIED),
-                         announce_first=True,
+                         announce_first=True, data=mine,
                          writer=training.summary_writer(settings.model_dir) if is_chief else None)
     worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
     try:
@@ -256,7 +259,12 @@ def worker_steps(sess, graph, settings, role, worker):
             worker.sync_threads += worker.parts.chief_queue_runner.create_threads(
                 sess, coord=worker.sync_coord, daemon=True, start=True)
         try:
-            training.run_steps(sess, graph, settings, role, stop, coord, progress)
+            try:
+                training.run_steps(sess, graph, settings, role, stop, coord, progress)
+            except tf.errors.OpError as e:
+                if inputs.iterator_failed(e):  # --pipeline tfdata: the step read the damaged record itself
+                    raise inputs.pipeline_failed(worker.data.where, e) from None
+                raise
         except tf.errors.OutOfRangeError as e:
             # The input queue was closed by a failing reader (re-raised by join below),
             # or in sync mode the chief closed the token queue when it finished.
@@ -269,7 +277,7 @@ def worker_steps(sess, graph, settings, role, worker):
             inputs.stop_queue_runners(coord, threads, worker.data.where, passthrough=tuple(RETRIED))
         step = training.save_last(sess, graph, settings, role, progress, worker.ckpt)
         if role.writer is not None:
-            role.writer.close()
+            training.close_writer(role.writer, settings.log)
         if stop.signal:
             saved = f"; checkpoint saved to {checkpoints.prefix_of(settings.model_dir, progress.saved_step)}"
             raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
@@ -312,7 +320,40 @@ def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=
             raise ClusterError(f"{me}: the chief (worker 0) did not initialize the variables within "
                                f"{startup_timeout:g} s; start it, or check --worker_hosts") from None
         except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
-            raise ClusterError(f"{me}: lost a parameter server while starting ({first_line(e)})") from None
+            raise (flags_differ(e, cluster, me)
+                   or ClusterError(f"{me}: lost a parameter server while starting ({first_line(e)})")) from None
+        except tf.errors.OpError as e:  # e.g. a device the other tasks do not have: their flags differ
+            raise (flags_differ(e, cluster, me)
+                   or ClusterError(f"{me}: cannot start the session ({first_line(e)}); start every task with "
+                                   "the same --ps_hosts and --worker_hosts")) from None
+
+
+def flags_differ(error, cluster, me):
+    """A ClusterError when `error` shows another task using other host lists than this one's, else None.
+
+    A task started with other --ps_hosts/--worker_hosts than this one
+    reaches for addresses this task's cluster does not have; TensorFlow
+    then reports a connection to that address as failed, which otherwise
+    reads like a lost parameter server.
+    """
+    message = getattr(error, "message", None) or str(error)
+    ours = {normal_address(a) for job in cluster.jobs for a in cluster.job_tasks(job)}
+    strangers = [a for a in re.findall(r"ipv[46]:\[?([^\s,;)\]]+?)\]?:(\d+)\b", message)
+                 if normal_address(":".join(a)) not in ours]
+    if not strangers:
+        return None
+    return ClusterError(f"{me}: another task of this cluster reached for {':'.join(strangers[0])}, which is not in "
+                        "this task's --ps_hosts or --worker_hosts: the host lists differ between tasks; start every "
+                        "task with the same --ps_hosts and --worker_hosts")
+
+
+def normal_address(address):
+    """HOST:PORT with the names of this machine's loopback (localhost, 127.x) written as 127.0.0.1."""
+    host, _, port = address.rpartition(":")
+    host = host.strip("[]")
+    if host in ("localhost", "::1") or host.startswith("127."):
+        host = "127.0.0.1"
+    return f"{host}:{port}"
 
 
 def cluster_failure(error, me, ps_hosts, model_dir, sync_replicas):
@@ -371,6 +412,11 @@ def main(args, parser, settings, build_graph):
     tasks = len(hosts[args.job_name])
     if not 0 <= args.task_index < tasks:
         parser.error(f"--task_index {args.task_index}: the {args.job_name} job has tasks 0 to {tasks - 1}")
+    shared = sorted({normal_address(a) for a in hosts["ps"]} & {normal_address(a) for a in hosts["worker"]})
+    if shared:
+        print(f"error: --ps_hosts and --worker_hosts both name {shared[0]}: two tasks cannot share one address; "
+              "give each task its own HOST:PORT", file=sys.stderr)
+        return 1
     cluster = tf.train.ClusterSpec(hosts)
     if args.job_name == "ps":
         return exit_status(lambda: serve_ps(cluster, args.task_index), (ClusterError,))

@@ -27,13 +27,38 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-def exit_status(work, errors=(DataError,), interrupted=""):
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt (see exit_status)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped(signum)
+
+
+BROKEN_PIPE_STATUS = 128 + 13  # what a shell reports for a process ended by SIGPIPE
+
+
+def exit_status(work, errors=(DataError,), interrupted="stopped"):
     """Run work() and map its end to the process's exit status, printing one line for a failure.
 
     0 when it returns; 1 with `error: <message>` on stderr for one of
-    `errors`; 128 + signal number when stopped by SIGINT/SIGTERM
-    (Interrupted: its message; KeyboardInterrupt: `interrupted`, when given).
+    `errors`; 128 + signal number when stopped by SIGINT or SIGTERM:
+    Interrupted prints its own message, a signal that came first prints
+    `<SIGNAL>: <interrupted>`. While work() runs, Ctrl-C raises
+    KeyboardInterrupt even where a shell started the process in the
+    background (`&` hands SIGINT down as ignored), and SIGTERM raises
+    Stopped, so that `finally` blocks remove what was half-written.
+    Output into a pipe whose reader has gone (`| head -1`) ends quietly
+    with BROKEN_PIPE_STATUS.
     """
+    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+    for name in ("SIGTERM", "SIGBREAK"):  # SIGBREAK: Ctrl-Break on Windows, how mnist_cluster.py stops a task there
+        if hasattr(signal, name):
+            previous[getattr(signal, name)] = signal.signal(getattr(signal, name), _raise_stopped)
     try:
         work()
     except errors as e:
@@ -42,8 +67,26 @@ def exit_status(work, errors=(DataError,), interrupted=""):
     except Interrupted as e:
         print(e, file=sys.stderr)
         return 128 + e.signum
-    except KeyboardInterrupt:
-        if interrupted:
-            print(interrupted, file=sys.stderr)
-        return 128 + signal.SIGINT
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        print(f"{signal.Signals(signum).name}: {interrupted}", file=sys.stderr)
+        return 128 + signum
+    except BrokenPipeError:
+        silence_stdout()
+        return BROKEN_PIPE_STATUS
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return 0
+
+
+def silence_stdout():
+    """Point stdout at the null device, so that Python's flush at exit finds no closed pipe."""
+    import os
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)

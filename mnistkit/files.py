@@ -6,6 +6,7 @@ report and the app's --show-input.
 import os
 import sys
 import tempfile
+import time
 
 from tqdm import tqdm
 
@@ -18,10 +19,37 @@ def public_mode(path):
     os.chmod(path, (0o777 if os.path.isdir(path) else 0o666) & ~umask)
 
 
+RETRY_SECS = 3.0  # how long a rename or delete refused with PermissionError is tried again (Windows)
+
+
+def retrying(operation, *paths):
+    """operation(*paths), tried again for up to RETRY_SECS while it fails with PermissionError.
+
+    On Windows a file another process holds open (mnist_test.py or
+    TensorBoard reading a folder, a virus scanner, an editor) cannot be
+    renamed over or deleted for a moment. Raises DataError naming the last
+    path when the refusal lasts; other OSErrors are raised as they are.
+    """
+    deadline = time.monotonic() + RETRY_SECS
+    while True:
+        try:
+            return operation(*paths)
+        except PermissionError as e:
+            if time.monotonic() >= deadline:
+                raise DataError(f"{paths[-1]}: cannot replace or remove it: another program holds it open "
+                                f"({e.strerror}); close that program and run again") from None
+            time.sleep(0.05)
+
+
+def replace(src, dst):
+    """os.replace(src, dst) (atomic on POSIX and Windows), tried again while Windows refuses it (retrying)."""
+    retrying(os.replace, src, dst)
+
+
 def remove(path):
-    """Delete a file; one that is already gone is fine."""
+    """Delete a file, tried again while Windows refuses it (retrying); one that is already gone is fine."""
     try:
-        os.remove(path)
+        retrying(os.remove, path)
     except FileNotFoundError:
         pass
 
@@ -75,8 +103,83 @@ def write_atomically(path, write, what="report"):
         os.close(fd)
         write(tmp)
         public_mode(tmp)
-        os.replace(tmp, path)
-    except OSError as e:
+        replace(tmp, path)
+    except BaseException as e:  # a full disk, a refused rename, Ctrl-C: the temporary goes
         if tmp is not None and os.path.exists(tmp):
             os.remove(tmp)
-        raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+        if isinstance(e, OSError):
+            raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+        raise
+
+
+LOCK_FILE = ".mnist.lock"  # hidden: in a folder a process is writing, holding that process's PID
+
+
+class FolderLock:
+    """Exclusive writing in one folder: `with FolderLock(folder, "mnist_generateds.py"):`.
+
+    The lock is a hidden file LOCK_FILE created exclusively (O_EXCL) and
+    holding the owner's PID; it is removed on exit. A lock whose process is
+    gone (killed) is taken over. Raises DataError naming the folder and the
+    other process when a live one holds it. Works alike on POSIX and
+    Windows (no fcntl).
+    """
+
+    def __init__(self, folder, who):
+        self.path, self.folder, self.who = os.path.join(folder, LOCK_FILE), folder, who
+
+    def __enter__(self):
+        for _ in range(3):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                owner = lock_owner(self.path)
+                if owner is not None and owner != os.getpid() and pid_alive(owner):
+                    raise DataError(f"{self.folder}: another {self.who} (pid {owner}) is writing here; wait until "
+                                    "it ends, or use another folder") from None
+                remove(self.path)  # left by a process that is gone
+                continue
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(f"{os.getpid()}\n")
+            except OSError:  # a full disk: no lock file is left behind; the caller names what it was writing
+                remove(self.path)
+                raise
+            return self
+        raise DataError(f"{self.folder}: cannot take the folder's lock {self.path}; remove it if no other "
+                        f"{self.who} runs")
+
+    def __exit__(self, *exc):
+        if lock_owner(self.path) == os.getpid():
+            remove(self.path)
+
+
+def lock_owner(path):
+    """The PID (int) written in a lock file, or None when it is missing or unreadable."""
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or "-1")
+    except (OSError, ValueError):
+        return None
+
+
+def pid_alive(pid):
+    """True when a process with this PID runs (POSIX: signal 0; Windows: OpenProcess and its exit code)."""
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        try:
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True

@@ -138,7 +138,7 @@ def download_mnist(dest_dir, mirrors=None, timeout=DOWNLOAD_TIMEOUT, log=print):
                 log(f"download of {url} failed: sha256 {got} does not match the official {want}")
                 files.remove(tmp)
                 continue
-            os.replace(tmp, target)
+            files.replace(tmp, target)
             break
         else:
             return False
@@ -163,21 +163,27 @@ def write_jpg_layout(images, labels, jpg_dir, split):
     stem, txt = layout_names(split, len(images))
     image_dir, label_file = os.path.join(jpg_dir, stem), os.path.join(jpg_dir, txt)
     tmp_dir = tempfile.mkdtemp(prefix=f".{stem}.", dir=jpg_dir)
-    files.public_mode(tmp_dir)
-    lines = []
-    for i, (pixels, digit) in enumerate(zip(images, labels)):
-        name = f"{i}_{digit}.jpg"
-        Image.fromarray(pixels, mode="L").save(os.path.join(tmp_dir, name), quality=JPG_QUALITY)
-        lines.append(f"{name} {digit}\n")
-    with open(os.path.join(tmp_dir, txt), "w") as f:
-        f.writelines(lines)
+    try:
+        files.public_mode(tmp_dir)
+        lines = []
+        for i, (pixels, digit) in enumerate(zip(images, labels)):
+            name = f"{i}_{digit}.jpg"
+            Image.fromarray(pixels, mode="L").save(os.path.join(tmp_dir, name), quality=JPG_QUALITY)
+            lines.append(f"{name} {digit}\n")
+        with open(os.path.join(tmp_dir, txt), "w") as f:
+            f.writelines(lines)
+    except BaseException as e:  # a full disk, Ctrl-C: nothing half-written is left
+        shutil.rmtree(tmp_dir, ignore_errors=True)
+        if isinstance(e, OSError):
+            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({e.strerror or e})") from None
+        raise
     for old in (image_dir, label_file):
         if os.path.isdir(old):
             shutil.rmtree(old)
         elif os.path.exists(old):
             os.remove(old)
-    os.replace(os.path.join(tmp_dir, txt), label_file)
-    os.rename(tmp_dir, image_dir)
+    files.replace(os.path.join(tmp_dir, txt), label_file)
+    files.retrying(os.rename, tmp_dir, image_dir)
     return image_dir + os.sep, label_file
 
 
@@ -236,7 +242,27 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     if layout is not None and layout["source"] == source:
         return layout
     splits = {split: read_idx_split(idx_dir, split) for split in IDX_FILES}
-    os.makedirs(jpg_dir, exist_ok=True)
+    new_folders = files.missing_folders(jpg_dir)
+    try:
+        os.makedirs(jpg_dir, exist_ok=True)
+        with files.FolderLock(jpg_dir, "mnist_generateds.py"):  # another build would remove this one's folders
+            return write_layout(jpg_dir, splits, source, layout, log)
+    except BaseException as e:
+        files.remove_empty_folders(new_folders)  # a stopped or failed first build leaves no empty folder
+        if isinstance(e, OSError):
+            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({e.strerror or e})") from None
+        raise
+
+
+def write_layout(jpg_dir, splits, source, layout, log=print):
+    """Write every split of `splits` ({split: (images, labels)}) as the JPG layout, then its manifest.
+
+    layout: the manifest of the layout there before, or None; its folders
+    are removed once the new ones are in place. Returns the new manifest.
+    Raises DataError when a file cannot be written (a full disk); no
+    half-written folder is left, and without its manifest the next run
+    builds the layout again.
+    """
     # The manifest goes first, so a run killed while rebuilding is never
     # taken for the old source; the old folders go once the new are in place.
     files.remove(os.path.join(jpg_dir, MANIFEST))
@@ -258,16 +284,9 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
                     shutil.rmtree(old)
                 else:
                     files.remove(old)
-    tmp = os.path.join(jpg_dir, MANIFEST + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(entries) + "\n")
-    os.replace(tmp, os.path.join(jpg_dir, MANIFEST))
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("\n".join(entries) + "\n")
+    files.write_atomically(os.path.join(jpg_dir, MANIFEST), write, what="the JPG layout's manifest")
     return read_manifest(jpg_dir)
 
-
-if __name__ == "__main__":
-    import sys
-
-    import tf_compat
-    sys.exit(tf_compat.not_a_script(__file__, "reads MNIST IDX files into the course's JPG layout, for the generator",
-                                    "run mnist_generateds.py (--idx-dir FOLDER for your own IDX files)"))

@@ -1,11 +1,15 @@
-"""Queue-runner input pipelines over the TFRecord files (tf.compat.v1).
+"""Input pipelines over the TFRecord files (tf.compat.v1): queue runners, and tf.data.
 
 mnist_generateds.read_tfRecord and get_tfrecord are the course's reader and
 batcher; here is what they and the evaluation share: reading many records
 per op (read_many, read_fixed), one exact pass over a file for evaluation
 (batches_once), and stopping the queue runners with the reader's own error
-(stop_queue_runners).
+(stop_queue_runners). The same batches through tf.data, for --pipeline
+tfdata: tfdata_batches (training) and tfdata_once (evaluation);
+docs/migrating.md compares them with the queue runners call by call.
 """
+import re
+
 from tf_compat import first_line, tf
 from .errors import DataError
 from .records import (FEATURES, IMAGE_PIXELS, NUM_CLASSES, RECORD_FRAME_BYTES, RECORD_HEADER_BYTES,
@@ -16,6 +20,9 @@ NUM_THREADS = 2
 CAPACITY = 1000
 MIN_AFTER_DEQUEUE = 700
 RECORDS_PER_READ = 200  # fast pipeline: records read and parsed per op run
+ITERATOR_OPS = ("IteratorGetNext", "IteratorGetNextSync")  # the ops that hand out a tf.data batch
+# An error's last line naming the iterator it came through: "[[IteratorGetNext]]", "[[{{node IteratorGetNext_1}}]]".
+ITERATOR_LINE = re.compile(r"\[\[(?:\{\{node )?IteratorGetNext(?:Sync)?(?:_\d+)?(?:\}\})?\]\]")
 
 
 def read_fixed(filename_queue, records_per_read, layout):
@@ -112,7 +119,16 @@ def stop_queue_runners(coord, threads, tfRecord_path, passthrough=()):
 
 
 def pipeline_failed(tfRecord_path, error):
-    """The DataError for a reader that failed on tfRecord_path (a TensorFlow OpError), in one line."""
+    """The DataError for a reader that failed on tfRecord_path (a TensorFlow OpError), in one line.
+
+    An OutOfRangeError is the end of tfdata_batches' endless stream, which
+    comes only when an epoch found no record at all: files emptied after
+    they were checked (the queue runners wait for a batch instead, until
+    the step's time-out).
+    """
+    if isinstance(error, tf.errors.OutOfRangeError):
+        return DataError(f"{tfRecord_path}: input pipeline failed: no record left to read "
+                         "(was the data changed after it was checked?)")
     return DataError(f"{tfRecord_path}: input pipeline failed: {first_line(error)}")
 
 
@@ -142,22 +158,43 @@ def parse_batch(serialized):
     return to_float(tf.reshape(tf.decode_raw(features["img_raw"], tf.uint8), [-1, IMAGE_PIXELS]), features["label"])
 
 
+def tfdata_epoch(files):
+    """One epoch of serialized records (a tf.data.Dataset of strings): every record of `files` exactly once.
+
+    The files come in a new random order each time the dataset is iterated
+    (string_input_producer's shuffle) and are read one after another, as
+    the queue runners read them: shuffle_batch's NUM_THREADS threads share
+    one TFRecordReader, which reads one file at a time. Each file is opened
+    once per epoch: a file list repeated *before* the reader would let one
+    file be read twice at once, and with a single file every record would
+    come twice in a row. Reading two files at once (interleave) cost 0.3 to
+    0.4 ms more CPU per batch of 200 on the 2-core machine, for a shuffle
+    that the shuffle buffer decides anyway.
+    """
+    files = list(files)
+    return tf.data.TFRecordDataset(tf.data.Dataset.from_tensor_slices(files).shuffle(len(files)))
+
+
 def tfdata_batches(files, batch_size):
     """Shuffled training batches through tf.data: img float32 [batch_size, 784] in [0, 1], label float32 [batch_size, 10].
 
     The same examples get_tfrecord's queue runners give, by tf.data's
-    pipeline: the files in a new random order each epoch, read by
-    NUM_THREADS parallel readers (TFRecordDataset num_parallel_reads) ->
-    shuffle with a buffer of shuffle_buffer(batch_size) examples -> repeat
-    -> batch (drop_remainder: every batch full, as shuffle_batch's) ->
-    parse_example on the whole batch -> prefetch. Runs in the graph through
-    a one-shot iterator: no queue runners, no Coordinator needed (they do
-    no harm). docs/migrating.md compares the two call by call.
+    pipeline: tfdata_epoch (the files in a new random order each epoch,
+    read one after another) -> shuffle with a buffer of
+    shuffle_buffer(batch_size) examples -> repeat -> batch (drop_remainder:
+    every batch full, as shuffle_batch's) -> parse_example on the whole
+    batch -> prefetch. The shuffle comes before the repeat, so each epoch
+    of the example stream holds every record exactly once (the queue's
+    epochs overlap by what the queue holds); batches run on across the
+    boundary. Runs in the graph through a one-shot iterator: no queue
+    runners, no Coordinator and no variables (a checkpoint holds the same
+    variables as with the queue runners); reading errors are raised by the
+    training step itself (see iterator_failed). docs/migrating.md compares
+    the two call by call.
     """
-    dataset = (tf.data.Dataset.from_tensor_slices(list(files)).shuffle(len(files)).repeat()
-               .interleave(tf.data.TFRecordDataset, cycle_length=NUM_THREADS, block_length=1,
-                           num_parallel_calls=NUM_THREADS)
+    dataset = (tfdata_epoch(files)
                .shuffle(shuffle_buffer(batch_size))
+               .repeat()
                .batch(batch_size, drop_remainder=True)
                .map(parse_batch, num_parallel_calls=tf.data.experimental.AUTOTUNE)
                .prefetch(tf.data.experimental.AUTOTUNE))
@@ -167,10 +204,14 @@ def tfdata_batches(files, batch_size):
 def shuffle_buffer(batch_size):
     """The tf.data shuffle buffer that matches get_tfrecord's queue: its capacity, max(CAPACITY, MIN_AFTER_DEQUEUE + batch).
 
-    shuffle_batch draws each example at random from a queue holding between
-    MIN_AFTER_DEQUEUE and its capacity; tf.data's shuffle draws from a
-    buffer it keeps full, so a buffer of the queue's capacity shuffles at
-    least as well.
+    shuffle_batch's RandomShuffleQueue hands out a batch only while it
+    holds at least MIN_AFTER_DEQUEUE + batch examples, and draws the
+    batch's examples one by one at random from all it holds: each draw is
+    from between MIN_AFTER_DEQUEUE + 1 and `capacity` examples (near
+    capacity when the readers keep up). tf.data's shuffle refills its
+    buffer after every draw, so each example is drawn from a full buffer;
+    a buffer of the queue's capacity therefore shuffles at least as well
+    (tests/test_tfdata.py measures both).
     """
     return max(CAPACITY, MIN_AFTER_DEQUEUE + batch_size)
 
@@ -181,5 +222,23 @@ def tfdata_once(num, tfRecord_path):
     After the last batch the iterator raises tf.errors.OutOfRangeError, as
     batches_once's queue does. No local variables or queue runners needed.
     """
-    dataset = tf.data.TFRecordDataset(tfRecord_path).batch(num).map(parse_batch)
+    dataset = tf.data.TFRecordDataset(tfRecord_path).batch(num).map(parse_batch).prefetch(1)
     return tf.data.make_one_shot_iterator(dataset).get_next()
+
+
+def iterator_failed(error):
+    """True when a TensorFlow error (OpError) came from a tf.data iterator's get_next.
+
+    tf.data reads inside the session run that asks for the batch, so a
+    damaged record fails that run (the training step, an evaluation
+    fetch), where a queue runner's reader fails in its own thread and
+    closes the queue. The error names the op it came from: the iterator's
+    own (a reading error), or one inside a function the dataset maps
+    (parse_batch), which TensorFlow finds no op for and names the iterator
+    in the message's last line.
+    """
+    op = getattr(error, "op", None)
+    if op is not None:
+        return op.type in ITERATOR_OPS
+    message = getattr(error, "message", None) or str(error)
+    return any(ITERATOR_LINE.fullmatch(line.strip()) for line in message.splitlines())

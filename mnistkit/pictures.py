@@ -13,6 +13,7 @@ import os
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
+from . import files
 from .errors import DataError
 from .images import to_8bit
 from .records import IMAGE_PIXELS
@@ -501,8 +502,5 @@ def claim_input_path(show_input, picName, count, claimed):
 def write_input(testPicArr, target):
     """Save a network input, float32 [1, 784] in [0, 1], as a 28x28 8-bit PNG (x 255, exact for pre_pic's values)."""
     pixels = np.round(testPicArr.reshape(IMAGE_SIZE, IMAGE_SIZE) * 255).astype(np.uint8)
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
-        Image.fromarray(pixels, mode="L").save(target)
-    except OSError as e:
-        raise DataError(f"{target}: cannot write --show-input picture ({e.strerror or e})") from None
+    files.write_atomically(target, lambda tmp: Image.fromarray(pixels, mode="L").save(tmp, format="PNG"),
+                           what="--show-input picture")

@@ -13,8 +13,11 @@ distributed workers (mnistkit.distributed):
                 errors are tried again, how messages are prefixed.
 """
 import dataclasses
+import glob
+import json
 import os
 import signal
+import threading
 import time
 from typing import Callable
 
@@ -23,7 +26,9 @@ from . import checkpoints, files, inputs, records
 from .errors import DataError
 from .networks import LOSSES_COLLECTION
 
-STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch means the input is stuck
+STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
+TICK_SECS = 0.5  # the pause watch's period
+LATE_SECS = 2.0  # a tick this late means the process was stopped (Ctrl-Z, a debugger, a suspended laptop) or starved
 TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 RETRY_SECS = 1  # pause before trying a failed step again (a cluster's retried errors)
 
@@ -40,7 +45,8 @@ class Settings:
     save_every steps a checkpoint (the newest `keep` kept), every
     summary_every steps TensorBoard summaries, every print_every steps the
     course's loss line through `log`. pipeline: "fast" or "course"
-    (mnist_generateds.get_tfrecord). quiet: no progress bar.
+    (mnist_generateds.get_tfrecord), or "tfdata" (inputs.tfdata_batches).
+    quiet: no progress bar.
     """
     net: object
     steps: int
@@ -71,6 +77,7 @@ class TrainingData:
     where: str
     layout: object
     examples: int
+    signatures: dict = dataclasses.field(default_factory=dict)  # {path: file_signature} when checked
 
     @property
     def files(self):
@@ -78,7 +85,24 @@ class TrainingData:
 
     def for_worker(self, files):
         """The same data, read from `files` only (a worker's shards); examples stays the whole set's."""
-        return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples)
+        return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples,
+                            {f: self.signatures[f] for f in files if f in self.signatures})
+
+    def check_unchanged(self):
+        """Raise DataError when a training file is no longer the one checked (rewritten or replaced since)."""
+        for path, signature in self.signatures.items():
+            if file_signature(path) != signature:
+                raise DataError(f"{path}: the training file changed while training (rewritten by "
+                                "mnist_generateds.py?); run the trainer again to train on the new file")
+
+
+def file_signature(path):
+    """(inode, size, mtime ns) of a file, or None when it is gone: what tells a rewritten file from the one checked."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def training_data(data_dir):
@@ -89,11 +113,12 @@ def training_data(data_dir):
     fixed-length frames. Raises DataError on missing or bad data.
     """
     paths = records.tfrecord_files(data_dir)
+    signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: records.scan_tfrecord(f) for f in paths}
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"
     layout = records.record_layout({f: lengths for f, (_, lengths) in scans.items()})
     counts = {f: count for f, (count, _) in scans.items()}
-    return TrainingData(counts, where, layout, sum(counts.values()))
+    return TrainingData(counts, where, layout, sum(counts.values()), signatures)
 
 
 # ---------------------------------------------------------------- the graph
@@ -136,7 +161,8 @@ def train_ops(x, y_, y, batches, settings, examples, sync_replicas=None, queue_f
     decay period. sync_replicas: None, or (replicas_to_aggregate,
     total_num_replicas) for tf.compat.v1.train.SyncReplicasOptimizer.
     queue_fill: add the shuffle queue's fill to the summaries (the queue
-    runners' pipelines have one).
+    runners' pipelines have one; tf.data's graph has no queue, and no
+    counterpart is added: see docs/migrating.md).
     """
     global_step = tf.train.get_or_create_global_step()
     cem = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1)))
@@ -189,6 +215,16 @@ def minimize(loss, learning_rate, global_step, moving_average_decay, sync_replic
         return tf.no_op(name="train"), optimizer
 
 
+def device():
+    """Where the training steps run, for the trainer's first line: "GPU:0" when TensorFlow sees a GPU, else "CPU".
+
+    TensorFlow places each op with a GPU kernel on the first GPU; the
+    queue-runner readers and shuffle_batch have only CPU kernels, so the
+    input pipeline runs on the CPU either way.
+    """
+    return "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU"
+
+
 def scalar_summary(tag, value):
     """A tf.Summary holding one scalar measured outside the graph (e.g. examples/s)."""
     return tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=float(value))])
@@ -199,10 +235,36 @@ def summary_writer(model_dir, graph=None):
     return tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR), graph)
 
 
+def close_writer(writer, log=print):
+    """Close a summary FileWriter; an events file it could not write (a full disk) is removed, with a warning.
+
+    TensorFlow's events writer reports a failed write only in its C++ log,
+    so an empty events file is how a failure shows.
+    """
+    try:
+        path = writer.event_writer._ev_writer.FileName()
+        path = path.decode() if isinstance(path, bytes) else path
+    except AttributeError:  # another TensorFlow's writer: nothing to check
+        path = None
+    try:
+        writer.close()
+    except (tf.errors.OpError, OSError):
+        pass
+    try:
+        if path and os.path.getsize(path) == 0:
+            os.remove(path)
+            log(f"warning: {os.path.dirname(path)}: no TensorBoard summaries written (the disk may be full)")
+    except OSError:
+        pass
+
+
 # ---------------------------------------------------------------- the loop
 
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
+
+
 class StopFlag:
-    """Turns SIGINT/SIGTERM into a flag the step loop checks, so it can save first.
+    """Turns SIGINT/SIGTERM (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can save first.
 
     A second Ctrl-C while the flag is set raises KeyboardInterrupt as usual.
     """
@@ -212,7 +274,7 @@ class StopFlag:
         self._previous = {}
 
     def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             self._previous[sig] = signal.signal(sig, self._handle)
         return self
 
@@ -243,6 +305,7 @@ class Role:
     me: str = ""
     retried: dict = dataclasses.field(default_factory=dict)
     announce_first: bool = False
+    data: object = None  # the TrainingData read: checked unchanged at every step
     written: set = dataclasses.field(default_factory=set)  # steps saved by this run: the only ones it may replace
 
 
@@ -276,6 +339,8 @@ def run_steps(sess, graph, settings, role, stop, coord, progress):
             out = run_step(sess, graph, fetches + [graph.summary] if summarize else fetches, settings, role, in_a_row)
             if out is None:
                 continue  # a retried step
+            if role.data is not None:
+                role.data.check_unchanged()
             _, loss_value, step, learning_rate = out[:4]
             progress.step, progress.local_steps = step, progress.local_steps + 1
             bar.update(step - previous)
@@ -304,12 +369,20 @@ def run_step(sess, graph, fetches, settings, role, in_a_row):
     counts them, reset by a step that works); the last one is raised.
     """
     options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
+    watch = pause_watch()
+    started, paused_before = time.monotonic(), watch.paused
     try:
         if settings.pipeline == "course":
             xs, ys = sess.run([graph.img_batch, graph.label_batch], options=options)
             out = sess.run(fetches, feed_dict={graph.x: xs, graph.y_: ys}, options=options)
         else:
             out = sess.run(fetches, options=options)
+    except tf.errors.DeadlineExceededError:
+        paused = watch.paused - paused_before
+        if time.monotonic() - started - paused >= STEP_TIMEOUT_MS / 1000:
+            raise  # it waited the whole time while running: the input is stuck
+        settings.log(f"{role.me}note: this process was paused for {paused:.0f} s; going on with the step")
+        return None
     except tuple(role.retried) as e:
         kind = next(k for k in role.retried if isinstance(e, k))
         limit, what = role.retried[kind]
@@ -322,6 +395,42 @@ def run_step(sess, graph, fetches, settings, role, in_a_row):
     for kind in in_a_row:
         in_a_row[kind] = 0
     return out
+
+
+class PauseWatch:
+    """Adds up the time this process did not run: a thread ticks every TICK_SECS and counts late ticks.
+
+    A tick more than LATE_SECS late means the whole process was stopped
+    (Ctrl-Z, SIGSTOP, a debugger, a suspended laptop) or starved of CPU;
+    `paused` is the total of those delays in seconds. Both the monotonic
+    and the wall clock are read, so that a suspend, which only the wall
+    clock counts, is seen too.
+    """
+
+    def __init__(self):
+        self.paused = 0.0
+        thread = threading.Thread(target=self._run, name="pause-watch", daemon=True)
+        thread.start()
+
+    def _run(self):
+        last = (time.monotonic(), time.time())
+        while True:
+            time.sleep(TICK_SECS)
+            now = (time.monotonic(), time.time())
+            late = max(now[0] - last[0], now[1] - last[1]) - TICK_SECS
+            if late > LATE_SECS:
+                self.paused += late
+            last = now
+
+
+_watch = []
+
+
+def pause_watch():
+    """The process's one PauseWatch, started on first use."""
+    if not _watch:
+        _watch.append(PauseWatch())
+    return _watch[0]
 
 
 def write_summaries(writer, summary, step, meter, batch_size):
@@ -363,6 +472,84 @@ def crossed(before, after, every):
     return after // every > before // every
 
 
-def no_batch_error(where):
-    """The DataError for a training step that waited STEP_TIMEOUT_MS for its batch."""
-    return DataError(f"{where}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s")
+def failed(error, sess, graph, settings, role, progress, where):
+    """The one-line DataError a training run ends with for `error`, after saving the steps not yet saved.
+
+    A stuck input (a step's tf.errors.DeadlineExceededError) or any other
+    TensorFlow error becomes a DataError naming `where` (the training
+    files); a DataError (e.g. inputs.pipeline_failed) stays as it is. Unless the error is a failed save, the chief first saves a
+    checkpoint of the steps done since the last one, if the session still
+    can, and the message says where.
+    """
+    if isinstance(error, tf.errors.DeadlineExceededError):
+        error = DataError(f"{where}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s")
+    elif isinstance(error, tf.errors.OpError):
+        error = DataError(f"{where}: training failed ({first_line(error)})")
+    if not isinstance(error, DataError) or isinstance(error, checkpoints.SaveFailed) or not role.is_chief:
+        return error
+    try:
+        before = progress.saved_step
+        if save_last(sess, graph, settings, role, progress, restored=True) != before:
+            return DataError(f"{error}; checkpoint saved to "
+                             f"{checkpoints.prefix_of(settings.model_dir, progress.saved_step)}")
+    except (DataError, tf.errors.OpError):
+        pass  # the session or the disk cannot save: the error as it is
+    return error
+
+
+SCHEDULE_FILE = "schedule.json"  # in the model folder: the batch size and epoch its checkpoints were trained with
+
+
+def check_schedule(settings, examples, resumed_step=None):
+    """Refuse to resume at another batch size than the model's; then record this run's in SCHEDULE_FILE.
+
+    The learning rate decays once per epoch of examples / batch_size steps,
+    counted in global_step, so resuming at another batch size would jump the
+    schedule (200 -> 5000 on 8,000 records: 0.0826 -> 0.000356 at once).
+    resumed_step: the global_step of the checkpoint resumed from, or None
+    for a fresh start (then nothing is compared). Raises DataError naming
+    the model folder, the flag and both learning rates. A folder without
+    the file (written by an earlier version) is not checked.
+    """
+    path = os.path.join(settings.model_dir, SCHEDULE_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            stored = json.load(f)
+        trained = int(stored["batch_size"])
+    except (OSError, ValueError, KeyError, TypeError):
+        trained = None
+    if resumed_step is not None and trained not in (None, settings.batch_size):
+        before, after = (learning_rate_at(settings, examples, batch, resumed_step)
+                         for batch in (trained, settings.batch_size))
+        raise DataError(f"{settings.model_dir}: this model was trained at --batch-size {trained}; resuming at "
+                        f"{settings.batch_size} would move its learning rate from {before:.3g} to {after:.3g} at "
+                        f"once (the schedule decays once per epoch of steps); give --batch-size {trained}, or "
+                        "another --model-dir for a new model")
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"batch_size": settings.batch_size, "records": examples}, f)
+            f.write("\n")
+    files.write_atomically(path, write, what="the training schedule")
+
+
+def older_checkpoints_note(settings, role):
+    """A note on the checkpoints in the model folder that this run did not write, or None when --keep covers all.
+
+    --keep rotates only this run's own checkpoints, so that a run never
+    deletes work it did not do; the note says how many others there are,
+    their size and how to remove them.
+    """
+    older = [s for s in checkpoints.checkpoint_steps(settings.model_dir) if s not in role.written]
+    if not older or len(older) + min(len(role.written), settings.keep) <= settings.keep:
+        return None
+    size = sum(os.path.getsize(p) for s in older
+               for p in glob.glob(glob.escape(checkpoints.prefix_of(settings.model_dir, s)) + ".*"))
+    return (f"note: {settings.model_dir} also holds {len(older)} checkpoint(s) of earlier runs "
+            f"(steps {older[0]} to {older[-1]}, {size / 1e6:.1f} MB), which --keep leaves alone; "
+            f"delete {checkpoints.prefix_of(settings.model_dir, '<step>')}.* files you no longer need")
+
+
+def learning_rate_at(settings, examples, batch_size, step):
+    """The course's staircase learning rate at global_step `step` for this batch size (float)."""
+    return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))

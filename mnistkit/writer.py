@@ -104,7 +104,7 @@ def default_workers():
     cores that pays only while the second core is idle, and on a busy
     machine the pool was 1.5x slower than decoding here (bench/bench.py).
     """
-    if not sys.platform.startswith("linux"):
+    if not hasattr(os, "sched_getaffinity"):  # Windows and macOS: spawned processes cost more to start
         return 1
     cpus = len(os.sched_getaffinity(0))
     return 1 if cpus <= 2 else min(MAX_WORKERS, cpus)
@@ -114,8 +114,21 @@ def _ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled once, by the parent
 
 
+def start_method():
+    """How the decoding processes start: "fork" on Linux, "spawn" elsewhere (and where fork is missing).
+
+    Windows has no fork, and on macOS forking a process that imported
+    TensorFlow is unsafe (its frameworks are not fork-safe), so both spawn:
+    each child starts a fresh Python and imports this module (not
+    TensorFlow: tf_compat imports it only on first use).
+    """
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
 def decoding_pool(workers):
-    """A fork-started multiprocessing.Pool of `workers` processes, or a null context for 1.
+    """A multiprocessing.Pool of `workers` processes (start_method), or a null context for 1.
 
     Forking after TensorFlow's import is safe for what the children do: they
     run only encode_images (Pillow, NumPy, bytes), never a TensorFlow op, and
@@ -126,7 +139,7 @@ def decoding_pool(workers):
     """
     if workers <= 1:
         return contextlib.nullcontext()
-    return multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
+    return multiprocessing.get_context(start_method()).Pool(workers, initializer=_ignore_sigint)
 
 
 def encoded_chunks(pool, workers, image_path, entries, templates, label_path=""):
@@ -163,12 +176,22 @@ def remove_other_forms(tfRecordName, outputs, log=print):
             + (" ..." if len(stale) > 1 else "") + f"), replaced by {len(outputs)} file(s)")
 
 
-def remove_stale_temporaries(data_dir):
-    """Delete temporary TFRecord files a killed earlier run left in data_dir."""
+def remove_stale_temporaries(data_dir, pid=None):
+    """Delete the temporary TFRecord files in data_dir: all of them, or only those of process `pid`.
+
+    All: for the holder of the folder's lock (Staging), when no other
+    generator can be writing there, so what is left was left by a killed
+    run. One pid: what this process made, whatever moment it was stopped at
+    (temporary_outputs puts the PID in each name).
+    """
     if not os.path.isdir(data_dir):
         return
     for name in os.listdir(data_dir):
-        if name.startswith(".") and ".tfrecords" in name and (name.startswith(STAGING_PREFIX) or name.endswith(".tmp")):
+        if not (name.startswith(".") and ".tfrecords" in name):
+            continue
+        if pid is None and (name.startswith(STAGING_PREFIX) or name.endswith(".tmp")):
+            files.remove(os.path.join(data_dir, name))
+        elif pid is not None and name.endswith(".tmp") and f".{pid}." in name:
             files.remove(os.path.join(data_dir, name))
 
 
@@ -199,26 +222,24 @@ def check_image_folder(image_path, label_path, entries, log=print):
         log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {min(extra)!r})")
 
 
-def temporary_outputs(outputs):
-    """One hidden temporary file beside each of `outputs` (list of paths); returns their paths.
+def temporary_outputs(outputs, tmps):
+    """Make one hidden temporary file beside each of `outputs` (paths), appending each to `tmps` at once.
 
-    Raises DataError naming the folder when it cannot be made or written
-    (the temporaries made so far are removed).
+    The names hold this process's PID (`.mnist_train.tfrecords.<pid>.<random>.tmp`),
+    so that a run stopped at any moment can find and remove its own
+    (remove_stale_temporaries). Raises DataError naming the folder when it
+    cannot be made or written.
     """
     out_dir = os.path.dirname(os.path.abspath(outputs[0]))
-    tmps = []
     try:
         os.makedirs(out_dir, exist_ok=True)
         for out in outputs:
-            fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".", suffix=".tmp", dir=out_dir)
-            os.close(fd)
+            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(out)}.{os.getpid()}.", suffix=".tmp", dir=out_dir)
             tmps.append(tmp)
+            os.close(fd)
             files.public_mode(tmp)
     except OSError as e:
-        for tmp in tmps:
-            files.remove(tmp)
         raise DataError(f"{out_dir}: cannot write output folder ({e.strerror})") from None
-    return tmps
 
 
 def write_records(tfRecordName, image_path, label_path, entries, workers=None, quiet=False, num_shards=1):
@@ -233,13 +254,12 @@ def write_records(tfRecordName, image_path, label_path, entries, workers=None, q
     to 8-bit grayscale. Raises DataError on bad input or a failed write;
     on any failure, and on Ctrl-C, the temporaries are removed.
     """
-    outputs = output_files(tfRecordName, num_shards)
-    tmps = temporary_outputs(outputs)
-    templates = [record_template(digit) for digit in range(NUM_CLASSES)]
+    outputs, tmps, converted = output_files(tfRecordName, num_shards), [], []
     workers = default_workers() if workers is None else workers
     workers = min(workers, -(-len(entries) // CHUNK_SIZE))  # no idle processes for a small split
-    converted = []
     try:
+        temporary_outputs(outputs, tmps)
+        templates = [record_template(digit) for digit in range(NUM_CLASSES)]
         with contextlib.ExitStack() as stack:
             pool = stack.enter_context(decoding_pool(workers))  # started before the writers open
             writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
@@ -253,10 +273,13 @@ def write_records(tfRecordName, image_path, label_path, entries, workers=None, q
                     k += 1
                 bar.update(len(records))
         for tmp, out in zip(tmps, outputs):
-            os.replace(tmp, out)
+            files.replace(tmp, out)
     except BaseException as e:
         for tmp in tmps:
-            files.remove(tmp)
+            try:
+                files.remove(tmp)
+            except DataError:
+                pass  # a temporary still held open: the next run's clean-up takes it
         if isinstance(e, (tf.errors.OpError, OSError)):
             raise DataError(f"{tfRecordName}: write failed ({getattr(e, 'message', None) or e})") from None
         raise
@@ -272,16 +295,27 @@ class Staging:
     On a clean exit every staged file is renamed to its final name, files of
     the other form (the single file, or shards of another count) are
     removed, and one line per split is logged. On any error the staged files
-    and the folders this run created are removed. Temporaries of earlier,
-    killed runs are removed on entry.
+    and the folders this run created are removed. The folder is locked
+    (files.FolderLock) for the whole time, so a second generator on it
+    stops with one line instead of deleting this one's files; under the
+    lock, temporaries of earlier, killed runs are removed on entry.
     """
 
     def __init__(self, data_dir, log=print):
         self.data_dir, self.log, self.staged = data_dir, log, []
+        self.lock = files.FolderLock(data_dir, "mnist_generateds.py")
 
     def __enter__(self):
-        remove_stale_temporaries(self.data_dir)
         self.new_folders = files.missing_folders(self.data_dir)
+        try:
+            os.makedirs(self.data_dir, exist_ok=True)
+            self.lock.__enter__()
+        except BaseException as e:
+            files.remove_empty_folders(self.new_folders)
+            if isinstance(e, OSError):
+                raise DataError(f"{self.data_dir}: cannot write output folder ({e.strerror})") from None
+            raise
+        remove_stale_temporaries(self.data_dir)
         return self
 
     def path(self, name):
@@ -304,13 +338,15 @@ class Staging:
             for _, _, _, renames in self.staged:
                 for staging, _ in renames:
                     files.remove(staging)
+            remove_stale_temporaries(self.data_dir, os.getpid())  # whatever moment a stop came at
+            self.lock.__exit__()
             if not done:
                 files.remove_empty_folders(self.new_folders)
 
     def _publish(self):
         for split, out, count, renames in self.staged:
             for staging, final in renames:
-                os.replace(staging, final)
+                files.replace(staging, final)
             remove_other_forms(out, [final for _, final in renames], self.log)
             if len(renames) == 1:
                 self.log(f"wrote {count} {split} records to {out}")

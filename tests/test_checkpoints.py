@@ -298,7 +298,7 @@ def test_the_periodic_evaluator_reports_a_damaged_checkpoint_once_and_scores_the
     status, out, err, pauses = watch(model, trained_workdir / "data", monkeypatch, capsys,
                                      {5: lambda: copy_checkpoint(model, 1000, 3000)}, stop_at=6)
     assert err.startswith(f"error: {model}/mnist_model-2000: checkpoint is damaged (")
-    assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nstopped\n")  # reported once
+    assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nSIGINT: stopped\n")  # reported once
     assert out.startswith("After 1000 training steps, test accuracy = 0.9") and out.count("\n") == 1, out
     assert pauses == [0.2] * 6
     assert status == 130
@@ -312,7 +312,7 @@ def test_the_periodic_evaluator_scores_a_damaged_checkpoint_once_it_is_written_w
                                      {3: lambda: shutil.copy(trained_workdir / "model" / DATA, model / DATA)},
                                      stop_at=5)
     assert err.startswith(f"error: {model}/mnist_model-2000: checkpoint is damaged (")
-    assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nstopped\n")  # reported once
+    assert err.count("\n") == 2 and err.endswith("; waiting for the next checkpoint\nSIGINT: stopped\n")  # reported once
     assert out.startswith("After 2000 training steps, test accuracy = 0.9") and out.count("\n") == 1, out
     assert status == 130
 

@@ -29,6 +29,8 @@ import mnistkit.distributed
 import mnistkit.records
 import mnistkit.training
 
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals")
+
 SHARDS = 4
 WORKERS = 2
 ASYNC_STEPS = 600
@@ -521,3 +523,13 @@ def test_cluster_flag_mistakes_are_named(tmp_path, flags, message):
     result = run_script("mnist_backward.py", *flags, cwd=tmp_path, timeout=60)
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1] == f"mnist_backward.py: error: {message}"
+
+
+def test_the_launcher_starts_either_network():
+    ps, workers = ["127.0.0.1:1"], ["127.0.0.1:2", "127.0.0.1:3"]
+    for net, trainer in (("mlp", "mnist_backward.py"), ("lenet5", "mnist_lenet5_backward.py")):
+        tasks = mnist_cluster.task_commands(ps, workers, ["--steps", "5"], python="python", net=net)
+        assert [name for name, _ in tasks] == ["ps 0", "worker 0", "worker 1"]
+        assert all(argv[1] == os.path.join(ROOT, trainer) for _, argv in tasks)
+        assert tasks[1][1][2:] == ["--job_name", "worker", "--task_index", "0", "--ps_hosts", "127.0.0.1:1",
+                                   "--worker_hosts", "127.0.0.1:2,127.0.0.1:3", "--steps", "5"]

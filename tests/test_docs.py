@@ -19,6 +19,9 @@ PYTHON = re.compile(r"(?:^|[\s/])python3?\s+(\S+\.py)\b(.*)")
 MAKE = re.compile(r"(?:^|\s)make\s+([A-Za-z][\w-]*)")
 FLAG = re.compile(r"(?:^|\s)(--[\w-]+)")
 FORWARDED = {"mnist_cluster.py": "mnist_backward.py"}  # flags it does not know go to every worker
+# Documents sure to hold commands: finding none there means this test's parsing broke. A page
+# of docs/ may have none (docs/design.md's one code block is a diagram).
+HOLD_COMMANDS = {"README.md", "README.zh-CN.md"}
 
 
 def code_lines(document):
@@ -72,7 +75,8 @@ def script_file(written):
 def test_every_documented_command_names_a_script_flag_and_target_that_exist(document):
     assert os.path.isfile(os.path.join(ROOT, document)), document
     python, make = commands(document)
-    assert python or make, f"{document}: no command found in its code blocks (is the parser of this test broken?)"
+    if document in HOLD_COMMANDS:
+        assert python or make, f"{document}: no command found in its code blocks (is the parser of this test broken?)"
     targets = make_targets()
     problems = []
     for where, target in make:

@@ -42,7 +42,8 @@ def two_models(sample_workdir, tmp_path_factory):
     shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))
     result = run_script("mnist_lenet5_backward.py", "--steps", str(LENET5_STEPS), cwd=work)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"training on 8000 records from ./data/mnist_train.tfrecords; target global_step {LENET5_STEPS}\n")
+    assert result.stdout.startswith(f"training on 8000 records from ./data/mnist_train.tfrecords; target global_step {LENET5_STEPS}; "
+                                  "running on CPU\n")
     result = run_script("mnist_backward.py", "--steps", str(MLP_STEPS), cwd=work)
     assert result.returncode == 0, result.stderr
     return work
@@ -188,7 +189,7 @@ def test_resume_continues_global_step(sample_workdir, tmp_path):
         lines = []
         assert mnist_lenet5_backward.backward(steps=20, data_dir=data, model_dir=model, log=lines.append) == 20
     assert lines[0] == (f"training on 8000 records from {data}/mnist_train.tfrecords, "
-                        f"resuming from {model}/mnist_model-10; target global_step 20")
+                        f"resuming from {model}/mnist_model-10; target global_step 20; running on CPU")
     ckpt = tf.train.latest_checkpoint(model)
     assert ckpt == f"{model}/mnist_model-20"
     assert tf.train.load_variable(ckpt, "global_step") == 20

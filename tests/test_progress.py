@@ -1,15 +1,12 @@
 """Watching training: progress bars on a terminal only, and TensorBoard summaries for train and eval."""
-import fcntl
 import glob
 import math
 import os
-import pty
 import re
 import select
 import struct
 import subprocess
 import sys
-import termios
 import time
 
 import pytest
@@ -24,7 +21,12 @@ COURSE_LINE = re.compile(r"After (\d+) training steps, loss on training batch is
 
 
 def run_in_terminal(script, *args, cwd):
-    """Run a script with stdout and stderr on a pseudo-terminal 120 columns wide; returns (status, output)."""
+    """Run a script with stdout and stderr on a pseudo-terminal 120 columns wide; returns (status, output).
+
+    POSIX only (pty, termios): skips the test elsewhere.
+    """
+    fcntl, pty, termios = (pytest.importorskip(name, reason="pseudo-terminals are POSIX-only")
+                           for name in ("fcntl", "pty", "termios"))
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     process = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,

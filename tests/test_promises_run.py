@@ -121,7 +121,7 @@ def test_a_stuck_input_pipeline_ends_training_with_one_line_and_no_checkpoint(sa
                             cwd=tmp_path, capture_output=True, text=True, timeout=WAIT)
     assert result.returncode == 1
     assert result.stderr == f"error: {train_file}: no training batch arrived within {timeout_ms // 1000} s\n"
-    assert result.stdout == f"training on 8000 records from {train_file}; target global_step 10\n"
+    assert result.stdout == f"training on 8000 records from {train_file}; target global_step 10; running on CPU\n"
     assert os.path.getsize(train_file) == 0  # the condition was really created
     assert checkpoint_files(tmp_path / "model") == []
 
@@ -195,7 +195,7 @@ def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_
         finally:
             proc.kill()  # nothing left behind if SIGINT did not end it
     assert reports[0] != reports[1]  # the picture was drawn again for step 2000
-    assert out == "" and err == "stopped\n" and proc.returncode == 130  # each checkpoint reported once
+    assert out == "" and err == "SIGINT: stopped\n" and proc.returncode == 130  # each checkpoint reported once
     assert sorted(os.listdir(tmp_path)) == ["model", "out.json", "out.png"]  # no temporary left
 
 

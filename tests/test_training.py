@@ -81,7 +81,7 @@ def test_resume_continues_global_step(sample_workdir, tmp_path):
     with tf.Graph().as_default():
         lines = []
         assert mnist_backward.backward(steps=50, data_dir=data, model_dir=model, log=lines.append) == 50
-    assert "resuming from" in lines[0] and lines[0].endswith("mnist_model-30; target global_step 50")
+    assert "resuming from" in lines[0] and lines[0].endswith("mnist_model-30; target global_step 50; running on CPU")
     ckpt = tf.train.latest_checkpoint(model)
     assert ckpt.endswith("mnist_model-50")
     assert tf.train.load_variable(ckpt, "global_step") == 50

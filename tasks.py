@@ -1,0 +1,185 @@
+"""The project's tasks on Linux, macOS and Windows, with nothing but Python's standard library.
+
+    python tasks.py demo         (Windows: py -3.11 tasks.py demo; --help lists every task and option)
+
+Every task except clean first makes sure the virtual environment .venv holds the requirements:
+it is created when missing, and pip installs into it when its stamp .venv/installed is missing, names
+another requirements file, or is older than the file it names. The stamp names the file .venv was
+installed from (requirements.txt, or requirements-gpu.txt after `install --gpu`), so later tasks keep
+that build until `--cpu` or `--gpu` asks for the other one, which recreates .venv. test-floor does the
+same with .venv-floor and requirements-floor.txt (the oldest versions the requirements allow).
+
+Everything runs in this file's folder. Each command is printed before it runs, and the first one that
+fails ends tasks.py with its exit status; a venv or pip failure adds one line `error: ...`. Ctrl-C lets
+the running script stop its own way (the trainer saves a checkpoint), then exits with status 130.
+"""
+import argparse
+import importlib.util
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV, FLOOR_VENV, STAMP = ".venv", ".venv-floor", "installed"
+CPU, GPU, FLOOR = "requirements.txt", "requirements-gpu.txt", "requirements-floor.txt"
+TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate once",
+         "test": "install, run the test suite (arguments after the task go to pytest)",
+         "test-floor": "tests/test_floor_e2e.py in .venv-floor, on the oldest versions allowed (requirements-floor.txt)",
+         "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
+         "bench-quick": "install, the same on the bundled sample with short runs (extra arguments go to bench.py)",
+         "install": "create .venv and install the requirements (--gpu: the CUDA build; --cpu: back to the CPU build)",
+         "clean": "remove what the README's commands write here: model, model_lenet5, model_cluster, mnist_data_jpg, "
+                  "data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
+PASSES_ARGUMENTS = ("test", "test-floor", "bench", "bench-quick")
+CLEANED = ("model", "model_lenet5", "model_cluster", "mnist_data_jpg", "report.png", "report.json", "seen.png",
+           "bench/work")
+
+
+class Failed(Exception):
+    """A step failed: tasks.py prints `message` (when there is one) as `error: ...` and exits with `status`."""
+
+    def __init__(self, status, message=None):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def venv_python(venv_dir, platform=sys.platform):
+    """A venv's interpreter: Scripts/python.exe on Windows (platform "win32"), bin/python elsewhere."""
+    return Path(venv_dir, "Scripts", "python.exe") if platform == "win32" else Path(venv_dir, "bin", "python")
+
+
+def installed_from(venv_dir):
+    """The requirements file named by venv_dir's stamp; None without a stamp, CPU for an empty one."""
+    stamp = Path(venv_dir, STAMP)
+    return (stamp.read_text().strip() or CPU) if stamp.is_file() else None
+
+
+def choose_requirements(venv_dir, gpu=False, cpu=False, platform=sys.platform):
+    """The file .venv is to hold: GPU for --gpu, CPU for --cpu, else the one it holds now, else CPU."""
+    if gpu and platform != "linux":
+        raise Failed(2, "--gpu: TensorFlow's GPU build is for Linux only (on Windows, run tasks.py inside WSL2)")
+    return GPU if gpu else CPU if cpu else installed_from(venv_dir) or CPU
+
+
+def needs_install(venv_dir, requirements, platform=sys.platform):
+    """True unless venv_dir has its interpreter and a stamp that names `requirements` and is not older than it."""
+    if not venv_python(venv_dir, platform).exists() or installed_from(venv_dir) != requirements:
+        return True
+    return Path(requirements).stat().st_mtime > Path(venv_dir, STAMP).stat().st_mtime
+
+
+def create_venv(venv_dir, clear=False):
+    """`python -m venv [--clear] venv_dir` in this process; Failed(1, one line) when venv or pip cannot be had."""
+    print(f"+ {sys.executable} -m venv {'--clear ' if clear else ''}{venv_dir}", flush=True)
+    hint = f"on Debian or Ubuntu: sudo apt install python3.{sys.version_info.minor}-venv"
+    try:
+        import venv
+    except ImportError:
+        raise Failed(1, f"this Python has no venv module ({hint})") from None
+    if importlib.util.find_spec("ensurepip") is None:
+        raise Failed(1, f"this Python's venv cannot install pip: the ensurepip module is missing ({hint})")
+    try:
+        venv.EnvBuilder(with_pip=True, clear=clear).create(venv_dir)
+    except (subprocess.CalledProcessError, OSError, SystemExit) as error:  # SystemExit: Debian's venv, no ensurepip
+        reason = error if isinstance(error, OSError) else "ensurepip could not install pip"
+        raise Failed(1, f"could not create {venv_dir}: {reason} ({hint})") from None
+
+
+def ensure_venv(venv_dir, requirements, platform=sys.platform):
+    """Create venv_dir and install `requirements` into it when needs_install says so; returns its interpreter."""
+    python = venv_python(venv_dir, platform)
+    if needs_install(venv_dir, requirements, platform):
+        other = installed_from(venv_dir) not in (None, requirements)  # another build of TensorFlow: start afresh
+        if other or not python.exists():
+            create_venv(venv_dir, clear=other)
+        failure = (f"pip could not install {requirements} into {venv_dir}: see its messages above (TensorFlow needs "
+                   f"a 64-bit Python it has wheels for, such as 3.11; for another Python, delete {venv_dir} first)")
+        run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], failure)
+        run([str(python), "-m", "pip", "install", "--quiet", "-r", requirements], failure)
+        Path(venv_dir, STAMP).write_text(requirements + "\n")
+    return python
+
+
+def task_commands(task, python, steps=2000, idx_dir="/usr/share/datasets/fashion-mnist", extra=()):
+    """The commands (lists of str) that `task` runs with the venv's interpreter once it is installed."""
+    py = str(python)
+    return {"install": [],
+            "demo": [[py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", str(steps)],
+                     [py, "mnist_test.py", "--once"]],
+            "test": [[py, "-m", "pytest", "-q", "tests", *extra]],
+            "test-floor": [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py", *extra]],
+            "bench": [[py, "bench/bench.py", "--idx-dir", idx_dir, *extra]],
+            "bench-quick": [[py, "bench/bench.py", "--quick", *extra]]}[task]
+
+
+def run(command, failure=None):
+    """Print `command`, run it; Failed(its exit status, failure) unless it exits 0."""
+    print("+ " + (subprocess.list2cmdline(command) if os.name == "nt" else shlex.join(command)), flush=True)
+    child = subprocess.Popen(command)
+    try:
+        status = child.wait()
+    except KeyboardInterrupt:  # the child had the same Ctrl-C: let it finish stopping (a checkpoint is being saved)
+        child.wait()
+        raise
+    if status != 0:
+        raise Failed(status if status > 0 else 128 - status, failure)  # -N: killed by signal N, as a shell says
+
+
+def clean():
+    """Remove what demo, test and bench write into the repository's folder."""
+    for path in [Path(name) for name in CLEANED] + sorted(Path("data").glob("*.tfrecords")):
+        if path.exists():
+            print(f"+ remove {path}", flush=True)
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+
+
+def build_parser():
+    """The command line's parser (task first; unknown arguments are left for the tasks that pass them on)."""
+    parser = argparse.ArgumentParser(
+        prog="tasks.py", allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The project's tasks, run by the Python that .venv is to use (Windows: py -3.11 tasks.py TASK).",
+        epilog="tasks:\n" + "\n".join(f"  {name:12} {text}" for name, text in TASKS.items()))
+    parser.add_argument("task", choices=TASKS, metavar="TASK", help="one of the tasks below")
+    parser.add_argument("--steps", type=int, default=os.environ.get("DEMO_STEPS", "2000"),
+                        help="demo: training steps (default: $DEMO_STEPS, else 2000)")
+    parser.add_argument("--idx-dir", default="/usr/share/datasets/fashion-mnist", help="bench: the IDX files' folder")
+    flavour = parser.add_mutually_exclusive_group()
+    flavour.add_argument("--gpu", action="store_true",
+                         help="install TensorFlow's CUDA build (requirements-gpu.txt) into .venv and keep it for "
+                              "later tasks; Linux and WSL2 only, with an NVIDIA driver")
+    flavour.add_argument("--cpu", action="store_true", help="go back to the CPU build (requirements.txt)")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.task not in PASSES_ARGUMENTS:
+        parser.error("unrecognized arguments: " + " ".join(extra))
+    if (args.gpu or args.cpu) and args.task in ("clean", "test-floor"):
+        parser.error(f"--gpu and --cpu are for the tasks that use {VENV}")
+    os.chdir(ROOT)
+    try:
+        if args.task == "clean":
+            return clean() or 0
+        if args.task == "test-floor":
+            python = ensure_venv(FLOOR_VENV, FLOOR)
+        else:
+            python = ensure_venv(VENV, choose_requirements(VENV, args.gpu, args.cpu))
+        for command in task_commands(args.task, python, args.steps, args.idx_dir, extra):
+            run(command)
+        return 0
+    except Failed as failure:
+        if failure.message:
+            print(f"error: {failure.message}", file=sys.stderr)
+        return failure.status
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

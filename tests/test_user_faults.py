@@ -1,0 +1,321 @@
+"""Faults real users hit: a paused machine, a full disk, two processes on one folder, a changed batch size,
+Ctrl-C anywhere, a cluster started with mismatched flags. Each case: the exit status, the one line, the files."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import ROOT, run_script, tree_digests
+from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
+import mnist_cluster
+
+POSIX = pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals (SIGSTOP, SIGINT to a process)")
+ROOT_ONLY = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                               reason="needs root to mount a small tmpfs (a full disk)")
+
+# The trainer with the step time-out shortened from 60 s to argv[2] ms, so that a pause longer than it is cheap.
+SHORT_TIMEOUT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import mnist_backward
+    import mnistkit.training
+    mnistkit.training.STEP_TIMEOUT_MS = int(sys.argv[2])
+    sys.exit(mnist_backward.main(sys.argv[3:]))
+""")
+
+
+def start(args, cwd, code=None, **popen):
+    program = ["-c", code, ROOT] if code else []
+    return subprocess.Popen([sys.executable, *program, *args], cwd=cwd, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1"), **popen)
+
+
+def copy_data(sample_workdir, work):
+    shutil.copytree(sample_workdir / "data", work / "data")
+    return work / "data"
+
+
+# ---------------------------------------------------------------- 1. a paused process is not a stuck one
+
+@POSIX
+def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, tmp_path):
+    copy_data(sample_workdir, tmp_path)
+    # Batches of 4,000: the main thread spends nearly all its time inside a step, so a stop lands in one.
+    proc = start(["1500", "--steps", "150", "--batch-size", "4000", "--save-every", "10", "--quiet"], tmp_path,
+                 SHORT_TIMEOUT)
+    wait_for(lambda: (tmp_path / "model" / "mnist_model-10.index").exists(), "the first checkpoint", proc)
+    for _ in range(2):  # Ctrl-Z, then `fg` after twice the 1.5 s time-out
+        proc.send_signal(signal.SIGSTOP)
+        time.sleep(3)
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(1)
+    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    assert proc.returncode == 0, err
+    assert err == ""
+    assert out.rstrip().splitlines()[-1] == "done at step 150; checkpoint saved to ./model/mnist_model-150"
+    assert "note: this process was paused for 3 s; going on with the step\n" in out  # not a stuck input
+
+
+# A training file corrupted while training reads it (course pipeline: its reader checks every CRC):
+# the run ends in one line, after saving the steps done.
+CORRUPTED_AT_STEP = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    import mnist_backward
+    import mnistkit.training
+    real, calls = mnistkit.training.run_step, [0]
+
+    def run_step(*args):
+        calls[0] += 1
+        if calls[0] == 150:
+            with open("data/mnist_train.tfrecords", "r+b") as f:
+                f.seek(1000)
+                f.write(b"\\xff" * 64)  # into a record: its CRC fails when the reader comes by
+        return real(*args)
+
+    mnistkit.training.run_step = run_step
+    mnistkit.training.TrainingData.check_unchanged = lambda self: None  # the CRC is what this case is about
+    sys.exit(mnist_backward.main(sys.argv[2:]))
+""")
+
+
+def test_a_failing_input_during_training_saves_the_steps_done_first(sample_workdir, tmp_path):
+    copy_data(sample_workdir, tmp_path)
+    proc = start(["--steps", "100000", "--pipeline", "course", "--quiet"], tmp_path, CORRUPTED_AT_STEP)
+    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    assert proc.returncode == 1, err
+    line = err.strip()
+    assert line.startswith("error: ./data/mnist_train.tfrecords: input pipeline failed: ") and "\n" not in line
+    saved = line.rsplit("; checkpoint saved to ", 1)[1]
+    step = int(saved.rsplit("-", 1)[1])
+    assert step >= 149 and os.path.exists(tmp_path / (saved + ".index"))
+    assert run_script("mnist_test.py", "--once", cwd=tmp_path).stdout.startswith(f"After {step} training steps")
+
+
+def test_a_training_file_rewritten_while_training_is_said_and_the_steps_are_saved(sample_workdir, tmp_path):
+    data = copy_data(sample_workdir, tmp_path)
+    proc = start([os.path.join(ROOT, "mnist_backward.py"), "--steps", "100000", "--save-every", "100000",
+                  "--quiet"], tmp_path)
+    wait_for(lambda: "After 1 training steps" in (proc.stdout.readline() or ""), "the first step", proc)
+    time.sleep(0.5)
+    shutil.copy(data / "mnist_test.tfrecords", data / ".new")
+    os.replace(data / ".new", data / "mnist_train.tfrecords")  # what a generator's rename does
+    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    assert proc.returncode == 1
+    message, saved = err.strip().split("; checkpoint saved to ")
+    assert message == ("error: ./data/mnist_train.tfrecords: the training file changed while training (rewritten "
+                       "by mnist_generateds.py?); run the trainer again to train on the new file")
+    assert os.path.exists(tmp_path / (saved + ".index")) and os.path.exists(tmp_path / (saved + ".meta"))
+
+
+# ---------------------------------------------------------------- 2. a full disk is one line, and nothing is lost
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """An 8 MiB tmpfs at tmp_path/small: room for two checkpoints of the 784-500-10 network, not three."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@ROOT_ONLY
+def test_a_full_disk_while_saving_is_one_line_and_keeps_the_earlier_checkpoints(sample_workdir, tmp_path,
+                                                                               small_disk):
+    copy_data(sample_workdir, tmp_path)
+    result = run_script("mnist_backward.py", "--model-dir", "small/model", "--steps", "3000", "--save-every", "500",
+                        cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == ("error: small/model: no space left on device while saving mnist_model-1500; "
+                             "the newest checkpoint is small/model/mnist_model-1000\n")
+    model = small_disk / "model"
+    assert sorted(p.name for p in model.iterdir() if p.is_file()) == [
+        "checkpoint", "mnist_model-1000.data-00000-of-00001", "mnist_model-1000.index", "mnist_model-1000.meta",
+        "mnist_model-500.data-00000-of-00001", "mnist_model-500.index", "mnist_model-500.meta", "schedule.json"]
+    assert "mnist_model-1000" in (model / "checkpoint").read_text()
+    evaluated = run_script("mnist_test.py", "--once", "--model-dir", "small/model", cwd=tmp_path)
+    assert evaluated.stdout.startswith("After 1000 training steps, test accuracy = ")
+
+
+@ROOT_ONLY
+def test_a_full_disk_for_the_report_the_input_picture_and_the_jpg_layout_is_one_line_each(trained_workdir,
+                                                                                         tmp_path, small_disk):
+    shutil.copytree(trained_workdir / "model", tmp_path / "model")
+    with open(small_disk / "filler", "wb") as f:  # fill the disk to its last byte
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+    assert not os.statvfs(small_disk).f_bavail
+    before = tree_digests(small_disk)
+    evaluated = run_script("mnist_test.py", "--once", "--model-dir", "model", "--data-dir",
+                           str(trained_workdir / "data"), "--report", "small/r.png", cwd=tmp_path)
+    assert evaluated.returncode == 1
+    assert evaluated.stderr == "error: small/r.png: cannot write report (No space left on device)\n"
+    import mnistkit.idx
+    from PIL import Image
+    images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
+    Image.fromarray(255 - images[5]).save(tmp_path / "digit.png")
+    applied = run_script("mnist_app.py", "--model-dir", "model", "--show-input", "small/seen.png", "digit.png",
+                         cwd=tmp_path)
+    assert applied.returncode == 1
+    assert applied.stderr == "error: small/seen.png: cannot write --show-input picture (No space left on device)\n"
+    generated = run_script("mnist_generateds.py", "--no-download", "--jpg-dir", "small/jpg", "--data-dir", "out",
+                           cwd=tmp_path)
+    assert generated.returncode == 1
+    assert generated.stderr == "error: small/jpg: cannot write the JPG layout (No space left on device)\n"
+    assert tree_digests(small_disk) == before  # nothing half-written left
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- 3. two processes on one folder
+
+@POSIX
+def test_a_second_generator_on_the_same_folder_says_so_and_the_first_finishes(sample_workdir, tmp_path):
+    work = tmp_path / "work"
+    shutil.copytree(sample_workdir / "mnist_data_jpg", work / "jpg")
+    test_images = work / "jpg" / "mnist_test_jpg_2000"
+    first = sorted(test_images.iterdir())[0]
+    pixels = first.read_bytes()
+    first.unlink()
+    os.mkfifo(first)  # generator A stops there, in the middle of its work, holding the folder
+    args = [os.path.join(ROOT, "mnist_generateds.py"), "--jpg-dir", "jpg", "--data-dir", "out", "--workers", "1"]
+    a = start(args, work)
+    writer_end = wait_for(lambda: reader_blocked_on(first), "generator A reading the named pipe", a)
+    b = run_script("mnist_generateds.py", "--jpg-dir", "jpg", "--data-dir", "out", "--workers", "1", cwd=work)
+    assert b.returncode == 1
+    assert b.stderr == f"error: out: another mnist_generateds.py (pid {a.pid}) is writing here; wait until it ends, " \
+                       "or use another folder\n"
+    os.write(writer_end, pixels)  # A reads its image and goes on
+    os.close(writer_end)
+    out, err = a.communicate(timeout=PATIENCE_SECS)
+    assert a.returncode == 0, err
+    assert sorted(os.listdir(work / "out")) == ["mnist_test.tfrecords", "mnist_train.tfrecords"]
+    assert (work / "out" / "mnist_train.tfrecords").read_bytes() == \
+        (sample_workdir / "data" / "mnist_train.tfrecords").read_bytes()
+
+
+@POSIX
+def test_the_lock_of_a_generator_that_was_killed_is_taken_over(sample_workdir, tmp_path):
+    (tmp_path / "out").mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / "out" / ".mnist.lock").write_text(dead.stdout)  # its process is gone
+    shutil.copytree(sample_workdir / "mnist_data_jpg", tmp_path / "mnist_data_jpg")
+    result = run_script("mnist_generateds.py", "--data-dir", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path / "out")) == ["mnist_test.tfrecords", "mnist_train.tfrecords"]
+
+
+# ---------------------------------------------------------------- 4. a changed batch size is said
+
+@pytest.mark.parametrize("script, steps", [("mnist_backward.py", 100), ("mnist_lenet5_backward.py", 20)])
+def test_resuming_at_another_batch_size_is_refused_in_one_line(sample_workdir, tmp_path, script, steps):
+    copy_data(sample_workdir, tmp_path)
+    first = run_script(script, "--steps", str(steps), "--model-dir", "m", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    before = tree_digests(tmp_path / "m")
+    batch = 200 if script == "mnist_backward.py" else 100
+    refused = run_script(script, "--steps", str(steps + 10), "--batch-size", "5000", "--model-dir", "m", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"error: m: this model was trained at --batch-size {batch}; resuming at 5000 "
+                                     "would move its learning rate from ")
+    assert refused.stderr.endswith(f"at once (the schedule decays once per epoch of steps); give --batch-size {batch}, "
+                                   "or another --model-dir for a new model\n")
+    assert tree_digests(tmp_path / "m") == before
+    again = run_script(script, "--steps", str(steps + 10), "--batch-size", str(batch), "--model-dir", "m",
+                       cwd=tmp_path)
+    assert again.returncode == 0 and f"done at step {steps + 10}" in again.stdout
+
+
+# ---------------------------------------------------------------- 5. Ctrl-C anywhere is clean
+
+@POSIX
+@pytest.mark.parametrize("signum, status, background", [(signal.SIGINT, 130, False), (signal.SIGTERM, 143, False),
+                                                        (signal.SIGINT, 130, True)])
+def test_a_generator_stopped_mid_write_says_so_in_one_line_and_leaves_nothing(sample_workdir, tmp_path, signum,
+                                                                             status, background):
+    work = tmp_path / "work"
+    shutil.copytree(sample_workdir / "mnist_data_jpg", work / "mnist_data_jpg")
+    victim = sorted((work / "mnist_data_jpg" / "mnist_train_jpg_8000").iterdir())[4000]
+    victim.unlink()
+    os.mkfifo(victim)  # the generator stops there, half-way through the training split
+    # A shell's `&` starts a job with SIGINT ignored.
+    ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None
+    proc = start([os.path.join(ROOT, "mnist_generateds.py"), "--data-dir", "new", "--workers", "1"], work,
+                 preexec_fn=ignore)
+    writer_end = wait_for(lambda: reader_blocked_on(victim), "the generator reading the named pipe", proc)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    os.close(writer_end)
+    assert proc.returncode == status
+    assert err == f"{signal.Signals(signum).name}: stopped; no TFRecord file written\n"
+    assert not (work / "new").exists()  # the folder it made, and every temporary in it, are gone
+
+
+@POSIX
+def test_the_app_piped_into_a_reader_that_stops_early_ends_quietly(trained_workdir, tmp_path):
+    from PIL import Image
+    pictures = tmp_path / "pictures"
+    pictures.mkdir()
+    import mnistkit.idx
+    images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
+    for i in range(400):
+        Image.fromarray(255 - images[i]).save(pictures / f"{i:03d}.png")
+    command = (f"{sys.executable} {os.path.join(ROOT, 'mnist_app.py')} --model-dir {trained_workdir / 'model'} "
+               f"{pictures} | head -1")
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True,
+                            timeout=PATIENCE_SECS)
+    assert result.stdout.startswith(f"{pictures / '000.png'}: The prediction number is: ")
+    assert result.stderr == ""  # no BrokenPipeError traceback
+    assert result.returncode in (0, 141)
+
+
+@POSIX
+def test_the_evaluator_ends_on_sigterm_in_one_line(trained_workdir, tmp_path):
+    proc = start([os.path.join(ROOT, "mnist_test.py"), "--model-dir", str(trained_workdir / "model"), "--data-dir",
+                  str(trained_workdir / "data")], tmp_path)
+    wait_for(lambda: (proc.stdout.readline() or "").startswith("After "), "the first score", proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=PATIENCE_SECS)
+    assert (proc.returncode, err) == (143, "SIGTERM: stopped\n")
+
+
+# ---------------------------------------------------------------- 6. a cluster started with mismatched flags
+
+def test_tasks_started_with_different_host_lists_are_told_apart_from_a_lost_ps(sample_workdir, tmp_path):
+    ps_port, worker_port, other_port = mnist_cluster.free_ports(3)
+    ps = start([os.path.join(ROOT, "mnist_backward.py"), "--job_name", "ps", "--task_index", "0", "--ps_hosts",
+                f"localhost:{ps_port}", "--worker_hosts", f"localhost:{other_port}"], tmp_path)
+    try:
+        wait_for(lambda: "serving the variables" in (ps.stdout.readline() or ""), "the parameter server", ps)
+        worker = run_script("mnist_backward.py", "--job_name", "worker", "--task_index", "0", "--ps_hosts",
+                            f"localhost:{ps_port}", "--worker_hosts", f"localhost:{worker_port}", "--steps", "10",
+                            "--data-dir", str(sample_workdir / "data"), "--model-dir", "m", cwd=tmp_path)
+    finally:
+        ps.send_signal(signal.SIGTERM)
+        ps.communicate(timeout=PATIENCE_SECS)
+    assert worker.returncode == 1
+    assert worker.stderr == (f"error: worker 0: another task of this cluster reached for 127.0.0.1:{other_port}, "
+                             "which is not in this task's --ps_hosts or --worker_hosts: the host lists differ "
+                             "between tasks; start every task with the same --ps_hosts and --worker_hosts\n")
+
+
+@pytest.mark.parametrize("job", ["ps", "worker"])
+def test_two_tasks_on_one_address_are_refused_before_starting(tmp_path, job):
+    port, = mnist_cluster.free_ports(1)
+    result = run_script("mnist_backward.py", "--job_name", job, "--task_index", "0", "--ps_hosts",
+                        f"localhost:{port}", "--worker_hosts", f"127.0.0.1:{port}", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (f"error: --ps_hosts and --worker_hosts both name 127.0.0.1:{port}: two tasks cannot "
+                             "share one address; give each task its own HOST:PORT\n")
+    assert os.listdir(tmp_path) == []
