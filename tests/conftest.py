@@ -40,6 +40,11 @@ def tree_digests(folder, with_folders=False):
     return found
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
+                                       "to `make test-floor`, which runs it in .venv-floor")
+
+
 @pytest.fixture(scope="session")
 def sample_workdir(tmp_path_factory):
     """A folder where `python mnist_generateds.py --no-download` has run on the bundled sample."""

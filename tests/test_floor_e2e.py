@@ -11,6 +11,7 @@ import importlib.metadata
 import re
 import time
 
+import pytest
 from PIL import Image, ImageOps
 
 from conftest import run_script
@@ -76,6 +77,7 @@ def read_right(stdout, digits):
     return sum(predicted[path] == digit for path, digit in digits.items())
 
 
+@pytest.mark.floor
 def test_generate_train_evaluate_and_read_pictures_with_both_networks(tmp_path, summary_line):
     start = time.monotonic()
     out = succeeded("mnist_generateds.py", "--no-download", "--data-dir", "D", cwd=tmp_path)

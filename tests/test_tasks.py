@@ -62,7 +62,8 @@ def test_each_task_runs_the_makefiles_commands():
     assert tasks.task_commands("install", py) == []
     assert tasks.task_commands("demo", py, steps=50) == [
         [py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", "50"], [py, "mnist_test.py", "--once"]]
-    assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-x"]]
+    assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m", "not floor",
+                                                              "-x"]]
     assert tasks.task_commands("test-floor", py) == [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py"]]
     assert tasks.task_commands("bench", py, idx_dir="/d", extra=["--repeats", "5"]) == [
         [py, "bench/bench.py", "--idx-dir", "/d", "--repeats", "5"]]
