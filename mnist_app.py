@@ -20,7 +20,6 @@ Two preparations (--preprocess):
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
 """
 import json
-import os
 import sys
 
 import numpy as np
@@ -189,30 +188,15 @@ def ask_count():
     return int(answer)
 
 
-def typed_path(answer):
-    """The path a prompt's answer names, as a shell would read it: str -> str.
-
-    A path dragged in from a file manager comes quoted and often with
-    spaces after it ('my six.jpg' , "C:\\Users\\me\\my six.jpg"):
-    surrounding whitespace is stripped, then one pair of matching
-    surrounding quotes (single or double), and a leading ~ is expanded to
-    the home folder (os.path.expanduser). Backslashes are kept (Windows).
-    """
-    path = answer.strip()
-    if len(path) >= 2 and path[0] == path[-1] and path[0] in "'\"":
-        path = path[1:-1]
-    return os.path.expanduser(path)
-
-
 def ask_paths(count):
-    """The course's per-picture prompt, `count` times: yields each answer (typed_path) as it is typed.
+    """The course's per-picture prompt, `count` times: yields each answer (cli.typed_path) as it is typed.
 
     A generator, so that application() predicts each picture before the
     next prompt. Ends early at end of input (Ctrl-D), after end_of_input's line.
     """
     for number in range(count):
         try:
-            yield typed_path(input(PATH_PROMPT))
+            yield cli.typed_path(input(PATH_PROMPT))
         except EOFError:
             end_of_input(number, count)
             return

@@ -196,10 +196,9 @@ def bench_pipeline(data_dir, repeats, seconds):
     """Figure 2: examples/s of the course's per-example pipeline and get_tfrecord."""
     from tf_compat import tf
     import course_baseline
-    import mnist_backward
     import mnist_generateds
-    path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
     import mnistkit.training
+    path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
     layout = mnistkit.training.training_data(data_dir).layout  # as training reads it
     builds = {
         "course": lambda: course_baseline.get_tfrecord(BATCH_SIZE, path),

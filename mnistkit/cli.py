@@ -30,3 +30,18 @@ def arguments(argv=None):
     if "ipykernel" in sys.modules or "ipykernel" in sys.argv[0] or "IPython" in sys.modules:
         return []
     return sys.argv[1:]
+
+
+def typed_path(answer):
+    """The path a prompt's answer names, as a shell would read it: str -> str.
+
+    A path dragged in from a file manager comes quoted and often with
+    spaces after it ('my six.jpg' , "C:\\Users\\me\\my six.jpg"):
+    surrounding whitespace is stripped, then one pair of matching
+    surrounding quotes (single or double), and a leading ~ is expanded to
+    the home folder (os.path.expanduser). Backslashes are kept (Windows).
+    """
+    path = answer.strip()
+    if len(path) >= 2 and path[0] == path[-1] and path[0] in "'\"":
+        path = path[1:-1]
+    return os.path.expanduser(path)

@@ -18,7 +18,6 @@ by the lens, with sensor noise, saved as JPEG (one as PNG).
   python tests/handmade.py OUTDIR   # writes both sets and OUTDIR/labels.txt
 """
 import os
-import sys
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageFont

@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw
 
 import handmade
 import mnist_app
+import mnistkit.cli
 import mnistkit.idx
 import mnistkit.pictures
 from mnistkit.errors import DataError
@@ -276,7 +277,7 @@ def test_a_flat_network_input_is_no_digit_in_both_preparations(tmp_path, monkeyp
 ])
 def test_typed_path_strips_spaces_one_pair_of_quotes_and_expands_home(answer, path, monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert mnist_app.typed_path(answer) == path.replace("HOME", str(tmp_path))
+    assert mnistkit.cli.typed_path(answer) == path.replace("HOME", str(tmp_path))
 
 
 @pytest.mark.parametrize("answer, count", [(" 4 \t", 4), ("0\r", 0), ("12", 12), ("\uff13", 3)])

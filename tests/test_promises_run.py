@@ -12,7 +12,6 @@ import queue
 import re
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import textwrap
@@ -23,7 +22,6 @@ import pytest
 from PIL import Image, ImageDraw
 
 from conftest import ROOT, sha256_of, tree_digests
-import mnist_backward
 import mnistkit.training
 
 WAIT = 300  # s: upper bound for any one event below (a TensorFlow start and an evaluation on a loaded 2-core machine)
