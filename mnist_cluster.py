@@ -28,6 +28,8 @@ import sys
 import threading
 import time
 
+from mnistkit.errors import STOP_SIGNALS
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINERS = {"mlp": os.path.join(HERE, "mnist_backward.py"),  # --net: the trainer every task runs
             "lenet5": os.path.join(HERE, "mnist_lenet5_backward.py")}
@@ -36,7 +38,6 @@ PS_TASKS = 1
 WORKER_TASKS = 2
 GRACE_SECS = 30  # after a stop request: how long a process may take to save and exit before it is killed
 POLL_SECS = 0.2
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
 PR_SET_PDEATHSIG = 1  # prctl option: the kernel signals the child when the launcher dies
 
 

@@ -39,6 +39,9 @@ def _raise_stopped(signum, frame):
     raise Stopped(signum)
 
 
+# The signals that ask a run to stop: Ctrl-C, SIGTERM (kill), and on Windows Ctrl-Break, which is how
+# mnist_cluster.py stops a task there so that the chief can save.
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
 BROKEN_PIPE_STATUS = 128 + 13  # what a shell reports for a process ended by SIGPIPE
 
 
@@ -55,10 +58,8 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
     Output into a pipe whose reader has gone (`| head -1`) ends quietly
     with BROKEN_PIPE_STATUS.
     """
-    previous = {signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
-    for name in ("SIGTERM", "SIGBREAK"):  # SIGBREAK: Ctrl-Break on Windows, how mnist_cluster.py stops a task there
-        if hasattr(signal, name):
-            previous[getattr(signal, name)] = signal.signal(getattr(signal, name), _raise_stopped)
+    previous = {signum: signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else _raise_stopped)
+                for signum in STOP_SIGNALS}
     try:
         work()
     except errors as e:

@@ -23,7 +23,7 @@ from typing import Callable
 
 from tf_compat import first_line, tf
 from . import checkpoints, files, inputs, records
-from .errors import DataError
+from .errors import STOP_SIGNALS, DataError
 from .networks import LOSSES_COLLECTION
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
@@ -259,9 +259,6 @@ def close_writer(writer, log=print):
 
 
 # ---------------------------------------------------------------- the loop
-
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGBREAK") if hasattr(signal, name))
-
 
 class StopFlag:
     """Turns SIGINT/SIGTERM (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can save first.
