@@ -470,28 +470,30 @@ def crossed(before, after, every):
 
 
 def failed(error, sess, graph, settings, role, progress, where):
-    """The one-line DataError a training run ends with for `error`, after saving the steps not yet saved.
+    """The error a training run ends with for `error`, after saving the steps not yet saved.
 
     A stuck input (a step's tf.errors.DeadlineExceededError) or any other
-    TensorFlow error becomes a DataError naming `where` (the training
-    files); a DataError (e.g. inputs.pipeline_failed) stays as it is. Unless the error is a failed save, the chief first saves a
-    checkpoint of the steps done since the last one, if the session still
-    can, and the message says where.
+    TensorFlow error becomes a one-line DataError naming `where` (the
+    training files); other errors (a DataError such as
+    inputs.pipeline_failed, a closed output pipe) stay as they are. Unless
+    the error is a failed save, the chief first saves a checkpoint of the
+    steps done since the last one, if the session still can, and a
+    DataError's message says where.
     """
     if isinstance(error, tf.errors.DeadlineExceededError):
         error = DataError(f"{where}: no training batch arrived within {STEP_TIMEOUT_MS // 1000} s")
     elif isinstance(error, tf.errors.OpError):
         error = DataError(f"{where}: training failed ({first_line(error)})")
-    if not isinstance(error, DataError) or isinstance(error, checkpoints.SaveFailed) or not role.is_chief:
+    if isinstance(error, checkpoints.SaveFailed) or not role.is_chief:
         return error
     try:
         before = progress.saved_step
-        if save_last(sess, graph, settings, role, progress, restored=True) != before:
-            return DataError(f"{error}; checkpoint saved to "
-                             f"{checkpoints.prefix_of(settings.model_dir, progress.saved_step)}")
+        saved = save_last(sess, graph, settings, role, progress, restored=True) != before
     except (DataError, tf.errors.OpError):
-        pass  # the session or the disk cannot save: the error as it is
-    return error
+        return error  # the session or the disk cannot save: the error as it is
+    if saved and isinstance(error, DataError):
+        return DataError(f"{error}; checkpoint saved to {checkpoints.prefix_of(settings.model_dir, progress.saved_step)}")
+    return error  # anything else (a closed output pipe, a bug) is raised as it is, the steps saved
 
 
 SCHEDULE_FILE = "schedule.json"  # in the model folder: the batch size and epoch its checkpoints were trained with

@@ -319,3 +319,16 @@ def test_two_tasks_on_one_address_are_refused_before_starting(tmp_path, job):
     assert result.stderr == (f"error: --ps_hosts and --worker_hosts both name 127.0.0.1:{port}: two tasks cannot "
                              "share one address; give each task its own HOST:PORT\n")
     assert os.listdir(tmp_path) == []
+
+
+@POSIX
+def test_the_trainer_piped_into_a_reader_that_stops_early_saves_its_steps_and_ends_quietly(sample_workdir, tmp_path):
+    copy_data(sample_workdir, tmp_path)
+    command = f"{sys.executable} {os.path.join(ROOT, 'mnist_backward.py')} --steps 5000 --save-every 100000 | head -2"
+    # Unbuffered, as on a terminal: each line goes out when printed, so the print after head has gone fails.
+    result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=PATIENCE_SECS, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    assert result.stdout.splitlines()[1].startswith("After 1 training steps")
+    assert (result.returncode, result.stderr) == (141, "")  # no BrokenPipeError traceback
+    saved = sorted(p.name for p in (tmp_path / "model").glob("mnist_model-*.index"))
+    assert saved == ["mnist_model-1000.index"]  # the steps up to the failed print were saved
