@@ -1,6 +1,7 @@
 """Faults real users hit: a paused machine, a full disk, two processes on one folder, a changed batch size,
 Ctrl-C anywhere, a cluster started with mismatched flags. Each case: the exit status, the one line, the files."""
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -58,7 +59,8 @@ def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, t
     assert proc.returncode == 0, err
     assert err == ""
     assert out.rstrip().splitlines()[-1] == "done at step 150; checkpoint saved to ./model/mnist_model-150"
-    assert "note: this process was paused for 3 s; going on with the step\n" in out  # not a stuck input
+    # Not a stuck input: the step that timed out in the pause was run again (the pause measured 2-4 s).
+    assert re.search(r"^note: this process was paused for [234] s; going on with the step$", out, re.M), out
 
 
 # A training file corrupted while training reads it (course pipeline: its reader checks every CRC):
