@@ -34,7 +34,6 @@ from mnistkit.pictures import (PREPROCESS, THRESHOLD, claim_input_path, network_
                                prepared_pixels, write_input)
 
 FORWARD = {net.NETWORK: net for net in (mnist_forward, mnist_lenet5_forward)}  # the network a checkpoint holds
-NETWORK_LABEL = {mnist_forward: "784-500-10", mnist_lenet5_forward: "LeNet-5"}  # --json's "network"
 
 
 TOP_K = 3
@@ -141,7 +140,7 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
         paths = ask_paths(count)
     predictor = Predictor(model_dir)
     if predictor.net is not mnist_forward:
-        print(f"using {NETWORK_LABEL[predictor.net]} from {predictor.ckpt}", file=sys.stderr, flush=True)
+        print(f"using {predictor.net.NETWORK.label} from {predictor.ckpt}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
     for path in paths:
@@ -161,7 +160,7 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
             continue
         results.append({"file": path, "prediction": best[0][0],
                         "top3": [{"digit": d, "probability": p} for d, p in best],
-                        "network": NETWORK_LABEL[predictor.net]})
+                        "network": predictor.net.NETWORK.label})
         if not as_json:
             ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
             out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")

@@ -407,20 +407,33 @@ def resume_checkpoint(model_dir, log=print):
 def restore_or_init(sess, model_dir, network, log=print):
     """Initialise the variables, then restore the newest checkpoint in model_dir if any.
 
-    Returns the restored checkpoint prefix or None. Raises DataError when the
-    checkpoint is damaged, holds another network than `network`
-    (networks.check_network) or does not fit this graph.
+    Returns the restored checkpoint prefix or None. Raises DataError as
+    resume_checked does.
     """
     sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-    ckpt, stored = resume_checkpoint(model_dir, log)
-    if ckpt is None:
-        return None
-    check_network(ckpt, stored, network)
-    try:
-        restore(sess, {v.op.name: v for v in tf.global_variables()}, ckpt, stored)
-    except DataError as e:  # a checkpoint of another graph: it was read whole, so nothing else is left
-        raise DataError(f"{e}; use another --model-dir") from None
+    var_list = {v.op.name: v for v in tf.global_variables()}
+    ckpt, stored = resume_checked(model_dir, network, var_list, log)
+    if ckpt is not None:
+        restore(sess, var_list, ckpt, stored)
     return ckpt
+
+
+def resume_checked(model_dir, network, var_list, log=print):
+    """resume_checkpoint's (prefix, {name: array}) or (None, None), checked to fit the graph about to train.
+
+    var_list: {name in checkpoint: variable} of this graph. Raises DataError
+    when the checkpoint is damaged, holds another network than `network`
+    (networks.check_network) or does not fit var_list (a checkpoint of
+    another graph: it was read whole, so nothing in the folder changes).
+    """
+    ckpt, stored = resume_checkpoint(model_dir, log)
+    if ckpt is not None:
+        check_network(ckpt, stored, network)
+        try:
+            check_variables(ckpt, stored, var_list)
+        except DataError as e:
+            raise DataError(f"{e}; use another --model-dir") from None
+    return ckpt, stored
 
 
 def remove_unfinished_checkpoints(model_dir, log=print):

@@ -27,7 +27,6 @@ import time
 from tf_compat import LazyMapping, first_line, tf
 from . import checkpoints, cli, inputs, training
 from .errors import ClusterError, DataError, Interrupted, exit_status
-from .networks import check_network
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
@@ -141,8 +140,10 @@ def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=
         checkpoints.prepare_model_dir(settings.model_dir, settings.log)
     server = start_server(cluster, "worker", task_index)
     graph, parts = build_worker_graph(cluster, task_index, settings, mine, build_graph, sync_replicas)
-    ckpt = chief_checkpoint(settings, parts) if is_chief else None
+    ckpt = None  # the chief restores the newest checkpoint (checked against the graph just built), or initializes
     if is_chief:
+        ckpt, _ = checkpoints.resume_checked(settings.model_dir, settings.net.NETWORK,
+                                             {v.op.name: v for v in tf.global_variables()}, settings.log)
         training.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
     tf.get_default_graph().finalize()
     sess = open_session(server, parts, cluster, task_index, ckpt, startup_timeout, settings.log)
@@ -217,23 +218,6 @@ def build_worker_graph(cluster, task_index, settings, data, build_graph, sync_re
     return graph, parts
 
 
-def chief_checkpoint(settings, parts):
-    """The checkpoint the chief restores: the newest in the model folder (a prefix), or None to initialize.
-
-    Found and read whole by checkpoints.resume_checkpoint, then checked
-    against the graph just built; raises DataError when it is damaged,
-    holds another network, or belongs to another graph.
-    """
-    ckpt, stored = checkpoints.resume_checkpoint(settings.model_dir, settings.log)
-    if ckpt is not None:
-        check_network(ckpt, stored, settings.net.NETWORK)
-        try:
-            checkpoints.check_variables(ckpt, stored, {v.op.name: v for v in tf.global_variables()})
-        except DataError as e:
-            raise DataError(f"{e}; use another --model-dir") from None
-    return ckpt
-
-
 def worker_steps(sess, graph, settings, role, worker):
     """training.run_steps between starting and joining the queue runners; returns the training.Progress.
 
@@ -242,7 +226,7 @@ def worker_steps(sess, graph, settings, role, worker):
     Interrupted after SIGINT/SIGTERM, ClusterError when training ended
     before the target, TensorFlow's errors as they come.
     """
-    me, options = worker.me, tf.RunOptions(timeout_in_ms=training.STEP_TIMEOUT_MS)
+    me, options = worker.me, training.step_options(training.STEP_TIMEOUT_MS)
     with training.StopFlag() as stop:
         step = int(sess.run(graph.global_step, options=options))
         progress = training.Progress(step=step, saved_step=step)

@@ -5,6 +5,7 @@ a distributed task that cannot go on, Interrupted a run stopped by a signal
 after it saved. exit_status() runs a command's work and maps its end to the
 process's exit status; every script's main() goes through it.
 """
+import os
 import signal
 import sys
 
@@ -83,7 +84,6 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
 
 def silence_stdout():
     """Point stdout at the null device, so that Python's flush at exit finds no closed pipe."""
-    import os
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, sys.stdout.fileno())

@@ -13,12 +13,13 @@ from .errors import DataError
 LOSSES_COLLECTION = "losses"  # the course's collection of L2 terms (mnist_forward.get_weight adds them)
 EMA_SUFFIX = "/ExponentialMovingAverage"  # tf.train.ExponentialMovingAverage's name for a variable's shadow
 
-Network = collections.namedtuple("Network", "name variables train_script test_script")
-Network.__doc__ = """One network: `name` as messages say it, its trainable `variables` as named
-in checkpoints, and the scripts that train and evaluate it."""
+Network = collections.namedtuple("Network", "name label variables train_script test_script")
+Network.__doc__ = """One network: `name` as messages say it, its short `label` (the app's --json),
+its trainable `variables` as named in checkpoints, and the scripts that train and evaluate it."""
 
-MLP = Network("the 784-500-10 network", ("w1", "b1", "w2", "b2"), "mnist_backward.py", "mnist_test.py")
-LENET5 = Network("LeNet-5", ("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
+MLP = Network("the 784-500-10 network", "784-500-10", ("w1", "b1", "w2", "b2"), "mnist_backward.py", "mnist_test.py")
+LENET5 = Network("LeNet-5", "LeNet-5",
+                 ("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
                  "mnist_lenet5_backward.py", "mnist_lenet5_test.py")
 NETWORKS = (MLP, LENET5)
 

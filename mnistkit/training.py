@@ -13,6 +13,7 @@ distributed workers (mnistkit.distributed):
                 errors are tried again, how messages are prefixed.
 """
 import dataclasses
+import functools
 import glob
 import json
 import os
@@ -325,7 +326,7 @@ def run_steps(sess, graph, settings, role, stop, coord, progress):
     tf.errors.DeadlineExceededError), after role.retried's tries.
     """
     fetches = [graph.train_op, graph.loss, graph.step_after, graph.learning_rate]
-    bar = files.progress_bar(settings.quiet or not role.is_chief or bool(role.me), total=settings.steps,
+    bar = files.progress_bar(settings.quiet or bool(role.me), total=settings.steps,  # no bar on a cluster task
                              initial=progress.step, desc="training", unit="step")
     meter = None  # (time, step) of the previous summary, for examples/s
     last_summary, in_a_row = progress.step, {kind: 0 for kind in role.retried}
@@ -365,7 +366,7 @@ def run_step(sess, graph, fetches, settings, role, in_a_row):
     role.retried's errors is tried again up to its limit in a row (in_a_row
     counts them, reset by a step that works); the last one is raised.
     """
-    options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
+    options = step_options(STEP_TIMEOUT_MS)
     watch = pause_watch()
     started, paused_before = time.monotonic(), watch.paused
     try:
@@ -392,6 +393,12 @@ def run_step(sess, graph, fetches, settings, role, in_a_row):
     for kind in in_a_row:
         in_a_row[kind] = 0
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def step_options(timeout_ms):
+    """The tf.RunOptions of a session run that may wait at most timeout_ms (STEP_TIMEOUT_MS), made once per value."""
+    return tf.RunOptions(timeout_in_ms=timeout_ms)
 
 
 class PauseWatch:
@@ -446,7 +453,7 @@ def save(sess, graph, settings, role):
     The step is read here: on a cluster other workers keep updating while
     the chief saves. Never saves over a checkpoint of another run.
     """
-    step = int(sess.run(graph.global_step, options=tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)))
+    step = int(sess.run(graph.global_step, options=step_options(STEP_TIMEOUT_MS)))
     checkpoints.save(sess, role.saver, settings.model_dir, step, role.written)
     return step
 
@@ -457,8 +464,7 @@ def save_last(sess, graph, settings, role, progress, restored):
     restored: the checkpoint the run started from, or None (then even a run
     of no steps saves, so that its folder holds a checkpoint).
     """
-    progress.step = max(progress.step, int(sess.run(graph.global_step,
-                                                    options=tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS))))
+    progress.step = max(progress.step, int(sess.run(graph.global_step, options=step_options(STEP_TIMEOUT_MS))))
     if role.is_chief and (progress.step != progress.saved_step or restored is None):
         progress.saved_step = save(sess, graph, settings, role)
     return progress.step
@@ -504,8 +510,7 @@ def check_schedule(settings, examples, resumed_step=None):
 
     The learning rate decays once per epoch of examples / batch_size steps,
     counted in global_step, so resuming at another batch size would jump the
-    schedule (200 -> 5000 on 8,000 records: 0.0826 -> 0.000356 at once).
-    resumed_step: the global_step of the checkpoint resumed from, or None
+    schedule at once. resumed_step: the global_step of the checkpoint resumed from, or None
     for a fresh start (then nothing is compared). Raises DataError naming
     the model folder, the flag and both learning rates. A folder without
     the file (written by an earlier version) is not checked.
