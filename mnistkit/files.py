@@ -54,6 +54,14 @@ def remove(path):
         pass
 
 
+def discard(path):
+    """Remove a temporary file after a failure; one still held open is left for the next run's clean-up."""
+    try:
+        remove(path)
+    except DataError:
+        pass
+
+
 def progress_bar(quiet=False, **kwargs):
     """A tqdm progress bar on stderr, or a silent stand-in with the same methods.
 
@@ -91,7 +99,7 @@ def remove_empty_folders(folders):
 
 
 def write_atomically(path, write, what="report"):
-    """Call write(tmp_path), then rename tmp_path to path: no half-written report.
+    """Call write(tmp_path), then rename tmp_path to path: no half-written file.
 
     Raises DataError naming path (and `what` it is) when the folder cannot be made or written.
     """
@@ -105,8 +113,8 @@ def write_atomically(path, write, what="report"):
         public_mode(tmp)
         replace(tmp, path)
     except BaseException as e:  # a full disk, a refused rename, Ctrl-C: the temporary goes
-        if tmp is not None and os.path.exists(tmp):
-            os.remove(tmp)
+        if tmp is not None:
+            discard(tmp)
         if isinstance(e, OSError):
             raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
         raise

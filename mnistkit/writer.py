@@ -276,10 +276,7 @@ def write_records(tfRecordName, image_path, label_path, entries, workers=None, q
             files.replace(tmp, out)
     except BaseException as e:
         for tmp in tmps:
-            try:
-                files.remove(tmp)
-            except DataError:
-                pass  # a temporary still held open: the next run's clean-up takes it
+            files.discard(tmp)
         if isinstance(e, (tf.errors.OpError, OSError)):
             raise DataError(f"{tfRecordName}: write failed ({getattr(e, 'message', None) or e})") from None
         raise

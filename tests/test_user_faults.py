@@ -249,6 +249,7 @@ def test_a_generator_stopped_mid_write_says_so_in_one_line_and_leaves_nothing(sa
     work = tmp_path / "work"
     shutil.copytree(sample_workdir / "mnist_data_jpg", work / "mnist_data_jpg")
     victim = sorted((work / "mnist_data_jpg" / "mnist_train_jpg_8000").iterdir())[4000]
+    pixels = victim.read_bytes()
     victim.unlink()
     os.mkfifo(victim)  # the generator stops there, half-way through the training split
     # A shell's `&` starts a job with SIGINT ignored.
@@ -257,11 +258,18 @@ def test_a_generator_stopped_mid_write_says_so_in_one_line_and_leaves_nothing(sa
                  preexec_fn=ignore)
     writer_end = wait_for(lambda: reader_blocked_on(victim), "the generator reading the named pipe", proc)
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    # The image's bytes, then: a signal that the kernel gave to one of TensorFlow's threads does not
+    # interrupt the main thread's read of the pipe; Python runs the handler once the read returns.
+    try:
+        os.write(writer_end, pixels)
+    except BrokenPipeError:
+        pass  # the main thread had the signal and has already closed the pipe
     os.close(writer_end)
-    assert proc.returncode == status
-    assert err == f"{signal.Signals(signum).name}: stopped; no TFRecord file written\n"
-    assert not (work / "new").exists()  # the folder it made, and every temporary in it, are gone
+    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    assert proc.returncode == status, (out, err)
+    assert err == f"{signal.Signals(signum).name}: stopped; no TFRecord file written\n", out
+    # The folder it made, and every temporary in it, are gone.
+    assert not (work / "new").exists(), sorted(os.listdir(work / "new"))
 
 
 @POSIX
