@@ -81,7 +81,7 @@ class Predictor:
     def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
         ckpt = checkpoints.latest(model_dir)
         if ckpt is None:
-            raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
+            raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command('mnist_backward.py')}`")
         stored = checkpoints.read_or_hint(model_dir, ckpt)
         self.ckpt = ckpt
         # A checkpoint of neither network is checked against the course's, which names what differs.

@@ -61,5 +61,7 @@ if __name__ == "__main__":
     import sys
 
     import tf_compat
+    from mnistkit.cli import command
     sys.exit(tf_compat.not_a_script(__file__, "the course's 784-500-10 network (forward propagation), imported by the other scripts",
-                                    "train it with mnist_backward.py, use it with mnist_test.py or mnist_app.py"))
+                                    f"train it with `{command('mnist_backward.py')}`, use it with "
+                                    f"`{command('mnist_test.py')}` or `{command('mnist_app.py')}`"))

@@ -82,7 +82,8 @@ if __name__ == "__main__":
     import sys
 
     import tf_compat
+    from mnistkit.cli import command
     sys.exit(tf_compat.not_a_script(__file__, "the convolutional chapter's LeNet-5 network (forward propagation), "
                                               "imported by the other scripts",
-                                    "train it with mnist_lenet5_backward.py, use it with mnist_lenet5_test.py "
-                                    "or mnist_app.py"))
+                                    f"train it with `{command('mnist_lenet5_backward.py')}`, use it with "
+                                    f"`{command('mnist_lenet5_test.py')}` or `{command('mnist_app.py')}`"))

@@ -139,7 +139,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
             if once:
-                raise DataError(f"{model_dir}: no checkpoint found; train first with `python {net.NETWORK.train_script}`")
+                raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(net.NETWORK.train_script)}`")
             log("No checkpoint file found")
         elif seen != last_seen:
             try:

@@ -32,6 +32,7 @@ the whole command line of a module that is imported, not run.
 import logging
 import os
 import re
+import signal
 import sys
 import threading
 import types
@@ -39,6 +40,7 @@ import warnings
 from collections.abc import Mapping
 
 VERBOSE = "--verbose" in sys.argv[1:]
+STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK")  # as mnistkit.errors.STOP_SIGNALS (no mnistkit import here)
 MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
 UNUSED_PACKAGES = ("keras",)  # imported by TensorFlow's __init__ but not needed by tf.compat.v1 graphs
 
@@ -70,12 +72,46 @@ def _import_quietly():
     return tf_v1
 
 
-def _load():
-    """Import tensorflow.compat.v1 (quietly unless --verbose) and switch graph mode on; returns the module."""
+def _import_v1():
+    """import tensorflow.compat.v1 (the module), quietly unless --verbose."""
     if VERBOSE:
         import tensorflow.compat.v1 as tf_v1
-    else:
-        tf_v1 = _import_quietly()
+        return tf_v1
+    return _import_quietly()
+
+
+def holding_signals(work):
+    """work()'s result, with Ctrl-C, SIGTERM and Ctrl-Break held back while it runs and delivered after.
+
+    TensorFlow's import (several seconds) passes through code that catches
+    every exception, KeyboardInterrupt included: a Ctrl-C raised inside it
+    is lost, or leaves a half-imported TensorFlow that fails on the next
+    use. Held here, the signal reaches the script's own handler (a
+    KeyboardInterrupt, a trainer's stop flag) once the import is done; a
+    signal the process ignores stays ignored. Off the main thread (where
+    handlers cannot be set) work() runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return work()
+    held, previous = [], {}
+    for name in STOP_SIGNAL_NAMES:
+        if hasattr(signal, name):
+            sig = getattr(signal, name)
+            previous[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+    try:
+        return work()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for signum in dict.fromkeys(held):  # each held signal once, in the order they came
+            if previous[signum] not in (signal.SIG_IGN, None):
+                signal.raise_signal(signum)
+
+
+def _load():
+    """Import tensorflow.compat.v1 (quietly unless --verbose) and switch graph mode on; returns the module."""
+    tf_v1 = holding_signals(_import_v1)
+    if not VERBOSE:
         # Every failure we meet is said in our own one line; TensorFlow's ERROR
         # logs (e.g. "Object was never used" blocks after a failed start) would bury it.
         tf_v1.logging.set_verbosity(tf_v1.logging.FATAL)
@@ -230,5 +266,8 @@ def balance_quotes(text):
     return "".join(char for i, char in enumerate(text) if i not in stray)
 
 if __name__ == "__main__":
+    from mnistkit.cli import command
     sys.exit(not_a_script(__file__, "imports TensorFlow's v1 graph API quietly for the other scripts",
-                          "run mnist_generateds.py, mnist_backward.py, mnist_test.py or mnist_app.py"))
+                          "run " + ", ".join(f"`{command(script)}`" for script in
+                                             ("mnist_generateds.py", "mnist_backward.py", "mnist_test.py"))
+                          + f" or `{command('mnist_app.py')}`"))

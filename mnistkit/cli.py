@@ -5,7 +5,10 @@ instant.
 """
 import argparse
 import os
+import shlex
 import sys
+
+REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where the course scripts are
 
 # The keys a user presses, in the words of their own system.
 STOP_KEYS = "Ctrl-C or Ctrl-Break" if os.name == "nt" else "Ctrl-C or SIGTERM"
@@ -45,3 +48,29 @@ def typed_path(answer):
     if len(path) >= 2 and path[0] == path[-1] and path[0] in "'\"":
         path = path[1:-1]
     return os.path.expanduser(path)
+
+
+def script_path(script, cwd=None):
+    """A course script's path as the user can type it from the current folder: str.
+
+    script: its file name ("mnist_generateds.py"). The bare name when the
+    scripts are in the current folder, the relative path when they are
+    below it, else the absolute path: a hint that names a script must run
+    where the user is, also when they started this one from another folder
+    (`python ~/course/mnist_backward.py`). Quoted for the shell when the
+    path holds spaces or other special characters.
+    """
+    target = os.path.join(REPO_DIR, script)
+    try:
+        relative = os.path.relpath(target, cwd or os.getcwd())
+    except ValueError:  # Windows: another drive
+        relative = target
+    path = target if relative.startswith(os.pardir) or os.path.isabs(relative) else relative
+    if os.name == "nt":
+        return f'"{path}"' if any(c.isspace() for c in path) else path
+    return shlex.quote(path)
+
+
+def command(script, *args):
+    """The command line `python SCRIPT ARGS` that runs a course script from the current folder (see script_path)."""
+    return " ".join(["python", script_path(script), *args])

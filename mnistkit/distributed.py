@@ -62,7 +62,7 @@ def worker_shards(files, task_index, num_workers):
     """
     if len(files) < num_workers:
         raise DataError(f"{os.path.dirname(files[0]) or '.'}: {len(files)} training file(s) for {num_workers} workers; "
-                        f"run `python mnist_generateds.py --shards {num_workers}` (or a multiple) first")
+                        f"run `{cli.command('mnist_generateds.py', '--shards', str(num_workers))}` (or a multiple) first")
     return files[task_index::num_workers]
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ to use instead. No TensorFlow, and no course script, is imported here.
 """
 import collections
 
+from . import cli
 from .errors import DataError
 
 LOSSES_COLLECTION = "losses"  # the course's collection of L2 terms (mnist_forward.get_weight adds them)
@@ -52,4 +53,4 @@ def check_network(ckpt_path, names, network, script="train_script"):
     found = network_of(names)
     if found is not None and found != network:
         raise DataError(f"{ckpt_path}: this checkpoint holds {found.name}, not {network.name}; "
-                        f"use {getattr(found, script)}, or another --model-dir")
+                        f"use {cli.script_path(getattr(found, script))}, or another --model-dir")

@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from tf_compat import LazyMapping, first_line, tf
+from . import cli
 from .errors import DataError
 
 DATA_DIR = "./data"  # the course's data_path
@@ -131,11 +132,11 @@ def tfrecord_files(source=DATA_DIR, isTrain=True):
         shards = shard_files(single)
         if not shards:
             if not os.path.isfile(single):
-                raise DataError(f"{single}: TFRecord file not found; run `python mnist_generateds.py` first")
+                raise DataError(f"{single}: TFRecord file not found; run `{cli.command('mnist_generateds.py')}` first")
             return [single]
         if shards != output_files(single, len(shards)):  # a complete set of N is exactly N names -of-N
             raise DataError(f"{source}: incomplete or mixed shard set ({len(shards)} files named "
-                            f"{os.path.basename(shards[0])} ...); rerun `python mnist_generateds.py --shards N`")
+                            f"{os.path.basename(shards[0])} ...); rerun `{cli.command('mnist_generateds.py', '--shards', 'N')}`")
         return shards
     if glob.has_magic(source):
         files = sorted(p for p in glob.glob(source) if os.path.isfile(p))
@@ -149,7 +150,7 @@ def tfrecord_files(source=DATA_DIR, isTrain=True):
 
 def no_data(source):
     """The DataError for a --data-dir that is neither a folder nor a file (trainer's and evaluator's wording)."""
-    return DataError(f"{source}: no such folder or TFRecord file; run `python mnist_generateds.py` first")
+    return DataError(f"{source}: no such folder or TFRecord file; run `{cli.command('mnist_generateds.py')}` first")
 
 
 RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC
@@ -180,7 +181,7 @@ def scan_tfrecord(tfRecord_path):
     or a record is malformed.
     """
     if not os.path.isfile(tfRecord_path):
-        raise DataError(f"{tfRecord_path}: TFRecord file not found; run `python mnist_generateds.py` first")
+        raise DataError(f"{tfRecord_path}: TFRecord file not found; run `{cli.command('mnist_generateds.py')}` first")
     count = end = 0
     lengths = set()
     size = os.path.getsize(tfRecord_path)
@@ -194,11 +195,11 @@ def scan_tfrecord(tfRecord_path):
         if _runs_past_end(tfRecord_path, end, size):
             raise _cut_short(tfRecord_path, count, end, size) from None
         raise DataError(f"{tfRecord_path}: record {count}: corrupted or not a TFRecord file ({first_line(e)}); "
-                        "rerun `python mnist_generateds.py`") from None
+                        f"rerun `{cli.command('mnist_generateds.py')}`") from None
     if size != end:  # the reader stops without an error when a record's 12-byte header is cut
         raise _cut_short(tfRecord_path, count, end, size)
     if count == 0:
-        raise DataError(f"{tfRecord_path}: TFRecord file holds no records; rerun `python mnist_generateds.py`")
+        raise DataError(f"{tfRecord_path}: TFRecord file holds no records; rerun `{cli.command('mnist_generateds.py')}`")
     return count, tuple(sorted(lengths))
 
 
@@ -240,7 +241,7 @@ def _cut_short(tfRecord_path, count, end, size):
     """The DataError for a file that ends inside record `count`, which starts at byte `end`."""
     return DataError(f"{tfRecord_path}: record {count} at byte {end} is cut short (file truncated?): "
                      f"{size - end} byte(s) after the last whole record; copy the file again or rerun "
-                     "`python mnist_generateds.py`")
+                     f"`{cli.command('mnist_generateds.py')}`")
 
 
 def check_tfrecord(tfRecord_path):

@@ -25,6 +25,7 @@ import mnist_test
 from mnistkit.errors import DataError
 import tf_compat
 from tf_compat import tf
+import mnistkit.cli
 import mnistkit.distributed
 import mnistkit.records
 import mnistkit.training
@@ -171,7 +172,7 @@ def test_file_sources_and_worker_shares(tmp_path):
 
     shares = [mnistkit.distributed.worker_shards(files, i, 3) for i in range(3)]
     assert shares == [[files[0], files[3]], [files[1]], [files[2]]]
-    with pytest.raises(DataError, match=r"4 training file\(s\) for 5 workers; run `python mnist_generateds.py --shards 5`"):
+    with pytest.raises(DataError, match=re.escape(f"4 training file(s) for 5 workers; run `{mnistkit.cli.command('mnist_generateds.py', '--shards', '5')}`")):
         mnistkit.distributed.worker_shards(files, 0, 5)
     (data / "mnist_train-00001-of-00002.tfrecords").touch()  # a shard of another run's count beside the set
     with pytest.raises(DataError, match="incomplete or mixed shard set"):
@@ -231,7 +232,7 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
                                                str(sharded_workdir / "data"), str(sharded_workdir / "model"))
         mnistkit.distributed.train_distributed(cluster, SHARDS, settings, mnist_backward.build_graph)
     assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
-                                f"run `python mnist_generateds.py --shards {SHARDS + 1}` (or a multiple) first")
+                                f"run `{mnistkit.cli.command('mnist_generateds.py', '--shards', str(SHARDS + 1))}` (or a multiple) first")
 
 
 # ---------------------------------------------------------------- faults

@@ -15,8 +15,11 @@ import mnist_generateds
 import mnist_test
 from mnistkit.errors import DataError
 from tf_compat import tf
+import mnistkit.cli
 import mnistkit.idx
 import mnistkit.records
+
+GENERATE = mnistkit.cli.command("mnist_generateds.py")  # the hint, as this process's folder names the script
 
 MISSING_ONE_OF_28 = "expected 28x28"
 # The bundled sample's test digit 5, a 9, for the app's picture tests: read as 9 upright (p >= 0.99),
@@ -315,8 +318,8 @@ ONE_HOT = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0]
 
 
 @pytest.mark.parametrize("make,message", [
-    (lambda p: None, "TFRecord file not found; run `python mnist_generateds.py` first"),
-    (lambda p: p.write_bytes(b""), "TFRecord file holds no records; rerun `python mnist_generateds.py`"),
+    (lambda p: None, f"TFRecord file not found; run `{GENERATE}` first"),
+    (lambda p: p.write_bytes(b""), f"TFRecord file holds no records; rerun `{GENERATE}`"),
     (lambda p: write_records(p, [good_record()] * 4 + [bad_example(image=bytes_feature(bytes(784)), label=int_feature(ONE_HOT))]),
      "record 4: features ['image', 'label'], expected ['img_raw', 'label']"),
     (lambda p: write_records(p, [good_record()] + [bad_example(img_raw=bytes_feature(bytes(783)), label=int_feature(ONE_HOT))]),
@@ -358,7 +361,7 @@ def test_corrupted_and_truncated_files_name_the_record(tmp_path, damage, record)
         assert str(error.value).startswith(f"{path}: record {record} at byte {7 * size} is cut short (file truncated?)")
     else:
         assert str(error.value).startswith(f"{path}: record {record}: corrupted or not a TFRecord file (")
-    assert str(error.value).endswith(" `python mnist_generateds.py`")
+    assert str(error.value).endswith(f" `{GENERATE}`")
 
 
 def test_trainer_cli_with_corrupted_file_fails_with_one_line(tmp_path):
@@ -454,7 +457,7 @@ def test_checkpoint_of_another_graph_is_named_by_trainer_test_and_app(sample_wor
 def test_empty_model_folder_for_the_app(tmp_path, capsys):
     (tmp_path / "model").mkdir()
     assert mnist_app.main(["--model-dir", str(tmp_path / "model"), "x.png"]) == 1
-    assert error_line(capsys) == f"error: {tmp_path / 'model'}: no checkpoint found; train first with `python mnist_backward.py`"
+    assert error_line(capsys) == f"error: {tmp_path / 'model'}: no checkpoint found; train first with `{mnistkit.cli.command('mnist_backward.py')}`"
 
 
 def test_unwritable_model_folder_for_the_trainer(sample_workdir, tmp_path, capsys):

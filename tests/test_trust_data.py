@@ -22,13 +22,14 @@ import mnist_test
 import tf_compat
 from mnistkit.errors import DataError
 from tf_compat import tf
+import mnistkit.cli
 import mnistkit.images
 import mnistkit.writer
 import mnistkit.pictures
 import mnistkit.records
 
 CUT_SHORT = "is cut short (file truncated?): {left} byte(s) after the last whole record; " \
-            "copy the file again or rerun `python mnist_generateds.py`"
+            f"copy the file again or rerun `{mnistkit.cli.command('mnist_generateds.py')}`"
 
 
 def cut(path, where):
@@ -168,7 +169,7 @@ def test_crc_mismatch_in_a_record_is_corrupted_not_cut_short(tmp_path, where):
     with pytest.raises(DataError) as error:
         mnistkit.records.scan_tfrecord(str(path))
     assert str(error.value) == (f"{path}: record 3: corrupted or not a TFRecord file (corrupted record at {offset}); "
-                                "rerun `python mnist_generateds.py`")
+                                f"rerun `{mnistkit.cli.command('mnist_generateds.py')}`")
 
 
 @pytest.mark.parametrize("where", ["data", "crc"])
