@@ -172,19 +172,13 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
 def ask_count():
     """The course's first prompt: how many pictures (int >= 0); None at end of input (Ctrl-D).
 
-    Raises DataError for an answer that is not a whole number.
+    An answer that is not a whole number gets its error line and the prompt
+    again (cli.ask_whole_number), as a wrong path does.
     """
-    try:
-        answer = input(COUNT_PROMPT).strip()
-    except EOFError:
+    count = cli.ask_whole_number(COUNT_PROMPT, "the number of test pictures")
+    if count is None:
         end_of_input(0, None)
-        return None
-    except KeyboardInterrupt:
-        print(flush=True)  # end the prompt's line before the stop is reported
-        raise
-    if not answer.isdecimal():  # int() reads every decimal digit; isdigit() would also pass "²"
-        raise DataError(f"the number of test pictures must be a whole number, not {answer!r}")
-    return int(answer)
+    return count
 
 
 def ask_paths(count):

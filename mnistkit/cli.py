@@ -74,3 +74,30 @@ def script_path(script, cwd=None):
 def command(script, *args):
     """The command line `python SCRIPT ARGS` that runs a course script from the current folder (see script_path)."""
     return " ".join(["python", script_path(script), *args])
+
+
+def whole_number(answer, what):
+    """A prompt's answer as an int >= 0; raises ValueError naming `what` for anything else ("two", "-1", "", "2.0")."""
+    answer = answer.strip()
+    if not answer.isdecimal():  # int() reads every decimal digit; isdigit() would also pass "²"
+        raise ValueError(f"{what} must be a whole number, not {answer!r}")
+    return int(answer)
+
+
+def ask_whole_number(prompt, what):
+    """Ask `prompt` until the answer is a whole number (int >= 0); None at end of input (Ctrl-D).
+
+    A wrong answer prints `error: <what> must be a whole number, not '<answer>'`
+    on stderr and asks again. Ctrl-C ends the prompt's line, then raises
+    KeyboardInterrupt as usual.
+    """
+    while True:
+        try:
+            return whole_number(input(prompt), what)
+        except EOFError:
+            return None
+        except KeyboardInterrupt:
+            print(flush=True)  # end the prompt's line before the stop is reported
+            raise
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr, flush=True)

@@ -286,9 +286,26 @@ def test_count_prompt_takes_a_whole_number_with_spaces_round_it(answer, count, m
     assert mnist_app.ask_count() == count
 
 
-@pytest.mark.parametrize("answer", ["two", "2.0", "-1", "\u00b2", "'2'", ""])
-def test_count_prompt_refuses_anything_else(answer, monkeypatch):
-    monkeypatch.setattr("builtins.input", lambda prompt: answer)
-    with pytest.raises(DataError) as error:
-        mnist_app.ask_count()
-    assert str(error.value) == f"the number of test pictures must be a whole number, not {answer.strip()!r}"
+@pytest.mark.parametrize("answer", ["two", "2.0", "-1", "\u00b2", "'2'", "", " two "])
+def test_count_prompt_refuses_anything_else_and_asks_again(answer, monkeypatch, capsys):
+    answers = iter([answer, answer, " 3"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    assert mnist_app.ask_count() == 3
+    line = f"error: the number of test pictures must be a whole number, not {answer.strip()!r}\n"
+    assert capsys.readouterr().err == 2 * line
+    with pytest.raises(ValueError, match="^the number of test pictures must be a whole number, not 'two'$"):
+        mnistkit.cli.whole_number("two", "the number of test pictures")
+
+
+def test_count_prompt_ends_at_end_of_input_after_a_wrong_answer(monkeypatch, capsys):
+    answers = iter(["two"])
+
+    def typed(prompt):
+        try:
+            return next(answers)
+        except StopIteration:
+            raise EOFError from None
+    monkeypatch.setattr("builtins.input", typed)
+    assert mnist_app.ask_count() is None
+    assert capsys.readouterr().err == ("error: the number of test pictures must be a whole number, not 'two'\n"
+                                       "end of input: no pictures to read\n")
