@@ -11,7 +11,9 @@ import numpy as np
 import simplejpeg
 from PIL import Image, UnidentifiedImageError
 
+from . import formats
 from .errors import DataError
+from . import records
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
 def decode_gray_jpeg(data):
@@ -87,9 +89,27 @@ def load_image(img_path):
                 img = img.convert("L")
             return img.tobytes(), note
     except UnidentifiedImageError:
-        raise DataError(f"{img_path}: not an image file") from None
+        raise not_an_image(img_path, data[:formats.HEAD_BYTES]) from None
     except OSError as e:
         raise DataError(f"{img_path}: cannot read image ({e})") from None
+
+
+def not_an_image(img_path, head):
+    """The DataError for a file Pillow cannot identify, naming what it is when its first bytes tell (formats).
+
+    head: the file's first bytes. An iPhone photo in HEIC (often saved or
+    renamed as .jpg) gives `photo.jpg: HEIC/HEIF photo: convert it to JPG or
+    PNG`; a PDF, a zip, a TFRecord file... `<path>: a PDF document, not an
+    image file`; anything else `<path>: not an image file`.
+    """
+    kind = formats.heif_kind(head)
+    if kind:
+        return DataError(f"{img_path}: {kind} photo: convert it to JPG or PNG")
+    kind = formats.describe(head, records.is_record_header)
+    if kind is not None:
+        return DataError(f"{img_path}: {kind}, not an image file Pillow can open; convert it to JPG or PNG"
+                         if kind.endswith("image") else f"{img_path}: {kind}, not an image file")
+    return DataError(f"{img_path}: not an image file")
 
 
 def check_not_blank(img_raw, img_path, line):

@@ -13,9 +13,9 @@ import os
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
-from . import files
+from . import files, formats
 from .errors import DataError
-from .images import to_8bit
+from .images import not_an_image, to_8bit
 from .records import IMAGE_PIXELS
 
 THRESHOLD = 50  # course: after inversion, below is background (0), the rest is stroke (255)
@@ -82,7 +82,7 @@ def load_picture(picName):
     except FileNotFoundError:
         raise DataError(f"{picName}: file not found") from None
     except UnidentifiedImageError:
-        raise DataError(f"{picName}: not an image file") from None
+        raise not_an_image(picName, formats.read_head(picName)) from None
     except (OSError, Image.DecompressionBombError) as e:
         raise DataError(f"{picName}: cannot read image ({e})") from None
 

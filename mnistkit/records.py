@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from tf_compat import LazyMapping, first_line, tf
-from . import cli
+from . import cli, formats
 from .errors import DataError
 
 DATA_DIR = "./data"  # the course's data_path
@@ -194,6 +194,10 @@ def scan_tfrecord(tfRecord_path):
     except tf.errors.OpError as e:
         if _runs_past_end(tfRecord_path, end, size):
             raise _cut_short(tfRecord_path, count, end, size) from None
+        if count == 0:
+            named = not_a_tfrecord(tfRecord_path)
+            if named is not None:
+                raise named from None
         raise DataError(f"{tfRecord_path}: record {count}: corrupted or not a TFRecord file ({first_line(e)}); "
                         f"rerun `{cli.command('mnist_generateds.py')}`") from None
     if size != end:  # the reader stops without an error when a record's 12-byte header is cut
@@ -220,6 +224,34 @@ def _runs_past_end(tfRecord_path, offset, size):
     if masked_crc32c(header[:8]) != int.from_bytes(header[8:], "little"):
         return False
     return offset + int.from_bytes(header[:8], "little") + RECORD_FRAME_BYTES > size
+
+
+def is_record_header(data):
+    """True when bytes start with a TFRecord record header: a uint64 length and its masked CRC-32C (12 bytes)."""
+    return len(data) >= RECORD_HEADER_BYTES and masked_crc32c(data[:8]) == int.from_bytes(data[8:12], "little")
+
+
+def not_a_tfrecord(tfRecord_path):
+    """The DataError naming what a file that fails at its first record is, or None when formats cannot tell.
+
+    A GZIP- or ZLIB-compressed TFRecord file (TFRecordOptions' compression,
+    as some data sets ship) is named with how to decompress it; an IDX file
+    (MNIST's download), a zip, HDF5, NumPy or image file as what it is.
+    """
+    kind = formats.describe(formats.read_head(tfRecord_path), is_record_header)
+    generate = f"`{cli.command('mnist_generateds.py')}`"
+    if kind in (None, "a TFRecord file"):
+        return None
+    if kind == "a GZIP-compressed TFRecord file":
+        return DataError(f"{tfRecord_path}: GZIP-compressed TFRecord file; the readers here take uncompressed ones: "
+                         f"decompress it first (`gzip -dc {tfRecord_path} > plain.tfrecords`), or rerun {generate}")
+    if kind == "a ZLIB-compressed TFRecord file":
+        return DataError(f"{tfRecord_path}: ZLIB-compressed TFRecord file; the readers here take uncompressed ones: "
+                         f"decompress it first (Python's zlib.decompress), or rerun {generate}")
+    if "IDX file" in kind:
+        return DataError(f"{tfRecord_path}: {kind}, not a TFRecord file; make TFRecord files from the folder "
+                         f"of the 4 IDX files with `{cli.command('mnist_generateds.py', '--idx-dir', 'FOLDER')}`")
+    return DataError(f"{tfRecord_path}: {kind}, not a TFRecord file; rerun {generate}")
 
 
 def masked_crc32c(data):
