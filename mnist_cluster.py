@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 
+from mnistkit.distributed import bypass_proxy
 from mnistkit.errors import STOP_SIGNALS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -157,6 +158,7 @@ def run_cluster(num_ps, num_workers, worker_args, log=print, net="mlp"):
     ps_hosts = [f"{HOST}:{p}" for p in ports[:num_ps]]
     worker_hosts = [f"{HOST}:{p}" for p in ports[num_ps:]]
     tasks = task_commands(ps_hosts, worker_hosts, worker_args, net=net)
+    bypass_proxy(ps_hosts + worker_hosts, log)  # the tasks inherit it, before their gRPC starts
     for name, argv in tasks:
         log(f"{name}: {shlex.join(argv)}")
     requests = []

@@ -53,6 +53,49 @@ def parse_hosts(text, flag):
         raise ValueError(f"{flag}: a HOST:PORT is listed twice")
     return hosts
 
+# The variables that send gRPC through a proxy (gRPC reads the lower-case ones, curl and others the upper-case),
+# and the lists of hosts that bypass it: gRPC reads no_grpc_proxy instead of no_proxy when it is set.
+PROXY_VARIABLES = ("grpc_proxy", "https_proxy", "http_proxy", "all_proxy", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
+NO_PROXY_VARIABLES = ("no_proxy", "NO_PROXY")
+
+
+def proxy_bypass(hosts, environ):
+    """({name: value} to set in the environment, the proxy variable set or None): gRPC reaching `hosts` directly.
+
+    hosts: the cluster's "HOST:PORT" entries; environ: a mapping such as
+    os.environ. With a proxy variable set (a company laptop's
+    http_proxy), gRPC sends even 127.0.0.1 traffic to the proxy
+    (tensorflow/tensorflow#24887), and the tasks never reach each other.
+    Each host (without its port) is appended to no_proxy and NO_PROXY, and
+    to no_grpc_proxy when that is set, keeping their entries. Nothing to
+    set when no proxy variable is set, or the hosts are listed already.
+    """
+    proxy = next((name for name in PROXY_VARIABLES if environ.get(name)), None)
+    if proxy is None:
+        return {}, None
+    names = sorted({host.rpartition(":")[0].strip("[]") for host in hosts})
+    changes = {}
+    for variable in NO_PROXY_VARIABLES + (("no_grpc_proxy",) if "no_grpc_proxy" in environ else ()):
+        listed = [entry.strip() for entry in environ.get(variable, "").split(",") if entry.strip()]
+        missing = [name for name in names if name not in listed]
+        if missing:
+            changes[variable] = ",".join(listed + missing)
+    return changes, proxy
+
+
+def bypass_proxy(hosts, log=None):
+    """Apply proxy_bypass to this process's environment (inherited by the processes it starts); returns the proxy variable or None.
+
+    Must run before the gRPC server or session is created: gRPC reads the
+    variables when it opens a channel. log: told once what was set.
+    """
+    changes, proxy = proxy_bypass(hosts, os.environ)
+    os.environ.update(changes)
+    if changes and log is not None:
+        log(f"{proxy} is set: the cluster's hosts bypass the proxy ({', '.join(f'{k}={v}' for k, v in changes.items())})")
+    return proxy
+
+
 def worker_shards(files, task_index, num_workers):
     """This worker's own training files: files[task_index::num_workers].
 
@@ -293,8 +336,10 @@ def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=
     # wait_for_session gives up by itself after startup_timeout; the deadline
     # is for a session creation that hangs on an unreachable parameter server.
     give_up = startup_timeout + 5
+    proxy = next((name for name in PROXY_VARIABLES if os.environ.get(name)), None)
+    proxied = (f"; {proxy} is set ({os.environ[proxy]}): make sure no_proxy lists these hosts" if proxy else "")
     with deadline(give_up, f"{me}: no session after {give_up:g} s: {waiting_for} did not answer; "
-                           "start them, or check --ps_hosts and --worker_hosts"):
+                           f"start them, or check --ps_hosts and --worker_hosts{proxied}"):
         try:
             if is_chief:
                 return manager.prepare_session(server.target, init_op=parts.init_op, saver=parts.saver,
@@ -401,6 +446,7 @@ def main(args, parser, settings, build_graph):
         print(f"error: --ps_hosts and --worker_hosts both name {shared[0]}: two tasks cannot share one address; "
               "give each task its own HOST:PORT", file=sys.stderr)
         return 1
+    bypass_proxy(hosts["ps"] + hosts["worker"])  # before TensorFlow's gRPC opens any channel
     cluster = tf.train.ClusterSpec(hosts)
     if args.job_name == "ps":
         return exit_status(lambda: serve_ps(cluster, args.task_index), (ClusterError,))

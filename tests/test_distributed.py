@@ -62,10 +62,10 @@ def sharded_workdir(sample_workdir, tmp_path_factory):
     return work
 
 
-def launch(workdir, *args, timeout=RUN_TIMEOUT):
-    """Run mnist_cluster.py to the end; returns (exit status, stdout + stderr)."""
+def launch(workdir, *args, timeout=RUN_TIMEOUT, env=None):
+    """Run mnist_cluster.py to the end; returns (exit status, stdout + stderr). env: variables to add."""
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_cluster.py"), *args], cwd=workdir,
-                            capture_output=True, text=True, timeout=timeout)
+                            capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
     return result.returncode, result.stdout + result.stderr
 
 
@@ -91,11 +91,20 @@ def single_run(sample_workdir, tmp_path_factory):
     return work / "model"
 
 
+CLOSED_PROXY = f"http://127.0.0.1:{mnist_cluster.free_ports(1)[0]}"  # a proxy that is not there: nothing listens
+
+
 @pytest.fixture(scope="module")
 def async_run(sharded_workdir):
-    """1 ps + 2 workers, asynchronous, to ASYNC_STEPS global steps: (exit status, output, model dir)."""
+    """1 ps + 2 workers, asynchronous, to ASYNC_STEPS global steps: (exit status, output, model dir).
+
+    Behind a company proxy (http_proxy and https_proxy set, here to a port
+    nothing listens on), as gRPC would otherwise send the tasks' own
+    127.0.0.1 traffic there (tensorflow/tensorflow#24887; issue 25).
+    """
     status, output = launch(sharded_workdir, "--ps", "1", "--workers", str(WORKERS),
-                            "--steps", str(ASYNC_STEPS), "--model-dir", "model_async")
+                            "--steps", str(ASYNC_STEPS), "--model-dir", "model_async",
+                            env={"http_proxy": CLOSED_PROXY, "https_proxy": CLOSED_PROXY, "no_proxy": "example.org"})
     return status, output, sharded_workdir / "model_async"
 
 
@@ -179,6 +188,21 @@ def test_file_sources_and_worker_shares(tmp_path):
         mnistkit.records.tfrecord_files(str(data))
 
 
+@pytest.mark.parametrize("environ, changes, proxy", [
+    ({}, {}, None),  # no proxy: nothing to bypass
+    ({"no_proxy": "corp.example"}, {}, None),
+    ({"http_proxy": "http://proxy:3128"}, {"no_proxy": "127.0.0.1,node-2", "NO_PROXY": "127.0.0.1,node-2"}, "http_proxy"),
+    ({"HTTPS_PROXY": "http://p:1", "NO_PROXY": "corp.example, 127.0.0.1"},
+     {"no_proxy": "127.0.0.1,node-2", "NO_PROXY": "corp.example,127.0.0.1,node-2"}, "HTTPS_PROXY"),
+    ({"grpc_proxy": "http://p:1", "no_grpc_proxy": "a", "no_proxy": "127.0.0.1,node-2", "NO_PROXY": "node-2,127.0.0.1"},
+     {"no_grpc_proxy": "a,127.0.0.1,node-2"}, "grpc_proxy"),  # gRPC reads no_grpc_proxy instead, when set
+    ({"https_proxy": ""}, {}, None),  # set but empty: no proxy
+])
+def test_the_clusters_own_hosts_bypass_a_proxy(environ, changes, proxy):
+    hosts = ["127.0.0.1:2222", "node-2:2223", "127.0.0.1:2224"]
+    assert mnistkit.distributed.proxy_bypass(hosts, environ) == (changes, proxy)
+
+
 def test_tensorflow_errors_are_quoted_in_one_short_line():
     lost = tf.errors.UnavailableError(None, None, "Graph execution error:\n\nFrom /job:ps/replica:0/task:0:\n"
                                                   "Socket closed\nAdditional GRPC error information ...")
@@ -195,6 +219,8 @@ def test_one_ps_two_workers_train_to_the_target_and_all_exit_0(async_run, sharde
     assert status == 0, output
     assert output.rstrip().endswith("exit status: ps 0: 0, worker 0: 0, worker 1: 0")
     assert "error" not in output.lower() and "Traceback" not in output
+    assert ("\nhttps_proxy is set: the cluster's hosts bypass the proxy (no_proxy=example.org,127.0.0.1, "
+            "NO_PROXY=127.0.0.1)\n") in "\n" + output, output
 
     done = reports(output)
     assert sorted(done) == [0, 1] and all(local > 0 for local, _ in done.values())
