@@ -122,6 +122,8 @@ def train(settings):
             restored = checkpoints.restore_or_init(sess, settings.model_dir, settings.net.NETWORK, log)
             first_step = int(sess.run(graph.global_step))
             training.check_schedule(settings, data.examples, first_step if restored else None)
+            if restored:  # the same model: --keep rotates the folder's checkpoints as one run's
+                checkpoints.continue_rotation(role.saver, settings.model_dir, role.written, first_step)
             progress = training.Progress(step=first_step, saved_step=first_step)
             log(f"training on {data.examples} records from {data.where}"
                 + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"

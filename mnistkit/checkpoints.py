@@ -304,6 +304,36 @@ def saver(max_to_keep, var_list=None):
     return tf.train.Saver(var_list=var_list, max_to_keep=max_to_keep, save_relative_paths=True)
 
 
+def continue_rotation(checkpoint_saver, model_dir, written, resumed_step):
+    """Take the model folder's checkpoints up to resumed_step into this run's --keep rotation.
+
+    A run resumed from a checkpoint (checked to be this model's: its
+    network, graph and batch size) continues the rotation of the run that
+    wrote it, as tf.train.Saver.recover_last_checkpoints and TF2's
+    CheckpointManager do: `--keep N` then means the folder's newest N, and
+    a Ctrl-C and the same command again leave no older checkpoints behind.
+    written: the set of steps this run may replace (updated); the saver
+    learns them oldest first, with their files' times. Those beyond the
+    newest --keep are removed now (the saver drops only one per save); the
+    one resumed from is the newest and stays.
+    """
+    steps = [step for step in checkpoint_steps(model_dir) if step <= resumed_step]
+    known = []
+    for step in steps:
+        prefix = prefix_of(model_dir, step)
+        try:
+            known.append((prefix, os.path.getmtime(prefix + ".index")))
+        except OSError:
+            continue  # a damaged or vanished checkpoint: not this run's to delete
+    keep = checkpoint_saver.saver_def.max_to_keep
+    if keep and len(known) > keep:
+        for prefix, _ in known[:-keep]:
+            remove_save(prefix)
+        known = known[-keep:]
+    checkpoint_saver.set_last_checkpoints_with_time(known)
+    written.update(step_of(prefix) for prefix, _ in known)
+
+
 def save(sess, checkpoint_saver, model_dir, step, written):
     """Save a checkpoint at global_step `step` unless one of another run is there; returns its prefix.
 

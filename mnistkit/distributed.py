@@ -193,6 +193,8 @@ def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=
     role = training.Role(saver=parts.saver, is_chief=is_chief, me=f"{me}: ", retried=dict(RETRIED),
                          announce_first=True, data=mine,
                          writer=training.summary_writer(settings.model_dir) if is_chief else None)
+    if is_chief and ckpt:  # the same model: --keep rotates the folder's checkpoints as one run's
+        checkpoints.continue_rotation(parts.saver, settings.model_dir, role.written, checkpoints.step_of(ckpt))
     worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
     try:
         progress = worker_steps(sess, graph, settings, role, worker)

@@ -121,12 +121,30 @@ def test_a_newer_checkpoint_than_the_index_names_is_resumed_not_overwritten(mode
     assert {name: after[name] for name in before} == before
 
 
-def test_keep_rotation_removes_only_the_checkpoints_of_this_run(model, trained_workdir):
-    before = digests(model)
+def test_keep_rotation_continues_on_resume_so_keep_means_the_folders_newest(model, trained_workdir, capsys):
+    """A resumed run of the same model rotates the folder's checkpoints as one run's (Saver.recover_last_checkpoints)."""
+    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [1000, 2000]
     assert run_trainer(model, trained_workdir / "data", 2200, "--save-every", "50", "--keep", "1") == 0
-    after = digests(model)
-    assert {name: after[name] for name in before} == before
-    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [1000, 2000, 2200]
+    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [2200]
+    assert sorted(os.listdir(model)) == ["checkpoint", "mnist_model-2200.data-00000-of-00001", "mnist_model-2200.index",
+                                         "mnist_model-2200.meta", "schedule.json", "train"]
+    assert (model / "checkpoint").read_text() == ('model_checkpoint_path: "mnist_model-2200"\n'
+                                                  'all_model_checkpoint_paths: "mnist_model-2200"\n')
+    assert "note:" not in capsys.readouterr().out
+
+
+def test_ctrl_c_and_the_same_command_again_leave_keep_checkpoints_and_no_note(sample_workdir, tmp_path, capsys):
+    """The README's resume workflow: stopped at step 30 (as by Ctrl-C), then run again to 80 with --keep 2."""
+    data, model = sample_workdir / "data", tmp_path / "model"
+    assert run_trainer(model, data, 30, "--save-every", "10", "--keep", "2") == 0
+    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [20, 30]
+    capsys.readouterr()
+    assert run_trainer(model, data, 80, "--save-every", "10", "--keep", "2") == 0
+    out = capsys.readouterr().out
+    assert f"resuming from {model}/mnist_model-30" in out and "note:" not in out and "earlier runs" not in out
+    assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [70, 80]
+    assert (model / "checkpoint").read_text().splitlines()[1:] == ['all_model_checkpoint_paths: "mnist_model-70"',
+                                                                   'all_model_checkpoint_paths: "mnist_model-80"']
 
 
 def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
