@@ -33,6 +33,7 @@ SUPERSAMPLE = 4  # the digit is shaped at 4x its final size, then averaged down:
 MAX_SIDE = 2048  # larger photos are reduced first; a pen stroke still spans pixels
 LIGHTING_GRID = 8  # paper brightness is estimated on an 8x8 grid: cells wider than a pen stroke
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
+OPAQUE = 250  # alpha (of 255) of a stroke's or a sheet's core (flatten_alpha; edges may be premultiplied)
 # What makes ink a digit-like stroke (find_ink); measured on tests/handmade.py's
 # 110 photos and 70 phone photos (noise, blur, JPEG, shading) and 2,000 MNIST
 # digits against flat, shaded, noisy and ink-covered pages (tests/test_trust_data.py):
@@ -76,8 +77,7 @@ def load_picture(picName):
                 raise DataError(f"{picName}: empty image (0 pixels)")
             img = to_8bit(img)
             if img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info:
-                rgba = img.convert("RGBA")
-                img = Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba)
+                return flatten_alpha(img.convert("RGBA"))
             return img.convert("L")
     except FileNotFoundError:
         raise DataError(f"{picName}: file not found") from None
@@ -85,6 +85,34 @@ def load_picture(picName):
         raise not_an_image(picName, formats.read_head(picName)) from None
     except (OSError, Image.DecompressionBombError) as e:
         raise DataError(f"{picName}: cannot read image ({e})") from None
+
+
+def flatten_alpha(rgba):
+    """A picture with transparency as the grayscale picture a person sees: "L" PIL image of an RGBA one.
+
+    Transparent pixels are background. When the opaque pixels (alpha at
+    least OPAQUE) show no contrast (their gray levels span less than
+    MIN_CONTRAST between the 1st and 99th percentile; any alpha above 0 when
+    none is that opaque), the drawing is in the
+    alpha channel itself, whatever the strokes' colour (a drawing app's
+    white, black or red strokes on a transparent canvas): the result is
+    dark ink where alpha is high on white, 255 - alpha. Otherwise the
+    picture is laid on its own paper: the median gray of its opaque
+    pixels (white for black ink on a white sheet with transparent margins,
+    dark for chalk on a cut-out board).
+    """
+    alpha = np.asarray(rgba.getchannel("A"), dtype=np.float64) / 255
+    gray = np.asarray(rgba.convert("RGB").convert("L"), dtype=np.float64)
+    opaque = gray[alpha >= OPAQUE / 255]
+    if opaque.size == 0:
+        opaque = gray[alpha > 0]
+    if alpha.min() == alpha.max():  # no drawing in alpha: one veil over the whole picture
+        flat = gray * alpha + 255 * (1 - alpha)
+    elif opaque.size == 0 or np.subtract(*np.percentile(opaque, [99, 1])) < MIN_CONTRAST:
+        flat = 255 * (1 - alpha)
+    else:
+        flat = gray * alpha + np.median(opaque) * (1 - alpha)
+    return Image.fromarray(np.clip(np.round(flat), 0, 255).astype(np.uint8), mode="L")
 
 
 def course_input(img, threshold=THRESHOLD):

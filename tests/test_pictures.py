@@ -309,3 +309,52 @@ def test_count_prompt_ends_at_end_of_input_after_a_wrong_answer(monkeypatch, cap
     assert mnist_app.ask_count() is None
     assert capsys.readouterr().err == ("error: the number of test pictures must be a whole number, not 'two'\n"
                                        "end of input: no pictures to read\n")
+
+
+# ---------------------------------------------------------------- transparency: the ink may be in the alpha channel
+
+def alpha_pictures():
+    """{name: (PIL image with transparency, the same drawing as an opaque grayscale picture)} (issue 25)."""
+    coverage = np.zeros((300, 300))
+    coverage[50:250, 50:250] = handmade.draw_digit(7, 200, 0.08, seed=7)
+    alpha = np.round(coverage * 255).astype(np.uint8)
+    on_white = Image.fromarray(255 - alpha)
+
+    def rgba(r, g, b, a=alpha):
+        return Image.fromarray(np.dstack([np.broadcast_to(np.uint8(c), alpha.shape) for c in (r, g, b, a)]), "RGBA")
+    drawn = np.where(alpha > 0, 255, 0).astype(np.uint8)  # what many apps store under a transparent pixel: black
+    palette = Image.fromarray((alpha > 127).astype(np.uint8), "P")
+    palette.putpalette([255, 255, 255, 0, 0, 0])
+    palette.info["transparency"] = 0
+    cases = {"white strokes (a drawing app's export)": (rgba(255, 255, 255), on_white),
+             "white strokes, transparent pixels black": (rgba(drawn, drawn, drawn), on_white),
+             "white strokes, premultiplied edges": (rgba(alpha, alpha, alpha), on_white),
+             "red strokes": (rgba(255, 0, 0), on_white),
+             "black strokes": (rgba(0, 0, 0), on_white),
+             "LA, white strokes": (Image.fromarray(np.dstack([np.full_like(alpha, 255), alpha]), "LA"), on_white),
+             "P with a transparent index": (palette, on_white)}
+    # A sheet (ink on paper, or chalk on a board) cut out on a transparent canvas: laid on its own paper.
+    sheet = np.zeros((300, 300), np.uint8)
+    sheet[20:280, 20:280] = 255
+    for name, paper, ink in (("ink on a cut-out sheet", 245, 25), ("chalk on a cut-out board", 40, 230)):
+        gray = np.round(paper + (ink - paper) * coverage).astype(np.uint8)
+        cases[name] = (Image.fromarray(np.dstack([gray, gray, gray, sheet]), "RGBA"), Image.fromarray(gray))
+    return cases
+
+
+@pytest.mark.parametrize("name", list(alpha_pictures()))
+def test_ink_in_the_alpha_channel_or_in_rgb_reads_as_the_opaque_drawing(name, tmp_path):
+    picture, opaque = alpha_pictures()[name]
+    picture.save(tmp_path / "drawn.png")
+    opaque.save(tmp_path / "opaque.png")
+    for preprocess in mnistkit.pictures.PREPROCESS:
+        expected = mnistkit.pictures.prepared_pixels(str(tmp_path / "opaque.png"), preprocess=preprocess)
+        assert expected.max() == 255 and (expected > 0).sum() > 40  # a digit, not a flat input
+        np.testing.assert_array_equal(
+            mnistkit.pictures.prepared_pixels(str(tmp_path / "drawn.png"), preprocess=preprocess), expected)
+
+
+def test_a_fully_transparent_or_flat_picture_with_alpha_is_no_digit(tmp_path):
+    for name, rgba in (("clear", (0, 0, 0, 0)), ("white", (255, 255, 255, 255)), ("veiled", (0, 0, 0, 90))):
+        Image.new("RGBA", (64, 64), rgba).save(tmp_path / f"{name}.png")
+        assert outcome(str(tmp_path / f"{name}.png"), "mnist").startswith("no digit found: every pixel is "), name
