@@ -60,6 +60,10 @@ DOTTED = 0.8  # ... unless this share of the marks have a neighbour within 1.5 o
 LINE_GAP = 0.075  # of the ink's height: a clear gap between lines of digits (broken pencil 0.057 / two stacked with a gap of 0.3 digit heights 0.085)
 DIGIT_GAP = 0.085  # of a line's height: a clear gap between digits side by side (broken strokes 0.074 / font numbers 0.103)
 TALL = 0.6  # a line holds digits when as tall as this share of the tallest line, a digit when as tall as this share of its line
+# One digit in several strokes side by side (_join_strokes); of the line's height, margins in docs/photos.md:
+JOINED_WIDTH = 0.8  # two parts no wider than this together can be one digit
+JOINED_GAP = 0.2  # ... when they lie closer than this
+THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag is about 0.23)
 
 def load_picture(picName):
     """One picture file as an 8-bit grayscale PIL image, upright.
@@ -363,10 +367,33 @@ def digit_layout(boxes):
         if height < TALL * heights.max():
             continue
         rows += 1
+        spans = []  # (left, right, thin) of each part as tall as a digit, left to right
         for digit in _groups(left[line], right[line], DIGIT_GAP * height):
             marks = line[digit]
-            digits += bottom[marks].max() - top[marks].min() >= TALL * height
+            if bottom[marks].max() - top[marks].min() >= TALL * height:
+                spans.append((left[marks].min(), right[marks].max()))
+        digits += len(_join_strokes(spans, height))
     return int(digits), rows
+
+
+def _join_strokes(spans, height):
+    """Parts of a line (spans: [(left, right)] in order) joined where they make one digit written in several strokes.
+
+    Two neighbouring parts are one digit when, together, they are no wider
+    than JOINED_WIDTH of the line's height and lie less than JOINED_GAP of
+    it apart (a 9 whose stem stands apart from its loop, a 4 drawn open),
+    unless both are thin strokes (narrower than THIN each: "11" written close).
+    """
+    joined = []
+    for span in spans:
+        if joined:
+            (l0, r0), (l1, r1) = joined[-1], span
+            thin = r0 - l0 < THIN * height and r1 - l1 < THIN * height
+            if r1 - l0 <= JOINED_WIDTH * height and l1 - r0 < JOINED_GAP * height and not thin:
+                joined[-1] = (l0, max(r0, r1))
+                continue
+        joined.append(span)
+    return joined
 
 
 def _dotted(boxes, size):

@@ -197,6 +197,13 @@ SEPARATE_STROKES = {
     "7-bar-apart": (7, [[(0.12, 0.05), (0.86, 0.05), (0.4, 0.97)], [(0.3, 0.5), (0.55, 0.5)]]),
     "8-two-loops": (8, [_arc(0.5, 0.25, 0.22, 0.21, 0, 360, 30), _arc(0.5, 0.74, 0.28, 0.23, 0, 360, 30)]),
     "1-base": (1, [[(0.35, 0.2), (0.55, 0.03), (0.55, 0.85)], [(0.3, 0.97), (0.8, 0.97)]]),
+    # Strokes side by side with a gap, together one digit wide (issue 25; the bundled training digit 1875 is such a 9).
+    "9-stem-apart": (9, [_arc(0.3, 0.3, 0.22, 0.25, 0, 360, 30) + [(0.46, 0.5), (0.4, 0.9)], [(0.8, 0.1), (0.78, 0.93)]]),
+    "4-open-wide": (4, [[(0.3, 0.03), (0.12, 0.62), (0.5, 0.62)], [(0.72, 0.2), (0.72, 0.97)]]),
+    "0-two-arcs": (0, [_arc(0.5, 0.5, 0.32, 0.46, 100, 260, 20), _arc(0.5, 0.5, 0.32, 0.46, -80, 80, 20)]),
+    "7-bar-lifted": (7, [[(0.08, 0.05), (0.5, 0.05), (0.42, 0.3)], [(0.72, 0.02), (0.45, 0.97)]]),
+    "5-bar-apart": (5, [[(0.5, 0.04), (0.9, 0.04)], [(0.3, 0.1), (0.24, 0.46)] + _arc(0.5, 0.68, 0.32, 0.28, -130, 150, 24)]),
+    "1-dotted-i": (1, [[(0.5, 0.0), (0.5, 0.06)], [(0.5, 0.25), (0.5, 0.97)]]),
 }
 
 
@@ -241,6 +248,25 @@ def several_digits(digits, size, stroke, gap, layout="row", seed=0):
     for number, (digit, (r, c)) in enumerate(zip(digits, places)):
         ink = draw_digit(digit, size, stroke, seed=seed + number)
         coverage[r:r + size, c:c + size] = np.maximum(coverage[r:r + size, c:c + size], ink)
+    return coverage
+
+
+def close_pair(digits, size, stroke, gap, seed=0):
+    """Ink coverage of two pen-drawn digits side by side with `gap` (of the ink's height) between their inks.
+
+    Unlike several_digits, which spaces whole digit boxes, the gap is
+    measured between the strokes themselves: a 1 written tight beside another digit.
+    """
+    inks = []
+    for number, digit in enumerate(digits):
+        ink = draw_digit(digit, size, stroke, seed=seed + number)
+        cols = np.nonzero(ink.max(axis=0) > 0.05)[0]
+        inks.append(ink[:, cols[0]:cols[-1] + 1])
+    rows = np.nonzero(inks[0].max(axis=1) > 0.05)[0]
+    space = int(round(gap * (rows[-1] - rows[0])))
+    coverage = np.zeros((size, inks[0].shape[1] + space + inks[1].shape[1]))
+    coverage[:, :inks[0].shape[1]] = inks[0]
+    coverage[:, inks[0].shape[1] + space:] = inks[1]
     return coverage
 
 

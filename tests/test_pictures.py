@@ -53,6 +53,11 @@ def not_one_digit():
     for text, points in (("12", 220), ("123", 140), ("88", 80), ("2024", 140), ("4567", 220), ("11", 140)):
         cases[f"font-{text}-{points}"] = (handmade.photo(handmade.font_number(text, points, (320, 720)), (320, 720),
                                                          (0, 0), 240, 20, noise=3), SEVERAL.format(f"{len(text)} side by side"))
+    # Written tight, a 1 beside another digit: 0.2 of the height apart, no wider together than 1.0 of it (issue 25).
+    for digits in ([1, 1], [1, 7], [7, 1], [1, 4], [1, 0]):
+        for gap in (0.2, 0.3):
+            cases[f"close-{''.join(map(str, digits))}-{gap}"] = (
+                on_paper(handmade.close_pair(digits, 240, 0.06, gap, seed=1)), SEVERAL.format("2 side by side"))
     for count in (1, 3, 10, 30):
         for radius in ((1, 2), (2, 4), (4, 7), (6, 10)):
             for paper, noise in ((245, 0), (170, 4)):
@@ -139,7 +144,7 @@ def test_several_digits_and_specks_get_one_line_each_not_a_guess(not_one_digit_f
     cases = not_one_digit_files
     found = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}
     assert found == {name: expected for name, (_, expected) in cases.items()}
-    assert len(found) == 80
+    assert len(found) == 90
 
 
 @pytest.mark.parametrize("preprocess", mnistkit.pictures.PREPROCESS)
@@ -147,7 +152,7 @@ def test_digits_in_separate_strokes_broken_dotted_slanted_or_in_a_font_are_read(
     cases = single_digit_files
     refused = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}
     assert {name: line for name, line in refused.items() if line is not None} == {}
-    assert len(refused) == 112
+    assert len(refused) == 148
 
 
 def test_a_speck_of_dirt_beside_a_digit_changes_nothing(tmp_path):
@@ -172,6 +177,24 @@ def test_bundled_mnist_digits_are_never_refused(tmp_path):
             found[i, preprocess] = outcome(path, preprocess)
     assert {key: line for key, line in found.items() if line is not None} == {}
     assert len(found) == 400
+
+
+def test_the_bundled_training_nine_whose_stem_stands_apart_is_one_digit(tmp_path):
+    """Training digit 1875: a 9 and, 0.13 of its height to the right, its stem written apart (refused before issue 25)."""
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "train")
+    assert labels[1875] == 9
+    Image.fromarray(255 - images[1875]).resize((280, 280), Image.Resampling.BICUBIC).save(tmp_path / "1875.png")
+    img = mnistkit.pictures.load_picture(str(tmp_path / "1875.png"))
+    boxes, _, _ = mnistkit.pictures.ink_marks(_ink(img))
+    assert len(boxes) == 2  # two marks side by side, each as tall as a digit: the case this checks
+    for preprocess in mnistkit.pictures.PREPROCESS:
+        assert outcome(str(tmp_path / "1875.png"), preprocess) is None
+
+
+def _ink(img):
+    """The ink mask find_ink thresholds, before one_digit looks at its marks."""
+    level = mnistkit.pictures.ink_darkness(np.asarray(img, dtype=np.float64)).astype(np.float64)
+    return level >= mnistkit.pictures.ink_threshold(level)
 
 
 def test_label_marks_gives_the_8_connected_groups():
