@@ -111,3 +111,59 @@ def test_the_check_finds_a_wrong_script_flag_and_target(tmp_path):
     assert {"--steps", "--workers", "--ps"} <= accepted_flags("mnist_cluster.py")
     assert "no-such-target" not in make_targets() and "demo" in make_targets()
     assert not os.path.isfile(script_file("nothere.py")[0]) and os.path.isfile(script_file("$REPO/mnist_app.py")[0])
+
+
+# A line that waits for Ctrl-C or for input, or trains the course's 50,000 steps, says so in its comment.
+WAITS = re.compile(r"#.*\b(waits|runs long)\b|#.*(会等待|运行很久)")
+MAX_PASTED_STEPS = 5000  # a pasted block trains at most this many steps (2,000: about a minute on 2 cores)
+
+
+def waiting_lines(document):
+    """[(line number, text)] of a document's code lines that wait (for Ctrl-C or input) or train for long.
+
+    mnist_test.py (or the LeNet-5 one) without --once waits for checkpoints until Ctrl-C; mnist_app.py without
+    a picture asks at its prompts; a trainer without --steps trains the course's 50,000 steps.
+    """
+    found = []
+    for number, code in code_lines(document):
+        for part in re.split(r"\||&&|;", code):
+            call = PYTHON.search(part)
+            if not call:
+                continue
+            script, args = os.path.basename(call.group(1)), call.group(2).split()
+            if (script.endswith("_test.py") and "--once" not in args
+                    or script == "mnist_app.py" and not [a for a in args if not a.startswith("-")]
+                    or script.endswith("_backward.py") and "--steps" not in args and "--help" not in args):
+                found.append((number, code))
+    return found
+
+
+@pytest.mark.parametrize("document", ["README.md", "README.zh-CN.md"])
+def test_the_readmes_first_block_runs_as_pasted_and_waiting_lines_are_marked(document):
+    """Issue 25: the README's bash block is pasted whole by a newcomer; it must not stop for input or Ctrl-C."""
+    with open(os.path.join(ROOT, document), encoding="utf-8") as f:
+        text = f.read()
+    pasted = next(block.group(0) for block in FENCE.finditer(text) if block.group(0).startswith("```bash"))
+    start = text.count("\n", 0, text.index(pasted)) + 1
+    end = start + pasted.count("\n")
+    lines = {n: code for n, code in code_lines(document) if start < n < end}
+    assert any("mnist_generateds.py" in code for code in lines.values())
+    assert [n for n, _ in waiting_lines(document) if n in lines] == []
+    for n, code in lines.items():
+        steps = re.search(r"--steps[ =](\d+)", code)
+        assert steps is None or int(steps.group(1)) <= MAX_PASTED_STEPS, (n, code)
+        app = re.search(r"mnist_app\.py\s+(.*)", code)
+        if app:  # the pictures it reads are the generator's own: no placeholder such as pic.png
+            assert all(arg.startswith(("--", "mnist_data_jpg/")) for arg in app.group(1).split()), (n, code)
+    with open(os.path.join(ROOT, document), encoding="utf-8") as f:
+        source = f.read().splitlines()
+    unmarked = [(n, code) for n, code in waiting_lines(document) if not WAITS.search(source[n - 1])]
+    assert unmarked == []
+
+
+def test_the_waiting_check_finds_waiting_lines(tmp_path):
+    bad = tmp_path / "bad.md"
+    bad.write_text("```bash\npython $REPO/mnist_test.py\npython mnist_app.py\npython mnist_backward.py\n"
+                   "python mnist_test.py --once\npython mnist_app.py x.png\npython mnist_backward.py --steps 9\n```\n",
+                   encoding="utf-8")
+    assert [n for n, _ in waiting_lines(os.path.relpath(bad, ROOT))] == [2, 3, 4]
