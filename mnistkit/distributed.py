@@ -20,13 +20,14 @@ import contextlib
 import dataclasses
 import os
 import re
+import signal
 import sys
 import threading
 import time
 
 from tf_compat import LazyMapping, first_line, tf
 from . import checkpoints, cli, inputs, training
-from .errors import ClusterError, DataError, Interrupted, exit_status
+from .errors import STOP_SIGNALS, ClusterError, DataError, Interrupted, exit_status
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
@@ -128,6 +129,49 @@ def deadline(seconds, message):
         yield
     finally:
         timer.cancel()
+
+@contextlib.contextmanager
+def ends_on_signal(message):
+    """While the block runs, SIGINT or SIGTERM ends the process at once: `<SIGNAL>: <message>`, status 128 + number.
+
+    Creating a session on a cluster waits inside TensorFlow's C++ code for
+    the parameter servers; Python runs a signal's handler only when that
+    call returns, which may be the whole start-up time-out later, so a
+    Ctrl-C there was held for minutes. Python's own C-level handler writes
+    the signal's number to the wakeup fd (signal.set_wakeup_fd) at once;
+    a watcher thread reads it and ends the process. Nothing is written
+    during session creation, so nothing is left half-done. POSIX main
+    thread only; elsewhere the block runs as it is.
+    """
+    if os.name == "nt" or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    done = threading.Event()
+
+    def watch():
+        while not done.is_set():
+            data = os.read(read, 1)
+            if not data or done.is_set():
+                return
+            if data[0] in STOP_SIGNALS:
+                sys.stdout.flush()
+                print(f"{signal.Signals(data[0]).name}: {message}", file=sys.stderr, flush=True)
+                os._exit(128 + data[0])
+
+    watcher = threading.Thread(target=watch, name="stop-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.set_wakeup_fd(previous)
+        os.close(write)  # the watcher reads the end of the pipe and returns
+        watcher.join(timeout=1)
+        os.close(read)
+
 
 def start_server(cluster, job_name, task_index):
     """This task's tf.compat.v1.train.Server; ClusterError when its port cannot be served."""
@@ -341,7 +385,8 @@ def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=
     proxy = next((name for name in PROXY_VARIABLES if os.environ.get(name)), None)
     proxied = (f"; {proxy} is set ({os.environ[proxy]}): make sure no_proxy lists these hosts" if proxy else "")
     with deadline(give_up, f"{me}: no session after {give_up:g} s: {waiting_for} did not answer; "
-                           f"start them, or check --ps_hosts and --worker_hosts{proxied}"):
+                           f"start them, or check --ps_hosts and --worker_hosts{proxied}"), \
+            ends_on_signal(f"{me}: stopped while waiting for {waiting_for}; nothing saved"):
         try:
             if is_chief:
                 return manager.prepare_session(server.target, init_op=parts.init_op, saver=parts.saver,

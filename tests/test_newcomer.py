@@ -14,6 +14,7 @@ from PIL import Image
 
 from conftest import ROOT
 import mnistkit.cli
+import mnistkit.distributed
 import mnistkit.formats
 import mnistkit.images
 import mnistkit.pictures
@@ -193,3 +194,42 @@ def test_other_files_given_as_pictures_are_named_or_not_an_image(tmp_path):
         assert str(error.value) == f"{tmp_path / name}: {message}"
     Image.new("L", (28, 28), 200).save(tmp_path / "fine.png")  # a picture still opens
     assert mnistkit.pictures.load_picture(str(tmp_path / "fine.png")).size == (28, 28)
+
+
+# ---------------------------------------------------------------- Ctrl-C while a cluster task waits for its session
+
+WAITING_TASK = """
+import signal, sys, time
+sys.path.insert(0, {root!r})
+import mnistkit.distributed
+signal.signal(signal.SIGINT, lambda signum, frame: None)  # as if the handler never got to run: TensorFlow's C++ wait
+with mnistkit.distributed.ends_on_signal("worker 0: stopped while waiting for the parameter servers; nothing saved"):
+    print("waiting", flush=True)
+    time.sleep(60)
+print("not stopped", flush=True)
+"""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_a_stop_signal_ends_a_task_waiting_for_its_session_at_once(tmp_path):
+    """A chief whose session creation waits for absent parameter servers ran on to its time-out after Ctrl-C."""
+    import subprocess
+    import sys
+    import time
+    task = subprocess.Popen([sys.executable, "-c", WAITING_TASK.format(root=ROOT)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert task.stdout.readline() == "waiting\n"
+    sent = time.monotonic()
+    task.send_signal(signal.SIGINT)
+    out, err = task.communicate(timeout=30)
+    assert (task.returncode, out, err) == (
+        130, "", "SIGINT: worker 0: stopped while waiting for the parameter servers; nothing saved\n")
+    assert time.monotonic() - sent < 10  # not the 60 s of the wait
+
+
+def test_the_signal_watch_leaves_the_process_as_it_found_it():
+    before = signal.set_wakeup_fd(-1)
+    signal.set_wakeup_fd(before)
+    with mnistkit.distributed.ends_on_signal("never said"):
+        pass
+    assert signal.set_wakeup_fd(before) == before
