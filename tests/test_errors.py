@@ -342,6 +342,7 @@ def test_bad_tfrecord_files_are_named_with_the_record(tmp_path, make, message):
     ("truncate", 7),
     ("flip", 5),
     ("garbage", 0),
+    ("zip", 0),
 ])
 def test_corrupted_and_truncated_files_name_the_record(tmp_path, damage, record):
     path = tmp_path / "mnist_train.tfrecords"
@@ -352,6 +353,8 @@ def test_corrupted_and_truncated_files_name_the_record(tmp_path, damage, record)
         data = data[: 7 * size + size // 2]
     elif damage == "flip":
         data[5 * size + 100] ^= 0xFF
+    elif damage == "garbage":
+        data = bytearray(b"\x07 bytes of no known kind" * 50)
     else:
         data = bytearray(b"PK\x03\x04 a zip file, say" * 50)
     path.write_bytes(bytes(data))
@@ -359,6 +362,8 @@ def test_corrupted_and_truncated_files_name_the_record(tmp_path, damage, record)
         mnistkit.records.check_tfrecord(str(path))
     if damage == "truncate":  # cut inside a record's data (tests/test_trust_data.py has the other cuts)
         assert str(error.value).startswith(f"{path}: record {record} at byte {7 * size} is cut short (file truncated?)")
+    elif damage == "zip":  # named from its first bytes (issue 25; tests/test_newcomer.py has the other kinds)
+        assert str(error.value).startswith(f"{path}: a zip archive (or a NumPy .npz), not a TFRecord file;")
     else:
         assert str(error.value).startswith(f"{path}: record {record}: corrupted or not a TFRecord file (")
     assert str(error.value).endswith(f" `{GENERATE}`")
