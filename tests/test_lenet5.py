@@ -17,6 +17,7 @@ import mnist_lenet5_forward
 import mnist_lenet5_test
 import mnist_test
 from tf_compat import tf
+import mnistkit.cli
 import mnistkit.idx
 import mnistkit.networks
 import mnistkit.training
@@ -264,7 +265,7 @@ def test_each_script_names_the_network_of_another_folder(two_models, main, folde
     err = capsys.readouterr().err
     assert status == 1
     this = "LeNet-5" if other != "LeNet-5" else "the 784-500-10 network"
-    assert err == f"error: {ckpt}: this checkpoint holds {other}, not {this}; use {script}, or another --model-dir\n"
+    assert err == f"error: {ckpt}: this checkpoint holds {other}, not {this}; use {mnistkit.cli.script_path(script)}, or another --model-dir\n"
     assert checksums(model) == before  # nothing trained, saved or deleted
 
 
