@@ -31,7 +31,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, training
+from mnistkit import checkpoints, cli, inputs, schedule, signals, summaries, training
 from mnistkit.errors import DataError, Interrupted, exit_status
 from mnistkit.networks import LOSSES_COLLECTION
 
@@ -109,7 +109,7 @@ def build_graph(settings, data, sync_replicas=None):
         train_op = optimizer.minimize(loss, global_step=global_step)
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced (others move it too)
-    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
+    summary = summaries.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
     # Relative paths in the `checkpoint` index keep a moved model folder readable; --keep rotates only this run's.
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
@@ -140,7 +140,7 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     records.tfrecord_files); saves model_dir/mnist_model-<global_step>
     every `save_every` steps (the newest `keep` of this run kept), at the
     end and on SIGINT/SIGTERM, after which it raises errors.Interrupted.
-    TensorBoard summaries (training.summaries, and examples_per_sec) go to
+    TensorBoard summaries (summaries.summaries, and examples_per_sec) go to
     model_dir/train every `summary_every` steps; a progress bar runs on a
     terminal unless `quiet`. Raises DataError on bad input (missing or
     corrupted TFRecord file, unwritable model folder, damaged checkpoint or
@@ -154,7 +154,7 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
     checkpoints.prepare_model_dir(settings.model_dir, log)
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
-        with tf.Session() as sess, training.StopFlag() as stop:
+        with tf.Session() as sess, signals.StopFlag() as stop:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
             # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index; resume_checked finds
@@ -168,7 +168,7 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
             run = training.Run(data, checkpoints.RunSaves(graph.saver, settings.model_dir), stop,
                                training.Progress(step=first_step, saved_step=first_step))
             # The graph goes into the first run's events only; a resumed run has the same one.
-            run.writer = training.summary_writer(settings.model_dir, None if restored else sess.graph)
+            run.writer = summaries.summary_writer(settings.model_dir, None if restored else sess.graph)
             try:
                 train_loop(sess, graph, settings, run)
             except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps done
@@ -199,7 +199,7 @@ def train_loop(sess, graph, settings, run):
     threads = tf.train.start_queue_runners(sess=sess, coord=coord)
     fetches = [graph.train_op, graph.loss, graph.step_after, graph.learning_rate]
     guard = training.StepGuard(worker.retried if worker else {}, worker.log_prefix if worker else "", settings.log)
-    meter = training.SummaryMeter(run.writer if run.chief else None, settings.summary_every, settings.batch_size)
+    meter = summaries.SummaryMeter(run.writer if run.chief else None, settings.summary_every, settings.batch_size)
     try:
         if worker:
             worker.started(sess)  # the chief's synchronous-update queue runner
@@ -232,7 +232,7 @@ def train_loop(sess, graph, settings, run):
         coord.request_stop(worker.closed_queue_error(e) if worker else e)
     finally:
         if run.writer is not None:
-            training.close_writer(run.writer, settings.log)
+            summaries.close_writer(run.writer, settings.log)
         if worker:
             worker.stopping()  # the chief's token queue closed: the other workers' synchronous training is over
         coord.request_stop()
@@ -302,7 +302,7 @@ def finish(settings, run, first_step):
 
 def announce(settings, data, restored, first_step):
     """The trainer's first line(s): what it trains on, from where, to which global_step, on which device."""
-    training.check_schedule(settings, data.examples, first_step if restored else None)
+    schedule.check_schedule(settings, data.examples, first_step if restored else None)
     settings.log(f"training on {data.examples} records from {data.where}"
                  + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
                  + f"; running on {training.device()}")
@@ -334,7 +334,7 @@ def build_parser(net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LE
     parser.add_argument("--save-every", type=int, default=SAVE_EVERY, help="steps between checkpoints")
     parser.add_argument("--keep", type=int, default=KEEP_CHECKPOINTS, help="newest checkpoints to keep")
     parser.add_argument("--summary-every", type=int, default=SUMMARY_EVERY,
-                        help=f"steps between TensorBoard summaries (in <model-dir>/{training.TRAIN_LOG_DIR})")
+                        help=f"steps between TensorBoard summaries (in <model-dir>/{summaries.TRAIN_LOG_DIR})")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     cluster = parser.add_argument_group("distributed training (TensorFlow's gRPC runtime; see mnist_cluster.py)")

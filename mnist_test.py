@@ -24,7 +24,7 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, records, training
+from mnistkit import checkpoints, cli, inputs, records, summaries
 from mnistkit import report as reporting
 from mnistkit.errors import DataError, exit_status
 from mnistkit.networks import check_network
@@ -185,7 +185,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
             writer = writer or open_eval_writer(model_dir)
             if writer is not None:
-                writer.add_summary(training.scalar_summary("accuracy", result[1]), result[0])
+                writer.add_summary(summaries.scalar_summary("accuracy", result[1]), result[0])
                 writer.flush()
             if details:
                 numbers = reporting.report_numbers(result[0], result[3]["labels"], result[3]["probabilities"])
@@ -194,7 +194,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                 result = result[:3]
         if once:
             if writer is not None:
-                training.close_writer(writer, log)
+                summaries.close_writer(writer, log)
             return result
         time.sleep(interval)
 

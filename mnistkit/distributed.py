@@ -26,7 +26,7 @@ import threading
 import time
 
 from tf_compat import LazyMapping, first_line, task_addresses, tf
-from . import checkpoints, cli, inputs, training
+from . import checkpoints, cli, schedule, signals, summaries, training
 from .errors import ClusterError, DataError, Interrupted, exit_status
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
@@ -108,7 +108,7 @@ def serve_ps(cluster, task_index, log=print):
     start_server(cluster, "ps", task_index)
     log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
         f"({cli.STOP_KEYS} to stop)")
-    with training.StopFlag() as stop:
+    with signals.StopFlag() as stop:
         while not stop.signal:
             time.sleep(PS_POLL_SECS)
     log(f"ps {task_index}: shut down by {stop.signal.name}")
@@ -158,7 +158,7 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     if is_chief:
         ckpt, _ = checkpoints.resume_checked(settings.model_dir, settings.net.NETWORK,
                                              {v.op.name: v for v in tf.global_variables()}, settings.log)
-        training.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
+        schedule.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
     tf.get_default_graph().finalize()
     sess = open_session(server, parts, cluster, task_index, ckpt, startup_timeout, settings.log)
     worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
@@ -269,7 +269,7 @@ def worker_steps(sess, graph, settings, worker, trainer):
     ended before the target, TensorFlow's errors as they come.
     """
     me = worker.me
-    with training.StopFlag() as stop:
+    with signals.StopFlag() as stop:
         step = int(sess.run(graph.global_step, options=training.step_options()))
         start = (f"resuming from {worker.ckpt}" if worker.ckpt else
                  "variables initialized" if worker.is_chief else "variables ready")
@@ -279,7 +279,7 @@ def worker_steps(sess, graph, settings, worker, trainer):
                         else "asynchronous updates"))
         run = training.Run(worker.data, checkpoints.RunSaves(graph.saver, settings.model_dir), stop,
                            training.Progress(step=step, saved_step=step), worker=worker,
-                           writer=training.summary_writer(settings.model_dir) if worker.is_chief else None)
+                           writer=summaries.summary_writer(settings.model_dir) if worker.is_chief else None)
         trainer.train_loop(sess, graph, settings, run)
         step = trainer.save_last(sess, graph, settings, run, worker.ckpt)
         if stop.signal:

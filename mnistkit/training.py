@@ -1,35 +1,29 @@
-"""What the course's training loop never had, around mnist_backward.train_loop (one machine and a cluster alike).
+"""The training loop's own machinery, beside mnist_backward.train_loop (one machine and a cluster alike).
 
 mnist_backward.py holds the course's graph and its loop; this is what the
-loop reaches through a few named calls:
+loop reaches through a few named calls, and what it carries:
   Settings, TrainingData  one run's settings; its TFRecord files, checked
                           whole (training_data) and unchanged at each step;
   Run, Progress           the state of one process's part in a run;
-  StopFlag                SIGINT/SIGTERM as a flag the loop checks, so that
-                          it can save first;
-  StepGuard, PauseWatch   a step's time-out, and the errors tried again;
-  progress_bar, SummaryMeter, summaries   the progress bar and TensorBoard;
-  one_line_error, saved_note              the error a failed run ends with;
-  check_schedule          schedule.json: no resuming at another batch size.
+  StepGuard               a step's time-out, and the errors tried again;
+  progress_bar, crossed   the progress bar, and when a period is due;
+  one_line_error, saved_note   the error a failed run ends with.
+TensorBoard is in summaries.py, stop signals and pauses in signals.py,
+schedule.json in schedule.py.
 """
 import contextlib
 import dataclasses
 import functools
-import json
 import os
-import signal
-import threading
 import time
 from typing import Callable
 
-from tf_compat import events_file, first_line, tf
-from . import files, inputs, records
-from .errors import STOP_SIGNALS, DataError
+from tf_compat import first_line, tf
+from . import files, records
+from .errors import DataError
+from .signals import pause_watch
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
-TICK_SECS = 0.5  # the pause watch's period
-LATE_SECS = 2.0  # a tick this late means the process was stopped (Ctrl-Z, a debugger, a suspended laptop) or starved
-TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
 RETRY_SECS = 1  # pause before trying a failed step again (a cluster's retried errors)
 
 
@@ -122,8 +116,6 @@ def training_data(data_dir):
     return TrainingData(counts, where, layout, sum(counts.values()), signatures)
 
 
-# ---------------------------------------------------------------- the graph
-
 @dataclasses.dataclass
 class TrainGraph:
     """The tensors and ops the step loop runs (see train_ops)."""
@@ -141,22 +133,6 @@ class TrainGraph:
     saver: object  # the tf.train.Saver of the checkpoints (built last: it saves every variable)
 
 
-def summaries(loss, cem, regularization, learning_rate, y, y_, queue_fill=True):
-    """The merged TensorBoard summary of a training step: loss, cross_entropy, regularization_loss,
-    learning_rate, the batch's accuracy (y logits, y_ one-hot labels), and with queue_fill the fill of
-    shuffle_batch's queue (the queue runners' pipelines have one; tf.data's has no counterpart: docs/migrating.md)."""
-    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
-    scalars = [tf.summary.scalar("loss", loss), tf.summary.scalar("cross_entropy", cem),
-               tf.summary.scalar("regularization_loss", regularization),
-               tf.summary.scalar("learning_rate", learning_rate), tf.summary.scalar("accuracy", accuracy)]
-    if queue_fill:
-        queue = inputs.shuffle_queue()
-        # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
-        fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
-        scalars.append(tf.summary.scalar("shuffle_queue_fill", fill))
-    return tf.summary.merge(scalars)
-
-
 def device():
     """Where the training steps run, for the trainer's first line: "GPU:0" when TensorFlow sees a GPU, else "CPU".
 
@@ -167,61 +143,7 @@ def device():
     return "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU"
 
 
-def scalar_summary(tag, value):
-    """A tf.Summary holding one scalar measured outside the graph (e.g. examples/s)."""
-    return tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=float(value))])
-
-
-def summary_writer(model_dir, graph=None):
-    """The tf.summary.FileWriter of <model_dir>/train; graph: written into the events (a run's first)."""
-    return tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR), graph)
-
-
-def close_writer(writer, log=print):
-    """Close a summary FileWriter; an events file it could not write (a full disk) is removed, with a warning.
-
-    TensorFlow's events writer reports a failed write only in its C++ log,
-    so an empty events file is how a failure shows.
-    """
-    path = events_file(writer)  # None: another TensorFlow's writer, nothing to check
-    try:
-        writer.close()
-    except (tf.errors.OpError, OSError):
-        pass
-    try:
-        if path and os.path.getsize(path) == 0:
-            os.remove(path)
-            log(f"warning: {os.path.dirname(path)}: no TensorBoard summaries written (the disk may be full)")
-    except OSError:
-        pass
-
-
 # ---------------------------------------------------------------- the loop
-
-class StopFlag:
-    """Turns SIGINT/SIGTERM (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can save first.
-
-    A second Ctrl-C while the flag is set raises KeyboardInterrupt as usual.
-    """
-
-    def __init__(self):
-        self.signal = None
-        self._previous = {}
-
-    def __enter__(self):
-        for sig in STOP_SIGNALS:
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        if self.signal is not None and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.signal = signal.Signals(signum)
-
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
-            signal.signal(sig, handler)
-
 
 @dataclasses.dataclass
 class Run:
@@ -321,75 +243,6 @@ def progress_bar(settings, run):
         bar.close()
 
 
-class SummaryMeter:
-    """The chief's TensorBoard summaries in the step loop: when one is due, and examples_per_sec between them.
-
-    writer: the summary FileWriter, or None (no summaries: not the chief).
-    due(step): a summary is due at this step (every `every` steps);
-    add(summary, step) after each step writes a fetched merged summary
-    (None: none was fetched) and the examples per second since the previous
-    one (batch_size examples per step; on a cluster, all workers together).
-    The first step only starts the clock: queue warm-up is not a rate.
-    """
-
-    def __init__(self, writer, every, batch_size):
-        self.writer, self.every, self.batch_size = writer, every, batch_size
-        self.last = self.clock = None  # the step of the previous summary; (time, step) it was written at
-
-    def due(self, step):
-        if self.last is None:
-            self.last = step - 1
-        return self.writer is not None and crossed(self.last, step, self.every)
-
-    def add(self, summary, step):
-        if summary is None:
-            if self.clock is None:
-                self.clock = (time.monotonic(), step)
-            return
-        self.writer.add_summary(summary, step)
-        now = time.monotonic()
-        if self.clock is not None:
-            rate = (step - self.clock[1]) * self.batch_size / max(now - self.clock[0], 1e-9)
-            self.writer.add_summary(scalar_summary("examples_per_sec", rate), step)
-        self.clock, self.last = (now, step), step
-
-
-class PauseWatch:
-    """Adds up the time this process did not run: a thread ticks every TICK_SECS and counts late ticks.
-
-    A tick more than LATE_SECS late means the whole process was stopped
-    (Ctrl-Z, SIGSTOP, a debugger, a suspended laptop) or starved of CPU;
-    `paused` is the total of those delays in seconds. Both the monotonic
-    and the wall clock are read, so that a suspend, which only the wall
-    clock counts, is seen too.
-    """
-
-    def __init__(self):
-        self.paused = 0.0
-        thread = threading.Thread(target=self._run, name="pause-watch", daemon=True)
-        thread.start()
-
-    def _run(self):
-        last = (time.monotonic(), time.time())
-        while True:
-            time.sleep(TICK_SECS)
-            now = (time.monotonic(), time.time())
-            late = max(now[0] - last[0], now[1] - last[1]) - TICK_SECS
-            if late > LATE_SECS:
-                self.paused += late
-            last = now
-
-
-_watch = []
-
-
-def pause_watch():
-    """The process's one PauseWatch, started on first use."""
-    if not _watch:
-        _watch.append(PauseWatch())
-    return _watch[0]
-
-
 def crossed(before, after, every):
     """True when a multiple of `every` lies in (before, after]."""
     return after // every > before // every
@@ -417,41 +270,3 @@ def saved_note(error, saved):
     return error
 
 
-SCHEDULE_FILE = "schedule.json"  # in the model folder: the batch size and epoch its checkpoints were trained with
-
-
-def check_schedule(settings, examples, resumed_step=None):
-    """Refuse to resume at another batch size than the model's; then record this run's in SCHEDULE_FILE.
-
-    The learning rate decays once per epoch of examples / batch_size steps,
-    counted in global_step, so resuming at another batch size would jump the
-    schedule at once. resumed_step: the global_step of the checkpoint resumed from, or None
-    for a fresh start (then nothing is compared). Raises DataError naming
-    the model folder, the flag and both learning rates. A folder without
-    the file (written by an earlier version) is not checked.
-    """
-    path = os.path.join(settings.model_dir, SCHEDULE_FILE)
-    try:
-        with open(path, encoding="utf-8") as f:
-            stored = json.load(f)
-        trained = int(stored["batch_size"])
-    except (OSError, ValueError, KeyError, TypeError):
-        trained = None
-    if resumed_step is not None and trained not in (None, settings.batch_size):
-        before, after = (learning_rate_at(settings, examples, batch, resumed_step)
-                         for batch in (trained, settings.batch_size))
-        raise DataError(f"{settings.model_dir}: this model was trained at --batch-size {trained}; resuming at "
-                        f"{settings.batch_size} would move its learning rate from {before:.3g} to {after:.3g} at "
-                        f"once (the schedule decays once per epoch of steps); give --batch-size {trained}, or "
-                        "another --model-dir for a new model")
-
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"batch_size": settings.batch_size, "records": examples}, f)
-            f.write("\n")
-    files.write_atomically(path, write, what="the training schedule")
-
-
-def learning_rate_at(settings, examples, batch_size, step):
-    """The course's staircase learning rate at global_step `step` for this batch size (float)."""
-    return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))
