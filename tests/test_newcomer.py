@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from conftest import ROOT
+import mnist_app
 import mnistkit.cli
 import mnistkit.distributed
 import mnistkit.formats
@@ -190,7 +191,7 @@ def test_other_files_given_as_pictures_are_named_or_not_an_image(tmp_path):
     for name, (data, message) in cases.items():
         (tmp_path / name).write_bytes(data)
         with pytest.raises(DataError) as error:
-            mnistkit.pictures.prepared_pixels(str(tmp_path / name))
+            mnist_app.prepared_pixels(str(tmp_path / name))
         assert str(error.value) == f"{tmp_path / name}: {message}"
     Image.new("L", (28, 28), 200).save(tmp_path / "fine.png")  # a picture still opens
     assert mnistkit.pictures.load_picture(str(tmp_path / "fine.png")).size == (28, 28)
