@@ -18,6 +18,7 @@ Two preparations (--preprocess):
   python mnist_app.py photos/             # every picture in a folder
   python mnist_app.py                     # the course's prompts
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
+  python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
 """
 import json
 import sys
@@ -28,7 +29,7 @@ from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, networks
+from mnistkit import checkpoints, cli, deployed, networks
 from mnistkit.errors import DataError, exit_status
 from mnistkit.pictures import (PREPROCESS, THRESHOLD, claim_input_path, network_input, picture_paths,
                                prepared_pixels, write_input)
@@ -83,9 +84,10 @@ class Predictor:
         if ckpt is None:
             raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
         stored = checkpoints.read_or_hint(model_dir, ckpt)
-        self.ckpt = ckpt
+        self.ckpt = self.source = ckpt
         # A checkpoint of neither network is checked against the course's, which names what differs.
         self.net = FORWARD.get(networks.network_of(stored), mnist_forward)
+        self.network = self.net.NETWORK
         self.graph = tf.Graph()
         with self.graph.as_default():
             self.x = tf.placeholder(tf.float32, [None, self.net.INPUT_NODE])
@@ -106,6 +108,16 @@ class Predictor:
     def predict(self, pictures):
         """Class probabilities float32 [n, 10] for prepared pictures float32 [n, 784]."""
         return self.sess.run(self.probabilities, feed_dict={self.x: pictures})
+
+
+def load_predictor(model_dir):
+    """The predictor --model-dir names: a checkpoint folder's Predictor, or an export (mnistkit.deployed).
+
+    An export is a SavedModel version folder (export/mnist/1) or a .tflite
+    file written by mnist_export.py; each has Predictor's predict, `network`
+    and `source`. Raises DataError as Predictor or deployed.load does.
+    """
+    return deployed.load(model_dir) if deployed.is_exported(model_dir) else Predictor(model_dir)
 
 
 def top_k(probabilities, k=TOP_K):
@@ -138,9 +150,9 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
         if count is None:
             return 0  # end of input before any picture: nothing failed
         paths = ask_paths(count)
-    predictor = Predictor(model_dir)
-    if predictor.net is not mnist_forward:
-        print(f"using {predictor.net.NETWORK.label} from {predictor.ckpt}", file=sys.stderr, flush=True)
+    predictor = load_predictor(model_dir)
+    if predictor.network is not networks.MLP:
+        print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
     for path in paths:
@@ -160,7 +172,7 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
             continue
         results.append({"file": path, "prediction": best[0][0],
                         "top3": [{"digit": d, "probability": p} for d, p in best],
-                        "network": predictor.net.NETWORK.label})
+                        "network": predictor.network.label})
         if not as_json:
             ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
             out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")
@@ -220,7 +232,8 @@ def build_parser():
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
-                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
+                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5), or an export of "
+                             "mnist_export.py: a SavedModel version folder (export/mnist/1) or a .tflite file")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
                         help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
                              "course: whole picture resized, fixed --threshold")
