@@ -11,6 +11,7 @@ by TensorFlow's own tf.lite.Interpreter, after a note on stderr.
 """
 import os
 import sys
+import warnings
 
 import numpy as np
 
@@ -64,7 +65,8 @@ class LiteRTModel:
             raise DataError(f"{path}: no such .tflite file; write it with `python mnist_export.py`")
         try:
             Interpreter = interpreter_class()
-            with quiet_output():  # the runtime's C++ INFO line about its CPU delegate
+            with quiet_output(), warnings.catch_warnings():  # the runtime's C++ INFO line about its CPU delegate,
+                warnings.simplefilter("ignore", UserWarning)  # and tf.lite.Interpreter's deprecation (FALLBACK_NOTE says it)
                 self.interpreter = Interpreter(model_path=str(path))
         except (ValueError, RuntimeError) as e:
             raise DataError(f"{path}: not a readable .tflite file ({str(e).splitlines()[0][:200]})") from None
