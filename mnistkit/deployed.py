@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from .errors import DataError
-from .export import INPUT_KEY, quiet_output, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX
+from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, versions
 from .networks import LENET5, MLP, network_of
 
 SAVED_MODEL_FILE = "saved_model.pb"
@@ -25,18 +25,30 @@ FALLBACK_NOTE = ("note: LiteRT's interpreter (pip package ai-edge-litert) is not
 
 
 def is_exported(path):
-    """True when path names an exported form: a .tflite file, or a folder holding saved_model.pb."""
-    return str(path).lower().endswith(TFLITE_SUFFIX) or os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
+    """True when path names an exported form: a .tflite file, a SavedModel folder, or a base path of versions."""
+    return (str(path).lower().endswith(TFLITE_SUFFIX) or os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
+            or newest_version(path) is not None)
+
+
+def newest_version(base):
+    """The SavedModel version folder (str) with the highest number in base, as TF Serving serves; None without one."""
+    for version in reversed(versions(base)):
+        if os.path.isfile(os.path.join(base, str(version), SAVED_MODEL_FILE)):
+            return os.path.join(base, str(version))
+    return None
 
 
 def load(path):
     """The predictor for an exported form (see is_exported): a LiteRTModel or a SavedModelModel.
 
+    A base path (export/mnist) gives its newest version, as TF Serving does.
     Raises DataError naming path when it is missing, damaged, or not one of
     our two networks' exports.
     """
     if str(path).lower().endswith(TFLITE_SUFFIX):
         return LiteRTModel(path)
+    if not os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+        path = newest_version(path) or path
     return SavedModelModel(path)
 
 
