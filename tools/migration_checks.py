@@ -1,6 +1,6 @@
 """Run every claim of docs/migrating.md's fixes and answers, and print what TensorFlow does here.
 
-    python tools/migration_checks.py            # all checks, about two minutes on 2 cores
+    python tools/migration_checks.py            # all checks, one to two minutes on 2 cores
     python tools/migration_checks.py --only dynamic_pad --only saveable_iterator
 
 Each check builds small TFRecord files of its own in a temporary folder, runs the TF1 way (queue
