@@ -178,7 +178,7 @@ def test_a_file_that_is_not_a_plain_tfrecord_file_is_named(make, message, tmp_pa
 def test_an_iphone_heic_photo_is_named_by_the_app_and_the_generator(name, tmp_path):
     path = tmp_path / name
     path.write_bytes(heif(b"heic", (b"mif1", b"heic")))
-    for read in (mnistkit.pictures.prepared_pixels, mnistkit.images.load_image):
+    for read in (mnist_app.prepared_pixels, mnistkit.images.load_image):
         with pytest.raises(DataError) as error:
             read(str(path))
         assert str(error.value) == f"{path}: HEIC/HEIF photo: convert it to JPG or PNG"
