@@ -203,17 +203,39 @@ def minimize(loss, learning_rate, global_step, moving_average_decay, sync_replic
         replicas_to_aggregate, total_num_replicas = sync_replicas
         optimizer = tf.train.SyncReplicasOptimizer(
             optimizer, replicas_to_aggregate=replicas_to_aggregate, total_num_replicas=total_num_replicas,
-            variable_averages=ema, variables_to_average=tf.trainable_variables())
+            variable_averages=AveragesBesideVariables(ema), variables_to_average=tf.trainable_variables())
         return optimizer.minimize(loss, global_step=global_step), optimizer
     train_step = optimizer.minimize(loss, global_step=global_step)
-    # Each average is updated where its variable lives: on a cluster, on its
-    # parameter server, so the weights need not travel to a worker.
-    ema_ops = []
-    for var in tf.trainable_variables():
-        with tf.device(var.device):
-            ema_ops.append(ema.apply([var]))
+    ema_ops = averages_beside_variables(ema, tf.trainable_variables())
     with tf.control_dependencies([train_step, *ema_ops]):
         return tf.no_op(name="train"), optimizer
+
+
+def averages_beside_variables(ema, var_list):
+    """ema.apply for each variable of var_list on that variable's device; the list of update ops.
+
+    On a cluster each average lives beside its variable on a parameter
+    server (ExponentialMovingAverage creates it there), and so does its
+    update: the weights need not travel for it. On one machine every device
+    is the same.
+    """
+    ops = []
+    for var in var_list:
+        with tf.device(var.device):
+            ops.append(ema.apply([var]))
+    return ops
+
+
+class AveragesBesideVariables:
+    """An ExponentialMovingAverage for SyncReplicasOptimizer's variable_averages: apply() updates each
+    average beside its variable (averages_beside_variables), not all on global_step's parameter server."""
+
+    def __init__(self, ema):
+        self.ema = ema
+
+    def apply(self, var_list):
+        """One op updating the averages of var_list (tf.train.ExponentialMovingAverage.apply)."""
+        return tf.group(*averages_beside_variables(self.ema, var_list))
 
 
 def device():
