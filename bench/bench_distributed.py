@@ -21,10 +21,12 @@ With --bytes it measures instead, for both networks and 1 and 2 parameter
 servers (one worker, asynchronous): the bytes one global step moves, from
 this machine's loopback counters (/proc/net/dev, `lo`, received bytes; the
 difference between a long and a short run, so that start-up and the last
-save cancel out), next to the size of the network's weights, and each
-parameter server's share of them (from `ss -tinp`, the bytes of each
-parameter server's connections). Other programs using the loopback at the same
-time add to the counters: run it on a quiet machine.
+save cancel out), next to the size of the network's weights, and the same
+from the byte counts of the parameter servers' own connections (`ss -tinp`),
+which with one worker carry all of a step's traffic, and each parameter
+server's share of them. Other programs using the loopback at the same time
+add to its counters, not to the connections': where the two columns differ,
+the machine was not quiet.
 """
 import argparse
 import contextlib
@@ -239,16 +241,19 @@ def shaped(ports, rate):
 
 def bytes_table(work, echo):
     """Print the bytes one global step moves, for each network and 1 and 2 parameter servers."""
-    print(f"{'network':<11} {'ps':>3} {'weights MB':>11} {'MB per global step':>19} {'x weights':>10} "
+    print(f"{'':<19} {'weights':>8} {'MB per global step':>29} {'x weights':>10}", flush=True)
+    print(f"{'network':<11} {'ps':>7} {'MB':>8} {'loopback':>14} {'ps connections':>14} {'loopback':>10} "
           f"{'each ps':>12}", flush=True)
     for net, (short, long) in BYTES_STEPS.items():
         weights = weights_bytes(net)
         for num_ps in (1, 2):
-            (lo_short, _, _), (lo_long, per_ps, _) = (traffic(work, net, num_ps, s, echo) for s in (short, long))
+            (lo_short, ps_short, _), (lo_long, per_ps, _) = (traffic(work, net, num_ps, s, echo)
+                                                             for s in (short, long))
             per_step = (lo_long - lo_short) / (long - short)
+            ps_per_step = (sum(per_ps) - sum(ps_short)) / (long - short)
             shares = "/".join(f"{b / sum(per_ps):.0%}" for b in per_ps) if sum(per_ps) else "-"
-            print(f"{net:<11} {num_ps:>3} {weights / 1e6:>11.2f} {per_step / 1e6:>19.2f} {per_step / weights:>10.2f} "
-                  f"{shares:>12}", flush=True)
+            print(f"{net:<11} {num_ps:>7} {weights / 1e6:>8.2f} {per_step / 1e6:>14.2f} {ps_per_step / 1e6:>14.2f} "
+                  f"{per_step / weights:>10.2f} {shares:>12}", flush=True)
 
 
 SHAPED_STEPS = {None: 1000, "shaped": 200}  # --shaped: global steps of the unshaped and the shaped run
