@@ -31,7 +31,7 @@ import re
 import shutil
 import time
 
-from tf_compat import disk_full, file_held, first_line, tensor_read_problem, tf
+from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
 from . import files
 from .errors import DataError
 from .networks import check_network
@@ -287,11 +287,11 @@ def checkpoint_variables(variables):
     """
     found = {}
     for var in variables:
-        info = getattr(var, "_save_slice_info", None)  # set by get_variable's partitioner, read by tf.train.Saver
-        if info is None:
-            found[var.op.name] = var
+        name, shape = saved_as(var)
+        if name == var.op.name:
+            found[name] = var
         else:
-            found.setdefault(info.full_name, Whole(tf.TensorShape(info.full_shape), [])).parts.append(var)
+            found.setdefault(name, Whole(tf.TensorShape(shape), [])).parts.append(var)
     return found
 
 
