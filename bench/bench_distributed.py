@@ -157,8 +157,11 @@ def connection_bytes(pids):
     opened (a parameter server fetching a gradient from a worker: in
     TensorFlow's runtime the receiving task asks for each tensor).
     """
-    out = subprocess.run(["ss", "-tinpH", "state", "established"], capture_output=True, text=True,
-                         check=True).stdout
+    try:
+        out = subprocess.run(["ss", "-tinpH", "state", "established"], capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit(f"error: ss -tinp: {e} (--bytes needs ss, from iproute2)") from None
     found, socket = {}, None
     for line in out.splitlines():
         if not line[:1].isspace():
