@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 
+from mnistkit import cli
 from mnistkit.errors import STOP_SIGNALS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -189,6 +190,7 @@ def run_cluster(num_ps, num_workers, worker_args, log=print, net="mlp"):
 
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
+    cli.safe_console()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Other flags go to every worker.",
                                      allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)

@@ -171,14 +171,14 @@ def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=N
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
-    parser.add_argument("--train-images", help=f"training image folder (course: {image_train_path})")
-    parser.add_argument("--train-labels", help=f"training label file (course: {label_train_path})")
-    parser.add_argument("--test-images", help=f"test image folder (course: {image_test_path})")
-    parser.add_argument("--test-labels", help=f"test label file (course: {label_test_path})")
-    parser.add_argument("--jpg-dir", default=jpg_path, help="where the JPG layout is found or built")
-    parser.add_argument("--idx-dir", help="build the JPG layout from the 4 MNIST-format IDX files in this folder")
+    parser.add_argument("--train-images", type=cli.path, help=f"training image folder (course: {image_train_path})")
+    parser.add_argument("--train-labels", type=cli.path, help=f"training label file (course: {label_train_path})")
+    parser.add_argument("--test-images", type=cli.path, help=f"test image folder (course: {image_test_path})")
+    parser.add_argument("--test-labels", type=cli.path, help=f"test label file (course: {label_test_path})")
+    parser.add_argument("--jpg-dir", type=cli.path, default=jpg_path, help="where the JPG layout is found or built")
+    parser.add_argument("--idx-dir", type=cli.path, help="build the JPG layout from the 4 MNIST-format IDX files in this folder")
     parser.add_argument("--no-download", action="store_true", help="do not try to download the official MNIST")
-    parser.add_argument("--data-dir", default=data_path, help="output folder for the TFRecord files")
+    parser.add_argument("--data-dir", type=cli.path, default=data_path, help="output folder for the TFRecord files")
     parser.add_argument("--workers", type=int, default=writer.default_workers(),
                         help="processes decoding images (1: decode in this process, one image at a time)")
     parser.add_argument("--shards", type=int, default=1,

@@ -146,7 +146,8 @@ def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=
                                              {v.op.name: v for v in tf.global_variables()}, settings.log)
         training.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
     tf.get_default_graph().finalize()
-    sess = open_session(server, parts, cluster, task_index, ckpt, startup_timeout, settings.log)
+    with checkpoints.readable_prefix(ckpt) if ckpt else contextlib.nullcontext() as literal:  # Saver.restore globs
+        sess = open_session(server, parts, cluster, task_index, literal, startup_timeout, settings.log)
     role = training.Role(saver=parts.saver, is_chief=is_chief, me=f"{me}: ", retried=dict(RETRIED),
                          announce_first=True, data=mine,
                          writer=training.summary_writer(settings.model_dir) if is_chief else None)
