@@ -87,7 +87,7 @@ def course_splits(args, log=print):
     """({"train": (image folder, label file), "test": (...)}, where they came from) for generate_tfRecord.
 
     The four --train/--test flags when given (all four); else the course's
-    own mnist_data_jpg files when they are there and were not built by us;
+    own JPG files in --jpg-dir (idx.course_layout) when they are there;
     else the layout idx.build_jpg_layout finds or builds (from --idx-dir, a
     download, or the bundled sample). Raises DataError when only some of
     the four flags are given, or no layout can be had.
@@ -100,10 +100,9 @@ def course_splits(args, log=print):
             raise DataError(f"give all four of --train-images, --train-labels, --test-images and --test-labels "
                             f"(missing: {', '.join(missing)})")
         return splits, "the folders given on the command line"
-    if (args.idx_dir is None and args.jpg_dir == jpg_path and os.path.isdir(image_train_path)
-            and os.path.isfile(label_train_path) and idx.read_manifest(jpg_path) is None):
-        return ({"train": (image_train_path, label_train_path), "test": (image_test_path, label_test_path)},
-                "the course's JPG files in " + jpg_path)
+    course = idx.course_layout(args.jpg_dir) if args.idx_dir is None else None
+    if course is not None:
+        return course, "the course's JPG files in " + args.jpg_dir
     layout = idx.build_jpg_layout(args.jpg_dir, args.idx_dir, download=not args.no_download, log=log)
     return {split: layout[split] for split in ("train", "test")}, layout["source"]
 
