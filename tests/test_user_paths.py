@@ -65,8 +65,19 @@ def test_tfrecord_sources_are_literal_before_they_are_patterns(tmp_path):
     assert records.tfrecord_files(str(tmp_path / "f[0-9].tfrecords")) == [str(tmp_path / "f1.tfrecords")]  # a pattern
 
 
+def test_pictures_in_a_folder_named_like_a_pattern_are_its_own(tmp_path):
+    from mnistkit import pictures
+    for name, decoy in MATCHED_BY.items():
+        for folder in (name, decoy):
+            os.makedirs(tmp_path / folder)
+            Image.new("L", (28, 28), 255).save(tmp_path / folder / f"{folder.replace('*', 'x').replace('?', 'x')}.png")
+        assert [os.path.dirname(p) for p in pictures.picture_paths([str(tmp_path / name)])] == [str(tmp_path / name)]
+
+
 PARSERS = {"mnist_generateds.py": mnist_generateds.build_parser, "mnist_backward.py": mnist_backward.build_parser,
-           "mnist_test.py": mnist_test.build_parser, "mnist_app.py": mnist_app.build_parser}
+           "mnist_test.py": mnist_test.build_parser, "mnist_app.py": mnist_app.build_parser,
+           "mnist_lenet5_backward.py": mnist_lenet5_backward.build_parser,
+           "mnist_lenet5_test.py": mnist_lenet5_test.build_parser}
 PATH_DESTS = {"train_images", "train_labels", "test_images", "test_labels", "jpg_dir", "idx_dir", "data_dir",
               "model_dir", "report", "report_json", "show_input", "images"}
 
@@ -82,8 +93,6 @@ def test_every_path_flag_expands_a_tilde_after_the_equals_sign(script, monkeypat
     for a in paths:
         expected = [f"{tmp_path}/pic.png"] if a.dest == "images" else f"{tmp_path}/x/{a.dest}"
         assert getattr(args, a.dest) == expected
-    # the LeNet-5 scripts' parsers are these with other defaults
-    assert mnist_lenet5_backward.main and mnist_lenet5_test.main
 
 
 def cp1252_console(monkeypatch):
