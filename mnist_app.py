@@ -23,89 +23,126 @@ import json
 import sys
 
 import numpy as np
+from PIL import Image
 
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, networks
+from mnistkit import checkpoints, cli, networks, pictures
 from mnistkit.errors import DataError, exit_status
-from mnistkit.pictures import (PREPROCESS, THRESHOLD, claim_input_path, network_input, picture_paths,
-                               prepared_pixels, write_input)
+from mnistkit.pictures import IMAGE_SIZE, claim_input_path, picture_paths, write_input
 
 FORWARD = {net.NETWORK: net for net in (mnist_forward, mnist_lenet5_forward)}  # the network a checkpoint holds
 
 
+THRESHOLD = 50  # --preprocess course: after inversion, below is background (0), the rest is stroke (255)
+PREPROCESS = ("mnist", "course")  # --preprocess
 TOP_K = 3
 COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, word for word
 PATH_PROMPT = "the path of test picture:"
 
 
-def pre_pic(picName, threshold=THRESHOLD, preprocess="mnist"):
-    """The network input for one picture file: float32 [1, 784] in [0, 1], stroke bright.
+def restore_network(model_dir=mnist_backward.MODEL_SAVE_PATH):
+    """The course's restore: the network of model_dir's newest checkpoint with its moving-average weights.
 
-    preprocess "mnist" (mnist_input) or "course" (course_input with
-    `threshold`). The values are k / 255 for the uint8 pixels k that
-    prepared_pixels returns. Raises DataError naming the file when it cannot
-    be read or holds no digit.
+    Returns (sess, x, prediction, probabilities, net, ckpt): a tf.Session
+    holding the restored network, its input placeholder x float32 [None,
+    784], the predicted digits int64 [None] and their probabilities
+    float32 [None, 10], the network's forward module (the one the
+    checkpoint holds: networks.network_of, the 784-500-10 network or
+    LeNet-5, no dropout) and the checkpoint's path. The caller closes sess.
+    Raises DataError when model_dir holds no checkpoint, a damaged one
+    (with the newest intact one in the hint) or one of another graph.
     """
-    return network_input(prepared_pixels(picName, threshold, preprocess))
+    # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.latest finds
+    # the newest checkpoint files even when that index is lost or names a moved folder.
+    ckpt = checkpoints.latest(model_dir)
+    if ckpt is None:
+        raise DataError(f"{model_dir}: no checkpoint found; train first with `python {networks.MLP.train_script}`")
+    stored = checkpoints.read_or_hint(model_dir, ckpt)
+    # A checkpoint of neither network is checked against the course's, which names what differs.
+    net = FORWARD.get(networks.network_of(stored), mnist_forward)
+    with tf.Graph().as_default() as tg:
+        x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
+        y = net.forward(x, None, train=False)
+        prediction = tf.argmax(y, 1)
+        probabilities = tf.nn.softmax(y)  # for the top 3 beside the prediction
+        variable_averages = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
+        variables_to_restore = variable_averages.variables_to_restore()
+        # No tf.train.Saver(variables_to_restore): checkpoints.restore assigns the values read and verified above.
+        sess = tf.Session(graph=tg)
+        try:
+            checkpoints.restore(sess, variables_to_restore, ckpt, stored)
+        except DataError:
+            sess.close()
+            raise
+    return sess, x, prediction, probabilities, net, ckpt
 
 
 def restore_model(testPicArr, model_dir=mnist_backward.MODEL_SAVE_PATH):
     """The course's step: the digit (int) the newest checkpoint in model_dir predicts for pre_pic's float32 [1, 784].
 
-    Restores the network with its moving-average weights for this one call,
-    as the course did (application() restores once for many pictures).
-    Raises DataError when model_dir holds no usable checkpoint.
+    Restores the network for this one call, as the course did
+    (application() restores once for many pictures: Predictor). Raises
+    DataError as restore_network does.
     """
-    predictor = Predictor(model_dir)
-    try:
-        return predictor.restore_model(testPicArr)
-    finally:
-        predictor.sess.close()
+    sess, x, prediction, _, _, _ = restore_network(model_dir)
+    with sess:
+        preValue = sess.run(prediction, feed_dict={x: testPicArr})
+    return int(preValue[0])
 
 
 class Predictor:
-    """The network restored once with its moving-average weights, for many pictures.
-
-    model_dir: checkpoint folder; its newest checkpoint is found from the
-    files there (checkpoints.latest) and read whole before use. The
-    network is the one the checkpoint holds (networks.network_of: the
-    784-500-10 network or LeNet-5, no dropout), in `self.net` (its forward
-    module); the checkpoint's path is `self.ckpt`. Raises DataError when
-    it holds no checkpoint, a damaged one (with the newest intact one in
-    the hint) or one of another graph.
-    """
+    """restore_network's network, restored once for many pictures: `net` (its forward module), `ckpt` (its path)."""
 
     def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
-        ckpt = checkpoints.latest(model_dir)
-        if ckpt is None:
-            raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
-        stored = checkpoints.read_or_hint(model_dir, ckpt)
-        self.ckpt = ckpt
-        # A checkpoint of neither network is checked against the course's, which names what differs.
-        self.net = FORWARD.get(networks.network_of(stored), mnist_forward)
-        self.graph = tf.Graph()
-        with self.graph.as_default():
-            self.x = tf.placeholder(tf.float32, [None, self.net.INPUT_NODE])
-            self.probabilities = tf.nn.softmax(self.net.forward(self.x, None, train=False))
-            restore_vars = checkpoints.moving_average_variables(mnist_backward.MOVING_AVERAGE_DECAY,
-                                                                with_global_step=False)
-            self.sess = tf.Session(graph=self.graph)
-            try:
-                checkpoints.restore(self.sess, restore_vars, ckpt, stored)
-            except DataError:
-                self.sess.close()
-                raise
+        self.sess, self.x, self.prediction, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
 
-    def restore_model(self, testPicArr):
+    def digit(self, testPicArr):
         """Predicted digit (int) for one prepared picture, float32 [1, 784]."""
-        return int(np.argmax(self.predict(testPicArr)[0]))
+        return int(self.sess.run(self.prediction, feed_dict={self.x: testPicArr})[0])
 
     def predict(self, pictures):
         """Class probabilities float32 [n, 10] for prepared pictures float32 [n, 784]."""
         return self.sess.run(self.probabilities, feed_dict={self.x: pictures})
+
+
+def pre_pic(picName, threshold=THRESHOLD, preprocess="mnist"):
+    """The network input for one picture file: float32 [1, 784] in [0, 1], stroke bright.
+
+    preprocess "mnist" (pictures.mnist_input) or "course" (course_pixels
+    with `threshold`). The values are k / 255 for the uint8 pixels k that
+    prepared_pixels returns. Raises DataError naming the file when it cannot
+    be read or holds no digit.
+    """
+    return pictures.network_input(prepared_pixels(picName, threshold, preprocess))
+
+
+def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist"):
+    """uint8 [28, 28]: the picture as the network sees it (see pre_pic).
+
+    Raises DataError naming the file when it cannot be read, holds no digit
+    (pictures.find_ink), several digits, or gives a flat input (every pixel
+    one value).
+    """
+    img = pictures.load_picture(picName)  # open: any mode, EXIF-rotated, transparency on white; 8-bit grayscale
+    with pictures.refusals_named(picName):
+        if preprocess == "course":
+            pictures.find_ink(pictures.shrink(img))  # the course's threshold alone reads a blank page as a digit
+            pixels = course_pixels(img, threshold)
+        else:  # MNIST's own preparation: lighting evened, digit cropped, scaled into 20x20 and centred
+            pixels = pictures.mnist_input(img)
+    pictures.check_not_flat(picName, pixels, threshold, preprocess)
+    return pixels
+
+
+def course_pixels(img, threshold=THRESHOLD):
+    """The course's preparation of a grayscale PIL image: uint8 [28, 28], 0 or 255 (stroke = 255)."""
+    reIm = img.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.LANCZOS)  # LANCZOS: the removed Image.ANTIALIAS
+    im_arr = np.array(reIm.convert("L"), dtype=np.int32)  # grayscale
+    im_arr = 255 - im_arr  # inverted: a bright stroke on black, as in MNIST
+    return np.where(im_arr < threshold, 0, 255).astype(np.uint8)  # threshold: paper and noise 0, stroke 255
 
 
 def top_k(probabilities, k=TOP_K):

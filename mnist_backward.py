@@ -14,21 +14,26 @@ learning rate; TensorBoard summaries go to <model folder>/train
 (`tensorboard --logdir model` shows them beside mnist_test.py's eval/).
 
 With --job_name ps|worker, --task_index, --ps_hosts and --worker_hosts the
-same graph trains on TensorFlow's distributed runtime instead, one process
-per task (see mnistkit/distributed.py; mnist_cluster.py starts such a cluster
-on one machine).
+same graph and the same loop train on TensorFlow's distributed runtime
+instead, one process per task: mnistkit/distributed.py makes the server, the
+session and the synchronous optimizer, and its Worker is the loop's `worker`
+(mnist_cluster.py starts such a cluster on one machine).
 
-Reading order: the constants, then backward(): build_graph() (get_tfrecord ->
-forward -> loss, learning rate, moving averages), the Coordinator around
-mnistkit.training.run_steps, the last checkpoint.
+Reading order, as in the course: the constants; build_graph() (get_tfrecord
+-> forward -> loss with the 'losses' collection, exponential_decay,
+GradientDescentOptimizer, ExponentialMovingAverage, the train op, the
+Saver); backward() (Session, restore, then train_loop(): Coordinator and
+queue runners, the step loop with its sess.run, loss lines and saves,
+request_stop and join); the last checkpoint.
 """
 import sys
 
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, training
-from mnistkit.errors import Interrupted, exit_status
+from mnistkit import checkpoints, cli, inputs, schedule, signals, summaries, training
+from mnistkit.errors import DataError, Interrupted, exit_status
+from mnistkit.networks import LOSSES_COLLECTION
 
 BATCH_SIZE = 200
 LEARNING_RATE_BASE = 0.1
@@ -42,8 +47,87 @@ SAVE_EVERY = 1000  # steps between checkpoints
 KEEP_CHECKPOINTS = 5  # newest checkpoints of this run kept (tf.train.Saver's max_to_keep)
 PRINT_EVERY = 1000  # steps between the course's loss lines
 SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slow training
-PIPELINES = ("fast", "course", "tfdata")  # --pipeline: the input pipeline (mnist_generateds.get_tfrecord, tf.data)
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
+
+
+def settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, pipeline="fast",
+                 save_every=SAVE_EVERY, keep=KEEP_CHECKPOINTS, summary_every=SUMMARY_EVERY, quiet=False, log=print):
+    """The training.Settings of a run with this file's schedule (decay, L2, moving averages, loss lines)."""
+    return training.Settings(net=net, steps=steps, batch_size=batch_size, learning_rate_base=learning_rate_base,
+                             learning_rate_decay=LEARNING_RATE_DECAY, regularizer=REGULARIZER,
+                             moving_average_decay=MOVING_AVERAGE_DECAY, data_dir=data_dir, model_dir=model_dir,
+                             pipeline=inputs.pipeline_of(pipeline), save_every=save_every, keep=keep,
+                             summary_every=summary_every, print_every=PRINT_EVERY, quiet=quiet, log=log)
+
+
+def build_graph(settings, data, sync_replicas=None):
+    """The course's graph: get_tfrecord -> forward -> loss, learning rate, moving averages; a training.TrainGraph.
+
+    With settings.pipeline tf.data's ("tfdata") the batches come from
+    inputs.tfdata_batches instead of get_tfrecord; the rest of the graph,
+    and so the checkpoint's variables, are the same. data:
+    training.training_data's TrainingData (the files, their record count,
+    the layout the fast pipeline reads). sync_replicas: None, or
+    (replicas_to_aggregate, total_num_replicas) for a cluster's
+    SyncReplicasOptimizer (mnistkit.distributed.sync_optimizer).
+    """
+    img_batch, label_batch = training_batches(settings, data)
+    if settings.pipeline.fed:  # the course's placeholders, fed the fetched batch by feed_dict (run_step)
+        x = tf.placeholder(tf.float32, [None, settings.net.INPUT_NODE])
+        y_ = tf.placeholder(tf.float32, [None, settings.net.OUTPUT_NODE])
+    else:  # differs from the course: the batch tensors feed the network directly, without a trip through Python
+        x, y_ = img_batch, label_batch
+    y = settings.net.forward(x, settings.regularizer, train=True)
+    # The course's step counter, int64 and collected under TensorFlow's own name and key, so that
+    # tf.train.global_step, SyncReplicasOptimizer and the checkpoints of earlier versions all find it.
+    global_step = tf.Variable(0, trainable=False, name="global_step", dtype=tf.int64,
+                              collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
+
+    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
+    cem = tf.reduce_mean(ce)
+    regularization = tf.add_n(tf.get_collection(LOSSES_COLLECTION))
+    loss = cem + regularization
+
+    # One epoch, examples / batch_size steps, is the decay period (the course's train_num_examples / BATCH_SIZE).
+    learning_rate = tf.train.exponential_decay(settings.learning_rate_base, global_step,
+                                               data.examples / settings.batch_size, settings.learning_rate_decay,
+                                               staircase=True)
+    optimizer = tf.train.GradientDescentOptimizer(learning_rate)
+    if sync_replicas is None:
+        train_step = optimizer.minimize(loss, global_step=global_step)
+        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
+        ema_ops = []
+        for var in tf.trainable_variables():
+            with tf.device(var.device):  # on a cluster: on the variable's parameter server, not on the worker
+                ema_ops.append(ema.apply([var]))
+        with tf.control_dependencies([train_step, *ema_ops]):
+            train_op = tf.no_op(name="train")
+    else:  # a cluster's aggregated updates: its chief applies them, then the moving averages
+        from mnistkit import distributed
+        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
+        optimizer = distributed.sync_optimizer(optimizer, ema, sync_replicas)
+        train_op = optimizer.minimize(loss, global_step=global_step)
+    with tf.control_dependencies([train_op]):
+        step_after = global_step.read_value()  # the step number this update produced (others move it too)
+    summary = summaries.summaries(loss, cem, regularization, learning_rate, y, y_,
+                                 queue_fill=settings.pipeline.queue_runners)
+    # Relative paths in the `checkpoint` index keep a moved model folder readable; --keep rotates only this run's.
+    saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
+    return training.TrainGraph(x, y_, img_batch, label_batch, loss, learning_rate, global_step, train_op,
+                               step_after, summary, optimizer, saver)
+
+
+def training_batches(settings, data):
+    """(img_batch float32 [batch, 784] in [0, 1], label_batch float32 [batch, 10] one-hot) of settings.pipeline.
+
+    "fast" and "course": the course's get_tfrecord (queue runners) over
+    data.files; "tfdata": inputs.tfdata_batches, the same batches through
+    tf.data, the queue runners' successor (docs/migrating.md).
+    """
+    if not settings.pipeline.queue_runners:
+        return inputs.tfdata_batches(data.files, settings.batch_size)
+    return mnist_generateds.get_tfrecord(settings.batch_size, isTrain=True, pipeline=settings.pipeline,
+                                         files=data.files, layout=data.layout)
 
 
 def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
@@ -52,110 +136,178 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
              net=mnist_forward, learning_rate_base=LEARNING_RATE_BASE):
     """Train until global_step reaches `steps`; returns the final global_step.
 
-    Reads data_dir/mnist_train.tfrecords (or its shards; data_dir may also
-    be a file or a pattern, see mnistkit.records.tfrecord_files), writes
-    checkpoints model_dir/mnist_model-<global_step> every `save_every` steps
-    (keeping the newest `keep` of this run), at the end and on
-    SIGINT/SIGTERM, after which it raises mnistkit.errors.Interrupted.
-    Writes TensorBoard summaries to model_dir/train every `summary_every`
-    steps: loss, cross_entropy, regularization_loss, learning_rate, accuracy
-    (training batch, training weights), shuffle_queue_fill (size / capacity
-    of shuffle_batch's queue; not with pipeline "tfdata", which has no
-    queue) and examples_per_sec. A progress bar runs on a terminal unless
-    `quiet`. Raises DataError on bad input (missing or
+    Reads data_dir's training TFRecord file(s) (a folder, file or pattern:
+    records.tfrecord_files); saves model_dir/mnist_model-<global_step>
+    every `save_every` steps (the newest `keep` of this run kept), at the
+    end and on SIGINT/SIGTERM, after which it raises errors.Interrupted.
+    TensorBoard summaries (summaries.summaries, and examples_per_sec) go to
+    model_dir/train every `summary_every` steps; a progress bar runs on a
+    terminal unless `quiet`. Raises DataError on bad input (missing or
     corrupted TFRecord file, unwritable model folder, damaged checkpoint or
-    one of another graph, a failing reader thread). Builds its graph in a
-    new tf.Graph, so that it can be called again in the same process (a
-    notebook cell run twice). net: the network's forward module;
-    mnist_lenet5_backward.backward trains mnist_lenet5_forward's with its
-    own learning_rate_base and defaults.
+    one of another graph, a failing reader thread). Builds a new tf.Graph,
+    so it can run again in one process (a notebook cell run twice). net:
+    the network's forward module (mnist_lenet5_backward passes LeNet-5's).
     """
-    return train(settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, pipeline=pipeline,
-                              save_every=save_every, keep=keep, summary_every=summary_every, quiet=quiet, log=log))
-
-
-def settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, **bookkeeping):
-    """The training.Settings of a run with this file's schedule (decay, L2, moving averages, loss lines)."""
-    return training.Settings(net=net, steps=steps, batch_size=batch_size, learning_rate_base=learning_rate_base,
-                             learning_rate_decay=LEARNING_RATE_DECAY, regularizer=REGULARIZER,
-                             moving_average_decay=MOVING_AVERAGE_DECAY, data_dir=data_dir, model_dir=model_dir,
-                             print_every=PRINT_EVERY, **bookkeeping)
-
-
-def build_graph(settings, data, sync_replicas=None):
-    """The course's graph: get_tfrecord -> forward -> loss, schedule, moving averages; a training.TrainGraph.
-
-    With settings.pipeline "tfdata" the batches come from
-    inputs.tfdata_batches instead of get_tfrecord; the rest of the graph,
-    and so the checkpoint's variables, are the same. data:
-    training.training_data's TrainingData (the files, their record count,
-    the layout the fast pipeline reads). sync_replicas: see
-    training.train_ops (a distributed run's SyncReplicasOptimizer).
-    """
-    if settings.pipeline == "tfdata":  # the queue runners' successor (docs/migrating.md)
-        img_batch, label_batch = inputs.tfdata_batches(data.files, settings.batch_size)
-    else:
-        img_batch, label_batch = mnist_generateds.get_tfrecord(settings.batch_size, isTrain=True,
-                                                               pipeline=settings.pipeline, files=data.files,
-                                                               layout=data.layout)
-    x, y_ = training.network_input(img_batch, label_batch, settings)
-    y = settings.net.forward(x, settings.regularizer, train=True)
-    return training.train_ops(x, y_, y, (img_batch, label_batch), settings, data.examples, sync_replicas,
-                              queue_fill=settings.pipeline != "tfdata")
-
-
-def train(settings):
-    """backward() for a training.Settings: one machine, queue runners under a Coordinator; the final global_step.
-
-    With pipeline "tfdata" there are no queue runners to start (the
-    Coordinator then has no thread), and a reading error fails the step
-    itself: it is turned into the same one-line DataError
-    (inputs.pipeline_failed) as a reader thread's.
-    """
-    log = settings.log
+    settings = settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, pipeline=pipeline,
+                            save_every=save_every, keep=keep, summary_every=summary_every, quiet=quiet, log=log)
     data = training.training_data(settings.data_dir)  # every file checked whole before the graph is built
     checkpoints.prepare_model_dir(settings.model_dir, log)
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
-        role = training.Role(saver=checkpoints.saver(settings.keep), data=data)
-        with tf.Session() as sess, training.StopFlag() as stop:
-            restored = checkpoints.restore_or_init(sess, settings.model_dir, settings.net.NETWORK, log)
+        with tf.Session() as sess, signals.StopFlag() as stop:
+            init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
+            sess.run(init_op)
+            # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index; resume_checked finds
+            # the newest checkpoint files even when the index is lost or stale, and reads them whole first.
+            var_list = {v.op.name: v for v in tf.global_variables()}
+            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, log)
+            if restored:  # the values resume_checked verified, assigned (saver.restore would read the files again)
+                checkpoints.restore(sess, var_list, restored, stored)
             first_step = int(sess.run(graph.global_step))
-            training.check_schedule(settings, data.examples, first_step if restored else None)
-            progress = training.Progress(step=first_step, saved_step=first_step)
-            log(f"training on {data.examples} records from {data.where}"
-                + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
-                + f"; running on {training.device()}")
-            if first_step >= settings.steps:
-                log(f"global_step {first_step} already reaches the target; raise --steps to train further")
+            announce(settings, data, restored, first_step)
+            run = training.Run(data, checkpoints.RunSaves(graph.saver, settings.model_dir), stop,
+                               training.Progress(step=first_step, saved_step=first_step))
             # The graph goes into the first run's events only; a resumed run has the same one.
-            role.writer = training.summary_writer(settings.model_dir, None if restored else sess.graph)
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+            run.writer = summaries.summary_writer(settings.model_dir, None if restored else sess.graph)
             try:
-                try:
-                    training.run_steps(sess, graph, settings, role, stop, coord, progress)
-                except tf.errors.OpError as e:
-                    if inputs.iterator_failed(e):  # tf.data reads in the step itself, not in a reader thread
-                        raise inputs.pipeline_failed(data.where, e) from None
-                    if not isinstance(e, (tf.errors.OutOfRangeError, tf.errors.CancelledError)):
-                        raise
-                    coord.request_stop(e)  # a closed queue: the reader's own error, if any, is re-raised by join
-                finally:
-                    training.close_writer(role.writer, log)
-                    inputs.stop_queue_runners(coord, threads, data.where)
-            except Exception as e:  # a stuck or failing input, a full disk: one line, the steps saved if possible
-                raise training.failed(e, sess, graph, settings, role, progress, data.where) from None
-            step = training.save_last(sess, graph, settings, role, progress, restored)
-    path = checkpoints.prefix_of(settings.model_dir, progress.saved_step)
-    if stop.signal:
-        raise Interrupted(stop.signal, f"{stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
-    if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where the run ended
-        log(f"done at step {step}; checkpoint saved to {path}")
-    note = training.older_checkpoints_note(settings, role)
-    if note:
-        log(note)
+                train_loop(sess, graph, settings, run)
+            except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps done
+                error = training.one_line_error(e, data.where)
+                if not isinstance(error, checkpoints.SaveFailed):
+                    error = training.saved_note(error, save_if_possible(sess, graph, settings, run))
+                raise error from None
+            save_last(sess, graph, settings, run, restored)
+    return finish(settings, run, first_step)
+
+
+def train_loop(sess, graph, settings, run):
+    """The step loop, between starting and joining the queue runners; for one machine and a cluster worker alike.
+
+    Trains until global_step reaches settings.steps, a stop signal
+    (run.stop) or a stopped Coordinator; run.progress follows each step.
+    Differs from the course's `for i in range(STEPS)`: --steps is a target
+    global_step, so a resumed run trains only the steps still to do; and as
+    other workers move global_step too, a summary, a loss line or a
+    checkpoint is due when a multiple of its period lies between the
+    previous step and this one (training.crossed). Only the chief
+    (run.chief) saves and writes summaries. run.worker: None on one
+    machine; on a cluster, the distributed.Worker whose hooks start and
+    stop the synchronous updates and whose errors are tried again.
+    """
+    worker = run.worker
+    coord = tf.train.Coordinator()
+    threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+    fetches = [graph.train_op, graph.loss, graph.step_after, graph.learning_rate]
+    guard = training.StepGuard(worker.retried if worker else {}, worker.log_prefix if worker else "", settings.log)
+    meter = summaries.SummaryMeter(run.writer if run.chief else None, settings.summary_every, settings.batch_size)
+    try:
+        if worker:
+            worker.started(sess)  # the chief's synchronous-update queue runner
+        with training.progress_bar(settings, run) as bar:
+            while run.progress.step < settings.steps and not run.stop.signal and not coord.should_stop():
+                previous = run.progress.step
+                summarize = meter.due(previous + 1)
+                out = run_step(sess, graph, fetches + [graph.summary] if summarize else fetches, settings, guard)
+                if out is None:
+                    continue  # a step to try again
+                run.data.check_unchanged()
+                _, loss_value, step, learning_rate = out[:4]
+                run.progress.step, run.progress.local_steps = step, run.progress.local_steps + 1
+                bar.update(step - previous)
+                bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
+                meter.add(out[4] if summarize else None, step)
+                if training.crossed(previous, step, settings.print_every) or step == 1 or (
+                        worker and run.progress.local_steps == 1):  # a worker says when it joined
+                    with bar.external_write_mode():
+                        settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
+                if run.chief and training.crossed(run.progress.saved_step, step, settings.save_every):
+                    run.progress.saved_step = save(sess, graph, run)
+    except tf.errors.OpError as e:
+        if inputs.iterator_failed(e):  # tf.data reads in the step itself, not in a reader thread
+            raise inputs.pipeline_failed(run.data.where, e) from None
+        if not isinstance(e, (tf.errors.OutOfRangeError, tf.errors.CancelledError)):
+            raise
+        # A closed queue: a failing reader's own error is re-raised by join below (none, on a cluster, when the
+        # chief closed its synchronous updates' token queue at the end).
+        coord.request_stop(worker.closed_queue_error(e) if worker else e)
+    finally:
+        if run.writer is not None:
+            summaries.close_writer(run.writer, settings.log)
+        if worker:
+            worker.stopping()  # the chief's token queue closed: the other workers' synchronous training is over
+        coord.request_stop()
+        try:  # join re-raises a reader thread's error: the real cause behind a closed queue
+            coord.join(threads, stop_grace_period_secs=inputs.JOIN_GRACE_SECS)
+        except tuple(guard.retried):
+            raise  # a cluster's lost parameter server, as it is
+        except tf.errors.OpError as e:
+            raise inputs.pipeline_failed(run.data.where, e) from None
+
+
+def run_step(sess, graph, fetches, settings, guard):
+    """One training step's fetched values, or None when `guard` (training.StepGuard) let it be tried again."""
+    with guard:
+        if settings.pipeline.fed:  # the course fetches a batch, then feeds it back by feed_dict
+            xs, ys = sess.run([graph.img_batch, graph.label_batch], options=guard.options)
+            return sess.run(fetches, feed_dict={graph.x: xs, graph.y_: ys}, options=guard.options)
+        return sess.run(fetches, options=guard.options)
+    return None
+
+
+def save(sess, graph, run):
+    """saver.save at the global_step read now (checkpoints.RunSaves: never over another run's); returns that step."""
+    step = int(sess.run(graph.global_step, options=training.step_options()))
+    run.saves.save(sess, step)
     return step
+
+
+def save_last(sess, graph, settings, run, restored):
+    """After the loop: the chief saves the steps not yet saved (or a first checkpoint); returns global_step.
+
+    restored: the checkpoint the run started from, or None (then even a run
+    of no steps saves, so that its folder holds a checkpoint).
+    """
+    progress = run.progress
+    progress.step = max(progress.step, int(sess.run(graph.global_step, options=training.step_options())))
+    if run.chief and (progress.step != progress.saved_step or restored is None):
+        progress.saved_step = save(sess, graph, run)
+    return progress.step
+
+
+def save_if_possible(sess, graph, settings, run):
+    """On a failure: the chief saves the steps done since the last checkpoint; its prefix, or None when none
+    was due or the session or the disk cannot save any more."""
+    if not run.chief:
+        return None
+    before = run.progress.saved_step
+    try:
+        saved = save_last(sess, graph, settings, run, restored=True) != before
+    except (DataError, tf.errors.OpError):
+        return None
+    return checkpoints.prefix_of(settings.model_dir, run.progress.saved_step) if saved else None
+
+
+def finish(settings, run, first_step):
+    """After the last save: Interrupted after a stop signal; else the closing lines. Returns the final global_step."""
+    step, path = run.progress.step, checkpoints.prefix_of(settings.model_dir, run.progress.saved_step)
+    if run.stop.signal:
+        raise Interrupted(run.stop.signal, f"{run.stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
+    if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where it ended
+        settings.log(f"done at step {step}; checkpoint saved to {path}")
+    note = checkpoints.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written)
+    if note:
+        settings.log(note)
+    return step
+
+
+def announce(settings, data, restored, first_step):
+    """The trainer's first line(s): what it trains on, from where, to which global_step, on which device."""
+    schedule.check_schedule(settings, data.examples, first_step if restored else None)
+    settings.log(f"training on {data.examples} records from {data.where}"
+                 + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
+                 + f"; running on {training.device()}")
+    if first_step >= settings.steps:
+        settings.log(f"global_step {first_step} already reaches the target; raise --steps to train further")
 
 
 def build_parser(net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LEARNING_RATE_BASE,
@@ -175,14 +327,14 @@ def build_parser(net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LE
                         help="folder holding mnist_train.tfrecords or its shards, or a file pattern such as "
                              "'data/mnist_train-*'")
     parser.add_argument("--model-dir", type=cli.path, default=model_dir, help="checkpoint folder (read to resume, written)")
-    parser.add_argument("--pipeline", choices=PIPELINES, default="fast",
+    parser.add_argument("--pipeline", choices=list(inputs.PIPELINES), default="fast",
                         help="fast: queue runners, many records per reader op, batches wired into the network; "
                              "course: queue runners, one record per op, batches fetched and fed back by feed_dict; "
                              "tfdata: tf.data instead of queue runners (docs/migrating.md)")
     parser.add_argument("--save-every", type=int, default=SAVE_EVERY, help="steps between checkpoints")
     parser.add_argument("--keep", type=int, default=KEEP_CHECKPOINTS, help="newest checkpoints to keep")
     parser.add_argument("--summary-every", type=int, default=SUMMARY_EVERY,
-                        help=f"steps between TensorBoard summaries (in <model-dir>/{training.TRAIN_LOG_DIR})")
+                        help=f"steps between TensorBoard summaries (in <model-dir>/{summaries.TRAIN_LOG_DIR})")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     cluster = parser.add_argument_group("distributed training (TensorFlow's gRPC runtime; see mnist_cluster.py)")
@@ -207,13 +359,17 @@ def main(argv=None, **network):
     args = parser.parse_args(cli.arguments(argv))
     if args.steps < 0 or min(args.batch_size, args.save_every, args.keep, args.summary_every) < 1:
         parser.error("--steps must be >= 0; --batch-size, --save-every, --keep and --summary-every >= 1")
-    settings = settings_for(args.net, args.steps, args.batch_size, args.learning_rate_base, args.data_dir,
-                            args.model_dir, pipeline=args.pipeline, save_every=args.save_every, keep=args.keep,
-                            summary_every=args.summary_every, quiet=args.quiet)
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
-        return distributed.main(args, parser, settings, build_graph)
-    return exit_status(lambda: train(settings), interrupted="interrupted before training started; nothing saved")
+        settings = settings_for(args.net, args.steps, args.batch_size, args.learning_rate_base, args.data_dir,
+                                args.model_dir, pipeline=args.pipeline, save_every=args.save_every,
+                                keep=args.keep, summary_every=args.summary_every, quiet=args.quiet)
+        return distributed.main(args, parser, settings, sys.modules[__name__])
+    return exit_status(lambda: backward(args.steps, args.batch_size, args.data_dir, args.model_dir,
+                                        pipeline=args.pipeline, save_every=args.save_every, keep=args.keep,
+                                        quiet=args.quiet, summary_every=args.summary_every, net=args.net,
+                                        learning_rate_base=args.learning_rate_base),
+                       interrupted="interrupted before training started; nothing saved")
 
 
 if __name__ == "__main__":

@@ -10,16 +10,20 @@ is missing it is built first from IDX files (see mnistkit/idx.py). With
 data/mnist_train-00000-of-0000N.tfrecords ..., one or more per worker of a
 distributed training (see mnist_cluster.py).
 
-Reading order: generate_tfRecord() -> write_tfRecord() for each split; then
-the readers mnist_backward.py uses, read_tfRecord() -> get_tfrecord().
-The record schema lives in mnistkit/records.py, the writing machinery in
-mnistkit/writer.py, the shared pipeline parts in mnistkit/inputs.py.
+Reading order, as in the course: write_tfRecord() with the tf.train.Example
+of each record (record_template), read_tfRecord() with its FixedLenFeatures,
+generate_tfRecord() writing both splits, and get_tfRecord() (also named
+get_tfrecord), the shuffled batches mnist_backward.py trains on. The writing
+machinery (label files, decoding processes, temporary files) is in
+mnistkit/writer.py, the checks of a written file in mnistkit/records.py, the
+shared pipeline parts in mnistkit/inputs.py.
 """
+import contextlib
 import os
 import sys
 
 from tf_compat import tf
-from mnistkit import cli, idx, inputs, records, writer
+from mnistkit import cli, files, idx, inputs, records, writer
 from mnistkit.errors import DataError, exit_status
 
 # Course paths (defaults; all relative to the current directory).
@@ -38,27 +42,101 @@ tfRecord_test = records.TEST_FILE  # "mnist_test.tfrecords"
 def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None, quiet=False, num_shards=1):
     """Write one split's TFRecord file(s) from its image folder and label file; returns the record count.
 
-    One tf.train.Example per label-file line (schema: mnistkit.records.FEATURES),
-    the same Examples as the course's one-image-at-a-time loop writes,
-    serialized deterministically (records.record_template). num_shards 1
-    writes tfRecordName in line order; n > 1 writes the n files
-    records.output_files(tfRecordName, n) instead, record k going to shard
-    k % n. Images are decoded by `workers` processes (default:
-    writer.default_workers()). Nothing is renamed into place until every
-    record is written, so an interrupted run never leaves a truncated file
-    in place of a good one. A progress bar counts the images on a terminal.
-    Raises DataError naming the file (and line) on bad input or a failed
-    write, or when there are fewer records than shards.
+    One tf.train.Example per label-file line (record_template), the same
+    Examples as the course's one-image-at-a-time loop writes, serialized
+    deterministically. num_shards 1 writes tfRecordName in line order; n > 1
+    writes the n files records.output_files(tfRecordName, n) instead,
+    record k going to shard k % n. Images are decoded by `workers`
+    processes (default: writer.default_workers()). Nothing is renamed into
+    place until every record is written (writer.TemporaryOutputs), so an
+    interrupted run never leaves a truncated file in place of a good one.
+    A progress bar counts the images on a terminal. Raises DataError naming
+    the file (and line) on bad input or a failed write, or when there are
+    fewer records than shards.
     """
     entries = writer.read_label_file(label_path)  # [(file name, digit, line number)]
     if num_shards > len(entries):
         raise DataError(f"{label_path}: {len(entries)} records cannot fill {num_shards} shards; use fewer --shards")
     writer.check_image_folder(image_path, label_path, entries, log)
-    converted = writer.write_records(tfRecordName, image_path, label_path, entries, workers, quiet, num_shards)
+    workers = writer.pool_size(workers, len(entries))
+    templates = [record_template(digit) for digit in range(records.NUM_CLASSES)]
+    converted, k = [], 0
+    # The pool starts before the writers open, so that no decoding process holds a writer's buffer.
+    with writer.TemporaryOutputs(tfRecordName, num_shards) as tmps, writer.decoding_pool(workers) as pool, \
+            contextlib.ExitStack() as stack:
+        tf_writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
+        bar = stack.enter_context(files.progress_bar(quiet, total=len(entries), unit="img",
+                                                     desc=os.path.basename(tfRecordName)))
+        # The course's img.tobytes() and Example per image happen in writer.encode_images, in `workers`
+        # processes: each image's 784 bytes go between its digit's template head and tail.
+        for serialized, notes in writer.encoded_chunks(pool, workers, image_path, entries, templates, label_path):
+            converted += notes
+            for example in serialized:
+                tf_writers[k % num_shards].write(example)
+                k += 1
+            bar.update(len(serialized))
     if converted:
         name, mode = converted[0]
         log(f"warning: {len(converted)} images were not 8-bit grayscale and were converted (e.g. {name!r}, mode {mode})")
     return len(entries)
+
+
+def record_template(digit):
+    """(head, tail): the bytes around img_raw in the serialized tf.train.Example of an image of `digit`.
+
+    The course's Example: `img_raw`, the image's 784 uint8 bytes
+    (BytesList), and `label`, the digit one-hot (Int64List of 10). Built
+    here once per digit around a marker image (records.MARKER): protobuf
+    writes a bytes field as tag, length, content, so for every 784-byte
+    image head + img_raw + tail is its Example's serialization, which the
+    writer puts together without a protobuf per image. Deterministic
+    serialization writes the feature map in key order; the course's plain
+    SerializeToString() picks a map order at random per process with
+    current protobuf, so its files differ from run to run.
+    """
+    labels = [0] * records.NUM_CLASSES
+    labels[digit] = 1
+    example = tf.train.Example(features=tf.train.Features(feature={
+        "img_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[records.MARKER])),
+        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=labels)),
+    }))
+    return records.split_at_marker(example.SerializeToString(deterministic=True))
+
+
+# ---------------------------------------------------------------- reading, and the course's two steps
+
+def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read=None, layout=None):
+    """Course reader stage: filename queue -> TFRecordReader -> parse -> decode.
+
+    tfRecord_path: one file (str), or a list of files (shards) that the
+    filename queue cycles through (in a new random order each epoch when
+    `shuffle`). Source: the course's read_tfRecord on tf.compat.v1's
+    string_input_producer, TFRecordReader and parse_single_example.
+    Returns (img, label):
+      records_per_read None (the course): one example per run,
+        img uint8 [784], label int64 [10];
+      records_per_read n: up to n examples per run (inputs.read_many, with
+        `layout` a records.RecordLayout for fixed-length reads),
+        img uint8 [k, 784], label [k, 10], k <= n.
+    num_epochs None loops forever; 1 reads every record once (needs local
+    variables initialised). Converting to float happens after batching,
+    where it is cheaper (inputs.to_float).
+    """
+    paths = [tfRecord_path] if isinstance(tfRecord_path, str) else list(tfRecord_path)
+    filename_queue = tf.train.string_input_producer(paths, num_epochs=num_epochs, shuffle=shuffle)
+    if records_per_read is not None:
+        return inputs.read_many(filename_queue, records_per_read, layout)
+    reader = tf.TFRecordReader()
+    _, serialized_example = reader.read(filename_queue)
+    features = tf.parse_single_example(serialized_example, features={
+        "label": tf.FixedLenFeature([records.NUM_CLASSES], tf.int64),  # one-hot, 10 classes
+        "img_raw": tf.FixedLenFeature([], tf.string),  # the 784 pixel bytes
+    })
+    img = tf.decode_raw(features["img_raw"], tf.uint8)
+    img.set_shape([records.IMAGE_PIXELS])
+    # The course casts both to float32 here; get_tfRecord casts the batch instead, once per batch, and the
+    # shuffle queue holds bytes: a quarter of the memory.
+    return img, features["label"]
 
 
 def generate_tfRecord(args=None, log=print):
@@ -75,12 +153,14 @@ def generate_tfRecord(args=None, log=print):
     with writer.Staging(args.data_dir, log) as staging:  # data_dir locked: one generator writes there at a time
         splits, source = course_splits(args, log)
         log(f"source: {source}")
-        for split, (images, labels) in splits.items():
-            name = tfRecord_train if split == "train" else tfRecord_test
-            num_shards = args.shards if split == "train" else 1  # evaluation reads the one test file
-            count = write_tfRecord(staging.path(name), images, labels, log=log, workers=args.workers,
-                                   quiet=args.quiet, num_shards=num_shards)
-            staging.add(split, name, count, num_shards)
+        images, labels = splits["train"]
+        count = write_tfRecord(staging.path(tfRecord_train), images, labels, log=log, workers=args.workers,
+                               quiet=args.quiet, num_shards=args.shards)
+        staging.add("train", tfRecord_train, count, args.shards)
+        images, labels = splits["test"]
+        count = write_tfRecord(staging.path(tfRecord_test), images, labels, log=log, workers=args.workers,
+                               quiet=args.quiet)  # one file: evaluation reads the test split whole
+        staging.add("test", tfRecord_test, count, 1)
 
 
 def course_splits(args, log=print):
@@ -107,38 +187,8 @@ def course_splits(args, log=print):
     return {split: layout[split] for split in ("train", "test")}, layout["source"]
 
 
-# ---------------------------------------------------------------- reading
-
-def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read=None, layout=None):
-    """Course reader stage: filename queue -> TFRecordReader -> parse -> decode.
-
-    tfRecord_path: one file (str), or a list of files (shards) that the
-    filename queue cycles through (in a new random order each epoch when
-    `shuffle`). Source: the course's read_tfRecord on tf.compat.v1's
-    string_input_producer, TFRecordReader and parse_single_example.
-    Returns (img, label):
-      records_per_read None (the course): one example per run,
-        img uint8 [784], label int64 [10];
-      records_per_read n: up to n examples per run (inputs.read_many, with
-        `layout` a records.RecordLayout for fixed-length reads),
-        img uint8 [k, 784], label [k, 10], k <= n.
-    num_epochs None loops forever; 1 reads every record once (needs local
-    variables initialised). Converting to float happens after batching,
-    where it is cheaper (inputs.to_float).
-    """
-    paths = [tfRecord_path] if isinstance(tfRecord_path, str) else list(tfRecord_path)
-    filename_queue = tf.train.string_input_producer(paths, num_epochs=num_epochs, shuffle=shuffle)
-    if records_per_read is not None:
-        return inputs.read_many(filename_queue, records_per_read, layout)
-    _, serialized = tf.TFRecordReader().read(filename_queue)
-    features = tf.parse_single_example(serialized, features=records.FEATURES)
-    img = tf.decode_raw(features["img_raw"], tf.uint8)
-    img.set_shape([records.IMAGE_PIXELS])
-    return img, features["label"]
-
-
-def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=None, layout=None):
-    """Shuffled training batches from data_dir's TFRecord file(s) (course step).
+def get_tfRecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=None, layout=None, once=False):
+    """Shuffled batches from data_dir's TFRecord file(s) (course step); also named get_tfrecord, as the course calls it.
 
     data_dir: a folder, file or pattern (see records.tfrecord_files); `files`,
     a list of TFRecord files, is read instead when given (a distributed
@@ -153,16 +203,31 @@ def get_tfrecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=N
     the same queue semantics in examples. layout: the files'
     records.RecordLayout, for the fast pipeline's fixed-length reads; None
     reads with TFRecordReader. The course pipeline ignores it.
+
+    once (evaluation): every record exactly once instead, in file order,
+    in batches of up to num (tf.train.batch, allow_smaller_final_batch:
+    img_batch [k, 784], label_batch [k, 10], k <= num), num records per
+    read; after the last batch the queue raises tf.errors.OutOfRangeError.
+    Needs tf.local_variables_initializer() (the epoch counter).
     """
-    path = files or records.tfrecord_files(data_dir, isTrain)
-    many = pipeline == "fast"
-    img, label = read_tfRecord(path, records_per_read=inputs.RECORDS_PER_READ if many else None,
-                               layout=layout if many else None)
+    path, pipeline = files or records.tfrecord_files(data_dir, isTrain), inputs.pipeline_of(pipeline)
+    if once:  # differs from the course's one shuffle_batch draw, which repeats some records and misses others
+        img, label = read_tfRecord(path, num_epochs=1, shuffle=False, records_per_read=num)
+        img_batch, label_batch = tf.train.batch([img, label], batch_size=num, num_threads=1, capacity=2 * num,
+                                                enqueue_many=True, allow_smaller_final_batch=True)
+        return inputs.to_float(img_batch, label_batch)
+    many = pipeline.records_per_read is not None
+    img, label = read_tfRecord(path, records_per_read=pipeline.records_per_read, layout=layout if many else None)
     img_batch, label_batch = tf.train.shuffle_batch(
-        [img, label], batch_size=num, num_threads=inputs.NUM_THREADS,
-        capacity=max(inputs.CAPACITY, inputs.MIN_AFTER_DEQUEUE + num),
-        min_after_dequeue=inputs.MIN_AFTER_DEQUEUE, enqueue_many=many)
+        [img, label], batch_size=num,
+        num_threads=inputs.NUM_THREADS,  # 2
+        capacity=max(inputs.CAPACITY, inputs.MIN_AFTER_DEQUEUE + num),  # 1000, or room for one batch above 700
+        min_after_dequeue=inputs.MIN_AFTER_DEQUEUE,  # 700
+        enqueue_many=many)
     return inputs.to_float(img_batch, label_batch)
+
+
+get_tfrecord = get_tfRecord  # the course's generateds spells it get_tfRecord; its backward and test, get_tfrecord
 
 
 # ---------------------------------------------------------------- command line

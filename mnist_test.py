@@ -24,7 +24,7 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, records, training
+from mnistkit import checkpoints, cli, inputs, records, summaries
 from mnistkit import report as reporting
 from mnistkit.errors import DataError, exit_status
 from mnistkit.networks import check_network
@@ -39,8 +39,8 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     """Score one checkpoint on every record of a TFRecord file, exactly once.
 
     Builds a fresh graph, restores the moving-average (shadow) weights of
-    ckpt_path, and runs the batches of mnistkit.inputs.batches_once
-    (pipeline "tfdata": inputs.tfdata_once, the same batches through
+    ckpt_path, and runs the batches of mnist_generateds.get_tfrecord(...,
+    once=True) (pipeline "tfdata": inputs.tfdata_once, the same batches through
     tf.data) until the queue is exhausted. Returns (global_step, accuracy, count):
     global_step int from the checkpoint, accuracy float in [0, 1], count the
     number of records scored. With `details`, a fourth element holds the
@@ -55,42 +55,30 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     does not fit this one, or a reader thread fails.
     """
     with tf.Graph().as_default():
-        if pipeline == "tfdata":  # the same pass through tf.data (docs/migrating.md)
-            img_batch, label_batch = inputs.tfdata_once(batch_size, tfRecord_path)
-        else:
-            img_batch, label_batch = inputs.batches_once(batch_size, tfRecord_path)
-        y = net.forward(img_batch, None, train=False)
-        correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(label_batch, 1)), tf.int64))
-        seen = tf.shape(img_batch, out_type=tf.int64)[0]
-        fetches = [correct, seen]
-        if details:
-            fetches += [tf.argmax(label_batch, 1), tf.nn.softmax(y), tf.cast(tf.round(img_batch * 255), tf.uint8)]
-        batches = []
-        global_step = tf.train.get_or_create_global_step()
-        restore_vars = checkpoints.moving_average_variables(mnist_backward.MOVING_AVERAGE_DECAY)
+        x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
+        y_ = tf.placeholder(tf.float32, [None, net.OUTPUT_NODE])
+        y = net.forward(x, None, train=False)
+        global_step = tf.train.get_or_create_global_step()  # restored too: the step the checkpoint was saved at
+        ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
+        ema_restore = ema.variables_to_restore()  # {name in the checkpoint: variable}: the weights' moving averages
+        # No tf.train.Saver(ema_restore): checkpoints.restore below assigns the values read and verified here,
+        # so a checkpoint that the trainer's rotation deletes meanwhile cannot fail half-way through a restore.
         stored = checkpoints.read_checkpoint(ckpt_path)
         check_network(ckpt_path, stored, net.NETWORK, "test_script")
-        with tf.Session() as sess:
-            sess.run(tf.local_variables_initializer())
-            checkpoints.restore(sess, restore_vars, ckpt_path, stored)
-            step = int(sess.run(global_step))
-            coord = tf.train.Coordinator()
-            threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-            total_correct = total = 0
-            try:
-                while True:
-                    c, n, *per_record = sess.run(fetches)
-                    total_correct += int(c)
-                    total += int(n)
-                    batches.append(per_record)
-            except tf.errors.OutOfRangeError:
-                pass  # one epoch done: every record has been scored
-            except tf.errors.OpError as e:
-                if inputs.iterator_failed(e):  # tf.data read the damaged record in this run, not in a thread
-                    raise inputs.pipeline_failed(tfRecord_path, e) from None
-                raise
-            finally:
-                inputs.stop_queue_runners(coord, threads, tfRecord_path)
+        correct_prediction = tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1))
+        correct = tf.reduce_sum(tf.cast(correct_prediction, tf.int64))  # a count: the accuracy is over all batches
+        fetches = [correct, tf.shape(x, out_type=tf.int64)[0]]
+        if details:
+            fetches += [tf.argmax(y_, 1), tf.nn.softmax(y), tf.cast(tf.round(x * 255), tf.uint8)]
+        # Differs from the course's get_tfrecord(TEST_NUM, isTrain=False), one shuffle_batch draw that repeats
+        # some records and misses others: the test file is read once, in order, so every record is scored once.
+        if not inputs.pipeline_of(pipeline).queue_runners:  # the same pass through tf.data (docs/migrating.md)
+            img_batch, label_batch = inputs.tfdata_once(batch_size, tfRecord_path)
+        else:
+            img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=False, files=[tfRecord_path],
+                                                                   once=True)
+        step, total_correct, total, batches = score(ckpt_path, stored, ema_restore, global_step, (x, y_), fetches,
+                                                    (img_batch, label_batch), tfRecord_path)
     if total == 0:
         raise DataError(f"{tfRecord_path}: TFRecord file holds no records")
     if not details:
@@ -98,6 +86,43 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     labels, probabilities, pixels = (np.concatenate(column) for column in zip(*batches))
     return step, total_correct / total, total, {"labels": labels, "probabilities": probabilities, "pixels": pixels}
 
+
+def score(ckpt_path, stored, ema_restore, global_step, placeholders, fetches, batches, tfRecord_path):
+    """evaluate's session: the moving averages restored, every batch of the file fetched and fed once.
+
+    placeholders: (x, y_); batches: the (img_batch, label_batch) fed
+    into them; fetches: [correct count, batch size, details...]. Returns
+    (global_step, correct, count, [each batch's details]).
+    """
+    (x, y_), (img_batch, label_batch) = placeholders, batches
+    with tf.Session() as sess:
+        sess.run(tf.local_variables_initializer())  # get_tfrecord's epoch counter (once=True)
+        checkpoints.restore(sess, ema_restore, ckpt_path, stored)
+        step = int(sess.run(global_step))
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
+        total_correct = total = 0
+        batches = []
+        try:
+            while True:
+                xs, ys = sess.run([img_batch, label_batch])
+                c, n, *per_record = sess.run(fetches, feed_dict={x: xs, y_: ys})
+                total_correct += int(c)
+                total += int(n)
+                batches.append(per_record)
+        except tf.errors.OutOfRangeError:
+            pass  # one epoch done: every record has been scored
+        except tf.errors.OpError as e:
+            if inputs.iterator_failed(e):  # tf.data read the damaged record in this run, not in a thread
+                raise inputs.pipeline_failed(tfRecord_path, e) from None
+            raise
+        finally:
+            coord.request_stop()
+            try:  # join re-raises a reader thread's error: the real cause behind a closed queue
+                coord.join(threads, stop_grace_period_secs=inputs.JOIN_GRACE_SECS)
+            except tf.errors.OpError as e:
+                raise inputs.pipeline_failed(tfRecord_path, e) from None
+    return step, total_correct, total, batches
 
 
 # ---------------------------------------------------------------- TensorBoard
@@ -160,7 +185,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
             writer = writer or open_eval_writer(model_dir)
             if writer is not None:
-                writer.add_summary(training.scalar_summary("accuracy", result[1]), result[0])
+                writer.add_summary(summaries.scalar_summary("accuracy", result[1]), result[0])
                 writer.flush()
             if details:
                 numbers = reporting.report_numbers(result[0], result[3]["labels"], result[3]["probabilities"])
@@ -169,7 +194,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                 result = result[:3]
         if once:
             if writer is not None:
-                training.close_writer(writer, log)
+                summaries.close_writer(writer, log)
             return result
         time.sleep(interval)
 

@@ -14,8 +14,7 @@ optimizers for SavedModel), and Keras pulls in matplotlib and rich (TensorFlow
 imports h5py itself).
 Nothing here uses Keras, so its import is blocked before TensorFlow loads:
 TensorFlow catches the ImportError, exactly as when Keras is not installed.
-That saves about 50 MB of resident memory and 0.6 s per script start
-(measured with TF 2.21 on the 2-core CI machine: 516 -> 469 MB peak RSS).
+That saves memory and start-up time for every script (docs/performance.md).
 
 TensorFlow is imported on first use, not when this module is: `tf` is a
 stand-in module whose first attribute access (`tf.Graph`, `tf.errors`, ...)
@@ -29,6 +28,7 @@ Usage: `from tf_compat import tf`; `first_line(error)` quotes a TensorFlow
 error in the one-line messages every script prints; `not_a_script(...)` is
 the whole command line of a module that is imported, not run.
 """
+import errno
 import logging
 import os
 import re
@@ -228,6 +228,80 @@ def balance_quotes(text):
     if opened is not None:
         stray.append(opened)
     return "".join(char for i, char in enumerate(text) if i not in stray)
+
+# ---------------------------------------------------------------- TensorFlow's wording and private fields
+# Every place where our behaviour hangs on the text of a TensorFlow message or on a private attribute is
+# here, and each is pinned by tests/test_tf_compat.py: a TensorFlow that words one otherwise fails there,
+# not in a user's run.
+
+CUT_SHORT = ("Read less bytes", "out of range")  # reading a tensor past the end of a .data file
+CHECKSUM = "Checksum does not match"  # a tensor whose CRC32C differs from the .index's
+FILE_HELD = ("Access is denied", "being used by another process")  # Windows: another process holds the file
+DISK_FULL = "No space left on device"  # TensorFlow's text for ENOSPC (its OpError has no errno)
+# Where a gRPC error names the task it reached for: "ipv4:127.0.0.1:2222", "ipv6:[::1]:2222".
+TASK_ADDRESS = re.compile(r"ipv[46]:\[?([^\s,;)\]]+?)\]?:(\d+)\b")
+ITERATOR_OPS = ("IteratorGetNext", "IteratorGetNextSync")  # the ops that hand out a tf.data batch
+# An error's last line naming the iterator it came through: "[[IteratorGetNext]]", "[[{{node IteratorGetNext_1}}]]".
+ITERATOR_LINE = re.compile(r"\[\[(?:\{\{node )?IteratorGetNext(?:Sync)?(?:_\d+)?(?:\}\})?\]\]")
+
+
+def message_of(error):
+    """The whole text of an exception: a TensorFlow OpError's `message`, else str()."""
+    return getattr(error, "message", None) or str(error)
+
+
+def tensor_read_problem(error):
+    """"cut short" or "checksum" for an error reading a checkpoint tensor (CheckpointReader.get_tensor), else None."""
+    message = first_line(error)
+    if CUT_SHORT[0] in message or CUT_SHORT[1] in message.lower():
+        return "cut short"
+    if CHECKSUM in message:
+        return "checksum"
+    return None
+
+
+def file_held(error):
+    """True when an error's text says another process holds the file (Windows' sharing rules)."""
+    message = message_of(error)
+    return any(text in message for text in FILE_HELD)
+
+
+def disk_full(error):
+    """True when an OSError or TensorFlow error says the disk is full."""
+    return getattr(error, "errno", None) == errno.ENOSPC or DISK_FULL in message_of(error)
+
+
+def task_addresses(error):
+    """The HOST:PORT addresses a gRPC error says it reached for, in order (a list of str)."""
+    return [":".join(found) for found in TASK_ADDRESS.findall(message_of(error))]
+
+
+def from_iterator(error):
+    """True when a TensorFlow error came from a tf.data iterator's get_next.
+
+    Its op is the iterator's own (a reading error), or, for an error inside
+    a function the dataset maps, TensorFlow finds no op and names the
+    iterator in the message's last line.
+    """
+    op = getattr(error, "op", None)
+    if op is not None:
+        return op.type in ITERATOR_OPS
+    return any(ITERATOR_LINE.fullmatch(line.strip()) for line in message_of(error).splitlines())
+
+
+def events_file(writer):
+    """The events file a tf.summary.FileWriter writes (str), or None where TensorFlow's writer hides it.
+
+    Read from the writer's private C++ events writer: TensorFlow reports a
+    failed write only in its C++ log, so an empty events file is how a
+    failure shows (training.close_writer).
+    """
+    try:
+        path = writer.event_writer._ev_writer.FileName()
+    except AttributeError:
+        return None
+    return path.decode() if isinstance(path, bytes) else path
+
 
 if __name__ == "__main__":
     sys.exit(not_a_script(__file__, "imports TensorFlow's v1 graph API quietly for the other scripts",

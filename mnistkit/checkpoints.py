@@ -31,7 +31,6 @@ checkpoint files are fine. So:
   save's own rotation).
 """
 import contextlib
-import errno
 import glob
 import os
 import re
@@ -39,7 +38,7 @@ import shutil
 import tempfile
 import time
 
-from tf_compat import first_line, tf
+from tf_compat import disk_full, file_held, first_line, tensor_read_problem, tf
 from . import files
 from .errors import DataError
 from .networks import check_network
@@ -234,14 +233,14 @@ def _read_all(prefix):
             try:
                 values[var] = reader.get_tensor(var)
             except (tf.errors.OpError, ValueError, IndexError) as e:
-                message = first_line(e).replace(literal, prefix)
                 data = os.path.basename(expected[0]) if len(expected) == 1 else "a .data file"
-                if "Read less bytes" in message or "out of range" in message.lower():
+                problem = tensor_read_problem(e)
+                if problem == "cut short":
                     sizes = ", ".join(f"{os.path.getsize(p):,}" for p in present)
                     raise damaged(f"{data} is cut short ({sizes} bytes): tensor {var!r} lies past its end") from None
-                if "Checksum does not match" in message:
+                if problem == "checksum":
                     raise damaged(f"{data} fails its checksum at tensor {var!r}") from None
-                raise damaged(f"cannot read tensor {var!r}: {message}") from None
+                raise damaged(f"cannot read tensor {var!r}: {first_line(e).replace(literal, prefix)}") from None
     if not _meta_arrives(prefix):
         raise damaged(f"{name}.meta is missing: the save did not finish")
     return values
@@ -444,11 +443,42 @@ def rotate(before, after):
         remove_save(prefix)
 
 
+class RunSaves:
+    """The checkpoints one training run writes into model_dir with its tf.train.Saver, and the steps it saved.
+
+    save(sess, step) saves as save() does, never over a checkpoint of
+    another run; `written` is the set of steps this run saved, the only
+    ones it may replace or (through the Saver's max_to_keep) rotate away.
+    """
+
+    def __init__(self, checkpoint_saver, model_dir):
+        self.saver, self.model_dir, self.written = checkpoint_saver, model_dir, set()
+
+    def save(self, sess, step):
+        """Save a checkpoint at global_step `step`; returns its prefix. Raises as save() does."""
+        return save(sess, self.saver, self.model_dir, step, self.written)
+
+
+def older_checkpoints_note(model_dir, keep, written):
+    """A note on the checkpoints in model_dir that this run did not write, or None when --keep covers all.
+
+    written: the steps this run saved (RunSaves.written). --keep rotates
+    only this run's own checkpoints, so that a run never deletes work it
+    did not do; the note says how many others there are, their size and
+    how to remove them.
+    """
+    older = [s for s in checkpoint_steps(model_dir) if s not in written]
+    if not older or len(older) + min(len(written), keep) <= keep:
+        return None
+    size = sum(os.path.getsize(p) for s in older for p in glob.glob(glob.escape(prefix_of(model_dir, s)) + ".*"))
+    return (f"note: {model_dir} also holds {len(older)} checkpoint(s) of earlier runs "
+            f"(steps {older[0]} to {older[-1]}, {size / 1e6:.1f} MB), which --keep leaves alone; "
+            f"delete {prefix_of(model_dir, '<step>')}.* files you no longer need")
+
+
 def refused(error):
     """True for an error that says another process holds a file (Windows' sharing rules), worth a retry."""
-    message = getattr(error, "message", None) or str(error)
-    return (isinstance(error, (PermissionError, tf.errors.PermissionDeniedError))
-            or "Access is denied" in message or "being used by another process" in message)
+    return isinstance(error, (PermissionError, tf.errors.PermissionDeniedError)) or file_held(error)
 
 
 def remove_save(prefix):
@@ -465,10 +495,9 @@ def remove_save(prefix):
 
 def save_failed(model_dir, prefix, error):
     """The SaveFailed for a save of `prefix` that failed with `error` (an OSError or TensorFlow's OpError)."""
-    message = getattr(error, "message", None) or str(error)
     newest = latest(model_dir)
     newest = f"the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
-    if getattr(error, "errno", None) == errno.ENOSPC or "No space left on device" in message:
+    if disk_full(error):
         return SaveFailed(f"{model_dir}: no space left on device while saving {os.path.basename(prefix)}; {newest}")
     return SaveFailed(f"{prefix}: cannot save checkpoint ({first_line(error)}); {newest}")
 

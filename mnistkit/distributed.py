@@ -10,8 +10,10 @@ passed in) with its variables on the parameter servers
 which reads only its own shards (mnist_generateds.py --shards N). Worker 0
 is the chief: it initializes or restores the variables and writes the
 checkpoints and TensorBoard summaries that mnist_test.py reads as usual.
-The steps run through the same loop as on one machine (training.run_steps),
-with a Role that says who saves and which step errors are tried again.
+The steps run through the trainer's own loop, the same as on one machine
+(mnist_backward.train_loop: the trainer's module is passed in), with this
+worker's hooks (Worker: who saves, the synchronous updates' threads, which
+step errors are tried again).
 
 Reading order: main -> train_distributed: build_worker_graph,
 open_session, worker_steps, shut_down.
@@ -19,13 +21,12 @@ open_session, worker_steps, shut_down.
 import contextlib
 import dataclasses
 import os
-import re
 import sys
 import threading
 import time
 
-from tf_compat import LazyMapping, first_line, tf
-from . import checkpoints, cli, inputs, training
+from tf_compat import LazyMapping, first_line, task_addresses, tf
+from . import checkpoints, cli, schedule, signals, summaries, training
 from .errors import ClusterError, DataError, Interrupted, exit_status
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
@@ -107,19 +108,31 @@ def serve_ps(cluster, task_index, log=print):
     start_server(cluster, "ps", task_index)
     log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
         f"({cli.STOP_KEYS} to stop)")
-    with training.StopFlag() as stop:
+    with signals.StopFlag() as stop:
         while not stop.signal:
             time.sleep(PS_POLL_SECS)
     log(f"ps {task_index}: shut down by {stop.signal.name}")
     return 0
 
-def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=False,
-                      startup_timeout=300):
+def sync_optimizer(optimizer, ema, sync_replicas):
+    """`optimizer` as a tf.compat.v1.train.SyncReplicasOptimizer that also applies the moving averages `ema`.
+
+    sync_replicas: (replicas_to_aggregate, total_num_replicas). The chief's
+    queue runner applies the averaged gradients and then the moving
+    averages, so both advance once per aggregated step, as on one machine.
+    """
+    replicas_to_aggregate, total_num_replicas = sync_replicas
+    return tf.train.SyncReplicasOptimizer(
+        optimizer, replicas_to_aggregate=replicas_to_aggregate, total_num_replicas=total_num_replicas,
+        variable_averages=ema, variables_to_average=tf.trainable_variables())
+
+
+def train_distributed(cluster, task_index, settings, trainer, sync_replicas, startup_timeout):
     """Worker `task_index` of `cluster` (a tf.train.ClusterSpec); returns the last global_step it saw.
 
-    settings: the run's training.Settings; build_graph(settings, data,
-    sync_replicas): the trainer's graph (mnist_backward.build_graph), built
-    here under replica_device_setter, so the variables, their moving
+    settings: the run's training.Settings; trainer: the trainer script's
+    module (mnist_backward), whose build_graph(settings, data,
+    sync_replicas) is built here under replica_device_setter, so the variables, their moving
     averages and global_step live on the parameter servers, and the input
     pipeline reads this worker's own shards (worker_shards). Updates are
     asynchronous, or with sync_replicas aggregated over all workers by
@@ -128,7 +141,8 @@ def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=
     summaries. The others wait until the variables are ready; a restarted
     worker rejoins the same way. Stops when global_step reaches
     settings.steps (asynchronous workers may pass it by up to one step
-    each), or on SIGINT/SIGTERM, raising Interrupted after the chief has
+    each), or on SIGINT/SIGTERM, running the trainer's own step loop
+    (trainer.train_loop) with this Worker's hooks, raising Interrupted after the chief has
     saved. Step errors in RETRIED are tried again up to their limits.
     Raises DataError on bad input and ClusterError when a parameter server
     is lost or start-up takes longer than `startup_timeout` seconds.
@@ -139,21 +153,18 @@ def train_distributed(cluster, task_index, settings, build_graph, sync_replicas=
     if is_chief:
         checkpoints.prepare_model_dir(settings.model_dir, settings.log)
     server = start_server(cluster, "worker", task_index)
-    graph, parts = build_worker_graph(cluster, task_index, settings, mine, build_graph, sync_replicas)
+    graph, parts = build_worker_graph(cluster, task_index, settings, mine, trainer.build_graph, sync_replicas)
     ckpt = None  # the chief restores the newest checkpoint (checked against the graph just built), or initializes
     if is_chief:
         ckpt, _ = checkpoints.resume_checked(settings.model_dir, settings.net.NETWORK,
                                              {v.op.name: v for v in tf.global_variables()}, settings.log)
-        training.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
+        schedule.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
     tf.get_default_graph().finalize()
     with checkpoints.readable_prefix(ckpt) if ckpt else contextlib.nullcontext() as literal:  # Saver.restore globs
         sess = open_session(server, parts, cluster, task_index, literal, startup_timeout, settings.log)
-    role = training.Role(saver=parts.saver, is_chief=is_chief, me=f"{me}: ", retried=dict(RETRIED),
-                         announce_first=True, data=mine,
-                         writer=training.summary_writer(settings.model_dir) if is_chief else None)
     worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
     try:
-        progress = worker_steps(sess, graph, settings, role, worker)
+        progress = worker_steps(sess, graph, settings, worker, trainer)
     except BaseException as e:
         failure = cluster_failure(e, me, ",".join(cluster.job_tasks("ps")), settings.model_dir, sync_replicas)
         progress = None
@@ -179,7 +190,13 @@ class SessionParts:
 
 @dataclasses.dataclass
 class Worker:
-    """One worker's part in the run: its name, whether it is the chief, its data; the chief's sync threads."""
+    """One worker's part in the run, and its hooks in the trainer's step loop (mnist_backward.train_loop).
+
+    me: its name ("worker 1"); is_chief: worker 0, which saves and writes
+    summaries; ckpt: the checkpoint the chief resumed from, or None; data:
+    its own shards; parts: its session's SessionParts. With sync_replicas
+    the chief runs SyncReplicasOptimizer's queue runner under sync_coord.
+    """
     me: str
     is_chief: bool
     sync_replicas: bool
@@ -188,6 +205,33 @@ class Worker:
     parts: SessionParts
     sync_coord: object = dataclasses.field(default_factory=lambda: tf.train.Coordinator())
     sync_threads: list = dataclasses.field(default_factory=list)
+    retried: dict = dataclasses.field(default_factory=lambda: dict(RETRIED))  # step errors tried again
+
+    @property
+    def log_prefix(self):
+        return f"{self.me}: "
+
+    def started(self, sess):
+        """After the queue runners start: the chief's synchronous updates (their tokens, their queue runner)."""
+        if self.sync_replicas and self.is_chief:
+            sess.run(self.parts.init_tokens_op, options=training.step_options())
+            self.sync_threads += self.parts.chief_queue_runner.create_threads(
+                sess, coord=self.sync_coord, daemon=True, start=True)
+
+    def closed_queue_error(self, error):
+        """What a closed queue in a step (OutOfRangeError, CancelledError) stops the Coordinator with.
+
+        With synchronous updates an OutOfRangeError is the chief closing
+        the token queue when it finished: no error. Otherwise the error
+        itself (a failing reader's own is re-raised by the join).
+        """
+        if self.sync_replicas and isinstance(error, tf.errors.OutOfRangeError):
+            return None
+        return error
+
+    def stopping(self):
+        """Before the queue runners are joined: closing the token queue tells the other workers training is over."""
+        self.sync_coord.request_stop()
 
 
 def build_worker_graph(cluster, task_index, settings, data, build_graph, sync_replicas):
@@ -214,63 +258,39 @@ def build_worker_graph(cluster, task_index, settings, data, build_graph, sync_re
             ready_for_local_init_op = optimizer.ready_for_local_init_op
         else:
             ready_for_local_init_op = tf.report_uninitialized_variables(tf.global_variables())
-        parts = SessionParts(checkpoints.saver(settings.keep), tf.global_variables_initializer(), local_init_op,
+        parts = SessionParts(graph.saver, tf.global_variables_initializer(), local_init_op,
                              tf.report_uninitialized_variables(), ready_for_local_init_op, worker_device, **sync)
     return graph, parts
 
 
-def worker_steps(sess, graph, settings, role, worker):
-    """training.run_steps between starting and joining the queue runners; returns the training.Progress.
+def worker_steps(sess, graph, settings, worker, trainer):
+    """The trainer's own loop (trainer.train_loop) for this worker, then the chief's last save; a training.Progress.
 
-    The chief also starts SyncReplicasOptimizer's queue runner (under
-    worker.sync_coord) and saves the last checkpoint after the loop. Raises
-    Interrupted after SIGINT/SIGTERM, ClusterError when training ended
-    before the target, TensorFlow's errors as they come.
+    Raises Interrupted after SIGINT/SIGTERM, ClusterError when training
+    ended before the target, TensorFlow's errors as they come.
     """
-    me, options = worker.me, training.step_options(training.STEP_TIMEOUT_MS)
-    with training.StopFlag() as stop:
-        step = int(sess.run(graph.global_step, options=options))
-        progress = training.Progress(step=step, saved_step=step)
+    me = worker.me
+    with signals.StopFlag() as stop:
+        step = int(sess.run(graph.global_step, options=training.step_options()))
         start = (f"resuming from {worker.ckpt}" if worker.ckpt else
                  "variables initialized" if worker.is_chief else "variables ready")
         settings.log(f"{me}: {start} at global_step {step}; reading {sum(worker.data.counts.values())} of "
                      f"{worker.data.examples} records from {worker.data.where}; target global_step {settings.steps}; "
                      + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
                         else "asynchronous updates"))
-        coord = tf.train.Coordinator()
-        threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-        if worker.sync_replicas and worker.is_chief:
-            sess.run(worker.parts.init_tokens_op, options=options)
-            worker.sync_threads += worker.parts.chief_queue_runner.create_threads(
-                sess, coord=worker.sync_coord, daemon=True, start=True)
-        try:
-            try:
-                training.run_steps(sess, graph, settings, role, stop, coord, progress)
-            except tf.errors.OpError as e:
-                if inputs.iterator_failed(e):  # --pipeline tfdata: the step read the damaged record itself
-                    raise inputs.pipeline_failed(worker.data.where, e) from None
-                raise
-        except tf.errors.OutOfRangeError as e:
-            # The input queue was closed by a failing reader (re-raised by join below),
-            # or in sync mode the chief closed the token queue when it finished.
-            coord.request_stop(None if worker.sync_replicas else e)
-        except tf.errors.CancelledError as e:
-            coord.request_stop(e)
-        finally:
-            # Closing the token queue tells the other workers that synchronous training is over.
-            worker.sync_coord.request_stop()
-            inputs.stop_queue_runners(coord, threads, worker.data.where, passthrough=tuple(RETRIED))
-        step = training.save_last(sess, graph, settings, role, progress, worker.ckpt)
-        if role.writer is not None:
-            training.close_writer(role.writer, settings.log)
+        run = training.Run(worker.data, checkpoints.RunSaves(graph.saver, settings.model_dir), stop,
+                           training.Progress(step=step, saved_step=step), worker=worker,
+                           writer=summaries.summary_writer(settings.model_dir) if worker.is_chief else None)
+        trainer.train_loop(sess, graph, settings, run)
+        step = trainer.save_last(sess, graph, settings, run, worker.ckpt)
         if stop.signal:
-            saved = f"; checkpoint saved to {checkpoints.prefix_of(settings.model_dir, progress.saved_step)}"
+            saved = f"; checkpoint saved to {checkpoints.prefix_of(settings.model_dir, run.progress.saved_step)}"
             raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
                               + (saved if worker.is_chief else ""))
         if step < settings.steps:
             raise ClusterError(f"{me}: training ended at global_step {step}, before the target {settings.steps}"
                                + (": the chief stopped the synchronous updates" if worker.sync_replicas else ""))
-    return progress
+    return run.progress
 
 
 def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=print):
@@ -321,13 +341,11 @@ def flags_differ(error, cluster, me):
     then reports a connection to that address as failed, which otherwise
     reads like a lost parameter server.
     """
-    message = getattr(error, "message", None) or str(error)
     ours = {normal_address(a) for job in cluster.jobs for a in cluster.job_tasks(job)}
-    strangers = [a for a in re.findall(r"ipv[46]:\[?([^\s,;)\]]+?)\]?:(\d+)\b", message)
-                 if normal_address(":".join(a)) not in ours]
+    strangers = [a for a in task_addresses(error) if normal_address(a) not in ours]
     if not strangers:
         return None
-    return ClusterError(f"{me}: another task of this cluster reached for {':'.join(strangers[0])}, which is not in "
+    return ClusterError(f"{me}: another task of this cluster reached for {strangers[0]}, which is not in "
                         "this task's --ps_hosts or --worker_hosts: the host lists differ between tasks; start every "
                         "task with the same --ps_hosts and --worker_hosts")
 
@@ -376,11 +394,11 @@ def shut_down(sess, sync_coord, sync_threads, failure, me):
         raise failure
 
 
-def main(args, parser, settings, build_graph):
+def main(args, parser, settings, trainer):
     """Run one cluster task from mnist_backward.py's parsed flags; returns the exit status.
 
     parser: mnist_backward.py's ArgumentParser, for flag errors (exit 2);
-    settings, build_graph: the trainer's training.Settings and graph.
+    settings: the trainer's training.Settings; trainer: its module (see train_distributed).
     Exit status 0 when done (a parameter server: when stopped), 1 with a
     one-line error, 128 + signal number when a worker was stopped by
     SIGINT/SIGTERM (after the chief saved a checkpoint).
@@ -406,7 +424,7 @@ def main(args, parser, settings, build_graph):
     if args.job_name == "ps":
         return exit_status(lambda: serve_ps(cluster, args.task_index), (ClusterError,))
     return exit_status(
-        lambda: train_distributed(cluster, args.task_index, settings, build_graph, args.sync_replicas,
+        lambda: train_distributed(cluster, args.task_index, settings, trainer, args.sync_replicas,
                                   args.startup_timeout),
         (DataError, ClusterError),
         interrupted=f"worker {args.task_index}: interrupted before training started; nothing saved")

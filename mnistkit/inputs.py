@@ -1,28 +1,52 @@
 """Input pipelines over the TFRecord files (tf.compat.v1): queue runners, and tf.data.
 
 mnist_generateds.read_tfRecord and get_tfrecord are the course's reader and
-batcher; here is what they and the evaluation share: reading many records
-per op (read_many, read_fixed), one exact pass over a file for evaluation
-(batches_once), and stopping the queue runners with the reader's own error
-(stop_queue_runners). The same batches through tf.data, for --pipeline
-tfdata: tfdata_batches (training) and tfdata_once (evaluation);
+batcher; here is what the course never had: reading many records per op
+(read_many, read_fixed), a failing reader as one line (pipeline_failed,
+iterator_failed), and the same batches through tf.data for --pipeline
+tfdata: tfdata_batches (training) and tfdata_once (evaluation).
 docs/migrating.md compares them with the queue runners call by call.
 """
-import re
+import dataclasses
 
-from tf_compat import first_line, tf
+from tf_compat import first_line, from_iterator, tf
 from .errors import DataError
 from .records import (FEATURES, IMAGE_PIXELS, NUM_CLASSES, RECORD_FRAME_BYTES, RECORD_HEADER_BYTES,
                       template_offsets)
 
-# Course input pipeline constants (examples, not batches).
+# The course's shuffle_batch (examples, not batches); also the size of tf.data's shuffle buffer.
 NUM_THREADS = 2
 CAPACITY = 1000
 MIN_AFTER_DEQUEUE = 700
+JOIN_GRACE_SECS = 5  # a queue-runner thread gets this long to finish after request_stop
 RECORDS_PER_READ = 200  # fast pipeline: records read and parsed per op run
-ITERATOR_OPS = ("IteratorGetNext", "IteratorGetNextSync")  # the ops that hand out a tf.data batch
-# An error's last line naming the iterator it came through: "[[IteratorGetNext]]", "[[{{node IteratorGetNext_1}}]]".
-ITERATOR_LINE = re.compile(r"\[\[(?:\{\{node )?IteratorGetNext(?:Sync)?(?:_\d+)?(?:\}\})?\]\]")
+
+
+@dataclasses.dataclass(frozen=True)
+class Pipeline:
+    """What a --pipeline name means, decided once (PIPELINES) and asked by what it changes.
+
+    records_per_read: records each reader op reads (None: one, the
+    course's); fed: batches fetched by sess.run and fed back by feed_dict
+    (the course's) rather than wired into the network; queue_runners: the
+    batches come from queue runners under a Coordinator (else tf.data).
+    """
+    name: str
+    records_per_read: object
+    fed: bool
+    queue_runners: bool
+
+
+PIPELINES = {pipeline.name: pipeline for pipeline in (
+    Pipeline("fast", RECORDS_PER_READ, fed=False, queue_runners=True),
+    Pipeline("course", None, fed=True, queue_runners=True),
+    Pipeline("tfdata", None, fed=False, queue_runners=False),
+)}
+
+
+def pipeline_of(pipeline):
+    """The Pipeline of a --pipeline name (or a Pipeline itself); KeyError for an unknown name."""
+    return pipeline if isinstance(pipeline, Pipeline) else PIPELINES[pipeline]
 
 
 def read_fixed(filename_queue, records_per_read, layout):
@@ -81,43 +105,6 @@ def read_many(filename_queue, records_per_read, layout=None):
     return img, features["label"]
 
 
-def batches_once(num, tfRecord_path):
-    """Every record of a TFRecord file exactly once, in batches of up to `num`, in file order.
-
-    Unlike the course's test input (one shuffle_batch draw, which repeats some
-    records and misses others), this reads the file for one epoch in order,
-    and the last batch holds what is left (allow_smaller_final_batch). After
-    the last batch the queue raises tf.errors.OutOfRangeError. Returns
-    img_batch float32 [k, 784] in [0, 1], label_batch float32 [k, 10], k <= num.
-    Needs tf.local_variables_initializer() (the epoch counter).
-    """
-    filename_queue = tf.train.string_input_producer([tfRecord_path], num_epochs=1, shuffle=False)
-    img, label = read_many(filename_queue, num)
-    img_batch, label_batch = tf.train.batch(
-        [img, label], batch_size=num, num_threads=1, capacity=2 * num,
-        enqueue_many=True, allow_smaller_final_batch=True)
-    return to_float(img_batch, label_batch)
-
-
-def stop_queue_runners(coord, threads, tfRecord_path, passthrough=()):
-    """Stop the queue runners of a Coordinator and wait for their threads (course step).
-
-    coord.join re-raises the first error a queue-runner thread reported,
-    which is the real cause behind a main thread's closed-queue error; it is
-    raised as DataError naming tfRecord_path, with TensorFlow's first line
-    (tf_compat.first_line). Errors of the classes in `passthrough` are
-    re-raised as they are (a distributed worker's lost parameter server).
-    Threads get 5 s to finish.
-    """
-    coord.request_stop()
-    try:
-        coord.join(threads, stop_grace_period_secs=5)
-    except passthrough:
-        raise
-    except tf.errors.OpError as e:
-        raise pipeline_failed(tfRecord_path, e) from None
-
-
 def pipeline_failed(tfRecord_path, error):
     """The DataError for a reader that failed on tfRecord_path (a TensorFlow OpError), in one line.
 
@@ -167,9 +154,9 @@ def tfdata_epoch(files):
     one TFRecordReader, which reads one file at a time. Each file is opened
     once per epoch: a file list repeated *before* the reader would let one
     file be read twice at once, and with a single file every record would
-    come twice in a row. Reading two files at once (interleave) cost 0.3 to
-    0.4 ms more CPU per batch of 200 on the 2-core machine, for a shuffle
-    that the shuffle buffer decides anyway.
+    come twice in a row. Files are not interleaved: that costs CPU per
+    batch (docs/performance.md) for a shuffle the shuffle buffer decides
+    anyway.
     """
     files = list(files)
     return tf.data.TFRecordDataset(tf.data.Dataset.from_tensor_slices(files).shuffle(len(files)))
@@ -217,28 +204,22 @@ def shuffle_buffer(batch_size):
 
 
 def tfdata_once(num, tfRecord_path):
-    """batches_once through tf.data: every record of the file exactly once, in file order, batches of up to num.
+    """Every record of the file exactly once, in file order, batches of up to num, through tf.data.
 
-    After the last batch the iterator raises tf.errors.OutOfRangeError, as
-    batches_once's queue does. No local variables or queue runners needed.
+    The batches of mnist_generateds.get_tfrecord(..., once=True); after
+    the last batch the iterator raises tf.errors.OutOfRangeError, as that
+    queue does. No local variables or queue runners needed.
     """
     dataset = tf.data.TFRecordDataset(tfRecord_path).batch(num).map(parse_batch).prefetch(1)
     return tf.data.make_one_shot_iterator(dataset).get_next()
 
 
 def iterator_failed(error):
-    """True when a TensorFlow error (OpError) came from a tf.data iterator's get_next.
+    """True when a TensorFlow error (OpError) came from a tf.data iterator's get_next (tf_compat.from_iterator).
 
     tf.data reads inside the session run that asks for the batch, so a
     damaged record fails that run (the training step, an evaluation
     fetch), where a queue runner's reader fails in its own thread and
-    closes the queue. The error names the op it came from: the iterator's
-    own (a reading error), or one inside a function the dataset maps
-    (parse_batch), which TensorFlow finds no op for and names the iterator
-    in the message's last line.
+    closes the queue.
     """
-    op = getattr(error, "op", None)
-    if op is not None:
-        return op.type in ITERATOR_OPS
-    message = getattr(error, "message", None) or str(error)
-    return any(ITERATOR_LINE.fullmatch(line.strip()) for line in message.splitlines())
+    return from_iterator(error)

@@ -1,13 +1,15 @@
 """Pictures in, network inputs out: the app's two preparations of a user's own picture.
 
-mnist_app.pre_pic is the course's step; this is how it reads a picture
-(any mode, size and orientation) and turns it into the 28x28 input MNIST
-digits have: `mnist` evens the lighting, finds the ink (Otsu's threshold)
-and crops, scales and centres the digit as MNIST was built; `course`
-resizes the whole picture and cuts it at a fixed threshold, as the course
-did. Both refuse a picture with no digit-like stroke (find_ink). Also the
-app's file handling: the pictures a folder holds, --show-input's files.
+mnist_app.pre_pic is the course's step, and holds the course's own
+preparation (resize, grayscale, invert, threshold); this is what the course
+never had: reading any picture file (load_picture: any mode, size and
+orientation), the MNIST-style preparation (mnist_input: the lighting
+evened, the ink found by Otsu's threshold, the digit cropped, scaled and
+centred as MNIST was built), the refusal of a picture with no digit-like
+stroke (find_ink), and the app's file handling: the pictures a folder
+holds, --show-input's files.
 """
+import contextlib
 import os
 
 import numpy as np
@@ -16,13 +18,8 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 from . import files
 from .errors import DataError
 from .images import to_8bit
-from .records import IMAGE_PIXELS
+from .records import IMAGE_PIXELS, IMAGE_SIZE
 
-THRESHOLD = 50  # course: after inversion, below is background (0), the rest is stroke (255)
-
-
-IMAGE_SIZE = 28
-PREPROCESS = ("mnist", "course")
 # MNIST's construction (and measurements on the bundled sample): the digit is
 # scaled to fit DIGIT_BOX, its centre of mass lands on pixel (14, 14), and
 # the median stroke is about 2 pixels wide.
@@ -33,32 +30,25 @@ SUPERSAMPLE = 4  # the digit is shaped at 4x its final size, then averaged down:
 MAX_SIDE = 2048  # larger photos are reduced first; a pen stroke still spans pixels
 LIGHTING_GRID = 8  # paper brightness is estimated on an 8x8 grid: cells wider than a pen stroke
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
-# What makes ink a digit-like stroke (find_ink); measured on tests/handmade.py's
-# 110 photos and 70 phone photos (noise, blur, JPEG, shading) and 2,000 MNIST
-# digits against flat, shaded, noisy and ink-covered pages (tests/test_trust_data.py):
-NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's pixel noise (photos: >= 20.1, noise: <= 8.1)
-MAX_INK_FRACTION = 0.5  # of the picture (photos and digits: <= 0.31; pages refused for it: >= 0.54)
-# The ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart):
-# photos >= 7.7 (a phone photo under a vignette, 12-px strokes, noise 8), pages without a digit
-# <= 4.8 (a 0-255 ramp; shaded pages with noise and JPEG <= 3.6). Otsu's separability, used before,
-# falls with the ink's share of the picture: 0.48 for 9-px pencil strokes on a shaded, noisy page,
-# below evenly spread shades' 0.75.
-MIN_INK_SPREADS = 6
-INK_SPLITS = 2  # Otsu's split is tried again on the darker class at most twice (ink_threshold; phone photos need 1)
+# What makes ink a digit-like stroke (find_ink). Each bound lies between what
+# the photos and digits the tests hold give and what pages without a digit
+# give (docs/photos.md, "How the bounds were chosen", has the figures).
+NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's pixel noise
+MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
+MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
+INK_SPLITS = 2  # Otsu's split is tried again on the darker class at most this often (ink_threshold)
 CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of dirt does not set the box
-# One digit, not several or only specks (one_digit), from the ink's separate marks; measured on
-# the same photos and digits, digits in separate strokes, slanted, with specks beside them, pencil
-# broken by rough paper, dotted strokes, against 2-4 digits side by side, stacked, in a 2x2 grid,
-# font numbers and scattered specks (tests/test_pictures.py; "a/b" below: a single digit's worst
-# statistic, then the worst picture that is not one digit):
+# One digit, not several or only specks (one_digit), judged from the ink's separate marks; the
+# bounds lie between a single digit's worst figure and the closest picture that is not one digit.
 MARK_GRID = 1024  # marks are found on a grid of at most this many cells a side (a 2048-px photo: 2x2-px cells)
 MIN_MARK_MASS = 0.05  # of the heaviest mark's ink: lighter marks are dust (noise, specks), left out
 MIN_MARK = 0.05  # of the picture's shorter side: a digit-sized mark; specks are refused when smaller marks
-# hold most of the ink (digits: <= 0.31 of it, dotted ones aside; specks: >= 0.75)
-DOTTED = 0.8  # ... unless this share of the marks have a neighbour within 1.5 of their size (dotted strokes 1.0 / specks 0.42)
-LINE_GAP = 0.075  # of the ink's height: a clear gap between lines of digits (broken pencil 0.057 / two stacked with a gap of 0.3 digit heights 0.085)
-DIGIT_GAP = 0.085  # of a line's height: a clear gap between digits side by side (broken strokes 0.074 / font numbers 0.103)
+# hold most of the ink ...
+DOTTED = 0.8  # ... unless this share of the marks have a neighbour within 1.5 of their size (a dotted stroke)
+LINE_GAP = 0.075  # of the ink's height: a clear gap between lines of digits
+DIGIT_GAP = 0.085  # of a line's height: a clear gap between digits side by side
 TALL = 0.6  # a line holds digits when as tall as this share of the tallest line, a digit when as tall as this share of its line
+
 
 def load_picture(picName):
     """One picture file as an 8-bit grayscale PIL image, upright.
@@ -85,17 +75,6 @@ def load_picture(picName):
         raise DataError(f"{picName}: not an image file") from None
     except (OSError, Image.DecompressionBombError) as e:
         raise DataError(f"{picName}: cannot read image ({e})") from None
-
-
-def course_input(img, threshold=THRESHOLD):
-    """The course's preparation: uint8 [28, 28], 0 or 255 (stroke = 255).
-
-    img: grayscale PIL image. Resized whole to 28x28 with LANCZOS (what the
-    removed Image.ANTIALIAS was), inverted, and cut at `threshold`.
-    """
-    reIm = img.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.LANCZOS)
-    im_arr = 255 - np.asarray(reIm, dtype=np.int32)
-    return np.where(im_arr < threshold, 0, 255).astype(np.uint8)
 
 
 def otsu_threshold(values):
@@ -425,28 +404,23 @@ def network_input(pixels):
     return (pixels.reshape([1, IMAGE_PIXELS]) * (1.0 / 255)).astype(np.float32)
 
 
-def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist"):
-    """uint8 [28, 28]: the picture as the network sees it (see pre_pic).
-
-    Raises DataError naming the file when it cannot be read, holds no digit
-    (find_ink), several digits, or gives a flat input (every pixel one value).
-    """
-    img = load_picture(picName)
+@contextlib.contextmanager
+def refusals_named(picName):
+    """Around a preparation: its refusal (a ValueError: no digit, several digits) as a DataError naming picName."""
     try:
-        if preprocess == "course":
-            find_ink(shrink(img))  # the course's threshold alone would read a blank page as some digit
-            pixels = course_input(img, threshold)
-        else:
-            pixels = mnist_input(img)
+        yield
     except SeveralDigits as e:
         raise DataError(f"{picName}: {e}") from None
     except ValueError as e:
         raise DataError(f"{picName}: {e}; the app expects a dark digit on lighter paper") from None
+
+
+def check_not_flat(picName, pixels, threshold, preprocess):
+    """Raise DataError naming the picture when its prepared uint8 [28, 28] input is one value throughout."""
     if pixels.min() == pixels.max():
         how = (f" after the course's --threshold {threshold}; try --preprocess mnist or another --threshold"
                if preprocess == "course" else "; the app expects a dark digit on lighter paper")
         raise DataError(f"{picName}: no digit found: every pixel of the 28x28 input is {pixels.flat[0]}{how}")
-    return pixels
 
 
 def picture_paths(args):

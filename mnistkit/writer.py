@@ -17,7 +17,7 @@ from tf_compat import tf
 from . import files
 from .errors import DataError
 from .images import check_not_blank, load_image
-from .records import NUM_CLASSES, output_files, record_template, shard_files
+from .records import NUM_CLASSES, output_files, shard_files
 
 # Writing: images are decoded and their records serialized in worker processes,
 # CHUNK_SIZE images per task; the records are written in label-file order.
@@ -75,8 +75,9 @@ def _parse_label_line(line, label_path, number, seen):
 def encode_images(image_path, batch, templates, label_path=""):
     """Decode a list of images and serialize their records, in order.
 
-    batch: [(file name, digit, label-file line number)]; templates:
-    [record_template(d) for d in 0-9]; label_path: the label file, for
+    batch: [(file name, digit, label-file line number)]; templates: the
+    (head, tail) around the pixels of each digit's record, 0-9
+    (mnist_generateds.record_template); label_path: the label file, for
     messages. Returns (records, converted): the serialized tf.train.Example
     of each image (bytes), and [(file name, original mode)] for the images
     that load_image converted. Raises DataError from load_image, and for a
@@ -98,11 +99,10 @@ def encode_images(image_path, batch, templates, label_path=""):
 def default_workers():
     """Decoding processes to use: the CPUs this process may run on, at most MAX_WORKERS.
 
-    1 (decode here) on 2 CPUs or fewer, and off Linux. Handing chunks to
-    workers costs about 10 us of CPU per image on top of the ~24 us of
-    decoding and writing it (the parent still writes every record); on 2
-    cores that pays only while the second core is idle, and on a busy
-    machine the pool was 1.5x slower than decoding here (bench/bench.py).
+    1 (decode here) on 2 CPUs or fewer, and off Linux: handing chunks to
+    workers costs CPU of its own, and the parent still writes every record,
+    so on 2 cores a pool pays only while the second core is idle
+    (docs/performance.md has the figures, bench/bench.py measures them).
     """
     if not hasattr(os, "sched_getaffinity"):  # Windows and macOS: spawned processes cost more to start
         return 1
@@ -232,45 +232,53 @@ def temporary_outputs(outputs, tmps):
         raise DataError(f"{out_dir}: cannot write output folder ({e.strerror})") from None
 
 
-def write_records(tfRecordName, image_path, label_path, entries, workers=None, quiet=False, num_shards=1):
-    """Write the records of `entries` to tfRecordName (or its num_shards shards); returns the converted images.
+class TemporaryOutputs:
+    """The output files of one split, written under temporary names and renamed into place only when all are done.
 
-    entries: read_label_file(label_path), checked by check_image_folder.
-    Record k goes to shard k % num_shards. Images are decoded by `workers`
-    processes (default_workers()) in CHUNK_SIZE chunks and the records
-    streamed to one tf.io.TFRecordWriter per output, each writing a
-    temporary file that is renamed into place only when all are complete.
-    Returns [(file name, original mode)] of the images that were converted
-    to 8-bit grayscale. Raises DataError on bad input or a failed write;
-    on any failure, and on Ctrl-C, the temporaries are removed.
+    `with TemporaryOutputs(tfRecordName, num_shards) as tmps:` gives one
+    hidden temporary path per output (records.output_files: tfRecordName,
+    or its num_shards shards), beside it; write them inside the block. On a
+    normal exit each is renamed over its output; on any exception, and on
+    Ctrl-C, all are removed, and a failed write (TensorFlow's OpError, an
+    OSError) becomes a DataError naming tfRecordName. So an interrupted run
+    never leaves a truncated file in place of a good one.
     """
-    outputs, tmps, converted = output_files(tfRecordName, num_shards), [], []
-    workers = default_workers() if workers is None else workers
-    workers = min(workers, -(-len(entries) // CHUNK_SIZE))  # no idle processes for a small split
-    try:
-        temporary_outputs(outputs, tmps)
-        templates = [record_template(digit) for digit in range(NUM_CLASSES)]
-        with contextlib.ExitStack() as stack:
-            pool = stack.enter_context(decoding_pool(workers))  # started before the writers open
-            writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
-            bar = stack.enter_context(files.progress_bar(quiet, total=len(entries), desc=os.path.basename(tfRecordName),
-                                                         unit="img"))
-            k = 0
-            for records, notes in encoded_chunks(pool, workers, image_path, entries, templates, label_path):
-                converted += notes
-                for record in records:
-                    writers[k % num_shards].write(record)
-                    k += 1
-                bar.update(len(records))
-        for tmp, out in zip(tmps, outputs):
-            files.replace(tmp, out)
-    except BaseException as e:
-        for tmp in tmps:
+
+    def __init__(self, tfRecordName, num_shards=1):
+        self.name, self.outputs, self.tmps = tfRecordName, output_files(tfRecordName, num_shards), []
+
+    def __enter__(self):
+        try:
+            temporary_outputs(self.outputs, self.tmps)
+        except BaseException:
+            self._discard()
+            raise
+        return list(self.tmps)
+
+    def __exit__(self, kind, error, traceback):
+        if error is None:
+            try:
+                for tmp, out in zip(self.tmps, self.outputs):
+                    files.replace(tmp, out)
+                return False
+            except BaseException as e:
+                error = e
+        self._discard()
+        if isinstance(error, (tf.errors.OpError, OSError)):
+            raise DataError(f"{self.name}: write failed ({getattr(error, 'message', None) or error})") from None
+        if traceback is None:  # a failed rename: raised here, as the block's own errors are by returning False
+            raise error
+        return False
+
+    def _discard(self):
+        for tmp in self.tmps:
             files.discard(tmp)
-        if isinstance(e, (tf.errors.OpError, OSError)):
-            raise DataError(f"{tfRecordName}: write failed ({getattr(e, 'message', None) or e})") from None
-        raise
-    return converted
+
+
+def pool_size(workers, count):
+    """Decoding processes for `count` images: `workers` (default_workers() when None), no more than chunks."""
+    workers = default_workers() if workers is None else workers
+    return min(workers, -(-count // CHUNK_SIZE))  # no idle processes for a small split
 
 
 class Staging:

@@ -70,7 +70,7 @@ def test_otsu_threshold_separates_paper_from_ink_and_maximises_between_class_var
 
 def test_mnist_input_crops_scales_and_centres_like_mnist(photos):
     for path, digit, style in photos[::3]:
-        pixels = mnistkit.pictures.prepared_pixels(path)
+        pixels = mnist_app.prepared_pixels(path)
         assert pixels.shape == (28, 28) and pixels.dtype == np.uint8
         height, width = ink_box(pixels)
         assert max(height, width) in (19, 20, 21) and min(height, width) >= 3, (style, digit, height, width)
@@ -90,16 +90,16 @@ def test_mnist_input_does_not_depend_on_paper_light_or_place(tmp_path):
     inputs = {}
     for name, array in pictures.items():
         Image.fromarray(array).save(tmp_path / "p.png")
-        inputs[name] = mnistkit.pictures.prepared_pixels(str(tmp_path / "p.png")) > 127
+        inputs[name] = mnist_app.prepared_pixels(str(tmp_path / "p.png")) > 127
     reference = inputs.pop("white")
     for name, strokes in inputs.items():
         overlap = (strokes & reference).sum() / (strokes | reference).sum()
         assert overlap > 0.75, name
     # The course's fixed threshold sees a grey page as all ink: a flat input, refused rather than guessed.
     Image.fromarray(pictures["dark paper, off-centre"]).save(tmp_path / "dark.png")
-    assert (mnistkit.pictures.course_input(Image.open(tmp_path / "dark.png").convert("L")) == 255).all()
+    assert (mnist_app.course_pixels(Image.open(tmp_path / "dark.png").convert("L")) == 255).all()
     with pytest.raises(mnistkit.idx.DataError) as error:
-        mnistkit.pictures.prepared_pixels(str(tmp_path / "dark.png"), preprocess="course")
+        mnist_app.prepared_pixels(str(tmp_path / "dark.png"), preprocess="course")
     assert str(error.value) == (f"{tmp_path / 'dark.png'}: no digit found: every pixel of the 28x28 input is 255 "
                                 "after the course's --threshold 50; try --preprocess mnist or another --threshold")
 
@@ -110,9 +110,9 @@ def test_exif_orientation_and_white_on_black_give_the_upright_dark_on_light_inpu
     handmade.exif_rotated_jpeg(array, str(tmp_path / "sideways.jpg"), blur=0)
     Image.fromarray(255 - array).save(tmp_path / "negative.png")
     assert Image.open(tmp_path / "sideways.jpg").size == (300, 400)  # stored sideways
-    upright = mnistkit.pictures.prepared_pixels(str(tmp_path / "upright.png")).astype(int)
-    assert np.abs(mnistkit.pictures.prepared_pixels(str(tmp_path / "sideways.jpg")) - upright).mean() < 8
-    assert np.array_equal(mnistkit.pictures.prepared_pixels(str(tmp_path / "negative.png")), upright)
+    upright = mnist_app.prepared_pixels(str(tmp_path / "upright.png")).astype(int)
+    assert np.abs(mnist_app.prepared_pixels(str(tmp_path / "sideways.jpg")) - upright).mean() < 8
+    assert np.array_equal(mnist_app.prepared_pixels(str(tmp_path / "negative.png")), upright)
 
 
 def test_blank_picture_is_reported_not_guessed(tmp_path, model_dir):
@@ -297,7 +297,7 @@ def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, pho
     for picture in pair:
         stem = os.path.splitext(os.path.basename(picture))[0]
         written = np.asarray(Image.open(tmp_path / "seen" / (stem + ".png")))
-        assert np.array_equal(written, mnistkit.pictures.prepared_pixels(picture, preprocess="course"))
+        assert np.array_equal(written, mnist_app.prepared_pixels(picture, preprocess="course"))
         assert set(np.unique(written)) <= {0, 255}  # the course's fixed threshold: black and white only
     assert sorted(os.listdir(tmp_path / "seen")) == sorted(os.path.splitext(os.path.basename(p))[0] + ".png"
                                                            for p in pair)

@@ -229,7 +229,8 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
         cluster = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": hosts})
         settings = mnist_backward.settings_for(mnist_forward, 100, 200, mnist_backward.LEARNING_RATE_BASE,
                                                str(sharded_workdir / "data"), str(sharded_workdir / "model"))
-        mnistkit.distributed.train_distributed(cluster, SHARDS, settings, mnist_backward.build_graph)
+        mnistkit.distributed.train_distributed(cluster, SHARDS, settings, mnist_backward, False,
+                                               mnist_backward.STARTUP_TIMEOUT_SECS)
     assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
                                 f"run `python mnist_generateds.py --shards {SHARDS + 1}` (or a multiple) first")
 
@@ -284,7 +285,7 @@ from tf_compat import tf
 
 mnistkit.training.STEP_TIMEOUT_MS = {step_timeout_ms!r}
 mnistkit.training.RETRY_SECS = 0.01
-aborted, calls, real_run_step = set({aborted!r}), [0], mnistkit.training.run_step
+aborted, calls, real_run_step = set({aborted!r}), [0], mnist_backward.run_step
 
 
 class Aborting:
@@ -297,7 +298,7 @@ def run_step(sess, *args):
     return real_run_step(Aborting() if calls[0] in aborted else sess, *args)
 
 
-mnistkit.training.run_step = run_step
+mnist_backward.run_step = run_step
 sys.exit(mnist_backward.main(sys.argv[1:]))
 """
 

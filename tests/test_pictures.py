@@ -1,6 +1,6 @@
 """The app's pictures: one digit or several, specks, phone photos, flat inputs, typed paths (issue 19).
 
-In-process calls of pictures.prepared_pixels on pictures drawn by tests/handmade.py,
+In-process calls of mnist_app.prepared_pixels on pictures drawn by tests/handmade.py,
 in both preparations; the app's own command line is tested in test_app.py.
 """
 import os
@@ -30,7 +30,7 @@ def on_paper(coverage, paper=245, ink=25, noise=0.0, seed=0, margin=60):
 def outcome(path, preprocess):
     """None when the picture is read, else its error line without `error: PATH: `."""
     try:
-        mnistkit.pictures.prepared_pixels(path, preprocess=preprocess)
+        mnist_app.prepared_pixels(path, preprocess=preprocess)
     except DataError as e:
         assert str(e).startswith(f"{path}: "), e
         return str(e)[len(path) + 2:]
@@ -134,7 +134,7 @@ def phone_photos(folder):
 
 # ---------------------------------------------------------------- one digit, or several, or specks
 
-@pytest.mark.parametrize("preprocess", mnistkit.pictures.PREPROCESS)
+@pytest.mark.parametrize("preprocess", mnist_app.PREPROCESS)
 def test_several_digits_and_specks_get_one_line_each_not_a_guess(not_one_digit_files, preprocess):
     cases = not_one_digit_files
     found = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}
@@ -142,7 +142,7 @@ def test_several_digits_and_specks_get_one_line_each_not_a_guess(not_one_digit_f
     assert len(found) == 80
 
 
-@pytest.mark.parametrize("preprocess", mnistkit.pictures.PREPROCESS)
+@pytest.mark.parametrize("preprocess", mnist_app.PREPROCESS)
 def test_digits_in_separate_strokes_broken_dotted_slanted_or_in_a_font_are_read(single_digit_files, preprocess):
     cases = single_digit_files
     refused = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}
@@ -158,8 +158,8 @@ def test_a_speck_of_dirt_beside_a_digit_changes_nothing(tmp_path):
             Image.fromarray(alone).save(tmp_path / "alone.png")
             Image.fromarray(speckled).save(tmp_path / "speckled.png")
             assert (alone != speckled).sum() >= count * radius ** 2
-            np.testing.assert_array_equal(mnistkit.pictures.prepared_pixels(str(tmp_path / "speckled.png")),
-                                          mnistkit.pictures.prepared_pixels(str(tmp_path / "alone.png")))
+            np.testing.assert_array_equal(mnist_app.prepared_pixels(str(tmp_path / "speckled.png")),
+                                          mnist_app.prepared_pixels(str(tmp_path / "alone.png")))
 
 
 def test_bundled_mnist_digits_are_never_refused(tmp_path):
@@ -168,7 +168,7 @@ def test_bundled_mnist_digits_are_never_refused(tmp_path):
     for i in range(0, len(images), 10):  # 200 of the 2,000; all 2,000 were measured (none refused)
         path = str(tmp_path / f"{i}.png")
         Image.fromarray(255 - images[i]).resize((280, 280), Image.Resampling.BICUBIC).save(path)
-        for preprocess in mnistkit.pictures.PREPROCESS:
+        for preprocess in mnist_app.PREPROCESS:
             found[i, preprocess] = outcome(path, preprocess)
     assert {key: line for key, line in found.items() if line is not None} == {}
     assert len(found) == 400
@@ -239,7 +239,7 @@ def test_the_issues_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, trai
     predictor = mnist_app.Predictor(str(trained_workdir / "model"))
     for name in ("four.jpg", "four.png"):
         assert outcome(str(tmp_path / name), "course") is None
-        assert predictor.restore_model(mnist_app.pre_pic(str(tmp_path / name))) == 4
+        assert predictor.digit(mnist_app.pre_pic(str(tmp_path / name))) == 4
     predictor.sess.close()
 
 

@@ -13,6 +13,7 @@ from conftest import ROOT, run_script
 import mnist_generateds
 from tf_compat import tf
 import mnistkit.idx
+import mnistkit.records
 
 
 def parse_all(path):
@@ -45,6 +46,27 @@ def test_round_trip_bytes_equal_decoded_jpg_and_label_is_one_hot(sample_workdir)
         assert pixels.shape == (28, 28) and pixels.dtype == np.uint8
         assert img_raw == pixels.tobytes()
         assert label == [1 if d == int(digit) else 0 for d in range(10)]
+
+
+def test_the_writer_s_example_and_the_reader_s_features_are_the_package_s_schema(sample_workdir):
+    # write_tfRecord's Example (the records written) and read_tfRecord's FixedLenFeatures are the
+    # course's, in its scripts; the package's checks and fast readers use records.make_example and
+    # records.FEATURES: the two must say the same.
+    marker = mnistkit.records.MARKER
+    for digit in range(10):
+        assert mnist_generateds.record_template(digit) == mnistkit.records.record_template(digit)
+        head, tail = mnist_generateds.record_template(digit)
+        assert head + marker + tail == mnistkit.records.make_example(marker, digit).SerializeToString(
+            deterministic=True)
+    with tf.Graph().as_default():
+        mnist_generateds.read_tfRecord(str(sample_workdir / "data" / "mnist_test.tfrecords"))
+        parse = next(op for op in tf.get_default_graph().get_operations() if op.type.startswith("ParseExample"))
+        keys = next(tf.get_static_value(t) for t in parse.inputs if t.op.name.endswith("dense_keys"))
+        keys = [k.decode() for k in keys]
+        shapes = [tf.TensorShape(s).as_list() for s in parse.get_attr("dense_shapes")]
+        dtypes = [tf.as_dtype(t) for t in parse.get_attr("Tdense")]
+    features = {k: tf.FixedLenFeature(shape, dtype) for k, shape, dtype in zip(keys, shapes, dtypes)}
+    assert features == dict(mnistkit.records.FEATURES)
 
 
 def test_jpg_layout_is_close_to_the_idx_pixels(sample_workdir):

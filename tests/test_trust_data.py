@@ -248,8 +248,8 @@ def test_app_keeps_the_content_of_16bit_pictures(tmp_path, depth):
     assert Image.open(tmp_path / "deep.png").mode.startswith("I;16")
     assert np.array_equal(np.asarray(mnistkit.pictures.load_picture(str(tmp_path / "deep.png"))), np.asarray(img))
     for preprocess in mnist_app.PREPROCESS:
-        assert np.array_equal(mnistkit.pictures.prepared_pixels(str(tmp_path / "deep.png"), preprocess=preprocess),
-                              mnistkit.pictures.prepared_pixels(str(tmp_path / "eight.png"), preprocess=preprocess))
+        assert np.array_equal(mnist_app.prepared_pixels(str(tmp_path / "deep.png"), preprocess=preprocess),
+                              mnist_app.prepared_pixels(str(tmp_path / "eight.png"), preprocess=preprocess))
 
 
 # ---------------------------------------------------------------- blank records

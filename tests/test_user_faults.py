@@ -70,7 +70,7 @@ CORRUPTED_AT_STEP = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     import mnist_backward
     import mnistkit.training
-    real, calls = mnistkit.training.run_step, [0]
+    real, calls = mnist_backward.run_step, [0]
 
     def run_step(*args):
         calls[0] += 1
@@ -80,7 +80,7 @@ CORRUPTED_AT_STEP = textwrap.dedent("""
                 f.write(b"\\xff" * 64)  # into a record: its CRC fails when the reader comes by
         return real(*args)
 
-    mnistkit.training.run_step = run_step
+    mnist_backward.run_step = run_step
     mnistkit.training.TrainingData.check_unchanged = lambda self: None  # the CRC is what this case is about
     sys.exit(mnist_backward.main(sys.argv[2:]))
 """)

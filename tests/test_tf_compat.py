@@ -1,0 +1,107 @@
+"""TensorFlow's wording and private fields that our behaviour depends on (tf_compat's last section).
+
+Each pattern is checked against what this TensorFlow really does, so that a
+version that words a message otherwise fails here (run on the floor
+TensorFlow too: requirements-floor.txt), not in a user's run.
+"""
+import errno
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import tf_compat
+from tf_compat import tf
+
+
+def saved_checkpoint(tmp_path):
+    """A checkpoint of one float32 [4096] variable; returns (prefix, its one .data file)."""
+    with tf.Graph().as_default():
+        tf.Variable(np.arange(4096, dtype=np.float32), name="v")
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = saver.save(sess, str(tmp_path / "m"), write_meta_graph=False)
+    return prefix, prefix + ".data-00000-of-00001"
+
+
+def read_error(prefix):
+    try:
+        tf.train.load_checkpoint(prefix).get_tensor("v")
+    except (tf.errors.OpError, ValueError, IndexError) as e:
+        return e
+    raise AssertionError("the tensor was read")
+
+
+def test_a_tensor_past_the_end_of_its_data_file_and_a_failed_checksum_are_told_apart(tmp_path):
+    prefix, data = saved_checkpoint(tmp_path)
+    good = open(data, "rb").read()
+    with open(data, "r+b") as f:
+        f.seek(100)
+        f.write(bytes(b ^ 0xFF for b in good[100:164]))
+    assert tf_compat.tensor_read_problem(read_error(prefix)) == "checksum"
+    with open(data, "wb") as f:
+        f.write(good[:len(good) // 2])
+    assert tf_compat.tensor_read_problem(read_error(prefix)) == "cut short"
+    assert tf_compat.tensor_read_problem(ValueError("something else")) is None
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_full_disk_is_recognised_in_tensorflow_s_error_and_in_an_oserror():
+    with pytest.raises(tf.errors.OpError) as raised:
+        with tf.io.gfile.GFile("/dev/full", "w") as f:
+            f.write("x" * 100000)
+    assert tf_compat.disk_full(raised.value)
+    assert tf_compat.disk_full(OSError(errno.ENOSPC, "whatever the platform says"))
+    assert not tf_compat.disk_full(OSError(errno.EACCES, "Permission denied"))
+
+
+def test_a_tf_data_error_is_told_from_another_op_s():
+    with tf.Graph().as_default():
+        bad = tf.data.Dataset.from_tensor_slices([b"not a tf.train.Example"]).map(
+            lambda s: tf.parse_single_example(s, {"label": tf.FixedLenFeature([1], tf.int64)}))
+        from_data = tf.data.make_one_shot_iterator(bad).get_next()
+        one = tf.placeholder(tf.int32, [])
+        other = tf.debugging.assert_equal(one, 2)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.OpError) as raised:
+                sess.run(from_data)
+            assert tf_compat.from_iterator(raised.value)
+            with pytest.raises(tf.errors.OpError) as raised:
+                sess.run(other, feed_dict={one: 1})
+            assert not tf_compat.from_iterator(raised.value)
+
+
+def test_the_events_file_of_a_summary_writer_is_found(tmp_path):
+    with tf.Graph().as_default():
+        writer = tf.summary.FileWriter(str(tmp_path / "train"))
+        path = tf_compat.events_file(writer)
+        writer.close()
+    assert path is not None and os.path.dirname(path) == str(tmp_path / "train") and os.path.exists(path)
+    assert tf_compat.events_file(object()) is None  # a writer without the private field: nothing to check
+
+
+def test_the_task_addresses_of_a_grpc_error():
+    # gRPC's wording, as a worker of a cluster with other host lists reports it (the real case runs in
+    # test_user_faults.py: "another task of this cluster reached for ...").
+    message = ("failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:23456: "
+               "Failed to connect to remote host: Connection refused")
+    assert tf_compat.task_addresses(tf.errors.UnavailableError(None, None, message)) == ["127.0.0.1:23456"]
+    assert tf_compat.task_addresses(ValueError("no address here")) == []
+
+
+def test_a_file_another_process_holds_is_recognised_by_its_windows_wording():
+    assert tf_compat.file_held(OSError("[WinError 32] The process cannot access the file because it is "
+                                       "being used by another process"))
+    assert tf_compat.file_held(tf.errors.PermissionDeniedError(None, None, "model/checkpoint; Access is denied"))
+    assert not tf_compat.file_held(OSError("No such file or directory"))
+
+
+@pytest.mark.skipif(sys.platform != "win32", reason="Windows' file sharing rules")
+def test_a_file_held_open_is_refused_on_windows_in_the_words_file_held_knows(tmp_path):
+    path = tmp_path / "held"
+    with open(path, "w"):
+        with pytest.raises(OSError) as raised:
+            os.remove(path)
+    assert tf_compat.file_held(raised.value)
