@@ -30,6 +30,7 @@ checkpoint files are fine. So:
   `model1`), so they never see one with glob characters (readable_prefix,
   save's own rotation).
 """
+import collections
 import contextlib
 import glob
 import os
@@ -38,7 +39,7 @@ import shutil
 import tempfile
 import time
 
-from tf_compat import disk_full, file_held, first_line, tensor_read_problem, tf
+from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
 from . import files
 from .errors import DataError
 from .networks import check_network
@@ -358,6 +359,30 @@ def check_variables(prefix, stored, var_list):
         if list(stored[name].shape) != want:
             raise DataError(f"{prefix}: checkpoint of another graph: {name} is {list(stored[name].shape)} there, "
                             f"{want} here")
+
+
+Whole = collections.namedtuple("Whole", "shape parts")
+Whole.__doc__ = """A partitioned variable as a checkpoint holds it: its full `shape` (tf.TensorShape), its `parts`."""
+
+
+def checkpoint_variables(variables):
+    """{name in checkpoint: variable} for the variables tf.train.Saver saves, e.g. tf.global_variables().
+
+    The parts of a partitioned variable (tf.compat.v1.get_variable with a
+    partitioner: `fc1_w/part_0`, `fc1_w/part_1`, and their moving averages)
+    are saved by tf.train.Saver as one variable of the full shape under
+    the unpartitioned name (`fc1_w`); they come as one Whole here, so
+    that check_variables compares a cluster's graph with checkpoints of one
+    machine. Every other variable comes under its op name.
+    """
+    found = {}
+    for var in variables:
+        name, shape = saved_as(var)
+        if name == var.op.name:
+            found[name] = var
+        else:
+            found.setdefault(name, Whole(tf.TensorShape(shape), [])).parts.append(var)
+    return found
 
 
 def restore(sess, var_list, prefix, stored=None):
