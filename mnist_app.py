@@ -264,10 +264,10 @@ def end_of_input(given, count):
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
-    parser.add_argument("images", nargs="*", metavar="IMAGE",
+    parser.add_argument("images", type=cli.path, nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
-    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
+    parser.add_argument("--model-dir", type=cli.path, default=mnist_backward.MODEL_SAVE_PATH,
                         help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5), or an export of "
                              "mnist_export.py: a SavedModel version folder (export/mnist/1) or a .tflite file")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
@@ -276,7 +276,7 @@ def build_parser():
     parser.add_argument("--threshold", type=int, default=THRESHOLD,
                         help="--preprocess course: stroke threshold 0-255 after inversion")
     parser.add_argument("--json", action="store_true", help="print one JSON list: file, prediction, top 3")
-    parser.add_argument("--show-input", metavar="PATH",
+    parser.add_argument("--show-input", type=cli.path, metavar="PATH",
                         help="write the 28x28 network input: to PATH.png (one picture), or into folder PATH "
                              "as <picture's name>.png (photos/a.jpg -> PATH/a.png)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")

@@ -325,10 +325,10 @@ def build_parser(net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LE
     parser.set_defaults(net=net, learning_rate_base=learning_rate_base)  # for a cluster task too
     parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
     parser.add_argument("--batch-size", type=int, default=batch_size, help="examples per training step")
-    parser.add_argument("--data-dir", default=mnist_generateds.data_path,
+    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
                         help="folder holding mnist_train.tfrecords or its shards, or a file pattern such as "
                              "'data/mnist_train-*'")
-    parser.add_argument("--model-dir", default=model_dir, help="checkpoint folder (read to resume, written)")
+    parser.add_argument("--model-dir", type=cli.path, default=model_dir, help="checkpoint folder (read to resume, written)")
     parser.add_argument("--pipeline", choices=list(inputs.PIPELINES), default="fast",
                         help="fast: queue runners, many records per reader op, batches wired into the network; "
                              "course: queue runners, one record per op, batches fetched and fed back by feed_dict; "

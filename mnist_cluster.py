@@ -28,6 +28,7 @@ import sys
 import threading
 import time
 
+from mnistkit import cli
 from mnistkit.distributed import bypass_proxy
 from mnistkit.errors import STOP_SIGNALS
 
@@ -191,6 +192,7 @@ def run_cluster(num_ps, num_workers, worker_args, log=print, net="mlp"):
 
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
+    cli.safe_console()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Other flags go to every worker.",
                                      allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)

@@ -61,7 +61,8 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
         saver = tf.train.Saver(variables_to_restore)
         with tf.Session() as sess:
             try:
-                saver.restore(sess, ckpt)
+                with checkpoints.readable_prefix(ckpt) as literal:  # Saver.restore reads a prefix as a glob pattern
+                    saver.restore(sess, literal)
             except tf.errors.OpError as e:
                 raise DataError(f"{ckpt}: cannot restore this checkpoint ({first_line(e)})") from None
             written = export.export(sess, x, y, net.NETWORK, export_dir, calibration, log)
@@ -72,11 +73,11 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
-    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
+    parser.add_argument("--model-dir", type=cli.path, default=mnist_backward.MODEL_SAVE_PATH,
                         help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
-    parser.add_argument("--export-dir", default=EXPORT_DIR,
+    parser.add_argument("--export-dir", type=cli.path, default=EXPORT_DIR,
                         help="where the SavedModel versions and .tflite files go")
-    parser.add_argument("--data-dir", default=mnist_generateds.data_path,
+    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
                         help="folder holding mnist_train.tfrecords (the int8 file's calibration records)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser

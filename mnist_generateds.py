@@ -167,7 +167,7 @@ def course_splits(args, log=print):
     """({"train": (image folder, label file), "test": (...)}, where they came from) for generate_tfRecord.
 
     The four --train/--test flags when given (all four); else the course's
-    own mnist_data_jpg files when they are there and were not built by us;
+    own JPG files in --jpg-dir (idx.course_layout) when they are there;
     else the layout idx.build_jpg_layout finds or builds (from --idx-dir, a
     download, or the bundled sample). Raises DataError when only some of
     the four flags are given, or no layout can be had.
@@ -180,10 +180,9 @@ def course_splits(args, log=print):
             raise DataError(f"give all four of --train-images, --train-labels, --test-images and --test-labels "
                             f"(missing: {', '.join(missing)})")
         return splits, "the folders given on the command line"
-    if (args.idx_dir is None and args.jpg_dir == jpg_path and os.path.isdir(image_train_path)
-            and os.path.isfile(label_train_path) and idx.read_manifest(jpg_path) is None):
-        return ({"train": (image_train_path, label_train_path), "test": (image_test_path, label_test_path)},
-                "the course's JPG files in " + jpg_path)
+    course = idx.course_layout(args.jpg_dir) if args.idx_dir is None else None
+    if course is not None:
+        return course, "the course's JPG files in " + args.jpg_dir
     layout = idx.build_jpg_layout(args.jpg_dir, args.idx_dir, download=not args.no_download, log=log)
     return {split: layout[split] for split in ("train", "test")}, layout["source"]
 
@@ -236,14 +235,14 @@ get_tfrecord = get_tfRecord  # the course's generateds spells it get_tfRecord; i
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
-    parser.add_argument("--train-images", help=f"training image folder (course: {image_train_path})")
-    parser.add_argument("--train-labels", help=f"training label file (course: {label_train_path})")
-    parser.add_argument("--test-images", help=f"test image folder (course: {image_test_path})")
-    parser.add_argument("--test-labels", help=f"test label file (course: {label_test_path})")
-    parser.add_argument("--jpg-dir", default=jpg_path, help="where the JPG layout is found or built")
-    parser.add_argument("--idx-dir", help="build the JPG layout from the 4 MNIST-format IDX files in this folder")
+    parser.add_argument("--train-images", type=cli.path, help=f"training image folder (course: {image_train_path})")
+    parser.add_argument("--train-labels", type=cli.path, help=f"training label file (course: {label_train_path})")
+    parser.add_argument("--test-images", type=cli.path, help=f"test image folder (course: {image_test_path})")
+    parser.add_argument("--test-labels", type=cli.path, help=f"test label file (course: {label_test_path})")
+    parser.add_argument("--jpg-dir", type=cli.path, default=jpg_path, help="where the JPG layout is found or built")
+    parser.add_argument("--idx-dir", type=cli.path, help="build the JPG layout from the 4 MNIST-format IDX files in this folder")
     parser.add_argument("--no-download", action="store_true", help="do not try to download the official MNIST")
-    parser.add_argument("--data-dir", default=data_path, help="output folder for the TFRecord files")
+    parser.add_argument("--data-dir", type=cli.path, default=data_path, help="output folder for the TFRecord files")
     parser.add_argument("--workers", type=int, default=writer.default_workers(),
                         help="processes decoding images (1: decode in this process, one image at a time)")
     parser.add_argument("--shards", type=int, default=1,

@@ -208,16 +208,16 @@ def build_parser(net=mnist_forward, model_dir=mnist_backward.MODEL_SAVE_PATH, do
     """
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)
-    parser.add_argument("--model-dir", default=model_dir, help="checkpoint folder to evaluate")
-    parser.add_argument("--data-dir", default=mnist_generateds.data_path, help="folder holding mnist_test.tfrecords")
+    parser.add_argument("--model-dir", type=cli.path, default=model_dir, help="checkpoint folder to evaluate")
+    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path, help="folder holding mnist_test.tfrecords")
     parser.add_argument("--interval", type=float, default=TEST_INTERVAL_SECS, help="seconds between checks for a new checkpoint")
     parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
     parser.add_argument("--pipeline", choices=("fast", "tfdata"), default="fast",
                         help="fast: queue runners reading many records per op; tfdata: tf.data (docs/migrating.md); "
                              "either scores every test record exactly once")
-    parser.add_argument("--report", metavar="PATH",
+    parser.add_argument("--report", type=cli.path, metavar="PATH",
                         help=f"write the evaluation report picture: PATH.png, or {reporting.REPORT_FILE} in folder PATH")
-    parser.add_argument("--report-json", metavar="PATH", help="write the report's numbers as JSON to PATH")
+    parser.add_argument("--report-json", type=cli.path, metavar="PATH", help="write the report's numbers as JSON to PATH")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
 

@@ -22,13 +22,21 @@ checkpoint files are fine. So:
   never a traceback and never a silent start from scratch;
 - the values restored are the ones read, so a checkpoint that the trainer's
   rotation deletes while an evaluator reads it is either read whole or
-  reported gone (CheckpointGone), never half-restored.
+  reported gone (CheckpointGone), never half-restored;
+- a checkpoint in the older V1 format (one file <folder>/mnist_model-<step>,
+  no .index) is read too;
+- every folder name is a literal path: TensorFlow's checkpoint reader and
+  Saver's rotation treat a prefix as a glob pattern (`model[1]` would match
+  `model1`), so they never see one with glob characters (readable_prefix,
+  save's own rotation).
 """
 import collections
+import contextlib
 import glob
 import os
 import re
 import shutil
+import tempfile
 import time
 
 from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
@@ -71,16 +79,28 @@ def step_of(prefix):
 def checkpoint_steps(model_dir):
     """The global_steps (sorted ints) of the checkpoints whose files are in model_dir, whole or not.
 
-    Any of a checkpoint's files (.index, .data-*, .meta) counts, so that a
-    checkpoint that lost its .index is still seen, and reported damaged
-    instead of being passed over.
+    Any of a checkpoint's files (.index, .data-*, .meta, or the one file of
+    the V1 format) counts, so that a checkpoint that lost its .index is
+    still seen, and reported damaged instead of being passed over.
     """
-    pattern = re.compile(re.escape(MODEL_NAME) + r"-(\d+)\.(index|meta|data-\d{5}-of-\d{5})$")
+    pattern = re.compile(re.escape(MODEL_NAME) + r"-(\d+)(\.(index|meta|data-\d{5}-of-\d{5}))?$")
     try:
         names = os.listdir(model_dir)
     except OSError:
         return []
     return sorted({int(m.group(1)) for m in map(pattern.match, names) if m})
+
+
+def checkpoint_format(prefix):
+    """"V2" when prefix.index is there, "V1" when the single V1-format file `prefix` is, else None.
+
+    V2 (TensorFlow's default since 1.x): <prefix>.index and .data-NNNNN-of-NNNNN
+    files. V1 (tf.train.Saver(write_version=SaverDef.V1), and TensorFlow
+    before the V2 default): all tensors in the one file <prefix>.
+    """
+    if os.path.exists(prefix + ".index"):
+        return "V2"
+    return "V1" if os.path.isfile(prefix) else None
 
 
 def indexed_prefix(model_dir):
@@ -116,11 +136,15 @@ def unfinished_saves(model_dir, steps=None):
     when the caller already listed the folder (one listing, one answer).
     """
     indexed = indexed_prefix(model_dir)
-    if indexed is None or not os.path.exists(indexed + ".index"):
+    if indexed is None or checkpoint_format(indexed) is None:
         return []
     return [prefix_of(model_dir, s) for s in (checkpoint_steps(model_dir) if steps is None else steps)
-            if s > step_of(indexed) and not all(os.path.exists(prefix_of(model_dir, s) + ext)
-                                                for ext in (".index", ".meta"))]
+            if s > step_of(indexed) and not _whole(prefix_of(model_dir, s))]
+
+
+def _whole(prefix):
+    """True when a checkpoint's files say its save finished: .index and .meta (V2), or the V1 file."""
+    return os.path.isfile(prefix) or all(os.path.exists(prefix + ext) for ext in (".index", ".meta"))
 
 
 def latest(model_dir):
@@ -148,7 +172,7 @@ def signature(prefix):
     saved again by a new run).
     """
     stats = []
-    for path in sorted(glob.glob(glob.escape(prefix) + ".*")):
+    for path in sorted(glob.glob(glob.escape(prefix) + ".*") + ([prefix] if os.path.isfile(prefix) else [])):
         try:
             info = os.stat(path)
         except FileNotFoundError:  # deleted by the trainer's rotation just now
@@ -180,7 +204,7 @@ def read_checkpoint(prefix):
         return _read_all(prefix)
     except CheckpointDamaged:
         folder = os.path.dirname(prefix) or "."
-        if not os.path.exists(prefix + ".index") and checkpoint_steps(folder)[-1:] > [step_of(prefix)]:
+        if checkpoint_format(prefix) is None and checkpoint_steps(folder)[-1:] > [step_of(prefix)]:
             raise CheckpointGone(f"{prefix}: checkpoint was deleted while it was read") from None
         raise
 
@@ -190,33 +214,99 @@ def _read_all(prefix):
         return CheckpointDamaged(f"{prefix}: checkpoint is damaged ({what})")
 
     name = os.path.basename(prefix)
+    if checkpoint_format(prefix) == "V1":
+        return _read_v1(prefix)
     if not os.path.exists(prefix + ".index"):
         raise damaged(f"{name}.index is missing")
     present, expected = data_files(prefix)
     missing = [os.path.basename(p) for p in expected if p not in present]
     if missing:
         raise damaged(f"{missing[0]} is missing")
-    try:
-        reader = tf.train.load_checkpoint(prefix)
-        names = sorted(reader.get_variable_to_shape_map())
-    except (tf.errors.OpError, ValueError, IndexError) as e:
-        raise damaged(f"{name}.index is unreadable: {first_line(e)}") from None
-    values = {}
-    for var in names:
+    _check_readable([prefix + ".index"] + present)
+    with readable_prefix(prefix) as literal:
         try:
-            values[var] = reader.get_tensor(var)
+            reader = tf.train.load_checkpoint(literal)
+            names = sorted(reader.get_variable_to_shape_map())
         except (tf.errors.OpError, ValueError, IndexError) as e:
-            data = os.path.basename(expected[0]) if len(expected) == 1 else "a .data file"
-            problem = tensor_read_problem(e)
-            if problem == "cut short":
-                sizes = ", ".join(f"{os.path.getsize(p):,}" for p in present)
-                raise damaged(f"{data} is cut short ({sizes} bytes): tensor {var!r} lies past its end") from None
-            if problem == "checksum":
-                raise damaged(f"{data} fails its checksum at tensor {var!r}") from None
-            raise damaged(f"cannot read tensor {var!r}: {first_line(e)}") from None
+            raise damaged(f"{name}.index is unreadable: {first_line(e).replace(literal, prefix)}") from None
+        values = {}
+        for var in names:
+            try:
+                values[var] = reader.get_tensor(var)
+            except (tf.errors.OpError, ValueError, IndexError) as e:
+                data = os.path.basename(expected[0]) if len(expected) == 1 else "a .data file"
+                problem = tensor_read_problem(e)
+                if problem == "cut short":
+                    sizes = ", ".join(f"{os.path.getsize(p):,}" for p in present)
+                    raise damaged(f"{data} is cut short ({sizes} bytes): tensor {var!r} lies past its end") from None
+                if problem == "checksum":
+                    raise damaged(f"{data} fails its checksum at tensor {var!r}") from None
+                raise damaged(f"cannot read tensor {var!r}: {first_line(e).replace(literal, prefix)}") from None
     if not _meta_arrives(prefix):
         raise damaged(f"{name}.meta is missing: the save did not finish")
     return values
+
+
+def _read_v1(prefix):
+    """Every tensor of a V1-format checkpoint (the one file `prefix`): {name: array}; CheckpointDamaged if unreadable.
+
+    Source: tf.train.load_checkpoint, whose reader falls back to the V1
+    format (TensorSliceReader) when there is no .index. Its .meta is not
+    required: TensorFlow before 1.x wrote none with some savers, and the
+    values alone are restored.
+    """
+    _check_readable([prefix])
+    with readable_prefix(prefix) as literal:
+        try:
+            reader = tf.train.load_checkpoint(literal)
+            return {var: reader.get_tensor(var) for var in sorted(reader.get_variable_to_shape_map())}
+        except (tf.errors.OpError, ValueError, IndexError) as e:
+            raise CheckpointDamaged(f"{prefix}: checkpoint is damaged ({os.path.basename(prefix)}, a V1-format "
+                                    f"checkpoint file, is unreadable: {first_line(e).replace(literal, prefix)})") from None
+
+
+def _check_readable(paths):
+    """DataError (not CheckpointDamaged: the files may be whole) for the first of `paths` this process may not read."""
+    for path in paths:
+        if not os.access(path, os.R_OK):
+            raise DataError(f"{path}: cannot read this checkpoint file (permission denied); give yourself "
+                            "read access to it, e.g. chmod u+r")
+
+
+@contextlib.contextmanager
+def readable_prefix(prefix):
+    """A prefix (str) for TensorFlow's checkpoint readers naming the files of `prefix`, glob characters or not.
+
+    TensorFlow's CheckpointReader and Saver.restore match a prefix as a
+    glob pattern (`model[1]/mnist_model-300` matches model1/...), and its
+    pattern syntax has no escape that its file opening understands. A prefix
+    with `*`, `?` or `[` is therefore given to them as links (symbolic, else
+    hard, else copies) in a fresh temporary folder, removed on exit; any
+    other prefix is given as it is.
+    """
+    if not glob.has_magic(prefix):
+        yield prefix
+        return
+    folder = tempfile.mkdtemp(prefix="mnist_checkpoint_")
+    try:
+        literal = os.path.join(folder, os.path.basename(prefix))
+        for path in glob.glob(glob.escape(prefix) + ".*") + ([prefix] if os.path.isfile(prefix) else []):
+            _link(path, literal + path[len(prefix):])
+        yield literal
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _link(source, target):
+    """Make `target` show the file `source`: a symbolic link, else a hard link, else a copy (Windows without rights)."""
+    for make in (lambda: os.symlink(os.path.abspath(source), target), lambda: os.link(source, target),
+                 lambda: shutil.copyfile(source, target)):
+        try:
+            make()
+            return
+        except OSError:
+            continue
+    raise CheckpointGone(f"{source}: checkpoint file could not be read (it went while it was read)")
 
 
 def _meta_arrives(prefix):
@@ -383,8 +473,10 @@ def save(sess, checkpoint_saver, model_dir, step, written):
         try:
             with sess.graph.as_default():
                 checkpoint_saver.export_meta_graph(prefix + ".meta")
+            kept = list(checkpoint_saver.last_checkpoints)
             checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step,
                                   write_meta_graph=False)
+            rotate(kept, checkpoint_saver.last_checkpoints)
             return prefix
         except (tf.errors.OpError, OSError) as e:
             if refused(e) and time.monotonic() < deadline:
@@ -393,6 +485,17 @@ def save(sess, checkpoint_saver, model_dir, step, written):
             written.discard(step)
             remove_save(prefix)
             raise save_failed(model_dir, prefix, e) from None
+
+
+def rotate(before, after):
+    """Delete the files of the checkpoints Saver.save dropped from its list (`before` less `after`, prefixes).
+
+    Saver deletes them by glob pattern, which finds nothing in a folder named
+    like `model[1]`: --keep would keep every checkpoint. Deleted here by
+    their literal names; where Saver did delete them, nothing is left to do.
+    """
+    for prefix in set(before) - set(after):
+        remove_save(prefix)
 
 
 class RunSaves:
@@ -485,7 +588,7 @@ def resume_checkpoint(model_dir, log=print):
         return None, None
     stored = read_or_hint(model_dir, prefix)
     indexed = indexed_prefix(model_dir)
-    if indexed is None or not os.path.exists(indexed + ".index"):
+    if indexed is None or checkpoint_format(indexed) is None:
         log(f"note: {os.path.join(model_dir, INDEX_FILE)} is missing or names files that are "
             f"not there; resuming from the newest checkpoint files, {prefix}")
     elif indexed != prefix:

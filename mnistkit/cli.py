@@ -16,9 +16,43 @@ END_OF_INPUT_KEY = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
 
 
 def new_parser(doc):
-    """An argparse parser described by the first paragraph of a script's docstring, defaults shown."""
+    """An argparse parser described by the first paragraph of a script's docstring, defaults shown.
+
+    Every script builds its parser first, so this is also where its console
+    is made safe for any file name (safe_console).
+    """
+    safe_console()
     return argparse.ArgumentParser(description=doc.split("\n\n")[0], allow_abbrev=False,
                                    formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+
+
+def path(text):
+    """argparse type of every path flag: the path with a leading ~ expanded to the home folder (str -> str).
+
+    A shell expands `~` only at the start of a word, so `--model-dir=~/m`
+    arrives as the literal `~/m`; expanded here, it names the folder the user
+    meant, and messages print the expanded path.
+    """
+    return os.path.expanduser(text)
+
+
+def safe_console():
+    """Make stdout and stderr escape what their encoding cannot print (\\u6570), instead of raising.
+
+    A console or a redirected file on Windows encodes with its code page
+    (cp1252, gbk; PYTHONIOENCODING too), which cannot print every file
+    name: a message naming `数字七.jpg` would end the run with
+    UnicodeEncodeError. With errors="backslashreplace" every message
+    arrives, the unprintable characters as \\uXXXX escapes. Streams
+    without reconfigure (a notebook's) are left as they are.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) != "backslashreplace":
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream
+                pass
 
 
 def arguments(argv=None):

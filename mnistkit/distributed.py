@@ -271,7 +271,8 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
                                              checkpoints.checkpoint_variables(tf.global_variables()), settings.log)
         schedule.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
     tf.get_default_graph().finalize()
-    sess = open_session(server, parts, cluster, task_index, ckpt, startup_timeout, settings.log)
+    with checkpoints.readable_prefix(ckpt) if ckpt else contextlib.nullcontext() as literal:  # Saver.restore globs
+        sess = open_session(server, parts, cluster, task_index, literal, startup_timeout, settings.log)
     worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
     try:
         progress = worker_steps(sess, graph, settings, worker, trainer)

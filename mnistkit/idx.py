@@ -13,6 +13,7 @@ manifest (SOURCE.txt) lets a later run find what an earlier run built.
 import gzip
 import hashlib
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -46,6 +47,7 @@ DOWNLOAD_TIMEOUT = 10  # seconds per connection attempt
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
 BUNDLED_DIR = os.path.join(HERE, "data", "mnist_sample")
 MANIFEST = "SOURCE.txt"
+COURSE_LAYOUT = {"train": "mnist_train_jpg_60000", "test": "mnist_test_jpg_10000"}  # the course's own folder names
 JPG_QUALITY = 100  # the course's JPGs are lossy; keep the loss as small as JPG allows
 IMAGE_MAGIC, LABEL_MAGIC = 2051, 2049
 
@@ -209,6 +211,49 @@ def read_manifest(jpg_dir):
     return layout
 
 
+def course_layout(jpg_dir):
+    """The course's own JPG files in jpg_dir, {"train": (dir, txt), "test": (dir, txt)}, or None.
+
+    Found by the course's names (COURSE_LAYOUT) in a folder that this
+    generator did not build (no MANIFEST): the official MNIST built here
+    takes the same names.
+    """
+    layout = {split: (os.path.join(jpg_dir, stem) + os.sep, os.path.join(jpg_dir, stem + ".txt"))
+              for split, stem in COURSE_LAYOUT.items()}
+    image_dir, label_file = layout["train"]
+    if os.path.exists(os.path.join(jpg_dir, MANIFEST)) or not (os.path.isdir(image_dir) and os.path.isfile(label_file)):
+        return None
+    return layout
+
+
+def check_ours(jpg_dir):
+    """Raise DataError unless jpg_dir is new, empty, or holds only what this generator writes there.
+
+    The layout is built by deleting and renaming under the course's names,
+    so it is built only where nothing is the user's own: a folder with a
+    MANIFEST (an earlier build, finished or not), or one that holds nothing
+    but hidden files and the download folder `idx` of IDX files.
+    """
+    try:
+        names = sorted(os.listdir(jpg_dir))
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise DataError(f"{jpg_dir}: cannot list the JPG folder ({e.strerror})") from None
+    if MANIFEST in names:
+        return
+    idx_names = set(MNIST_SHA256) | {name + ".part" for name in MNIST_SHA256}
+    for name in names:
+        path = os.path.join(jpg_dir, name)
+        if name.startswith("."):
+            continue
+        if name == "idx" and os.path.isdir(path) and set(os.listdir(path)) <= idx_names:
+            continue
+        raise DataError(f"{jpg_dir}: holds files that mnist_generateds.py did not write (e.g. {name!r}), so it "
+                        "builds no JPG layout there; give an empty or new --jpg-dir, or your own images with "
+                        "--train-images, --train-labels, --test-images and --test-labels")
+
+
 def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=print):
     """Make sure jpg_dir holds a JPG layout; build it from IDX files if needed.
 
@@ -218,9 +263,14 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     Returns the manifest dict (see read_manifest). Raises DataError when the
     chosen IDX source is unusable; all four files are read and checked
     before anything under jpg_dir is created or changed, so a broken source
-    leaves an earlier layout (or none) as it was.
+    leaves an earlier layout (or none) as it was. Raises DataError, before
+    anything is downloaded or written, for a jpg_dir holding files that
+    this generator did not write (check_ours): it never deletes or
+    overwrites the user's own.
     """
     layout = read_manifest(jpg_dir)
+    if layout is None:
+        check_ours(jpg_dir)
     if idx_dir is not None:
         source = f"IDX files in {os.path.abspath(idx_dir)}"
     elif layout is not None:
@@ -263,11 +313,15 @@ def write_layout(jpg_dir, splits, source, layout, log=print):
     half-written folder is left, and without its manifest the next run
     builds the layout again.
     """
-    # The manifest goes first, so a run killed while rebuilding is never
-    # taken for the old source; the old folders go once the new are in place.
-    files.remove(os.path.join(jpg_dir, MANIFEST))
-    for name in os.listdir(jpg_dir):  # folders of a build that was killed
-        if name.startswith(".mnist_") and os.path.isdir(os.path.join(jpg_dir, name)):
+    # The manifest goes first, naming no layout, so a run killed while
+    # rebuilding is never taken for the old source, and the folder stays
+    # marked as ours (check_ours); the old folders go once the new are in place.
+    def unfinished(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(f"source: {source} (build not finished)\n")
+    files.write_atomically(os.path.join(jpg_dir, MANIFEST), unfinished, what="the JPG layout's manifest")
+    for name in os.listdir(jpg_dir):  # folders of a build that was killed (write_jpg_layout's temporary names)
+        if re.fullmatch(r"\.mnist_(train|test)_jpg_\d+\..+", name) and os.path.isdir(os.path.join(jpg_dir, name)):
             shutil.rmtree(os.path.join(jpg_dir, name))
     entries = [f"source: {source}"]
     for split, (images, labels) in splits.items():

@@ -129,8 +129,9 @@ def tfrecord_files(source=DATA_DIR, isTrain=True):
     A folder gives its complete shard set mnist_train-NNNNN-of-NNNNN.tfrecords
     (see shard_name) when it has one, else its mnist_train.tfrecords
     (mnist_test.tfrecords when not isTrain); a pattern such as
-    "data/mnist_train-*" gives the files it matches (glob). Returns a
-    non-empty list of paths. Raises DataError naming the source when
+    "data/mnist_train-*" gives the files it matches (glob), unless a file or
+    folder of that very name is there: a name such as `data[1]` is read
+    literally first. Returns a non-empty list of paths. Raises DataError naming the source when
     nothing matches or a folder's shard set is incomplete.
     """
     if os.path.isdir(source):
@@ -144,14 +145,14 @@ def tfrecord_files(source=DATA_DIR, isTrain=True):
             raise DataError(f"{source}: incomplete or mixed shard set ({len(shards)} files named "
                             f"{os.path.basename(shards[0])} ...); rerun `{cli.command('mnist_generateds.py', '--shards', 'N')}`")
         return shards
+    if os.path.isfile(source):  # a file that is there is read as named, even with glob characters in its name
+        return [source]
     if glob.has_magic(source):
         files = sorted(p for p in glob.glob(source) if os.path.isfile(p))
         if not files:
             raise DataError(f"{source}: no TFRecord file matches this pattern")
         return files
-    if not os.path.isfile(source):
-        raise no_data(source)
-    return [source]
+    raise no_data(source)
 
 
 def no_data(source):

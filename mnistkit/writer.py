@@ -166,16 +166,6 @@ def encoded_chunks(pool, workers, image_path, entries, templates, label_path="")
         yield pending.popleft().get()
 
 
-def remove_other_forms(tfRecordName, outputs, log=print):
-    """Delete tfRecordName and its shards of any count, except `outputs` (the files just written)."""
-    stale = [old for old in [tfRecordName] + shard_files(tfRecordName) if old not in outputs and os.path.exists(old)]
-    for old in stale:
-        files.remove(old)
-    if stale:
-        log(f"removed {len(stale)} file(s) of an earlier run ({os.path.basename(stale[0])}"
-            + (" ..." if len(stale) > 1 else "") + f"), replaced by {len(outputs)} file(s)")
-
-
 def remove_stale_temporaries(data_dir, pid=None):
     """Delete the temporary TFRecord files in data_dir: all of them, or only those of process `pid`.
 
@@ -349,12 +339,51 @@ class Staging:
                 files.remove_empty_folders(self.new_folders)
 
     def _publish(self):
-        for split, out, count, renames in self.staged:
-            for staging, final in renames:
+        """Put every staged file in place, all or none: the files there before are set aside first.
+
+        Each file of an earlier run under a split's names (the single file
+        and shards of any count) is renamed to a hidden `.staging-old-` name,
+        then each staged file to its final name. A failure on the way (a
+        refused rename, Ctrl-C) undoes what was done: the new files go and
+        the old ones come back, so the folder never holds one new split
+        beside an old one. The old files are deleted only once all new ones
+        are in place.
+        """
+        moves = [(staging, final) for _, _, _, renames in self.staged for staging, final in renames]
+        earlier = {out: [p for p in [out] + shard_files(out) if os.path.exists(p)] for _, out, _, _ in self.staged}
+        aside, placed = [], []
+        try:
+            for path in (p for paths in earlier.values() for p in paths):
+                backup = os.path.join(self.data_dir, STAGING_PREFIX + "old-" + os.path.basename(path))
+                files.replace(path, backup)
+                aside.append((backup, path))
+            for staging, final in moves:
                 files.replace(staging, final)
-            remove_other_forms(out, [final for _, final in renames], self.log)
+                placed.append(final)
+        except BaseException:
+            _undo(placed, aside)
+            raise
+        for backup, _ in aside:
+            files.discard(backup)
+        for split, out, count, renames in self.staged:
+            finals = [final for _, final in renames]
+            stale = [p for p in earlier[out] if p not in finals]
+            if stale:
+                self.log(f"removed {len(stale)} file(s) of an earlier run ({os.path.basename(stale[0])}"
+                         + (" ..." if len(stale) > 1 else "") + f"), replaced by {len(finals)} file(s)")
             if len(renames) == 1:
                 self.log(f"wrote {count} {split} records to {out}")
             else:
                 self.log(f"wrote {count} {split} records round-robin to {len(renames)} shards "
                          f"{renames[0][1]} ... {renames[-1][1]}")
+
+
+def _undo(placed, aside):
+    """Take back a publish that failed half-way: remove the new files `placed`, rename each (backup, path) back."""
+    for final in placed:
+        files.discard(final)
+    for backup, path in aside:
+        try:
+            files.replace(backup, path)
+        except (OSError, DataError):  # left under its hidden name; the error being raised says what failed
+            pass

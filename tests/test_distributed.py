@@ -665,3 +665,18 @@ def test_the_launcher_starts_either_network():
         assert all(argv[1] == os.path.join(ROOT, trainer) for _, argv in tasks)
         assert tasks[1][1][2:] == ["--job_name", "worker", "--task_index", "0", "--ps_hosts", "127.0.0.1:1",
                                    "--worker_hosts", "127.0.0.1:2,127.0.0.1:3", "--steps", "5"]
+
+
+def test_a_cluster_resumed_at_another_batch_size_is_refused_by_the_chief(async_run, tmp_path):
+    """The chief's schedule check: a second run of the cluster's model with another --batch-size trains nothing."""
+    model = tmp_path / "model_async"
+    shutil.copytree(async_run[2], model)
+    before = sorted(os.listdir(model))
+    data = os.path.join(os.path.dirname(async_run[2]), "data")
+    status, output = launch(tmp_path, "--ps", "1", "--workers", "1", "--steps", str(ASYNC_STEPS + 50),
+                            "--batch-size", str(mnist_backward.BATCH_SIZE // 2), "--model-dir", str(model),
+                            "--data-dir", data, timeout=120)
+    assert status != 0, output
+    assert (f"{model}: this model was trained at --batch-size {mnist_backward.BATCH_SIZE}; resuming at "
+            f"{mnist_backward.BATCH_SIZE // 2} would move its learning rate") in output, output
+    assert sorted(os.listdir(model)) == before  # no checkpoint of the other schedule

@@ -1,0 +1,118 @@
+"""Guards that only a fault shows: each test fails when its guard is taken out.
+
+A suspend seen by the wall clock alone, a lock file holding our own PID
+(a container's PID 1) or none at all, a temporary file left by a stop right
+after it was made, the GPU line.
+"""
+import os
+import time
+
+import pytest
+
+from mnistkit import files, signals, training, writer
+from mnistkit.errors import DataError
+
+
+class FakeClocks:
+    """time.monotonic, time.time and time.sleep for PauseWatch: each sleep moves both clocks on by its length.
+
+    jumps: {tick number: (monotonic jump, wall jump)} added on that tick;
+    after `ticks` sleeps, sleep raises Done to end the watch's loop.
+    """
+
+    class Done(Exception):
+        pass
+
+    def __init__(self, ticks, jumps):
+        self.mono, self.wall, self.tick, self.ticks, self.jumps = 100.0, 1.7e9, 0, ticks, jumps
+
+    def monotonic(self):
+        return self.mono
+
+    def time(self):
+        return self.wall
+
+    def sleep(self, secs):
+        if self.tick == self.ticks:
+            raise self.Done()
+        self.tick += 1
+        mono_jump, wall_jump = self.jumps.get(self.tick, (0, 0))
+        self.mono += secs + mono_jump
+        self.wall += secs + wall_jump
+
+
+@pytest.mark.parametrize("jump, counted", [((0, 30), 30), ((30, 30), 30), ((20, 0), 20), ((0, 0), 0)],
+                         ids=["suspend: the wall clock alone", "SIGSTOP: both clocks", "monotonic alone", "no pause"])
+def test_the_pause_watch_counts_a_jump_of_either_clock(monkeypatch, jump, counted):
+    clocks = FakeClocks(ticks=6, jumps={3: jump})
+    monkeypatch.setattr(signals, "time", clocks)
+    watch = signals.PauseWatch.__new__(signals.PauseWatch)  # its loop run here, not in a thread
+    watch.paused = 0.0
+    with pytest.raises(FakeClocks.Done):
+        watch._run()
+    assert watch.paused == pytest.approx(counted)
+
+
+def test_a_lock_holding_our_own_pid_is_ours_to_take(tmp_path, monkeypatch):
+    """In a container every run is PID 1, alive: a lock naming it is what an earlier run of ours left."""
+    monkeypatch.setattr(os, "getpid", lambda: 1)
+    assert files.pid_alive(1)
+    (tmp_path / files.LOCK_FILE).write_text("1\n")
+    with files.FolderLock(str(tmp_path), "mnist_generateds.py"):
+        assert files.lock_owner(str(tmp_path / files.LOCK_FILE)) == 1
+    assert not (tmp_path / files.LOCK_FILE).exists()
+
+
+def test_a_lock_of_another_live_process_is_refused(tmp_path):
+    (tmp_path / files.LOCK_FILE).write_text(f"{os.getppid()}\n")
+    with pytest.raises(DataError, match=rf"another mnist_generateds.py \(pid {os.getppid()}\) is writing here"):
+        files.FolderLock(str(tmp_path), "mnist_generateds.py").__enter__()
+
+
+@pytest.mark.parametrize("content", ["", "\n", "garbled", "-1", "0"])
+def test_a_lock_without_a_pid_is_stale_once_it_is_old_and_waited_for_until_then(tmp_path, monkeypatch, content):
+    monkeypatch.setattr(files, "LOCK_WRITE_SECS", 0.5)
+    lock = tmp_path / files.LOCK_FILE
+    lock.write_text(content)
+    old = time.time() - 10
+    os.utime(lock, (old, old))  # a generator killed between creating the lock and writing its PID, long ago
+    start = time.monotonic()
+    with files.FolderLock(str(tmp_path), "mnist_generateds.py"):
+        assert time.monotonic() - start < 0.4  # taken at once
+    lock.write_text(content)  # just made: its writer may be about to write the PID
+    start = time.monotonic()
+    with files.FolderLock(str(tmp_path), "mnist_generateds.py"):
+        assert time.monotonic() - start >= 0.45
+    assert files.lock_owner(str(lock)) is None
+
+
+@pytest.mark.parametrize("pid", [0, -1, -os.getpid()])
+def test_no_pid_below_one_is_alive(pid):
+    assert not files.pid_alive(pid)  # os.kill(-1, 0) would succeed: it signals every process we may signal
+
+
+def test_a_temporary_file_made_just_before_a_stop_is_removed(tmp_path, monkeypatch):
+    """mkstemp made the file, then the run was stopped before its name was kept: the PID in the name finds it."""
+    real = writer.tempfile.mkstemp
+
+    def made_then_stopped(*args, **kwargs):
+        fd, path = real(*args, **kwargs)
+        os.close(fd)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writer.tempfile, "mkstemp", made_then_stopped)
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    (data_dir / "keep.txt").write_text("the user's")
+    with pytest.raises(KeyboardInterrupt):
+        with writer.Staging(str(data_dir), log=lambda line: None) as staging:
+            with writer.TemporaryOutputs(staging.path("mnist_train.tfrecords")):
+                pass
+    assert sorted(os.listdir(data_dir)) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("seen, expected", [({"GPU": ["/physical_device:GPU:0"]}, "GPU:0"), ({}, "CPU"),
+                                            ({"CPU": ["/physical_device:CPU:0"]}, "CPU")])
+def test_the_device_line_asks_tensorflow_for_gpu_devices(monkeypatch, seen, expected):
+    monkeypatch.setattr(training.tf.config, "list_physical_devices", lambda kind=None: seen.get(kind, []))
+    assert training.device() == expected
