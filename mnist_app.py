@@ -18,6 +18,7 @@ Two preparations (--preprocess):
   python mnist_app.py photos/             # every picture in a folder
   python mnist_app.py                     # the course's prompts
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
+  python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
 """
 import json
 import sys
@@ -29,7 +30,7 @@ from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, networks, pictures
+from mnistkit import checkpoints, cli, deployed, networks, pictures
 from mnistkit.errors import DataError, exit_status
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, picture_paths, write_input
 
@@ -94,10 +95,15 @@ def restore_model(testPicArr, model_dir=mnist_backward.MODEL_SAVE_PATH):
 
 
 class Predictor:
-    """restore_network's network, restored once for many pictures: `net` (its forward module), `ckpt` (its path)."""
+    """restore_network's network, restored once for many pictures: `net` (its forward module), `ckpt` (its path).
+
+    `network` (its networks.Network) and `source` (= ckpt) are what the
+    exports' predictors (mnistkit.deployed) have too.
+    """
 
     def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
         self.sess, self.x, self.prediction, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
+        self.network, self.source = self.net.NETWORK, self.ckpt
 
     def digit(self, testPicArr):
         """Predicted digit (int) for one prepared picture, float32 [1, 784]."""
@@ -145,6 +151,17 @@ def course_pixels(img, threshold=THRESHOLD):
     return np.where(im_arr < threshold, 0, 255).astype(np.uint8)  # threshold: paper and noise 0, stroke 255
 
 
+def load_predictor(model_dir):
+    """The predictor --model-dir names: a checkpoint folder's Predictor, or an export (mnistkit.deployed).
+
+    An export is a SavedModel version folder (export/mnist/1), its base
+    path (export/mnist: the newest version) or a .tflite file written by
+    mnist_export.py; each has Predictor's predict, `network` and `source`.
+    Raises DataError as Predictor or deployed.load does.
+    """
+    return deployed.load(model_dir) if deployed.is_exported(model_dir) else Predictor(model_dir)
+
+
 def top_k(probabilities, k=TOP_K):
     """[(digit, probability)] of the k most probable digits, most probable first."""
     order = np.argsort(-probabilities, kind="stable")[:k]
@@ -175,9 +192,9 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
         if count is None:
             return 0  # end of input before any picture: nothing failed
         paths = ask_paths(count)
-    predictor = Predictor(model_dir)
-    if predictor.net is not mnist_forward:
-        print(f"using {predictor.net.NETWORK.label} from {predictor.ckpt}", file=sys.stderr, flush=True)
+    predictor = load_predictor(model_dir)
+    if predictor.network is not networks.MLP:
+        print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
     for path in paths:
@@ -197,7 +214,7 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
             continue
         results.append({"file": path, "prediction": best[0][0],
                         "top3": [{"digit": d, "probability": p} for d, p in best],
-                        "network": predictor.net.NETWORK.label})
+                        "network": predictor.network.label})
         if not as_json:
             ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
             out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")
@@ -257,7 +274,8 @@ def build_parser():
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
-                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
+                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5), or an export of "
+                             "mnist_export.py: a SavedModel version folder (export/mnist/1) or a .tflite file")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
                         help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
                              "course: whole picture resized, fixed --threshold")

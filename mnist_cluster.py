@@ -192,7 +192,8 @@ def build_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Other flags go to every worker.",
                                      allow_abbrev=False,
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--ps", type=int, default=PS_TASKS, help="number of parameter servers")
+    parser.add_argument("--ps", type=int, default=PS_TASKS,
+                        help="number of parameter servers (2 or more split the largest weights among them)")
     parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
     parser.add_argument("--net", choices=sorted(TRAINERS), default="mlp",
                         help="the network: mlp, the 784-500-10 network (mnist_backward.py); lenet5, LeNet-5 "

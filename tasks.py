@@ -31,10 +31,10 @@ TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate onc
          "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
          "bench-quick": "install, the same on the bundled sample with short runs (extra arguments go to bench.py)",
          "install": "create .venv and install the requirements (--gpu: the CUDA build; --cpu: back to the CPU build)",
-         "clean": "remove what the README's commands write here: model, model_lenet5, model_cluster, mnist_data_jpg, "
-                  "data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
+         "clean": "remove what the README's commands write here: model, model_lenet5, model_cluster, export, "
+                  "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
 PASSES_ARGUMENTS = ("test", "test-floor", "bench", "bench-quick")
-CLEANED = ("model", "model_lenet5", "model_cluster", "mnist_data_jpg", "report.png", "report.json", "seen.png",
+CLEANED = ("model", "model_lenet5", "model_cluster", "export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")
 
 

@@ -303,6 +303,20 @@ def events_file(writer):
     return path.decode() if isinstance(path, bytes) else path
 
 
+def saved_as(variable):
+    """(name, full shape as a list) under which tf.train.Saver saves a variable.
+
+    A part of a partitioned variable (tf.compat.v1.get_variable with a
+    partitioner: `fc1_w/part_0`) is saved as a slice of the whole one
+    (`fc1_w`, its full shape), as its private _save_slice_info says; any
+    other variable under its op name and its own shape.
+    """
+    info = getattr(variable, "_save_slice_info", None)
+    if info is None:
+        return variable.op.name, variable.shape.as_list()
+    return info.full_name, list(info.full_shape)
+
+
 if __name__ == "__main__":
     sys.exit(not_a_script(__file__, "imports TensorFlow's v1 graph API quietly for the other scripts",
                           "run mnist_generateds.py, mnist_backward.py, mnist_test.py or mnist_app.py"))

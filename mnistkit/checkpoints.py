@@ -24,13 +24,14 @@ checkpoint files are fine. So:
   rotation deletes while an evaluator reads it is either read whole or
   reported gone (CheckpointGone), never half-restored.
 """
+import collections
 import glob
 import os
 import re
 import shutil
 import time
 
-from tf_compat import disk_full, file_held, first_line, tensor_read_problem, tf
+from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
 from . import files
 from .errors import DataError
 from .networks import check_network
@@ -268,6 +269,30 @@ def check_variables(prefix, stored, var_list):
         if list(stored[name].shape) != want:
             raise DataError(f"{prefix}: checkpoint of another graph: {name} is {list(stored[name].shape)} there, "
                             f"{want} here")
+
+
+Whole = collections.namedtuple("Whole", "shape parts")
+Whole.__doc__ = """A partitioned variable as a checkpoint holds it: its full `shape` (tf.TensorShape), its `parts`."""
+
+
+def checkpoint_variables(variables):
+    """{name in checkpoint: variable} for the variables tf.train.Saver saves, e.g. tf.global_variables().
+
+    The parts of a partitioned variable (tf.compat.v1.get_variable with a
+    partitioner: `fc1_w/part_0`, `fc1_w/part_1`, and their moving averages)
+    are saved by tf.train.Saver as one variable of the full shape under
+    the unpartitioned name (`fc1_w`); they come as one Whole here, so
+    that check_variables compares a cluster's graph with checkpoints of one
+    machine. Every other variable comes under its op name.
+    """
+    found = {}
+    for var in variables:
+        name, shape = saved_as(var)
+        if name == var.op.name:
+            found[name] = var
+        else:
+            found.setdefault(name, Whole(tf.TensorShape(shape), [])).parts.append(var)
+    return found
 
 
 def restore(sess, var_list, prefix, stored=None):

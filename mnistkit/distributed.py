@@ -124,7 +124,31 @@ def sync_optimizer(optimizer, ema, sync_replicas):
     replicas_to_aggregate, total_num_replicas = sync_replicas
     return tf.train.SyncReplicasOptimizer(
         optimizer, replicas_to_aggregate=replicas_to_aggregate, total_num_replicas=total_num_replicas,
-        variable_averages=ema, variables_to_average=tf.trainable_variables())
+        variable_averages=AveragesBesideVariables(ema), variables_to_average=tf.trainable_variables())
+
+
+class AveragesBesideVariables:
+    """Moving averages for SyncReplicasOptimizer whose update of each variable runs on that variable's device.
+
+    SyncReplicasOptimizer calls variable_averages.apply(variables) on
+    global_step's parameter server; a variable on another one would then
+    cross between the parameter servers twice per step (read there, its
+    average's update sent back). This apply() is
+    tf.train.ExponentialMovingAverage.apply (`ema`) for each variable under
+    tf.device(its device), where its average lives, as one machine's
+    trainer does for asynchronous updates (mnist_backward.build_graph).
+    """
+
+    def __init__(self, ema):
+        self.ema = ema
+
+    def apply(self, var_list):
+        """One op updating the moving average of each variable in var_list, beside the variable."""
+        updates = []
+        for var in var_list:
+            with tf.device(var.device):
+                updates.append(self.ema.apply([var]))
+        return tf.group(*updates)
 
 
 def train_distributed(cluster, task_index, settings, trainer, sync_replicas, startup_timeout):
@@ -157,7 +181,7 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     ckpt = None  # the chief restores the newest checkpoint (checked against the graph just built), or initializes
     if is_chief:
         ckpt, _ = checkpoints.resume_checked(settings.model_dir, settings.net.NETWORK,
-                                             {v.op.name: v for v in tf.global_variables()}, settings.log)
+                                             checkpoints.checkpoint_variables(tf.global_variables()), settings.log)
         schedule.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
     tf.get_default_graph().finalize()
     sess = open_session(server, parts, cluster, task_index, ckpt, startup_timeout, settings.log)
@@ -236,14 +260,14 @@ class Worker:
 def build_worker_graph(cluster, task_index, settings, data, build_graph, sync_replicas):
     """(training.TrainGraph, SessionParts): build_graph placed for this worker, and what its session needs.
 
-    Variables go to the parameter servers (replica_device_setter), the
+    Variables go to the parameter servers (place_variables), the
     input pipeline reads data.files on this worker. The saver keeps
     settings.keep checkpoints; with sync_replicas the parts hold
     SyncReplicasOptimizer's token and chief queue-runner ops.
     """
     num_workers, is_chief = cluster.num_tasks("worker"), task_index == 0
     worker_device = f"/job:worker/task:{task_index}"
-    with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)):
+    with place_variables(cluster, worker_device, settings.net.NETWORK):
         graph = build_graph(settings, data, (num_workers, num_workers) if sync_replicas else None)
     with tf.device(worker_device):  # checkpoints are read and written on the chief's disk
         local_init_op = tf.local_variables_initializer()
@@ -260,6 +284,69 @@ def build_worker_graph(cluster, task_index, settings, data, build_graph, sync_re
         parts = SessionParts(graph.saver, tf.global_variables_initializer(), local_init_op,
                              tf.report_uninitialized_variables(), ready_for_local_init_op, worker_device, **sync)
     return graph, parts
+
+
+@contextlib.contextmanager
+def place_variables(cluster, worker_device, network):
+    """Build a worker's graph with the variables on the parameter servers, each weight read once per step.
+
+    Source: tf.compat.v1.train.replica_device_setter (variables round-robin
+    over the ps tasks, every other op on worker_device), and a
+    tf.compat.v1.variable_creator_scope that gives each trainable variable
+    a caching_device beside the variable itself (see read_beside_variable):
+    the forward pass and its L2 term then share one read of it, which
+    crosses to the worker once per step, and its moving average reads
+    that same value where it lives. With more than one ps task, each
+    variable named in network.split (a networks.Network) is created by
+    tf.compat.v1.get_variable with fixed_size_partitioner(number of ps
+    tasks): one part per parameter server, initialized from the slices of
+    the value the network gave it. Checkpoints name it as on one machine
+    (tf.train.Saver saves the parts as one variable); see
+    checkpoints.checkpoint_variables.
+    """
+    num_ps = cluster.num_tasks("ps")
+
+    def create(next_creator, **kwargs):
+        if kwargs.get("trainable") is False:  # global_step, the moving averages, SyncReplicasOptimizer's counters
+            return next_creator(**kwargs)
+        if num_ps > 1 and kwargs.get("name") in network.split:
+            return split_variable(kwargs["name"], kwargs["initial_value"], num_ps)
+        return next_creator(**dict(kwargs, caching_device=read_beside_variable))
+
+    with tf.device(tf.train.replica_device_setter(worker_device=worker_device, cluster=cluster)), \
+            tf.variable_creator_scope(create):
+        yield
+
+
+def read_beside_variable(op):
+    """The caching_device of a variable on a parameter server: the device of the variable itself.
+
+    A device function (tf.device) for the variable's cached read, whose
+    input is the variable's own ReadVariableOp, placed on the variable's
+    device. Every use of the variable in a step takes this one read: the
+    uses on a worker receive it once, those beside the variable (its
+    moving average) take it where it is. An op without inputs (a
+    placeholder that a tf.cond's branch captures a value with, while the
+    moving average starts) gets no device of its own.
+    """
+    return op.inputs[0].device if op.inputs else ""
+
+
+def split_variable(name, initial_value, num_parts):
+    """A tf.compat.v1.PartitionedVariable `name` of num_parts parts along axis 0, each with its own cached read.
+
+    initial_value: the full variable's initial value (a float32 tensor, or a
+    callable returning one, as tf.Variable takes it); each part starts from
+    its slice of it. Source: tf.compat.v1.get_variable with
+    tf.compat.v1.fixed_size_partitioner; the parts are `name/part_0`, ...
+    """
+    initial = initial_value() if callable(initial_value) else tf.convert_to_tensor(initial_value)
+
+    def part_of_initial(shape, dtype=None, partition_info=None):
+        return tf.slice(initial, partition_info.var_offset, shape)
+
+    return tf.get_variable(name, shape=initial.shape, dtype=initial.dtype.base_dtype, initializer=part_of_initial,
+                           partitioner=tf.fixed_size_partitioner(num_parts), caching_device=read_beside_variable)
 
 
 def worker_steps(sess, graph, settings, worker, trainer):

@@ -13,14 +13,17 @@ from .errors import DataError
 LOSSES_COLLECTION = "losses"  # the course's collection of L2 terms (mnist_forward.get_weight adds them)
 EMA_SUFFIX = "/ExponentialMovingAverage"  # tf.train.ExponentialMovingAverage's name for a variable's shadow
 
-Network = collections.namedtuple("Network", "name label variables train_script test_script")
+Network = collections.namedtuple("Network", "name label variables train_script test_script split")
 Network.__doc__ = """One network: `name` as messages say it, its short `label` (the app's --json),
-its trainable `variables` as named in checkpoints, and the scripts that train and evaluate it."""
+its trainable `variables` as named in checkpoints, the scripts that train and evaluate it, and the
+variables `split` over the parameter servers of a cluster that has several (its largest weights;
+mnistkit.distributed.place_variables)."""
 
-MLP = Network("the 784-500-10 network", "784-500-10", ("w1", "b1", "w2", "b2"), "mnist_backward.py", "mnist_test.py")
+MLP = Network("the 784-500-10 network", "784-500-10", ("w1", "b1", "w2", "b2"), "mnist_backward.py", "mnist_test.py",
+              split=("w1",))
 LENET5 = Network("LeNet-5", "LeNet-5",
                  ("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
-                 "mnist_lenet5_backward.py", "mnist_lenet5_test.py")
+                 "mnist_lenet5_backward.py", "mnist_lenet5_test.py", split=("fc1_w",))
 NETWORKS = (MLP, LENET5)
 
 

@@ -20,6 +20,7 @@ from test_records import parse_all
 import mnist_backward
 import mnist_forward
 import mnist_cluster
+import mnist_lenet5_forward
 import mnist_generateds
 import mnist_test
 from mnistkit.errors import DataError
@@ -221,6 +222,7 @@ def test_the_chiefs_checkpoints_evaluate_as_single_machine_ones(async_run, singl
     summary_line(f"test accuracy after {ASYNC_STEPS} steps: 1 ps + {WORKERS} workers {accuracy:.4f}, "
                  f"one machine {single_accuracy:.4f} (margin {ACCURACY_MARGIN})")
     assert abs(accuracy - single_accuracy) <= ACCURACY_MARGIN, (accuracy, single_accuracy)
+    assert accuracy >= 0.88
 
 
 def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
@@ -233,6 +235,100 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
                                                mnist_backward.STARTUP_TIMEOUT_SECS)
     assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
                                 f"run `python mnist_generateds.py --shards {SHARDS + 1}` (or a multiple) first")
+
+
+# ---------------------------------------------------------------- what a step moves between the tasks
+
+def task_of(op):
+    """The task an op runs on: an op that uses a variable (a resource) runs where the variable lives (TF's placer)."""
+    for t in op.inputs:
+        if t.dtype == tf.resource:
+            return task_of(t.op)
+    spec = tf.DeviceSpec.from_string(op.device)
+    return f"/job:{spec.job}/task:{spec.task}"
+
+
+def run_ops(fetches):
+    """Every op one session.run of `fetches` executes: their inputs and control inputs, to the sources."""
+    seen, todo = set(), [getattr(f, "op", f) for f in fetches]
+    while todo:
+        op = todo.pop()
+        if op not in seen:
+            seen.add(op)
+            todo += [t.op for t in op.inputs] + list(op.control_inputs)
+    return seen
+
+
+def transfers(ops):
+    """{(tensor, task it goes to)} for each value a run of `ops` sends from one task to another.
+
+    TensorFlow's graph partitioner sends a value once to each task that
+    uses it, however many ops there use it.
+    """
+    return {(t, task_of(op)) for op in ops for t in op.inputs if t.dtype != tf.resource and task_of(t.op) != task_of(op)}
+
+
+def reads_of(var, ops):
+    """The values of `var` a run of `ops` reads: its ReadVariableOps and their Identities (a cached read)."""
+    found = {op.outputs[0] for op in ops if op.type == "ReadVariableOp" and op.inputs[0].op is var.handle.op}
+    while True:
+        more = {op.outputs[0] for op in ops if op.type == "Identity" and op.inputs[0] in found} - found
+        if not more:
+            return found
+        found |= more
+
+
+def size_of(t):
+    return int(np.prod(t.shape.as_list(), dtype=np.int64)) * t.dtype.size
+
+
+def step_traffic(net, num_ps, sync, data):
+    """Build worker 0's graph on a cluster of num_ps ps + 2 workers (no server needed); what one global step moves.
+
+    Returns ({variable name: (reads sent to other tasks, gradients sent to its task)}, weights' bytes, bytes the
+    step's runs send in all, {ps task: bytes it sends or receives}). A step is the worker's session.run of the
+    trainer's fetches, and with sync, also the chief's queue-runner run that applies the aggregated update.
+    """
+    cluster = tf.train.ClusterSpec({"ps": [f"127.0.0.1:{i + 1}" for i in range(num_ps)],
+                                    "worker": ["127.0.0.1:8", "127.0.0.1:9"]})
+    settings = mnist_backward.settings_for(net, 100, 100, 0.1, "unused", "unused")
+    with tf.Graph().as_default():
+        graph, parts = mnistkit.distributed.build_worker_graph(cluster, 0, settings, data, mnist_backward.build_graph, sync)
+        runs = [run_ops([graph.train_op, graph.loss, graph.step_after, graph.learning_rate])]
+        if sync:
+            runs.append(run_ops(parts.chief_queue_runner.enqueue_ops))
+        sent = set().union(*(transfers(ops) for ops in runs))
+        per_variable = {}
+        for var in tf.trainable_variables():
+            ops = set().union(*runs)
+            reads = {t for t, _ in sent} & reads_of(var, ops)
+            gradients = [t for t, to in sent if to == task_of(var.op) and t.shape == var.shape and t not in reads]
+            per_variable[var.op.name] = (sum(1 for t, _ in sent if t in reads), len(gradients))
+        weights = sum(size_of(v) for v in tf.trainable_variables())
+        per_ps = {f"/job:ps/task:{i}": sum(size_of(t) for t, to in sent if f"/job:ps/task:{i}" in (to, task_of(t.op)))
+                  for i in range(num_ps)}
+    return per_variable, weights, sum(size_of(t) for t, _ in sent), per_ps
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+@pytest.mark.parametrize("net", [mnist_forward, mnist_lenet5_forward], ids=["mlp", "lenet5"])
+def test_a_step_reads_each_weight_once_and_sends_its_gradient_once(net, sync, sample_workdir, summary_line):
+    data = mnistkit.training.training_data(str(sample_workdir / "data"))
+    for num_ps in (1, 2):
+        per_variable, weights, total, per_ps = step_traffic(net, num_ps, sync, data)
+        split = [f"{name}/part_{i}" for name in net.NETWORK.split for i in range(num_ps)] if num_ps > 1 else []
+        assert sorted(per_variable) == sorted(split + [v for v in net.NETWORK.variables if num_ps == 1
+                                                       or v not in net.NETWORK.split])
+        # One read crosses to the worker, shared by the forward pass and the L2 term (the moving average
+        # reads it beside the variable), and one gradient crosses back.
+        assert per_variable == {name: (1, 1) for name in per_variable}, per_variable
+        # The weights each way, plus a few scalars (learning rate, global_step).
+        assert 2 * weights <= total <= 2 * weights + 1000, (total, weights)
+        if num_ps > 1:
+            shares = [b / sum(per_ps.values()) for b in per_ps.values()]
+            summary_line(f"{net.NETWORK.label}, {'sync' if sync else 'async'}, {num_ps} ps: a step moves "
+                         f"{total / weights:.4f}x the weights; each ps's share " + "/".join(f"{s:.0%}" for s in shares))
+            assert max(shares) <= 0.6, per_ps
 
 
 # ---------------------------------------------------------------- faults
@@ -482,11 +578,13 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
         kill_all(tasks)
 
     # The whole cluster restarted resumes from the checkpoint, and Ctrl-C
-    # on the launcher ends every task cleanly, the chief saving first.
+    # on the launcher ends every task cleanly, the chief saving first. It
+    # restarts with 2 parameter servers, which split w1: its checkpoints
+    # move both ways between the layouts (one ps saves as one machine does).
     latest = tf.train.latest_checkpoint(str(model_dir))
     resumed = int(latest.rsplit("-", 1)[1])
-    launcher = Task(tmp_path, sharded_workdir, "launcher", ["--steps", "1000000", "--model-dir", str(model_dir)],
-                    script="mnist_cluster.py")
+    launcher = Task(tmp_path, sharded_workdir, "launcher", ["--ps", "2", "--steps", "1000000", "--model-dir",
+                                                            str(model_dir)], script="mnist_cluster.py")
     try:
         launcher.wait_for(rf"^\[worker 0\] worker 0: resuming from {re.escape(latest)} at global_step \d+")
         launcher.wait_for(r"^\[worker 1\] After \d+ training steps")
@@ -501,9 +599,15 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
     saved = re.search(r"^\[worker 0\] worker 0: SIGTERM: stopped at global_step (\d+); checkpoint saved to "
                       rf"{re.escape(str(model_dir))}/mnist_model-(\d+)$", output, re.M)
     assert saved and int(saved.group(2)) > resumed
-    assert tf.train.latest_checkpoint(str(model_dir)).endswith(f"mnist_model-{saved.group(2)}")
+    latest = tf.train.latest_checkpoint(str(model_dir))
+    assert latest.endswith(f"mnist_model-{saved.group(2)}")
     # Stopped workers exit as mnist_backward.py alone does (128 + SIGTERM); a stopped ps ends normally.
-    assert output.rstrip().endswith("exit status: ps 0: 0, worker 0: 143, worker 1: 143")
+    assert output.rstrip().endswith("exit status: ps 0: 0, ps 1: 0, worker 0: 143, worker 1: 143")
+    # The split w1 saved under one machine's name and shape; one machine evaluates the checkpoint.
+    assert dict(tf.train.list_variables(latest))["w1"] == [784, 500]
+    assert not [name for name, _ in tf.train.list_variables(latest) if "part_" in name]
+    step, accuracy, count = mnist_test.evaluate(latest, str(sharded_workdir / "data" / "mnist_test.tfrecords"))
+    assert step == int(saved.group(2)) and count == 2000 and accuracy >= 0.88
 
 
 def test_launcher_help_names_its_own_flags(tmp_path):

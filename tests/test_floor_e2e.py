@@ -3,7 +3,8 @@
 `python tasks.py test-floor` runs this file alone in .venv-floor, which holds requirements-floor.txt
 (the oldest versions requirements.txt allows); the normal suite runs it on the newest ones. Short runs
 on the bundled sample: generate, train and evaluate both networks (with the evaluator's report, drawn
-by Matplotlib), and read pictures of digits made from the sample's test images. Each accuracy must
+by Matplotlib), read pictures of digits made from the sample's test images, and export the 784-500-10
+network (TensorFlow's converter) to read them again from its SavedModel and .tflite files (LiteRT). Each accuracy must
 clear a floor well below what was measured, so a version that computes wrong numbers fails while an
 unlucky seed does not.
 """
@@ -28,7 +29,7 @@ TIMEOUT = 300  # seconds for one script: a hang fails the test instead of blocki
 
 
 def versions():
-    """'TensorFlow X, NumPy Y, Pillow Z' as installed (either TensorFlow distribution)."""
+    """'TensorFlow X, NumPy Y, Pillow Z, ai-edge-litert W' as installed (either TensorFlow distribution)."""
     def version(*names):
         for name in names:
             try:
@@ -37,7 +38,7 @@ def versions():
                 pass
         return "?"
     return (f"TensorFlow {version('tensorflow-cpu', 'tensorflow', 'tensorflow-macos')}, "
-            f"NumPy {version('numpy')}, Pillow {version('pillow')}")
+            f"NumPy {version('numpy')}, Pillow {version('pillow')}, ai-edge-litert {version('ai-edge-litert')}")
 
 
 def succeeded(script, *args, cwd):
@@ -92,8 +93,18 @@ def test_generate_train_evaluate_and_read_pictures_with_both_networks(tmp_path, 
     assert (tmp_path / "report.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")  # drawn by Matplotlib
 
     digits = digit_pictures(tmp_path, APP_PICTURES)
-    right = read_right(succeeded("mnist_app.py", "--model-dir", "M", *digits, cwd=tmp_path), digits)
+    from_checkpoint = succeeded("mnist_app.py", "--model-dir", "M", *digits, cwd=tmp_path)
+    right = read_right(from_checkpoint, digits)
     assert right >= APP_FLOOR * APP_PICTURES
+
+    out = succeeded("mnist_export.py", "--model-dir", "M", "--data-dir", "D", "--export-dir", "E", cwd=tmp_path)
+    assert out.endswith("wrote E/mnist/1 (SavedModel), E/mnist.tflite and E/mnist_int8.tflite\n"), out
+    for form in ("E/mnist/1", "E/mnist.tflite"):  # the same digits as from the checkpoint
+        assert PREDICTION.findall(succeeded("mnist_app.py", "--model-dir", form, *digits, cwd=tmp_path)) == \
+            PREDICTION.findall(from_checkpoint), form
+    int8_right = read_right(succeeded("mnist_app.py", "--model-dir", "E/mnist_int8.tflite", *digits, cwd=tmp_path),
+                            digits)
+    assert int8_right >= APP_FLOOR * APP_PICTURES
 
     succeeded("mnist_lenet5_backward.py", "--steps", str(LENET5_STEPS), "--data-dir", "D", "--model-dir", "L",
               cwd=tmp_path)
@@ -104,5 +115,6 @@ def test_generate_train_evaluate_and_read_pictures_with_both_networks(tmp_path, 
     assert lenet5_right >= LENET5_APP_FLOOR * APP_PICTURES  # 50 steps are far from trained, but well above chance
 
     summary_line(f"end to end on {versions()}: accuracy {mlp:.4f} after {MLP_STEPS} steps, LeNet-5 {lenet5:.4f} "
-                 f"after {LENET5_STEPS}; app {right} and {lenet5_right} of {APP_PICTURES} pictures; "
+                 f"after {LENET5_STEPS}; app {right} and {lenet5_right} of {APP_PICTURES} pictures ({int8_right} "
+                 f"from the int8 .tflite); "
                  f"{time.monotonic() - start:.0f} s")

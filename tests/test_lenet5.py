@@ -11,12 +11,15 @@ from PIL import Image
 from conftest import run_script
 import mnist_app
 import mnist_backward
+import mnist_cluster
 import mnist_forward
 import mnist_lenet5_backward
 import mnist_lenet5_forward
 import mnist_lenet5_test
 import mnist_test
 from tf_compat import tf
+import mnistkit.checkpoints
+import mnistkit.distributed
 import mnistkit.idx
 import mnistkit.networks
 import mnistkit.training
@@ -291,3 +294,56 @@ def test_help_shows_the_chapters_defaults(script, tmp_path):
     assert text.startswith("usage: ") and "(default: ./model_lenet5/)" in text
     if script == "mnist_lenet5_backward.py":
         assert "examples per training step (default: 100)" in text
+
+
+# ---------------------------------------------------------------- checkpoints between one machine and a cluster
+
+SERVERS = []  # tf.train.Server objects cannot be stopped: they serve until the test process ends
+
+
+def cluster_in_this_process(num_ps):
+    """A cluster of num_ps parameter servers and one worker, served by this process: (ClusterSpec, worker's Server)."""
+    ports = mnist_cluster.free_ports(num_ps + 1)
+    cluster = tf.train.ClusterSpec({"ps": [f"127.0.0.1:{p}" for p in ports[:-1]], "worker": [f"127.0.0.1:{ports[-1]}"]})
+    SERVERS.extend(tf.train.Server(cluster, "ps", i) for i in range(num_ps))
+    SERVERS.append(tf.train.Server(cluster, "worker", 0))
+    return cluster, SERVERS[-1]
+
+
+@pytest.mark.parametrize("net, folder", [(mnist_lenet5_forward, "model_lenet5"), (mnist_forward, "model")],
+                         ids=["lenet5", "mlp"])
+def test_checkpoints_move_between_one_machine_and_a_cluster_that_splits_the_largest_weights(two_models, tmp_path,
+                                                                                            net, folder):
+    ckpt = tf.train.latest_checkpoint(str(two_models / folder))  # written on one machine
+    cluster, worker = cluster_in_this_process(2)
+    settings = mnist_backward.settings_for(net, 0, 100, 0.1, str(two_models / "data"), str(two_models / folder))
+    data = mnistkit.training.training_data(settings.data_dir)
+    (name,) = net.NETWORK.split
+    with tf.Graph().as_default():
+        graph, parts = mnistkit.distributed.build_worker_graph(cluster, 0, settings, data, mnist_backward.build_graph,
+                                                               sync_replicas=False)
+        split = {v.op.name: v for v in tf.global_variables() if v.op.name.startswith(name + "/")}
+        assert sorted(split) == sorted(f"{name}/part_{i}{suffix}" for i in range(2)
+                                       for suffix in ("", mnistkit.networks.EMA_SUFFIX))
+        assert [split[f"{name}/part_{i}"].device for i in range(2)] == ["/job:ps/task:0", "/job:ps/task:1"]
+        # The chief's check of a checkpoint against its graph takes one machine's.
+        found, _ = mnistkit.checkpoints.resume_checked(settings.model_dir, net.NETWORK, mnistkit.checkpoints.
+                                                       checkpoint_variables(tf.global_variables()), log=lambda _: None)
+        assert found == ckpt
+        # One machine -> cluster: the chief restores the parts from the whole variable.
+        with tf.train.SessionManager().prepare_session(worker.target, init_op=parts.init_op, saver=parts.saver,
+                                                       checkpoint_filename_with_path=ckpt) as sess:
+            for suffix in ("", mnistkit.networks.EMA_SUFFIX):
+                values = sess.run([split[f"{name}/part_{i}{suffix}"] for i in range(2)])
+                assert values[0].shape[0] == values[1].shape[0]
+                np.testing.assert_array_equal(np.concatenate(values), tf.train.load_variable(ckpt, name + suffix))
+            saved = parts.saver.save(sess, str(tmp_path / "mnist_model"), global_step=graph.global_step)
+    # Cluster -> one machine: the same names, shapes and values as the checkpoint it started from, and the app
+    # (one machine's graph) predicts from it as from that one.
+    assert tf.train.list_variables(saved) == tf.train.list_variables(ckpt)
+    for var, _ in tf.train.list_variables(ckpt):
+        np.testing.assert_array_equal(tf.train.load_variable(saved, var), tf.train.load_variable(ckpt, var))
+    pictures = np.random.default_rng(0).random((3, 784), np.float32)
+    moved = mnist_app.Predictor(str(tmp_path))
+    assert moved.ckpt == saved and moved.net is net
+    np.testing.assert_array_equal(moved.predict(pictures), mnist_app.Predictor(str(two_models / folder)).predict(pictures))

@@ -110,7 +110,7 @@ def test_every_makefile_target_calls_tasks_py_and_ci_runs_make_test():
 
 
 def test_clean_removes_what_the_tasks_write_and_nothing_else(in_tmp):
-    for folder in ("model", "model_lenet5", "model_cluster", "mnist_data_jpg/x", "bench/work", "data/mnist_sample"):
+    for folder in ("model", "model_lenet5", "model_cluster", "export/mnist/1", "mnist_data_jpg/x", "bench/work", "data/mnist_sample"):
         (in_tmp / folder).mkdir(parents=True)
     for name in ("data/mnist_train.tfrecords", "data/mnist_test.tfrecords", "bench/bench.py", "model/checkpoint",
                  "report.png", "report.json", "seen.png"):

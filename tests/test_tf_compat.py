@@ -105,3 +105,16 @@ def test_a_file_held_open_is_refused_on_windows_in_the_words_file_held_knows(tmp
         with pytest.raises(OSError) as raised:
             os.remove(path)
     assert tf_compat.file_held(raised.value)
+
+
+def test_a_partitioned_variable_is_saved_under_its_whole_name_and_shape(tmp_path):
+    with tf.Graph().as_default():
+        parts = list(tf.get_variable("w", shape=[6, 3], partitioner=tf.fixed_size_partitioner(2)))
+        plain = tf.Variable(tf.zeros([4]), name="b")
+        assert [tf_compat.saved_as(v) for v in parts] == [("w", [6, 3])] * 2
+        assert [v.op.name for v in parts] == ["w/part_0", "w/part_1"]
+        assert tf_compat.saved_as(plain) == ("b", [4])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            prefix = tf.train.Saver().save(sess, str(tmp_path / "m"), write_meta_graph=False)
+    assert tf.train.list_variables(prefix) == [("b", [4]), ("w", [6, 3])]  # what saved_as said

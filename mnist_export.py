@@ -1,0 +1,92 @@
+"""Course step 5, one past the course: export the trained network for serving and for phones.
+
+Run after mnist_backward.py (or mnist_lenet5_backward.py) has written a
+checkpoint. The newest checkpoint in --model-dir is restored with its
+moving-average weights, as mnist_test.py and mnist_app.py use them, and
+written into --export-dir as
+  mnist/<N>/              a SavedModel in TF Serving's layout (N: a new version each time)
+  mnist.tflite            the same network for LiteRT (phones), float32
+  mnist_int8.tflite       fully int8, about a quarter of the size
+(mnist_lenet5/<N>/, mnist_lenet5.tflite and mnist_lenet5_int8.tflite for
+LeNet-5, found from the checkpoint). The SavedModel's serving_default
+signature takes `images`, float32 [None, 784] in [0, 1], and returns
+`probabilities` (float32 [None, 10]) and `classes` (int64 [None]).
+docs/deploy.md shows how to use each of them.
+
+  python mnist_export.py                                  # ./model/ -> ./export/
+  python mnist_export.py --model-dir model_lenet5         # LeNet-5
+  python mnist_app.py --model-dir export/mnist.tflite pic.png
+"""
+import sys
+
+from tf_compat import first_line, tf
+import mnist_backward
+import mnist_forward
+import mnist_generateds
+import mnist_lenet5_forward
+from mnistkit import checkpoints, cli, export, networks
+from mnistkit.errors import DataError, exit_status
+
+FORWARD = {net.NETWORK: net for net in (mnist_forward, mnist_lenet5_forward)}  # the network a checkpoint holds
+EXPORT_DIR = export.EXPORT_DIR
+
+
+def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR,
+                 data_dir=mnist_generateds.data_path, log=print):
+    """Restore the newest checkpoint in model_dir with its moving averages and export it; returns an export.Export.
+
+    The course's restore (mnist_app.restore_model's steps), then one more:
+    mnistkit.export.export writes the SavedModel version and the LiteRT
+    files into export_dir, the int8 file calibrated on the first
+    export.CALIBRATION_RECORDS training records in data_dir. Raises
+    DataError when model_dir holds no checkpoint or a damaged one (naming
+    the newest intact one), when the training records cannot be read, or
+    when export_dir cannot be written; nothing half-written is left then.
+    """
+    # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the
+    # `checkpoint` index file, and read whole first: a damaged one is one line, never a traceback.
+    ckpt = checkpoints.latest(model_dir)
+    if ckpt is None:
+        raise DataError(f"{model_dir}: no checkpoint found; train first with `python mnist_backward.py`")
+    stored = checkpoints.read_or_hint(model_dir, ckpt)
+    net = FORWARD.get(networks.network_of(stored), mnist_forward)
+    calibration = export.calibration_images(data_dir)  # before anything is written
+    log(f"exporting {net.NETWORK.name} from {ckpt} (moving averages)")
+
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, net.INPUT_NODE], name=export.INPUT_KEY)
+        y = net.forward(x, None)
+        variable_averages = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
+        variables_to_restore = variable_averages.variables_to_restore()
+        saver = tf.train.Saver(variables_to_restore)
+        with tf.Session() as sess:
+            try:
+                saver.restore(sess, ckpt)
+            except tf.errors.OpError as e:
+                raise DataError(f"{ckpt}: cannot restore this checkpoint ({first_line(e)})") from None
+            written = export.export(sess, x, y, net.NETWORK, export_dir, calibration, log)
+    log(f"wrote {written.saved_model} (SavedModel), {written.tflite} and {written.tflite_int8}")
+    return written
+
+
+def build_parser():
+    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
+    parser = cli.new_parser(__doc__)
+    parser.add_argument("--model-dir", default=mnist_backward.MODEL_SAVE_PATH,
+                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
+    parser.add_argument("--export-dir", default=EXPORT_DIR,
+                        help="where the SavedModel versions and .tflite files go")
+    parser.add_argument("--data-dir", default=mnist_generateds.data_path,
+                        help="folder holding mnist_train.tfrecords (the int8 file's calibration records)")
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    return parser
+
+
+def main(argv=None):
+    """The command line of mnist_export.py; returns the exit status."""
+    args = build_parser().parse_args(cli.arguments(argv))
+    return exit_status(lambda: export_model(args.model_dir, args.export_dir, args.data_dir))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""The exported forms of a network read back for prediction: a SavedModel version folder, or a .tflite file.
+
+Used by mnist_app.py (--model-dir names one of them instead of a checkpoint
+folder) and the tests; mnistkit.export writes them. Each loader has the
+app's predictor interface: predict(pictures float32 [n, 784] in [0, 1])
+-> probabilities float32 [n, 10], `network` (the networks.Network it
+holds) and `source` (the path it was read from). A .tflite file is run by
+LiteRT's interpreter (the ai-edge-litert package), without TensorFlow and
+without building our graph; where that package has no wheel (Intel Macs),
+by TensorFlow's own tf.lite.Interpreter, after a note on stderr.
+"""
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from .errors import DataError
+from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, versions
+from .networks import LENET5, MLP, network_of
+
+SAVED_MODEL_FILE = "saved_model.pb"
+FALLBACK_NOTE = ("note: LiteRT's interpreter (pip package ai-edge-litert) is not installed; "
+                 "using TensorFlow's tf.lite.Interpreter")
+
+
+def is_exported(path):
+    """True when path names an exported form: a .tflite file, a SavedModel folder, or a base path of versions."""
+    return (str(path).lower().endswith(TFLITE_SUFFIX) or os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
+            or newest_version(path) is not None)
+
+
+def newest_version(base):
+    """The SavedModel version folder (str) with the highest number in base, as TF Serving serves; None without one."""
+    for version in reversed(versions(base)):
+        if os.path.isfile(os.path.join(base, str(version), SAVED_MODEL_FILE)):
+            return os.path.join(base, str(version))
+    return None
+
+
+def load(path):
+    """The predictor for an exported form (see is_exported): a LiteRTModel or a SavedModelModel.
+
+    A base path (export/mnist) gives its newest version, as TF Serving does.
+    Raises DataError naming path when it is missing, damaged, or not one of
+    our two networks' exports.
+    """
+    if str(path).lower().endswith(TFLITE_SUFFIX):
+        return LiteRTModel(path)
+    if not os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+        path = newest_version(path) or path
+    return SavedModelModel(path)
+
+
+def interpreter_class():
+    """LiteRT's Interpreter class (ai_edge_litert), else TensorFlow's tf.lite.Interpreter after FALLBACK_NOTE."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        print(FALLBACK_NOTE, file=sys.stderr, flush=True)
+        from tf_compat import tf
+        Interpreter = tf.lite.Interpreter
+    return Interpreter
+
+
+class LiteRTModel:
+    """A .tflite file written by mnistkit.export, float32 or fully int8, run by LiteRT's interpreter.
+
+    An int8 file's input is quantized here from [0, 1] and its output
+    dequantized with the scale and zero point the file holds, so predict
+    takes and returns what the float file does. The network is LeNet-5
+    when the file holds a convolution's 4-D filter, else the 784-500-10 one.
+    """
+
+    def __init__(self, path):
+        if not os.path.isfile(path):
+            raise DataError(f"{path}: no such .tflite file; write it with `python mnist_export.py`")
+        try:
+            Interpreter = interpreter_class()
+            with quiet_output(), warnings.catch_warnings():  # the runtime's C++ INFO line about its CPU delegate,
+                warnings.simplefilter("ignore", UserWarning)  # and tf.lite.Interpreter's deprecation (FALLBACK_NOTE says it)
+                self.interpreter = Interpreter(model_path=str(path))
+        except (ValueError, RuntimeError) as e:
+            raise DataError(f"{path}: not a readable .tflite file ({str(e).splitlines()[0][:200]})") from None
+        self.input = self.interpreter.get_input_details()[0]
+        outputs = self.interpreter.get_output_details()
+        self.output = next((o for o in outputs if o["name"] == PROBABILITIES_KEY), outputs[0])
+        if list(self.input["shape_signature"][1:]) != [784] or list(self.output["shape_signature"][1:]) != [10]:
+            raise DataError(f"{path}: not an export of mnist_export.py (input {list(self.input['shape_signature'])}, "
+                            f"output {list(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
+        convolution = any(len(t["shape"]) == 4 for t in self.interpreter.get_tensor_details())
+        self.network, self.source = (LENET5 if convolution else MLP), str(path)
+
+    def predict(self, pictures):
+        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]."""
+        pictures = np.asarray(pictures, np.float32)
+        self.interpreter.resize_tensor_input(self.input["index"], list(pictures.shape))
+        with quiet_output():
+            self.interpreter.allocate_tensors()
+            self.interpreter.set_tensor(self.input["index"], quantize(pictures, self.input))
+            self.interpreter.invoke()
+        return dequantize(self.interpreter.get_tensor(self.output["index"]), self.output)
+
+
+def quantize(values, details):
+    """values (float32) in the dtype of a LiteRT tensor's details: int8 via its scale and zero point."""
+    if details["dtype"] == np.float32:
+        return values
+    scale, zero_point = details["quantization"]
+    info = np.iinfo(details["dtype"])
+    return np.clip(np.round(values / scale + zero_point), info.min, info.max).astype(details["dtype"])
+
+
+def dequantize(values, details):
+    """A LiteRT tensor's values as float32, via its scale and zero point when it is quantized."""
+    if details["dtype"] == np.float32:
+        return values
+    scale, zero_point = details["quantization"]
+    return ((values.astype(np.float32) - zero_point) * scale).astype(np.float32)
+
+
+class SavedModelModel:
+    """A SavedModel version folder written by mnistkit.export, run through its serving_default signature.
+
+    Loaded into a tf.compat.v1 session (the scripts run TensorFlow in graph
+    mode); the network is found from its variables' names, as from a
+    checkpoint's (networks.network_of).
+    """
+
+    def __init__(self, path):
+        from tf_compat import first_line, tf
+        self.source = str(path)
+        try:
+            names = [name for name, _ in tf.train.list_variables(os.path.join(path, "variables", "variables"))]
+            self.graph = tf.Graph()
+            self.sess = tf.Session(graph=self.graph)
+            meta_graph = tf.saved_model.loader.load(self.sess, [tf.saved_model.tag_constants.SERVING], path)
+            signature = meta_graph.signature_def[SIGNATURE_KEY]
+        except (tf.errors.OpError, OSError, ValueError, RuntimeError, KeyError) as e:
+            raise DataError(f"{path}: not a readable SavedModel of mnist_export.py ({first_line(e)})") from None
+        self.network = network_of(names)
+        if self.network is None:
+            raise DataError(f"{path}: this SavedModel holds neither of our networks")
+        self.images = signature.inputs[INPUT_KEY].name
+        self.probabilities = signature.outputs[PROBABILITIES_KEY].name
+
+    def predict(self, pictures):
+        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]."""
+        return self.sess.run(self.probabilities, feed_dict={self.images: pictures})
