@@ -192,6 +192,7 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
         if count is None:
             return 0  # end of input before any picture: nothing failed
         paths = ask_paths(count)
+    # The course called restore_model for each picture, restoring the network each time; it is restored once here.
     predictor = load_predictor(model_dir)
     if predictor.network is not networks.MLP:
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)

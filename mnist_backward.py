@@ -50,14 +50,19 @@ SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slo
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
 
-def settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, pipeline="fast",
-                 save_every=SAVE_EVERY, keep=KEEP_CHECKPOINTS, summary_every=SUMMARY_EVERY, quiet=False, log=print):
-    """The training.Settings of a run with this file's schedule (decay, L2, moving averages, loss lines)."""
+def settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, **bookkeeping):
+    """The training.Settings of a run with this file's schedule (decay, L2, moving averages, loss lines).
+
+    bookkeeping: pipeline (a --pipeline name, default "fast"), save_every,
+    keep, summary_every (this file's defaults), quiet, log.
+    """
+    options = dict(pipeline="fast", save_every=SAVE_EVERY, keep=KEEP_CHECKPOINTS, summary_every=SUMMARY_EVERY)
+    options.update(bookkeeping)
+    options["pipeline"] = inputs.pipeline_of(options["pipeline"])  # --pipeline resolved here, once
     return training.Settings(net=net, steps=steps, batch_size=batch_size, learning_rate_base=learning_rate_base,
                              learning_rate_decay=LEARNING_RATE_DECAY, regularizer=REGULARIZER,
                              moving_average_decay=MOVING_AVERAGE_DECAY, data_dir=data_dir, model_dir=model_dir,
-                             pipeline=inputs.pipeline_of(pipeline), save_every=save_every, keep=keep,
-                             summary_every=summary_every, print_every=PRINT_EVERY, quiet=quiet, log=log)
+                             print_every=PRINT_EVERY, **options)
 
 
 def build_graph(settings, data, sync_replicas=None):

@@ -160,6 +160,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     details = report is not None or report_json is not None
     last_seen, result, writer = None, None, None
     while True:
+        # Not tf.train.get_checkpoint_state: checkpoints.latest finds the newest checkpoint files even when the
+        # `checkpoint` index is lost or stale, and passes over a save the trainer has not finished.
         ckpt = checkpoints.latest(model_dir)
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
