@@ -266,9 +266,13 @@ def _read_v1(prefix):
 
 
 def _check_readable(paths):
-    """DataError (not CheckpointDamaged: the files may be whole) for the first of `paths` this process may not read."""
+    """DataError (not CheckpointDamaged: the files may be whole) for the first of `paths` this process may not read.
+
+    A path that is gone is passed over: os.access says False for it too, but
+    its reading then fails as missing (the trainer's rotation deleting it).
+    """
     for path in paths:
-        if not os.access(path, os.R_OK):
+        if os.path.exists(path) and not os.access(path, os.R_OK):
             raise DataError(f"{path}: cannot read this checkpoint file (permission denied); give yourself "
                             "read access to it, e.g. chmod u+r")
 
