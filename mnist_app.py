@@ -71,10 +71,11 @@ def restore_network(model_dir=mnist_backward.MODEL_SAVE_PATH):
         probabilities = tf.nn.softmax(y)  # for the top 3 beside the prediction
         variable_averages = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
         variables_to_restore = variable_averages.variables_to_restore()
-        # No tf.train.Saver(variables_to_restore): checkpoints.restore assigns the values read and verified above.
+        saver = tf.train.Saver(variables_to_restore)
         sess = tf.Session(graph=tg)
         try:
-            checkpoints.restore(sess, variables_to_restore, ckpt, stored)
+            with checkpoints.restoring(ckpt, variables_to_restore, stored) as path:  # checked first; a literal path
+                saver.restore(sess, path)
         except DataError:
             sess.close()
             raise

@@ -61,8 +61,7 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
         global_step = tf.train.get_or_create_global_step()  # restored too: the step the checkpoint was saved at
         ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
         ema_restore = ema.variables_to_restore()  # {name in the checkpoint: variable}: the weights' moving averages
-        # No tf.train.Saver(ema_restore): checkpoints.restore below assigns the values read and verified here,
-        # so a checkpoint that the trainer's rotation deletes meanwhile cannot fail half-way through a restore.
+        saver = tf.train.Saver(ema_restore)  # restores each weight's moving average into the weight itself
         stored = checkpoints.read_checkpoint(ckpt_path)
         check_network(ckpt_path, stored, net.NETWORK, "test_script")
         correct_prediction = tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1))
@@ -77,8 +76,8 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
         else:
             img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=False, files=[tfRecord_path],
                                                                    once=True)
-        step, total_correct, total, batches = score(ckpt_path, stored, ema_restore, global_step, (x, y_), fetches,
-                                                    (img_batch, label_batch), tfRecord_path)
+        step, total_correct, total, batches = score(ckpt_path, stored, (saver, ema_restore), global_step, (x, y_),
+                                                    fetches, (img_batch, label_batch), tfRecord_path)
     if total == 0:
         raise DataError(f"{tfRecord_path}: TFRecord file holds no records")
     if not details:
@@ -87,17 +86,19 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     return step, total_correct / total, total, {"labels": labels, "probabilities": probabilities, "pixels": pixels}
 
 
-def score(ckpt_path, stored, ema_restore, global_step, placeholders, fetches, batches, tfRecord_path):
+def score(ckpt_path, stored, restorer, global_step, placeholders, fetches, batches, tfRecord_path):
     """evaluate's session: the moving averages restored, every batch of the file fetched and fed once.
 
-    placeholders: (x, y_); batches: the (img_batch, label_batch) fed
-    into them; fetches: [correct count, batch size, details...]. Returns
-    (global_step, correct, count, [each batch's details]).
+    restorer: (saver, its var_list); placeholders: (x, y_); batches: the
+    (img_batch, label_batch) fed into them; fetches: [correct count, batch
+    size, details...]. Returns (global_step, correct, count, [each batch's
+    details]).
     """
-    (x, y_), (img_batch, label_batch) = placeholders, batches
+    (x, y_), (img_batch, label_batch), (saver, ema_restore) = placeholders, batches, restorer
     with tf.Session() as sess:
         sess.run(tf.local_variables_initializer())  # get_tfrecord's epoch counter (once=True)
-        checkpoints.restore(sess, ema_restore, ckpt_path, stored)
+        with checkpoints.restoring(ckpt_path, ema_restore, stored) as path:  # checked first; a literal path
+            saver.restore(sess, path)
         step = int(sess.run(global_step))
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess=sess, coord=coord)

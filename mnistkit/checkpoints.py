@@ -412,6 +412,34 @@ def restore(sess, var_list, prefix, stored=None):
     sess.run(assigns, feed_dict=feeds)
 
 
+@contextlib.contextmanager
+def restoring(prefix, var_list, stored=None):
+    """Around the course's `saver.restore(sess, path)`: yields the path to give it, after checking the checkpoint.
+
+    prefix: the checkpoint (e.g. model/mnist_model-2000, from latest());
+    var_list: the Saver's {name in checkpoint: variable} (e.g.
+    ExponentialMovingAverage.variables_to_restore()); stored: what
+    read_checkpoint(prefix) returned, when the caller has read it already.
+    Before the body runs, the checkpoint is read whole and verified, and its
+    tensors must fit var_list (check_variables). The path yielded names the
+    same files with no glob characters (readable_prefix), as TensorFlow's
+    Saver matches a path as a pattern. Raises DataError for a checkpoint of
+    another graph, CheckpointDamaged when it cannot be read, CheckpointGone
+    when the trainer's rotation deleted it before or while the body read it.
+    """
+    if stored is None:
+        stored = read_checkpoint(prefix)
+    check_variables(prefix, stored, var_list)
+    with readable_prefix(prefix) as literal:
+        try:
+            yield literal
+        except (tf.errors.OpError, ValueError) as e:
+            if checkpoint_format(prefix) is None:  # its files went between the check and the restore
+                raise CheckpointGone(f"{prefix}: checkpoint was deleted while it was read") from None
+            raise CheckpointDamaged(f"{prefix}: checkpoint is damaged "
+                                    f"({first_line(e).replace(literal, prefix)})") from None
+
+
 def saver(max_to_keep, var_list=None):
     """A tf.train.Saver that writes paths relative to the model folder into the `checkpoint` index.
 

@@ -173,7 +173,9 @@ def test_a_v1_checkpoint_is_found_read_and_kept(trained_workdir, tmp_path):
 def test_the_evaluator_and_the_trainer_use_a_v1_checkpoint_in_a_folder_named_like_a_pattern(trained_workdir, tmp_path,
                                                                                            capsys):
     data = str(trained_workdir / "data")
-    assert mnist_test.main(["--once", "--model-dir", str(trained_workdir / "model"), "--data-dir", data]) == 0
+    v2 = tmp_path / "v2"  # a copy: the evaluator writes eval/ into the folder it scores, and the model is shared
+    shutil.copytree(trained_workdir / "model", v2)
+    assert mnist_test.main(["--once", "--model-dir", str(v2), "--data-dir", data]) == 0
     v2_line = capsys.readouterr().out.strip().splitlines()[-1]
     model = tmp_path / "q?[1]"
     v1_copy(trained_workdir / "model" / "mnist_model-2000", model)
