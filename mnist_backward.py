@@ -26,6 +26,7 @@ Saver); backward() (Session, restore, then train_loop(): Coordinator and
 queue runners, the step loop with its sess.run, loss lines and saves,
 request_stop and join); the last checkpoint.
 """
+import os
 import sys
 
 from tf_compat import tf
@@ -162,12 +163,17 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
         with tf.Session() as sess, signals.StopFlag() as stop:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
-            # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index; resume_checked finds
-            # the newest checkpoint files even when the index is lost or stale, and reads them whole first.
+            try:  # the course's `checkpoint` index file; one of binary junk raises, and then the files alone count
+                ckpt = tf.train.get_checkpoint_state(settings.model_dir)
+            except (tf.errors.OpError, ValueError):
+                ckpt = None
+            # Differs from the course's restore of ckpt.model_checkpoint_path: resume_checked takes the newest
+            # checkpoint files even when the index is lost or stale (and says so), read whole and checked first.
             var_list = {v.op.name: v for v in tf.global_variables()}
-            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, log)
-            if restored:  # the values resume_checked verified, assigned (saver.restore would read the files again)
-                checkpoints.restore(sess, var_list, restored, stored)
+            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, log, ckpt)
+            if restored:
+                with checkpoints.restoring(restored, var_list, stored) as path:  # a literal path; errors one line
+                    graph.saver.restore(sess, path)
             first_step = int(sess.run(graph.global_step))
             announce(settings, data, restored, first_step)
             run = training.Run(data, checkpoints.RunSaves(graph.saver, settings.model_dir), stop,
@@ -262,9 +268,18 @@ def run_step(sess, graph, fetches, settings, guard):
 
 
 def save(sess, graph, run):
-    """saver.save at the global_step read now (checkpoints.RunSaves: never over another run's); returns that step."""
+    """The course's saver.save at the global_step read now; returns that step.
+
+    run.saves.attempts (checkpoints.save_attempts) adds what the course
+    never had: no save over another run's checkpoint, the .meta written
+    first, a save refused by a file another process holds tried again, and
+    a failed save removed whole and raised as one line (SaveFailed).
+    """
     step = int(sess.run(graph.global_step, options=training.step_options()))
-    run.saves.save(sess, step)
+    for attempt in run.saves.attempts(sess, step):
+        with attempt:
+            graph.saver.save(sess, os.path.join(run.saves.model_dir, MODEL_NAME), global_step=step,
+                             write_meta_graph=False)  # the attempt wrote the .meta before
     return step
 
 

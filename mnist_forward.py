@@ -3,7 +3,7 @@
 Course step: 前向传播 (forward propagation). Imported by mnist_backward.py,
 mnist_test.py and mnist_app.py so that all three build the same variables
 (`w1`, `b1`, `w2`, `b2`), which is what lets a checkpoint written by one be
-restored by the others (mnistkit.checkpoints.restore checks that they fit).
+restored by the others (mnistkit.checkpoints.restoring checks that they fit).
 mnist_lenet5_forward.py is the other network the same scripts train,
 evaluate and apply; mnistkit.networks tells from a checkpoint's variable
 names which of the two it holds.

@@ -49,7 +49,7 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     "pixels": uint8 [count, 784]}; without, only the two counts leave the
     session. net: the network's forward module (mnist_forward, or
     mnist_lenet5_forward, built without dropout). The checkpoint is read
-    whole and verified before use (mnistkit.checkpoints.restore). Raises
+    whole and verified before use (mnistkit.checkpoints.restoring). Raises
     CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
     while read), or DataError when the checkpoint holds another network or
     does not fit this one, or a reader thread fails.

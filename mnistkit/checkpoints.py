@@ -103,15 +103,17 @@ def checkpoint_format(prefix):
     return "V1" if os.path.isfile(prefix) else None
 
 
-def indexed_prefix(model_dir):
+def indexed_prefix(model_dir, state=None):
     """The checkpoint the `checkpoint` index file names, as a path in model_dir, or None.
 
     The index may hold a path that is gone (the folder was moved or copied
     with absolute paths in it): only its file name is used, in model_dir.
-    None when the index is missing or unreadable.
+    None when the index is missing or unreadable. state: the index as
+    tf.train.get_checkpoint_state(model_dir) returned it, when the caller
+    read it already.
     """
     try:
-        state = tf.train.get_checkpoint_state(model_dir)
+        state = state or tf.train.get_checkpoint_state(model_dir)
     except (tf.errors.OpError, ValueError, UnicodeDecodeError):  # a damaged text protobuf
         return None
     if state is None or not state.model_checkpoint_path:
@@ -389,29 +391,6 @@ def checkpoint_variables(variables):
     return found
 
 
-def restore(sess, var_list, prefix, stored=None):
-    """Restore the variables of var_list from checkpoint prefix, read whole and verified first.
-
-    var_list: {name in checkpoint: variable}, as for tf.train.Saver (e.g.
-    ExponentialMovingAverage.variables_to_restore() for the shadow weights).
-    The values assigned are exactly those read_checkpoint verified, so the
-    checkpoint's files may vanish right after. stored: what
-    read_checkpoint(prefix) returned, when the caller has read it already.
-    Raises CheckpointDamaged, CheckpointGone, or DataError for a checkpoint
-    of another graph.
-    """
-    if stored is None:
-        stored = read_checkpoint(prefix)
-    check_variables(prefix, stored, var_list)
-    with sess.graph.as_default():
-        feeds, assigns = {}, []
-        for name, var in var_list.items():
-            value = tf.placeholder(var.dtype.base_dtype, var.shape)
-            assigns.append(var.assign(value))
-            feeds[value] = stored[name]
-    sess.run(assigns, feed_dict=feeds)
-
-
 @contextlib.contextmanager
 def restoring(prefix, var_list, stored=None):
     """Around the course's `saver.restore(sess, path)`: yields the path to give it, after checking the checkpoint.
@@ -483,40 +462,71 @@ def continue_rotation(checkpoint_saver, model_dir, written, resumed_step):
 def save(sess, checkpoint_saver, model_dir, step, written):
     """Save a checkpoint at global_step `step` unless one of another run is there; returns its prefix.
 
-    written: set of the steps this run saved, updated here. A checkpoint of
-    that step that this run did not write is never overwritten: DataError.
-    A save refused because another process holds a file (Windows: an
-    evaluator or TensorBoard reading the `checkpoint` index while
-    TensorFlow renames over it) is tried again for files.RETRY_SECS. A save
-    that fails (a full disk, a folder gone read-only, a refusal that lasts)
-    leaves none of its files and raises SaveFailed naming the newest
-    checkpoint that is there, e.g. `model: no space left on device while saving mnist_model-1500;
-    the newest checkpoint is model/mnist_model-1000`.
+    The course's checkpoint_saver.save, tried as save_attempts() says.
+    written: set of the steps this run saved, updated here. Raises as
+    save_attempts does.
+    """
+    for attempt in save_attempts(sess, checkpoint_saver, model_dir, step, written):
+        with attempt:
+            checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step, write_meta_graph=False)
+    return prefix_of(model_dir, step)
+
+
+class SaveAttempt:
+    """One try of a save, a context manager: a tf.errors.OpError or OSError in its body is kept in .error."""
+
+    error = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if isinstance(error, (tf.errors.OpError, OSError)):
+            self.error = error
+            return True
+        return False
+
+
+def save_attempts(sess, checkpoint_saver, model_dir, step, written):
+    """The tries of one save at global_step `step`: SaveAttempts, in whose body the caller saves.
+
+    The body is the course's `checkpoint_saver.save(sess, <model_dir>/mnist_model,
+    global_step=step, write_meta_graph=False)`. Around it: a checkpoint of
+    that step that this run did not write is never overwritten (DataError,
+    before the first try); each try writes the .meta first, so that the
+    `checkpoint` index, which Saver.save updates last, only ever names a
+    checkpoint whose files are all there; after a try that worked, the
+    files of the checkpoints the Saver's max_to_keep dropped are deleted
+    (rotate). A try refused because another process holds a file (Windows:
+    an evaluator or TensorBoard reading the index while TensorFlow renames
+    over it) is followed by another for files.RETRY_SECS. A save that fails
+    (a full disk, a folder gone read-only, a refusal that lasts) leaves
+    none of its files and raises SaveFailed naming the newest checkpoint
+    that is there, e.g. `model: no space left on device while saving
+    mnist_model-1500; the newest checkpoint is model/mnist_model-1000`.
+    written: set of the steps this run saved, updated here.
     """
     prefix = prefix_of(model_dir, step)
     if step not in written and step in checkpoint_steps(model_dir):
         raise DataError(f"{prefix}: a checkpoint of another run is already there; not overwriting it "
                         f"(move it away or use another --model-dir)")
-    # The .meta first: the index file, updated last by Saver.save, then only
-    # ever names a checkpoint whose three files are all there.
     written.add(step)
     deadline = time.monotonic() + files.RETRY_SECS
     while True:
-        try:
-            with sess.graph.as_default():
-                checkpoint_saver.export_meta_graph(prefix + ".meta")
-            kept = list(checkpoint_saver.last_checkpoints)
-            checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step,
-                                  write_meta_graph=False)
+        attempt, kept = SaveAttempt(), list(checkpoint_saver.last_checkpoints)
+        with attempt, sess.graph.as_default():
+            checkpoint_saver.export_meta_graph(prefix + ".meta")
+        if attempt.error is None:
+            yield attempt
+        if attempt.error is None:
             rotate(kept, checkpoint_saver.last_checkpoints)
-            return prefix
-        except (tf.errors.OpError, OSError) as e:
-            if refused(e) and time.monotonic() < deadline:
-                time.sleep(0.1)  # Windows: a reader holds the index file; TensorFlow's rename over it waits
-                continue
-            written.discard(step)
-            remove_save(prefix)
-            raise save_failed(model_dir, prefix, e) from None
+            return
+        if refused(attempt.error) and time.monotonic() < deadline:
+            time.sleep(0.1)  # Windows: a reader holds the index file; TensorFlow's rename over it waits
+            continue
+        written.discard(step)
+        remove_save(prefix)
+        raise save_failed(model_dir, prefix, attempt.error) from None
 
 
 def rotate(before, after):
@@ -542,9 +552,9 @@ class RunSaves:
     def __init__(self, checkpoint_saver, model_dir):
         self.saver, self.model_dir, self.written = checkpoint_saver, model_dir, set()
 
-    def save(self, sess, step):
-        """Save a checkpoint at global_step `step`; returns its prefix. Raises as save() does."""
-        return save(sess, self.saver, self.model_dir, step, self.written)
+    def attempts(self, sess, step):
+        """The tries of a save at global_step `step` (save_attempts), for the caller's saver.save in each."""
+        return save_attempts(sess, self.saver, self.model_dir, step, self.written)
 
     def continue_rotation(self, resumed_step):
         """Take the folder's checkpoints up to resumed_step into this run's rotation (module's continue_rotation)."""
@@ -605,7 +615,7 @@ def prepare_model_dir(model_dir, log=print):
         raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
 
 
-def resume_checkpoint(model_dir, log=print):
+def resume_checkpoint(model_dir, log=print, state=None):
     """The checkpoint training resumes from, read whole: (prefix, {name: array}), or (None, None).
 
     The newest checkpoint files in model_dir (latest), even
@@ -619,7 +629,7 @@ def resume_checkpoint(model_dir, log=print):
     if prefix is None:
         return None, None
     stored = read_or_hint(model_dir, prefix)
-    indexed = indexed_prefix(model_dir)
+    indexed = indexed_prefix(model_dir, state)
     if indexed is None or checkpoint_format(indexed) is None:
         log(f"note: {os.path.join(model_dir, INDEX_FILE)} is missing or names files that are "
             f"not there; resuming from the newest checkpoint files, {prefix}")
@@ -628,29 +638,17 @@ def resume_checkpoint(model_dir, log=print):
     return prefix, stored
 
 
-def restore_or_init(sess, model_dir, network, log=print):
-    """Initialise the variables, then restore the newest checkpoint in model_dir if any.
-
-    Returns the restored checkpoint prefix or None. Raises DataError as
-    resume_checked does.
-    """
-    sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
-    var_list = {v.op.name: v for v in tf.global_variables()}
-    ckpt, stored = resume_checked(model_dir, network, var_list, log)
-    if ckpt is not None:
-        restore(sess, var_list, ckpt, stored)
-    return ckpt
-
-
-def resume_checked(model_dir, network, var_list, log=print):
+def resume_checked(model_dir, network, var_list, log=print, state=None):
     """resume_checkpoint's (prefix, {name: array}) or (None, None), checked to fit the graph about to train.
 
     var_list: {name in checkpoint: variable} of this graph. Raises DataError
     when the checkpoint is damaged, holds another network than `network`
     (networks.check_network) or does not fit var_list (a checkpoint of
     another graph: it was read whole, so nothing in the folder changes).
+    state: the `checkpoint` index as tf.train.get_checkpoint_state read it,
+    or None (then it is read here).
     """
-    ckpt, stored = resume_checkpoint(model_dir, log)
+    ckpt, stored = resume_checkpoint(model_dir, log, state)
     if ckpt is not None:
         check_network(ckpt, stored, network)
         try:
