@@ -19,7 +19,7 @@ docs/deploy.md shows how to use each of them.
 """
 import sys
 
-from tf_compat import first_line, tf
+from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
@@ -47,7 +47,7 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     # `checkpoint` index file, and read whole first: a damaged one is one line, never a traceback.
     ckpt = checkpoints.latest(model_dir)
     if ckpt is None:
-        raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command('mnist_backward.py')}`")
+        raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(networks.MLP.train_script)}`")
     stored = checkpoints.read_or_hint(model_dir, ckpt)
     net = FORWARD.get(networks.network_of(stored), mnist_forward)
     calibration = export.calibration_images(data_dir)  # before anything is written
@@ -60,11 +60,8 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
         variables_to_restore = variable_averages.variables_to_restore()
         saver = tf.train.Saver(variables_to_restore)
         with tf.Session() as sess:
-            try:
-                with checkpoints.readable_prefix(ckpt) as literal:  # Saver.restore reads a prefix as a glob pattern
-                    saver.restore(sess, literal)
-            except tf.errors.OpError as e:
-                raise DataError(f"{ckpt}: cannot restore this checkpoint ({first_line(e)})") from None
+            with checkpoints.restoring(ckpt, variables_to_restore, stored) as path:  # checked first; a literal path
+                saver.restore(sess, path)
             written = export.export(sess, x, y, net.NETWORK, export_dir, calibration, log)
     log(f"wrote {written.saved_model} (SavedModel), {written.tflite} and {written.tflite_int8}")
     return written
