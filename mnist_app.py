@@ -20,22 +20,22 @@ Two preparations (--preprocess):
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
   python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
 """
+import importlib
 import json
+import os
 import sys
 
 import numpy as np
 from PIL import Image
 
 from tf_compat import tf
-import mnist_backward
 import mnist_forward
-import mnist_lenet5_forward
 from mnistkit import checkpoints, cli, deployed, networks, pictures
-from mnistkit.errors import DataError, exit_status
-from mnistkit.pictures import IMAGE_SIZE, claim_input_path, picture_paths, write_input
+from mnistkit.errors import DataError
+from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
 
-FORWARD = {net.NETWORK: net for net in (mnist_forward, mnist_lenet5_forward)}  # the network a checkpoint holds
-
+MODEL_SAVE_PATH = mnist_forward.NETWORK.model_dir  # "./model/", mnist_backward's; any network's folder is read
+MOVING_AVERAGE_DECAY = networks.MOVING_AVERAGE_DECAY  # mnist_backward's; restoring reads the shadows by name
 
 THRESHOLD = 50  # --preprocess course: after inversion, below is background (0), the rest is stroke (255)
 PREPROCESS = ("mnist", "course")  # --preprocess
@@ -44,32 +44,29 @@ COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, wor
 PATH_PROMPT = "the path of test picture:"
 
 
-def restore_network(model_dir=mnist_backward.MODEL_SAVE_PATH):
+def restore_network(model_dir=MODEL_SAVE_PATH):
     """The course's restore: the network of model_dir's newest checkpoint with its moving-average weights.
 
     Returns (sess, x, prediction, probabilities, net, ckpt): a tf.Session
     holding the restored network, its input placeholder x float32 [None,
     784], the predicted digits int64 [None] and their probabilities
-    float32 [None, 10], the network's forward module (the one the
-    checkpoint holds: networks.network_of, the 784-500-10 network or
-    LeNet-5, no dropout) and the checkpoint's path. The caller closes sess.
-    Raises DataError when model_dir holds no checkpoint, a damaged one
-    (with the newest intact one in the hint) or one of another graph.
+    float32 [None, 10], the network's forward module (the one the folder
+    records: checkpoints.newest; no dropout) and the checkpoint's path.
+    The caller closes sess. Raises DataError when model_dir holds no
+    checkpoint, a damaged one (with the newest intact one in the hint) or
+    one of another graph.
     """
-    # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.latest finds
-    # the newest checkpoint files even when that index is lost or names a moved folder.
-    ckpt = checkpoints.latest(model_dir)
-    if ckpt is None:
-        raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(networks.MLP.train_script)}`")
-    stored = checkpoints.read_or_hint(model_dir, ckpt)
-    # A checkpoint of neither network is checked against the course's, which names what differs.
-    net = FORWARD.get(networks.network_of(stored), mnist_forward)
     with tf.Graph().as_default() as tg:
+        # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest
+        # finds the newest checkpoint files even when that index is lost or names a moved folder, reads them
+        # whole, and names the network the folder holds, whose forward module builds the graph.
+        found = checkpoints.newest(model_dir, mnist_forward.NETWORK, script=None, default_dir=MODEL_SAVE_PATH)
+        net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
         x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
         y = net.forward(x, None, train=False)
         prediction = tf.argmax(y, 1)
         probabilities = tf.nn.softmax(y)  # for the top 3 beside the prediction
-        variable_averages = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
+        variable_averages = tf.train.ExponentialMovingAverage(MOVING_AVERAGE_DECAY)
         variables_to_restore = variable_averages.variables_to_restore()
         saver = tf.train.Saver(variables_to_restore)
         sess = tf.Session(graph=tg)
@@ -82,7 +79,7 @@ def restore_network(model_dir=mnist_backward.MODEL_SAVE_PATH):
     return sess, x, prediction, probabilities, net, ckpt
 
 
-def restore_model(testPicArr, model_dir=mnist_backward.MODEL_SAVE_PATH):
+def restore_model(testPicArr, model_dir=MODEL_SAVE_PATH):
     """The course's step: the digit (int) the newest checkpoint in model_dir predicts for pre_pic's float32 [1, 784].
 
     Restores the network for this one call, as the course did
@@ -102,7 +99,7 @@ class Predictor:
     exports' predictors (mnistkit.deployed) have too.
     """
 
-    def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
+    def __init__(self, model_dir=MODEL_SAVE_PATH):
         self.sess, self.x, self.prediction, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
         self.network, self.source = self.net.NETWORK, self.ckpt
 
@@ -158,9 +155,39 @@ def load_predictor(model_dir):
     An export is a SavedModel version folder (export/mnist/1), its base
     path (export/mnist: the newest version) or a .tflite file written by
     mnist_export.py; each has Predictor's predict, `network` and `source`.
-    Raises DataError as Predictor or deployed.load does.
+    A .tflite file is run without importing TensorFlow. Raises DataError as
+    Predictor or deployed.load does.
     """
-    return deployed.load(model_dir) if deployed.is_exported(model_dir) else Predictor(model_dir)
+    if str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX):
+        return deployed.load(model_dir)
+    try:
+        return Predictor(model_dir)
+    except checkpoints.NoCheckpoint:
+        if not deployed.is_exported(model_dir):
+            raise
+    return deployed.load(model_dir)
+
+
+def picture_paths(args):
+    """The pictures named on the command line, each folder replaced by its picture files.
+
+    A folder contributes its files (not subfolders) whose extension names a
+    format Pillow can open, sorted by name, hidden files left out. Files named directly are
+    kept whatever their extension. Raises DataError for a folder without pictures.
+    """
+    extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
+    paths = []
+    for arg in args:
+        if not os.path.isdir(arg):
+            paths.append(arg)
+            continue
+        found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
+                       if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
+                       and os.path.isfile(os.path.join(arg, name)))
+        if not found:
+            raise DataError(f"{arg}: no picture files in this folder")
+        paths.extend(found)
+    return paths
 
 
 def top_k(probabilities, k=TOP_K):
@@ -169,7 +196,7 @@ def top_k(probabilities, k=TOP_K):
     return [(int(d), float(probabilities[d])) for d in order]
 
 
-def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=THRESHOLD, out=print,
+def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=print,
                 preprocess="mnist", as_json=False, show_input=None, count=None, name_pictures=True):
     """Predict each picture in `paths`; returns the number of pictures that failed.
 
@@ -195,7 +222,7 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
     predictor = load_predictor(model_dir)
-    if predictor.network is not networks.MLP:
+    if predictor.network.forward != mnist_forward.NETWORK.forward:  # another network than the course's: say which
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
@@ -269,8 +296,8 @@ def build_parser():
     parser.add_argument("images", type=cli.path, nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
-    parser.add_argument("--model-dir", type=cli.path, default=mnist_backward.MODEL_SAVE_PATH,
-                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5), or an export of "
+    parser.add_argument("--model-dir", type=cli.path, default=MODEL_SAVE_PATH,
+                        help="checkpoint folder, of any network (./model_lenet5/ for LeNet-5), or an export of "
                              "mnist_export.py: a SavedModel version folder (export/mnist/1) or a .tflite file")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
                         help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
@@ -290,7 +317,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(cli.arguments(argv))
     failed = []
-    status = exit_status(lambda: failed.append(run(args)))
+    status = cli.exit_status(lambda: failed.append(run(args)))
     return status or (1 if failed[0] else 0)
 
 

@@ -32,17 +32,18 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, schedule, signals, summaries, training
-from mnistkit.errors import DataError, Interrupted, exit_status
+from mnistkit import checkpoints, cli, inputs, networks, records, training
+from mnistkit.errors import DataError, Interrupted
 from mnistkit.networks import LOSSES_COLLECTION
 
-BATCH_SIZE = 200
-LEARNING_RATE_BASE = 0.1
+NETWORK = mnist_forward.NETWORK  # the course's defaults below come from the network's declaration
+BATCH_SIZE = NETWORK.batch_size  # 200
+LEARNING_RATE_BASE = NETWORK.learning_rate_base  # 0.1
 LEARNING_RATE_DECAY = 0.99
 REGULARIZER = 0.0001
 STEPS = 50000
-MOVING_AVERAGE_DECAY = 0.99
-MODEL_SAVE_PATH = "./model/"
+MOVING_AVERAGE_DECAY = networks.MOVING_AVERAGE_DECAY  # 0.99
+MODEL_SAVE_PATH = NETWORK.model_dir  # "./model/"
 MODEL_NAME = checkpoints.MODEL_NAME  # "mnist_model": checkpoints are <model folder>/mnist_model-<global_step>
 SAVE_EVERY = 1000  # steps between checkpoints
 KEEP_CHECKPOINTS = 5  # newest checkpoints of this run kept (tf.train.Saver's max_to_keep)
@@ -50,20 +51,34 @@ PRINT_EVERY = 1000  # steps between the course's loss lines
 SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slow training
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
+# Each training option once: its keyword and --flag, default and help. build_parser, backward()'s keywords and
+# training.Settings come from here; batch_size, learning_rate_base and model_dir default to the network's own.
+Option = cli.Option
+OPTIONS = cli.Options([
+    Option("steps", STEPS, "train until global_step reaches this", minimum=0),
+    Option("batch_size", BATCH_SIZE, "examples per training step", minimum=1),
+    Option("data_dir", mnist_generateds.data_path, "folder holding mnist_train.tfrecords or its shards, or a file "
+           "pattern such as 'data/mnist_train-*'", type=cli.path),
+    Option("model_dir", MODEL_SAVE_PATH, "checkpoint folder (read to resume, written)", type=cli.path),
+    Option("pipeline", "fast", "fast: queue runners, many records per reader op, batches wired into the network; "
+           "course: queue runners, one record per op, batches fetched and fed back by feed_dict; "
+           "tfdata: tf.data instead of queue runners (docs/migrating.md)", choices=tuple(records.PIPELINES),
+           resolve=records.pipeline_of),
+    Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1),
+    Option("keep", KEEP_CHECKPOINTS, "newest checkpoints to keep", minimum=1),
+    Option("log", print, flag=False),
+    Option("quiet", False, "no progress bar (there is none when output is not a terminal)"),
+    Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
+           f"{training.TRAIN_LOG_DIR})", minimum=1),
+    Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float),
+])
 
-def settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, **bookkeeping):
-    """The training.Settings of a run with this file's schedule (decay, L2, moving averages, loss lines).
 
-    bookkeeping: pipeline (a --pipeline name, default "fast"), save_every,
-    keep, summary_every (this file's defaults), quiet, log.
-    """
-    options = dict(pipeline="fast", save_every=SAVE_EVERY, keep=KEEP_CHECKPOINTS, summary_every=SUMMARY_EVERY)
-    options.update(bookkeeping)
-    options["pipeline"] = inputs.pipeline_of(options["pipeline"])  # --pipeline resolved here, once
-    return training.Settings(net=net, steps=steps, batch_size=batch_size, learning_rate_base=learning_rate_base,
-                             learning_rate_decay=LEARNING_RATE_DECAY, regularizer=REGULARIZER,
-                             moving_average_decay=MOVING_AVERAGE_DECAY, data_dir=data_dir, model_dir=model_dir,
-                             print_every=PRINT_EVERY, **options)
+def settings_for(net, *args, **options):
+    """The training.Settings of backward(*args, **options) for net: OPTIONS' values, with this file's schedule
+    (decay, L2, moving averages, loss lines). Raises TypeError for an unknown keyword."""
+    return training.Settings(net=net, **OPTIONS.bind(args, options, net), learning_rate_decay=LEARNING_RATE_DECAY,
+                             regularizer=REGULARIZER, moving_average_decay=MOVING_AVERAGE_DECAY, print_every=PRINT_EVERY)
 
 
 def build_graph(settings, data, sync_replicas=None):
@@ -72,7 +87,7 @@ def build_graph(settings, data, sync_replicas=None):
     With settings.pipeline tf.data's ("tfdata") the batches come from
     inputs.tfdata_batches instead of get_tfrecord; the rest of the graph,
     and so the checkpoint's variables, are the same. data:
-    training.training_data's TrainingData (the files, their record count,
+    records.training_data's TrainingData (the files, their record count,
     the layout the fast pipeline reads). sync_replicas: None, or
     (replicas_to_aggregate, total_num_replicas) for a cluster's
     SyncReplicasOptimizer (mnistkit.distributed.sync_optimizer).
@@ -115,7 +130,7 @@ def build_graph(settings, data, sync_replicas=None):
         train_op = optimizer.minimize(loss, global_step=global_step)
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced (others move it too)
-    summary = summaries.summaries(loss, cem, regularization, learning_rate, y, y_,
+    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
     # Relative paths in the `checkpoint` index keep a moved model folder readable; --keep rotates only this run's.
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
@@ -136,33 +151,34 @@ def training_batches(settings, data):
                                          files=data.files, layout=data.layout)
 
 
-def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
-             model_dir=MODEL_SAVE_PATH, pipeline="fast", save_every=SAVE_EVERY,
-             keep=KEEP_CHECKPOINTS, log=print, quiet=False, summary_every=SUMMARY_EVERY,
-             net=mnist_forward, learning_rate_base=LEARNING_RATE_BASE):
+def backward(*args, net=mnist_forward, **options):
     """Train until global_step reaches `steps`; returns the final global_step.
 
+    The keywords are OPTIONS' (steps, batch_size, data_dir, model_dir,
+    pipeline, save_every, keep, log, quiet, summary_every,
+    learning_rate_base), each with its default there; batch_size,
+    learning_rate_base and model_dir default to net's network's own. net:
+    the network's forward module (mnist_lenet5_backward passes LeNet-5's).
     Reads data_dir's training TFRecord file(s) (a folder, file or pattern:
     records.tfrecord_files); saves model_dir/mnist_model-<global_step>
     every `save_every` steps (the newest `keep` of this run kept), at the
     end and on SIGINT/SIGTERM, after which it raises errors.Interrupted.
-    TensorBoard summaries (summaries.summaries, and examples_per_sec) go to
+    TensorBoard summaries (training.summaries, and examples_per_sec) go to
     model_dir/train every `summary_every` steps; a progress bar runs on a
     terminal unless `quiet`. Raises DataError on bad input (missing or
     corrupted TFRecord file, unwritable model folder, damaged checkpoint or
-    one of another graph, a failing reader thread). Builds a new tf.Graph,
-    so it can run again in one process (a notebook cell run twice). net:
-    the network's forward module (mnist_lenet5_backward passes LeNet-5's).
+    one of another graph, a failing reader thread); TypeError for an
+    unknown keyword. Builds a new tf.Graph, so it can run again in one
+    process (a notebook cell run twice).
     """
-    settings = settings_for(net, steps, batch_size, learning_rate_base, data_dir, model_dir, pipeline=pipeline,
-                            save_every=save_every, keep=keep, summary_every=summary_every, quiet=quiet, log=log)
-    data = training.training_data(settings.data_dir)  # every file checked whole before the graph is built
-    checkpoints.prepare_model_dir(settings.model_dir, log)
+    settings = settings_for(net, *args, **options)
+    data = records.training_data(settings.data_dir)  # every file checked whole before the graph is built
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
-        with tf.Session() as sess, signals.StopFlag() as stop:
+        with tf.Session() as sess:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
+            checkpoints.prepare_model_dir(settings.model_dir, settings.log)
             try:  # the course's `checkpoint` index file; one of binary junk raises, and then the files alone count
                 ckpt = tf.train.get_checkpoint_state(settings.model_dir)
             except (tf.errors.OpError, ValueError):
@@ -170,26 +186,25 @@ def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_
             # Differs from the course's restore of ckpt.model_checkpoint_path: resume_checked takes the newest
             # checkpoint files even when the index is lost or stale (and says so), read whole and checked first.
             var_list = {v.op.name: v for v in tf.global_variables()}
-            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, log, ckpt)
+            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, settings.log, ckpt)
             if restored:
                 with checkpoints.restoring(restored, var_list, stored) as path:  # a literal path; errors one line
                     graph.saver.restore(sess, path)
             first_step = int(sess.run(graph.global_step))
-            announce(settings, data, restored, first_step)
-            run = training.Run(data, checkpoints.RunSaves(graph.saver, settings.model_dir), stop,
-                               training.Progress(step=first_step, saved_step=first_step))
-            if restored:  # the same model (network, graph, batch size checked): --keep rotates its checkpoints too
-                run.saves.continue_rotation(first_step)
+            # The same model (network, graph, batch size checked): --keep rotates its checkpoints too.
+            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, (net.NETWORK, settings.batch_size, data.examples),
+                                         resumed_step=first_step if restored else None)
+            training.announce(settings, data, restored, first_step)
             # The graph goes into the first run's events only; a resumed run has the same one.
-            run.writer = summaries.summary_writer(settings.model_dir, None if restored else sess.graph)
-            try:
-                train_loop(sess, graph, settings, run)
-            except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps done
-                error = training.one_line_error(e, data.where)
-                if not isinstance(error, checkpoints.SaveFailed):
-                    error = training.saved_note(error, save_if_possible(sess, graph, settings, run))
-                raise error from None
-            save_last(sess, graph, settings, run, restored)
+            with training.running(settings, data, saves, first_step, graph=None if restored else sess.graph) as run:
+                try:
+                    train_loop(sess, graph, settings, run)
+                except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps done
+                    error = training.one_line_error(e, data.where)
+                    if not isinstance(error, checkpoints.SaveFailed):
+                        error = training.saved_note(error, save_if_possible(sess, graph, settings, run))
+                    raise error from None
+                save_last(sess, graph, settings, run, restored)
     return finish(settings, run, first_step)
 
 
@@ -203,38 +218,34 @@ def train_loop(sess, graph, settings, run):
     other workers move global_step too, a summary, a loss line or a
     checkpoint is due when a multiple of its period lies between the
     previous step and this one (training.crossed). Only the chief
-    (run.chief) saves and writes summaries. run.worker: None on one
+    (run.chief) saves and writes training. run.worker: None on one
     machine; on a cluster, the distributed.Worker whose hooks start and
     stop the synchronous updates and whose errors are tried again.
     """
-    worker = run.worker
+    worker, meter = run.worker, run.meter
     coord = tf.train.Coordinator()
     threads = tf.train.start_queue_runners(sess=sess, coord=coord)
     fetches = [graph.train_op, graph.loss, graph.step_after, graph.learning_rate]
-    guard = training.StepGuard(worker.retried if worker else {}, worker.log_prefix if worker else "", settings.log)
-    meter = summaries.SummaryMeter(run.writer if run.chief else None, settings.summary_every, settings.batch_size)
     try:
         if worker:
             worker.started(sess)  # the chief's synchronous-update queue runner
-        with training.progress_bar(settings, run) as bar:
-            while run.progress.step < settings.steps and not run.stop.signal and not coord.should_stop():
-                previous = run.progress.step
-                summarize = meter.due(previous + 1)
-                out = run_step(sess, graph, fetches + [graph.summary] if summarize else fetches, settings, guard)
-                if out is None:
-                    continue  # a step to try again
-                run.data.check_unchanged()
-                _, loss_value, step, learning_rate = out[:4]
-                run.progress.step, run.progress.local_steps = step, run.progress.local_steps + 1
-                bar.update(step - previous)
-                bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
-                meter.add(out[4] if summarize else None, step)
-                if training.crossed(previous, step, settings.print_every) or step == 1 or (
-                        worker and run.progress.local_steps == 1):  # a worker says when it joined
-                    with bar.external_write_mode():
-                        settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
-                if run.chief and training.crossed(run.progress.saved_step, step, settings.save_every):
-                    run.progress.saved_step = save(sess, graph, run)
+        while run.progress.step < settings.steps and not run.stop.signal and not coord.should_stop():
+            previous, summarize = run.progress.step, meter.due
+            out = run_step(sess, graph, fetches + [graph.summary] if summarize else fetches, settings, run.guard)
+            if out is None:
+                continue  # a step to try again
+            run.data.check_unchanged()
+            _, loss_value, step, learning_rate = out[:4]
+            run.progress.step, run.progress.local_steps = step, run.progress.local_steps + 1
+            run.bar.update(step - previous)
+            run.bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
+            meter.add(out[4] if summarize else None, step)
+            if training.crossed(previous, step, settings.print_every) or step == 1 or (
+                    worker and run.progress.local_steps == 1):  # a worker says when it joined
+                with run.bar.external_write_mode():
+                    settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
+            if run.chief and training.crossed(run.progress.saved_step, step, settings.save_every):
+                run.progress.saved_step = save(sess, graph, run)
     except tf.errors.OpError as e:
         if inputs.iterator_failed(e):  # tf.data reads in the step itself, not in a reader thread
             raise inputs.pipeline_failed(run.data.where, e) from None
@@ -244,14 +255,12 @@ def train_loop(sess, graph, settings, run):
         # chief closed its synchronous updates' token queue at the end).
         coord.request_stop(worker.closed_queue_error(e) if worker else e)
     finally:
-        if run.writer is not None:
-            summaries.close_writer(run.writer, settings.log)
         if worker:
             worker.stopping()  # the chief's token queue closed: the other workers' synchronous training is over
         coord.request_stop()
         try:  # join re-raises a reader thread's error: the real cause behind a closed queue
-            coord.join(threads, stop_grace_period_secs=inputs.JOIN_GRACE_SECS)
-        except tuple(guard.retried):
+            coord.join(threads, stop_grace_period_secs=records.JOIN_GRACE_SECS)
+        except tuple(run.guard.retried):
             raise  # a cluster's lost parameter server, as it is
         except tf.errors.OpError as e:
             raise inputs.pipeline_failed(run.data.where, e) from None
@@ -322,42 +331,17 @@ def finish(settings, run, first_step):
     return step
 
 
-def announce(settings, data, restored, first_step):
-    """The trainer's first line(s): what it trains on, from where, to which global_step, on which device."""
-    schedule.check_schedule(settings, data.examples, first_step if restored else None)
-    settings.log(f"training on {data.examples} records from {data.where}"
-                 + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
-                 + f"; running on {training.device()}")
-    if first_step >= settings.steps:
-        settings.log(f"global_step {first_step} already reaches the target; raise --steps to train further")
-
-
-def build_parser(net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LEARNING_RATE_BASE,
-                 model_dir=MODEL_SAVE_PATH, doc=__doc__):
+def build_parser(net=mnist_forward, doc=__doc__):
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
 
-    Also mnist_lenet5_backward.py's, with its network and defaults: net,
-    learning_rate_base (see build_graph); batch_size, model_dir (the
-    defaults of --batch-size and --model-dir); doc, the script's docstring,
-    whose first paragraph is the --help description.
+    Its training flags are OPTIONS', with net's network's defaults (the
+    forward module; mnist_lenet5_backward.py passes LeNet-5's), then the
+    cluster's flags. doc: the script's docstring, whose first paragraph is
+    the --help description.
     """
     parser = cli.new_parser(doc)
-    parser.set_defaults(net=net, learning_rate_base=learning_rate_base)  # for a cluster task too
-    parser.add_argument("--steps", type=int, default=STEPS, help="train until global_step reaches this")
-    parser.add_argument("--batch-size", type=int, default=batch_size, help="examples per training step")
-    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
-                        help="folder holding mnist_train.tfrecords or its shards, or a file pattern such as "
-                             "'data/mnist_train-*'")
-    parser.add_argument("--model-dir", type=cli.path, default=model_dir, help="checkpoint folder (read to resume, written)")
-    parser.add_argument("--pipeline", choices=list(inputs.PIPELINES), default="fast",
-                        help="fast: queue runners, many records per reader op, batches wired into the network; "
-                             "course: queue runners, one record per op, batches fetched and fed back by feed_dict; "
-                             "tfdata: tf.data instead of queue runners (docs/migrating.md)")
-    parser.add_argument("--save-every", type=int, default=SAVE_EVERY, help="steps between checkpoints")
-    parser.add_argument("--keep", type=int, default=KEEP_CHECKPOINTS, help="newest checkpoints to keep")
-    parser.add_argument("--summary-every", type=int, default=SUMMARY_EVERY,
-                        help=f"steps between TensorBoard summaries (in <model-dir>/{summaries.TRAIN_LOG_DIR})")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
+    parser.set_defaults(net=net)  # for a cluster task too
+    OPTIONS.add_to(parser, net)
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     cluster = parser.add_argument_group("distributed training (TensorFlow's gRPC runtime; see mnist_cluster.py)")
     cluster.add_argument("--job_name", "--job-name", choices=("ps", "worker"),
@@ -374,24 +358,21 @@ def build_parser(net=mnist_forward, batch_size=BATCH_SIZE, learning_rate_base=LE
     return parser
 
 
-def main(argv=None, **network):
-    """The command line of mnist_backward.py; with `network` (build_parser's keywords), of another network's
+def main(argv=None, net=mnist_forward, doc=__doc__):
+    """The command line of mnist_backward.py; with net (a forward module) and doc, of another network's
     trainer (mnist_lenet5_backward.py). Returns the exit status."""
-    parser = build_parser(**network)
+    parser = build_parser(net, doc)
     args = parser.parse_args(cli.arguments(argv))
-    if args.steps < 0 or min(args.batch_size, args.save_every, args.keep, args.summary_every) < 1:
-        parser.error("--steps must be >= 0; --batch-size, --save-every, --keep and --summary-every >= 1")
+    options = OPTIONS.values(args)
+    OPTIONS.check(options, parser.error)
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
-        settings = settings_for(args.net, args.steps, args.batch_size, args.learning_rate_base, args.data_dir,
-                                args.model_dir, pipeline=args.pipeline, save_every=args.save_every,
-                                keep=args.keep, summary_every=args.summary_every, quiet=args.quiet)
-        return distributed.main(args, parser, settings, sys.modules[__name__])
-    return exit_status(lambda: backward(args.steps, args.batch_size, args.data_dir, args.model_dir,
-                                        pipeline=args.pipeline, save_every=args.save_every, keep=args.keep,
-                                        quiet=args.quiet, summary_every=args.summary_every, net=args.net,
-                                        learning_rate_base=args.learning_rate_base),
+        return distributed.main(args, parser, settings_for(args.net, **options), sys.modules[__name__])
+    return cli.exit_status(lambda: backward(net=args.net, **options),
                        interrupted="interrupted before training started; nothing saved")
+
+
+backward.__signature__ = OPTIONS.signature(net=mnist_forward)  # help(backward): its keywords and defaults
 
 
 if __name__ == "__main__":

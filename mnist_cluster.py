@@ -19,6 +19,7 @@ TensorFlow's gRPC runtime; this script only starts, watches and stops them.
 """
 import argparse
 import ctypes
+import importlib
 import os
 import shlex
 import signal
@@ -30,11 +31,10 @@ import time
 
 from mnistkit import cli
 from mnistkit.distributed import bypass_proxy
-from mnistkit.errors import STOP_SIGNALS
+from mnistkit.errors import STOP_SIGNALS, DataError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-TRAINERS = {"mlp": os.path.join(HERE, "mnist_backward.py"),  # --net: the trainer every task runs
-            "lenet5": os.path.join(HERE, "mnist_lenet5_backward.py")}
+NETS = {"mlp": "mnist_forward", "lenet5": "mnist_lenet5_forward"}  # --net's short names for the course's networks
 HOST = "127.0.0.1"
 PS_TASKS = 1
 WORKER_TASKS = 2
@@ -61,12 +61,26 @@ def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable, ne
     """[(name, argv)] for every task: ps first, then the workers, worker 0 (the chief) first."""
     cluster = ["--ps_hosts", ",".join(ps_hosts), "--worker_hosts", ",".join(worker_hosts)]
     verbose = ["--verbose"] if "--verbose" in worker_args else []
-    trainer = TRAINERS[net]
+    trainer = trainer_of(net)
     tasks = [(f"ps {i}", [python, trainer, "--job_name", "ps", "--task_index", str(i), *cluster, *verbose])
              for i in range(len(ps_hosts))]
     tasks += [(f"worker {i}", [python, trainer, "--job_name", "worker", "--task_index", str(i), *cluster, *worker_args])
               for i in range(len(worker_hosts))]
     return tasks
+
+
+def trainer_of(net):
+    """The trainer script (path) every task of --net runs: the train_script its network declares.
+
+    net: a short name of NETS, or any forward module's name (the network
+    declared in it, e.g. one added beside the course on PYTHONPATH).
+    Raises DataError when no such forward module can be imported.
+    """
+    try:
+        network = importlib.import_module(NETS.get(net, net)).NETWORK  # its forward module imports no TensorFlow
+    except (ImportError, AttributeError):
+        raise DataError(f"--net {net}: no such network; give mlp, lenet5 or a forward module's name") from None
+    return cli.script_file(network.train_script)
 
 
 def _die_with_parent():
@@ -199,9 +213,10 @@ def build_parser():
     parser.add_argument("--ps", type=int, default=PS_TASKS,
                         help="number of parameter servers (2 or more split the largest weights among them)")
     parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
-    parser.add_argument("--net", choices=sorted(TRAINERS), default="mlp",
+    parser.add_argument("--net", default="mlp",
                         help="the network: mlp, the 784-500-10 network (mnist_backward.py); lenet5, LeNet-5 "
-                             "(mnist_lenet5_backward.py, checkpoints in ./model_lenet5/)")
+                             "(mnist_lenet5_backward.py, checkpoints in ./model_lenet5/); or a forward module's "
+                             "name, whose declared trainer every task runs")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (in every task)")
     return parser
 
@@ -211,6 +226,10 @@ def main(argv=None):
     args, worker_args = parser.parse_known_args(argv)
     if args.ps < 1 or args.workers < 1:
         parser.error("--ps and --workers must be >= 1")
+    try:
+        trainer_of(args.net)
+    except DataError as e:
+        parser.error(str(e))
     if args.verbose:
         worker_args.append("--verbose")
     statuses, stopped_by = run_cluster(args.ps, args.workers, worker_args, net=args.net)

@@ -17,17 +17,16 @@ docs/deploy.md shows how to use each of them.
   python mnist_export.py --model-dir model_lenet5         # LeNet-5
   python mnist_app.py --model-dir export/mnist.tflite pic.png
 """
+import importlib
 import sys
 
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, export, networks
-from mnistkit.errors import DataError, exit_status
+from mnistkit import checkpoints, cli, export
 
-FORWARD = {net.NETWORK: net for net in (mnist_forward, mnist_lenet5_forward)}  # the network a checkpoint holds
+
 EXPORT_DIR = export.EXPORT_DIR
 
 
@@ -43,13 +42,10 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     the newest intact one), when the training records cannot be read, or
     when export_dir cannot be written; nothing half-written is left then.
     """
-    # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the
-    # `checkpoint` index file, and read whole first: a damaged one is one line, never a traceback.
-    ckpt = checkpoints.latest(model_dir)
-    if ckpt is None:
-        raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(networks.MLP.train_script)}`")
-    stored = checkpoints.read_or_hint(model_dir, ckpt)
-    net = FORWARD.get(networks.network_of(stored), mnist_forward)
+    # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the `checkpoint`
+    # index file, read whole first (a damaged one is one line, never a traceback); its network from the folder.
+    found = checkpoints.newest(model_dir, mnist_forward.NETWORK, script=None, default_dir=mnist_backward.MODEL_SAVE_PATH)
+    net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
     calibration = export.calibration_images(data_dir)  # before anything is written
     log(f"exporting {net.NETWORK.name} from {ckpt} (moving averages)")
 
@@ -71,7 +67,7 @@ def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
     parser.add_argument("--model-dir", type=cli.path, default=mnist_backward.MODEL_SAVE_PATH,
-                        help="checkpoint folder, of either network (./model_lenet5/ for LeNet-5)")
+                        help="checkpoint folder, of any network (./model_lenet5/ for LeNet-5)")
     parser.add_argument("--export-dir", type=cli.path, default=EXPORT_DIR,
                         help="where the SavedModel versions and .tflite files go")
     parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
@@ -83,7 +79,7 @@ def build_parser():
 def main(argv=None):
     """The command line of mnist_export.py; returns the exit status."""
     args = build_parser().parse_args(cli.arguments(argv))
-    return exit_status(lambda: export_model(args.model_dir, args.export_dir, args.data_dir))
+    return cli.exit_status(lambda: export_model(args.model_dir, args.export_dir, args.data_dir))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ names which of the two it holds.
 from tf_compat import tf
 from mnistkit import networks
 
-NETWORK = networks.MLP  # its name in messages, its variables w1, b1, w2, b2, its scripts
+NETWORK = networks.MLP  # its declaration: name, variables w1 ... b2, scripts, export name, course defaults
 
 INPUT_NODE = 784
 OUTPUT_NODE = 10

@@ -16,15 +16,15 @@ generate_tfRecord() writing both splits, and get_tfRecord() (also named
 get_tfrecord), the shuffled batches mnist_backward.py trains on. The writing
 machinery (label files, decoding processes, temporary files) is in
 mnistkit/writer.py, the checks of a written file in mnistkit/records.py, the
-shared pipeline parts in mnistkit/inputs.py.
+queue-runner stages in mnistkit/records.py.
 """
 import contextlib
 import os
 import sys
 
 from tf_compat import tf
-from mnistkit import cli, files, idx, inputs, records, writer
-from mnistkit.errors import DataError, exit_status
+from mnistkit import cli, idx, records, writer
+from mnistkit.errors import DataError
 
 # Course paths (defaults; all relative to the current directory).
 jpg_path = "./mnist_data_jpg"
@@ -65,7 +65,7 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None
     with writer.TemporaryOutputs(tfRecordName, num_shards) as tmps, writer.decoding_pool(workers) as pool, \
             contextlib.ExitStack() as stack:
         tf_writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmps]
-        bar = stack.enter_context(files.progress_bar(quiet, total=len(entries), unit="img",
+        bar = stack.enter_context(cli.progress_bar(quiet, total=len(entries), unit="img",
                                                      desc=os.path.basename(tfRecordName)))
         # The course's img.tobytes() and Example per image happen in writer.encode_images, in `workers`
         # processes: each image's 784 bytes go between its digit's template head and tail.
@@ -115,17 +115,17 @@ def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read
     Returns (img, label):
       records_per_read None (the course): one example per run,
         img uint8 [784], label int64 [10];
-      records_per_read n: up to n examples per run (inputs.read_many, with
+      records_per_read n: up to n examples per run (records.read_many, with
         `layout` a records.RecordLayout for fixed-length reads),
         img uint8 [k, 784], label [k, 10], k <= n.
     num_epochs None loops forever; 1 reads every record once (needs local
     variables initialised). Converting to float happens after batching,
-    where it is cheaper (inputs.to_float).
+    where it is cheaper (records.to_float).
     """
     paths = [tfRecord_path] if isinstance(tfRecord_path, str) else list(tfRecord_path)
     filename_queue = tf.train.string_input_producer(paths, num_epochs=num_epochs, shuffle=shuffle)
     if records_per_read is not None:
-        return inputs.read_many(filename_queue, records_per_read, layout)
+        return records.read_many(filename_queue, records_per_read, layout)
     reader = tf.TFRecordReader()
     _, serialized_example = reader.read(filename_queue)
     features = tf.parse_single_example(serialized_example, features={
@@ -198,7 +198,7 @@ def get_tfRecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=N
     min_after_dequeue 700 examples (capacity is raised to
     min_after_dequeue + num when num is larger, so a big batch cannot
     deadlock the queue). pipeline "course" parses one example per reader
-    op, as the course did; "fast" reads and parses inputs.RECORDS_PER_READ
+    op, as the course did; "fast" reads and parses records.RECORDS_PER_READ
     records per op and enqueues them together (enqueue_many), which keeps
     the same queue semantics in examples. layout: the files'
     records.RecordLayout, for the fast pipeline's fixed-length reads; None
@@ -210,21 +210,21 @@ def get_tfRecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=N
     read; after the last batch the queue raises tf.errors.OutOfRangeError.
     Needs tf.local_variables_initializer() (the epoch counter).
     """
-    path, pipeline = files or records.tfrecord_files(data_dir, isTrain), inputs.pipeline_of(pipeline)
+    path, pipeline = files or records.tfrecord_files(data_dir, isTrain), records.pipeline_of(pipeline)
     if once:  # differs from the course's one shuffle_batch draw, which repeats some records and misses others
         img, label = read_tfRecord(path, num_epochs=1, shuffle=False, records_per_read=num)
         img_batch, label_batch = tf.train.batch([img, label], batch_size=num, num_threads=1, capacity=2 * num,
                                                 enqueue_many=True, allow_smaller_final_batch=True)
-        return inputs.to_float(img_batch, label_batch)
+        return records.to_float(img_batch, label_batch)
     many = pipeline.records_per_read is not None
     img, label = read_tfRecord(path, records_per_read=pipeline.records_per_read, layout=layout if many else None)
     img_batch, label_batch = tf.train.shuffle_batch(
         [img, label], batch_size=num,
-        num_threads=inputs.NUM_THREADS,  # 2
-        capacity=max(inputs.CAPACITY, inputs.MIN_AFTER_DEQUEUE + num),  # 1000, or room for one batch above 700
-        min_after_dequeue=inputs.MIN_AFTER_DEQUEUE,  # 700
+        num_threads=records.NUM_THREADS,  # 2
+        capacity=max(records.CAPACITY, records.MIN_AFTER_DEQUEUE + num),  # 1000, or room for one batch above 700
+        min_after_dequeue=records.MIN_AFTER_DEQUEUE,  # 700
         enqueue_many=many)
-    return inputs.to_float(img_batch, label_batch)
+    return records.to_float(img_batch, label_batch)
 
 
 get_tfrecord = get_tfRecord  # the course's generateds spells it get_tfRecord; its backward and test, get_tfrecord
@@ -260,7 +260,7 @@ def main(argv=None):
         parser.error("--workers must be >= 1")
     if args.shards < 1:
         parser.error("--shards must be >= 1")
-    status = exit_status(lambda: generate_tfRecord(args), interrupted="stopped; no TFRecord file written")
+    status = cli.exit_status(lambda: generate_tfRecord(args), interrupted="stopped; no TFRecord file written")
     if status == 0:
         print("write tfrecord successful")
     return status

@@ -12,44 +12,42 @@ resume each other's; evaluate with mnist_lenet5_test.py.
 import sys
 
 import mnist_backward
-import mnist_generateds
 import mnist_lenet5_forward
 
-BATCH_SIZE = 100
-LEARNING_RATE_BASE = 0.005
+NETWORK = mnist_lenet5_forward.NETWORK  # the course's defaults below come from the network's declaration
+BATCH_SIZE = NETWORK.batch_size  # 100
+LEARNING_RATE_BASE = NETWORK.learning_rate_base  # 0.005
 LEARNING_RATE_DECAY = mnist_backward.LEARNING_RATE_DECAY  # 0.99, as for the 784-500-10 network
 REGULARIZER = mnist_backward.REGULARIZER  # 0.0001
 STEPS = mnist_backward.STEPS  # 50,000
 MOVING_AVERAGE_DECAY = mnist_backward.MOVING_AVERAGE_DECAY  # 0.99
-MODEL_SAVE_PATH = "./model_lenet5/"
+MODEL_SAVE_PATH = NETWORK.model_dir  # "./model_lenet5/"
 MODEL_NAME = mnist_backward.MODEL_NAME  # mnist_model-<global_step>, as in the course
 
 
-def backward(steps=STEPS, batch_size=BATCH_SIZE, data_dir=mnist_generateds.data_path,
-             model_dir=MODEL_SAVE_PATH, **options):
+def backward(*args, **options):
     """Train LeNet-5 until global_step reaches `steps`; returns the final global_step.
 
-    mnist_backward.backward with mnist_lenet5_forward's network and this
-    file's batch size, learning rate and model folder; `options` are
-    mnist_backward.backward's other keyword arguments (pipeline, save_every,
-    keep, log, quiet, summary_every). Raises DataError on bad input, among
-    them a model folder holding the 784-500-10 network's checkpoints.
+    mnist_backward.backward with mnist_lenet5_forward's network, whose
+    declaration gives the batch size, learning rate and model folder;
+    `options` are mnist_backward.backward's keywords (steps, batch_size,
+    data_dir, model_dir, pipeline, save_every, keep, log, quiet,
+    summary_every, learning_rate_base). Raises DataError on bad input,
+    among them a model folder holding the 784-500-10 network's checkpoints.
     """
-    return mnist_backward.backward(steps, batch_size, data_dir, model_dir, net=mnist_lenet5_forward,
-                                   learning_rate_base=LEARNING_RATE_BASE, **options)
-
-
-NETWORK = dict(net=mnist_lenet5_forward, batch_size=BATCH_SIZE, learning_rate_base=LEARNING_RATE_BASE,
-               model_dir=MODEL_SAVE_PATH, doc=__doc__)  # mnist_backward.build_parser's keywords
+    return mnist_backward.backward(*args, net=mnist_lenet5_forward, **options)
 
 
 def build_parser():
     """The command line's argparse parser (mnist_backward's, with this network's defaults); no TensorFlow import."""
-    return mnist_backward.build_parser(**NETWORK)
+    return mnist_backward.build_parser(mnist_lenet5_forward, __doc__)
 
 
 def main(argv=None):
-    return mnist_backward.main(argv, **NETWORK)
+    return mnist_backward.main(argv, mnist_lenet5_forward, __doc__)
+
+
+backward.__signature__ = mnist_backward.OPTIONS.signature(net=mnist_lenet5_forward)
 
 
 if __name__ == "__main__":

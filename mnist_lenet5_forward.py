@@ -6,14 +6,14 @@ mnist_app.py. It takes the same input as mnist_forward.forward, float32
 [batch, 784], and reshapes it to [batch, 28, 28, 1] in the graph, so the
 TFRecord readers, the evaluation and the app serve both networks unchanged.
 Its variables (conv1_w ... fc2_b) are named apart from the 784-500-10
-network's (w1 ... b2), so that mnistkit.networks.network_of tells their
-checkpoints apart.
+network's (w1 ... b2), so that a checkpoint of one is never taken for the
+other (mnistkit.networks).
 """
 from tf_compat import tf
 from mnist_forward import get_bias, get_weight
 from mnistkit import networks
 
-NETWORK = networks.LENET5  # its name in messages, its variables conv1_w ... fc2_b, its scripts
+NETWORK = networks.LENET5  # its declaration: name, variables conv1_w ... fc2_b, scripts, export name, defaults
 
 IMAGE_SIZE = 28
 NUM_CHANNELS = 1

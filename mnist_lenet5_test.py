@@ -24,16 +24,13 @@ def test(model_dir=mnist_lenet5_backward.MODEL_SAVE_PATH, **options):
     return mnist_test.test(model_dir, net=mnist_lenet5_forward, **options)
 
 
-NETWORK = dict(net=mnist_lenet5_forward, model_dir=mnist_lenet5_backward.MODEL_SAVE_PATH, doc=__doc__)
-
-
 def build_parser():
     """The command line's argparse parser (mnist_test's, with this network's defaults); no TensorFlow import."""
-    return mnist_test.build_parser(**NETWORK)
+    return mnist_test.build_parser(mnist_lenet5_forward, __doc__)
 
 
 def main(argv=None):
-    return mnist_test.main(argv, **NETWORK)
+    return mnist_test.main(argv, mnist_lenet5_forward, __doc__)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ trainer's train/), and `--report report.png` / `--report-json report.json`
 write an evaluation report: confusion matrix, per-digit precision and
 recall, and the misclassified test digits the network was surest about.
 """
+import importlib
 import os
 import sys
 import time
@@ -24,18 +25,17 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, records, summaries
+from mnistkit import checkpoints, cli, inputs, records, training
 from mnistkit import report as reporting
-from mnistkit.errors import DataError, exit_status
-from mnistkit.networks import check_network
+from mnistkit.errors import DataError
 
 TEST_INTERVAL_SECS = 5
 EVAL_BATCH_SIZE = 1000  # records per fetch; any size scores the same
-EVAL_LOG_DIR = "eval"  # TensorBoard run inside the model folder, beside mnist_backward.TRAIN_LOG_DIR
+EVAL_LOG_DIR = "eval"  # TensorBoard run inside the model folder, beside the trainer's training.TRAIN_LOG_DIR
 
 
 def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False, net=mnist_forward,
-             pipeline="fast"):
+             pipeline="fast", found=None):
     """Score one checkpoint on every record of a TFRecord file, exactly once.
 
     Builds a fresh graph, restores the moving-average (shadow) weights of
@@ -48,8 +48,10 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     "probabilities": float32 [count, 10] softmax of the logits,
     "pixels": uint8 [count, 784]}; without, only the two counts leave the
     session. net: the network's forward module (mnist_forward, or
-    mnist_lenet5_forward, built without dropout). The checkpoint is read
-    whole and verified before use (mnistkit.checkpoints.restoring). Raises
+    mnist_lenet5_forward, built without dropout). found: ckpt_path as
+    checkpoints.checked read it, when the caller has (else it is read
+    here); the checkpoint is read whole and verified before use
+    (mnistkit.checkpoints.restoring). Raises
     CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
     while read), or DataError when the checkpoint holds another network or
     does not fit this one, or a reader thread fails.
@@ -62,8 +64,8 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
         ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
         ema_restore = ema.variables_to_restore()  # {name in the checkpoint: variable}: the weights' moving averages
         saver = tf.train.Saver(ema_restore)  # restores each weight's moving average into the weight itself
-        stored = checkpoints.read_checkpoint(ckpt_path)
-        check_network(ckpt_path, stored, net.NETWORK, "test_script")
+        found = found or checkpoints.checked(os.path.dirname(ckpt_path), ckpt_path, net.NETWORK, "test_script")
+        stored = found.stored
         correct_prediction = tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1))
         correct = tf.reduce_sum(tf.cast(correct_prediction, tf.int64))  # a count: the accuracy is over all batches
         fetches = [correct, tf.shape(x, out_type=tf.int64)[0]]
@@ -71,7 +73,7 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
             fetches += [tf.argmax(y_, 1), tf.nn.softmax(y), tf.cast(tf.round(x * 255), tf.uint8)]
         # Differs from the course's get_tfrecord(TEST_NUM, isTrain=False), one shuffle_batch draw that repeats
         # some records and misses others: the test file is read once, in order, so every record is scored once.
-        if not inputs.pipeline_of(pipeline).queue_runners:  # the same pass through tf.data (docs/migrating.md)
+        if not records.pipeline_of(pipeline).queue_runners:  # the same pass through tf.data (docs/migrating.md)
             img_batch, label_batch = inputs.tfdata_once(batch_size, tfRecord_path)
         else:
             img_batch, label_batch = mnist_generateds.get_tfrecord(batch_size, isTrain=False, files=[tfRecord_path],
@@ -120,7 +122,7 @@ def score(ckpt_path, stored, restorer, global_step, placeholders, fetches, batch
         finally:
             coord.request_stop()
             try:  # join re-raises a reader thread's error: the real cause behind a closed queue
-                coord.join(threads, stop_grace_period_secs=inputs.JOIN_GRACE_SECS)
+                coord.join(threads, stop_grace_period_secs=records.JOIN_GRACE_SECS)
             except tf.errors.OpError as e:
                 raise inputs.pipeline_failed(tfRecord_path, e) from None
     return step, total_correct, total, batches
@@ -146,7 +148,10 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     as they were (checkpoints.signature). Each score is written
     to TensorBoard as `accuracy` at its global_step in <model_dir>/eval.
     report / report_json: paths (see report_path) rewritten for every scored
-    checkpoint. net: the network's forward module (see evaluate). The
+    checkpoint. net: this script's network's forward module (see
+    evaluate); a folder of another network whose test script is this one
+    (a network declared with no evaluator of its own) is scored with the
+    network the folder records (checkpoints.checked). The
     newest checkpoint is found from the files in model_dir
     (checkpoints.latest); one deleted by the trainer's rotation while
     it is read is skipped for the newer one. A damaged checkpoint is an
@@ -159,6 +164,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
     records.check_tfrecord(test_path)
     details = report is not None or report_json is not None
+    default_dir = net.NETWORK.model_dir  # a hint keeps a --model-dir the user gave
     last_seen, result, writer = None, None, None
     while True:
         # Not tf.train.get_checkpoint_state: checkpoints.latest finds the newest checkpoint files even when the
@@ -167,15 +173,17 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
             if once:
-                raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(net.NETWORK.train_script)}`")
+                raise checkpoints.no_checkpoint(model_dir, net.NETWORK, default_dir)
             log("No checkpoint file found")
         elif seen != last_seen:
-            try:
-                result = evaluate(ckpt, test_path, details=details, net=net, pipeline=pipeline)
+            try:  # the one restore's check: read whole, its network read from the folder
+                found = checkpoints.checked(model_dir, ckpt, net.NETWORK, "test_script")
+                result = evaluate(ckpt, test_path, details=details, net=importlib.import_module(found.network.forward),
+                                  pipeline=pipeline, found=found)
             except checkpoints.CheckpointGone:
                 continue  # the trainer's rotation deleted it while we read it; take the newer one
             except checkpoints.CheckpointDamaged as e:
-                message = f"{e}; {checkpoints.damaged_hint(model_dir, ckpt)}"
+                message = str(e)
                 if once:
                     raise DataError(message) from None
                 print(f"error: {message}; waiting for the next checkpoint", file=sys.stderr)
@@ -187,31 +195,40 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             last_seen = seen
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
             writer = writer or open_eval_writer(model_dir)
-            if writer is not None:
-                writer.add_summary(summaries.scalar_summary("accuracy", result[1]), result[0])
-                writer.flush()
-            if details:
-                numbers = reporting.report_numbers(result[0], result[3]["labels"], result[3]["probabilities"])
-                written = reporting.write_report(numbers, result[3]["pixels"], report and reporting.report_path(report), report_json)
-                log("report: " + ", ".join(written))
-                result = result[:3]
+            result = publish(result, writer, report, report_json, log)
         if once:
             if writer is not None:
-                summaries.close_writer(writer, log)
+                training.close_writer(writer, log)
             return result
         time.sleep(interval)
 
 
-def build_parser(net=mnist_forward, model_dir=mnist_backward.MODEL_SAVE_PATH, doc=__doc__):
+def publish(result, writer, report, report_json, log=print):
+    """A score's accuracy into TensorBoard (writer: a FileWriter, or None), and the report when one is asked for.
+
+    result: evaluate's (global_step, accuracy, count[, details]); returns
+    its first three. report / report_json: see test().
+    """
+    if writer is not None:
+        writer.add_summary(training.scalar_summary("accuracy", result[1]), result[0])
+        writer.flush()
+    if len(result) > 3:
+        numbers = reporting.report_numbers(result[0], result[3]["labels"], result[3]["probabilities"])
+        written = reporting.write_report(numbers, result[3]["pixels"], report and reporting.report_path(report), report_json)
+        log("report: " + ", ".join(written))
+    return result[:3]
+
+
+def build_parser(net=mnist_forward, doc=__doc__):
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
 
-    Also mnist_lenet5_test.py's: net (the network's forward module),
-    model_dir (--model-dir's default) and doc (the script's docstring,
-    for --help) are its.
+    Also mnist_lenet5_test.py's: net (the network's forward module, whose
+    declaration gives --model-dir's default) and doc (the script's
+    docstring, for --help) are its.
     """
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)
-    parser.add_argument("--model-dir", type=cli.path, default=model_dir, help="checkpoint folder to evaluate")
+    parser.add_argument("--model-dir", type=cli.path, default=net.NETWORK.model_dir, help="checkpoint folder to evaluate")
     parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path, help="folder holding mnist_test.tfrecords")
     parser.add_argument("--interval", type=float, default=TEST_INTERVAL_SECS, help="seconds between checks for a new checkpoint")
     parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
@@ -225,11 +242,11 @@ def build_parser(net=mnist_forward, model_dir=mnist_backward.MODEL_SAVE_PATH, do
     return parser
 
 
-def main(argv=None, **network):
-    """The command line of mnist_test.py; with `network` (build_parser's keywords), of mnist_lenet5_test.py."""
-    parser = build_parser(**network)
+def main(argv=None, net=mnist_forward, doc=__doc__):
+    """The command line of mnist_test.py; with net and doc (build_parser's), of mnist_lenet5_test.py."""
+    parser = build_parser(net, doc)
     args = parser.parse_args(cli.arguments(argv))
-    return exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once, report=args.report,
+    return cli.exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once, report=args.report,
                                     report_json=args.report_json, net=args.net, pipeline=args.pipeline))
 
 

@@ -31,10 +31,12 @@ TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate onc
          "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
          "bench-quick": "install, the same on the bundled sample with short runs (extra arguments go to bench.py)",
          "install": "create .venv and install the requirements (--gpu: the CUDA build; --cpu: back to the CPU build)",
-         "clean": "remove what the README's commands write here: model, model_lenet5, model_cluster, export, "
+         "clean": "remove what the README's commands write here: the model folders (model, model_lenet5, "
+                  "model_cluster, any folder holding checkpoints or a schedule.json), export, "
                   "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
 PASSES_ARGUMENTS = ("test", "test-floor", "bench", "bench-quick")
-CLEANED = ("model", "model_lenet5", "model_cluster", "export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
+MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.checkpoints.FOLDER_FILE)
+CLEANED = ("export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")
 
 
@@ -130,7 +132,9 @@ def run(command, failure=None):
 
 def clean():
     """Remove what demo, test and bench write into the repository's folder."""
-    for path in [Path(name) for name in CLEANED] + sorted(Path("data").glob("*.tfrecords")):
+    model_folders = [p for p in sorted(Path(".").iterdir())
+                     if p.is_dir() and any((p / name).is_file() for name in MODEL_FOLDER_FILES)]
+    for path in model_folders + [Path(name) for name in CLEANED] + sorted(Path("data").glob("*.tfrecords")):
         if path.exists():
             print(f"+ remove {path}", flush=True)
             shutil.rmtree(path) if path.is_dir() else path.unlink()

@@ -28,6 +28,7 @@ Usage: `from tf_compat import tf`; `first_line(error)` quotes a TensorFlow
 error in the one-line messages every script prints; `not_a_script(...)` is
 the whole command line of a module that is imported, not run.
 """
+import dataclasses
 import errno
 import logging
 import os
@@ -38,6 +39,7 @@ import threading
 import types
 import warnings
 from collections.abc import Mapping
+from typing import Callable
 
 VERBOSE = "--verbose" in sys.argv[1:]
 STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK")  # as mnistkit.errors.STOP_SIGNALS (no mnistkit import here)
@@ -110,6 +112,7 @@ def holding_signals(work):
 
 def _load():
     """Import tensorflow.compat.v1 (quietly unless --verbose) and switch graph mode on; returns the module."""
+    _block_unused_packages()
     tf_v1 = holding_signals(_import_v1)
     if not VERBOSE:
         # Every failure we meet is said in our own one line; TensorFlow's ERROR
@@ -143,16 +146,15 @@ class _LazyTF(types.ModuleType):
         return value
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class LazyMapping(Mapping):
     """A read-only dict built by `build()` on first use (for tables keyed or valued by TensorFlow objects)."""
-
-    def __init__(self, build):
-        self._build = build
-        self._table = None
+    build: Callable
+    _table: dict = None
 
     def _get(self):
         if self._table is None:
-            self._table = dict(self._build())
+            self._table = dict(self.build())
         return self._table
 
     def __getitem__(self, key):
@@ -195,7 +197,6 @@ def not_a_script(module_file, what, instead, argv=None):
     return 0 if wants_help else 2
 
 
-_block_unused_packages()
 tf = _LazyTF("tf", "tensorflow.compat.v1, imported on first attribute access (see tf_compat)")
 
 

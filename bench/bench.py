@@ -199,7 +199,7 @@ def bench_pipeline(data_dir, repeats, seconds):
     import mnist_generateds
     import mnistkit.training
     path = os.path.join(data_dir, mnist_generateds.tfRecord_train)
-    layout = mnistkit.training.training_data(data_dir).layout  # as training reads it
+    layout = mnistkit.records.training_data(data_dir).layout  # as training reads it
     builds = {
         "course": lambda: course_baseline.get_tfrecord(BATCH_SIZE, path),
         "project": lambda: mnist_generateds.get_tfrecord(BATCH_SIZE, isTrain=True, data_dir=data_dir, layout=layout),
@@ -291,7 +291,7 @@ def train_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, eve
     settings = mnist_backward.settings_for(mnist_forward, steps, BATCH_SIZE, mnist_backward.LEARNING_RATE_BASE,
                                            data_dir, model_dir, pipeline="course")
     import mnistkit.training
-    graph = mnist_backward.build_graph(settings, mnistkit.training.training_data(data_dir))
+    graph = mnist_backward.build_graph(settings, mnistkit.records.training_data(data_dir))
 
     def feed(step):
         lo = (step % batches) * BATCH_SIZE
@@ -532,7 +532,7 @@ def lenet5_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, ev
                                            mnist_lenet5_backward.LEARNING_RATE_BASE, data_dir, model_dir,
                                            pipeline="course")
     import mnistkit.training
-    graph = mnist_backward.build_graph(settings, mnistkit.training.training_data(data_dir))
+    graph = mnist_backward.build_graph(settings, mnistkit.records.training_data(data_dir))
     saver = tf.train.Saver()
     fetches = [graph.train_op, graph.loss, graph.step_after]
     with tf.Session() as sess:

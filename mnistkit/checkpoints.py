@@ -33,6 +33,8 @@ checkpoint files are fine. So:
 import collections
 import contextlib
 import glob
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -42,16 +44,18 @@ import time
 from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
 from . import files
 from .errors import DataError
-from .networks import check_network
+from . import cli, networks
 
 MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
 INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
+FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the batch size and epoch trained at
 # Saver.save on its own writes a checkpoint's .meta last, after the index file
 # names it (save() below does not; other writers of a folder may); a reader
 # waits this long for the .meta of a checkpoint written less than FRESH_SECS
 # ago before calling it damaged.
 META_WAIT_SECS = 10
 FRESH_SECS = 120
+KEEP_NEVER_HOURS = 10000.0  # tf.train.Saver's default keep_checkpoint_every_n_hours, which keeps none on time
 
 
 class CheckpointDamaged(DataError):
@@ -60,6 +64,10 @@ class CheckpointDamaged(DataError):
 
 class CheckpointGone(DataError):
     """A checkpoint deleted while it was read (the trainer's --keep rotation)."""
+
+
+class NoCheckpoint(DataError):
+    """A model folder holding no checkpoint (no_checkpoint); str() is the one-line message with its hint."""
 
 
 class SaveFailed(DataError):
@@ -161,6 +169,8 @@ def latest(model_dir):
     # could be missing from the first (so not unfinished) and be taken
     # from the second before its .index is there.
     steps = checkpoint_steps(model_dir)
+    if not steps:
+        return None  # no checkpoint files (nor TensorFlow's import to read the index file)
     unfinished = set(unfinished_saves(model_dir, steps))
     steps = [s for s in steps if prefix_of(model_dir, s) not in unfinished]
     return prefix_of(model_dir, steps[-1]) if steps else None
@@ -419,16 +429,6 @@ def restoring(prefix, var_list, stored=None):
                                     f"({first_line(e).replace(literal, prefix)})") from None
 
 
-def saver(max_to_keep, var_list=None):
-    """A tf.train.Saver that writes paths relative to the model folder into the `checkpoint` index.
-
-    Relative paths keep a moved or copied model folder readable by
-    TensorFlow's own tools too. Its rotation (max_to_keep) deletes only
-    checkpoints this Saver wrote.
-    """
-    return tf.train.Saver(var_list=var_list, max_to_keep=max_to_keep, save_relative_paths=True)
-
-
 def continue_rotation(checkpoint_saver, model_dir, written, resumed_step):
     """Take the model folder's checkpoints up to resumed_step into this run's --keep rotation.
 
@@ -457,19 +457,6 @@ def continue_rotation(checkpoint_saver, model_dir, written, resumed_step):
         known = known[-keep:]
     checkpoint_saver.set_last_checkpoints_with_time(known)
     written.update(step_of(prefix) for prefix, _ in known)
-
-
-def save(sess, checkpoint_saver, model_dir, step, written):
-    """Save a checkpoint at global_step `step` unless one of another run is there; returns its prefix.
-
-    The course's checkpoint_saver.save, tried as save_attempts() says.
-    written: set of the steps this run saved, updated here. Raises as
-    save_attempts does.
-    """
-    for attempt in save_attempts(sess, checkpoint_saver, model_dir, step, written):
-        with attempt:
-            checkpoint_saver.save(sess, os.path.join(model_dir, MODEL_NAME), global_step=step, write_meta_graph=False)
-    return prefix_of(model_dir, step)
 
 
 class SaveAttempt:
@@ -519,7 +506,7 @@ def save_attempts(sess, checkpoint_saver, model_dir, step, written):
         if attempt.error is None:
             yield attempt
         if attempt.error is None:
-            rotate(kept, checkpoint_saver.last_checkpoints)
+            rotate(checkpoint_saver, kept, written)
             return
         if refused(attempt.error) and time.monotonic() < deadline:
             time.sleep(0.1)  # Windows: a reader holds the index file; TensorFlow's rename over it waits
@@ -529,31 +516,51 @@ def save_attempts(sess, checkpoint_saver, model_dir, step, written):
         raise save_failed(model_dir, prefix, attempt.error) from None
 
 
-def rotate(before, after):
-    """Delete the files of the checkpoints Saver.save dropped from its list (`before` less `after`, prefixes).
+def rotate(checkpoint_saver, before, written):
+    """Delete the files of this run's checkpoints that Saver.save's max_to_keep rotation dropped (prefixes).
 
-    Saver deletes them by glob pattern, which finds nothing in a folder named
-    like `model[1]`: --keep would keep every checkpoint. Deleted here by
-    their literal names; where Saver did delete them, nothing is left to do.
+    before: checkpoint_saver.last_checkpoints before the save. Saver deletes
+    them by glob pattern, which finds nothing in a folder named like
+    `model[1]`: --keep would keep every checkpoint. Deleted here by their
+    literal names, and only what the rotation meant to delete: checkpoints
+    of this run (written, steps) dropped by max_to_keep. A Saver that keeps
+    one checkpoint every N hours (keep_checkpoint_every_n_hours) drops such
+    a checkpoint from its list but means to keep its files, so with that
+    option on nothing is deleted here. Where Saver did delete them, nothing
+    is left to do.
     """
-    for prefix in set(before) - set(after):
-        remove_save(prefix)
+    if checkpoint_saver.saver_def.keep_checkpoint_every_n_hours < KEEP_NEVER_HOURS:
+        return
+    for prefix in set(before) - set(checkpoint_saver.last_checkpoints):
+        if step_of(prefix) in written:
+            remove_save(prefix)
 
 
 class RunSaves:
     """The checkpoints one training run writes into model_dir with its tf.train.Saver, and the steps it saved.
 
-    save(sess, step) saves as save() does, never over a checkpoint of
-    another run; `written` is the set of steps this run saved or took over
-    from the run it resumed (continue_rotation), the only ones it may
-    replace or (through the Saver's max_to_keep) rotate away.
+    attempts(sess, step) are the tries of one save (save_attempts), never
+    over a checkpoint of another run; `written` is the set of steps this
+    run saved or took over from the run it resumed (continue_rotation), the
+    only ones it may replace or (through the Saver's max_to_keep) rotate
+    away. record: (network, batch size, records per epoch), written into
+    the folder's FOLDER_FILE before the run's first save, so that
+    a folder holding a checkpoint says which network it holds.
+    resumed_step: the global_step of the checkpoint a resumed run restored
+    (checked to be the same model: network, graph, batch size), whose
+    rotation this run continues; None for a fresh start.
     """
 
-    def __init__(self, checkpoint_saver, model_dir):
-        self.saver, self.model_dir, self.written = checkpoint_saver, model_dir, set()
+    def __init__(self, checkpoint_saver, model_dir, record, resumed_step=None):
+        self.saver, self.model_dir, self.written, self.record = checkpoint_saver, model_dir, set(), record
+        if resumed_step is not None:
+            self.continue_rotation(resumed_step)
 
     def attempts(self, sess, step):
         """The tries of a save at global_step `step` (save_attempts), for the caller's saver.save in each."""
+        if self.record is not None:
+            write_folder_record(self.model_dir, *self.record)
+            self.record = None
         return save_attempts(sess, self.saver, self.model_dir, step, self.written)
 
     def continue_rotation(self, resumed_step):
@@ -638,6 +645,58 @@ def resume_checkpoint(model_dir, log=print, state=None):
     return prefix, stored
 
 
+def folder_record(model_dir):
+    """model_dir's FOLDER_FILE as a dict; {} when it is missing or unreadable (a folder of an earlier version)."""
+    try:
+        with open(os.path.join(model_dir, FOLDER_FILE), encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def folder_network(model_dir, names=None):
+    """The networks.Network model_dir holds: the one FOLDER_FILE records, else networks.guess(names), else None."""
+    record = folder_record(model_dir).get("network")
+    if isinstance(record, dict):
+        try:
+            return networks.Network(**record)
+        except TypeError:  # a declaration of another version
+            pass
+    return networks.guess(names) if names is not None else None
+
+
+def write_folder_record(model_dir, network, batch_size, examples):
+    """Record in model_dir's FOLDER_FILE the network it holds, the batch size and epoch (records) it trains at."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"network": networks.to_record(network), "batch_size": batch_size, "records": examples}, f, indent=1)
+            f.write("\n")
+    files.write_atomically(os.path.join(model_dir, FOLDER_FILE), write, what="the model folder's record")
+
+
+def check_batch_size(model_dir, batch_size, learning_rate_at):
+    """Refuse to resume model_dir at another batch size than the one FOLDER_FILE records.
+
+    The learning rate decays once per epoch of examples / batch_size steps,
+    counted in global_step, so resuming at another batch size would jump the
+    schedule at once. learning_rate_at(batch_size): the learning rate the
+    resumed step would have at that batch size. Raises DataError naming the
+    model folder, the flag and both learning rates. A folder without the
+    file (written by an earlier version) is not checked.
+    """
+    try:
+        trained = int(folder_record(model_dir)["batch_size"])
+    except (KeyError, TypeError, ValueError):
+        return
+    if trained != batch_size:
+        before, after = learning_rate_at(trained), learning_rate_at(batch_size)
+        raise DataError(f"{model_dir}: this model was trained at --batch-size {trained}; resuming at "
+                        f"{batch_size} would move its learning rate from {before:.3g} to {after:.3g} at "
+                        f"once (the schedule decays once per epoch of steps); give --batch-size {trained}, or "
+                        "another --model-dir for a new model")
+
+
 def resume_checked(model_dir, network, var_list, log=print, state=None):
     """resume_checkpoint's (prefix, {name: array}) or (None, None), checked to fit the graph about to train.
 
@@ -650,12 +709,72 @@ def resume_checked(model_dir, network, var_list, log=print, state=None):
     """
     ckpt, stored = resume_checkpoint(model_dir, log, state)
     if ckpt is not None:
-        check_network(ckpt, stored, network)
+        networks.check_network(ckpt, folder_network(model_dir, stored), network)
         try:
             check_variables(ckpt, stored, var_list)
         except DataError as e:
             raise DataError(f"{e}; use another --model-dir") from None
     return ckpt, stored
+
+
+Found = collections.namedtuple("Found", "prefix stored network")
+Found.__doc__ = """A checkpoint to restore: its `prefix`, its tensors read whole ({name: array}), the networks.Network it
+holds, whose forward module (network.forward) the caller imports to build the graph."""
+
+
+def newest(model_dir, network, script="test_script", default_dir=None):
+    """The one restore's first half: model_dir's newest checkpoint, read whole and checked, as a Found.
+
+    For the evaluator, the app and the exporter; the course's Saver,
+    variables_to_restore and restore follow in each of them, inside
+    restoring(). network: the caller's own network (its default folder's),
+    named in the hint when the folder does not say which it holds; script:
+    which of the found network's scripts an evaluator sends the user to when
+    the folder holds a network not its own (networks.check_network); None
+    takes any network (the app, the exporter). default_dir: the folder the
+    caller uses without --model-dir, so that the hint keeps a --model-dir
+    the user gave. Raises DataError: no checkpoint (no_checkpoint), a damaged
+    one (naming the newest intact one), one of another network.
+    """
+    prefix = latest(model_dir)
+    if prefix is None:
+        raise no_checkpoint(model_dir, network, default_dir)
+    return checked(model_dir, prefix, network, script)
+
+
+def checked(model_dir, prefix, network, script="test_script"):
+    """The Found for checkpoint `prefix` of model_dir: read whole, its network read from the folder, checked.
+
+    Raises DataError as newest() does (CheckpointGone when it went while read).
+    """
+    try:
+        stored = read_checkpoint(prefix)
+    except CheckpointGone:
+        raise
+    except CheckpointDamaged as e:
+        raise CheckpointDamaged(f"{e}; {damaged_hint(model_dir, prefix)}") from None
+    found = folder_network(model_dir, stored) or network
+    if script is not None:
+        networks.check_network(prefix, found, network, script)
+    if importlib.util.find_spec(found.forward) is None:  # imported by the caller: a course script, or one beside it
+        raise DataError(f"{prefix}: {found.name}'s forward module {found.forward}.py is not on the module path; "
+                        "run from the folder that holds it, or put that folder on PYTHONPATH")
+    return Found(prefix, stored, found)
+
+
+def no_checkpoint(model_dir, network, default_dir=None):
+    """The DataError for a model folder without a checkpoint: `train first with` its network's trainer.
+
+    The network is the one the folder records (a folder whose checkpoints
+    were all deleted), else `network`; the command keeps --model-dir when
+    model_dir is not default_dir (the caller's default), so that following
+    the hint trains into the folder the user named.
+    """
+    network = folder_network(model_dir) or network
+    flags = () if default_dir is not None and os.path.normpath(model_dir) == os.path.normpath(default_dir) else (
+        "--model-dir", cli.quoted(model_dir))
+    return NoCheckpoint(f"{model_dir}: no checkpoint found; train first with "
+                     f"`{cli.command(network.train_script, *flags)}`")
 
 
 def remove_unfinished_checkpoints(model_dir, log=print):
@@ -683,14 +802,3 @@ def read_or_hint(model_dir, prefix):
         return read_checkpoint(prefix)
     except CheckpointDamaged as e:
         raise DataError(f"{e}; {damaged_hint(model_dir, prefix)}") from None
-
-
-def moving_average_variables(decay, with_global_step=True):
-    """{name in checkpoint: variable} restoring each trainable variable from its moving average.
-
-    Source: tf.train.ExponentialMovingAverage.variables_to_restore (the
-    course's test and app); decay does not change the names. Without
-    with_global_step, global_step is left out (a graph that has none).
-    """
-    restore_vars = tf.train.ExponentialMovingAverage(decay).variables_to_restore()
-    return {k: v for k, v in restore_vars.items() if with_global_step or "global_step" not in k}

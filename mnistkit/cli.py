@@ -1,18 +1,100 @@
-"""What every script's command line shares: its parser, and its arguments when called from a notebook.
+"""What every script's command line shares: its parser, its arguments when called from a notebook, and
+how it ends: one line on stderr and an exit status (exit_status).
 
 Building a parser imports no TensorFlow, so `--help` and flag errors are
 instant.
 """
 import argparse
+import dataclasses
+import inspect
 import os
 import shlex
+import signal
 import sys
+from typing import Callable
+
+from tqdm import tqdm
+
+from .errors import STOP_SIGNALS, DataError, Interrupted, Stopped
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where the course scripts are
 
 # The keys a user presses, in the words of their own system.
 STOP_KEYS = "Ctrl-C or Ctrl-Break" if os.name == "nt" else "Ctrl-C or SIGTERM"
 END_OF_INPUT_KEY = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One option of a trainer, declared once: its keyword (and --flag), default, help text and checks.
+
+    name: backward()'s keyword and Settings' attribute; the flag is
+    `--name-with-dashes`. type: the flag's argparse type (default: the
+    default's type); choices: allowed values; minimum: the smallest allowed
+    number. flag=False: a keyword of backward() only (log). resolve: turns
+    the value given into the one Settings holds. An option named
+    like a field of networks.Network (batch_size, learning_rate_base,
+    model_dir) defaults to the network's own value.
+    """
+    name: str
+    default: object
+    help: str = ""
+    type: Callable = None
+    choices: tuple = None
+    minimum: float = None
+    flag: bool = True
+    resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
+
+
+class Options(tuple):
+    """The options of a trainer (a tuple of Option): the one place its parser's flags, backward()'s keywords
+    and training.Settings come from."""
+
+    def signature(self, **fixed):
+        """The inspect.Signature of backward(): each option a keyword with its default, then `fixed` ones."""
+        params = [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=o.default) for o in self]
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in fixed.items()]
+        return inspect.Signature(params)
+
+    def add_to(self, parser, net):
+        """Add each option's --flag to an argparse parser, its default the one for net's network."""
+        defaults = network_defaults(self, net)
+        for o in self:
+            if not o.flag:
+                continue
+            flag = "--" + o.name.replace("_", "-")
+            if isinstance(o.default, bool):
+                parser.add_argument(flag, action="store_true", help=o.help)
+            else:
+                parser.add_argument(flag, type=o.type or type(o.default), choices=o.choices,
+                                    default=defaults[o.name], help=o.help)
+
+    def check(self, values, error):
+        """Call error(message) (argparse's parser.error) for the first value below its option's minimum."""
+        for o in self:
+            if o.minimum is not None and values[o.name] < o.minimum:
+                error(f"--{o.name.replace('_', '-')} must be >= {o.minimum:g}")
+
+    def values(self, args):
+        """{name: value} of every flag option in parsed argparse args."""
+        return {o.name: getattr(args, o.name) for o in self if o.flag}
+
+    def bind(self, args, kwargs, net):
+        """{name: value} of every option in a backward(*args, **kwargs) call, bound as backward's signature
+        binds them (TypeError for an unknown keyword, as any function raises), with net's network's defaults
+        and each value resolved (Option.resolve)."""
+        bound = self.signature(net=net).bind(*args, **kwargs)
+        values = {**network_defaults(self, net), **bound.arguments}
+        for o in self:
+            if o.resolve is not None:
+                values[o.name] = o.resolve(values[o.name])
+        return values
+
+
+def network_defaults(options, net):
+    """{option name: default} of `options`, those named like a networks.Network field taken from net.NETWORK."""
+    fields = dataclasses.asdict(net.NETWORK)
+    return {o.name: fields.get(o.name, o.default) for o in options}
 
 
 def new_parser(doc):
@@ -24,6 +106,17 @@ def new_parser(doc):
     safe_console()
     return argparse.ArgumentParser(description=doc.split("\n\n")[0], allow_abbrev=False,
                                    formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+
+
+def progress_bar(quiet=False, **kwargs):
+    """A tqdm progress bar on stderr, or a silent stand-in with the same methods.
+
+    The bar is drawn only when both stdout and stderr are terminals and
+    `quiet` is false: redirected or CI output must hold no carriage returns
+    or bar characters. kwargs go to tqdm (total, desc, unit, initial...).
+    """
+    terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    return tqdm(disable=quiet or not terminal, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
 def path(text):
@@ -87,19 +180,34 @@ def typed_path(answer):
 def script_path(script, cwd=None):
     """A course script's path as the user can type it from the current folder: str.
 
-    script: its file name ("mnist_generateds.py"). The bare name when the
-    scripts are in the current folder, the relative path when they are
-    below it, else the absolute path: a hint that names a script must run
-    where the user is, also when they started this one from another folder
-    (`python ~/course/mnist_backward.py`). Quoted for the shell when the
-    path holds spaces or other special characters.
+    script: its file name ("mnist_generateds.py"), found by script_file
+    (a network added beside the course may have its trainer in a folder of
+    its own, on PYTHONPATH). The bare name when the script
+    is in the current folder, the relative path when it is below it, else
+    the absolute path: a hint that names a script must run where the user
+    is, also when they started this one from another folder (`python
+    ~/course/mnist_backward.py`). Quoted for the shell when the path holds
+    spaces or other special characters.
     """
-    target = os.path.join(REPO_DIR, script)
+    target = script_file(script)
     try:
         relative = os.path.relpath(target, cwd or os.getcwd())
     except ValueError:  # Windows: another drive
         relative = target
-    path = target if relative.startswith(os.pardir) or os.path.isabs(relative) else relative
+    return quoted(target if relative.startswith(os.pardir) or os.path.isabs(relative) else relative)
+
+
+def script_file(script):
+    """A course script's absolute path: in the course's folder, else in the first folder on sys.path holding it."""
+    target = os.path.join(REPO_DIR, script)
+    if not os.path.isfile(target):
+        target = next((os.path.join(os.path.abspath(folder), script) for folder in sys.path
+                       if os.path.isfile(os.path.join(folder or ".", script))), target)
+    return target
+
+
+def quoted(path):
+    """A path written so that the user's shell reads it back as it is (quoted when it holds special characters)."""
     if os.name == "nt":
         return f'"{path}"' if any(c.isspace() for c in path) else path
     return shlex.quote(path)
@@ -135,3 +243,57 @@ def ask_whole_number(prompt, what):
             raise
         except ValueError as e:
             print(f"error: {e}", file=sys.stderr, flush=True)
+
+
+def _raise_stopped(signum, frame):
+    raise Stopped(signum)
+
+
+BROKEN_PIPE_STATUS = 128 + 13  # what a shell reports for a process ended by SIGPIPE
+
+
+def exit_status(work, errors=(DataError,), interrupted="stopped"):
+    """Run work() and map its end to the process's exit status, printing one line for a failure.
+
+    0 when it returns; 1 with `error: <message>` on stderr for one of
+    `errors`; 128 + signal number when stopped by SIGINT or SIGTERM:
+    Interrupted prints its own message, a signal that came first prints
+    `<SIGNAL>: <interrupted>`. While work() runs, Ctrl-C raises
+    KeyboardInterrupt even where a shell started the process in the
+    background (`&` hands SIGINT down as ignored), and SIGTERM raises
+    Stopped, so that `finally` blocks remove what was half-written.
+    Output into a pipe whose reader has gone (`| head -1`) ends quietly
+    with BROKEN_PIPE_STATUS.
+    """
+    previous = {signum: signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else _raise_stopped)
+                for signum in STOP_SIGNALS}
+    try:
+        work()
+    except errors as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except Interrupted as e:
+        print(e, file=sys.stderr)
+        return 128 + e.signum
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        print(f"{signal.Signals(signum).name}: {interrupted}", file=sys.stderr)
+        return 128 + signum
+    except BrokenPipeError:
+        silence_stdout()
+        return BROKEN_PIPE_STATUS
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 0
+
+
+def silence_stdout():
+    """Point stdout at the null device, so that Python's flush at exit finds no closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    finally:
+        os.close(devnull)

@@ -17,8 +17,8 @@ import numpy as np
 
 from . import cli
 from .errors import DataError
-from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, versions
-from .networks import LENET5, MLP, network_of
+from .export import INPUT_KEY, INT8_SUFFIX, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, versions
+from . import networks
 
 SAVED_MODEL_FILE = "saved_model.pb"
 FALLBACK_NOTE = ("note: LiteRT's interpreter (pip package ai-edge-litert) is not installed; "
@@ -89,8 +89,7 @@ class LiteRTModel:
         if list(self.input["shape_signature"][1:]) != [784] or list(self.output["shape_signature"][1:]) != [10]:
             raise DataError(f"{path}: not an export of mnist_export.py (input {list(self.input['shape_signature'])}, "
                             f"output {list(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
-        convolution = any(len(t["shape"]) == 4 for t in self.interpreter.get_tensor_details())
-        self.network, self.source = (LENET5 if convolution else MLP), str(path)
+        self.network, self.source = tflite_network(path, self.interpreter), str(path)
 
     def predict(self, pictures):
         """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]."""
@@ -101,6 +100,21 @@ class LiteRTModel:
             self.interpreter.set_tensor(self.input["index"], quantize(pictures, self.input))
             self.interpreter.invoke()
         return dequantize(self.interpreter.get_tensor(self.output["index"]), self.output)
+
+
+def tflite_network(path, interpreter):
+    """The networks.Network of a .tflite file of mnist_export.py, from its name (<export_name>[_int8].tflite).
+
+    The file's own metadata names it where mnist_export.py wrote it there.
+    Raises DataError for a file whose name names no course network.
+    """
+    stem = os.path.basename(str(path))[:-len(TFLITE_SUFFIX)]
+    stem = stem[:-len(INT8_SUFFIX)] if stem.endswith(INT8_SUFFIX) else stem
+    for network in networks.COURSE_NETWORKS:
+        if network.export_name == stem:
+            return network
+    raise DataError(f"{path}: cannot tell which network this .tflite file holds; give the file the name "
+                    "mnist_export.py wrote it under")
 
 
 def quantize(values, details):
@@ -139,9 +153,9 @@ class SavedModelModel:
             signature = meta_graph.signature_def[SIGNATURE_KEY]
         except (tf.errors.OpError, OSError, ValueError, RuntimeError, KeyError) as e:
             raise DataError(f"{path}: not a readable SavedModel of mnist_export.py ({first_line(e)})") from None
-        self.network = network_of(names)
+        self.network = networks.guess(names)
         if self.network is None:
-            raise DataError(f"{path}: this SavedModel holds neither of our networks")
+            raise DataError(f"{path}: this SavedModel holds none of the course's networks")
         self.images = signature.inputs[INPUT_KEY].name
         self.probabilities = signature.outputs[PROBABILITIES_KEY].name
 

@@ -27,8 +27,8 @@ import threading
 import time
 
 from tf_compat import LazyMapping, first_line, task_addresses, tf
-from . import checkpoints, cli, schedule, signals, summaries, training
-from .errors import STOP_SIGNALS, ClusterError, DataError, Interrupted, exit_status
+from . import checkpoints, cli, records, training
+from .errors import STOP_SIGNALS, ClusterError, DataError, Interrupted
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
@@ -195,7 +195,7 @@ def serve_ps(cluster, task_index, log=print):
     start_server(cluster, "ps", task_index)
     log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
         f"({cli.STOP_KEYS} to stop)")
-    with signals.StopFlag() as stop:
+    with training.StopFlag() as stop:
         while not stop.signal:
             time.sleep(PS_POLL_SECS)
     log(f"ps {task_index}: shut down by {stop.signal.name}")
@@ -249,7 +249,7 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     asynchronous, or with sync_replicas aggregated over all workers by
     SyncReplicasOptimizer. Worker 0 is the chief: it restores the latest
     checkpoint or initializes the variables, writes the checkpoints and
-    summaries. The others wait until the variables are ready; a restarted
+    training. The others wait until the variables are ready; a restarted
     worker rejoins the same way. Stops when global_step reaches
     settings.steps (asynchronous workers may pass it by up to one step
     each), or on SIGINT/SIGTERM, running the trainer's own step loop
@@ -259,7 +259,7 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     is lost or start-up takes longer than `startup_timeout` seconds.
     """
     num_workers, is_chief, me = cluster.num_tasks("worker"), task_index == 0, f"worker {task_index}"
-    data = training.training_data(settings.data_dir)
+    data = records.training_data(settings.data_dir)
     mine = data.for_worker(worker_shards(data.files, task_index, num_workers))
     if is_chief:
         checkpoints.prepare_model_dir(settings.model_dir, settings.log)
@@ -269,7 +269,8 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     if is_chief:
         ckpt, _ = checkpoints.resume_checked(settings.model_dir, settings.net.NETWORK,
                                              checkpoints.checkpoint_variables(tf.global_variables()), settings.log)
-        schedule.check_schedule(settings, data.examples, checkpoints.step_of(ckpt) if ckpt else None)
+        if ckpt:
+            training.check_resumed_schedule(settings, data.examples, checkpoints.step_of(ckpt))
     tf.get_default_graph().finalize()
     with checkpoints.readable_prefix(ckpt) if ckpt else contextlib.nullcontext() as literal:  # Saver.restore globs
         sess = open_session(server, parts, cluster, task_index, literal, startup_timeout, settings.log)
@@ -312,7 +313,7 @@ class Worker:
     is_chief: bool
     sync_replicas: bool
     ckpt: object
-    data: training.TrainingData
+    data: records.TrainingData
     parts: SessionParts
     sync_coord: object = dataclasses.field(default_factory=lambda: tf.train.Coordinator())
     sync_threads: list = dataclasses.field(default_factory=list)
@@ -444,24 +445,24 @@ def worker_steps(sess, graph, settings, worker, trainer):
     ended before the target, TensorFlow's errors as they come.
     """
     me = worker.me
-    with signals.StopFlag() as stop:
-        step = int(sess.run(graph.global_step, options=training.step_options()))
-        start = (f"resuming from {worker.ckpt}" if worker.ckpt else
-                 "variables initialized" if worker.is_chief else "variables ready")
-        settings.log(f"{me}: {start} at global_step {step}; reading {sum(worker.data.counts.values())} of "
-                     f"{worker.data.examples} records from {worker.data.where}; target global_step {settings.steps}; "
-                     + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
-                        else "asynchronous updates"))
-        run = training.Run(worker.data, checkpoints.RunSaves(graph.saver, settings.model_dir), stop,
-                           training.Progress(step=step, saved_step=step), worker=worker,
-                           writer=summaries.summary_writer(settings.model_dir) if worker.is_chief else None)
-        if worker.is_chief and worker.ckpt:  # the same model: --keep rotates the folder's checkpoints as one run's
-            run.saves.continue_rotation(checkpoints.step_of(worker.ckpt))
+    step = int(sess.run(graph.global_step, options=training.step_options()))
+    start = (f"resuming from {worker.ckpt}" if worker.ckpt else
+             "variables initialized" if worker.is_chief else "variables ready")
+    settings.log(f"{me}: {start} at global_step {step}; reading {sum(worker.data.counts.values())} of "
+                 f"{worker.data.examples} records from {worker.data.where}; target global_step {settings.steps}; "
+                 + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
+                    else "asynchronous updates"))
+    # The same model as the checkpoint resumed from: --keep rotates the folder's checkpoints as one run's.
+    saves = checkpoints.RunSaves(graph.saver, settings.model_dir,
+                                 (settings.net.NETWORK, settings.batch_size, worker.data.examples),
+                                 resumed_step=checkpoints.step_of(worker.ckpt) if worker.is_chief and worker.ckpt
+                                 else None)
+    with training.running(settings, worker.data, saves, step, worker=worker) as run:
         trainer.train_loop(sess, graph, settings, run)
         step = trainer.save_last(sess, graph, settings, run, worker.ckpt)
-        if stop.signal:
+        if run.stop.signal:
             saved = f"; checkpoint saved to {checkpoints.prefix_of(settings.model_dir, run.progress.saved_step)}"
-            raise Interrupted(stop.signal, f"{me}: {stop.signal.name}: stopped at global_step {step}"
+            raise Interrupted(run.stop.signal, f"{me}: {run.stop.signal.name}: stopped at global_step {step}"
                               + (saved if worker.is_chief else ""))
         if step < settings.steps:
             raise ClusterError(f"{me}: training ended at global_step {step}, before the target {settings.steps}"
@@ -602,8 +603,8 @@ def main(args, parser, settings, trainer):
     bypass_proxy(hosts["ps"] + hosts["worker"])  # before TensorFlow's gRPC opens any channel
     cluster = tf.train.ClusterSpec(hosts)
     if args.job_name == "ps":
-        return exit_status(lambda: serve_ps(cluster, args.task_index), (ClusterError,))
-    return exit_status(
+        return cli.exit_status(lambda: serve_ps(cluster, args.task_index), (ClusterError,))
+    return cli.exit_status(
         lambda: train_distributed(cluster, args.task_index, settings, trainer, args.sync_replicas,
                                   args.startup_timeout),
         (DataError, ClusterError),

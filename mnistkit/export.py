@@ -28,10 +28,8 @@ import numpy as np
 from tf_compat import VERBOSE, first_line, tf
 from . import files, records
 from .errors import DataError
-from .networks import LENET5, MLP
 
 EXPORT_DIR = "./export/"
-MODEL_NAMES = {MLP.label: "mnist", LENET5.label: "mnist_lenet5"}  # <export>/<name>/<N>, <name>.tflite
 SIGNATURE_KEY = "serving_default"  # what TF Serving, tf.saved_model.load and Keras' TFSMLayer call by default
 INPUT_KEY = "images"  # float32 [None, 784] in [0, 1]
 PROBABILITIES_KEY, CLASSES_KEY = "probabilities", "classes"  # float32 [None, 10], int64 [None]
@@ -109,14 +107,14 @@ def export(sess, images, logits, network, export_dir, calibration, log=print):
 
     sess holds the network's graph with its weights restored; images: the
     float32 [None, 784] placeholder; logits: float32 [None, 10]; network:
-    the networks.Network it is (its model name, MODEL_NAMES); calibration:
+    the networks.Network it is (its export_name names the files); calibration:
     see tflite_model. Everything is written under temporary names in
     export_dir first; only when all of it is there is it renamed into place
     (a new version folder, never an existing one). Raises DataError naming
     export_dir when it cannot be made or written; nothing is left then,
     not even the folders it created.
     """
-    name = MODEL_NAMES[network.label]
+    name = network.export_name
     probabilities, classes = serving_outputs(logits)
     created = files.missing_folders(os.path.join(export_dir, name))  # taken back out on failure
     staging = None

@@ -1,14 +1,11 @@
-"""Files written so that nothing half-written is ever left: temporary names, atomic renames; progress bars.
+"""Files written so that nothing half-written is ever left: temporary names, atomic renames.
 
 Used by the generator (TFRecord files, the JPG layout), the evaluator's
 report and the app's --show-input.
 """
 import os
-import sys
 import tempfile
 import time
-
-from tqdm import tqdm
 
 from .errors import DataError
 
@@ -60,17 +57,6 @@ def discard(path):
         remove(path)
     except DataError:
         pass
-
-
-def progress_bar(quiet=False, **kwargs):
-    """A tqdm progress bar on stderr, or a silent stand-in with the same methods.
-
-    The bar is drawn only when both stdout and stderr are terminals and
-    `quiet` is false: redirected or CI output must hold no carriage returns
-    or bar characters. kwargs go to tqdm (total, desc, unit, initial...).
-    """
-    terminal = sys.stdout.isatty() and sys.stderr.isatty()
-    return tqdm(disable=quiet or not terminal, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
 def missing_folders(path):

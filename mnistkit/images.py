@@ -45,7 +45,7 @@ def to_8bit(img):
     (12-bit) is scaled by 255/4095, anything brighter by 255/65535 (full
     16-bit). Values below 0 or above 65535 (mode "I" is signed 32-bit) are
     clipped first. Images of other modes are returned unchanged. The one
-    rule for the generator (load_image) and the app (mnist_app.load_picture).
+    rule for the generator (load_image) and the app (pictures.load_picture).
     """
     if img.mode not in WIDE_MODES:
         return img

@@ -17,7 +17,7 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 from . import files, formats
 from .errors import DataError
-from .images import not_an_image, to_8bit
+from .images import WIDE_MODES, not_an_image, to_8bit
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
 # MNIST's construction (and measurements on the bundled sample): the digit is
@@ -69,7 +69,8 @@ def load_picture(picName):
             img = ImageOps.exif_transpose(img)
             if img.width == 0 or img.height == 0:
                 raise DataError(f"{picName}: empty image (0 pixels)")
-            img = to_8bit(img)
+            if img.mode in WIDE_MODES:  # 16-bit and 32-bit integer grayscale
+                img = to_8bit(img)
             if img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info:
                 return flatten_alpha(img.convert("RGBA"))
             return img.convert("L")
@@ -476,28 +477,6 @@ def check_not_flat(picName, pixels, threshold, preprocess):
         how = (f" after the course's --threshold {threshold}; try --preprocess mnist or another --threshold"
                if preprocess == "course" else "; the app expects a dark digit on lighter paper")
         raise DataError(f"{picName}: no digit found: every pixel of the 28x28 input is {pixels.flat[0]}{how}")
-
-
-def picture_paths(args):
-    """The pictures named on the command line, each folder replaced by its picture files.
-
-    A folder contributes its files (not subfolders) whose extension names a
-    format Pillow can open, sorted by name, hidden files left out. Files named directly are
-    kept whatever their extension. Raises DataError for a folder without pictures.
-    """
-    extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
-    paths = []
-    for arg in args:
-        if not os.path.isdir(arg):
-            paths.append(arg)
-            continue
-        found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
-                       if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
-                       and os.path.isfile(os.path.join(arg, name)))
-        if not found:
-            raise DataError(f"{arg}: no picture files in this folder")
-        paths.extend(found)
-    return paths
 
 
 def input_path(show_input, picName, count):

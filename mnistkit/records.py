@@ -1,14 +1,18 @@
-"""The TFRecord files: the record schema, file naming, and verifying a file before it is read.
+"""The TFRecord files: the record schema, file naming, verifying a file before it is read, and reading it.
 
 One tf.train.Example per image: `img_raw`, 784 raw uint8 grayscale bytes
 (28x28, row-major), and `label`, int64[10] one-hot (FEATURES). The writer
-(mnistkit.writer), the readers (mnist_generateds.read_tfRecord,
-mnistkit.inputs) and the tests all take the schema from here. A file is
-checked whole (scan_tfrecord) before training or evaluation reads it, so
-bad data is one line naming the file and record, not an error inside a
-queue-runner thread.
+(mnistkit.writer), the readers (mnist_generateds.read_tfRecord, the
+queue-runner stages at the end of this file, mnistkit.inputs' tf.data) and
+the tests all take the schema from here. A file is checked whole
+(scan_tfrecord) before training or evaluation reads it, so bad data is one
+line naming the file and record, not an error inside a queue-runner thread.
+What the course never had for its queue runners is here too: what a
+--pipeline name means (Pipeline), and reading many records per reader op
+(read_many, read_fixed).
 """
 import collections
+import dataclasses
 import functools
 import glob
 import os
@@ -192,9 +196,10 @@ def scan_tfrecord(tfRecord_path):
     count = end = 0
     lengths = set()
     size = os.path.getsize(tfRecord_path)
+    schema = dict(FEATURES)  # {name: FixedLenFeature}; the first use of TensorFlow imports it
     try:
         for serialized in tf.io.tf_record_iterator(tfRecord_path):
-            _check_example(serialized, tfRecord_path, count)
+            _check_example(serialized, tfRecord_path, count, schema)
             count += 1
             end += len(serialized) + RECORD_FRAME_BYTES
             lengths.add(len(serialized))
@@ -291,16 +296,16 @@ def check_tfrecord(tfRecord_path):
     return scan_tfrecord(tfRecord_path)[0]
 
 
-def _check_example(serialized, path, index):
-    """Raise DataError unless one serialized record fits the schema (see check_tfrecord)."""
+def _check_example(serialized, path, index, schema):
+    """Raise DataError unless one serialized record fits the schema (FEATURES as a dict; see scan_tfrecord)."""
     where = f"{path}: record {index}"
     try:
         feature = tf.train.Example.FromString(serialized).features.feature
     except Exception:  # protobuf's DecodeError has no stable import path across versions
         raise DataError(f"{where}: not a tf.train.Example") from None
-    if set(feature) != set(FEATURES):
-        raise DataError(f"{where}: features {sorted(feature)}, expected {sorted(FEATURES)}")
-    for name, spec in FEATURES.items():
+    if set(feature) != set(schema):
+        raise DataError(f"{where}: features {sorted(feature)}, expected {sorted(schema)}")
+    for name, spec in schema.items():
         kind = _LIST_KIND[spec.dtype]
         values = getattr(feature[name], kind).value
         want = int(np.prod(spec.shape)) if spec.shape else 1
@@ -376,3 +381,153 @@ def template_layout(tfRecord_path, length):
     except OSError as e:
         raise DataError(f"{tfRecord_path}: cannot read TFRecord file ({e.strerror})") from None
     return True
+
+
+# ---------------------------------------------------------------- the training files, checked
+
+@dataclasses.dataclass
+class TrainingData:
+    """The training files, checked: {path: record count}, a description for messages, their RecordLayout.
+
+    examples: the record count of the whole training set, one epoch (also
+    when `counts` holds only a distributed worker's own files).
+    """
+    counts: dict
+    where: str
+    layout: object
+    examples: int
+    signatures: dict = dataclasses.field(default_factory=dict)  # {path: file_signature} when checked
+    files: list = dataclasses.field(init=False)  # the paths, in counts' order
+
+    def __post_init__(self):
+        self.files = list(self.counts)
+
+    def for_worker(self, files):
+        """The same data, read from `files` only (a worker's shards); examples stays the whole set's."""
+        return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples,
+                            {f: self.signatures[f] for f in files if f in self.signatures})
+
+    def check_unchanged(self):
+        """Raise DataError when a training file is no longer the one checked (rewritten or replaced since)."""
+        for path, signature in self.signatures.items():
+            if file_signature(path) != signature:
+                raise DataError(f"{path}: the training file changed while training (rewritten by "
+                                "mnist_generateds.py?); run the trainer again to train on the new file")
+
+
+def file_signature(path):
+    """(inode, size, mtime ns) of a file, or None when it is gone: what tells a rewritten file from the one checked."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def training_data(data_dir):
+    """The TrainingData of a folder, file or pattern (tfrecord_files), every file checked whole.
+
+    Each file passes scan_tfrecord; the layout
+    (record_layout) tells the fast pipeline whether it may read
+    fixed-length frames. Raises DataError on missing or bad data.
+    """
+    paths = tfrecord_files(data_dir)
+    signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
+    scans = {f: scan_tfrecord(f) for f in paths}
+    where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"
+    layout = record_layout({f: lengths for f, (_, lengths) in scans.items()})
+    counts = {f: count for f, (count, _) in scans.items()}
+    return TrainingData(counts, where, layout, sum(counts.values()), signatures)
+
+
+# ---------------------------------------------------------------- reading them through queue runners
+
+# The course's shuffle_batch (examples, not batches); also the size of tf.data's shuffle buffer.
+NUM_THREADS = 2
+CAPACITY = 1000
+MIN_AFTER_DEQUEUE = 700
+JOIN_GRACE_SECS = 5  # a queue-runner thread gets this long to finish after request_stop
+RECORDS_PER_READ = 200  # fast pipeline: records read and parsed per op run
+
+
+@dataclasses.dataclass(frozen=True)
+class Pipeline:
+    """What a --pipeline name means, decided once (PIPELINES) and asked by what it changes.
+
+    records_per_read: records each reader op reads (None: one, the
+    course's); fed: batches fetched by sess.run and fed back by feed_dict
+    (the course's) rather than wired into the network; queue_runners: the
+    batches come from queue runners under a Coordinator (else tf.data).
+    """
+    name: str
+    records_per_read: object
+    fed: bool
+    queue_runners: bool
+
+
+PIPELINES = {pipeline.name: pipeline for pipeline in (
+    Pipeline("fast", RECORDS_PER_READ, fed=False, queue_runners=True),
+    Pipeline("course", None, fed=True, queue_runners=True),
+    Pipeline("tfdata", None, fed=False, queue_runners=False),
+)}
+
+
+def pipeline_of(pipeline):
+    """The Pipeline of a --pipeline name (or a Pipeline itself); KeyError for an unknown name."""
+    return pipeline if isinstance(pipeline, Pipeline) else PIPELINES[pipeline]
+
+
+def read_fixed(filename_queue, records_per_read, layout):
+    """Up to records_per_read examples per run from files of equal-length records.
+
+    Source: tf.compat.v1.FixedLengthRecordReader (the TF1 CIFAR-10 reader),
+    which reads through a buffer, where TFRecordReader makes two unbuffered
+    reads per record (bench/bench.py, README "Performance"). Each TFRecord
+    frame (uint64 length, its CRC, the record, the record's CRC) is read as
+    one fixed-length value of layout.length + RECORD_FRAME_BYTES bytes, and
+    the CRCs are not checked here. That loses nothing: layout comes from
+    record_layout, whose files scan_tfrecord read whole just before,
+    checking every CRC and that each file ends exactly at its last record,
+    so the frames line up. Without layout.template the record is cut out
+    of its frame (tf.strings.substr) and parsed with parse_example; with it,
+    every record is the writer's template (see template_offsets), so img
+    is a slice of the frame's bytes and label the 10 one-hot bytes at their
+    fixed offset. Returns img uint8 [k, 784] and label int64 [k, 10] (uint8
+    with layout.template), k <= records_per_read. The check holds for the
+    files as they were at start-up: a file replaced by records of another
+    layout while training runs is misread (TFRecordReader would read it
+    unchecked, too).
+    """
+    # No CRC check in this reader: scan_tfrecord verified every CRC of these files before training.
+    reader = tf.FixedLengthRecordReader(record_bytes=layout.length + RECORD_FRAME_BYTES)
+    _, frames = reader.read_up_to(filename_queue, records_per_read)
+    if not layout.template:
+        serialized = tf.strings.substr(frames, RECORD_HEADER_BYTES, layout.length)
+        features = tf.parse_example(serialized, features=FEATURES)
+        return tf.reshape(tf.decode_raw(features["img_raw"], tf.uint8), [-1, IMAGE_PIXELS]), features["label"]
+    image_at, label_at = (RECORD_HEADER_BYTES + at for at in template_offsets()[:2])
+    frame_bytes = tf.decode_raw(frames, tf.uint8)
+    frame_bytes.set_shape([None, layout.length + RECORD_FRAME_BYTES])  # the reader's values all have this length
+    return (frame_bytes[:, image_at:image_at + IMAGE_PIXELS],
+            frame_bytes[:, label_at:label_at + NUM_CLASSES])
+
+
+def to_float(img, label):
+    """img uint8 [..., 784] -> float32 in [0, 1]; label int64 one-hot -> float32."""
+    return tf.cast(img, tf.float32) * (1.0 / 255), tf.cast(label, tf.float32)
+
+
+def read_many(filename_queue, records_per_read, layout=None):
+    """Up to records_per_read examples per run of the reader op: img uint8 [k, 784], label [k, 10], k <= n.
+
+    Source: tf.compat.v1.TFRecordReader.read_up_to and one parse_example for
+    the whole batch of records (label int64); with a RecordLayout (see
+    records.record_layout) FixedLengthRecordReader instead (read_fixed;
+    label uint8 when layout.template). The fast pipeline's reader stage.
+    """
+    if layout is not None:
+        return read_fixed(filename_queue, records_per_read, layout)
+    _, serialized = tf.TFRecordReader().read_up_to(filename_queue, records_per_read)
+    features = tf.parse_example(serialized, features=FEATURES)
+    img = tf.reshape(tf.decode_raw(features["img_raw"], tf.uint8), [-1, IMAGE_PIXELS])
+    return img, features["label"]

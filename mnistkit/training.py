@@ -8,112 +8,51 @@ loop reaches through a few named calls, and what it carries:
   StepGuard               a step's time-out, and the errors tried again;
   progress_bar, crossed   the progress bar, and when a period is due;
   one_line_error, saved_note   the error a failed run ends with.
-TensorBoard is in summaries.py, stop signals and pauses in signals.py,
-schedule.json in schedule.py.
+  StopFlag, PauseWatch      stop signals as a flag the loop checks; a paused process told from a stuck input;
+  summaries, SummaryMeter   TensorBoard: the step's scalars, examples per second, events files.
+The training options (Option, Options) and their Settings are here too. The
+model folder's record of its network and batch size is checkpoints.FOLDER_FILE.
 """
 import contextlib
 import dataclasses
 import functools
 import os
+import signal
+import threading
 import time
-from typing import Callable
+import types
 
-from tf_compat import first_line, tf
-from . import files, records
-from .errors import DataError
-from .signals import pause_watch
+from tf_compat import events_file, first_line, tf
+from . import checkpoints, cli
+from .errors import STOP_SIGNALS, DataError
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
 RETRY_SECS = 1  # pause before trying a failed step again (a cluster's retried errors)
 
 
-@dataclasses.dataclass
-class Settings:
-    """One training run: the network and its schedule, the data, and the run's bookkeeping.
+def learning_rate_at(settings, examples, batch_size, step):
+    """The course's staircase learning rate at global_step `step` for this batch size (float)."""
+    return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))
 
-    net: the network's forward module (forward(x, regularizer, train),
-    INPUT_NODE, OUTPUT_NODE, NETWORK). The schedule is the course's:
-    learning_rate_base decayed by learning_rate_decay once per epoch
-    (staircase), L2 weight `regularizer`, moving averages with
-    moving_average_decay. steps: the target global_step. Every
-    save_every steps a checkpoint (the newest `keep` kept), every
-    summary_every steps TensorBoard summaries, every print_every steps the
-    course's loss line through `log`. pipeline: an inputs.Pipeline
-    ("fast" or "course": mnist_generateds.get_tfrecord; "tfdata":
-    inputs.tfdata_batches).
-    quiet: no progress bar.
+
+def check_resumed_schedule(settings, examples, step):
+    """Refuse to resume settings.model_dir at global_step `step` at another batch size than it was trained at
+    (checkpoints.check_batch_size: the learning rate would jump)."""
+    checkpoints.check_batch_size(settings.model_dir, settings.batch_size,
+                              lambda batch_size: learning_rate_at(settings, examples, batch_size, step))
+
+
+class Settings(types.SimpleNamespace):
+    """One training run's settings: every Option of the trainer by its name, and the trainer's fixed schedule.
+
+    Built by Options.settings. net: the network's forward module
+    (forward(x, regularizer, train), INPUT_NODE, OUTPUT_NODE, NETWORK).
+    The schedule is the course's: learning_rate_base decayed by
+    learning_rate_decay once per epoch (staircase), L2 weight
+    `regularizer`, moving averages with moving_average_decay; a loss line
+    every print_every steps through `log`. steps: the target global_step;
+    pipeline: an records.Pipeline name, resolved by records.pipeline_of.
     """
-    net: object
-    steps: int
-    batch_size: int
-    learning_rate_base: float
-    learning_rate_decay: float
-    regularizer: float
-    moving_average_decay: float
-    data_dir: str
-    model_dir: str
-    pipeline: object
-    save_every: int
-    keep: int
-    summary_every: int
-    print_every: int
-    quiet: bool = False
-    log: Callable = print
-
-
-@dataclasses.dataclass
-class TrainingData:
-    """The training files, checked: {path: record count}, a description for messages, their RecordLayout.
-
-    examples: the record count of the whole training set, one epoch (also
-    when `counts` holds only a distributed worker's own files).
-    """
-    counts: dict
-    where: str
-    layout: object
-    examples: int
-    signatures: dict = dataclasses.field(default_factory=dict)  # {path: file_signature} when checked
-
-    @property
-    def files(self):
-        return list(self.counts)
-
-    def for_worker(self, files):
-        """The same data, read from `files` only (a worker's shards); examples stays the whole set's."""
-        return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples,
-                            {f: self.signatures[f] for f in files if f in self.signatures})
-
-    def check_unchanged(self):
-        """Raise DataError when a training file is no longer the one checked (rewritten or replaced since)."""
-        for path, signature in self.signatures.items():
-            if file_signature(path) != signature:
-                raise DataError(f"{path}: the training file changed while training (rewritten by "
-                                "mnist_generateds.py?); run the trainer again to train on the new file")
-
-
-def file_signature(path):
-    """(inode, size, mtime ns) of a file, or None when it is gone: what tells a rewritten file from the one checked."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
-
-
-def training_data(data_dir):
-    """The TrainingData of a folder, file or pattern (records.tfrecord_files), every file checked whole.
-
-    Each file passes records.scan_tfrecord; the layout
-    (records.record_layout) tells the fast pipeline whether it may read
-    fixed-length frames. Raises DataError on missing or bad data.
-    """
-    paths = records.tfrecord_files(data_dir)
-    signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
-    scans = {f: records.scan_tfrecord(f) for f in paths}
-    where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"
-    layout = records.record_layout({f: lengths for f, (_, lengths) in scans.items()})
-    counts = {f: count for f, (count, _) in scans.items()}
-    return TrainingData(counts, where, layout, sum(counts.values()), signatures)
 
 
 @dataclasses.dataclass
@@ -147,13 +86,14 @@ def device():
 
 @dataclasses.dataclass
 class Run:
-    """One process's part in a training run, as the step loop sees it (mnist_backward.train_loop).
+    """One process's part in a training run, as the step loop sees it (mnist_backward.train_loop); see running().
 
-    data: the TrainingData read, checked unchanged at every step (and
-    `where`, for messages); saves: the checkpoints.RunSaves of this run's
-    checkpoints; stop: the StopFlag; progress: its Progress; writer: the
-    chief's summary FileWriter, or None; worker: None on one machine, a
-    cluster worker's distributed.Worker.
+    data: the records.TrainingData read, checked unchanged at every step
+    (and `where`, for messages); saves: the checkpoints.RunSaves of this
+    run's checkpoints; stop: the StopFlag; progress: its Progress; writer:
+    the chief's summary FileWriter, or None; worker: None on one machine, a
+    cluster worker's distributed.Worker; guard: the StepGuard each step
+    runs in; meter: the SummaryMeter; bar: the progress bar.
     """
     data: object
     saves: object
@@ -161,11 +101,53 @@ class Run:
     progress: object
     writer: object = None
     worker: object = None
+    guard: object = None
+    meter: object = None
+    bar: object = None
 
     @property
     def chief(self):
         """Saves checkpoints and writes summaries: the one machine, or worker 0 of a cluster."""
         return self.worker is None or self.worker.is_chief
+
+
+@contextlib.contextmanager
+def running(settings, data, saves, step, worker=None, graph=None):
+    """The Run of this process from global_step `step`, with what its step loop needs; a context manager.
+
+    Inside it, SIGINT and SIGTERM set run.stop (StopFlag) instead of
+    raising, so that the loop saves first; the chief writes TensorBoard
+    summaries into <model folder>/train (graph: written into the events,
+    a fresh run's) and closes them at the end; the progress bar runs on a
+    terminal (not on a cluster). saves: the checkpoints.RunSaves; worker: a
+    cluster worker's distributed.Worker, or None on one machine.
+    """
+    with StopFlag() as stop:
+        run = Run(data, saves, stop, Progress(step=step, saved_step=step), worker=worker)
+        run.writer = summary_writer(settings.model_dir, graph) if run.chief else None
+        run.guard = StepGuard(worker.retried if worker else {}, worker.log_prefix if worker else "", settings.log)
+        run.meter = SummaryMeter(run.writer, settings.summary_every, settings.batch_size, step)
+        try:
+            with progress_bar(settings, run) as run.bar:
+                yield run
+        finally:
+            if run.writer is not None:
+                close_writer(run.writer, settings.log)
+
+
+def announce(settings, data, restored, first_step):
+    """The trainer's first line(s): what it trains on, from where, to which global_step, on which device.
+
+    A resumed run (restored: the checkpoint) is first checked to keep the
+    model's batch size (check_resumed_schedule).
+    """
+    if restored:
+        check_resumed_schedule(settings, data.examples, first_step)
+    settings.log(f"training on {data.examples} records from {data.where}"
+                 + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
+                 + f"; running on {device()}")
+    if first_step >= settings.steps:
+        settings.log(f"global_step {first_step} already reaches the target; raise --steps to train further")
 
 
 @dataclasses.dataclass
@@ -234,8 +216,8 @@ class StepGuard:
 
 @contextlib.contextmanager
 def progress_bar(settings, run):
-    """The training progress bar (files.progress_bar) from run.progress.step to settings.steps; none on a cluster."""
-    bar = files.progress_bar(settings.quiet or run.worker is not None, total=settings.steps,
+    """The training progress bar (cli.progress_bar) from run.progress.step to settings.steps; none on a cluster."""
+    bar = cli.progress_bar(settings.quiet or run.worker is not None, total=settings.steps,
                              initial=run.progress.step, desc="training", unit="step")
     try:
         yield bar
@@ -270,3 +252,167 @@ def saved_note(error, saved):
     return error
 
 
+# ---------------------------------------------------------------- stop signals and pauses
+
+TICK_SECS = 0.5  # the pause watch's period
+LATE_SECS = 2.0  # a tick this late means the process was stopped (Ctrl-Z, a debugger, a suspended laptop) or starved
+
+
+class StopFlag:
+    """Turns SIGINT/SIGTERM (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can save first.
+
+    A second Ctrl-C while the flag is set raises KeyboardInterrupt as usual.
+    """
+
+    def __init__(self):
+        self.signal = None
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in STOP_SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.signal is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signal = signal.Signals(signum)
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+class PauseWatch:
+    """Adds up the time this process did not run: a thread ticks every TICK_SECS and counts late ticks.
+
+    A tick more than LATE_SECS late means the whole process was stopped
+    (Ctrl-Z, SIGSTOP, a debugger, a suspended laptop) or starved of CPU;
+    `paused` is the total of those delays in seconds. Both the monotonic
+    and the wall clock are read, so that a suspend, which only the wall
+    clock counts, is seen too.
+    """
+
+    def __init__(self):
+        self.paused = 0.0
+        thread = threading.Thread(target=self._run, name="pause-watch", daemon=True)
+        thread.start()
+
+    def _run(self):
+        last = (time.monotonic(), time.time())
+        while True:
+            time.sleep(TICK_SECS)
+            now = (time.monotonic(), time.time())
+            late = max(now[0] - last[0], now[1] - last[1]) - TICK_SECS
+            if late > LATE_SECS:
+                self.paused += late
+            last = now
+
+
+_watch = []
+
+
+def pause_watch():
+    """The process's one PauseWatch, started on first use."""
+    if not _watch:
+        _watch.append(PauseWatch())
+    return _watch[0]
+
+
+# ---------------------------------------------------------------- TensorBoard
+
+TRAIN_LOG_DIR = "train"  # TensorBoard run, inside the model folder
+
+
+def shuffle_queue_runner():
+    """The tf.train.QueueRunner of the RandomShuffleQueue that shuffle_batch made in this graph.
+
+    Its enqueue_ops are the reader threads (NUM_THREADS); its queue's op has
+    the `capacity` and `min_after_dequeue` attributes. Raises ValueError
+    when the graph has no shuffle_batch.
+    """
+    for runner in tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS):
+        if runner.queue.queue_ref.op.type == "RandomShuffleQueueV2":
+            return runner
+    raise ValueError("no shuffle_batch queue in this graph")
+
+
+def shuffle_queue():
+    """The RandomShuffleQueue of shuffle_batch in this graph: its size() over its capacity is the fill TensorBoard shows."""
+    return shuffle_queue_runner().queue
+
+
+def summaries(loss, cem, regularization, learning_rate, y, y_, queue_fill=True):
+    """The merged TensorBoard summary of a training step: loss, cross_entropy, regularization_loss,
+    learning_rate, the batch's accuracy (y logits, y_ one-hot labels), and with queue_fill the fill of
+    shuffle_batch's queue (the queue runners' pipelines have one; tf.data's has no counterpart: docs/migrating.md)."""
+    accuracy = tf.reduce_mean(tf.cast(tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1)), tf.float32))
+    scalars = [tf.summary.scalar("loss", loss), tf.summary.scalar("cross_entropy", cem),
+               tf.summary.scalar("regularization_loss", regularization),
+               tf.summary.scalar("learning_rate", learning_rate), tf.summary.scalar("accuracy", accuracy)]
+    if queue_fill:
+        queue = shuffle_queue()
+        # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
+        fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
+        scalars.append(tf.summary.scalar("shuffle_queue_fill", fill))
+    return tf.summary.merge(scalars)
+
+
+def scalar_summary(tag, value):
+    """A tf.Summary holding one scalar measured outside the graph (e.g. examples/s)."""
+    return tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=float(value))])
+
+
+def summary_writer(model_dir, graph=None):
+    """The tf.summary.FileWriter of <model_dir>/train; graph: written into the events (a run's first)."""
+    return tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR), graph)
+
+
+def close_writer(writer, log=print):
+    """Close a summary FileWriter; an events file it could not write (a full disk) is removed, with a warning.
+
+    TensorFlow's events writer reports a failed write only in its C++ log,
+    so an empty events file is how a failure shows.
+    """
+    path = events_file(writer)  # None: another TensorFlow's writer, nothing to check
+    try:
+        writer.close()
+    except (tf.errors.OpError, OSError):
+        pass
+    try:
+        if path and os.path.getsize(path) == 0:
+            os.remove(path)
+            log(f"warning: {os.path.dirname(path)}: no TensorBoard summaries written (the disk may be full)")
+    except OSError:
+        pass
+
+
+class SummaryMeter:
+    """The chief's TensorBoard summaries in the step loop: when one is due, and examples_per_sec between them.
+
+    writer: the summary FileWriter, or None (no summaries: not the chief).
+    `due`: a summary is due at the next step (every `every` steps, counted
+    from global_step `step`); add(summary, step) after each step writes a
+    fetched merged summary (None: none was fetched) and the examples per
+    second since the previous one (batch_size examples per step; on a
+    cluster, all workers together), then decides `due` for the step after.
+    The first step only starts the clock: queue warm-up is not a rate.
+    """
+
+    def __init__(self, writer, every, batch_size, step):
+        self.writer, self.every, self.batch_size = writer, every, batch_size
+        self.last, self.clock = step, None  # the step of the previous summary; (time, step) it was written at
+        self.due = writer is not None and crossed(step, step + 1, every)
+
+    def add(self, summary, step):
+        if summary is None:
+            if self.clock is None:
+                self.clock = (time.monotonic(), step)
+        else:
+            self.writer.add_summary(summary, step)
+            now = time.monotonic()
+            if self.clock is not None:
+                rate = (step - self.clock[1]) * self.batch_size / max(now - self.clock[0], 1e-9)
+                self.writer.add_summary(scalar_summary("examples_per_sec", rate), step)
+            self.clock, self.last = (now, step), step
+        self.due = self.writer is not None and crossed(self.last, step + 1, self.every)

@@ -69,6 +69,25 @@ def trained_workdir(sample_workdir, tmp_path_factory):
     return work
 
 
+def new_saver(keep):
+    """The trainer's kind of tf.train.Saver (mnist_backward.build_graph's): `keep` newest, relative paths."""
+    from tf_compat import tf
+    return tf.train.Saver(max_to_keep=keep, save_relative_paths=True)
+
+
+def save_checkpoint(sess, saver, model_dir, step, written):
+    """Save a checkpoint at `step` as mnist_backward.save does (checkpoints.RunSaves' attempts around the
+    course's saver.save); written: this run's steps, updated. Returns the checkpoint's prefix."""
+    import mnistkit.checkpoints
+    saves = mnistkit.checkpoints.RunSaves(saver, model_dir, None)
+    saves.written = written
+    for attempt in saves.attempts(sess, step):
+        with attempt:
+            saver.save(sess, os.path.join(model_dir, mnistkit.checkpoints.MODEL_NAME), global_step=step,
+                       write_meta_graph=False)
+    return mnistkit.checkpoints.prefix_of(model_dir, step)
+
+
 @pytest.fixture
 def summary_line():
     """A function that keeps one line (a measured figure) for the end of pytest's output, not amid its dots."""

@@ -7,6 +7,8 @@ import types
 
 import numpy as np
 import pytest
+
+from conftest import new_saver, save_checkpoint
 from PIL import Image
 
 import mnist_app
@@ -155,9 +157,9 @@ def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             with pytest.raises(DataError, match=r"mnist_model-2000: a checkpoint of another run is already there"):
-                mnistkit.checkpoints.save(sess, mnistkit.checkpoints.saver(5), str(model), 2000, written=set())
+                save_checkpoint(sess, new_saver(5), str(model), 2000, written=set())
             written = {2000}  # ... but this run's own checkpoint of a step may be saved again
-            assert mnistkit.checkpoints.save(sess, mnistkit.checkpoints.saver(5), str(model), 3000, written).endswith("-3000")
+            assert save_checkpoint(sess, new_saver(5), str(model), 3000, written).endswith("-3000")
     assert {name: digests(model)[name] for name in before} == before
 
 
@@ -198,9 +200,9 @@ def test_save_names_a_checkpoint_in_the_index_file_only_when_its_meta_is_there(t
         tf.Variable(1.0, name="v")
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            checkpoint_saver, written = mnistkit.checkpoints.saver(1), set()
+            checkpoint_saver, written = new_saver(1), set()
             for step in (10, 20):
-                mnistkit.checkpoints.save(sess, checkpoint_saver, str(tmp_path), step, written)
+                save_checkpoint(sess, checkpoint_saver, str(tmp_path), step, written)
     assert seen == [[f"mnist_model-{s}.data-00000-of-00001", f"mnist_model-{s}.index", f"mnist_model-{s}.meta"]
                     for s in (10, 20)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "mnist_model-20.data-00000-of-00001",

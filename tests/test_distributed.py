@@ -256,8 +256,9 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
     hosts = [f"127.0.0.1:{p}" for p in mnist_cluster.free_ports(SHARDS + 1)]
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         cluster = tf.train.ClusterSpec({"ps": ["127.0.0.1:1"], "worker": hosts})
-        settings = mnist_backward.settings_for(mnist_forward, 100, 200, mnist_backward.LEARNING_RATE_BASE,
-                                               str(sharded_workdir / "data"), str(sharded_workdir / "model"))
+        settings = mnist_backward.settings_for(mnist_forward, steps=100, batch_size=200,
+                                               data_dir=str(sharded_workdir / "data"),
+                                               model_dir=str(sharded_workdir / "model"))
         mnistkit.distributed.train_distributed(cluster, SHARDS, settings, mnist_backward, False,
                                                mnist_backward.STARTUP_TIMEOUT_SECS)
     assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
@@ -318,7 +319,8 @@ def step_traffic(net, num_ps, sync, data):
     """
     cluster = tf.train.ClusterSpec({"ps": [f"127.0.0.1:{i + 1}" for i in range(num_ps)],
                                     "worker": ["127.0.0.1:8", "127.0.0.1:9"]})
-    settings = mnist_backward.settings_for(net, 100, 100, 0.1, "unused", "unused")
+    settings = mnist_backward.settings_for(net, steps=100, batch_size=100, learning_rate_base=0.1, data_dir="unused",
+                                           model_dir="unused")
     with tf.Graph().as_default():
         graph, parts = mnistkit.distributed.build_worker_graph(cluster, 0, settings, data, mnist_backward.build_graph, sync)
         runs = [run_ops([graph.train_op, graph.loss, graph.step_after, graph.learning_rate])]
@@ -340,7 +342,7 @@ def step_traffic(net, num_ps, sync, data):
 @pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
 @pytest.mark.parametrize("net", [mnist_forward, mnist_lenet5_forward], ids=["mlp", "lenet5"])
 def test_a_step_reads_each_weight_once_and_sends_its_gradient_once(net, sync, sample_workdir, summary_line):
-    data = mnistkit.training.training_data(str(sample_workdir / "data"))
+    data = mnistkit.records.training_data(str(sample_workdir / "data"))
     for num_ps in (1, 2):
         per_variable, weights, total, per_ps = step_traffic(net, num_ps, sync, data)
         split = [f"{name}/part_{i}" for name in net.NETWORK.split for i in range(num_ps)] if num_ps > 1 else []

@@ -462,7 +462,9 @@ def test_checkpoint_of_another_graph_is_named_by_trainer_test_and_app(sample_wor
 def test_empty_model_folder_for_the_app(tmp_path, capsys):
     (tmp_path / "model").mkdir()
     assert mnist_app.main(["--model-dir", str(tmp_path / "model"), "x.png"]) == 1
-    assert error_line(capsys) == f"error: {tmp_path / 'model'}: no checkpoint found; train first with `{mnistkit.cli.command('mnist_backward.py')}`"
+    # The hint keeps the user's --model-dir: followed as written, it trains into the folder named.
+    assert error_line(capsys) == (f"error: {tmp_path / 'model'}: no checkpoint found; train first with "
+                                  f"`{mnistkit.cli.command('mnist_backward.py', '--model-dir', str(tmp_path / 'model'))}`")
 
 
 def test_unwritable_model_folder_for_the_trainer(sample_workdir, tmp_path, capsys):

@@ -4,6 +4,7 @@ One export of each network per session (exports), scored once in a fresh TensorF
 (tests/exported_check.py); the other tests reuse it. The 784-500-10 network is conftest's trained model;
 LeNet-5 trains LENET5_STEPS steps here (short, so its figures are not those of docs/deploy.md).
 """
+import importlib
 import json
 import os
 import shutil
@@ -22,7 +23,11 @@ from tf_compat import tf
 import mnistkit.cli
 import mnistkit.deployed
 import mnistkit.idx
-from mnistkit.networks import LENET5, MLP
+import mnistkit.networks
+import mnist_forward
+import mnist_lenet5_forward
+
+MLP, LENET5 = mnist_forward.NETWORK, mnist_lenet5_forward.NETWORK
 
 LENET5_STEPS = 100
 MAX_DIFFERENCE = 1e-4  # float .tflite probabilities against the SavedModel's
@@ -47,7 +52,7 @@ def exports(trained_workdir, tmp_path_factory):
     log, written, accuracy = [], {}, {}
     for network, model_dir in ((MLP, work / "model"), (LENET5, work / "model_lenet5")):
         written[network.label] = mnist_export.export_model(str(model_dir), str(work / "export"), data, log.append)
-        net = mnist_export.FORWARD[network]
+        net = importlib.import_module(network.forward)
         ckpt = mnistkit.checkpoints.latest(str(model_dir))
         accuracy[network.label] = mnist_test.evaluate(ckpt, str(work / "data" / "mnist_test.tfrecords"), net=net)[1]
     checked = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "exported_check.py"), str(work / "export"),
@@ -58,7 +63,7 @@ def exports(trained_workdir, tmp_path_factory):
 
 @pytest.mark.parametrize("network", [MLP, LENET5], ids=["mlp", "lenet5"])
 def test_tf2_eager_saved_model_and_litert_files_score_as_the_checkpoint(exports, network, summary_line):
-    name = mnistkit.export.MODEL_NAMES[network.label]
+    name = network.export_name
     got = exports["checked"][name]
     assert got["executing_eagerly"] and got["count"] == 2000 and got["version"] == 1
     assert got["signature"] == {"inputs": {"images": ["float32", [None, 784]]},
@@ -110,7 +115,7 @@ def test_the_app_gives_the_same_digit_from_checkpoint_saved_model_and_litert(exp
         Image.fromarray(255 - images[i], mode="L").resize((140, 140), Image.Resampling.BICUBIC).save(paths[-1])
     work = exports["work"]
     for network in (MLP, LENET5):
-        name = mnistkit.export.MODEL_NAMES[network.label]
+        name = network.export_name
         forms = {"checkpoint": work / ("model" if network is MLP else "model_lenet5"),
                  "saved_model": work / "export" / name / "1", "tflite": work / "export" / f"{name}.tflite",
                  "int8": work / "export" / f"{name}_int8.tflite"}

@@ -1,6 +1,6 @@
 """The fast pipeline's fixed-length reads give exactly the records of the files, or fall back.
 
-mnistkit.inputs.read_fixed reads TFRecord frames with FixedLengthRecordReader
+mnistkit.records.read_fixed reads TFRecord frames with FixedLengthRecordReader
 when every record has one length, and slices pixels and label out of the
 bytes when every record is the writer's template; otherwise it parses, or
 reads with TFRecordReader. Each case is built here on purpose: the writer's
@@ -159,13 +159,14 @@ def test_the_offsets_are_those_of_the_writers_records():
 
 
 def test_training_reads_the_fast_layout_and_the_course_pipeline_keeps_its_reader(sample_workdir):
-    data = mnistkit.training.training_data(str(sample_workdir / "data"))
+    data = mnistkit.records.training_data(str(sample_workdir / "data"))
     assert list(data.counts.values()) == [8000] and data.layout == RecordLayout(LENGTH, True)
     for pipeline, reader, parses in (("fast", "FixedLengthRecordReaderV2", False),
                                      ("course", "TFRecordReaderV2", True)):  # the course's parse_single_example
         with tf.Graph().as_default() as graph:
-            settings = mnist_backward.settings_for(mnist_forward, 1, 200, mnist_backward.LEARNING_RATE_BASE,
-                                                   str(sample_workdir / "data"), "model", pipeline=pipeline)
+            settings = mnist_backward.settings_for(mnist_forward, steps=1, batch_size=200,
+                                                   data_dir=str(sample_workdir / "data"), model_dir="model",
+                                                   pipeline=pipeline)
             mnist_backward.build_graph(settings, data)
             ops = [op.type for op in graph.get_operations()]
         assert [op for op in ops if op.endswith("ReaderV2")] == [reader]

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mnistkit import files, signals, training, writer
+from mnistkit import files, training, writer
 from mnistkit.errors import DataError
 
 
@@ -45,8 +45,8 @@ class FakeClocks:
                          ids=["suspend: the wall clock alone", "SIGSTOP: both clocks", "monotonic alone", "no pause"])
 def test_the_pause_watch_counts_a_jump_of_either_clock(monkeypatch, jump, counted):
     clocks = FakeClocks(ticks=6, jumps={3: jump})
-    monkeypatch.setattr(signals, "time", clocks)
-    watch = signals.PauseWatch.__new__(signals.PauseWatch)  # its loop run here, not in a thread
+    monkeypatch.setattr(training, "time", clocks)
+    watch = training.PauseWatch.__new__(training.PauseWatch)  # its loop run here, not in a thread
     watch.paused = 0.0
     with pytest.raises(FakeClocks.Done):
         watch._run()

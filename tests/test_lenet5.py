@@ -145,10 +145,9 @@ def test_dropout_only_in_training_and_same_weights_as_numpy():
 def test_learning_rate_is_the_chapters_and_decays_per_real_epoch(sample_workdir):
     data = str(sample_workdir / "data")
     with tf.Graph().as_default():
-        settings = mnist_backward.settings_for(mnist_lenet5_forward, 1, mnist_lenet5_backward.BATCH_SIZE,
-                                               mnist_lenet5_backward.LEARNING_RATE_BASE, data, "model",
+        settings = mnist_backward.settings_for(mnist_lenet5_forward, steps=1, data_dir=data, model_dir="model",
                                                pipeline="course")
-        graph = mnist_backward.build_graph(settings, mnistkit.training.training_data(data))
+        graph = mnist_backward.build_graph(settings, mnistkit.records.training_data(data))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             rates = {}
@@ -272,19 +271,27 @@ def test_each_script_names_the_network_of_another_folder(two_models, main, folde
     assert checksums(model) == before  # nothing trained, saved or deleted
 
 
-def test_network_of_names_both_networks_and_no_other(two_models, tmp_path):
+def test_folders_name_their_network_and_older_ones_are_recognised_exactly(two_models, tmp_path):
     def names(ckpt):
         return [name for name, _ in tf.train.list_variables(ckpt)]
-    assert mnistkit.networks.network_of(names(tf.train.latest_checkpoint(str(two_models / "model_lenet5")))) \
-        is mnistkit.networks.LENET5
-    assert mnistkit.networks.network_of(names(tf.train.latest_checkpoint(str(two_models / "model")))) is mnistkit.networks.MLP
-    assert mnistkit.networks.network_of(["w1", "b1", "w2"]) is None  # one variable short of the course's network
+    lenet5, mlp = mnist_lenet5_forward.NETWORK, mnist_forward.NETWORK
+    # Each trainer recorded its network in the folder it saved into.
+    assert mnistkit.checkpoints.folder_network(str(two_models / "model_lenet5")).forward == "mnist_lenet5_forward"
+    assert mnistkit.checkpoints.folder_network(str(two_models / "model")).forward == "mnist_forward"
+    assert mnistkit.checkpoints.folder_record(str(two_models / "model"))["network"] == mnistkit.networks.to_record(mlp)
+    # A folder of an earlier version (no record) is recognised from its variables, exactly.
+    guess = mnistkit.networks.guess
+    assert guess(names(tf.train.latest_checkpoint(str(two_models / "model_lenet5")))) == lenet5
+    assert guess(names(tf.train.latest_checkpoint(str(two_models / "model")))) == mlp
+    assert guess(["w1", "b1", "w2"]) is None  # one variable short of the course's network
+    assert guess(["w1", "b1", "w2", "b2", "w3", "b3"]) is None  # a deeper network is not the course's (no subset match)
     with tf.Graph().as_default():
         tf.Variable(tf.zeros([3]), name="something_else")
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             other = tf.train.Saver().save(sess, str(tmp_path / "other"))
-    assert mnistkit.networks.network_of(names(other)) is None
+    assert guess(names(other)) is None
+    assert mnistkit.checkpoints.folder_network(str(tmp_path), names(other)) is None
 
 
 @pytest.mark.parametrize("script", ["mnist_lenet5_backward.py", "mnist_lenet5_test.py"])
@@ -317,8 +324,9 @@ def test_checkpoints_move_between_one_machine_and_a_cluster_that_splits_the_larg
                                                                                             net, folder):
     ckpt = tf.train.latest_checkpoint(str(two_models / folder))  # written on one machine
     cluster, worker = cluster_in_this_process(2)
-    settings = mnist_backward.settings_for(net, 0, 100, 0.1, str(two_models / "data"), str(two_models / folder))
-    data = mnistkit.training.training_data(settings.data_dir)
+    settings = mnist_backward.settings_for(net, steps=0, batch_size=100, learning_rate_base=0.1,
+                                           data_dir=str(two_models / "data"), model_dir=str(two_models / folder))
+    data = mnistkit.records.training_data(settings.data_dir)
     (name,) = net.NETWORK.split
     with tf.Graph().as_default():
         graph, parts = mnistkit.distributed.build_worker_graph(cluster, 0, settings, data, mnist_backward.build_graph,

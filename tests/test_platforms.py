@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from conftest import new_saver, save_checkpoint
+
 import mnist_cluster
 import mnist_generateds
 import mnistkit.checkpoints
@@ -112,7 +114,7 @@ def test_a_checkpoint_save_refused_for_a_moment_is_tried_again_and_a_lasting_ref
                                                           f"{tmp_path}/checkpoint : Access is denied.")
     with tf.Graph().as_default():
         tf.Variable(1.0, name="w1")
-        saver = mnistkit.checkpoints.saver(5)
+        saver = new_saver(5)
         real_save, calls = saver.save, []
 
         def save(*args, **kwargs):
@@ -125,11 +127,11 @@ def test_a_checkpoint_save_refused_for_a_moment_is_tried_again_and_a_lasting_ref
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             written, limit = set(), 2
-            mnistkit.checkpoints.save(sess, saver, str(tmp_path), 100, written)
+            save_checkpoint(sess, saver, str(tmp_path), 100, written)
             assert len(calls) == 3 and mnistkit.checkpoints.latest(str(tmp_path)) == str(tmp_path / "mnist_model-100")
             limit = 10 ** 6
             with pytest.raises(mnistkit.checkpoints.SaveFailed) as error:
-                mnistkit.checkpoints.save(sess, saver, str(tmp_path), 200, written)
+                save_checkpoint(sess, saver, str(tmp_path), 200, written)
     assert str(error.value) == (f"{tmp_path / 'mnist_model-200'}: cannot save checkpoint (Failed to rename: "
                                 f"{tmp_path}/checkpoint.tmp to {tmp_path}/checkpoint : Access is denied.); the newest "
                                 f"checkpoint is {tmp_path / 'mnist_model-100'}")

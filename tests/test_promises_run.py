@@ -94,7 +94,7 @@ EMPTIED_AFTER_CHECK = textwrap.dedent("""
     import mnist_backward
     import mnistkit.training
     mnistkit.training.STEP_TIMEOUT_MS = int(sys.argv[2])
-    checked = mnistkit.training.training_data
+    checked = mnistkit.records.training_data
 
     def check_then_empty(data_dir):
         found = checked(data_dir)
@@ -102,7 +102,7 @@ EMPTIED_AFTER_CHECK = textwrap.dedent("""
             os.truncate(path, 0)  # another program rewriting the file after the check
         return found
 
-    mnistkit.training.training_data = check_then_empty
+    mnistkit.records.training_data = check_then_empty
     sys.exit(mnist_backward.main(sys.argv[3:]))
 """)
 

@@ -110,14 +110,17 @@ def test_every_makefile_target_calls_tasks_py_and_ci_runs_make_test():
 
 
 def test_clean_removes_what_the_tasks_write_and_nothing_else(in_tmp):
-    for folder in ("model", "model_lenet5", "model_cluster", "export/mnist/1", "mnist_data_jpg/x", "bench/work", "data/mnist_sample"):
+    for folder in ("model", "model_lenet5", "model_cluster", "model_deep", "mine", "export/mnist/1", "mnist_data_jpg/x",
+                   "bench/work", "data/mnist_sample"):
         (in_tmp / folder).mkdir(parents=True)
+    # A model folder is told by what the trainer writes into it (any network's, whatever its name); `mine` stays.
     for name in ("data/mnist_train.tfrecords", "data/mnist_test.tfrecords", "bench/bench.py", "model/checkpoint",
+                 "model_lenet5/schedule.json", "model_cluster/checkpoint", "model_deep/schedule.json", "mine/notes.txt",
                  "report.png", "report.json", "seen.png"):
         (in_tmp / name).write_text("")
     tasks.clean()
     left = sorted(str(p.relative_to(in_tmp)).replace(os.sep, "/") for p in in_tmp.rglob("*"))
-    assert left == ["bench", "bench/bench.py", "data", "data/mnist_sample",
+    assert left == ["bench", "bench/bench.py", "data", "data/mnist_sample", "mine", "mine/notes.txt",
                     tasks.FLOOR, tasks.GPU, tasks.CPU]
 
 

@@ -28,14 +28,14 @@ BATCH = mnist_backward.BATCH_SIZE
 
 
 def settings(data_dir, pipeline, model_dir="model", steps=1):
-    return mnist_backward.settings_for(mnist_forward, steps, BATCH, mnist_backward.LEARNING_RATE_BASE,
-                                       str(data_dir), str(model_dir), pipeline=pipeline)
+    return mnist_backward.settings_for(mnist_forward, steps=steps, batch_size=BATCH, data_dir=str(data_dir),
+                                       model_dir=str(model_dir), pipeline=pipeline)
 
 
 def training_batches(data_dir, pipeline, count):
     """Pixels uint8 [count * BATCH, 784] and digits [count * BATCH] of the first `count` batches of the
     trainer's own graph (mnist_backward.build_graph) for `pipeline`."""
-    data = mnistkit.training.training_data(str(data_dir))
+    data = mnistkit.records.training_data(str(data_dir))
     with tf.Graph().as_default():
         graph = mnist_backward.build_graph(settings(data_dir, pipeline), data)
         with tf.Session() as sess:
@@ -129,7 +129,7 @@ def test_the_shuffle_is_at_least_as_good_as_the_queue_runners(tmp_path, summary_
 def test_the_shuffle_buffer_is_the_queues_capacity(sample_workdir, batch_size):
     with tf.Graph().as_default():
         mnist_generateds.get_tfrecord(batch_size, data_dir=str(sample_workdir / "data"))
-        capacity = mnistkit.inputs.shuffle_queue().queue_ref.op.get_attr("capacity")
+        capacity = mnistkit.training.shuffle_queue().queue_ref.op.get_attr("capacity")
     assert mnistkit.inputs.shuffle_buffer(batch_size) == capacity == max(1000, 700 + batch_size)
 
 
@@ -250,7 +250,7 @@ def test_files_bad_before_training_give_the_same_line_with_both_pipelines(tmp_pa
 def train_on_data_damaged_after_the_check(tmp_path, monkeypatch, kind, pipeline):
     """The DataError message of a run whose training file is damaged right after training_data checked it."""
     data = data_folder(tmp_path / pipeline)
-    checked = mnistkit.training.training_data
+    checked = mnistkit.records.training_data
 
     def check_then_damage(data_dir):
         found = checked(data_dir)
@@ -273,7 +273,7 @@ def train_on_data_damaged_after_the_check(tmp_path, monkeypatch, kind, pipeline)
 ])
 def test_files_damaged_during_training_give_the_same_line_with_both_pipelines(tmp_path, monkeypatch, kind, cause):
     # The course pipeline reads with TFRecordReader, which checks every CRC as tf.data does; the fast one
-    # reads these files' fixed-length frames unchecked (mnistkit.inputs.read_fixed), so it is not compared.
+    # reads these files' fixed-length frames unchecked (mnistkit.records.read_fixed), so it is not compared.
     messages = {p: train_on_data_damaged_after_the_check(tmp_path, monkeypatch, kind, p) for p in ("course", "tfdata")}
     assert messages["tfdata"] == messages["course"] == f"DATA/data/mnist_train.tfrecords: input pipeline failed: {cause}"
 

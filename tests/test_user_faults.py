@@ -81,7 +81,7 @@ CORRUPTED_AT_STEP = textwrap.dedent("""
         return real(*args)
 
     mnist_backward.run_step = run_step
-    mnistkit.training.TrainingData.check_unchanged = lambda self: None  # the CRC is what this case is about
+    mnistkit.records.TrainingData.check_unchanged = lambda self: None  # the CRC is what this case is about
     sys.exit(mnist_backward.main(sys.argv[2:]))
 """)
 

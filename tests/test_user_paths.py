@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, tree_digests
+from conftest import ROOT, tree_digests, new_saver, save_checkpoint
 import mnist_app
 import mnist_backward
 import mnist_export
@@ -32,10 +32,10 @@ def one_variable_saves(model_dir, steps, keep, value=1.0):
         v = tf.Variable(value, name="v")
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            saver, written = checkpoints.saver(keep), set()
+            saver, written = new_saver(keep), set()
             for step in steps:
                 sess.run(v.assign(value + step))
-                checkpoints.save(sess, saver, model_dir, step, written)
+                save_checkpoint(sess, saver, model_dir, step, written)
 
 
 @pytest.mark.parametrize("name", GLOB_NAMES)
@@ -67,12 +67,11 @@ def test_tfrecord_sources_are_literal_before_they_are_patterns(tmp_path):
 
 
 def test_pictures_in_a_folder_named_like_a_pattern_are_its_own(tmp_path):
-    from mnistkit import pictures
     for name, decoy in MATCHED_BY.items():
         for folder in (name, decoy):
             os.makedirs(tmp_path / folder)
             Image.new("L", (28, 28), 255).save(tmp_path / folder / f"{folder.replace('*', 'x').replace('?', 'x')}.png")
-        assert [os.path.dirname(p) for p in pictures.picture_paths([str(tmp_path / name)])] == [str(tmp_path / name)]
+        assert [os.path.dirname(p) for p in mnist_app.picture_paths([str(tmp_path / name)])] == [str(tmp_path / name)]
 
 
 PARSERS = {"mnist_generateds.py": mnist_generateds.build_parser, "mnist_backward.py": mnist_backward.build_parser,
