@@ -57,7 +57,7 @@ class Settings(types.SimpleNamespace):
 
 @dataclasses.dataclass
 class TrainGraph:
-    """The tensors and ops the step loop runs (see train_ops)."""
+    """The tensors and ops of the course's graph that the step loop runs (mnist_backward.build_graph makes it)."""
     x: object
     y_: object
     img_batch: object

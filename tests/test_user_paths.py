@@ -26,13 +26,16 @@ GLOB_NAMES = ["model[1]", "a*b", "q?"]  # each also matches, as a pattern, the f
 MATCHED_BY = {"model[1]": "model1", "a*b": "aXb", "q?": "qq"}
 
 
-def one_variable_saves(model_dir, steps, keep, value=1.0):
-    """Save a one-variable graph (v = value + step) at each of `steps` into model_dir with --keep `keep`."""
+def one_variable_saves(model_dir, steps, keep, value=1.0, saver=None):
+    """Save a one-variable graph (v = value + step) at each of `steps` into model_dir with --keep `keep`.
+
+    saver: a function of the graph's variables giving the tf.train.Saver to save with (default: new_saver(keep)).
+    """
     with tf.Graph().as_default():
         v = tf.Variable(value, name="v")
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            saver, written = new_saver(keep), set()
+            saver, written = (saver or (lambda: new_saver(keep)))(), set()
             for step in steps:
                 sess.run(v.assign(value + step))
                 save_checkpoint(sess, saver, model_dir, step, written)
@@ -50,6 +53,19 @@ def test_checkpoints_in_a_folder_named_like_a_pattern_are_read_rotated_and_never
     assert stored["v"] == 31.0  # ours, not the decoy's 530
     assert checkpoints.read_or_hint(model, prefix)["v"] == 31.0
     assert not [p for p in os.listdir(tmp_path) if p.startswith("mnist_checkpoint_")]
+
+
+@pytest.mark.parametrize("name", ["model", "model[1]"])
+def test_rotation_deletes_only_what_the_savers_max_to_keep_meant_to(tmp_path, name):
+    """A Saver keeping one checkpoint every N hours drops it from its list but means to keep its files."""
+    model = str(tmp_path / name)
+    one_variable_saves(model, [10, 20, 30], keep=1)
+    assert checkpoints.checkpoint_steps(model) == [30]  # max_to_keep alone: the dropped ones deleted
+    every_hour = str(tmp_path / (name + "_hourly"))
+    one_variable_saves(every_hour, [10, 20, 30], keep=1, saver=lambda: tf.train.Saver(
+        max_to_keep=1, keep_checkpoint_every_n_hours=1e-9, save_relative_paths=True))  # each one is due to be kept
+    assert checkpoints.checkpoint_steps(every_hour) == [10, 20, 30]
+    assert all(checkpoints.checkpoint_format(checkpoints.prefix_of(every_hour, s)) == "V2" for s in (10, 20, 30))
 
 
 def test_tfrecord_sources_are_literal_before_they_are_patterns(tmp_path):
