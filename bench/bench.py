@@ -288,9 +288,9 @@ def train_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, eve
     batches = len(xs) // BATCH_SIZE
     # pipeline="course" gives the same graph reading placeholders; its queue runners are never started.
     import mnist_forward
-    settings = mnist_backward.settings_for(mnist_forward, steps, BATCH_SIZE, mnist_backward.LEARNING_RATE_BASE,
-                                           data_dir, model_dir, pipeline="course")
-    import mnistkit.training
+    settings = mnist_backward.settings_for(mnist_forward, steps=steps, batch_size=BATCH_SIZE, data_dir=data_dir,
+                                           model_dir=model_dir, pipeline="course")
+    import mnistkit.records
     graph = mnist_backward.build_graph(settings, mnistkit.records.training_data(data_dir))
 
     def feed(step):

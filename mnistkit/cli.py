@@ -200,10 +200,10 @@ def script_path(script, cwd=None):
 def script_file(script):
     """A course script's absolute path: in the course's folder, else in the first folder on sys.path holding it."""
     target = os.path.join(REPO_DIR, script)
-    if not os.path.isfile(target):
-        target = next((os.path.join(os.path.abspath(folder), script) for folder in sys.path
-                       if os.path.isfile(os.path.join(folder or ".", script))), target)
-    return target
+    if os.path.isfile(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, script)):
+        return target  # a course script (REPO_DIR is where they are)
+    return next((os.path.join(os.path.abspath(folder), script) for folder in sys.path
+                 if os.path.isfile(os.path.join(folder or ".", script))), target)
 
 
 def quoted(path):

@@ -167,8 +167,9 @@ def test_errors_are_one_line_and_leave_nothing_behind(exports, tmp_path, capsys,
     work = exports["work"]
     model, export_dir, data = work / "model", tmp_path / "out" / "export", work / "data"
     if case == "no checkpoint":
-        model, expected = tmp_path / "empty", (f"{tmp_path}/empty: no checkpoint found; train first with "
-                                     f"`{mnistkit.cli.command('mnist_backward.py')}`")
+        model = tmp_path / "empty"
+        expected = (f"{model}: no checkpoint found; train first with "  # the hint keeps the user's --model-dir
+                    f"`{mnistkit.cli.command('mnist_backward.py', '--model-dir', str(model))}`")
         model.mkdir()
     elif case == "damaged":
         model = damaged_copy(exports, tmp_path)

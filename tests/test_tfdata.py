@@ -257,7 +257,7 @@ def train_on_data_damaged_after_the_check(tmp_path, monkeypatch, kind, pipeline)
         damage(data / mnist_generateds.tfRecord_train, kind)  # another program rewriting the file
         return found
 
-    monkeypatch.setattr(mnistkit.training, "training_data", check_then_damage)
+    monkeypatch.setattr(mnistkit.records, "training_data", check_then_damage)
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         mnist_backward.backward(steps=50, batch_size=4, data_dir=str(data), model_dir=str(tmp_path / pipeline / "m"),
                                 pipeline=pipeline, log=lambda m: None, quiet=True)
