@@ -99,12 +99,15 @@ class Predictor:
     """restore_network's network, restored once for many pictures: `net` (its forward module), `ckpt` (its path).
 
     `network` (its networks.Network) and `source` (= ckpt) are what the
-    exports' predictors (mnistkit.deployed) have too.
+    exports' predictors (mnistkit.deployed) have too. It may be shared
+    between threads (the drawing board's server): tf.Session.run is
+    thread-safe, and the graph is finalized, so no thread adds to it.
     """
 
     def __init__(self, model_dir=mnist_backward.MODEL_SAVE_PATH):
         self.sess, self.x, self.prediction, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
         self.network, self.source = self.net.NETWORK, self.ckpt
+        self.sess.graph.finalize()
 
     def digit(self, testPicArr):
         """Predicted digit (int) for one prepared picture, float32 [1, 784]."""
