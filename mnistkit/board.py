@@ -47,6 +47,7 @@ OPEN_WARNING = ("warning: --host {host}: anyone on your network can use this ser
                 "the default --host 127.0.0.1 keeps it to this computer")
 MODEL_PATH = re.compile(r"^/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>[^/:]+))?"
                         r"(?:(?P<metadata>/metadata)|:(?P<verb>[a-z]+))?$")
+INLINE_ROWS = 16  # a .tflite predict of this many rows runs on the event loop itself; more, and any other form, on a thread
 PICTURE_NAME = "picture"  # how a refusal names a picture sent without an X-Filename header
 
 
@@ -279,6 +280,8 @@ def create_app(model):
                 except (UnicodeDecodeError, ValueError) as e:
                     raise BoardError(400, f"JSON Parse error: the body is not JSON ({e})") from None
                 images, layout = images_of(parsed)
+                if model.form == "LiteRT" and len(images) <= INLINE_ROWS:  # tens of microseconds: no thread hop
+                    return JSONResponse(predict_answer(model, images, layout))
                 return JSONResponse(await run_in_threadpool(predict_answer, model, images, layout))
             raise BoardError(405 if found["verb"] in (None, "predict") else 404,
                              f"{request.method} {request.url.path}: not served here; "
