@@ -3,7 +3,7 @@
 Usage (from the repository root, after `python mnist_backward.py` and `python mnist_export.py`,
 or with --work naming a folder that holds model/ and export/):
   python bench/board.py                       # all three figures, both forms
-  python bench/board.py --screenshot docs/board.png
+  python bench/board.py --screenshot docs/board.png   # the checkpoint's page after a 7
 
 Three figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
   1. Command to first answer: from starting `python mnist_app.py --serve --port 0`
@@ -15,6 +15,8 @@ Three figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
   3. Requests per second at --clients concurrent clients (processes), each
      sending single-image TF Serving predict requests over its own kept-alive
      connection for --seconds (.tflite only; the clients share the machine).
+Beside them, what the page reads for the digits 0-9 drawn with the mouse from
+tests/handmade.py's pen strokes (as a user draws them: one to two strokes each).
 Targets (issue 32): 1. <= 2 s (.tflite), import + 2 s (checkpoint); 2. <= 100 ms
 (.tflite), <= 150 ms (checkpoint); 3. >= 500 requests/s. Figures go to docs/performance.md.
 """
@@ -97,6 +99,22 @@ def client(url, seconds, counts, i):
     counts[i] = done
 
 
+def digits_read(browser, url):
+    """The digits the page shows for 0-9 drawn with the mouse from tests/handmade.py's pen strokes (str of 10)."""
+    import handmade
+    from test_board_browser import draw_with_mouse
+    page = browser.new_context(locale="en-US").new_page()
+    page.goto(url)
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+    shown = ""
+    for digit in range(10):
+        page.click("#clear")
+        strokes = [[(0.15 + 0.7 * x, 0.1 + 0.8 * y) for x, y in stroke] for stroke in handmade.STROKES[digit]]
+        shown += draw_with_mouse(page, strokes)[0]
+    page.context.close()
+    return shown
+
+
 def requests_per_second(url, clients, seconds):
     """Single-image predict answers per second from `clients` client processes (no shared GIL), together."""
     counts = multiprocessing.Array("l", clients)
@@ -123,7 +141,7 @@ def main():
     parser.add_argument("--starts", type=int, default=3, help="server starts per form (figure 1: the median)")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients (figure 3)")
     parser.add_argument("--seconds", type=float, default=10, help="seconds of requests (figure 3)")
-    parser.add_argument("--screenshot", help="also save the page after a 7 as this PNG (the .tflite server)")
+    parser.add_argument("--screenshot", help="also save the page after a 7 as this PNG (the checkpoint's server)")
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser Playwright drives")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
@@ -139,20 +157,22 @@ def main():
                 stop(process)
             process, url, _ = start(args.work, model_dir)
             try:
-                latencies = stroke_latencies(browser, url, args.strokes, args.screenshot if form == "tflite" else None)
+                latencies = stroke_latencies(browser, url, args.strokes,
+                                             args.screenshot if form == "checkpoint" else None)
+                read = digits_read(browser, url)
                 rate = requests_per_second(url, args.clients, args.seconds) if form == "tflite" else None
             finally:
                 stop(process)
             rows.append((form, statistics.median(starts), statistics.median(latencies),
-                         sorted(latencies)[int(0.9 * (len(latencies) - 1))], max(latencies), rate))
+                         sorted(latencies)[int(0.9 * (len(latencies) - 1))], max(latencies), rate, read))
         browser.close()
     print(f"TensorFlow import: {tensorflow_import_seconds():.2f} s")
     print("| form | command to first answer | stroke end to digit, median | 90th percentile | slowest "
-          f"| requests/s, {args.clients} clients |")
-    print("|---|---|---|---|---|---|")
-    for form, first, median, p90, slowest, rate in rows:
+          f"| requests/s, {args.clients} clients | 0-9 drawn, read as |")
+    print("|---|---|---|---|---|---|---|")
+    for form, first, median, p90, slowest, rate, read in rows:
         print(f"| {form} | {first:.2f} s | {median:.0f} ms | {p90:.0f} ms | {slowest:.0f} ms | "
-              f"{f'{rate:.0f}' if rate else '-'} |")
+              f"{f'{rate:.0f}' if rate else '-'} | {read} |")
 
 
 if __name__ == "__main__":

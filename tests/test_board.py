@@ -23,7 +23,7 @@ from PIL import Image
 
 import handmade
 import mnist_app
-from conftest import ROOT
+from conftest import ROOT, TRAIN_STEPS
 from mnistkit import board, pictures
 
 ADDRESS = re.compile(r"at (http://\S+/)")
@@ -133,6 +133,8 @@ def test_row_and_columnar_requests_equal_the_checkpoints_own_answers(checkpoint_
     np.testing.assert_allclose(columnar["outputs"]["probabilities"], checkpoint_answers, atol=1e-6)
     assert columnar["outputs"]["classes"] == expected_classes
     assert expected_classes == list(range(10))  # the hand-drawn digits are read right
+    status, model = request(checkpoint_server.url + "board/model")
+    assert status == 200 and model["form"] == "checkpoint" and model["global_step"] == TRAIN_STEPS
 
 
 def test_the_request_of_deploy_md_runs_unchanged(tflite_server, tmp_path, digits):
@@ -179,7 +181,7 @@ def test_the_pages_endpoint_answers_digit_probabilities_and_the_input_show_input
 
 PICTURE_REFUSALS = {
     "not an image": (b"just some text\n", "photo.jpg: not an image file"),
-    "heic": (b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64), "photo.jpg: HEIC/HEIF photo"),
+    "heic": (b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64), "photo.jpg: HEIC"),
     "no digit": (png_bytes(np.full((200, 200), 255, np.uint8)), "photo.jpg: no digit found"),
     "several digits": (None, "photo.jpg: several digits found"),
 }
