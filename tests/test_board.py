@@ -151,7 +151,6 @@ def test_the_request_of_deploy_md_runs_unchanged(tflite_server, tmp_path, digits
     assert answer["predictions"][0]["classes"] == 7 and len(answer["predictions"][0]["probabilities"]) == 10
 
 
-@pytest.mark.quick
 def test_version_status_and_metadata_as_tf_serving_answers_them(tflite_server):
     status, versions = request(tflite_server.url + "v1/models/mnist")
     assert status == 200 and versions == {"model_version_status": [
@@ -291,7 +290,6 @@ def test_saved_model_base_path_and_the_open_hosts_warning(exported_workdir):
     assert len(warning) == 1 and "anyone on your network" in warning[0]
 
 
-@pytest.mark.quick
 def test_a_tflite_server_starts_without_importing_tensorflow(exported_workdir):
     script = ("import sys; import mnist_app; from mnistkit import board; "
               "m = board.Model(mnist_app.load_predictor('export/mnist.tflite'), mnist_app.prepared_pixels); "
@@ -323,3 +321,46 @@ def test_a_port_in_use_is_one_line(exported_workdir):
         server.stop()
     assert result.returncode == 1 and result.stderr.startswith(f"error: 127.0.0.1:{port}: cannot listen there")
     assert "give another --port" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.quick
+def test_request_formats_are_read_as_tf_serving_reads_them():
+    row = [0.5] * 784
+    for request_body, layout in (({"instances": [row, row]}, "row"), ({"instances": [{"images": row}]}, "row"),
+                                 ({"inputs": [row]}, "columnar"), ({"inputs": {"images": [row, row, row]}}, "columnar"),
+                                 ({"instances": [[1] * 784]}, "row")):  # whole numbers are floats too
+        images, got = board.images_of(request_body)
+        assert got == layout and images.dtype == np.float32 and images.shape[1] == 784
+    for wrong in ([row], {"instances": [row], "inputs": [row]}, {"instances": []}, {"instances": [[None] * 784]}):
+        with pytest.raises(board.BoardError) as refused:
+            board.images_of(wrong)
+        assert refused.value.status == 400
+
+
+@pytest.mark.quick
+def test_names_steps_and_the_export_name_of_each_network():
+    from mnistkit.networks import LENET5, MLP
+    assert (board.export_name(MLP), board.export_name(LENET5)) == ("mnist", "mnist_lenet5")
+    assert board.picture_name("C%3A%5CUsers%5Cme%5Cdigit%20one.jpg") == "digit one.jpg"
+    assert board.picture_name("../../etc/passwd") == "passwd" and board.picture_name(None) == board.PICTURE_NAME
+
+    class Checkpoint:
+        source = "model/mnist_model-2000"
+
+    class Stepped:
+        source, global_step = "export/mnist.tflite", 1500
+
+    assert board.global_step_of(Checkpoint()) == 2000 and board.global_step_of(Stepped()) == 1500
+    Checkpoint.source = "export/mnist-2/1"
+    assert board.global_step_of(Checkpoint()) is None
+
+
+@pytest.mark.quick
+def test_a_missing_browser_skips_outside_ci_and_fails_in_ci(monkeypatch):
+    import test_board_browser
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no Chromium"):
+        test_board_browser.unavailable("no Chromium at /nowhere")
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(pytest.fail.Exception, match="cannot run in CI: no Chromium"):
+        test_board_browser.unavailable("no Chromium at /nowhere")

@@ -70,7 +70,6 @@ def test_tflite_predictor_gives_every_thread_its_own_digits_and_leaves_output_wo
     assert "stdout still prints" in out and "stderr still prints" in err
 
 
-@pytest.mark.quick
 def test_tflite_predict_never_redirects_the_process_output(exported_workdir, inputs, monkeypatch):
     predictor = deployed.load(str(exported_workdir / "export" / "mnist.tflite"))
 
