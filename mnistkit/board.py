@@ -277,7 +277,7 @@ def create_app(model):
                 data = await body_of(request)
                 try:
                     parsed = json.loads(data)
-                except (UnicodeDecodeError, ValueError) as e:
+                except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
                     raise BoardError(400, f"JSON Parse error: the body is not JSON ({e})") from None
                 images, layout = images_of(parsed)
                 if model.form == "LiteRT" and len(images) <= INLINE_ROWS:  # tens of microseconds: no thread hop
@@ -290,7 +290,8 @@ def create_app(model):
             return error(e.status, str(e))
 
     async def not_found(request, exc):
-        return error(getattr(exc, "status_code", 404), f"{request.url.path}: not found")
+        status = getattr(exc, "status_code", 404)
+        return error(status, f"{request.method} {request.url.path}: " + ("not allowed" if status == 405 else "not found"))
 
     routes = [Route(path, page) for path in PAGES]
     routes += [Route("/board/model", board_model), Route("/board/predict", board_predict, methods=["POST"]),

@@ -196,6 +196,7 @@ def test_a_picture_the_app_refuses_gets_the_apps_message(tflite_server, kind):
 
 API_ERRORS = {
     "not json": (b"{instances: nope", 400, "JSON Parse error"),
+    "nested too deep": (b"[" * 100_000, 400, "JSON Parse error"),
     "neither format": ({"images": [[0.0] * 784]}, 400, '"instances" (row format) or "inputs" (columnar format)'),
     "wrong shape": ({"instances": [[0.0] * 783]}, 400, "images: expected shape [N, 784] (N >= 1), got [1, 783]"),
     "flat list": ({"inputs": [0.0] * 784}, 400, "got [784]"),
@@ -221,6 +222,8 @@ def test_unknown_model_unknown_path_and_too_large_body(tflite_server):
     for path in ("etc/passwd", "..%2f..%2fetc%2fpasswd", "board_static/index.html", "board.py", "%2e%2e/README.md"):
         status, answer = request(tflite_server.url + path)
         assert status == 404 and "error" in answer, path
+    status, answer = request(tflite_server.url + "board/predict")  # a GET where only POST is served
+    assert status == 405 and answer["error"] == "GET /board/predict: not allowed"
     for path in ("board/predict", "v1/models/mnist:predict"):
         status, answer = declared_too_large(tflite_server.url, path)
         assert status == 413 and f"limit of {board.MAX_BODY:,} bytes" in answer["error"], answer
