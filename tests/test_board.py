@@ -51,10 +51,10 @@ class Server:
         with open(self.stderr_path) as f:
             return f.read()
 
-    def stop(self):
-        """Ctrl-C; returns the exit status."""
+    def stop(self, signum=signal.SIGINT):
+        """Ctrl-C (or another signal); returns the exit status."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            self.process.send_signal(signum)
         try:
             return self.process.wait(60)
         finally:
@@ -273,13 +273,14 @@ def test_twenty_concurrent_requests_get_their_own_answers(tflite_server, digits)
     assert [got for _, got in answers] == [digit for digit, _ in answers]
 
 
-def test_ctrl_c_ends_the_server_with_130_and_no_traceback(exported_workdir):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_ends_the_server_with_130_and_no_traceback(exported_workdir, signum):
     server = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"))
     assert server.first_line.startswith("serving mnist (784-500-10, LiteRT")
     assert request(server.url + "v1/models/mnist")[0] == 200
-    assert server.stop() == 130
+    assert server.stop(signum) == 128 + signum
     err = server.stderr()
-    assert "Traceback" not in err and err.strip().splitlines()[-1] == "SIGINT: stopped", err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == f"{signal.Signals(signum).name}: stopped", err
 
 
 def test_saved_model_base_path_and_the_open_hosts_warning(exported_workdir):
