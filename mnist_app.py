@@ -19,6 +19,7 @@ Two preparations (--preprocess):
   python mnist_app.py                     # the course's prompts
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
   python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
+  python mnist_app.py --serve             # the drawing board: http://127.0.0.1:8501/ (mnistkit.board)
 """
 import importlib
 import json
@@ -30,7 +31,7 @@ from PIL import Image
 
 from tf_compat import tf
 import mnist_forward
-from mnistkit import checkpoints, cli, deployed, networks, pictures
+from mnistkit import board, checkpoints, cli, deployed, networks, pictures
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
 
@@ -96,12 +97,15 @@ class Predictor:
     """restore_network's network, restored once for many pictures: `net` (its forward module), `ckpt` (its path).
 
     `network` (its networks.Network) and `source` (= ckpt) are what the
-    exports' predictors (mnistkit.deployed) have too.
+    exports' predictors (mnistkit.deployed) have too. It may be shared
+    between threads (the drawing board's server): tf.Session.run is
+    thread-safe, and the graph is finalized, so no thread adds to it.
     """
 
     def __init__(self, model_dir=MODEL_SAVE_PATH):
         self.sess, self.x, self.prediction, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
         self.network, self.source = self.net.NETWORK, self.ckpt
+        self.sess.graph.finalize()
 
     def digit(self, testPicArr):
         """Predicted digit (int) for one prepared picture, float32 [1, 784]."""
@@ -309,6 +313,13 @@ def build_parser():
                         help="write the 28x28 network input: to PATH.png (one picture), or into folder PATH "
                              "as <picture's name>.png (photos/a.jpg -> PATH/a.png)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
+    parser.add_argument("--serve", action="store_true",
+                        help="serve the drawing board (draw a digit, drop a photo) and TF Serving's REST API "
+                             "(POST /v1/models/<name>:predict) for --model-dir, until Ctrl-C")
+    parser.add_argument("--host", default=board.HOST,
+                        help="--serve: the address to listen on; 0.0.0.0 opens it to your network (a phone can draw)")
+    parser.add_argument("--port", type=int, default=board.PORT,
+                        help="--serve: the port (8501 is TF Serving's REST port; 0 takes any free one)")
     return parser
 
 
@@ -316,13 +327,19 @@ def main(argv=None):
     """The command line of mnist_app.py; returns the exit status (1 when a picture failed)."""
     parser = build_parser()
     args = parser.parse_args(cli.arguments(argv))
+    if args.serve and (args.images or args.json or args.show_input):
+        parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port {args.port}: give a port from 0 to 65535")
     failed = []
     status = cli.exit_status(lambda: failed.append(run(args)))
     return status or (1 if failed[0] else 0)
 
 
 def run(args):
-    """Predict the pictures the parsed command line names, or ask for them; returns how many failed."""
+    """Predict the pictures the parsed command line names, or ask for them, or --serve; returns how many failed."""
+    if args.serve:
+        serve(args)
     if args.images:
         paths = picture_paths(args.images)
         count = len(paths)
@@ -337,6 +354,20 @@ def run(args):
             claim_input_path(args.show_input, path, count, claimed)
     return application(paths, args.model_dir, args.threshold, preprocess=args.preprocess, as_json=args.json,
                        show_input=args.show_input, count=count, name_pictures=bool(args.images))
+
+
+def serve(args):
+    """--serve: the drawing board and TF Serving's REST API for --model-dir, with this app's preparation.
+
+    The predictor is load_predictor's (shared by the server's threads), and
+    each picture is prepared by prepared_pixels with --preprocess and
+    --threshold, as the app reads a photo. Runs until Ctrl-C or SIGTERM,
+    which it raises as KeyboardInterrupt; raises DataError as
+    load_predictor does, or when --host/--port cannot be listened on.
+    """
+    model = board.Model(load_predictor(args.model_dir),
+                        lambda path: prepared_pixels(path, args.threshold, args.preprocess))
+    board.serve(model, args.host, args.port)
 
 
 if __name__ == "__main__":

@@ -8,9 +8,15 @@ holds) and `source` (the path it was read from). A .tflite file is run by
 LiteRT's interpreter (the ai-edge-litert package), without TensorFlow and
 without building our graph; where that package has no wheel (Intel Macs),
 by TensorFlow's own tf.lite.Interpreter, after a note on stderr.
+
+Every predictor may be shared between threads (the drawing board's server,
+mnistkit.board, answers requests on several): a LiteRT interpreter holds
+its tensors as state, so LiteRTModel runs it under a lock; a tf.Session's
+run is itself thread-safe, and the SavedModel's graph is finalized.
 """
 import os
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -81,6 +87,7 @@ class LiteRTModel:
             with quiet_output(), warnings.catch_warnings():  # the runtime's C++ INFO line about its CPU delegate,
                 warnings.simplefilter("ignore", UserWarning)  # and tf.lite.Interpreter's deprecation (FALLBACK_NOTE says it)
                 self.interpreter = Interpreter(model_path=str(path))
+                self.interpreter.allocate_tensors()  # the runtime's start-up lines come here, once: not on each call
         except (ValueError, RuntimeError) as e:
             raise DataError(f"{path}: not a readable .tflite file ({str(e).splitlines()[0][:200]})") from None
         self.input = self.interpreter.get_input_details()[0]
@@ -90,16 +97,27 @@ class LiteRTModel:
             raise DataError(f"{path}: not an export of mnist_export.py (input {list(self.input['shape_signature'])}, "
                             f"output {list(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
         self.network, self.source = tflite_network(path, self.interpreter), str(path)
+        self.lock = threading.Lock()  # one interpreter, many threads: see predict
+        self.shape = tuple(self.input["shape"])  # the input shape the interpreter's tensors are allocated for
 
     def predict(self, pictures):
-        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]."""
-        pictures = np.asarray(pictures, np.float32)
-        self.interpreter.resize_tensor_input(self.input["index"], list(pictures.shape))
-        with quiet_output():
-            self.interpreter.allocate_tensors()
-            self.interpreter.set_tensor(self.input["index"], quantize(pictures, self.input))
+        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]; safe from any thread.
+
+        The interpreter's input and output tensors are shared state: resize,
+        allocate, set, invoke and get run under one lock, so no call sees
+        another's tensors ("at least 1 reference to internal data", another
+        picture's digits). Tensors are reallocated only when n changes.
+        """
+        pictures = quantize(np.asarray(pictures, np.float32), self.input)
+        with self.lock:
+            if pictures.shape != self.shape:
+                self.interpreter.resize_tensor_input(self.input["index"], list(pictures.shape))
+                self.interpreter.allocate_tensors()
+                self.shape = pictures.shape
+            self.interpreter.set_tensor(self.input["index"], pictures)
             self.interpreter.invoke()
-        return dequantize(self.interpreter.get_tensor(self.output["index"]), self.output)
+            probabilities = self.interpreter.get_tensor(self.output["index"])  # a copy, not a view of the tensor
+        return dequantize(probabilities, self.output)
 
 
 def tflite_network(path, interpreter):
@@ -139,7 +157,7 @@ class SavedModelModel:
 
     Loaded into a tf.compat.v1 session (the scripts run TensorFlow in graph
     mode); the network is found from its variables' names, as from a
-    checkpoint's (networks.network_of).
+    checkpoint's, exactly (networks.guess).
     """
 
     def __init__(self, path):
@@ -158,7 +176,8 @@ class SavedModelModel:
             raise DataError(f"{path}: this SavedModel holds none of the course's networks")
         self.images = signature.inputs[INPUT_KEY].name
         self.probabilities = signature.outputs[PROBABILITIES_KEY].name
+        self.graph.finalize()  # shared between threads: nothing may add to the graph while another runs it
 
     def predict(self, pictures):
-        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]."""
+        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]; safe from any thread."""
         return self.sess.run(self.probabilities, feed_dict={self.images: pictures})

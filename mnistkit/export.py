@@ -22,6 +22,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 
 import numpy as np
 
@@ -35,6 +36,7 @@ INPUT_KEY = "images"  # float32 [None, 784] in [0, 1]
 PROBABILITIES_KEY, CLASSES_KEY = "probabilities", "classes"  # float32 [None, 10], int64 [None]
 TFLITE_SUFFIX, INT8_SUFFIX = ".tflite", "_int8"
 CALIBRATION_RECORDS = 300  # training records the int8 file's value ranges are measured on
+_QUIET_LOCK = threading.RLock()  # quiet_output's, around the process's file descriptors 1 and 2
 
 
 class Export:
@@ -149,24 +151,28 @@ def quiet_output():
     """Mute file descriptors 1 and 2 (unless --verbose) for TensorFlow's and LiteRT's C++ lines.
 
     The converter prints its settings there, the interpreter a line about
-    its CPU delegate; our own messages say what matters.
+    its CPU delegate; our own messages say what matters. The descriptors
+    are the whole process's: use it around a conversion or a load, never
+    around each prediction. Two threads' mutings never interleave (the
+    second would save the first's /dev/null and restore it for good).
     """
     if VERBOSE:
         yield
         return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved + [devnull]:
-            os.close(fd)
+    with _QUIET_LOCK:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = [os.dup(1), os.dup(2)]
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved + [devnull]:
+                os.close(fd)
 
 
 def write_saved_model(sess, images, probabilities, classes, path):

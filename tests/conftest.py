@@ -43,6 +43,8 @@ def tree_digests(folder, with_folders=False):
 def pytest_configure(config):
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")
+    if not any(line.split(":")[0].strip() == "quick" for line in config.getini("markers")):
+        config.addinivalue_line("markers", "quick: a fast unit test (seconds, no training)")
 
 
 @pytest.fixture(scope="session")
@@ -86,6 +88,18 @@ def save_checkpoint(sess, saver, model_dir, step, written):
             saver.save(sess, os.path.join(model_dir, mnistkit.checkpoints.MODEL_NAME), global_step=step,
                        write_meta_graph=False)
     return mnistkit.checkpoints.prefix_of(model_dir, step)
+
+
+@pytest.fixture(scope="session")
+def exported_workdir(trained_workdir, tmp_path_factory):
+    """trained_workdir's data and model, plus `python mnist_export.py` run there: export/mnist/1, mnist.tflite, ..."""
+    work = tmp_path_factory.mktemp("exported")
+    shutil.copytree(os.path.join(trained_workdir, "data"), os.path.join(work, "data"))
+    shutil.copytree(os.path.join(trained_workdir, "model"), os.path.join(work, "model"),
+                    ignore=shutil.ignore_patterns("train", "eval"))
+    result = run_script("mnist_export.py", cwd=work)
+    assert result.returncode == 0, result.stderr
+    return work
 
 
 @pytest.fixture

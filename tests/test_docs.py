@@ -122,7 +122,7 @@ def waiting_lines(document):
     """[(line number, text)] of a document's code lines that wait (for Ctrl-C or input) or train for long.
 
     mnist_test.py (or the LeNet-5 one) without --once waits for checkpoints until Ctrl-C; mnist_app.py without
-    a picture asks at its prompts; a trainer without --steps trains the course's 50,000 steps.
+    a picture asks at its prompts, and with --serve serves until Ctrl-C; a trainer without --steps trains the course's 50,000 steps.
     """
     found = []
     for number, code in code_lines(document):
@@ -132,7 +132,7 @@ def waiting_lines(document):
                 continue
             script, args = os.path.basename(call.group(1)), call.group(2).split()
             if (script.endswith("_test.py") and "--once" not in args
-                    or script == "mnist_app.py" and not [a for a in args if not a.startswith("-")]
+                    or script == "mnist_app.py" and (not [a for a in args if not a.startswith("-")] or "--serve" in args)
                     or script.endswith("_backward.py") and "--steps" not in args and "--help" not in args):
                 found.append((number, code))
     return found

@@ -4,7 +4,8 @@
 (the oldest versions requirements.txt allows); the normal suite runs it on the newest ones. Short runs
 on the bundled sample: generate, train and evaluate both networks (with the evaluator's report, drawn
 by Matplotlib), read pictures of digits made from the sample's test images, and export the 784-500-10
-network (TensorFlow's converter) to read them again from its SavedModel and .tflite files (LiteRT). Each accuracy must
+network (TensorFlow's converter) to read them again from its SavedModel and .tflite files (LiteRT), and from the
+drawing board's server (Starlette, uvicorn). Each accuracy must
 clear a floor well below what was measured, so a version that computes wrong numbers fails while an
 unlucky seed does not.
 """
@@ -16,6 +17,7 @@ import pytest
 from PIL import Image, ImageOps
 
 from conftest import run_script
+from test_board import Server, request
 
 MLP_STEPS, LENET5_STEPS = 300, 50
 # Accuracy on the sample's 2,000 test records, measured in 12 fresh runs (TensorFlow 2.21 / NumPy 2.4 and
@@ -38,7 +40,8 @@ def versions():
                 pass
         return "?"
     return (f"TensorFlow {version('tensorflow-cpu', 'tensorflow', 'tensorflow-macos')}, "
-            f"NumPy {version('numpy')}, Pillow {version('pillow')}, ai-edge-litert {version('ai-edge-litert')}")
+            f"NumPy {version('numpy')}, Pillow {version('pillow')}, ai-edge-litert {version('ai-edge-litert')}, "
+            f"Starlette {version('starlette')}, uvicorn {version('uvicorn')}")
 
 
 def succeeded(script, *args, cwd):
@@ -69,6 +72,20 @@ def digit_pictures(work, count):
         picture.save(work / "pictures" / png)
         digits[f"pictures/{png}"] = int(digit)
     return digits
+
+
+def serve_one_picture(work, model_dir, picture):
+    """The digit (str) the drawing board's server (`mnist_app.py --serve`, Starlette on uvicorn) answers for one
+    picture file, after checking TF Serving's predict and that Ctrl-C ends it with 130."""
+    server = Server(work, "--model-dir", model_dir)
+    try:
+        status, answer = request(server.url + "board/predict", (work / picture).read_bytes())
+        assert status == 200, answer
+        status, served = request(server.url + "v1/models/mnist:predict", {"inputs": [[0.0] * 784]})
+        assert status == 200 and len(served["outputs"]["probabilities"][0]) == 10, served
+    finally:
+        assert server.stop() == 130, server.stderr()
+    return str(answer["digit"])
 
 
 def read_right(stdout, digits):
@@ -105,6 +122,8 @@ def test_generate_train_evaluate_and_read_pictures_with_both_networks(tmp_path, 
     int8_right = read_right(succeeded("mnist_app.py", "--model-dir", "E/mnist_int8.tflite", *digits, cwd=tmp_path),
                             digits)
     assert int8_right >= APP_FLOOR * APP_PICTURES
+    served = serve_one_picture(tmp_path, "E/mnist.tflite", next(iter(digits)))
+    assert served == PREDICTION.findall(from_checkpoint)[0][1], served
 
     succeeded("mnist_lenet5_backward.py", "--steps", str(LENET5_STEPS), "--data-dir", "D", "--model-dir", "L",
               cwd=tmp_path)

@@ -1,0 +1,178 @@
+"""Benchmark: the drawing board (`mnist_app.py --serve`, issue 32) with a .tflite export and a checkpoint.
+
+Usage (from the repository root, after `python mnist_backward.py` and `python mnist_export.py`,
+or with --work naming a folder that holds model/ and export/):
+  python bench/board.py                       # all three figures, both forms
+  python bench/board.py --screenshot docs/board.png   # the checkpoint's page after a 7
+
+Three figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
+  1. Command to first answer: from starting `python mnist_app.py --serve --port 0`
+     to the first 200 answer of POST /v1/models/mnist:predict (the interpreter's
+     start, the imports, the restore; for a checkpoint, TensorFlow's import too).
+  2. Stroke end to digit, in the browser (Debian's Chromium through Playwright):
+     from the page's pointerup to the digit and bars shown (board.js's
+     window.boardTimes), --strokes strokes of a 7 and a 0 drawn with the mouse.
+  3. Requests per second at --clients concurrent clients (processes), each
+     sending single-image TF Serving predict requests over its own kept-alive
+     connection for --seconds (.tflite only; the clients share the machine).
+Beside them, what the page reads for the digits 0-9 drawn with the mouse from
+tests/handmade.py's pen strokes (as a user draws them: one to two strokes each).
+Targets (issue 32): 1. <= 2 s (.tflite), import + 2 s (checkpoint); 2. <= 100 ms
+(.tflite), <= 150 ms (checkpoint); 3. >= 500 requests/s. Figures go to docs/performance.md.
+"""
+import argparse
+import http.client
+import json
+import multiprocessing
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # the browser tests' strokes and drawing
+FORMS = {"tflite": os.path.join("export", "mnist.tflite"), "checkpoint": "model"}
+ADDRESS = re.compile(r"at (http://\S+/)")
+REQUEST = json.dumps({"instances": [[0.0] * 784]}).encode()
+
+
+def start(work, model_dir):
+    """(process, url, seconds from the command to its first predict answer) of `mnist_app.py --serve --port 0`."""
+    began = time.perf_counter()
+    process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
+                                "--model-dir", model_dir], cwd=work, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    line = process.stdout.readline()
+    found = ADDRESS.search(line)
+    if found is None:
+        raise SystemExit(f"error: {model_dir}: the server printed no address: {line!r}")
+    url = found.group(1)
+    host, port = url.split("//")[1].rstrip("/").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    connection.request("POST", "/v1/models/mnist:predict", REQUEST)
+    answer = connection.getresponse()
+    answer.read()
+    assert answer.status == 200, answer.status
+    connection.close()
+    return process, url, time.perf_counter() - began
+
+
+def stop(process):
+    process.send_signal(signal.SIGINT)
+    process.wait(60)
+
+
+def stroke_latencies(browser, url, strokes, screenshot=None):
+    """Stroke end to digit shown (ms, floats) for `strokes` strokes; saves a screenshot after a 7 when asked."""
+    from test_board_browser import SEVEN, ZERO, draw_with_mouse
+    page = browser.new_context(locale="en-US", viewport={"width": 820, "height": 620}).new_page()
+    page.goto(url)
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+    for i in range(strokes):
+        page.click("#clear")
+        digit, _ = draw_with_mouse(page, SEVEN if i % 2 else ZERO)
+    if screenshot:
+        page.click("#clear")
+        draw_with_mouse(page, SEVEN)
+        page.screenshot(path=screenshot, full_page=True)
+    times = page.evaluate("window.boardTimes")
+    page.context.close()
+    return [shown - ended for ended, shown in times[:strokes]]
+
+
+def client(url, seconds, counts, i):
+    """One client: single-image predict requests over one kept-alive connection for `seconds`; counts[i] answers."""
+    host, port = url.split("//")[1].rstrip("/").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    stop_at, done = time.perf_counter() + seconds, 0
+    while time.perf_counter() < stop_at:
+        connection.request("POST", "/v1/models/mnist:predict", REQUEST, {"Content-Type": "application/json"})
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.status == 200
+        done += 1
+    connection.close()
+    counts[i] = done
+
+
+def digits_read(browser, url):
+    """The digits the page shows for 0-9 drawn with the mouse from tests/handmade.py's pen strokes (str of 10)."""
+    import handmade
+    from test_board_browser import draw_with_mouse
+    page = browser.new_context(locale="en-US").new_page()
+    page.goto(url)
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+    shown = ""
+    for digit in range(10):
+        page.click("#clear")
+        strokes = [[(0.15 + 0.7 * x, 0.1 + 0.8 * y) for x, y in stroke] for stroke in handmade.STROKES[digit]]
+        shown += draw_with_mouse(page, strokes)[0]
+    page.context.close()
+    return shown
+
+
+def requests_per_second(url, clients, seconds):
+    """Single-image predict answers per second from `clients` client processes (no shared GIL), together."""
+    counts = multiprocessing.Array("l", clients)
+    processes = [multiprocessing.Process(target=client, args=(url, seconds, counts, i)) for i in range(clients)]
+    for p in processes:
+        p.start()
+    for p in processes:
+        p.join()
+    return sum(counts) / seconds
+
+
+def tensorflow_import_seconds():
+    """Seconds `import tensorflow.compat.v1` takes in a fresh process, through tf_compat as the scripts do."""
+    code = "import time, tf_compat; t = time.perf_counter(); tf_compat.tf.Graph; print(time.perf_counter() - t)"
+    return float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                                timeout=300, env={**os.environ, "PYTHONPATH": ROOT}).stdout)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--work", default=".", help="the folder holding model/ and export/mnist.tflite")
+    parser.add_argument("--strokes", type=int, default=20, help="strokes drawn per form")
+    parser.add_argument("--starts", type=int, default=3, help="server starts per form (figure 1: the median)")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients (figure 3)")
+    parser.add_argument("--seconds", type=float, default=10, help="seconds of requests (figure 3)")
+    parser.add_argument("--screenshot", help="also save the page after a 7 as this PNG (the checkpoint's server)")
+    parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser Playwright drives")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+        for form, model_dir in FORMS.items():
+            starts = []
+            for _ in range(args.starts):
+                process, url, seconds = start(args.work, model_dir)
+                starts.append(seconds)
+                stop(process)
+            process, url, _ = start(args.work, model_dir)
+            try:
+                latencies = stroke_latencies(browser, url, args.strokes,
+                                             args.screenshot if form == "checkpoint" else None)
+                read = digits_read(browser, url)
+                rate = requests_per_second(url, args.clients, args.seconds) if form == "tflite" else None
+            finally:
+                stop(process)
+            rows.append((form, statistics.median(starts), statistics.median(latencies),
+                         sorted(latencies)[int(0.9 * (len(latencies) - 1))], max(latencies), rate, read))
+        browser.close()
+    print(f"TensorFlow import: {tensorflow_import_seconds():.2f} s")
+    print("| form | command to first answer | stroke end to digit, median | 90th percentile | slowest "
+          f"| requests/s, {args.clients} clients | 0-9 drawn, read as |")
+    print("|---|---|---|---|---|---|---|")
+    for form, first, median, p90, slowest, rate, read in rows:
+        print(f"| {form} | {first:.2f} s | {median:.0f} ms | {p90:.0f} ms | {slowest:.0f} ms | "
+              f"{f'{rate:.0f}' if rate else '-'} | {read} |")
+
+
+if __name__ == "__main__":
+    main()
