@@ -26,14 +26,19 @@ ROOT = Path(__file__).resolve().parent
 VENV, FLOOR_VENV, STAMP = ".venv", ".venv-floor", "installed"
 CPU, GPU, FLOOR = "requirements.txt", "requirements-gpu.txt", "requirements-floor.txt"
 TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate once",
-         "test": "install, run the test suite (arguments after the task go to pytest)",
+         "test": "install, run the whole test suite, in parallel (arguments after the task go to pytest)",
+         "test-quick": "install, the quick tests to run before a commit: those marked quick, in parallel, under a minute",
          "test-floor": "tests/test_floor_e2e.py in .venv-floor, on the oldest versions allowed (requirements-floor.txt)",
          "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
          "bench-quick": "install, the same on the bundled sample with short runs (extra arguments go to bench.py)",
          "install": "create .venv and install the requirements (--gpu: the CUDA build; --cpu: back to the CPU build)",
          "clean": "remove what the README's commands write here: model, model_lenet5, model_cluster, export, "
                   "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
-PASSES_ARGUMENTS = ("test", "test-floor", "bench", "bench-quick")
+PASSES_ARGUMENTS = ("test", "test-quick", "test-floor", "bench", "bench-quick")
+# pytest-xdist for test and test-quick: a worker per core, at most MAX_TEST_WORKERS (the tests are mostly TensorFlow
+# processes that use several cores each); loadgroup keeps the tests of one xdist_group in one worker (tests/conftest.py).
+MAX_TEST_WORKERS = 4
+PARALLEL = ("-n", "auto", "--maxprocesses", str(MAX_TEST_WORKERS), "--dist", "loadgroup")
 CLEANED = ("model", "model_lenet5", "model_cluster", "export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")
 
@@ -109,7 +114,8 @@ def task_commands(task, python, steps=2000, idx_dir="/usr/share/datasets/fashion
     return {"install": [],
             "demo": [[py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", str(steps)],
                      [py, "mnist_test.py", "--once"]],
-            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *extra]],  # the floor run is test-floor's
+            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *PARALLEL, *extra]],  # floor: test-floor's
+            "test-quick": [[py, "-m", "pytest", "-q", "tests", "-m", "quick and not floor", *PARALLEL, *extra]],
             "test-floor": [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py", *extra]],
             "bench": [[py, "bench/bench.py", "--idx-dir", idx_dir, *extra]],
             "bench-quick": [[py, "bench/bench.py", "--quick", *extra]]}[task]

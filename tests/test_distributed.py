@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, run_script
+from conftest import MLP_STEPS, PORTS, ROOT, run_script
 from test_records import parse_all
 import mnist_backward
 import mnist_forward
@@ -31,7 +31,10 @@ import mnistkit.distributed
 import mnistkit.records
 import mnistkit.training
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals")
+# In one xdist worker, one test at a time: the tests pick free ports (conftest.PORTS), and the module's
+# fixtures (the sharded records, the single and the cluster runs) are made once.
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals"),
+              PORTS]
 
 SHARDS = 4
 WORKERS = 2
@@ -83,13 +86,13 @@ def files_read(output):
 
 
 @pytest.fixture(scope="module")
-def single_run(sample_workdir, tmp_path_factory):
-    """mnist_backward.py on one machine, ASYNC_STEPS steps on the same records (one file): the model folder."""
-    work = tmp_path_factory.mktemp("single")
-    result = run_script("mnist_backward.py", "--steps", str(ASYNC_STEPS), "--data-dir", str(sample_workdir / "data"),
-                        "--model-dir", "model", cwd=work)
-    assert result.returncode == 0, result.stderr
-    return work / "model"
+def single_run(two_models):
+    """mnist_backward.py on one machine, ASYNC_STEPS steps on the same records (one file): the model folder.
+
+    conftest's two_models trained it (the 784-500-10 network of the LeNet-5 comparison, as many steps).
+    """
+    assert MLP_STEPS == ASYNC_STEPS
+    return two_models / "model"
 
 
 CLOSED_PROXY = f"http://127.0.0.1:{mnist_cluster.free_ports(1)[0]}"  # a proxy that is not there: nothing listens

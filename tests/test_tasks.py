@@ -62,8 +62,11 @@ def test_each_task_runs_the_makefiles_commands():
     assert tasks.task_commands("install", py) == []
     assert tasks.task_commands("demo", py, steps=50) == [
         [py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", "50"], [py, "mnist_test.py", "--once"]]
+    parallel = ["-n", "auto", "--maxprocesses", "4", "--dist", "loadgroup"]
     assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m", "not floor",
-                                                              "-x"]]
+                                                              *parallel, "-x"]]
+    assert tasks.task_commands("test-quick", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m",
+                                                                    "quick and not floor", *parallel, "-x"]]
     assert tasks.task_commands("test-floor", py) == [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py"]]
     assert tasks.task_commands("bench", py, idx_dir="/d", extra=["--repeats", "5"]) == [
         [py, "bench/bench.py", "--idx-dir", "/d", "--repeats", "5"]]
