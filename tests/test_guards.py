@@ -87,7 +87,7 @@ def test_a_lock_without_a_pid_is_stale_once_it_is_old_and_waited_for_until_then(
     assert files.lock_owner(str(lock)) is None
 
 
-@pytest.mark.parametrize("pid", [0, -1, -os.getpid()], ids=["0", "-1", "-own"])  # ids alike in every xdist worker
+@pytest.mark.parametrize("pid", [0, -1, -os.getpid()], ids=["0", "-1", "-own"])  # ids alike in each xdist worker
 def test_no_pid_below_one_is_alive(pid):
     assert not files.pid_alive(pid)  # os.kill(-1, 0) would succeed: it signals every process we may signal
 

@@ -132,10 +132,10 @@ def zip_bytes():
     (heif(b"msf1", (b"hevc",)), "a HEIC/HEIF photo"),
     (heif(b"avif", (b"avif", b"mif1")), "a AVIF photo"),
     (heif(b"isom", (b"mp41",)), None),  # an MP4 video: ftyp, but no picture brand
-    (gzip.compress(tfrecord_bytes()), "a GZIP-compressed TFRecord file"),
+    (gzip.compress(tfrecord_bytes(), mtime=0), "a GZIP-compressed TFRecord file"),
     (zlib.compress(tfrecord_bytes()), "a ZLIB-compressed TFRecord file"),
-    (gzip.compress(b"\0\0\x08\x03" + bytes(100)), "a GZIP-compressed IDX file (MNIST's download format)"),
-    (gzip.compress(b"plain text\n" * 10), "a GZIP-compressed file"),
+    (gzip.compress(b"\0\0\x08\x03" + bytes(100), mtime=0), "a GZIP-compressed IDX file (MNIST's download format)"),
+    (gzip.compress(b"plain text\n" * 10, mtime=0), "a GZIP-compressed file"),
     (b"\0\0\x08\x01" + bytes(100), "an IDX file (MNIST's download format)"),
     (tfrecord_bytes(), "a TFRecord file"),
     (zip_bytes(), "a zip archive (or a NumPy .npz)"),
