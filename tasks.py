@@ -108,6 +108,18 @@ def ensure_venv(venv_dir, requirements, platform=sys.platform):
     return python
 
 
+def quick_files(tests=ROOT / "tests"):
+    """The test files (str, relative to the folder above `tests`) whose text holds "mark.quick": the only ones
+    test-quick collects.
+
+    Collecting a file imports it, and most import TensorFlow (seconds each on a busy machine); a quick test
+    is marked in its own file (`@pytest.mark.quick`, or `pytestmark = pytest.mark.quick`), so no other file
+    can hold one.
+    """
+    return [path.relative_to(Path(tests).parent).as_posix() for path in sorted(Path(tests).glob("test_*.py"))
+            if "mark.quick" in Path(path).read_text(encoding="utf-8")]
+
+
 def task_commands(task, python, steps=2000, idx_dir="/usr/share/datasets/fashion-mnist", extra=()):
     """The commands (lists of str) that `task` runs with the venv's interpreter once it is installed."""
     py = str(python)
@@ -115,7 +127,7 @@ def task_commands(task, python, steps=2000, idx_dir="/usr/share/datasets/fashion
             "demo": [[py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", str(steps)],
                      [py, "mnist_test.py", "--once"]],
             "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *PARALLEL, *extra]],  # floor: test-floor's
-            "test-quick": [[py, "-m", "pytest", "-q", "tests", "-m", "quick and not floor", *PARALLEL, *extra]],
+            "test-quick": [[py, "-m", "pytest", "-q", *quick_files(), "-m", "quick and not floor", *PARALLEL, *extra]],
             "test-floor": [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py", *extra]],
             "bench": [[py, "bench/bench.py", "--idx-dir", idx_dir, *extra]],
             "bench-quick": [[py, "bench/bench.py", "--quick", *extra]]}[task]

@@ -148,6 +148,20 @@ def trained_workdir(sample_workdir, tmp_path_factory):
     return built_once(tmp_path_factory, "trained", build)
 
 
+SHARDS = 4
+
+
+@pytest.fixture(scope="session")
+def sharded_data(sample_workdir, tmp_path_factory):
+    """The sample's records written again by the generator with --shards SHARDS (from sample_workdir's JPG
+    layout): the data/ folder (shared: read only)."""
+    def build(work):
+        result = run_script("mnist_generateds.py", "--no-download", "--shards", str(SHARDS),
+                            "--jpg-dir", str(sample_workdir / "mnist_data_jpg"), "--data-dir", "data", cwd=work)
+        assert result.returncode == 0, result.stderr
+    return built_once(tmp_path_factory, "sharded", build) / "data"
+
+
 @pytest.fixture
 def trained_copy(trained_workdir, tmp_path):
     """tmp_path/work holding a copy of trained_workdir's data/ and model/, for a test that writes there."""

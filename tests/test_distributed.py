@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import MLP_STEPS, PORTS, ROOT, run_script
+from conftest import MLP_STEPS, PORTS, ROOT, SHARDS, copy_into, run_script
 from test_records import parse_all
 import mnist_backward
 import mnist_forward
@@ -36,7 +36,6 @@ import mnistkit.training
 pytestmark = [pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals"),
               PORTS]
 
-SHARDS = 4
 WORKERS = 2
 ASYNC_STEPS = 600
 SYNC_STEPS = 100
@@ -57,13 +56,10 @@ CHIEF_WAIT_MS = 10000  # a synchronous worker's wait for a step after the chief 
 
 
 @pytest.fixture(scope="module")
-def sharded_workdir(sample_workdir, tmp_path_factory):
-    """The bundled sample's records, training split in SHARDS shards, in a folder of its own."""
-    work = tmp_path_factory.mktemp("sharded")
-    result = run_script("mnist_generateds.py", "--no-download", "--shards", str(SHARDS),
-                        "--jpg-dir", str(sample_workdir / "mnist_data_jpg"), "--data-dir", "data", cwd=work)
-    assert result.returncode == 0, result.stderr
-    return work
+def sharded_workdir(sharded_data, tmp_path_factory):
+    """The bundled sample's records, training split in SHARDS shards, in a folder of its own: a copy of
+    conftest's sharded_data (the cluster runs write their model folders here)."""
+    return copy_into(tmp_path_factory.mktemp("sharded"), sharded_data.parent, "data")
 
 
 def launch(workdir, *args, timeout=RUN_TIMEOUT, env=None):
