@@ -12,6 +12,8 @@ import pytest
 from mnistkit import files, signals, training, writer
 from mnistkit.errors import DataError
 
+pytestmark = pytest.mark.quick  # every test here: make test-quick
+
 
 class FakeClocks:
     """time.monotonic, time.time and time.sleep for PauseWatch: each sleep moves both clocks on by its length.

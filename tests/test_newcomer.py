@@ -23,6 +23,8 @@ import mnistkit.records
 import tf_compat
 from mnistkit.errors import DataError
 
+pytestmark = pytest.mark.quick  # every test here: make test-quick
+
 
 # ---------------------------------------------------------------- hints name the script as the user can run it
 

@@ -15,6 +15,8 @@ import pytest
 from conftest import ROOT
 import tasks
 
+pytestmark = pytest.mark.quick  # every test here: make test-quick
+
 POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="signals and process groups as POSIX has them")
 
 
