@@ -27,7 +27,7 @@ VENV, FLOOR_VENV, STAMP = ".venv", ".venv-floor", "installed"
 CPU, GPU, FLOOR = "requirements.txt", "requirements-gpu.txt", "requirements-floor.txt"
 TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate once",
          "test": "install, run the whole test suite, in parallel (arguments after the task go to pytest)",
-         "test-quick": "install, the quick tests to run before a commit: those marked quick, in parallel, under a minute",
+         "test-quick": "install, the tests marked quick, in parallel: under a minute, the check before a commit",
          "test-floor": "tests/test_floor_e2e.py in .venv-floor, on the oldest versions allowed (requirements-floor.txt)",
          "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
          "bench-quick": "install, the same on the bundled sample with short runs (extra arguments go to bench.py)",
@@ -35,8 +35,8 @@ TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate onc
          "clean": "remove what the README's commands write here: model, model_lenet5, model_cluster, export, "
                   "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
 PASSES_ARGUMENTS = ("test", "test-quick", "test-floor", "bench", "bench-quick")
-# pytest-xdist for test and test-quick: a worker per core, at most MAX_TEST_WORKERS (the tests are mostly TensorFlow
-# processes that use several cores each); loadgroup keeps the tests of one xdist_group in one worker (tests/conftest.py).
+# pytest-xdist for test and test-quick: a worker per core, at most MAX_TEST_WORKERS (the tests are mostly
+# TensorFlow processes that use several cores each); loadgroup keeps each xdist_group in one worker (tests/conftest.py).
 MAX_TEST_WORKERS = 4
 PARALLEL = ("-n", "auto", "--maxprocesses", str(MAX_TEST_WORKERS), "--dist", "loadgroup")
 CLEANED = ("model", "model_lenet5", "model_cluster", "export", "mnist_data_jpg", "report.png", "report.json", "seen.png",

@@ -61,6 +61,7 @@ def pytest_configure(config):
                                        "to `make test-floor`, which runs it in .venv-floor")
     config.addinivalue_line("markers", "quick: in `make test-quick` (run before a commit): trains nothing longer than "
                                        "a few steps; the whole tier runs in under a minute")
+    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist's; registered here too for runs without it")
     if getattr(config.option, "dist", "no") == "load":  # a hand-typed `-n 2`: keep the xdist_group marks honoured
         config.option.dist = "loadgroup"
 
