@@ -4,7 +4,7 @@ PYTHON ?= python3
 DEMO_STEPS ?= 2000
 IDX_DIR ?= /usr/share/datasets/fashion-mnist
 
-.PHONY: install demo test test-floor bench bench-quick clean
+.PHONY: install demo test test-quick test-floor bench bench-quick clean
 
 install:
 	$(PYTHON) tasks.py install
@@ -12,8 +12,13 @@ install:
 demo:
 	$(PYTHON) tasks.py demo --steps $(DEMO_STEPS)
 
+# The whole suite, in parallel (pytest-xdist, a worker per core).
 test:
 	$(PYTHON) tasks.py test
+
+# The tests marked quick (they train nothing longer than a few steps): under a minute, the check before a commit.
+test-quick:
+	$(PYTHON) tasks.py test-quick
 
 # The end-to-end test on the oldest versions requirements.txt allows, in its own venv .venv-floor.
 test-floor:

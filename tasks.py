@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent
 VENV, FLOOR_VENV, STAMP = ".venv", ".venv-floor", "installed"
 CPU, GPU, FLOOR = "requirements.txt", "requirements-gpu.txt", "requirements-floor.txt"
 TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate once",
-         "test": "install, run the test suite (arguments after the task go to pytest)",
+         "test": "install, run the whole test suite, in parallel (arguments after the task go to pytest)",
+         "test-quick": "install, the tests marked quick, in parallel: under a minute, the check before a commit",
          "test-floor": "tests/test_floor_e2e.py in .venv-floor, on the oldest versions allowed (requirements-floor.txt)",
          "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
          "bench-quick": "install, the same on the bundled sample with short runs (extra arguments go to bench.py)",
@@ -34,7 +35,11 @@ TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate onc
          "clean": "remove what the README's commands write here: the model folders (model, model_lenet5, "
                   "model_cluster, any folder holding checkpoints or a schedule.json), export, "
                   "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
-PASSES_ARGUMENTS = ("test", "test-floor", "bench", "bench-quick")
+PASSES_ARGUMENTS = ("test", "test-quick", "test-floor", "bench", "bench-quick")
+# pytest-xdist for test and test-quick: a worker per core, at most MAX_TEST_WORKERS (the tests are mostly
+# TensorFlow processes that use several cores each); loadgroup keeps each xdist_group in one worker (tests/conftest.py).
+MAX_TEST_WORKERS = 4
+PARALLEL = ("-n", "auto", "--maxprocesses", str(MAX_TEST_WORKERS), "--dist", "loadgroup")
 MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.checkpoints.FOLDER_FILE)
 CLEANED = ("export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")
@@ -105,13 +110,26 @@ def ensure_venv(venv_dir, requirements, platform=sys.platform):
     return python
 
 
+def quick_files(tests=ROOT / "tests"):
+    """The test files (str, relative to the folder above `tests`) whose text holds "mark.quick": the only ones
+    test-quick collects.
+
+    Collecting a file imports it, and most import TensorFlow (seconds each on a busy machine); a quick test
+    is marked in its own file (`@pytest.mark.quick`, or `pytestmark = pytest.mark.quick`), so no other file
+    can hold one.
+    """
+    return [path.relative_to(Path(tests).parent).as_posix() for path in sorted(Path(tests).glob("test_*.py"))
+            if "mark.quick" in Path(path).read_text(encoding="utf-8")]
+
+
 def task_commands(task, python, steps=2000, idx_dir="/usr/share/datasets/fashion-mnist", extra=()):
     """The commands (lists of str) that `task` runs with the venv's interpreter once it is installed."""
     py = str(python)
     return {"install": [],
             "demo": [[py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", str(steps)],
                      [py, "mnist_test.py", "--once"]],
-            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *extra]],  # the floor run is test-floor's
+            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *PARALLEL, *extra]],  # floor: test-floor's
+            "test-quick": [[py, "-m", "pytest", "-q", *quick_files(), "-m", "quick and not floor", *PARALLEL, *extra]],
             "test-floor": [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py", *extra]],
             "bench": [[py, "bench/bench.py", "--idx-dir", idx_dir, *extra]],
             "bench-quick": [[py, "bench/bench.py", "--quick", *extra]]}[task]

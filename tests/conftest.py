@@ -1,4 +1,15 @@
-"""Shared fixtures: the bundled sample turned into TFRecords once, and one trained model."""
+"""Shared fixtures: the bundled sample turned into TFRecords once, one trained model of each network.
+
+Each is built once per run, also under pytest-xdist (`make test` runs `-n auto --dist loadgroup`): the
+first worker to ask builds it in the run's shared temporary folder while the others wait on a lock
+(built_once). Tests must not write into these folders: a test that changes files (an evaluator writes
+eval/ into its model folder) works on a copy (trained_copy, copy_into).
+
+Markers: `quick` (`make test-quick`, before a commit: checks that train nothing longer than a few steps,
+the whole tier under a minute) and `floor` (`make test-floor`). Tests that must not run beside each other
+share an `xdist_group` (see PORTS).
+"""
+import contextlib
 import hashlib
 import os
 import shutil
@@ -40,35 +51,141 @@ def tree_digests(folder, with_folders=False):
     return found
 
 
+# Tests that pick free ports (mnist_cluster.free_ports: bound, released, then handed to a TensorFlow server)
+# run in one xdist worker, one at a time, so no other test of the run takes a port between the pick and the bind.
+PORTS = pytest.mark.xdist_group("ports")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")
-    if not any(line.split(":")[0].strip() == "quick" for line in config.getini("markers")):
-        config.addinivalue_line("markers", "quick: a fast unit test (seconds, no training)")
+    config.addinivalue_line("markers", "quick: in `make test-quick` (run before a commit): trains nothing longer than "
+                                       "a few steps; the whole tier runs in under a minute")
+    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist's; registered here too for runs without it")
+    if getattr(config.option, "dist", "no") == "load":  # a hand-typed `-n 2`: keep the xdist_group marks honoured
+        config.option.dist = "loadgroup"
+
+
+@contextlib.contextmanager
+def exclusive(path):
+    """Hold an exclusive lock on the file `path` (made when missing) for the block: other processes wait.
+
+    The operating system lets go of it when its holder dies, so a crashed worker never blocks the others.
+    """
+    with open(path, "a+b") as f:
+        if os.name == "nt":
+            import msvcrt
+            f.seek(0)  # msvcrt locks bytes from the current position: byte 0, here and in the unlock
+            while True:
+                try:
+                    msvcrt.locking(f.fileno(), msvcrt.LK_LOCK, 1)  # gives up after 10 s: try again
+                    break
+                except OSError:
+                    pass
+        else:
+            import fcntl
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if os.name == "nt":
+                f.seek(0)
+                msvcrt.locking(f.fileno(), msvcrt.LK_UNLCK, 1)
+            else:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def built_once(tmp_path_factory, name, build):
+    """The folder `name`, filled by build(folder) once for the whole run, then shared (read it, never write it).
+
+    Under pytest-xdist every worker has its own temporary folder inside the run's; the folder is made there,
+    by the first worker that asks, while the others wait. A build that failed is redone by the next one
+    that asks (and fails its tests the same way).
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above popen-gw0, popen-gw1, ...
+    folder, done = base / name, base / (name + ".built")
+    with exclusive(base / (name + ".lock")):
+        if not done.exists():
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.mkdir()
+            build(folder)
+            done.touch()
+    return folder
+
+
+def copy_into(work, source, *names):
+    """Copy the files or folders `names` of `source` into the folder `work` (made when missing); returns work."""
+    os.makedirs(work, exist_ok=True)
+    for name in names:
+        src, dst = os.path.join(source, name), os.path.join(work, name)
+        shutil.copytree(src, dst) if os.path.isdir(src) else shutil.copy2(src, dst)
+    return work
 
 
 @pytest.fixture(scope="session")
 def sample_workdir(tmp_path_factory):
-    """A folder where `python mnist_generateds.py --no-download` has run on the bundled sample."""
-    work = tmp_path_factory.mktemp("sample")
-    result = run_script("mnist_generateds.py", "--no-download", cwd=work)
-    assert result.returncode == 0, result.stderr
-    return work
+    """A folder where `python mnist_generateds.py --no-download` has run on the bundled sample (shared: read only)."""
+    def build(work):
+        result = run_script("mnist_generateds.py", "--no-download", cwd=work)
+        assert result.returncode == 0, result.stderr
+    return built_once(tmp_path_factory, "sample", build)
 
 
 @pytest.fixture(scope="session")
 def trained_workdir(sample_workdir, tmp_path_factory):
-    """sample_workdir copied, plus a model trained for TRAIN_STEPS steps in ./model.
+    """sample_workdir's data/, plus a model trained for TRAIN_STEPS steps in ./model (shared: read only).
 
     The trainer's stdout and stderr (not a terminal) are kept in backward.stdout and backward.stderr.
     """
-    work = tmp_path_factory.mktemp("trained")
-    shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))
-    result = run_script("mnist_backward.py", "--steps", str(TRAIN_STEPS), cwd=work)
-    assert result.returncode == 0, result.stderr
-    (work / "backward.stdout").write_text(result.stdout)
-    (work / "backward.stderr").write_text(result.stderr)
-    return work
+    def build(work):
+        shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))
+        result = run_script("mnist_backward.py", "--steps", str(TRAIN_STEPS), cwd=work)
+        assert result.returncode == 0, result.stderr
+        (work / "backward.stdout").write_text(result.stdout)
+        (work / "backward.stderr").write_text(result.stderr)
+    return built_once(tmp_path_factory, "trained", build)
+
+
+SHARDS = 4
+
+
+@pytest.fixture(scope="session")
+def sharded_data(sample_workdir, tmp_path_factory):
+    """The sample's records written again by the generator with --shards SHARDS (from sample_workdir's JPG
+    layout): the data/ folder (shared: read only)."""
+    def build(work):
+        result = run_script("mnist_generateds.py", "--no-download", "--shards", str(SHARDS),
+                            "--jpg-dir", str(sample_workdir / "mnist_data_jpg"), "--data-dir", "data", cwd=work)
+        assert result.returncode == 0, result.stderr
+    return built_once(tmp_path_factory, "sharded", build) / "data"
+
+
+@pytest.fixture
+def trained_copy(trained_workdir, tmp_path):
+    """tmp_path/work holding a copy of trained_workdir's data/ and model/, for a test that writes there."""
+    return copy_into(tmp_path / "work", trained_workdir, "data", "model")
+
+
+# The same number of examples seen by both networks: 1,200 x 100 = 600 x 200 = 120,000 (15 epochs of the sample).
+LENET5_STEPS, MLP_STEPS = 1200, 600  # test_lenet5 checks them against the scripts' BATCH_SIZE
+
+
+@pytest.fixture(scope="session")
+def two_models(sample_workdir, tmp_path_factory):
+    """A folder with the sample's data/, LeNet-5 trained by its script for LENET5_STEPS steps in ./model_lenet5
+    and the 784-500-10 network for MLP_STEPS in ./model: the same 120,000 examples (shared: read only)."""
+    def build(work):
+        shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))
+        result = run_script("mnist_lenet5_backward.py", "--steps", str(LENET5_STEPS), cwd=work)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.startswith(f"training on 8000 records from ./data/mnist_train.tfrecords; target "
+                                        f"global_step {LENET5_STEPS}; running on CPU\n")
+        result = run_script("mnist_backward.py", "--steps", str(MLP_STEPS), cwd=work)
+        assert result.returncode == 0, result.stderr
+    return built_once(tmp_path_factory, "two_models", build)
 
 
 def new_saver(keep):
@@ -92,14 +209,15 @@ def save_checkpoint(sess, saver, model_dir, step, written):
 
 @pytest.fixture(scope="session")
 def exported_workdir(trained_workdir, tmp_path_factory):
-    """trained_workdir's data and model, plus `python mnist_export.py` run there: export/mnist/1, mnist.tflite, ..."""
-    work = tmp_path_factory.mktemp("exported")
-    shutil.copytree(os.path.join(trained_workdir, "data"), os.path.join(work, "data"))
-    shutil.copytree(os.path.join(trained_workdir, "model"), os.path.join(work, "model"),
-                    ignore=shutil.ignore_patterns("train", "eval"))
-    result = run_script("mnist_export.py", cwd=work)
-    assert result.returncode == 0, result.stderr
-    return work
+    """trained_workdir's data and model, plus `python mnist_export.py` run there: export/mnist/1, mnist.tflite, ...
+    (shared: read only)."""
+    def build(work):
+        shutil.copytree(os.path.join(trained_workdir, "data"), os.path.join(work, "data"))
+        shutil.copytree(os.path.join(trained_workdir, "model"), os.path.join(work, "model"),
+                        ignore=shutil.ignore_patterns("train", "eval"))
+        result = run_script("mnist_export.py", cwd=work)
+        assert result.returncode == 0, result.stderr
+    return built_once(tmp_path_factory, "exported", build)
 
 
 @pytest.fixture

@@ -39,6 +39,7 @@ def tensorflow_modules(imported):
     return sorted(name for name in imported if name == "tensorflow" or name.startswith("tensorflow."))
 
 
+@pytest.mark.quick
 def test_the_lists_cover_every_top_level_file():
     assert set(MODULES + TOOLS) <= set(TOP_LEVEL)
     assert {"mnist_generateds.py", "mnist_backward.py", "mnist_test.py", "mnist_app.py", "mnist_cluster.py"} <= set(SCRIPTS)
@@ -61,6 +62,7 @@ def test_help_prints_usage_without_importing_tensorflow(script, tmp_path):
     assert tensorflow_modules(imported) == []
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("script, args, message", [
     ("mnist_generateds.py", ["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
     ("mnist_generateds.py", ["--shards", "0"], "--shards must be >= 1"),
@@ -82,6 +84,7 @@ def test_flag_errors_come_before_tensorflow(script, args, message, tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("module", MODULES)
 def test_modules_say_what_they_are_and_what_to_run(module, tmp_path):
     result, imported = run_traced(module, "--help", cwd=tmp_path)

@@ -43,9 +43,9 @@ def sample_picture(path):
     return int(labels[5])
 
 
-def test_the_course_functions_run_from_a_notebook(trained_workdir, tmp_path, monkeypatch, capsys):
+def test_the_course_functions_run_from_a_notebook(trained_copy, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "argv", KERNEL_ARGV)
-    monkeypatch.chdir(trained_workdir)  # ./data and ./model, the course's default folders
+    monkeypatch.chdir(trained_copy)  # ./data and ./model, the course's default folders (test() writes model/eval)
     digit = sample_picture(tmp_path / "nine.png")
     testPicArr = mnist_app.pre_pic(str(tmp_path / "nine.png"))
     assert testPicArr.shape == (1, 784) and testPicArr.dtype == np.float32 and 0 <= testPicArr.min() < testPicArr.max() <= 1

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, run_script
+from conftest import MLP_STEPS, PORTS, ROOT, SHARDS, copy_into, run_script
 from test_records import parse_all
 import mnist_backward
 import mnist_forward
@@ -31,9 +31,11 @@ import mnistkit.distributed
 import mnistkit.records
 import mnistkit.training
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals")
+# In one xdist worker, one test at a time: the tests pick free ports (conftest.PORTS), and the module's
+# fixtures (the sharded records, the single and the cluster runs) are made once.
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals"),
+              PORTS]
 
-SHARDS = 4
 WORKERS = 2
 ASYNC_STEPS = 600
 SYNC_STEPS = 100
@@ -54,13 +56,10 @@ CHIEF_WAIT_MS = 10000  # a synchronous worker's wait for a step after the chief 
 
 
 @pytest.fixture(scope="module")
-def sharded_workdir(sample_workdir, tmp_path_factory):
-    """The bundled sample's records, training split in SHARDS shards, in a folder of its own."""
-    work = tmp_path_factory.mktemp("sharded")
-    result = run_script("mnist_generateds.py", "--no-download", "--shards", str(SHARDS),
-                        "--jpg-dir", str(sample_workdir / "mnist_data_jpg"), "--data-dir", "data", cwd=work)
-    assert result.returncode == 0, result.stderr
-    return work
+def sharded_workdir(sharded_data, tmp_path_factory):
+    """The bundled sample's records, training split in SHARDS shards, in a folder of its own: a copy of
+    conftest's sharded_data (the cluster runs write their model folders here)."""
+    return copy_into(tmp_path_factory.mktemp("sharded"), sharded_data.parent, "data")
 
 
 def launch(workdir, *args, timeout=RUN_TIMEOUT, env=None):
@@ -83,13 +82,13 @@ def files_read(output):
 
 
 @pytest.fixture(scope="module")
-def single_run(sample_workdir, tmp_path_factory):
-    """mnist_backward.py on one machine, ASYNC_STEPS steps on the same records (one file): the model folder."""
-    work = tmp_path_factory.mktemp("single")
-    result = run_script("mnist_backward.py", "--steps", str(ASYNC_STEPS), "--data-dir", str(sample_workdir / "data"),
-                        "--model-dir", "model", cwd=work)
-    assert result.returncode == 0, result.stderr
-    return work / "model"
+def single_run(two_models):
+    """mnist_backward.py on one machine, ASYNC_STEPS steps on the same records (one file): the model folder.
+
+    conftest's two_models trained it (the 784-500-10 network of the LeNet-5 comparison, as many steps).
+    """
+    assert MLP_STEPS == ASYNC_STEPS
+    return two_models / "model"
 
 
 CLOSED_PROXY = f"http://127.0.0.1:{mnist_cluster.free_ports(1)[0]}"  # a proxy that is not there: nothing listens

@@ -12,6 +12,8 @@ import pytest
 
 from conftest import ROOT
 
+pytestmark = pytest.mark.quick  # every test here: make test-quick
+
 DOCUMENTS = ["README.md", "README.zh-CN.md"] + sorted(
     os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.M | re.S)

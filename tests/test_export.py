@@ -1,8 +1,9 @@
 """mnist_export.py (issue 26): the SavedModel and LiteRT files match the checkpoint; versions, errors, the app's three forms.
 
 One export of each network per session (exports), scored once in a fresh TensorFlow 2 eager process
-(tests/exported_check.py); the other tests reuse it. The 784-500-10 network is conftest's trained model;
-LeNet-5 trains LENET5_STEPS steps here (short, so its figures are not those of docs/deploy.md).
+(tests/exported_check.py); the other tests reuse it, in one xdist worker (the group below), so it is made
+once. The networks are conftest's trained models: the 784-500-10 one of trained_workdir and the LeNet-5 of
+two_models (LENET5_STEPS steps, short, so its figures are not those of docs/deploy.md).
 """
 import importlib
 import json
@@ -14,12 +15,10 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, tree_digests
+from conftest import LENET5_STEPS, ROOT, tree_digests
 import mnist_app
 import mnist_export
-import mnist_lenet5_backward
 import mnist_test
-from tf_compat import tf
 import mnistkit.cli
 import mnistkit.deployed
 import mnistkit.idx
@@ -29,7 +28,8 @@ import mnist_lenet5_forward
 
 MLP, LENET5 = mnist_forward.NETWORK, mnist_lenet5_forward.NETWORK
 
-LENET5_STEPS = 100
+pytestmark = pytest.mark.xdist_group("export")  # one worker builds `exports`, once
+
 MAX_DIFFERENCE = 1e-4  # float .tflite probabilities against the SavedModel's
 INT8_POINTS = 0.01  # the int8 file's accuracy, at most 1 point from the SavedModel's
 INT8_SIZE = 0.35  # ... at no more than 35% of the float file's size
@@ -37,18 +37,17 @@ PICTURES = 10
 
 
 @pytest.fixture(scope="session")
-def exports(trained_workdir, tmp_path_factory):
-    """Both networks trained and exported into one folder, scored in a fresh TF2 eager process.
+def exports(trained_workdir, two_models, tmp_path_factory):
+    """Both networks' trained models exported into one folder, scored in a fresh TF2 eager process.
 
     A dict: work (the folder: data/, model/, model_lenet5/, export/), written ({label: export.Export}),
     log (mnist_export's lines), checked (exported_check.py's JSON) and accuracy ({label: mnist_test's}).
     """
     work = tmp_path_factory.mktemp("export")
     shutil.copytree(trained_workdir / "data", work / "data")
-    shutil.copytree(trained_workdir / "model", work / "model", ignore=shutil.ignore_patterns("train", "eval"))
-    data, lenet5 = str(work / "data"), str(work / "model_lenet5")
-    with tf.Graph().as_default():
-        mnist_lenet5_backward.backward(steps=LENET5_STEPS, data_dir=data, model_dir=lenet5, log=lambda line: None)
+    for source, name in ((trained_workdir, "model"), (two_models, "model_lenet5")):
+        shutil.copytree(source / name, work / name, ignore=shutil.ignore_patterns("train", "eval"))
+    data = str(work / "data")
     log, written, accuracy = [], {}, {}
     for network, model_dir in ((MLP, work / "model"), (LENET5, work / "model_lenet5")):
         written[network.label] = mnist_export.export_model(str(model_dir), str(work / "export"), data, log.append)

@@ -2,13 +2,12 @@
 import hashlib
 import json
 import os
-import shutil
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import run_script
+from conftest import LENET5_STEPS, MLP_STEPS, PORTS, copy_into, run_script
 import mnist_app
 import mnist_backward
 import mnist_cluster
@@ -31,26 +30,12 @@ import mnistkit.training
 # 6 fresh pairs of runs, LeNet-5 minus MLP accuracy on the 2,000 test records: at 60,000 examples -0.008 to
 # +0.007 (4 pairs); at 120,000 +0.008 to +0.018 (mean +0.012, sd 0.004; LeNet-5 0.924-0.935, MLP 0.914-0.920);
 # at 200,000 +0.019 and +0.021.
-LENET5_STEPS = 1200
-MLP_STEPS = LENET5_STEPS * mnist_lenet5_backward.BATCH_SIZE // mnist_backward.BATCH_SIZE
+# (LENET5_STEPS and MLP_STEPS, and two_models trained with them, are conftest's: test_export and
+# test_distributed use the same models.)
+assert LENET5_STEPS * mnist_lenet5_backward.BATCH_SIZE == MLP_STEPS * mnist_backward.BATCH_SIZE
 SHAPES = {"conv1_w": [5, 5, 1, 32], "conv1_b": [32], "conv2_w": [5, 5, 32, 64], "conv2_b": [64],
           "fc1_w": [3136, 512], "fc1_b": [512], "fc2_w": [512, 10], "fc2_b": [10]}
 SUBSET = 500  # test records scored against NumPy: enough for every batch size below, cheap for NumPy's convolutions
-
-
-@pytest.fixture(scope="module")
-def two_models(sample_workdir, tmp_path_factory):
-    """A folder with the sample's data/, LeNet-5 trained by its script in ./model_lenet5 and the
-    784-500-10 network in ./model, each for the same number of examples."""
-    work = tmp_path_factory.mktemp("lenet5")
-    shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))
-    result = run_script("mnist_lenet5_backward.py", "--steps", str(LENET5_STEPS), cwd=work)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"training on 8000 records from ./data/mnist_train.tfrecords; target global_step {LENET5_STEPS}; "
-                                  "running on CPU\n")
-    result = run_script("mnist_backward.py", "--steps", str(MLP_STEPS), cwd=work)
-    assert result.returncode == 0, result.stderr
-    return work
 
 
 def checksums(folder):
@@ -172,7 +157,8 @@ def test_short_training_beats_the_mlp_at_the_same_examples_seen(two_models):
 
 def test_test_script_once_prints_course_line_and_report(two_models, tmp_path):
     report = tmp_path / "report.json"
-    result = run_script("mnist_lenet5_test.py", "--once", "--report-json", str(report), cwd=two_models)
+    work = copy_into(tmp_path / "work", two_models, "data", "model_lenet5")  # the evaluator writes model_lenet5/eval
+    result = run_script("mnist_lenet5_test.py", "--once", "--report-json", str(report), cwd=work)
     assert result.returncode == 0, result.stderr
     first, second = result.stdout.splitlines()
     assert first.startswith(f"After {LENET5_STEPS} training steps, test accuracy = 0.")
@@ -257,8 +243,8 @@ def test_app_finds_each_network_from_its_checkpoint(two_models, tmp_path, capsys
     (mnist_backward.main, "model_lenet5", "LeNet-5", "mnist_lenet5_backward.py"),
     (mnist_test.main, "model_lenet5", "LeNet-5", "mnist_lenet5_test.py"),
 ])
-def test_each_script_names_the_network_of_another_folder(two_models, main, folder, other, script, capsys):
-    model = two_models / folder
+def test_each_script_names_the_network_of_another_folder(two_models, tmp_path, main, folder, other, script, capsys):
+    model = copy_into(tmp_path, two_models, folder) / folder  # a copy: what a script wrote would show in the others
     before = checksums(model)
     ckpt = tf.train.latest_checkpoint(str(model))
     flags = ["--once"] if main in (mnist_test.main, mnist_lenet5_test.main) else ["--steps", "5000"]
@@ -318,6 +304,7 @@ def cluster_in_this_process(num_ps):
     return cluster, SERVERS[-1]
 
 
+@PORTS
 @pytest.mark.parametrize("net, folder", [(mnist_lenet5_forward, "model_lenet5"), (mnist_forward, "model")],
                          ids=["lenet5", "mlp"])
 def test_checkpoints_move_between_one_machine_and_a_cluster_that_splits_the_largest_weights(two_models, tmp_path,

@@ -23,6 +23,8 @@ import mnistkit.records
 import tf_compat
 from mnistkit.errors import DataError
 
+pytestmark = pytest.mark.quick  # every test here: make test-quick
+
 
 # ---------------------------------------------------------------- hints name the script as the user can run it
 
@@ -132,10 +134,10 @@ def zip_bytes():
     (heif(b"msf1", (b"hevc",)), "a HEIC/HEIF photo"),
     (heif(b"avif", (b"avif", b"mif1")), "a AVIF photo"),
     (heif(b"isom", (b"mp41",)), None),  # an MP4 video: ftyp, but no picture brand
-    (gzip.compress(tfrecord_bytes()), "a GZIP-compressed TFRecord file"),
+    (gzip.compress(tfrecord_bytes(), mtime=0), "a GZIP-compressed TFRecord file"),
     (zlib.compress(tfrecord_bytes()), "a ZLIB-compressed TFRecord file"),
-    (gzip.compress(b"\0\0\x08\x03" + bytes(100)), "a GZIP-compressed IDX file (MNIST's download format)"),
-    (gzip.compress(b"plain text\n" * 10), "a GZIP-compressed file"),
+    (gzip.compress(b"\0\0\x08\x03" + bytes(100), mtime=0), "a GZIP-compressed IDX file (MNIST's download format)"),
+    (gzip.compress(b"plain text\n" * 10, mtime=0), "a GZIP-compressed file"),
     (b"\0\0\x08\x01" + bytes(100), "an IDX file (MNIST's download format)"),
     (tfrecord_bytes(), "a TFRecord file"),
     (zip_bytes(), "a zip archive (or a NumPy .npz)"),
@@ -225,7 +227,7 @@ def test_a_stop_signal_ends_a_task_waiting_for_its_session_at_once(tmp_path):
     out, err = task.communicate(timeout=30)
     assert (task.returncode, out, err) == (
         130, "", "SIGINT: worker 0: stopped while waiting for the parameter servers; nothing saved\n")
-    assert time.monotonic() - sent < 10  # not the 60 s of the wait
+    assert time.monotonic() - sent < 40  # not the 60 s of the wait (a bound loose enough for a loaded machine)
 
 
 def test_the_signal_watch_leaves_the_process_as_it_found_it():

@@ -179,6 +179,7 @@ def test_bundled_mnist_digits_are_never_refused(tmp_path):
     assert len(found) == 400
 
 
+@pytest.mark.quick
 def test_the_bundled_training_nine_whose_stem_stands_apart_is_one_digit(tmp_path):
     """Training digit 1875: a 9 and, 0.13 of its height to the right, its stem written apart (refused before issue 25)."""
     images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "train")
@@ -197,6 +198,7 @@ def _ink(img):
     return level >= mnistkit.pictures.ink_threshold(level)
 
 
+@pytest.mark.quick
 def test_label_marks_gives_the_8_connected_groups():
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -224,6 +226,7 @@ def test_label_marks_gives_the_8_connected_groups():
             assert len({labels[p] for p in group}) == 1
 
 
+@pytest.mark.quick
 def test_a_long_spiral_is_one_mark():
     """One path of about 10,000 pixels winding inwards: a labelling that spreads one step a round would need thousands."""
     mask = np.zeros((200, 200), bool)
@@ -268,6 +271,7 @@ def test_the_issues_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, trai
 
 # ---------------------------------------------------------------- a flat network input
 
+@pytest.mark.quick
 def test_a_flat_network_input_is_no_digit_in_both_preparations(tmp_path, monkeypatch):
     # A font digit on grey paper: the course's fixed threshold takes the whole page for stroke.
     Image.fromarray(handmade.photo(handmade.font_digit(3, 200), (300, 300), (50, 50), 160, 55)).save(tmp_path / "grey.png")
@@ -298,17 +302,20 @@ def test_a_flat_network_input_is_no_digit_in_both_preparations(tmp_path, monkeyp
     ("'~/my six.jpg' ", "HOME/my six.jpg"),
     ("photos/~x.png", "photos/~x.png"),
 ])
+@pytest.mark.quick
 def test_typed_path_strips_spaces_one_pair_of_quotes_and_expands_home(answer, path, monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     assert mnistkit.cli.typed_path(answer) == path.replace("HOME", str(tmp_path))
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("answer, count", [(" 4 \t", 4), ("0\r", 0), ("12", 12), ("\uff13", 3)])
 def test_count_prompt_takes_a_whole_number_with_spaces_round_it(answer, count, monkeypatch):
     monkeypatch.setattr("builtins.input", lambda prompt: answer)
     assert mnist_app.ask_count() == count
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("answer", ["two", "2.0", "-1", "\u00b2", "'2'", "", " two "])
 def test_count_prompt_refuses_anything_else_and_asks_again(answer, monkeypatch, capsys):
     answers = iter([answer, answer, " 3"])
@@ -320,6 +327,7 @@ def test_count_prompt_refuses_anything_else_and_asks_again(answer, monkeypatch, 
         mnistkit.cli.whole_number("two", "the number of test pictures")
 
 
+@pytest.mark.quick
 def test_count_prompt_ends_at_end_of_input_after_a_wrong_answer(monkeypatch, capsys):
     answers = iter(["two"])
 
@@ -365,6 +373,7 @@ def alpha_pictures():
     return cases
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("name", list(alpha_pictures()))
 def test_ink_in_the_alpha_channel_or_in_rgb_reads_as_the_opaque_drawing(name, tmp_path):
     picture, opaque = alpha_pictures()[name]
@@ -377,6 +386,7 @@ def test_ink_in_the_alpha_channel_or_in_rgb_reads_as_the_opaque_drawing(name, tm
             mnist_app.prepared_pixels(str(tmp_path / "drawn.png"), preprocess=preprocess), expected)
 
 
+@pytest.mark.quick
 def test_a_fully_transparent_or_flat_picture_with_alpha_is_no_digit(tmp_path):
     for name, rgba in (("clear", (0, 0, 0, 0)), ("white", (255, 255, 255, 255)), ("veiled", (0, 0, 0, 90))):
         Image.new("RGBA", (64, 64), rgba).save(tmp_path / f"{name}.png")

@@ -74,9 +74,9 @@ def test_report_picture_draws_the_matrix_counts_and_the_worst_digits(details):
         assert ax.get_title().startswith(f"#{w['index']}: {w['true']} → {w['predicted']}")
 
 
-def test_report_command_writes_picture_and_json(trained_workdir, tmp_path, details):
+def test_report_command_writes_picture_and_json(trained_copy, tmp_path, details):
     _, _, (_, accuracy, _, records) = details
-    model, data = str(trained_workdir / "model"), str(trained_workdir / "data")
+    model, data = str(trained_copy / "model"), str(trained_copy / "data")  # a copy: the evaluator writes model/eval
     result = run_script("mnist_test.py", "--once", "--model-dir", model, "--data-dir", data,
                         "--report", "out", "--report-json", "out/numbers.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -15,6 +15,8 @@ import pytest
 from conftest import ROOT
 import tasks
 
+pytestmark = pytest.mark.quick  # every test here: make test-quick
+
 POSIX_ONLY = pytest.mark.skipif(os.name != "posix", reason="signals and process groups as POSIX has them")
 
 
@@ -62,8 +64,13 @@ def test_each_task_runs_the_makefiles_commands():
     assert tasks.task_commands("install", py) == []
     assert tasks.task_commands("demo", py, steps=50) == [
         [py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", "50"], [py, "mnist_test.py", "--once"]]
+    parallel = ["-n", "auto", "--maxprocesses", "4", "--dist", "loadgroup"]
     assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m", "not floor",
-                                                              "-x"]]
+                                                              *parallel, "-x"]]
+    quick = tasks.quick_files()
+    assert quick and all(f.startswith("tests/test_") for f in quick)
+    assert tasks.task_commands("test-quick", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", *quick, "-m",
+                                                                    "quick and not floor", *parallel, "-x"]]
     assert tasks.task_commands("test-floor", py) == [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py"]]
     assert tasks.task_commands("bench", py, idx_dir="/d", extra=["--repeats", "5"]) == [
         [py, "bench/bench.py", "--idx-dir", "/d", "--repeats", "5"]]
@@ -71,6 +78,15 @@ def test_each_task_runs_the_makefiles_commands():
     for command in sum((tasks.task_commands(t, py) for t in tasks.TASKS if t != "clean"), []):
         script = next((c for c in command[1:] if c.endswith(".py") or c == "tests"), None)
         assert script is None or os.path.exists(os.path.join(ROOT, script)), command
+
+
+def test_quick_files_are_the_test_files_that_mark_a_test_quick(tmp_path):
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("import pytest\n\n@pytest.mark.quick\ndef test_x():\n    pass\n")
+    (tmp_path / "tests" / "test_b.py").write_text("import pytest\npytestmark = pytest.mark.quick\n")
+    (tmp_path / "tests" / "test_c.py").write_text("def test_slow():\n    pass\n")
+    (tmp_path / "tests" / "helper.py").write_text("QUICK = pytest.mark.quick\n")
+    assert tasks.quick_files(tmp_path / "tests") == ["tests/test_a.py", "tests/test_b.py"]
 
 
 def test_main_installs_then_runs_the_tasks_commands_with_its_arguments(recorded, in_tmp, monkeypatch):

@@ -25,6 +25,7 @@ from mnistkit.errors import DataError
 from tf_compat import tf
 
 BATCH = mnist_backward.BATCH_SIZE
+pytestmark = pytest.mark.xdist_group("tfdata")  # one worker: its module fixtures (a 2,000-step run) are made once
 
 
 def settings(data_dir, pipeline, model_dir="model", steps=1):
@@ -51,15 +52,6 @@ def training_batches(data_dir, pipeline, count):
 
 
 # ---------------------------------------------------------------- every record once per epoch
-
-@pytest.fixture(scope="module")
-def sharded_data(sample_workdir, tmp_path_factory):
-    """The sample written again by the generator with --shards 4 (from the JPG layout already built)."""
-    data = tmp_path_factory.mktemp("shards") / "data"
-    assert mnist_generateds.main(["--no-download", "--quiet", "--shards", "4", "--jpg-dir",
-                                  str(sample_workdir / "mnist_data_jpg"), "--data-dir", str(data)]) == 0
-    return data
-
 
 def test_every_record_comes_once_per_epoch_with_its_label(sample_workdir, sharded_data):
     single = sample_workdir / "data"

@@ -59,8 +59,8 @@ def test_evaluation_scores_every_record_once_whatever_the_batch(trained_workdir)
     assert results[1000][1] == pytest.approx(expected, abs=1 / 2000)
 
 
-def test_test_script_once_prints_course_line(trained_workdir):
-    result = run_script("mnist_test.py", "--once", cwd=trained_workdir)
+def test_test_script_once_prints_course_line(trained_copy):
+    result = run_script("mnist_test.py", "--once", cwd=trained_copy)  # a copy: the evaluator writes model/eval
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"After {TRAIN_STEPS} training steps, test accuracy = 0.")
     assert result.stderr == ""

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_script, tree_digests
+from conftest import LENET5_STEPS, PORTS, ROOT, TRAIN_STEPS, run_script, tree_digests
 from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
 import mnist_cluster
 
@@ -59,8 +59,10 @@ def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, t
     assert proc.returncode == 0, err
     assert err == ""
     assert out.rstrip().splitlines()[-1] == "done at step 150; checkpoint saved to ./model/mnist_model-150"
-    # Not a stuck input: the step that timed out in the pause was run again (the pause measured 2-4 s).
-    assert re.search(r"^note: this process was paused for [234] s; going on with the step$", out, re.M), out
+    # Not a stuck input: the step that timed out in the pause was run again. The pause measured at least 2 s
+    # (3 s quietly; more on a loaded machine, where the SIGCONT and the watch's next tick come later).
+    paused = re.findall(r"^note: this process was paused for (\d+) s; going on with the step$", out, re.M)
+    assert paused and all(int(seconds) >= 2 for seconds in paused), out
 
 
 # A training file corrupted while training reads it (course pipeline: its reader checks every CRC):
@@ -220,11 +222,14 @@ def test_the_lock_of_a_generator_that_was_killed_is_taken_over(sample_workdir, t
 
 # ---------------------------------------------------------------- 4. a changed batch size is said
 
-@pytest.mark.parametrize("script, steps", [("mnist_backward.py", 100), ("mnist_lenet5_backward.py", 20)])
-def test_resuming_at_another_batch_size_is_refused_in_one_line(sample_workdir, tmp_path, script, steps):
+@pytest.mark.parametrize("script", ["mnist_backward.py", "mnist_lenet5_backward.py"])
+def test_resuming_at_another_batch_size_is_refused_in_one_line(sample_workdir, trained_workdir, two_models, tmp_path,
+                                                                script):
     copy_data(sample_workdir, tmp_path)
-    first = run_script(script, "--steps", str(steps), "--model-dir", "m", cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
+    # A model the script trained at its default --batch-size: a copy of conftest's (trained_workdir's, two_models').
+    source, steps = ((trained_workdir / "model", TRAIN_STEPS) if script == "mnist_backward.py"
+                     else (two_models / "model_lenet5", LENET5_STEPS))
+    shutil.copytree(source, tmp_path / "m")
     before = tree_digests(tmp_path / "m")
     batch = 200 if script == "mnist_backward.py" else 100
     refused = run_script(script, "--steps", str(steps + 10), "--batch-size", "5000", "--model-dir", "m", cwd=tmp_path)
@@ -291,9 +296,9 @@ def test_the_app_piped_into_a_reader_that_stops_early_ends_quietly(trained_workd
 
 
 @POSIX
-def test_the_evaluator_ends_on_sigterm_in_one_line(trained_workdir, tmp_path):
-    proc = start([os.path.join(ROOT, "mnist_test.py"), "--model-dir", str(trained_workdir / "model"), "--data-dir",
-                  str(trained_workdir / "data")], tmp_path)
+def test_the_evaluator_ends_on_sigterm_in_one_line(trained_copy, tmp_path):
+    proc = start([os.path.join(ROOT, "mnist_test.py"), "--model-dir", str(trained_copy / "model"), "--data-dir",
+                  str(trained_copy / "data")], tmp_path)  # a copy: the evaluator writes model/eval
     wait_for(lambda: (proc.stdout.readline() or "").startswith("After "), "the first score", proc)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=PATIENCE_SECS)
@@ -302,6 +307,7 @@ def test_the_evaluator_ends_on_sigterm_in_one_line(trained_workdir, tmp_path):
 
 # ---------------------------------------------------------------- 6. a cluster started with mismatched flags
 
+@PORTS
 def test_tasks_started_with_different_host_lists_are_told_apart_from_a_lost_ps(sample_workdir, tmp_path):
     ps_port, worker_port, other_port = mnist_cluster.free_ports(3)
     ps = start([os.path.join(ROOT, "mnist_backward.py"), "--job_name", "ps", "--task_index", "0", "--ps_hosts",
