@@ -62,6 +62,7 @@ def restore_network(model_dir=mnist_backward.MODEL_SAVE_PATH):
     if ckpt is None:
         raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(networks.MLP.train_script)}`")
     stored = checkpoints.read_or_hint(model_dir, ckpt)
+    checkpoints.check_finite(ckpt, stored)  # NaN weights of a diverged training are refused in one line
     # A checkpoint of neither network is checked against the course's, which names what differs.
     net = FORWARD.get(networks.network_of(stored), mnist_forward)
     with tf.Graph().as_default() as tg:

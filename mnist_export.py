@@ -49,6 +49,7 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     if ckpt is None:
         raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(networks.MLP.train_script)}`")
     stored = checkpoints.read_or_hint(model_dir, ckpt)
+    checkpoints.check_finite(ckpt, stored)  # NaN weights of a diverged training are refused in one line
     net = FORWARD.get(networks.network_of(stored), mnist_forward)
     calibration = export.calibration_images(data_dir)  # before anything is written
     log(f"exporting {net.NETWORK.name} from {ckpt} (moving averages)")

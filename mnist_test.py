@@ -50,7 +50,7 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     session. net: the network's forward module (mnist_forward, or
     mnist_lenet5_forward, built without dropout). The checkpoint is read
     whole and verified before use (mnistkit.checkpoints.restoring). Raises
-    CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
+    NotFinite (NaN weights: a training that diverged), CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
     while read), or DataError when the checkpoint holds another network or
     does not fit this one, or a reader thread fails.
     """
@@ -63,6 +63,7 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
         ema_restore = ema.variables_to_restore()  # {name in the checkpoint: variable}: the weights' moving averages
         saver = tf.train.Saver(ema_restore)  # restores each weight's moving average into the weight itself
         stored = checkpoints.read_checkpoint(ckpt_path)
+        checkpoints.check_finite(ckpt_path, stored)  # NaN weights of a diverged training are never scored
         check_network(ckpt_path, stored, net.NETWORK, "test_script")
         correct_prediction = tf.equal(tf.argmax(y, 1), tf.argmax(y_, 1))
         correct = tf.reduce_sum(tf.cast(correct_prediction, tf.int64))  # a count: the accuracy is over all batches
@@ -149,9 +150,9 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     checkpoint. net: the network's forward module (see evaluate). The
     newest checkpoint is found from the files in model_dir
     (checkpoints.latest); one deleted by the trainer's rotation while
-    it is read is skipped for the newer one. A damaged checkpoint is an
-    error with `once`; otherwise it is reported once on stderr and the
-    watch goes on. Returns the last (global_step, accuracy, count). Raises
+    it is read is skipped for the newer one. A damaged checkpoint, or one
+    holding NaN weights, is an error with `once`; otherwise it is reported
+    once on stderr and the watch goes on. Returns the last (global_step, accuracy, count). Raises
     DataError when `once` and there is no checkpoint, or on bad input.
     """
     if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it
@@ -180,6 +181,13 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                     raise DataError(message) from None
                 print(f"error: {message}; waiting for the next checkpoint", file=sys.stderr)
                 last_seen = seen  # said once; the next checkpoint, or this one written again, is scored
+                time.sleep(interval)
+                continue
+            except checkpoints.NotFinite as e:
+                if once:
+                    raise
+                print(f"error: {e}; waiting for the next checkpoint", file=sys.stderr)
+                last_seen = seen
                 time.sleep(interval)
                 continue
             except tf.errors.OpError as e:

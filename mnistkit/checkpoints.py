@@ -39,6 +39,8 @@ import shutil
 import tempfile
 import time
 
+import numpy as np
+
 from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
 from . import files
 from .errors import DataError
@@ -60,6 +62,10 @@ class CheckpointDamaged(DataError):
 
 class CheckpointGone(DataError):
     """A checkpoint deleted while it was read (the trainer's --keep rotation)."""
+
+
+class NotFinite(DataError):
+    """A checkpoint holding a NaN or an infinity (a training that diverged); str() is the one-line message."""
 
 
 class SaveFailed(DataError):
@@ -348,6 +354,32 @@ def damaged_hint(model_dir, prefix):
     if older is None:
         return f"no intact checkpoint is left in {model_dir}; move {files} away and train again"
     return f"the newest intact checkpoint is {older}: move {files} out of {model_dir} to use it"
+
+
+def first_non_finite(values):
+    """The name of the first (sorted) floating-point array in {name: array} holding a NaN or an infinity, or None."""
+    for name in sorted(values):
+        value = np.asarray(values[name])
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            return name
+    return None
+
+
+def check_finite(prefix, stored):
+    """Raise NotFinite when a checkpoint's tensors hold a NaN or an infinity: weights of a training that diverged.
+
+    stored: {name: array}, the checkpoint as read_checkpoint (read_or_hint)
+    returned it. The evaluator, the app and the exporter call this once on
+    what they read, so that NaN weights are never scored, applied or
+    published. The message names the checkpoint and the first bad variable.
+    """
+    bad = first_non_finite(stored)
+    if bad is not None:
+        value = np.asarray(stored[bad])
+        count = int(np.size(value) - np.isfinite(value).sum())
+        raise NotFinite(f"{prefix}: checkpoint holds non-finite values ({bad!r}: {count} of {np.size(value)} "
+                        f"are NaN or infinite), so its training diverged; use an earlier checkpoint, or train "
+                        f"again with a lower LEARNING_RATE_BASE")
 
 
 def check_variables(prefix, stored, var_list):

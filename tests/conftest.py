@@ -43,6 +43,7 @@ def tree_digests(folder, with_folders=False):
 def pytest_configure(config):
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")
+    config.addinivalue_line("markers", "quick: a unit test of a second or less")
 
 
 @pytest.fixture(scope="session")
