@@ -42,6 +42,7 @@ PREPROCESS = ("mnist", "course")  # --preprocess
 TOP_K = 3
 COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, word for word
 PATH_PROMPT = "the path of test picture:"
+NO_PICTURES = "0 test pictures: nothing to predict"  # the line an answer of 0 ends with
 
 
 def restore_network(model_dir=mnist_backward.MODEL_SAVE_PATH):
@@ -191,8 +192,8 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
     """
     if paths is None:
         count, name_pictures = ask_count(), False
-        if count is None:
-            return 0  # end of input before any picture: nothing failed
+        if not count:
+            return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
     predictor = load_predictor(model_dir)
@@ -230,11 +231,14 @@ def ask_count():
     """The course's first prompt: how many pictures (int >= 0); None at end of input (Ctrl-D).
 
     An answer that is not a whole number gets its error line and the prompt
-    again (cli.ask_whole_number), as a wrong path does.
+    again (cli.ask_whole_number), as a wrong path does. An answer of 0 ends
+    with NO_PICTURES on stderr, not silently.
     """
     count = cli.ask_whole_number(COUNT_PROMPT, "the number of test pictures")
     if count is None:
         end_of_input(0, None)
+    elif count == 0:
+        print(NO_PICTURES, file=sys.stderr, flush=True)
     return count
 
 
@@ -302,8 +306,8 @@ def run(args):
         count = len(paths)
     else:
         count = ask_count()
-        if count is None:
-            return 0  # end of input before any picture: nothing failed
+        if not count:
+            return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
     if args.show_input is not None and count:  # a wrong --show-input fails before any work
         claimed = {}

@@ -111,8 +111,13 @@ def command(script, *args):
 
 
 def whole_number(answer, what):
-    """A prompt's answer as an int >= 0; raises ValueError naming `what` for anything else ("two", "-1", "", "2.0")."""
+    """A prompt's answer as an int >= 0; raises ValueError naming `what` for anything else ("two", "-1", "", "2.0").
+
+    A negative whole number is told what is wanted (`must be 0 or more`), not that it is no whole number.
+    """
     answer = answer.strip()
+    if answer[:1] == "-" and answer[1:].isdecimal():
+        raise ValueError(f"{what} must be 0 or more, not {answer!r}")
     if not answer.isdecimal():  # int() reads every decimal digit; isdigit() would also pass "²"
         raise ValueError(f"{what} must be a whole number, not {answer!r}")
     return int(answer)
@@ -122,7 +127,7 @@ def ask_whole_number(prompt, what):
     """Ask `prompt` until the answer is a whole number (int >= 0); None at end of input (Ctrl-D).
 
     A wrong answer prints `error: <what> must be a whole number, not '<answer>'`
-    on stderr and asks again. Ctrl-C ends the prompt's line, then raises
+    (`must be 0 or more` for a negative one) on stderr and asks again. Ctrl-C ends the prompt's line, then raises
     KeyboardInterrupt as usual.
     """
     while True:
