@@ -30,7 +30,7 @@ from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, deployed, networks, pictures
+from mnistkit import checkpoints, cli, deployed, networks, pictures, places
 from mnistkit.errors import DataError, exit_status
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, picture_paths, write_input
 
@@ -61,7 +61,7 @@ def restore_network(model_dir=mnist_backward.MODEL_SAVE_PATH):
     # the newest checkpoint files even when that index is lost or names a moved folder.
     ckpt = checkpoints.latest(model_dir)
     if ckpt is None:
-        raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(networks.MLP.train_script)}`")
+        raise places.no_checkpoint(model_dir, places.APP, networks.MLP.train_script, mnist_backward.MODEL_SAVE_PATH)
     stored = checkpoints.read_or_hint(model_dir, ckpt)
     checkpoints.check_finite(ckpt, stored)  # NaN weights of a diverged training are refused in one line
     # A checkpoint of neither network is checked against the course's, which names what differs.

@@ -24,7 +24,7 @@ import mnist_backward
 import mnist_forward
 import mnist_generateds
 import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, export, networks
+from mnistkit import checkpoints, cli, export, networks, places
 from mnistkit.errors import DataError, exit_status
 
 FORWARD = {net.NETWORK: net for net in (mnist_forward, mnist_lenet5_forward)}  # the network a checkpoint holds
@@ -47,7 +47,8 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     # `checkpoint` index file, and read whole first: a damaged one is one line, never a traceback.
     ckpt = checkpoints.latest(model_dir)
     if ckpt is None:
-        raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(networks.MLP.train_script)}`")
+        raise places.no_checkpoint(model_dir, places.EXPORTER, networks.MLP.train_script, mnist_backward.MODEL_SAVE_PATH,
+                                   *cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
     stored = checkpoints.read_or_hint(model_dir, ckpt)
     checkpoints.check_finite(ckpt, stored)  # NaN weights of a diverged training are refused in one line
     net = FORWARD.get(networks.network_of(stored), mnist_forward)

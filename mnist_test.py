@@ -24,7 +24,7 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, records, summaries
+from mnistkit import checkpoints, cli, inputs, places, records, summaries
 from mnistkit import report as reporting
 from mnistkit.errors import DataError, exit_status
 from mnistkit.networks import check_network
@@ -167,8 +167,10 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         ckpt = checkpoints.latest(model_dir)
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
-            if once:
-                raise DataError(f"{model_dir}: no checkpoint found; train first with `{cli.command(net.NETWORK.train_script)}`")
+            if once or places.misplaced(model_dir, net.NETWORK.test_script):  # an export, a file: it stays so
+                raise places.no_checkpoint(model_dir, net.NETWORK.test_script, net.NETWORK.train_script,
+                                           mnist_backward.MODEL_SAVE_PATH if net is mnist_forward else None,
+                                           *cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
             log("No checkpoint file found")
         elif seen != last_seen:
             try:

@@ -99,15 +99,31 @@ def script_path(script, cwd=None):
         relative = os.path.relpath(target, cwd or os.getcwd())
     except ValueError:  # Windows: another drive
         relative = target
-    path = target if relative.startswith(os.pardir) or os.path.isabs(relative) else relative
+    return quoted(target if relative.startswith(os.pardir) or os.path.isabs(relative) else relative)
+
+
+def quoted(word):
+    """One word of a command line as the user's shell reads it: quoted when it holds spaces or special characters."""
     if os.name == "nt":
-        return f'"{path}"' if any(c.isspace() for c in path) else path
-    return shlex.quote(path)
+        return f'"{word}"' if any(c.isspace() for c in word) else word
+    return shlex.quote(word)
 
 
 def command(script, *args):
-    """The command line `python SCRIPT ARGS` that runs a course script from the current folder (see script_path)."""
-    return " ".join(["python", script_path(script), *args])
+    """The command line `python SCRIPT ARGS` that runs a course script from the current folder (see script_path).
+
+    Each of args is quoted for the shell (quoted), so a hint that keeps the
+    user's `--model-dir 'model[1]'` runs as written.
+    """
+    return " ".join(["python", script_path(script), *map(quoted, args)])
+
+
+def kept(flag, value, default):
+    """[flag, value] when the user gave value other than the flag's default (the same folder spelled
+    otherwise counts as the default), else []: a hint's command keeps the user's own flags."""
+    if value is None or os.path.normpath(value) == os.path.normpath(default):
+        return []
+    return [flag, value]
 
 
 def whole_number(answer, what):

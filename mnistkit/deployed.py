@@ -87,8 +87,8 @@ class LiteRTModel:
         outputs = self.interpreter.get_output_details()
         self.output = next((o for o in outputs if o["name"] == PROBABILITIES_KEY), outputs[0])
         if list(self.input["shape_signature"][1:]) != [784] or list(self.output["shape_signature"][1:]) != [10]:
-            raise DataError(f"{path}: not an export of mnist_export.py (input {list(self.input['shape_signature'])}, "
-                            f"output {list(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
+            raise DataError(f"{path}: not an export of mnist_export.py (input {plain(self.input['shape_signature'])}, "
+                            f"output {plain(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
         convolution = any(len(t["shape"]) == 4 for t in self.interpreter.get_tensor_details())
         self.network, self.source = (LENET5 if convolution else MLP), str(path)
 
@@ -101,6 +101,11 @@ class LiteRTModel:
             self.interpreter.set_tensor(self.input["index"], quantize(pictures, self.input))
             self.interpreter.invoke()
         return dequantize(self.interpreter.get_tensor(self.output["index"]), self.output)
+
+
+def plain(shape):
+    """A tensor's shape as a message writes it: [1, 28, 28, 1], not NumPy's [np.int32(1), ...] (list of int)."""
+    return [int(d) for d in shape]
 
 
 def quantize(values, details):

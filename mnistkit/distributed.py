@@ -27,7 +27,7 @@ import threading
 import time
 
 from tf_compat import LazyMapping, first_line, task_addresses, tf
-from . import checkpoints, cli, schedule, signals, summaries, training
+from . import checkpoints, cli, records, schedule, signals, summaries, training
 from .errors import STOP_SIGNALS, ClusterError, DataError, Interrupted, exit_status
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
@@ -106,8 +106,9 @@ def worker_shards(files, task_index, num_workers):
     workers (a worker would have nothing to read).
     """
     if len(files) < num_workers:
-        raise DataError(f"{os.path.dirname(files[0]) or '.'}: {len(files)} training file(s) for {num_workers} workers; "
-                        f"run `{cli.command('mnist_generateds.py', '--shards', str(num_workers))}` (or a multiple) first")
+        folder = os.path.dirname(files[0]) or "."
+        raise DataError(f"{folder}: {len(files)} training file(s) for {num_workers} workers; "
+                        f"run `{records.generate_command(folder, '--shards', str(num_workers))}` (or a multiple) first")
     return files[task_index::num_workers]
 
 @contextlib.contextmanager

@@ -48,7 +48,7 @@ def test_the_trace_sees_tensorflow_when_it_is_imported(tmp_path):
     """The check below could not fail if -X importtime missed TensorFlow; here the app imports it to find a checkpoint."""
     result, imported = run_traced("mnist_app.py", "--model-dir", "none", "x.png", cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr == f"error: none: no checkpoint found; train first with `python {ROOT}/mnist_backward.py`\n"
+    assert result.stderr == f"error: none: no checkpoint found; train first with `python {ROOT}/mnist_backward.py --model-dir none`\n"
     assert "tensorflow" in tensorflow_modules(imported)
 
 
@@ -102,7 +102,7 @@ def test_modules_say_what_they_are_and_what_to_run(module, tmp_path):
 def test_verbose_shows_tensorflow_log_lines_and_quiet_hides_them(tmp_path):
     quiet = run_script("mnist_app.py", "--model-dir", "none", "x.png", cwd=tmp_path)
     verbose = run_script("mnist_app.py", "--model-dir", "none", "x.png", "--verbose", cwd=tmp_path)
-    error = f"error: none: no checkpoint found; train first with `python {ROOT}/mnist_backward.py`\n"
+    error = f"error: none: no checkpoint found; train first with `python {ROOT}/mnist_backward.py --model-dir none`\n"
     assert quiet.returncode == verbose.returncode == 1
     assert quiet.stderr == error
     assert verbose.stderr.endswith(error) and len(verbose.stderr.splitlines()) > 1  # TensorFlow's C++ lines first

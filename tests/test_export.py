@@ -163,7 +163,7 @@ def test_errors_are_one_line_and_leave_nothing_behind(exports, tmp_path, capsys,
     model, export_dir, data = work / "model", tmp_path / "out" / "export", work / "data"
     if case == "no checkpoint":
         model, expected = tmp_path / "empty", (f"{tmp_path}/empty: no checkpoint found; train first with "
-                                     f"`{mnistkit.cli.command('mnist_backward.py')}`")
+                                     f"`{mnistkit.cli.command('mnist_backward.py', '--model-dir', str(tmp_path / 'empty'), '--data-dir', str(data))}`")
         model.mkdir()
     elif case == "damaged":
         model = damaged_copy(exports, tmp_path)
@@ -176,7 +176,7 @@ def test_errors_are_one_line_and_leave_nothing_behind(exports, tmp_path, capsys,
         expected = f"{export_dir}: cannot write the export (Not a directory); choose another folder with --export-dir"
     else:
         data = tmp_path / "nodata"
-        expected = f"{data}: no such folder or TFRecord file; run `python mnist_generateds.py` first"
+        expected = f"{data}: no such folder or TFRecord file; run `python mnist_generateds.py --data-dir {data}` first"
     status = mnist_export.main(["--model-dir", str(model), "--export-dir", str(export_dir), "--data-dir", str(data)])
     assert (status, capsys.readouterr().err) == (1, f"error: {expected}\n")
     assert (sorted(os.listdir(tmp_path / "out")) == ["export"]) if case == "file in the way" else not (tmp_path / "out").exists()
