@@ -20,6 +20,11 @@ Two preparations (--preprocess):
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
   python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    from mnistkit import startup
+    startup.stop_quietly()
+
 import json
 import sys
 

@@ -26,6 +26,11 @@ Saver); backward() (Session, restore, then train_loop(): Coordinator and
 queue runners, the step loop with its sess.run, loss lines and saves,
 request_stop and join); the last checkpoint.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    from mnistkit import startup
+    startup.stop_quietly()
+
 import os
 import sys
 

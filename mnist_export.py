@@ -17,6 +17,11 @@ docs/deploy.md shows how to use each of them.
   python mnist_export.py --model-dir model_lenet5         # LeNet-5
   python mnist_app.py --model-dir export/mnist.tflite pic.png
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    from mnistkit import startup
+    startup.stop_quietly()
+
 import sys
 
 from tf_compat import tf

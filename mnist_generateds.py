@@ -18,6 +18,11 @@ machinery (label files, decoding processes, temporary files) is in
 mnistkit/writer.py, the checks of a written file in mnistkit/records.py, the
 shared pipeline parts in mnistkit/inputs.py.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    from mnistkit import startup
+    startup.stop_quietly()
+
 import contextlib
 import os
 import sys

@@ -9,6 +9,11 @@ Its variables (conv1_w ... fc2_b) are named apart from the 784-500-10
 network's (w1 ... b2), so that mnistkit.networks.network_of tells their
 checkpoints apart.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    from mnistkit import startup
+    startup.stop_quietly()
+
 from tf_compat import tf
 from mnist_forward import get_bias, get_weight
 from mnistkit import networks

@@ -14,6 +14,11 @@ trainer's train/), and `--report report.png` / `--report-json report.json`
 write an evaluation report: confusion matrix, per-digit precision and
 recall, and the misclassified test digits the network was surest about.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    from mnistkit import startup
+    startup.stop_quietly()
+
 import os
 import sys
 import time
