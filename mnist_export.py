@@ -43,10 +43,12 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     The course's restore (mnist_app.restore_model's steps), then one more:
     mnistkit.export.export writes the SavedModel version and the LiteRT
     files into export_dir, the int8 file calibrated on the first
-    export.CALIBRATION_RECORDS training records in data_dir. Raises
-    DataError when model_dir holds no checkpoint or a damaged one (naming
-    the newest intact one), when the training records cannot be read, or
-    when export_dir cannot be written; nothing half-written is left then.
+    export.CALIBRATION_RECORDS training records in data_dir (of the bundled
+    MNIST sample, after a note, when data_dir holds none). Raises
+    DataError when model_dir holds no checkpoint, a damaged one (naming
+    the newest intact one) or one with NaN weights, when the training
+    records are there but cannot be read, or when export_dir cannot be
+    written; nothing half-written is left then.
     """
     # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the
     # `checkpoint` index file, and read whole first: a damaged one is one line, never a traceback.
@@ -57,7 +59,7 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     stored = checkpoints.read_or_hint(model_dir, ckpt)
     checkpoints.check_finite(ckpt, stored)  # NaN weights of a diverged training are refused in one line
     net = FORWARD.get(networks.network_of(stored), mnist_forward)
-    calibration = export.calibration_images(data_dir)  # before anything is written
+    calibration = export.calibration_images(data_dir, log=log)  # before anything is written; else the bundled sample
     log(f"exporting {net.NETWORK.name} from {ckpt} (moving averages)")
 
     with tf.Graph().as_default():
@@ -69,7 +71,8 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
         with tf.Session() as sess:
             with checkpoints.restoring(ckpt, variables_to_restore, stored) as path:  # checked first; a literal path
                 saver.restore(sess, path)
-            written = export.export(sess, x, y, net.NETWORK, export_dir, calibration, log)
+            source = {"checkpoint": ckpt, "global_step": int(stored["global_step"])}
+            written = export.export(sess, x, y, net.NETWORK, export_dir, calibration, source, log)
     log(f"wrote {written.saved_model} (SavedModel), {written.tflite} and {written.tflite_int8}")
     return written
 
