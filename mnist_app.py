@@ -31,6 +31,7 @@ import sys
 import numpy as np
 from PIL import Image
 
+import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
@@ -202,6 +203,8 @@ def application(paths=None, model_dir=mnist_backward.MODEL_SAVE_PATH, threshold=
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
     predictor = load_predictor(model_dir)
+    for line in deployed.describe(predictor, tf_compat.VERBOSE):  # an export's version and, --verbose, its record
+        print(line, file=sys.stderr, flush=True)
     if predictor.network is not networks.MLP:
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count

@@ -9,6 +9,7 @@ LiteRT's interpreter (the ai-edge-litert package), without TensorFlow and
 without building our graph; where that package has no wheel (Intel Macs),
 by TensorFlow's own tf.lite.Interpreter, after a note on stderr.
 """
+import json
 import os
 import sys
 import warnings
@@ -17,8 +18,8 @@ import numpy as np
 
 from . import cli
 from .errors import DataError
-from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, versions
-from .networks import LENET5, MLP, network_of
+from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, read_metadata, versions
+from .networks import LENET5, MLP, NETWORKS, network_of
 
 SAVED_MODEL_FILE = "saved_model.pb"
 FALLBACK_NOTE = ("note: LiteRT's interpreter (pip package ai-edge-litert) is not installed; "
@@ -29,6 +30,52 @@ def is_exported(path):
     """True when path names an exported form: a .tflite file, a SavedModel folder, or a base path of versions."""
     return (str(path).lower().endswith(TFLITE_SUFFIX) or os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
             or newest_version(path) is not None)
+
+
+# The weight shapes each network's .tflite file holds (fully connected weights as [out, in], LiteRT's layout):
+# how a file exported before the export record was written is told apart, exactly.
+WEIGHT_SHAPES = {MLP: {(500, 784), (10, 500)},
+                 LENET5: {(32, 5, 5, 1), (64, 5, 5, 32), (512, 3136), (10, 512)}}
+
+
+def network_from(path, record, guess):
+    """The networks.Network an export holds: its record's (export.read_metadata), else guess() for an export
+    written before records; DataError naming path when neither names one of ours."""
+    network = record_network(record["network"]) if record and "network" in record else guess()
+    if network is None:
+        raise DataError(f"{path}: this export holds neither of our networks")
+    return network
+
+
+def record_network(record):
+    """The networks.Network an export record's "network" entry declares, or None."""
+    return next((n for n in NETWORKS if n.label == record.get("label")), None)
+
+
+def network_of_shapes(shapes):
+    """The network whose weights a .tflite file holds (shapes: its tensors' shapes), or None: exact, not by kind."""
+    found = [n for n, weights in WEIGHT_SHAPES.items() if weights <= shapes]
+    return found[0] if len(found) == 1 else None
+
+
+def exact_network_of(names):
+    """The network whose variables, and no others, a SavedModel holds (names: its variables), or None."""
+    network = network_of(names)
+    return network if network is not None and set(names) == set(network.variables) else None
+
+
+def describe(model, verbose=False):
+    """The lines the app says about an export on stderr: which version of a base path; with verbose, its record."""
+    lines = []
+    base = getattr(model, "base", None)
+    if base is not None:
+        lines.append(f"{base}: using version {os.path.basename(model.source)} ({model.source}), the newest of "
+                     f"{', '.join(map(str, versions(base)))}")
+    if verbose:
+        record = getattr(model, "record", None)
+        lines.append(f"{model.source}: " + ("exported before export records were written" if record is None else
+                                           "export record " + json.dumps(record, sort_keys=True)))
+    return lines
 
 
 def newest_version(base):
@@ -48,9 +95,11 @@ def load(path):
     """
     if str(path).lower().endswith(TFLITE_SUFFIX):
         return LiteRTModel(path)
-    if not os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
-        path = newest_version(path) or path
-    return SavedModelModel(path)
+    if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+        return SavedModelModel(path)
+    model = SavedModelModel(newest_version(path) or path)
+    model.base = path  # the app says which version it used (describe)
+    return model
 
 
 def interpreter_class():
@@ -69,8 +118,9 @@ class LiteRTModel:
 
     An int8 file's input is quantized here from [0, 1] and its output
     dequantized with the scale and zero point the file holds, so predict
-    takes and returns what the float file does. The network is LeNet-5
-    when the file holds a convolution's 4-D filter, else the 784-500-10 one.
+    takes and returns what the float file does. The network is the one its
+    export record names (`record`, export.read_metadata), or for a file
+    written before records, the one whose weight shapes it holds, exactly.
     """
 
     def __init__(self, path):
@@ -89,8 +139,9 @@ class LiteRTModel:
         if list(self.input["shape_signature"][1:]) != [784] or list(self.output["shape_signature"][1:]) != [10]:
             raise DataError(f"{path}: not an export of mnist_export.py (input {plain(self.input['shape_signature'])}, "
                             f"output {plain(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
-        convolution = any(len(t["shape"]) == 4 for t in self.interpreter.get_tensor_details())
-        self.network, self.source = (LENET5 if convolution else MLP), str(path)
+        self.source, self.record = str(path), read_metadata(path)
+        shapes = {tuple(int(d) for d in t["shape"]) for t in self.interpreter.get_tensor_details()}
+        self.network = network_from(path, self.record, lambda: network_of_shapes(shapes))
 
     def predict(self, pictures):
         """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]."""
@@ -129,8 +180,9 @@ class SavedModelModel:
     """A SavedModel version folder written by mnistkit.export, run through its serving_default signature.
 
     Loaded into a tf.compat.v1 session (the scripts run TensorFlow in graph
-    mode); the network is found from its variables' names, as from a
-    checkpoint's (networks.network_of).
+    mode); the network is the one its export record names (`record`,
+    export.read_metadata), or for an export written before records, the one
+    whose variables it holds, exactly.
     """
 
     def __init__(self, path):
@@ -144,9 +196,8 @@ class SavedModelModel:
             signature = meta_graph.signature_def[SIGNATURE_KEY]
         except (tf.errors.OpError, OSError, ValueError, RuntimeError, KeyError) as e:
             raise DataError(f"{path}: not a readable SavedModel of mnist_export.py ({first_line(e)})") from None
-        self.network = network_of(names)
-        if self.network is None:
-            raise DataError(f"{path}: this SavedModel holds neither of our networks")
+        self.record = read_metadata(path)
+        self.network = network_from(path, self.record, lambda: exact_network_of(names))
         self.images = signature.inputs[INPUT_KEY].name
         self.probabilities = signature.outputs[PROBABILITIES_KEY].name
 
