@@ -53,9 +53,10 @@ def record_network(record):
 
 
 def network_of_shapes(shapes):
-    """The network whose weights a .tflite file holds (shapes: its tensors' shapes), or None: exact, not by kind."""
-    found = [n for n, weights in WEIGHT_SHAPES.items() if weights <= shapes]
-    return found[0] if len(found) == 1 else None
+    """The network whose weights, and no others, a .tflite file holds, or None. shapes: its tensors' shapes; the
+    weights are those of 2 or more dimensions not of the batch of 1 its activations have."""
+    weights = {shape for shape in shapes if len(shape) >= 2 and shape[0] != 1}
+    return next((n for n, expected in WEIGHT_SHAPES.items() if weights == expected), None)
 
 
 def exact_network_of(names):
