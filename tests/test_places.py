@@ -112,3 +112,22 @@ def test_shapes_are_written_plainly():
     import numpy as np
     assert str(plain(np.array([1, 28, 28, 1], np.int32))) == "[1, 28, 28, 1]"
     assert str(plain([np.int32(-1), np.int64(784)])) == "[-1, 784]"
+
+
+def test_another_models_tflite_is_named_with_plain_shapes(tmp_path):
+    from mnistkit import deployed
+    from mnistkit.errors import DataError
+    from tf_compat import tf
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [1, 28, 28, 1], name="image")
+        w = tf.Variable(tf.zeros([784, 10]), name="w")
+        y = tf.matmul(tf.reshape(x, [1, 784]), w)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            flatbuffer = tf.lite.TFLiteConverter.from_session(sess, [x], [y]).convert()
+    path = tmp_path / "other.tflite"
+    path.write_bytes(flatbuffer)
+    with pytest.raises(DataError) as error:
+        deployed.load(str(path))
+    assert str(error.value) == (f"{path}: not an export of mnist_export.py (input [1, 28, 28, 1], output [1, 10]; "
+                                f"expected [-1, 784] and [-1, 10])")
