@@ -285,6 +285,33 @@ def test_the_app_says_which_version_of_a_base_path_it_used_and_verbose_prints_th
     assert f"{base}/2: export record {json.dumps(record, sort_keys=True)}" in lines
 
 
+SCORE_WITHOUT_TENSORFLOW = """
+import runpy, sys
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+print("tensorflow" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("suffix", ["", "_int8"])
+def test_the_tflite_files_score_on_the_course_jpgs_with_litert_and_pillow_alone(exports, sample_workdir, suffix):
+    """docs/deploy.md's way (tools/score_tflite.py), against the app's predictor on the same JPGs."""
+    path = exports["work"] / "export" / f"mnist{suffix}.tflite"
+    folder = sample_workdir / "mnist_data_jpg" / "mnist_test_jpg_2000"
+    labels = sample_workdir / "mnist_data_jpg" / "mnist_test_jpg_2000.txt"
+    result = subprocess.run([sys.executable, "-c", SCORE_WITHOUT_TENSORFLOW, os.path.join(ROOT, "tools", "score_tflite.py"),
+                             str(path), str(folder), str(labels)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    scored, uses_tensorflow = result.stdout.splitlines()
+    assert uses_tensorflow == "False"
+    from PIL import Image
+    lines = [line.rsplit(maxsplit=1) for line in labels.read_text().splitlines()]
+    pictures = np.stack([np.asarray(Image.open(folder / name), np.float32).reshape(784) / 255 for name, _ in lines])
+    digits = mnistkit.deployed.load(str(path)).predict(pictures).argmax(1)
+    accuracy = np.mean(digits == np.array([int(d) for _, d in lines]))
+    assert scored == f"{path}: {accuracy:.4f} of 2000 digits"
+
+
 def test_a_full_disk_leaves_no_half_written_export(exports, tmp_path, capsys):
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("needs root to mount a small tmpfs")
