@@ -21,6 +21,9 @@ Two preparations (--preprocess):
   python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
   python mnist_app.py --serve             # the drawing board: http://127.0.0.1:8501/ (mnistkit.board)
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 import importlib
 import json
 import os
@@ -29,9 +32,10 @@ import sys
 import numpy as np
 from PIL import Image
 
+import tf_compat
 from tf_compat import tf
 import mnist_forward
-from mnistkit import board, checkpoints, cli, deployed, networks, pictures
+from mnistkit import board, checkpoints, cli, deployed, networks, pictures, places
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
 
@@ -43,6 +47,7 @@ PREPROCESS = ("mnist", "course")  # --preprocess
 TOP_K = 3
 COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, word for word
 PATH_PROMPT = "the path of test picture:"
+NO_PICTURES = "0 test pictures: nothing to predict"  # the line an answer of 0 ends with
 
 
 def restore_network(model_dir=MODEL_SAVE_PATH):
@@ -61,7 +66,7 @@ def restore_network(model_dir=MODEL_SAVE_PATH):
         # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest
         # finds the newest checkpoint files even when that index is lost or names a moved folder, reads them
         # whole, and names the network the folder holds, whose forward module builds the graph.
-        found = checkpoints.newest(model_dir, mnist_forward.NETWORK, script=None, default_dir=MODEL_SAVE_PATH)
+        found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
         net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
         x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
         y = net.forward(x, None, train=False)
@@ -221,11 +226,13 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     """
     if paths is None:
         count, name_pictures = ask_count(), False
-        if count is None:
-            return 0  # end of input before any picture: nothing failed
+        if not count:
+            return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
     predictor = load_predictor(model_dir)
+    for line in deployed.describe(predictor, tf_compat.VERBOSE):  # an export's version and, --verbose, its record
+        print(line, file=sys.stderr, flush=True)
     if predictor.network.forward != mnist_forward.NETWORK.forward:  # another network than the course's: say which
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
@@ -260,11 +267,14 @@ def ask_count():
     """The course's first prompt: how many pictures (int >= 0); None at end of input (Ctrl-D).
 
     An answer that is not a whole number gets its error line and the prompt
-    again (cli.ask_whole_number), as a wrong path does.
+    again (cli.ask_whole_number), as a wrong path does. An answer of 0 ends
+    with NO_PICTURES on stderr, not silently.
     """
     count = cli.ask_whole_number(COUNT_PROMPT, "the number of test pictures")
     if count is None:
         end_of_input(0, None)
+    elif count == 0:
+        print(NO_PICTURES, file=sys.stderr, flush=True)
     return count
 
 
@@ -345,8 +355,8 @@ def run(args):
         count = len(paths)
     else:
         count = ask_count()
-        if count is None:
-            return 0  # end of input before any picture: nothing failed
+        if not count:
+            return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
     if args.show_input is not None and count:  # a wrong --show-input fails before any work
         claimed = {}

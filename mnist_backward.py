@@ -26,6 +26,10 @@ Saver); backward() (Session, restore, then train_loop(): Coordinator and
 queue runners, the step loop with its sess.run, loss lines and saves,
 request_stop and join); the last checkpoint.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 import os
 import sys
 
@@ -132,10 +136,11 @@ def build_graph(settings, data, sync_replicas=None):
         step_after = global_step.read_value()  # the step number this update produced (others move it too)
     summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
+    finite_names, finite = training.finite_flags(tf.global_variables())  # checked before each save
     # Relative paths in the `checkpoint` index keep a moved model folder readable; --keep rotates only this run's.
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
     return training.TrainGraph(x, y_, img_batch, label_batch, loss, learning_rate, global_step, train_op,
-                               step_after, summary, optimizer, saver)
+                               step_after, summary, optimizer, saver, finite, finite_names)
 
 
 def training_batches(settings, data):
@@ -201,7 +206,7 @@ def backward(*args, net=mnist_forward, **options):
                     train_loop(sess, graph, settings, run)
                 except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps done
                     error = training.one_line_error(e, data.where)
-                    if not isinstance(error, checkpoints.SaveFailed):
+                    if not isinstance(error, (checkpoints.SaveFailed, training.Diverged)):  # NaN weights stay unsaved
                         error = training.saved_note(error, save_if_possible(sess, graph, settings, run))
                     raise error from None
                 save_last(sess, graph, settings, run, restored)
@@ -236,6 +241,7 @@ def train_loop(sess, graph, settings, run):
                 continue  # a step to try again
             run.data.check_unchanged()
             _, loss_value, step, learning_rate = out[:4]
+            training.check_loss(loss_value, step, learning_rate, settings, run.data.where)  # NaN: stop here
             run.progress.step, run.progress.local_steps = step, run.progress.local_steps + 1
             run.bar.update(step - previous)
             run.bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
@@ -245,7 +251,7 @@ def train_loop(sess, graph, settings, run):
                 with run.bar.external_write_mode():
                     settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
             if run.chief and training.crossed(run.progress.saved_step, step, settings.save_every):
-                run.progress.saved_step = save(sess, graph, run)
+                run.progress.saved_step = save(sess, graph, run, settings)
     except tf.errors.OpError as e:
         if inputs.iterator_failed(e):  # tf.data reads in the step itself, not in a reader thread
             raise inputs.pipeline_failed(run.data.where, e) from None
@@ -276,15 +282,22 @@ def run_step(sess, graph, fetches, settings, guard):
     return None
 
 
-def save(sess, graph, run):
+def save(sess, graph, run, settings):
     """The course's saver.save at the global_step read now; returns that step.
+
+    The same read tells whether every variable is finite: a training that
+    diverged raises training.Diverged and saves nothing, so the newest
+    checkpoint stays the last good one.
 
     run.saves.attempts (checkpoints.save_attempts) adds what the course
     never had: no save over another run's checkpoint, the .meta written
     first, a save refused by a file another process holds tried again, and
     a failed save removed whole and raised as one line (SaveFailed).
     """
-    step = int(sess.run(graph.global_step, options=training.step_options()))
+    step, finite, learning_rate = sess.run([graph.global_step, graph.finite, graph.learning_rate],
+                                           options=training.step_options())
+    step = int(step)
+    training.check_weights(finite, graph.finite_names, step, learning_rate, settings, run.data.where)
     for attempt in run.saves.attempts(sess, step):
         with attempt:
             graph.saver.save(sess, os.path.join(run.saves.model_dir, MODEL_NAME), global_step=step,
@@ -301,7 +314,7 @@ def save_last(sess, graph, settings, run, restored):
     progress = run.progress
     progress.step = max(progress.step, int(sess.run(graph.global_step, options=training.step_options())))
     if run.chief and (progress.step != progress.saved_step or restored is None):
-        progress.saved_step = save(sess, graph, run)
+        progress.saved_step = save(sess, graph, run, settings)
     return progress.step
 
 

@@ -17,6 +17,10 @@ Exit status 0 when every process ended with status 0, 128 + signal number
 No scheduler and no transport of our own: the processes talk through
 TensorFlow's gRPC runtime; this script only starts, watches and stops them.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 import argparse
 import ctypes
 import importlib

@@ -17,6 +17,10 @@ docs/deploy.md shows how to use each of them.
   python mnist_export.py --model-dir model_lenet5         # LeNet-5
   python mnist_app.py --model-dir export/mnist.tflite pic.png
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 import importlib
 import sys
 
@@ -24,8 +28,7 @@ from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, export
-
+from mnistkit import checkpoints, cli, export, places
 
 EXPORT_DIR = export.EXPORT_DIR
 
@@ -37,16 +40,19 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     The course's restore (mnist_app.restore_model's steps), then one more:
     mnistkit.export.export writes the SavedModel version and the LiteRT
     files into export_dir, the int8 file calibrated on the first
-    export.CALIBRATION_RECORDS training records in data_dir. Raises
-    DataError when model_dir holds no checkpoint or a damaged one (naming
-    the newest intact one), when the training records cannot be read, or
-    when export_dir cannot be written; nothing half-written is left then.
+    export.CALIBRATION_RECORDS training records in data_dir (of the bundled
+    MNIST sample, after a note, when data_dir holds none). Raises
+    DataError when model_dir holds no checkpoint, a damaged one (naming
+    the newest intact one) or one with NaN weights, when the training
+    records are there but cannot be read, or when export_dir cannot be
+    written; nothing half-written is left then.
     """
     # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the `checkpoint`
     # index file, read whole first (a damaged one is one line, never a traceback); its network from the folder.
-    found = checkpoints.newest(model_dir, mnist_forward.NETWORK, script=None, default_dir=mnist_backward.MODEL_SAVE_PATH)
+    found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.EXPORTER, mnist_backward.MODEL_SAVE_PATH,
+                               cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
     net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
-    calibration = export.calibration_images(data_dir)  # before anything is written
+    calibration = export.calibration_images(data_dir, log=log)  # before anything is written; else the bundled sample
     log(f"exporting {net.NETWORK.name} from {ckpt} (moving averages)")
 
     with tf.Graph().as_default():
@@ -58,7 +64,8 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
         with tf.Session() as sess:
             with checkpoints.restoring(ckpt, variables_to_restore, stored) as path:  # checked first; a literal path
                 saver.restore(sess, path)
-            written = export.export(sess, x, y, net.NETWORK, export_dir, calibration, log)
+            source = {"checkpoint": ckpt, "global_step": int(stored["global_step"])}
+            written = export.export(sess, x, y, net.NETWORK, export_dir, calibration, source, log)
     log(f"wrote {written.saved_model} (SavedModel), {written.tflite} and {written.tflite_int8}")
     return written
 

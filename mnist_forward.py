@@ -8,6 +8,10 @@ mnist_lenet5_forward.py is the other network the same scripts train,
 evaluate and apply; mnistkit.networks tells from a checkpoint's variable
 names which of the two it holds.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 from tf_compat import tf
 from mnistkit import networks
 

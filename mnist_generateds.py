@@ -18,6 +18,10 @@ machinery (label files, decoding processes, temporary files) is in
 mnistkit/writer.py, the checks of a written file in mnistkit/records.py, the
 queue-runner stages in mnistkit/records.py.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 import contextlib
 import os
 import sys

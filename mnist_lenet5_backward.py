@@ -9,6 +9,10 @@ schedule for it: batch 100, learning rate 0.005 decayed x0.99 per epoch
 to ./model_lenet5/, so that this network and the 784-500-10 one never
 resume each other's; evaluate with mnist_lenet5_test.py.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 import sys
 
 import mnist_backward

@@ -9,6 +9,10 @@ Its variables (conv1_w ... fc2_b) are named apart from the 784-500-10
 network's (w1 ... b2), so that a checkpoint of one is never taken for the
 other (mnistkit.networks).
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 from tf_compat import tf
 from mnist_forward import get_bias, get_weight
 from mnistkit import networks

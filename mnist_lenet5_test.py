@@ -6,6 +6,10 @@ Run beside (or after) mnist_lenet5_backward.py. mnist_test.py's evaluation
 network of mnist_lenet5_forward.py, without dropout, and ./model_lenet5/ as
 the default model folder.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 import sys
 
 import mnist_lenet5_backward

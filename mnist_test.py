@@ -14,6 +14,10 @@ trainer's train/), and `--report report.png` / `--report-json report.json`
 write an evaluation report: confusion matrix, per-digit precision and
 recall, and the misclassified test digits the network was surest about.
 """
+
+if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
+    import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
+
 import importlib
 import os
 import sys
@@ -25,7 +29,7 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, records, training
+from mnistkit import checkpoints, cli, inputs, places, records, training
 from mnistkit import report as reporting
 from mnistkit.errors import DataError
 
@@ -51,8 +55,8 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     mnist_lenet5_forward, built without dropout). found: ckpt_path as
     checkpoints.checked read it, when the caller has (else it is read
     here); the checkpoint is read whole and verified before use
-    (mnistkit.checkpoints.restoring). Raises
-    CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
+    (mnistkit.checkpoints.restoring). Raises NotFinite (NaN weights: a
+    training that diverged), CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
     while read), or DataError when the checkpoint holds another network or
     does not fit this one, or a reader thread fails.
     """
@@ -154,9 +158,9 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     network the folder records (checkpoints.checked). The
     newest checkpoint is found from the files in model_dir
     (checkpoints.latest); one deleted by the trainer's rotation while
-    it is read is skipped for the newer one. A damaged checkpoint is an
-    error with `once`; otherwise it is reported once on stderr and the
-    watch goes on. Returns the last (global_step, accuracy, count). Raises
+    it is read is skipped for the newer one. A damaged checkpoint, or one
+    holding NaN weights, is an error with `once`; otherwise it is reported
+    once on stderr and the watch goes on. Returns the last (global_step, accuracy, count). Raises
     DataError when `once` and there is no checkpoint, or on bad input.
     """
     if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it
@@ -172,8 +176,9 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         ckpt = checkpoints.latest(model_dir)
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
-            if once:
-                raise checkpoints.no_checkpoint(model_dir, net.NETWORK, default_dir)
+            if once or places.misplaced(model_dir, net.NETWORK.test_script):  # an export, a file: it stays so
+                raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, default_dir,
+                                                cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
             log("No checkpoint file found")
         elif seen != last_seen:
             try:  # the one restore's check: read whole, its network read from the folder
@@ -182,11 +187,10 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                                   pipeline=pipeline, found=found)
             except checkpoints.CheckpointGone:
                 continue  # the trainer's rotation deleted it while we read it; take the newer one
-            except checkpoints.CheckpointDamaged as e:
-                message = str(e)
+            except (checkpoints.CheckpointDamaged, checkpoints.NotFinite) as e:  # damaged, or NaN weights
                 if once:
-                    raise DataError(message) from None
-                print(f"error: {message}; waiting for the next checkpoint", file=sys.stderr)
+                    raise DataError(str(e)) from None
+                print(f"error: {e}; waiting for the next checkpoint", file=sys.stderr)
                 last_seen = seen  # said once; the next checkpoint, or this one written again, is scored
                 time.sleep(interval)
                 continue

@@ -355,5 +355,5 @@ def serve(model, host=HOST, port=PORT, out=print):
         app.state.uploads.cleanup()
     signum = stopped.get("signal", signal.SIGINT)
     interrupt = KeyboardInterrupt()
-    interrupt.signum = signum  # mnistkit.errors.exit_status: 128 + signum
+    interrupt.signum = signum  # mnistkit.cli.exit_status: 128 + signum
     raise interrupt

@@ -41,13 +41,13 @@ import shutil
 import tempfile
 import time
 
-from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
-from . import files
-from .errors import DataError
-from . import cli, networks
+import numpy as np
 
-MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
-INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
+from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
+from . import cli, files, networks, places
+from .errors import DataError
+from .places import CHECKPOINT_FILE, INDEX_FILE, MODEL_NAME
+
 FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the batch size and epoch trained at
 # Saver.save on its own writes a checkpoint's .meta last, after the index file
 # names it (save() below does not; other writers of a folder may); a reader
@@ -68,6 +68,10 @@ class CheckpointGone(DataError):
 
 class NoCheckpoint(DataError):
     """A model folder holding no checkpoint (no_checkpoint); str() is the one-line message with its hint."""
+
+
+class NotFinite(DataError):
+    """A checkpoint holding a NaN or an infinity (a training that diverged); str() is the one-line message."""
 
 
 class SaveFailed(DataError):
@@ -91,12 +95,11 @@ def checkpoint_steps(model_dir):
     the V1 format) counts, so that a checkpoint that lost its .index is
     still seen, and reported damaged instead of being passed over.
     """
-    pattern = re.compile(re.escape(MODEL_NAME) + r"-(\d+)(\.(index|meta|data-\d{5}-of-\d{5}))?$")
     try:
         names = os.listdir(model_dir)
     except OSError:
         return []
-    return sorted({int(m.group(1)) for m in map(pattern.match, names) if m})
+    return sorted({int(m.group(1)) for m in map(CHECKPOINT_FILE.match, names) if m})
 
 
 def checkpoint_format(prefix):
@@ -358,6 +361,32 @@ def damaged_hint(model_dir, prefix):
     if older is None:
         return f"no intact checkpoint is left in {model_dir}; move {files} away and train again"
     return f"the newest intact checkpoint is {older}: move {files} out of {model_dir} to use it"
+
+
+def first_non_finite(values):
+    """The name of the first (sorted) floating-point array in {name: array} holding a NaN or an infinity, or None."""
+    for name in sorted(values):
+        value = np.asarray(values[name])
+        if value.dtype.kind in "fc" and not np.isfinite(value).all():
+            return name
+    return None
+
+
+def check_finite(prefix, stored):
+    """Raise NotFinite when a checkpoint's tensors hold a NaN or an infinity: weights of a training that diverged.
+
+    stored: {name: array}, the checkpoint as read_checkpoint (read_or_hint)
+    returned it. The evaluator, the app and the exporter call this once on
+    what they read, so that NaN weights are never scored, applied or
+    published. The message names the checkpoint and the first bad variable.
+    """
+    bad = first_non_finite(stored)
+    if bad is not None:
+        value = np.asarray(stored[bad])
+        count = int(np.size(value) - np.isfinite(value).sum())
+        raise NotFinite(f"{prefix}: checkpoint holds non-finite values ({bad!r}: {count} of {np.size(value)} "
+                        f"are NaN or infinite), so its training diverged; use an earlier checkpoint, or train "
+                        f"again with a lower LEARNING_RATE_BASE")
 
 
 def check_variables(prefix, stored, var_list):
@@ -722,30 +751,33 @@ Found.__doc__ = """A checkpoint to restore: its `prefix`, its tensors read whole
 holds, whose forward module (network.forward) the caller imports to build the graph."""
 
 
-def newest(model_dir, network, script="test_script", default_dir=None):
-    """The one restore's first half: model_dir's newest checkpoint, read whole and checked, as a Found.
+def newest(model_dir, network, caller, default_dir=None, flags=()):
+    """The one restore's first half, for the app and the exporter: model_dir's newest checkpoint as a Found.
 
-    For the evaluator, the app and the exporter; the course's Saver,
-    variables_to_restore and restore follow in each of them, inside
+    Read whole and checked (checked()); the course's Saver,
+    variables_to_restore and restore follow in the caller, inside
     restoring(). network: the caller's own network (its default folder's),
-    named in the hint when the folder does not say which it holds; script:
-    which of the found network's scripts an evaluator sends the user to when
-    the folder holds a network not its own (networks.check_network); None
-    takes any network (the app, the exporter). default_dir: the folder the
-    caller uses without --model-dir, so that the hint keeps a --model-dir
-    the user gave. Raises DataError: no checkpoint (no_checkpoint), a damaged
-    one (naming the newest intact one), one of another network.
+    named in the hint when the folder does not say which it holds. caller:
+    the script's file name (places.APP, places.EXPORTER), for what a path
+    one level off is named with. default_dir, flags: see no_checkpoint.
+    Raises DataError: no checkpoint (no_checkpoint: NoCheckpoint, or what
+    the path holds instead), a damaged one (naming the newest intact one),
+    one with NaN weights (NotFinite).
     """
     prefix = latest(model_dir)
     if prefix is None:
-        raise no_checkpoint(model_dir, network, default_dir)
-    return checked(model_dir, prefix, network, script)
+        raise no_checkpoint(model_dir, network, caller, default_dir, flags)
+    return checked(model_dir, prefix, network)
 
 
-def checked(model_dir, prefix, network, script="test_script"):
-    """The Found for checkpoint `prefix` of model_dir: read whole, its network read from the folder, checked.
+def checked(model_dir, prefix, network, script=None):
+    """The Found for checkpoint `prefix` of model_dir: read whole, finite, its network read from the folder.
 
-    Raises DataError as newest() does (CheckpointGone when it went while read).
+    network: the caller's own, taken when the folder names none. script:
+    None takes any network (the app, the exporter); "test_script" refuses
+    one that has an evaluator of its own (networks.check_network). Raises
+    CheckpointDamaged (with the newest intact one in the hint),
+    CheckpointGone (deleted while read), NotFinite, DataError.
     """
     try:
         stored = read_checkpoint(prefix)
@@ -753,6 +785,7 @@ def checked(model_dir, prefix, network, script="test_script"):
         raise
     except CheckpointDamaged as e:
         raise CheckpointDamaged(f"{e}; {damaged_hint(model_dir, prefix)}") from None
+    check_finite(prefix, stored)  # NaN weights of a diverged training are never scored, applied or exported
     found = folder_network(model_dir, stored) or network
     if script is not None:
         networks.check_network(prefix, found, network, script)
@@ -762,19 +795,25 @@ def checked(model_dir, prefix, network, script="test_script"):
     return Found(prefix, stored, found)
 
 
-def no_checkpoint(model_dir, network, default_dir=None):
-    """The DataError for a model folder without a checkpoint: `train first with` its network's trainer.
+def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
+    """The DataError for a --model-dir without a checkpoint: what it holds instead, or `train first with`.
 
-    The network is the one the folder records (a folder whose checkpoints
-    were all deleted), else `network`; the command keeps --model-dir when
-    model_dir is not default_dir (the caller's default), so that following
-    the hint trains into the folder the user named.
+    A path one level off (an exports folder, a SavedModel given to the
+    evaluator or the exporter, a checkpoint's file) is named with what to
+    give instead (places.misplaced, for the script `caller`). Else a
+    NoCheckpoint naming the trainer of the network the folder records (a
+    folder whose checkpoints were all deleted), else of `network`; the
+    command keeps --model-dir when model_dir is not default_dir (None:
+    always) and the user's other `flags` (cli.kept's), so that the hint,
+    followed as written, trains into the folder named.
     """
+    misplaced = places.misplaced(model_dir, caller)
+    if misplaced is not None:
+        return misplaced
     network = folder_network(model_dir) or network
-    flags = () if default_dir is not None and os.path.normpath(model_dir) == os.path.normpath(default_dir) else (
-        "--model-dir", cli.quoted(model_dir))
+    kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
     return NoCheckpoint(f"{model_dir}: no checkpoint found; train first with "
-                     f"`{cli.command(network.train_script, *flags)}`")
+                        f"`{cli.command(network.train_script, *kept, *flags)}`")
 
 
 def remove_unfinished_checkpoints(model_dir, log=print):

@@ -206,21 +206,38 @@ def script_file(script):
                  if os.path.isfile(os.path.join(folder or ".", script))), target)
 
 
-def quoted(path):
-    """A path written so that the user's shell reads it back as it is (quoted when it holds special characters)."""
+def quoted(word):
+    """One word of a command line as the user's shell reads it: quoted when it holds spaces or special characters."""
     if os.name == "nt":
-        return f'"{path}"' if any(c.isspace() for c in path) else path
-    return shlex.quote(path)
+        return f'"{word}"' if any(c.isspace() for c in word) else word
+    return shlex.quote(word)
 
 
 def command(script, *args):
-    """The command line `python SCRIPT ARGS` that runs a course script from the current folder (see script_path)."""
-    return " ".join(["python", script_path(script), *args])
+    """The command line `python SCRIPT ARGS` that runs a course script from the current folder (see script_path).
+
+    Each of args is quoted for the shell (quoted), so a hint that keeps the
+    user's `--model-dir 'model[1]'` runs as written.
+    """
+    return " ".join(["python", script_path(script), *map(quoted, args)])
+
+
+def kept(flag, value, default):
+    """[flag, value] when the user gave value other than the flag's default (the same folder spelled
+    otherwise counts as the default), else []: a hint's command keeps the user's own flags."""
+    if value is None or os.path.normpath(value) == os.path.normpath(default):
+        return []
+    return [flag, value]
 
 
 def whole_number(answer, what):
-    """A prompt's answer as an int >= 0; raises ValueError naming `what` for anything else ("two", "-1", "", "2.0")."""
+    """A prompt's answer as an int >= 0; raises ValueError naming `what` for anything else ("two", "-1", "", "2.0").
+
+    A negative whole number is told what is wanted (`must be 0 or more`), not that it is no whole number.
+    """
     answer = answer.strip()
+    if answer[:1] == "-" and answer[1:].isdecimal():
+        raise ValueError(f"{what} must be 0 or more, not {answer!r}")
     if not answer.isdecimal():  # int() reads every decimal digit; isdigit() would also pass "²"
         raise ValueError(f"{what} must be a whole number, not {answer!r}")
     return int(answer)
@@ -230,7 +247,7 @@ def ask_whole_number(prompt, what):
     """Ask `prompt` until the answer is a whole number (int >= 0); None at end of input (Ctrl-D).
 
     A wrong answer prints `error: <what> must be a whole number, not '<answer>'`
-    on stderr and asks again. Ctrl-C ends the prompt's line, then raises
+    (`must be 0 or more` for a negative one) on stderr and asks again. Ctrl-C ends the prompt's line, then raises
     KeyboardInterrupt as usual.
     """
     while True:

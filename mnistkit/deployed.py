@@ -14,6 +14,7 @@ mnistkit.board, answers requests on several): a LiteRT interpreter holds
 its tensors as state, so LiteRTModel runs it under a lock; a tf.Session's
 run is itself thread-safe, and the SavedModel's graph is finalized.
 """
+import json
 import os
 import sys
 import threading
@@ -23,8 +24,8 @@ import numpy as np
 
 from . import cli
 from .errors import DataError
-from .export import INPUT_KEY, INT8_SUFFIX, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, versions
 from . import networks
+from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, read_metadata, versions
 
 SAVED_MODEL_FILE = "saved_model.pb"
 FALLBACK_NOTE = ("note: LiteRT's interpreter (pip package ai-edge-litert) is not installed; "
@@ -35,6 +36,47 @@ def is_exported(path):
     """True when path names an exported form: a .tflite file, a SavedModel folder, or a base path of versions."""
     return (str(path).lower().endswith(TFLITE_SUFFIX) or os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
             or newest_version(path) is not None)
+
+
+# The weight shapes each network's .tflite file holds (fully connected weights as [out, in], LiteRT's layout):
+# how a file exported before the export record was written is told apart, exactly.
+WEIGHT_SHAPES = ((networks.MLP, {(500, 784), (10, 500)}),
+                 (networks.LENET5, {(32, 5, 5, 1), (64, 5, 5, 32), (512, 3136), (10, 512)}))
+
+
+def network_from(path, record, guess):
+    """The networks.Network an export holds: its record's (export.read_metadata), else guess() for an export
+    written before records; DataError naming path when neither names one of ours."""
+    if record and "network" in record:
+        try:
+            return networks.from_record(record["network"])
+        except DataError as e:
+            raise DataError(f"{path}: its export record holds {e}") from None
+    network = guess()
+    if network is None:
+        raise DataError(f"{path}: this export holds none of the course's networks")
+    return network
+
+
+def network_of_shapes(shapes):
+    """The network whose weights, and no others, a .tflite file holds, or None. shapes: its tensors' shapes; the
+    weights are those of 2 or more dimensions not of the batch of 1 its activations have."""
+    weights = {shape for shape in shapes if len(shape) >= 2 and shape[0] != 1}
+    return next((n for n, expected in WEIGHT_SHAPES if weights == expected), None)
+
+
+def describe(model, verbose=False):
+    """The lines the app says about an export on stderr: which version of a base path; with verbose, its record."""
+    lines = []
+    base = getattr(model, "base", None)
+    if base is not None:
+        lines.append(f"{base}: using version {os.path.basename(model.source)} ({model.source}), the newest of "
+                     f"{', '.join(map(str, versions(base)))}")
+    if verbose:
+        record = getattr(model, "record", None)
+        lines.append(f"{model.source}: " + ("exported before export records were written" if record is None else
+                                           "export record " + json.dumps(record, sort_keys=True)))
+    return lines
 
 
 def newest_version(base):
@@ -54,9 +96,11 @@ def load(path):
     """
     if str(path).lower().endswith(TFLITE_SUFFIX):
         return LiteRTModel(path)
-    if not os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
-        path = newest_version(path) or path
-    return SavedModelModel(path)
+    if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+        return SavedModelModel(path)
+    model = SavedModelModel(newest_version(path) or path)
+    model.base = path  # the app says which version it used (describe)
+    return model
 
 
 def interpreter_class():
@@ -75,8 +119,9 @@ class LiteRTModel:
 
     An int8 file's input is quantized here from [0, 1] and its output
     dequantized with the scale and zero point the file holds, so predict
-    takes and returns what the float file does. The network is LeNet-5
-    when the file holds a convolution's 4-D filter, else the 784-500-10 one.
+    takes and returns what the float file does. The network is the one its
+    export record names (`record`, export.read_metadata), or for a file
+    written before records, the one whose weight shapes it holds, exactly.
     """
 
     def __init__(self, path):
@@ -94,9 +139,11 @@ class LiteRTModel:
         outputs = self.interpreter.get_output_details()
         self.output = next((o for o in outputs if o["name"] == PROBABILITIES_KEY), outputs[0])
         if list(self.input["shape_signature"][1:]) != [784] or list(self.output["shape_signature"][1:]) != [10]:
-            raise DataError(f"{path}: not an export of mnist_export.py (input {list(self.input['shape_signature'])}, "
-                            f"output {list(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
-        self.network, self.source = tflite_network(path, self.interpreter), str(path)
+            raise DataError(f"{path}: not an export of mnist_export.py (input {plain(self.input['shape_signature'])}, "
+                            f"output {plain(self.output['shape_signature'])}; expected [-1, 784] and [-1, 10])")
+        self.source, self.record = str(path), read_metadata(path)
+        shapes = {tuple(int(d) for d in t["shape"]) for t in self.interpreter.get_tensor_details()}
+        self.network = network_from(path, self.record, lambda: network_of_shapes(shapes))
         self.lock = threading.Lock()  # one interpreter, many threads: see predict
         self.shape = tuple(self.input["shape"])  # the input shape the interpreter's tensors are allocated for
 
@@ -120,19 +167,9 @@ class LiteRTModel:
         return dequantize(probabilities, self.output)
 
 
-def tflite_network(path, interpreter):
-    """The networks.Network of a .tflite file of mnist_export.py, from its name (<export_name>[_int8].tflite).
-
-    The file's own metadata names it where mnist_export.py wrote it there.
-    Raises DataError for a file whose name names no course network.
-    """
-    stem = os.path.basename(str(path))[:-len(TFLITE_SUFFIX)]
-    stem = stem[:-len(INT8_SUFFIX)] if stem.endswith(INT8_SUFFIX) else stem
-    for network in networks.COURSE_NETWORKS:
-        if network.export_name == stem:
-            return network
-    raise DataError(f"{path}: cannot tell which network this .tflite file holds; give the file the name "
-                    "mnist_export.py wrote it under")
+def plain(shape):
+    """A tensor's shape as a message writes it: [1, 28, 28, 1], not NumPy's [np.int32(1), ...] (list of int)."""
+    return [int(d) for d in shape]
 
 
 def quantize(values, details):
@@ -156,8 +193,9 @@ class SavedModelModel:
     """A SavedModel version folder written by mnistkit.export, run through its serving_default signature.
 
     Loaded into a tf.compat.v1 session (the scripts run TensorFlow in graph
-    mode); the network is found from its variables' names, as from a
-    checkpoint's, exactly (networks.guess).
+    mode); the network is the one its export record names (`record`,
+    export.read_metadata), or for an export written before records, the one
+    of the course's whose variables it holds, exactly (networks.guess).
     """
 
     def __init__(self, path):
@@ -171,9 +209,8 @@ class SavedModelModel:
             signature = meta_graph.signature_def[SIGNATURE_KEY]
         except (tf.errors.OpError, OSError, ValueError, RuntimeError, KeyError) as e:
             raise DataError(f"{path}: not a readable SavedModel of mnist_export.py ({first_line(e)})") from None
-        self.network = networks.guess(names)
-        if self.network is None:
-            raise DataError(f"{path}: this SavedModel holds none of the course's networks")
+        self.record = read_metadata(path)
+        self.network = network_from(path, self.record, lambda: networks.guess(names))
         self.images = signature.inputs[INPUT_KEY].name
         self.probabilities = signature.outputs[PROBABILITIES_KEY].name
         self.graph.finalize()  # shared between threads: nothing may add to the graph while another runs it

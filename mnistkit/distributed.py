@@ -106,8 +106,9 @@ def worker_shards(files, task_index, num_workers):
     workers (a worker would have nothing to read).
     """
     if len(files) < num_workers:
-        raise DataError(f"{os.path.dirname(files[0]) or '.'}: {len(files)} training file(s) for {num_workers} workers; "
-                        f"run `{cli.command('mnist_generateds.py', '--shards', str(num_workers))}` (or a multiple) first")
+        folder = os.path.dirname(files[0]) or "."
+        raise DataError(f"{folder}: {len(files)} training file(s) for {num_workers} workers; "
+                        f"run `{records.generate_command(folder, '--shards', str(num_workers))}` (or a multiple) first")
     return files[task_index::num_workers]
 
 @contextlib.contextmanager

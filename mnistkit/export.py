@@ -9,7 +9,10 @@ into a session. What is written into the export folder (--export-dir):
 - <export>/<model name>.tflite: the same network for LiteRT, float32
   input and output;
 - <export>/<model name>_int8.tflite: fully int8 (weights, activations,
-  input and output), calibrated on training records.
+  input and output), calibrated on training records (those of the bundled
+  MNIST sample when --data-dir holds none).
+Both .tflite files carry the SavedModel's signature; all three record
+where they came from (read_metadata).
 Everything is built in temporary names inside the export folder and renamed
 into place at the end, so a failure leaves nothing half-written, and a
 server watching the folder never sees a version being written.
@@ -18,6 +21,7 @@ tf.compat.v1.lite.TFLiteConverter.from_session.
 """
 import contextlib
 import errno
+import json
 import os
 import shutil
 import sys
@@ -27,8 +31,9 @@ import threading
 import numpy as np
 
 from tf_compat import VERBOSE, first_line, tf
-from . import files, records
+from . import files, networks, records
 from .errors import DataError
+from .records import IMAGE_PIXELS
 
 EXPORT_DIR = "./export/"
 SIGNATURE_KEY = "serving_default"  # what TF Serving, tf.saved_model.load and Keras' TFSMLayer call by default
@@ -37,6 +42,8 @@ PROBABILITIES_KEY, CLASSES_KEY = "probabilities", "classes"  # float32 [None, 10
 TFLITE_SUFFIX, INT8_SUFFIX = ".tflite", "_int8"
 CALIBRATION_RECORDS = 300  # training records the int8 file's value ranges are measured on
 _QUIET_LOCK = threading.RLock()  # quiet_output's, around the process's file descriptors 1 and 2
+METADATA_NAME = "mnist_export"  # the .tflite files' Model.metadata entry: the export's provenance, JSON
+ASSETS_EXTRA, METADATA_FILE = "assets.extra", "mnist_export.json"  # the same in the SavedModel
 
 
 class Export:
@@ -62,14 +69,21 @@ def versions(base):
     return sorted(int(n) for n in names if n.isdecimal() and os.path.isdir(os.path.join(base, n)))
 
 
-def calibration_images(data_dir, count=CALIBRATION_RECORDS):
-    """The first `count` training images: float32 [count, 784] in [0, 1], as the network's x.
+def calibration_images(data_dir, count=CALIBRATION_RECORDS, log=print):
+    """The int8 file's calibration images: float32 [count, 784] in [0, 1], as the network's x.
 
-    Read from the training TFRecords in data_dir (records.tfrecord_files),
-    checked whole first. Raises DataError naming the file when it is
-    missing, damaged or holds no record.
+    The first `count` training records in data_dir (records.tfrecord_files),
+    checked whole first; when data_dir holds no training records (a
+    developer who copied only model/), the first `count` training digits of
+    the MNIST sample bundled with the project, after a one-line note.
+    Raises DataError naming the file when it is there but damaged or empty.
     """
-    path = records.tfrecord_files(data_dir, isTrain=True)[0]
+    try:
+        path = records.tfrecord_files(data_dir, isTrain=True)[0]
+    except DataError:
+        if glob_has_files(data_dir):
+            raise
+        return bundled_calibration(data_dir, count, log)
     records.check_tfrecord(path)
     images = []
     for serialized in tf.io.tf_record_iterator(path):
@@ -82,16 +96,34 @@ def calibration_images(data_dir, count=CALIBRATION_RECORDS):
     return np.stack(images).astype(np.float32) / 255
 
 
-def tflite_model(sess, images, probabilities, calibration=None):
-    """The LiteRT flatbuffer (bytes) of the graph from `images` to `probabilities`, variables frozen.
+def glob_has_files(data_dir):
+    """True when data_dir is a folder that holds shard files of an incomplete set (an error to report, not to
+    pass over for the bundled sample)."""
+    return os.path.isdir(data_dir) and bool(records.shard_files(os.path.join(data_dir, records.TRAIN_FILE)))
 
-    Without calibration: float32 throughout. With calibration (float32
-    [n, 784] in [0, 1]): fully int8, input and output too, value ranges
-    measured on those images one at a time. Source:
-    tf.compat.v1.lite.TFLiteConverter.from_session. Raises DataError when
-    the converter fails.
+
+def bundled_calibration(data_dir, count, log):
+    """The first `count` training digits of the bundled MNIST sample, float32 [count, 784] in [0, 1], after a note."""
+    from . import idx  # the sample's reader; the exporter needs it only here
+    images, _ = idx.read_idx_split(idx.BUNDLED_DIR, "train")
+    log(f"note: {data_dir} holds no training records; calibrating the int8 file on {min(count, len(images))} "
+        f"digits of the MNIST sample bundled in {idx.BUNDLED_DIR}")
+    return images[:count].reshape(-1, IMAGE_PIXELS).astype(np.float32) / 255
+
+
+def tflite_model(sess, images, outputs, calibration=None):
+    """The LiteRT flatbuffer (bytes) of the graph from `images` to `outputs`, variables frozen.
+
+    outputs: [probabilities, classes] (serving_outputs). Without calibration:
+    float32 throughout. With calibration (float32 [n, 784] in [0, 1]):
+    fully int8, `images` and `probabilities` too (`classes` stays int64),
+    value ranges measured on those images one at a time. Source:
+    tf.compat.v1.lite.TFLiteConverter.from_session (TensorFlow 2's
+    from_saved_model calibrates only in eager mode, which the scripts'
+    graph mode rules out); signed() then gives the file the SavedModel's
+    signature. Raises DataError when the converter fails.
     """
-    converter = tf.lite.TFLiteConverter.from_session(sess, [images], [probabilities])
+    converter = tf.lite.TFLiteConverter.from_session(sess, [images], list(outputs))
     if calibration is not None:
         converter.optimizations = [tf.lite.Optimize.DEFAULT]
         converter.representative_dataset = lambda: ([calibration[i:i + 1]] for i in range(len(calibration)))
@@ -104,17 +136,61 @@ def tflite_model(sess, images, probabilities, calibration=None):
         raise DataError(f"cannot convert the network to LiteRT ({first_line(e)})") from None
 
 
-def export(sess, images, logits, network, export_dir, calibration, log=print):
+def signed(flatbuffer, record):
+    """A .tflite flatbuffer (bytes) with the SavedModel's signature and `record` (JSON-able) as its metadata.
+
+    The signature: SIGNATURE_KEY, INPUT_KEY -> PROBABILITIES_KEY,
+    CLASSES_KEY, the tensors of those names, so that LiteRT's and Android's
+    SignatureRunner find them as TF Serving finds the SavedModel's. The
+    record: a Model.metadata entry METADATA_NAME holding UTF-8 JSON, which
+    any reader of the LiteRT schema reads back (read_metadata, with
+    ai_edge_litert alone); entries of that name already there are replaced.
+    Source: TensorFlow's tensorflow/lite/tools/flatbuffer_utils and the
+    schema's SignatureDefT and MetadataT.
+    """
+    from tensorflow.lite.python import schema_py_generated as schema
+    from tensorflow.lite.tools import flatbuffer_utils
+    model = flatbuffer_utils.convert_bytearray_to_object(bytearray(flatbuffer))
+    graph = model.subgraphs[0]
+    index = {graph.tensors[i].name.decode() if isinstance(graph.tensors[i].name, bytes) else graph.tensors[i].name: i
+             for i in list(graph.inputs) + list(graph.outputs)}
+
+    def tensor_map(name):
+        entry = schema.TensorMapT()
+        entry.name, entry.tensorIndex = name, index[name]
+        return entry
+
+    signature = schema.SignatureDefT()
+    signature.signatureKey, signature.subgraphIndex = SIGNATURE_KEY, 0
+    signature.inputs = [tensor_map(INPUT_KEY)]
+    signature.outputs = [tensor_map(PROBABILITIES_KEY), tensor_map(CLASSES_KEY)]
+    model.signatureDefs = [signature]
+    buffer = schema.BufferT()
+    buffer.data = np.frombuffer(json.dumps(record, sort_keys=True).encode("utf-8"), np.uint8)
+    model.buffers.append(buffer)
+    entry = schema.MetadataT()
+    entry.name, entry.buffer = METADATA_NAME, len(model.buffers) - 1
+    model.metadata = [m for m in (model.metadata or []) if m.name not in (METADATA_NAME, METADATA_NAME.encode())]
+    model.metadata.append(entry)
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(model))
+
+
+def export(sess, images, logits, network, export_dir, calibration, source, log=print):
     """Write the SavedModel version and both LiteRT files of a restored network; returns an Export.
 
     sess holds the network's graph with its weights restored; images: the
     float32 [None, 784] placeholder; logits: float32 [None, 10]; network:
     the networks.Network it is (its export_name names the files); calibration:
-    see tflite_model. Everything is written under temporary names in
-    export_dir first; only when all of it is there is it renamed into place
-    (a new version folder, never an existing one). Raises DataError naming
-    export_dir when it cannot be made or written; nothing is left then,
-    not even the folders it created.
+    see tflite_model; source: {"checkpoint": its path, "global_step": int},
+    what the export is made from. The SavedModel is written first, then the
+    .tflite files, given its signature (signed); each of the three records where
+    it came from (provenance: the source, the export version, the network)
+    in METADATA_FILE under the SavedModel's assets.extra/ and in the
+    .tflite files' metadata (read_metadata). Everything is written under
+    temporary names in export_dir first; only when all of it is there is
+    it renamed into place (a new version folder, never an existing one).
+    Raises DataError naming export_dir when it cannot be made or written;
+    nothing is left then, not even the folders it created.
     """
     name = network.export_name
     probabilities, classes = serving_outputs(logits)
@@ -123,16 +199,24 @@ def export(sess, images, logits, network, export_dir, calibration, log=print):
     try:
         os.makedirs(os.path.join(export_dir, name), exist_ok=True)
         staging = tempfile.mkdtemp(prefix=f".{name}-export-", dir=export_dir)
+        saved_model = os.path.join(staging, "saved_model")
         log(f"writing the SavedModel ({SIGNATURE_KEY}: {INPUT_KEY} -> {PROBABILITIES_KEY}, {CLASSES_KEY})")
-        write_saved_model(sess, images, probabilities, classes, os.path.join(staging, "saved_model"))
+        write_saved_model(sess, images, probabilities, classes, saved_model)
         converted = {}
         for suffix, data in (("", None), (INT8_SUFFIX, calibration)):
             log(f"converting to LiteRT: {name}{suffix}{TFLITE_SUFFIX}"
-                + (f" (int8, calibrated on {len(calibration)} training records)" if data is not None else ""))
-            converted[suffix] = tflite_model(sess, images, probabilities, data)
-            with open(os.path.join(staging, name + suffix + TFLITE_SUFFIX), "wb") as f:
-                f.write(converted[suffix])
-        written = commit(staging, export_dir, name)
+                + (f" (int8, calibrated on {len(calibration)} training digits)" if data is not None else ""))
+            converted[suffix] = tflite_model(sess, images, [probabilities, classes], data)
+
+        def stamp(version):
+            """(Re)write the provenance of export version `version` into the staged files."""
+            record = provenance(network, source, version, os.path.join(export_dir, name, str(version)))
+            write_json(os.path.join(saved_model, ASSETS_EXTRA, METADATA_FILE), record)
+            for suffix, flatbuffer in converted.items():
+                with open(os.path.join(staging, name + suffix + TFLITE_SUFFIX), "wb") as f:
+                    f.write(signed(flatbuffer, record))
+
+        written = commit(staging, export_dir, name, stamp)
     except BaseException as e:  # a full disk, a read-only folder, Ctrl-C: nothing of this export stays
         if staging is not None:
             shutil.rmtree(staging, ignore_errors=True)
@@ -144,6 +228,57 @@ def export(sess, images, logits, network, export_dir, calibration, log=print):
         raise
     shutil.rmtree(staging, ignore_errors=True)
     return written
+
+
+def provenance(network, source, version, saved_model):
+    """What an export records of where it came from: a JSON-able dict (see export)."""
+    return {"checkpoint": source["checkpoint"], "global_step": int(source["global_step"]), "version": int(version),
+            "saved_model": saved_model, "network": network_record(network), "written_by": "mnist_export.py"}
+
+
+def network_record(network):
+    """The network's whole declaration as the metadata holds it (networks.to_record; JSON-able)."""
+    return networks.to_record(network)
+
+
+def write_json(path, record):
+    """Write `record` as indented JSON to path, its folder made if needed."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+def read_metadata(path):
+    """The provenance record (dict) an export holds, or None for an export written before it had one.
+
+    path: a .tflite file (its Model.metadata entry METADATA_NAME, read with
+    the LiteRT schema of ai_edge_litert, no TensorFlow needed; TensorFlow's
+    own copy of the schema where LiteRT is not installed) or a SavedModel
+    version folder (assets.extra/METADATA_FILE). Raises DataError when the
+    record is there but unreadable.
+    """
+    try:
+        if str(path).lower().endswith(TFLITE_SUFFIX):
+            try:
+                from ai_edge_litert import schema_py_generated as schema
+            except ImportError:
+                from tensorflow.lite.python import schema_py_generated as schema
+            with open(path, "rb") as f:
+                data = f.read()
+            model = schema.Model.GetRootAsModel(data, 0)
+            for i in range(model.MetadataLength()):
+                entry = model.Metadata(i)
+                if entry.Name() in (METADATA_NAME, METADATA_NAME.encode()):
+                    return json.loads(model.Buffers(entry.Buffer()).DataAsNumpy().tobytes().decode("utf-8"))
+            return None
+        record = os.path.join(path, ASSETS_EXTRA, METADATA_FILE)
+        if not os.path.isfile(record):
+            return None
+        with open(record, encoding="utf-8") as f:
+            return json.load(f)
+    except (ValueError, OSError, IndexError, AttributeError) as e:
+        raise DataError(f"{path}: its export record is unreadable ({e})") from None
 
 
 @contextlib.contextmanager
@@ -190,16 +325,20 @@ def write_saved_model(sess, images, probabilities, classes, path):
     builder.save()
 
 
-def commit(staging, export_dir, name):
+def commit(staging, export_dir, name, stamp=lambda version: None):
     """Rename the staged SavedModel to export_dir/name/<next version> and the .tflite files into export_dir.
 
-    A version that another export took meanwhile is passed over, never
-    written into. When a .tflite rename fails, the new version is taken
-    back out, so the export is all there or not at all. Returns an Export.
+    stamp(version) writes the version's provenance into the staged files
+    before each try. A version that another export took meanwhile is passed
+    over, never written into (and the next one stamped). When a .tflite
+    rename fails, the new version is taken back out, so the export is all
+    there or not at all. Returns an Export.
     """
     base = os.path.join(export_dir, name)
     while True:
-        version = os.path.join(base, str((versions(base) or [0])[-1] + 1))
+        number = (versions(base) or [0])[-1] + 1
+        version = os.path.join(base, str(number))
+        stamp(number)
         try:
             os.rename(os.path.join(staging, "saved_model"), version)
             break

@@ -79,7 +79,7 @@ def load_image(img_path):
     if pixels is not None:
         return pixels, None
     try:
-        with Image.open(io.BytesIO(data)) as img:
+        with open_image(io.BytesIO(data), lambda: data[:formats.HEAD_BYTES]) as img:
             img.load()
             note = None if img.mode == "L" else img.mode
             if img.size != (IMAGE_SIZE, IMAGE_SIZE):
@@ -94,11 +94,42 @@ def load_image(img_path):
         raise DataError(f"{img_path}: cannot read image ({e})") from None
 
 
+def open_image(source, head):
+    """Image.open(source), HEIC/HEIF photos too where pillow-heif is installed; raises as Image.open does.
+
+    source: a path or a binary file object; head: a function giving the
+    file's first bytes. Pillow cannot open an iPhone's HEIC photo; the
+    pillow-heif package registers an opener for it (register_heif), which
+    is imported only when such a file comes, so other pictures do not pay
+    for its import. Without it, the UnidentifiedImageError stays, and
+    not_an_image names the photo.
+    """
+    try:
+        return Image.open(source)
+    except UnidentifiedImageError:
+        if formats.heif_kind(head()) != "HEIC/HEIF" or not register_heif():
+            raise
+        if hasattr(source, "seek"):
+            source.seek(0)
+        return Image.open(source)
+
+
+def register_heif():
+    """True when pillow-heif's opener is registered with Pillow (now or before); False when it is not installed."""
+    try:
+        import pillow_heif
+    except ImportError:
+        return False
+    pillow_heif.register_heif_opener()
+    return True
+
+
 def not_an_image(img_path, head):
     """The DataError for a file Pillow cannot identify, naming what it is when its first bytes tell (formats).
 
     head: the file's first bytes. An iPhone photo in HEIC (often saved or
-    renamed as .jpg) gives `photo.jpg: HEIC/HEIF photo: convert it to JPG or
+    renamed as .jpg) that cannot be read (pillow-heif is not installed, or
+    the file is damaged) gives `photo.jpg: HEIC/HEIF photo: convert it to JPG or
     PNG`; a PDF, a zip, a TFRecord file... `<path>: a PDF document, not an
     image file`; anything else `<path>: not an image file`.
     """

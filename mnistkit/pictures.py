@@ -17,7 +17,7 @@ from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 from . import files, formats
 from .errors import DataError
-from .images import WIDE_MODES, not_an_image, to_8bit
+from .images import WIDE_MODES, not_an_image, open_image, to_8bit
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
 # MNIST's construction (and measurements on the bundled sample): the digit is
@@ -65,7 +65,7 @@ def load_picture(picName):
     missing, not an image, or empty.
     """
     try:
-        with Image.open(picName) as img:
+        with open_image(picName, lambda: formats.read_head(picName)) as img:  # an iPhone's HEIC photo too
             img = ImageOps.exif_transpose(img)
             if img.width == 0 or img.height == 0:
                 raise DataError(f"{picName}: empty image (0 pixels)")

@@ -143,11 +143,11 @@ def tfrecord_files(source=DATA_DIR, isTrain=True):
         shards = shard_files(single)
         if not shards:
             if not os.path.isfile(single):
-                raise DataError(f"{single}: TFRecord file not found; run `{cli.command('mnist_generateds.py')}` first")
+                raise DataError(f"{single}: TFRecord file not found; run `{generate_command(source)}` first")
             return [single]
         if shards != output_files(single, len(shards)):  # a complete set of N is exactly N names -of-N
             raise DataError(f"{source}: incomplete or mixed shard set ({len(shards)} files named "
-                            f"{os.path.basename(shards[0])} ...); rerun `{cli.command('mnist_generateds.py', '--shards', 'N')}`")
+                            f"{os.path.basename(shards[0])} ...); rerun `{generate_command(source, '--shards', 'N')}`")
         return shards
     if os.path.isfile(source):  # a file that is there is read as named, even with glob characters in its name
         return [source]
@@ -159,9 +159,19 @@ def tfrecord_files(source=DATA_DIR, isTrain=True):
     raise no_data(source)
 
 
+def generate_command(data_dir, *args):
+    """The generator's command line that writes data_dir's TFRecord files: `--data-dir` kept when not ./data."""
+    return cli.command("mnist_generateds.py", *cli.kept("--data-dir", data_dir, DATA_DIR), *args)
+
+
+def folder_of(tfRecord_path):
+    """The folder (str) a TFRecord file is in, "." for a bare file name."""
+    return os.path.dirname(tfRecord_path) or os.curdir
+
+
 def no_data(source):
     """The DataError for a --data-dir that is neither a folder nor a file (trainer's and evaluator's wording)."""
-    return DataError(f"{source}: no such folder or TFRecord file; run `{cli.command('mnist_generateds.py')}` first")
+    return DataError(f"{source}: no such folder or TFRecord file; run `{generate_command(source)}` first")
 
 
 RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC
@@ -192,7 +202,7 @@ def scan_tfrecord(tfRecord_path):
     or a record is malformed.
     """
     if not os.path.isfile(tfRecord_path):
-        raise DataError(f"{tfRecord_path}: TFRecord file not found; run `{cli.command('mnist_generateds.py')}` first")
+        raise DataError(f"{tfRecord_path}: TFRecord file not found; run `{generate_command(folder_of(tfRecord_path))}` first")
     count = end = 0
     lengths = set()
     size = os.path.getsize(tfRecord_path)
@@ -211,11 +221,11 @@ def scan_tfrecord(tfRecord_path):
             if named is not None:
                 raise named from None
         raise DataError(f"{tfRecord_path}: record {count}: corrupted or not a TFRecord file ({first_line(e)}); "
-                        f"rerun `{cli.command('mnist_generateds.py')}`") from None
+                        f"rerun `{generate_command(folder_of(tfRecord_path))}`") from None
     if size != end:  # the reader stops without an error when a record's 12-byte header is cut
         raise _cut_short(tfRecord_path, count, end, size)
     if count == 0:
-        raise DataError(f"{tfRecord_path}: TFRecord file holds no records; rerun `{cli.command('mnist_generateds.py')}`")
+        raise DataError(f"{tfRecord_path}: TFRecord file holds no records; rerun `{generate_command(folder_of(tfRecord_path))}`")
     return count, tuple(sorted(lengths))
 
 
@@ -251,7 +261,7 @@ def not_a_tfrecord(tfRecord_path):
     (MNIST's download), a zip, HDF5, NumPy or image file as what it is.
     """
     kind = formats.describe(formats.read_head(tfRecord_path), is_record_header)
-    generate = f"`{cli.command('mnist_generateds.py')}`"
+    generate = f"`{generate_command(folder_of(tfRecord_path))}`"
     if kind in (None, "a TFRecord file"):
         return None
     if kind == "a GZIP-compressed TFRecord file":
@@ -262,7 +272,7 @@ def not_a_tfrecord(tfRecord_path):
                          f"decompress it first (Python's zlib.decompress), or rerun {generate}")
     if "IDX file" in kind:
         return DataError(f"{tfRecord_path}: {kind}, not a TFRecord file; make TFRecord files from the folder "
-                         f"of the 4 IDX files with `{cli.command('mnist_generateds.py', '--idx-dir', 'FOLDER')}`")
+                         f"of the 4 IDX files with `{generate_command(folder_of(tfRecord_path), '--idx-dir', 'FOLDER')}`")
     return DataError(f"{tfRecord_path}: {kind}, not a TFRecord file; rerun {generate}")
 
 
@@ -285,7 +295,7 @@ def _cut_short(tfRecord_path, count, end, size):
     """The DataError for a file that ends inside record `count`, which starts at byte `end`."""
     return DataError(f"{tfRecord_path}: record {count} at byte {end} is cut short (file truncated?): "
                      f"{size - end} byte(s) after the last whole record; copy the file again or rerun "
-                     f"`{cli.command('mnist_generateds.py')}`")
+                     f"`{generate_command(folder_of(tfRecord_path))}`")
 
 
 def check_tfrecord(tfRecord_path):

@@ -94,8 +94,14 @@ def draw_report(numbers, pixels):
             ax_pr.text(1.005, d["digit"] + offset, "n/a" if value is None else f"{value:.3f}", va="center", fontsize=8)
     low = min([v for v in precision + recall if v > 0] + [1.0])
     start = max(0.0, np.floor((low - 0.05) * 20) / 20)
+    # The bars would differ by a few pixels from 0; a zoomed axis says where it starts and carries break marks.
     ax_pr.set(xlim=(start, 1.08), ylim=(classes - 0.5, -0.5), yticks=digits, ylabel="digit",
-              xticks=np.arange(start, 1.0001, 0.05 if start >= 0.6 else 0.1), title="precision / recall per digit")
+              xticks=np.arange(start, 1.0001, 0.05 if start >= 0.6 else 0.1),
+              title="precision / recall per digit" + (f" (axis cut: starts at {start:.2f}, not 0)" if start else ""))
+    if start:
+        for dx in (-0.012, 0.012):  # the usual "//" of a broken axis, on the left end of the x axis
+            ax_pr.plot([dx - 0.01, dx + 0.01], [-0.02, 0.02], transform=ax_pr.transAxes, color="black",
+                       clip_on=False, linewidth=1)
     ax_pr.legend(loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2, fontsize=9, frameon=False)
 
     bottom.suptitle("misclassified test digits the network was surest about (record #, true → predicted, confidence)",

@@ -16,6 +16,7 @@ model folder's record of its network and batch size is checkpoints.FOLDER_FILE.
 import contextlib
 import dataclasses
 import functools
+import math
 import os
 import signal
 import threading
@@ -70,6 +71,8 @@ class TrainGraph:
     summary: object
     optimizer: object
     saver: object  # the tf.train.Saver of the checkpoints (built last: it saves every variable)
+    finite: object = None  # bool [len(finite_names)]: each variable finite (finite_flags), read before each save
+    finite_names: tuple = ()
 
 
 def device():
@@ -228,6 +231,50 @@ def progress_bar(settings, run):
 def crossed(before, after, every):
     """True when a multiple of `every` lies in (before, after]."""
     return after // every > before // every
+
+
+class Diverged(DataError):
+    """A training whose loss or weights became NaN or infinite; the run saves nothing more and ends."""
+
+
+def finite_flags(variables):
+    """(names, bool tensor [len(names)]): whether each floating-point variable holds only finite values.
+
+    Each flag is computed beside its variable (on a cluster, on its
+    parameter server), so a check before a save reads one boolean per
+    variable, not the weights. Source: the idea of TensorFlow's
+    NanTensorHook, applied to the weights a checkpoint would hold.
+    """
+    names, flags = [], []
+    for var in variables:
+        if var.dtype.base_dtype.is_floating:
+            with tf.device(var.device):
+                flags.append(tf.reduce_all(tf.math.is_finite(var)))
+            names.append(var.op.name)
+    return tuple(names), tf.stack(flags) if flags else tf.constant([], tf.bool)
+
+
+def check_loss(loss_value, step, learning_rate, settings, where):
+    """Raise Diverged when the loss the loop fetched at `step` is NaN or infinite (it costs no extra read)."""
+    if not math.isfinite(loss_value):
+        raise diverged(f"the loss is {loss_value}", step, learning_rate, settings, where)
+
+
+def check_weights(flags, names, step, learning_rate, settings, where):
+    """Raise Diverged, before a save at `step`, when a variable holds a NaN or an infinity (flags: finite_flags')."""
+    bad = [name for name, ok in zip(names, flags) if not ok]
+    if bad:
+        raise diverged(f"{bad[0]!r} holds NaN or infinite values", step, learning_rate, settings, where)
+
+
+def diverged(what, step, learning_rate, settings, where):
+    """The one-line Diverged for a training gone non-finite at `step`: what happened, what to try, what was kept."""
+    from . import checkpoints  # checkpoints imports nothing of the loop's
+    newest = checkpoints.latest(settings.model_dir) if settings.model_dir else None
+    kept = f"nothing non-finite was saved; the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
+    return Diverged(f"step {step}: {what} (learning rate {learning_rate:g}): the training diverged; "
+                    f"lower LEARNING_RATE_BASE in {settings.net.NETWORK.train_script}, or check the training "
+                    f"data ({where}); {kept}")
 
 
 def one_line_error(error, where):

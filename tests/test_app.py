@@ -204,8 +204,14 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
     # A wrong count is said and asked again, as a wrong path is (issue 25); then end of input at the path prompt.
     result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="two\n-1\n\n1\n")
     assert (result.returncode, result.stdout.count(mnist_app.COUNT_PROMPT)) == (0, 4)
-    assert result.stderr == "".join(f"error: the number of test pictures must be a whole number, not {answer!r}\n"
-                                    for answer in ("two", "-1", "")) + "end of input: 0 of 1 test pictures given\n"
+    assert result.stderr == ("error: the number of test pictures must be a whole number, not 'two'\n"
+                             "error: the number of test pictures must be 0 or more, not '-1'\n"
+                             "error: the number of test pictures must be a whole number, not ''\n"
+                             "end of input: 0 of 1 test pictures given\n")
+    # An answer of 0 ends with a line that says so (issue 31, 5), exit 0.
+    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="0\n")
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, mnist_app.COUNT_PROMPT, "0 test pictures: nothing to predict\n")
 
 
 def test_course_prompts_take_a_path_as_a_file_manager_gives_it(model_dir, tmp_path):

@@ -181,7 +181,7 @@ def test_file_sources_and_worker_shares(tmp_path):
 
     shares = [mnistkit.distributed.worker_shards(files, i, 3) for i in range(3)]
     assert shares == [[files[0], files[3]], [files[1]], [files[2]]]
-    with pytest.raises(DataError, match=re.escape(f"4 training file(s) for 5 workers; run `{mnistkit.cli.command('mnist_generateds.py', '--shards', '5')}`")):
+    with pytest.raises(DataError, match=re.escape(f"4 training file(s) for 5 workers; run `{mnistkit.records.generate_command(str(data), '--shards', '5')}`")):
         mnistkit.distributed.worker_shards(files, 0, 5)
     (data / "mnist_train-00001-of-00002.tfrecords").touch()  # a shard of another run's count beside the set
     with pytest.raises(DataError, match="incomplete or mixed shard set"):

@@ -335,7 +335,8 @@ def test_bad_tfrecord_files_are_named_with_the_record(tmp_path, make, message):
     make(path)
     with pytest.raises(DataError) as error:
         mnistkit.records.check_tfrecord(str(path))
-    assert str(error.value) == f"{path}: {message}"
+    # The hint keeps the user's own --data-dir (issue 31, 5): here the test's folder.
+    assert str(error.value) == f"{path}: {message}".replace(GENERATE, mnistkit.records.generate_command(str(tmp_path)))
 
 
 @pytest.mark.parametrize("damage,record", [
@@ -366,7 +367,7 @@ def test_corrupted_and_truncated_files_name_the_record(tmp_path, damage, record)
         assert str(error.value).startswith(f"{path}: a zip archive (or a NumPy .npz), not a TFRecord file;")
     else:
         assert str(error.value).startswith(f"{path}: record {record}: corrupted or not a TFRecord file (")
-    assert str(error.value).endswith(f" `{GENERATE}`")
+    assert str(error.value).endswith(f" `{mnistkit.records.generate_command(str(tmp_path))}`")
 
 
 def test_trainer_cli_with_corrupted_file_fails_with_one_line(tmp_path):
@@ -462,9 +463,8 @@ def test_checkpoint_of_another_graph_is_named_by_trainer_test_and_app(sample_wor
 def test_empty_model_folder_for_the_app(tmp_path, capsys):
     (tmp_path / "model").mkdir()
     assert mnist_app.main(["--model-dir", str(tmp_path / "model"), "x.png"]) == 1
-    # The hint keeps the user's --model-dir: followed as written, it trains into the folder named.
-    assert error_line(capsys) == (f"error: {tmp_path / 'model'}: no checkpoint found; train first with "
-                                  f"`{mnistkit.cli.command('mnist_backward.py', '--model-dir', str(tmp_path / 'model'))}`")
+    train = mnistkit.cli.command('mnist_backward.py', '--model-dir', str(tmp_path / 'model'))  # the user's folder kept
+    assert error_line(capsys) == f"error: {tmp_path / 'model'}: no checkpoint found; train first with `{train}`"
 
 
 def test_unwritable_model_folder_for_the_trainer(sample_workdir, tmp_path, capsys):

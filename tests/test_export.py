@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import LENET5_STEPS, ROOT, tree_digests
+from conftest import LENET5_STEPS, ROOT, run_script, tree_digests
 import mnist_app
 import mnist_export
 import mnist_test
@@ -83,11 +83,11 @@ def test_export_writes_tf_servings_layout_with_progress(exports):
                                                   "mnist_lenet5.tflite", "mnist_lenet5_int8.tflite"]
     for name in ("mnist", "mnist_lenet5"):
         assert sorted(os.listdir(work / "export" / name)) == ["1"]
-        assert sorted(os.listdir(work / "export" / name / "1")) == ["saved_model.pb", "variables"]
+        assert sorted(os.listdir(work / "export" / name / "1")) == ["assets.extra", "saved_model.pb", "variables"]
     assert log[0] == f"exporting the 784-500-10 network from {work / 'model'}/mnist_model-2000 (moving averages)"
     assert log[1] == "writing the SavedModel (serving_default: images -> probabilities, classes)"
     assert log[2:4] == ["converting to LiteRT: mnist.tflite",
-                        "converting to LiteRT: mnist_int8.tflite (int8, calibrated on 300 training records)"]
+                        "converting to LiteRT: mnist_int8.tflite (int8, calibrated on 300 training digits)"]
     assert log[4] == (f"wrote {work / 'export'}/mnist/1 (SavedModel), {work / 'export'}/mnist.tflite and "
                       f"{work / 'export'}/mnist_int8.tflite")
     assert log[5] == f"exporting LeNet-5 from {work / 'model_lenet5'}/mnist_model-{LENET5_STEPS} (moving averages)"
@@ -161,14 +161,14 @@ def damaged_copy(exports, tmp_path):
     return model
 
 
-@pytest.mark.parametrize("case", ["no checkpoint", "damaged", "file in the way", "no training records"])
+@pytest.mark.parametrize("case", ["no checkpoint", "damaged", "file in the way"])
 def test_errors_are_one_line_and_leave_nothing_behind(exports, tmp_path, capsys, case):
     work = exports["work"]
     model, export_dir, data = work / "model", tmp_path / "out" / "export", work / "data"
     if case == "no checkpoint":
         model = tmp_path / "empty"
-        expected = (f"{model}: no checkpoint found; train first with "  # the hint keeps the user's --model-dir
-                    f"`{mnistkit.cli.command('mnist_backward.py', '--model-dir', str(model))}`")
+        expected = (f"{model}: no checkpoint found; train first with "  # the hint keeps the user's own flags
+                    f"`{mnistkit.cli.command('mnist_backward.py', '--model-dir', str(model), '--data-dir', str(data))}`")
         model.mkdir()
     elif case == "damaged":
         model = damaged_copy(exports, tmp_path)
@@ -179,12 +179,142 @@ def test_errors_are_one_line_and_leave_nothing_behind(exports, tmp_path, capsys,
         export_dir.parent.mkdir()
         export_dir.write_text("not a folder")
         expected = f"{export_dir}: cannot write the export (Not a directory); choose another folder with --export-dir"
-    else:
-        data = tmp_path / "nodata"
-        expected = f"{data}: no such folder or TFRecord file; run `python mnist_generateds.py` first"
     status = mnist_export.main(["--model-dir", str(model), "--export-dir", str(export_dir), "--data-dir", str(data)])
     assert (status, capsys.readouterr().err) == (1, f"error: {expected}\n")
     assert (sorted(os.listdir(tmp_path / "out")) == ["export"]) if case == "file in the way" else not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- the export as a developer uses it (issue 31, 4)
+
+def test_without_training_records_the_int8_file_is_calibrated_on_the_bundled_sample(exports, tmp_path):
+    export_dir, log = tmp_path / "export", []
+    written = mnist_export.export_model(str(exports["work"] / "model"), str(export_dir), str(tmp_path / "nodata"),
+                                        log.append)
+    assert log[0] == (f"note: {tmp_path / 'nodata'} holds no training records; calibrating the int8 file on 300 "
+                      f"digits of the MNIST sample bundled in {mnistkit.idx.BUNDLED_DIR}")
+    assert sorted(os.listdir(export_dir)) == ["mnist", "mnist.tflite", "mnist_int8.tflite"]
+    pictures = np.stack([mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")[0][:200].reshape(-1, 784)])[0]
+    pictures = pictures.astype(np.float32) / 255
+    float_digits = mnistkit.deployed.load(written.tflite).predict(pictures).argmax(1)
+    int8_digits = mnistkit.deployed.load(written.tflite_int8).predict(pictures).argmax(1)
+    assert (float_digits == int8_digits).mean() >= 0.97  # calibrated on real digits: int8 agrees with float
+
+
+@pytest.mark.parametrize("suffix", ["", "_int8"])
+@pytest.mark.parametrize("network", [MLP, LENET5], ids=["mlp", "lenet5"])
+def test_the_tflite_files_carry_the_saved_models_signature_and_score_as_it_does(exports, network, suffix):
+    from ai_edge_litert.interpreter import Interpreter
+    name = network.export_name
+    path = exports["work"] / "export" / f"{name}{suffix}.tflite"
+    interpreter = Interpreter(model_path=str(path))
+    assert interpreter.get_signature_list() == {"serving_default": {"inputs": ["images"],
+                                                                    "outputs": ["classes", "probabilities"]}}
+    runner = interpreter.get_signature_runner("serving_default")
+    pictures = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")[0][:20].reshape(-1, 784)
+    pictures = pictures.astype(np.float32) / 255
+    model = mnistkit.deployed.load(str(path))
+    expected = model.predict(pictures)
+    details = runner.get_input_details()["images"]
+    out = runner(images=mnistkit.deployed.quantize(pictures, details))
+    probabilities = mnistkit.deployed.dequantize(out["probabilities"], runner.get_output_details()["probabilities"])
+    assert np.allclose(probabilities, expected, atol=1e-6)
+    assert out["classes"].tolist() == expected.argmax(1).tolist()
+    if not suffix:  # the float file is the checkpoint's network: the SavedModel (scored equal to it) agrees
+        saved = mnistkit.deployed.load(str(exports["work"] / "export" / name / "1")).predict(pictures)
+        assert np.abs(probabilities - saved).max() <= MAX_DIFFERENCE
+
+
+READ_RECORD = ("import sys; sys.path.insert(0, sys.argv[1]); import json; from mnistkit import export; "
+               "print(json.dumps([export.read_metadata(p) for p in sys.argv[2:]])); print('tensorflow' in sys.modules)")
+
+
+def test_every_export_records_its_checkpoint_step_version_and_network_read_back_without_tensorflow(exports):
+    work = exports["work"]
+    for network, model_dir, step in ((MLP, "model", 2000), (LENET5, "model_lenet5", LENET5_STEPS)):
+        name = network.export_name
+        paths = [str(work / "export" / f"{name}.tflite"), str(work / "export" / f"{name}_int8.tflite"),
+                 str(work / "export" / name / "1")]
+        result = subprocess.run([sys.executable, "-c", READ_RECORD, ROOT, *paths], capture_output=True, text=True,
+                                timeout=120)
+        assert result.returncode == 0, result.stderr
+        records, uses_tensorflow = result.stdout.splitlines()
+        assert uses_tensorflow == "False"
+        expected = {"checkpoint": f"{work / model_dir}/mnist_model-{step}", "global_step": step, "version": 1,
+                    "saved_model": f"{work / 'export'}/{name}/1", "network": mnistkit.export.network_record(network),
+                    "written_by": "mnist_export.py"}
+        assert json.loads(records) == [expected] * 3
+
+
+def without_record(source, target):
+    """A copy of a .tflite file as exports were before the record: no Model.metadata entry of ours."""
+    from tensorflow.lite.tools import flatbuffer_utils
+    model = flatbuffer_utils.convert_bytearray_to_object(bytearray(open(source, "rb").read()))
+    model.metadata = [m for m in model.metadata if m.name not in (b"mnist_export", "mnist_export")]
+    model.signatureDefs = []
+    open(target, "wb").write(bytes(flatbuffer_utils.convert_object_to_bytearray(model)))
+
+
+@pytest.mark.parametrize("network", [MLP, LENET5], ids=["mlp", "lenet5"])
+def test_an_export_from_before_records_is_told_by_its_exact_weights(exports, tmp_path, network):
+    name = network.export_name
+    old = tmp_path / f"{name}.tflite"
+    without_record(exports["work"] / "export" / f"{name}_int8.tflite", old)
+    model = mnistkit.deployed.load(str(old))
+    assert model.record is None and model.network is network
+    saved = tmp_path / name / "1"
+    shutil.copytree(exports["work"] / "export" / name / "1", saved)
+    shutil.rmtree(saved / "assets.extra")
+    model = mnistkit.deployed.load(str(saved))
+    assert model.record is None and model.network is network
+    assert mnistkit.deployed.network_of_shapes({(500, 784), (10, 500), (32, 5, 5, 1)}) is None  # not exactly either
+    assert mnistkit.networks.guess(["w1", "b1", "w2", "b2", "w3"]) is None
+
+
+def test_the_app_says_which_version_of_a_base_path_it_used_and_verbose_prints_the_record(exports, tmp_path):
+    base = tmp_path / "export" / "mnist"
+    shutil.copytree(exports["work"] / "export" / "mnist" / "1", base / "1")
+    shutil.copytree(exports["work"] / "export" / "mnist" / "1", base / "2")
+    record = json.loads((base / "2" / "assets.extra" / "mnist_export.json").read_text())
+    record["version"] = 2
+    (base / "2" / "assets.extra" / "mnist_export.json").write_text(json.dumps(record))
+    images = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")[0]
+    from PIL import Image
+    Image.fromarray(255 - images[0]).resize((140, 140)).save(tmp_path / "digit.png")
+    quiet = run_script("mnist_app.py", "--model-dir", str(base), "digit.png", cwd=tmp_path)
+    verbose = run_script("mnist_app.py", "--model-dir", str(base), "digit.png", "--verbose", cwd=tmp_path)
+    used = f"{base}: using version 2 ({base}/2), the newest of 1, 2"
+    assert quiet.returncode == verbose.returncode == 0, quiet.stderr
+    assert quiet.stderr.splitlines() == [used]
+    lines = verbose.stderr.splitlines()
+    assert used in lines
+    assert f"{base}/2: export record {json.dumps(record, sort_keys=True)}" in lines
+
+
+SCORE_WITHOUT_TENSORFLOW = """
+import runpy, sys
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+print("tensorflow" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("suffix", ["", "_int8"])
+def test_the_tflite_files_score_on_the_course_jpgs_with_litert_and_pillow_alone(exports, sample_workdir, suffix):
+    """docs/deploy.md's way (tools/score_tflite.py), against the app's predictor on the same JPGs."""
+    path = exports["work"] / "export" / f"mnist{suffix}.tflite"
+    folder = sample_workdir / "mnist_data_jpg" / "mnist_test_jpg_2000"
+    labels = sample_workdir / "mnist_data_jpg" / "mnist_test_jpg_2000.txt"
+    result = subprocess.run([sys.executable, "-c", SCORE_WITHOUT_TENSORFLOW, os.path.join(ROOT, "tools", "score_tflite.py"),
+                             str(path), str(folder), str(labels)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    scored, uses_tensorflow = result.stdout.splitlines()
+    assert uses_tensorflow == "False"
+    from PIL import Image
+    lines = [line.rsplit(maxsplit=1) for line in labels.read_text().splitlines()]
+    pictures = np.stack([np.asarray(Image.open(folder / name), np.float32).reshape(784) / 255 for name, _ in lines])
+    digits = mnistkit.deployed.load(str(path)).predict(pictures).argmax(1)
+    accuracy = np.mean(digits == np.array([int(d) for _, d in lines]))
+    assert scored == f"{path}: {accuracy:.4f} of 2000 digits"
 
 
 def test_a_full_disk_leaves_no_half_written_export(exports, tmp_path, capsys):

@@ -172,8 +172,8 @@ def test_a_file_that_is_not_a_plain_tfrecord_file_is_named(make, message, tmp_pa
     path.write_bytes(make())
     with pytest.raises(DataError) as error:
         mnistkit.records.scan_tfrecord(str(path))
-    assert str(error.value) == message.format(p=path, g=mnistkit.cli.command("mnist_generateds.py"),
-                                              i=mnistkit.cli.command("mnist_generateds.py", "--idx-dir", "FOLDER"))
+    assert str(error.value) == message.format(p=path, g=mnistkit.records.generate_command(str(tmp_path)),
+                                              i=mnistkit.records.generate_command(str(tmp_path), "--idx-dir", "FOLDER"))
 
 
 @pytest.mark.parametrize("name", ["IMG_0001.png", "IMG_0001.jpg", "IMG_0001.HEIC"])

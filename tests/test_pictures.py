@@ -316,18 +316,25 @@ def test_count_prompt_takes_a_whole_number_with_spaces_round_it(answer, count, m
 
 
 @pytest.mark.quick
-@pytest.mark.parametrize("answer", ["two", "2.0", "-1", "\u00b2", "'2'", "", " two "])
+@pytest.mark.parametrize("answer", ["two", "2.0", "-1", " -12 ", "\u00b2", "'2'", "", " two ", "--1", "-"])
 def test_count_prompt_refuses_anything_else_and_asks_again(answer, monkeypatch, capsys):
     answers = iter([answer, answer, " 3"])
     monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
     assert mnist_app.ask_count() == 3
-    line = f"error: the number of test pictures must be a whole number, not {answer.strip()!r}\n"
+    wanted = "0 or more" if answer.strip() in ("-1", "-12") else "a whole number"
+    line = f"error: the number of test pictures must be {wanted}, not {answer.strip()!r}\n"
     assert capsys.readouterr().err == 2 * line
     with pytest.raises(ValueError, match="^the number of test pictures must be a whole number, not 'two'$"):
         mnistkit.cli.whole_number("two", "the number of test pictures")
 
 
 @pytest.mark.quick
+def test_count_prompt_answered_0_ends_with_a_line(monkeypatch, capsys):
+    monkeypatch.setattr("builtins.input", lambda prompt: "0")
+    assert mnist_app.ask_count() == 0
+    assert capsys.readouterr().err == "0 test pictures: nothing to predict\n"
+
+
 def test_count_prompt_ends_at_end_of_input_after_a_wrong_answer(monkeypatch, capsys):
     answers = iter(["two"])
 

@@ -283,5 +283,5 @@ def test_verbose_brings_tensorflows_log_lines_back(script, sample_workdir, tmp_p
 def test_a_missing_data_folder_is_named_alike_by_trainer_and_evaluator(tmp_path, script, flags):
     result = run(script, *flags, "--data-dir", "dta", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == f"error: dta: no such folder or TFRecord file; run `python {ROOT}/mnist_generateds.py` first\n"
+    assert result.stderr == f"error: dta: no such folder or TFRecord file; run `python {ROOT}/mnist_generateds.py --data-dir dta` first\n"
     assert os.listdir(tmp_path) == []  # no model folder made for nothing

@@ -33,6 +33,24 @@ def test_report_numbers_on_a_small_hand_checked_case():
     json.dumps(numbers)  # JSON-ready as it is
 
 
+@pytest.mark.quick
+@pytest.mark.parametrize("worst_recall, title", [
+    (0.83, "precision / recall per digit (axis cut: starts at 0.75, not 0)"),
+    (0.02, "precision / recall per digit")])
+def test_the_precision_recall_axis_starts_at_0_or_says_where_it_is_cut(worst_recall, title):
+    labels = np.repeat(np.arange(10), 100)
+    predicted = labels.copy()
+    predicted[: round(100 * (1 - worst_recall))] = 1  # digit 0's recall is worst_recall
+    probabilities = np.eye(10)[predicted] * 0.9 + 0.01
+    numbers = mnistkit.report.report_numbers(1, labels, probabilities)
+    fig = mnistkit.report.draw_report(numbers, np.zeros((1000, 784), np.uint8))
+    bars = next(ax for ax in fig.axes if ax.get_title().startswith("precision / recall"))
+    assert bars.get_title() == title
+    start = bars.get_xlim()[0]
+    assert start == (0.75 if "cut" in title else 0.0)
+    assert len(bars.lines) == (2 if start else 0)  # the break marks
+
+
 @pytest.fixture(scope="module")
 def details(trained_workdir):
     ckpt = tf.train.latest_checkpoint(str(trained_workdir / "model"))

@@ -71,7 +71,8 @@ def test_test_script_once_without_checkpoint_fails_clearly(sample_workdir, tmp_p
                         "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no checkpoint found; train first with "
-                                     f"`python {ROOT}/mnist_backward.py --model-dir {tmp_path / 'none'}`")
+                                     f"`python {ROOT}/mnist_backward.py --model-dir {tmp_path / 'none'} "
+                                     f"--data-dir {sample_workdir / 'data'}`")
 
 
 def test_resume_continues_global_step(sample_workdir, tmp_path):

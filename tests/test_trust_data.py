@@ -29,15 +29,15 @@ import mnistkit.pictures
 import mnistkit.records
 
 CUT_SHORT = "is cut short (file truncated?): {left} byte(s) after the last whole record; " \
-            f"copy the file again or rerun `{mnistkit.cli.command('mnist_generateds.py')}`"
+            "copy the file again or rerun `{generate}`"
 
 
-def cut(path, where):
+def cut(path, where, data_dir=None):
     """Cut a TFRecord file whose records all have one length; returns the message's tail after the file name.
 
     where: "half+7" (half its size plus 7 bytes, an interrupted copy),
     "header" (5 bytes into a record's 12-byte header) or "data" (100 bytes
-    into a record's data).
+    into a record's data). data_dir: the --data-dir the hint keeps (default: the file's folder, as given).
     """
     count, lengths = mnistkit.records.scan_tfrecord(str(path))
     assert len(lengths) == 1
@@ -48,7 +48,8 @@ def cut(path, where):
     assert left, "a cut between two records would leave a valid file"
     with open(path, "r+b") as f:
         f.truncate(at)
-    return f"record {record} at byte {record * frame} " + CUT_SHORT.format(left=left)
+    generate = mnistkit.records.generate_command(data_dir or os.path.dirname(str(path)))
+    return f"record {record} at byte {record * frame} " + CUT_SHORT.format(left=left, generate=generate)
 
 
 CUTS = ["half+7", "header", "data"]
@@ -87,7 +88,7 @@ def test_trainer_refuses_a_cut_training_file_and_leaves_the_model_alone(work, ca
 
 def test_trainer_command_refuses_half_a_file(work):
     """The issue's case as a user runs it: the trainer said `training on 4000 records` and trained."""
-    expected = cut(work / "data" / "mnist_train.tfrecords", "half+7")
+    expected = cut(work / "data" / "mnist_train.tfrecords", "half+7", data_dir="./data")
     model = tree_digests(work / "model")
     result = run_script("mnist_backward.py", "--steps", "2100", cwd=work)
     assert result.returncode == 1
@@ -172,7 +173,7 @@ def test_crc_mismatch_in_a_record_is_corrupted_not_cut_short(tmp_path, where):
     with pytest.raises(DataError) as error:
         mnistkit.records.scan_tfrecord(str(path))
     assert str(error.value) == (f"{path}: record 3: corrupted or not a TFRecord file (corrupted record at {offset}); "
-                                f"rerun `{mnistkit.cli.command('mnist_generateds.py')}`")
+                                f"rerun `{mnistkit.records.generate_command(str(tmp_path))}`")
 
 
 @pytest.mark.parametrize("where", ["data", "crc"])

@@ -1,0 +1,128 @@
+"""What a --model-dir holds, for the one line a script says when it finds no checkpoint there.
+
+A path one level off is the usual mistake: the export folder instead of a
+SavedModel in it, a SavedModel's variables/ folder or saved_model.pb
+instead of its version folder, a SavedModel given to mnist_test.py or to
+mnist_export.py, a checkpoint's file instead of its folder, the project
+folder instead of its model/. holding() names what a path is (the one
+place that knows the names of what the scripts write: checkpoint files,
+SavedModels, .tflite files); misplaced() is the error mnist_test.py,
+mnist_app.py and mnist_export.py raise (through checkpoints.no_checkpoint)
+when --model-dir holds no checkpoint but something one level off.
+"""
+import collections
+import os
+import re
+
+from . import cli
+from .errors import DataError
+from .export import TFLITE_SUFFIX, versions
+
+MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
+INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
+# A checkpoint's files: <prefix>.index, .meta, .data-NNNNN-of-NNNNN (V2), or the one file <prefix> (V1).
+CHECKPOINT_FILE = re.compile(re.escape(MODEL_NAME) + r"-(\d+)(\.index|\.meta|\.data-\d{5}-of-\d{5})?$")
+SAVED_MODEL_FILE = "saved_model.pb"
+VARIABLES_FOLDER = "variables"
+APP, EXPORTER = "mnist_app.py", "mnist_export.py"
+
+Holding = collections.namedtuple("Holding", "kind what give")
+Holding.__doc__ = """What a path is. kind: "checkpoints" (a checkpoint folder), "saved_model" (a SavedModel
+version folder or a base path of versions), "tflite" (a .tflite file), or "off" (one level off what
+the scripts read: an exports folder, a SavedModel's variables/ or saved_model.pb, a checkpoint's file,
+a folder of checkpoint folders); what: the words after the path in a message ("is a SavedModel");
+give: the paths to give instead, for the app (for "off"), else [path]."""
+
+
+def holding(path):
+    """The Holding of path, or None when it holds none of these (nothing there, an empty or other folder)."""
+    path = str(path)
+    if os.path.isfile(path):
+        return _file_holding(path)
+    if not os.path.isdir(path):
+        return None
+    parent = os.path.dirname(os.path.normpath(path))
+    if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
+        return Holding("saved_model", "is a SavedModel", [path])
+    if os.path.basename(os.path.normpath(path)) == VARIABLES_FOLDER and is_version(parent):
+        return Holding("off", f"is the variables folder of the SavedModel {parent}", [parent])
+    if any(is_version(os.path.join(path, str(v))) for v in versions(path)):
+        return Holding("saved_model", f"holds SavedModel versions ({', '.join(map(str, versions(path)))})", [path])
+    if has_checkpoints(path):
+        return Holding("checkpoints", "holds checkpoints", [path])
+    return _folder_holding(path)
+
+
+def _file_holding(path):
+    folder, name = os.path.split(path)
+    if name.lower().endswith(TFLITE_SUFFIX):
+        return Holding("tflite", "is a LiteRT (.tflite) file", [path])
+    if name == SAVED_MODEL_FILE:
+        return Holding("off", f"is the graph file of the SavedModel {folder or os.curdir}", [folder or os.curdir])
+    if os.path.basename(folder) == VARIABLES_FOLDER and is_version(os.path.dirname(folder)):
+        version = os.path.dirname(folder)
+        return Holding("off", f"is a file of the SavedModel {version}", [version])
+    match = CHECKPOINT_FILE.match(name)
+    if match or (name == INDEX_FILE and has_checkpoints(folder or os.curdir)):
+        what = (f"a file of the checkpoint {os.path.join(folder, name[:match.end(1)])}" if match
+                else "the index file of a checkpoint folder")
+        return Holding("off", f"is {what}", [folder or os.curdir])
+    return None
+
+
+def _folder_holding(path):
+    """The Holding of a folder that holds exports or checkpoint folders (one level above them), or None."""
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return None
+    inside = [os.path.join(path, n) for n in names]
+    exports = [p + " (SavedModel)" for p in inside if any(is_version(os.path.join(p, str(v))) for v in versions(p))]
+    exports += [p for p in inside if p.lower().endswith(TFLITE_SUFFIX) and os.path.isfile(p)]
+    if exports:
+        return Holding("off", "holds exports", exports)
+    models = [p for p in inside if os.path.isdir(p) and has_checkpoints(p)]
+    if models:
+        return Holding("off", "holds checkpoint folders", models)
+    return None
+
+
+def has_checkpoints(folder):
+    """True when folder holds a file of a checkpoint (CHECKPOINT_FILE), whole or not."""
+    try:
+        return any(CHECKPOINT_FILE.match(name) for name in os.listdir(folder))
+    except OSError:
+        return False
+
+
+def is_version(folder):
+    """True when folder is a SavedModel version folder (it holds saved_model.pb)."""
+    return os.path.isfile(os.path.join(folder, SAVED_MODEL_FILE))
+
+
+def either(paths):
+    """'a', 'a or b', 'a, b or c' (str) of a list of paths."""
+    return paths[0] if len(paths) == 1 else ", ".join(paths[:-1]) + " or " + paths[-1]
+
+
+def misplaced(model_dir, script):
+    """The DataError for a --model-dir that holds something `script` does not read, or None.
+
+    script: "mnist_test.py" (or mnist_lenet5_test.py) and "mnist_export.py"
+    read checkpoint folders; "mnist_app.py" also SavedModels and .tflite
+    files. For example `export holds exports: give export/mnist (SavedModel)
+    or export/mnist.tflite`, or `mnist_test.py scores checkpoints;
+    export/mnist/1 is a SavedModel: give the checkpoint folder, or use the
+    app`.
+    """
+    found = holding(model_dir)
+    if found is None or found.kind == "checkpoints" or (script == APP and found.kind != "off"):
+        return None
+    if script == APP or found.kind == "off" and "checkpoint" in found.what:
+        return DataError(f"{model_dir} {found.what}: give {either(found.give)}")
+    if script == EXPORTER:
+        return DataError(f"{script} exports checkpoints; {model_dir} {found.what} (written by {EXPORTER}): "
+                         f"give the checkpoint folder it was exported from")
+    app = cli.command(APP, "--model-dir", found.give[0].split(" (")[0], "PICTURE")
+    return DataError(f"{script} scores checkpoints; {model_dir} {found.what}: give the checkpoint folder, "
+                     f"or use the app: `{app}`")
