@@ -209,6 +209,56 @@ def picture_name(header):
     return "".join(c for c in name if c.isprintable())[:100] or PICTURE_NAME
 
 
+async def read_body(request):
+    """The request's body (bytes), refused with BoardError 413 past MAX_BODY, read no further than that."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdecimal() and int(declared) > MAX_BODY:
+        raise BoardError(413, f"request body of {int(declared):,} bytes is over this server's limit of "
+                              f"{MAX_BODY:,} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise BoardError(413, f"request body is over this server's limit of {MAX_BODY:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def serving_answer(model, request):
+    """TF Serving's REST answer (a JSONResponse) to a request under /v1/models/ for `model` (a Model).
+
+    GET <name>[/versions/<N>]: the version status; GET .../metadata: the
+    signature; POST ...:predict: the predictions. Raises BoardError with
+    TF Serving's status and wording for anything else.
+    """
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse
+    found = MODEL_PATH.match(request.url.path)
+    if found is None:
+        raise BoardError(404, f"{request.url.path}: no such endpoint; see /v1/models/{model.name}")
+    if found["name"] != model.name:
+        raise BoardError(404, f"Servable not found for request: Latest({found['name']}); "
+                              f"this server serves \"{model.name}\"")
+    if found["version"] is not None and found["version"] != str(model.version):
+        raise BoardError(404, f"Servable not found for request: Specific({found['name']}, "
+                              f"{found['version']}); this server serves version {model.version}")
+    if request.method == "GET" and found["verb"] is None:
+        return JSONResponse(metadata(model) if found["metadata"] else version_status(model))
+    if request.method == "POST" and found["verb"] == "predict":
+        data = await read_body(request)
+        try:
+            parsed = json.loads(data)
+        except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
+            raise BoardError(400, f"JSON Parse error: the body is not JSON ({e})") from None
+        images, layout = images_of(parsed)
+        if model.form == "LiteRT" and len(images) <= INLINE_ROWS:  # tens of microseconds: no thread hop
+            return JSONResponse(predict_answer(model, images, layout))
+        return JSONResponse(await run_in_threadpool(predict_answer, model, images, layout))
+    raise BoardError(405 if found["verb"] in (None, "predict") else 404,
+                     f"{request.method} {request.url.path}: not served here; "
+                     f"POST /v1/models/{model.name}:predict, GET /v1/models/{model.name}[/metadata]")
+
+
 def create_app(model):
     """The Starlette application serving `model` (a Model): the page, its endpoint and TF Serving's REST API."""
     from starlette.applications import Starlette
@@ -225,20 +275,6 @@ def create_app(model):
     def error(status, message):
         return JSONResponse({"error": message}, status_code=status)
 
-    async def body_of(request):
-        """The request's body (bytes), refused with BoardError 413 past MAX_BODY, read no further than that."""
-        declared = request.headers.get("content-length", "")
-        if declared.isdecimal() and int(declared) > MAX_BODY:
-            raise BoardError(413, f"request body of {int(declared):,} bytes is over this server's limit of "
-                                  f"{MAX_BODY:,} bytes")
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_BODY:
-                raise BoardError(413, f"request body is over this server's limit of {MAX_BODY:,} bytes")
-            chunks.append(chunk)
-        return b"".join(chunks)
-
     async def page(request):
         content, media_type = pages[request.url.path]
         return Response(content, media_type=media_type, headers={"Cache-Control": "no-cache"})
@@ -248,38 +284,15 @@ def create_app(model):
 
     async def board_predict(request):
         try:
-            data = await body_of(request)
+            data = await read_body(request)
             name = picture_name(request.headers.get("x-filename"))
             return JSONResponse(await run_in_threadpool(read_picture, model, data, name, uploads.name))
         except BoardError as e:
             return error(e.status, str(e))
 
     async def models(request):
-        found = MODEL_PATH.match(request.url.path)
         try:
-            if found is None:
-                raise BoardError(404, f"{request.url.path}: no such endpoint; see /v1/models/{model.name}")
-            if found["name"] != model.name:
-                raise BoardError(404, f"Servable not found for request: Latest({found['name']}); "
-                                      f"this server serves \"{model.name}\"")
-            if found["version"] is not None and found["version"] != str(model.version):
-                raise BoardError(404, f"Servable not found for request: Specific({found['name']}, "
-                                      f"{found['version']}); this server serves version {model.version}")
-            if request.method == "GET" and found["verb"] is None:
-                return JSONResponse(metadata(model) if found["metadata"] else version_status(model))
-            if request.method == "POST" and found["verb"] == "predict":
-                data = await body_of(request)
-                try:
-                    parsed = json.loads(data)
-                except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
-                    raise BoardError(400, f"JSON Parse error: the body is not JSON ({e})") from None
-                images, layout = images_of(parsed)
-                if model.form == "LiteRT" and len(images) <= INLINE_ROWS:  # tens of microseconds: no thread hop
-                    return JSONResponse(predict_answer(model, images, layout))
-                return JSONResponse(await run_in_threadpool(predict_answer, model, images, layout))
-            raise BoardError(405 if found["verb"] in (None, "predict") else 404,
-                             f"{request.method} {request.url.path}: not served here; "
-                             f"POST /v1/models/{model.name}:predict, GET /v1/models/{model.name}[/metadata]")
+            return await serving_answer(model, request)
         except BoardError as e:
             return error(e.status, str(e))
 
