@@ -231,8 +231,9 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
     predictor = load_predictor(model_dir)
-    for line in deployed.describe(predictor, tf_compat.VERBOSE):  # an export's version and, --verbose, its record
-        print(line, file=sys.stderr, flush=True)
+    if not isinstance(predictor, Predictor):  # an export: which version of a base path, and --verbose its record
+        for line in deployed.describe(predictor, tf_compat.VERBOSE):
+            print(line, file=sys.stderr, flush=True)
     if predictor.network.forward != mnist_forward.NETWORK.forward:  # another network than the course's: say which
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count

@@ -65,7 +65,7 @@ def load_picture(picName):
     missing, not an image, or empty.
     """
     try:
-        with open_image(picName, lambda: formats.read_head(picName)) as img:  # an iPhone's HEIC photo too
+        with open_picture(picName) as img:
             img = ImageOps.exif_transpose(img)
             if img.width == 0 or img.height == 0:
                 raise DataError(f"{picName}: empty image (0 pixels)")
@@ -80,6 +80,14 @@ def load_picture(picName):
         raise not_an_image(picName, formats.read_head(picName)) from None
     except (OSError, Image.DecompressionBombError) as e:
         raise DataError(f"{picName}: cannot read image ({e})") from None
+
+
+def open_picture(picName):
+    """Image.open(picName); an iPhone's HEIC photo through images.open_image (pillow-heif) when Pillow cannot."""
+    try:
+        return Image.open(picName)
+    except UnidentifiedImageError:
+        return open_image(picName, lambda: formats.read_head(picName))
 
 
 def flatten_alpha(rgba):
