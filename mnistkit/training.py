@@ -269,7 +269,6 @@ def check_weights(flags, names, step, learning_rate, settings, where):
 
 def diverged(what, step, learning_rate, settings, where):
     """The one-line Diverged for a training gone non-finite at `step`: what happened, what to try, what was kept."""
-    from . import checkpoints  # checkpoints imports nothing of the loop's
     newest = checkpoints.latest(settings.model_dir) if settings.model_dir else None
     kept = f"nothing non-finite was saved; the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
     return Diverged(f"step {step}: {what} (learning rate {learning_rate:g}): the training diverged; "

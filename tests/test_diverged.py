@@ -5,18 +5,16 @@ import re
 import socket
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, tree_digests
+from conftest import ROOT, tree_digests, new_saver, save_checkpoint
 import mnist_app
 import mnist_backward
 import mnist_export
 import mnist_forward
-import mnist_lenet5_backward
 import mnist_lenet5_forward
 import mnist_lenet5_test
 import mnist_test
@@ -24,15 +22,15 @@ from mnistkit import checkpoints, training
 from tf_compat import tf
 
 HUGE_RATE = 1e6  # LEARNING_RATE_BASE that makes either network's loss NaN within a few steps
-TRAINERS = {"mlp": {}, "lenet5": mnist_lenet5_backward.NETWORK}
+TRAINERS = {"mlp": mnist_forward, "lenet5": mnist_lenet5_forward}  # the forward module each trainer passes
 DIVERGED = (r"^error: step (\d+): the loss is nan \(learning rate [0-9.e+]+\): the training diverged; lower "
             r"LEARNING_RATE_BASE in (\S+), or check the training data \((\S+)\); (.*)$")
 
 
 def train(data_dir, model_dir, network, rate, *flags):
-    """mnist_backward.main (mnist_lenet5_backward's with network "lenet5") with LEARNING_RATE_BASE `rate`."""
-    return mnist_backward.main(["--data-dir", str(data_dir), "--model-dir", str(model_dir), "--quiet", *flags],
-                               **dict(TRAINERS[network], learning_rate_base=rate))
+    """mnist_backward.main (mnist_lenet5_backward's with network "lenet5") with --learning-rate-base `rate`."""
+    return mnist_backward.main(["--data-dir", str(data_dir), "--model-dir", str(model_dir), "--quiet",
+                                "--learning-rate-base", str(rate), *flags], TRAINERS[network])
 
 
 def all_finite(model_dir):
@@ -90,7 +88,8 @@ def test_the_weights_are_checked_in_one_read_before_a_save():
             sess.run(tf.global_variables_initializer())
             values = sess.run(flags)
     assert names == ("a", "b", "c") and values.tolist() == [True, False, False]
-    settings = mnist_backward.settings_for(mnist_forward, 10, 10, 50.0, "data", "", log=None)
+    settings = mnist_backward.settings_for(mnist_forward, steps=10, batch_size=10, learning_rate_base=50.0,
+                                           data_dir="data", model_dir="", log=None)
     with pytest.raises(training.Diverged) as raised:
         training.check_weights(values, names, 1000, 50.0, settings, "data/mnist_train.tfrecords")
     assert str(raised.value) == ("step 1000: 'b' holds NaN or infinite values (learning rate 50): the training "
@@ -109,7 +108,7 @@ CHIEF = """
 import sys
 sys.path.insert(0, {root!r})
 import mnist_backward
-sys.exit(mnist_backward.main(sys.argv[1:], learning_rate_base={rate!r}))
+sys.exit(mnist_backward.main(sys.argv[1:] + ["--learning-rate-base", "{rate}"]))
 """
 
 
@@ -151,7 +150,7 @@ def write_checkpoint(model_dir, net, step, bad=()):
             for var in tf.global_variables():
                 if var.op.name in bad:
                     sess.run(var.assign(tf.fill(tf.shape(var), np.float32(np.nan))))
-            checkpoints.save(sess, checkpoints.saver(5), str(model_dir), step, set())
+            save_checkpoint(sess, new_saver(5), str(model_dir), step, set())
     return checkpoints.prefix_of(str(model_dir), step)
 
 
