@@ -5,6 +5,7 @@ mnist_test.py, mnist_app.py and their LeNet-5 counterparts) hold the course's
 own calls in the course's order; what the course never had is here, one
 fact in one place, reached from them through a few named calls:
 
+  startup      imported first by every script: Ctrl-C while modules import ends in one line
   errors       DataError, ClusterError, Interrupted, Stopped; the stop signals
   cli          the parser every script builds, its options (Option), its exit status, progress bars
   files        atomic writes, removal
@@ -14,6 +15,7 @@ fact in one place, reached from them through a few named calls:
   writer       label files and images to TFRecord files (the generator's machinery)
   inputs       tf.data over the same files; a failing reader in one line
   networks     each network's declaration; the course's two
+  places       what a --model-dir holds: checkpoint files by name, SavedModels, .tflite files, one level off
   checkpoints  a model folder: finding, verifying, restoring and saving checkpoints; the network it holds
   training     the step loop's machinery: settings, retries, stop signals, TensorBoard, progress, errors
   distributed  parameter servers and workers: server, session, synchronous optimizer
@@ -22,6 +24,7 @@ fact in one place, reached from them through a few named calls:
   formats      a file named from its first bytes (HEIC, GZIP TFRecord, IDX, ...)
   export       the SavedModel and LiteRT files of mnist_export.py
   deployed     those files read back for the app
+  board        the drawing board and TF Serving's REST API (mnist_app.py --serve)
 
 docs/design.md follows one image and one training step through them.
 """
