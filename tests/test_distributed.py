@@ -261,7 +261,8 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
         mnistkit.distributed.train_distributed(cluster, SHARDS, settings, mnist_backward, False,
                                                mnist_backward.STARTUP_TIMEOUT_SECS)
     assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
-                                f"run `{mnistkit.cli.command('mnist_generateds.py', '--shards', str(SHARDS + 1))}` (or a multiple) first")
+                                f"run `{mnistkit.records.generate_command(str(sharded_workdir / 'data'), '--shards', str(SHARDS + 1))}` "
+                                "(or a multiple) first")  # the user's --data-dir kept (issue 31, 5)
 
 
 # ---------------------------------------------------------------- what a step moves between the tasks
