@@ -37,9 +37,10 @@ TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate onc
                   "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
 PASSES_ARGUMENTS = ("test", "test-quick", "test-floor", "bench", "bench-quick")
 # pytest-xdist for test and test-quick: a worker per core, at most MAX_TEST_WORKERS (the tests are mostly
-# TensorFlow processes that use several cores each); loadgroup keeps each xdist_group in one worker (tests/conftest.py).
+# TensorFlow processes that use several cores each); loadscope runs each test file in one worker, so a file's
+# module fixtures are made once and its tests never run beside each other (tests/conftest.py).
 MAX_TEST_WORKERS = 4
-PARALLEL = ("-n", "auto", "--maxprocesses", str(MAX_TEST_WORKERS), "--dist", "loadgroup")
+PARALLEL = ("-n", "auto", "--maxprocesses", str(MAX_TEST_WORKERS), "--dist", "loadscope")
 MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.checkpoints.FOLDER_FILE)
 CLEANED = ("export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")

@@ -1,13 +1,14 @@
 """Shared fixtures: the bundled sample turned into TFRecords once, one trained model of each network.
 
-Each is built once per run, also under pytest-xdist (`make test` runs `-n auto --dist loadgroup`): the
+Each is built once per run, also under pytest-xdist (`make test` runs `-n auto --dist loadscope`): the
 first worker to ask builds it in the run's shared temporary folder while the others wait on a lock
 (built_once). Tests must not write into these folders: a test that changes files (an evaluator writes
 eval/ into its model folder) works on a copy (trained_copy, copy_into).
 
 Markers: `quick` (`make test-quick`, before a commit: checks that train nothing longer than a few steps,
-the whole tier under a minute) and `floor` (`make test-floor`). Tests that must not run beside each other
-share an `xdist_group` (see PORTS).
+the whole tier under a minute) and `floor` (`make test-floor`). Under xdist each test file runs in one
+worker (`--dist loadscope`): tests that must not run beside each other (free ports picked, then bound;
+module fixtures made once) are in one file.
 """
 import contextlib
 import hashlib
@@ -51,19 +52,15 @@ def tree_digests(folder, with_folders=False):
     return found
 
 
-# Tests that pick free ports (mnist_cluster.free_ports: bound, released, then handed to a TensorFlow server)
-# run in one xdist worker, one at a time, so no other test of the run takes a port between the pick and the bind.
-PORTS = pytest.mark.xdist_group("ports")
-
-
 def pytest_configure(config):
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")
     config.addinivalue_line("markers", "quick: in `make test-quick` (run before a commit): trains nothing longer than "
                                        "a few steps; the whole tier runs in under a minute")
-    config.addinivalue_line("markers", "xdist_group(name): pytest-xdist's; registered here too for runs without it")
-    if getattr(config.option, "dist", "no") == "load":  # a hand-typed `-n 2`: keep the xdist_group marks honoured
-        config.option.dist = "loadgroup"
+    # A hand-typed `-n 2` (--dist load) runs each file in one worker too. Not loadgroup and xdist_group marks:
+    # pytest-xdist 3.8 groups by renaming item._nodeid, which pytest 9 no longer reads (the groups were split).
+    if getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadscope"
 
 
 @contextlib.contextmanager

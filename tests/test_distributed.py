@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import MLP_STEPS, PORTS, ROOT, SHARDS, copy_into, run_script
+from conftest import MLP_STEPS, ROOT, SHARDS, copy_into, run_script
 from test_records import parse_all
 import mnist_backward
 import mnist_forward
@@ -31,10 +31,7 @@ import mnistkit.distributed
 import mnistkit.records
 import mnistkit.training
 
-# In one xdist worker, one test at a time: the tests pick free ports (conftest.PORTS), and the module's
-# fixtures (the sharded records, the single and the cluster runs) are made once.
-pytestmark = [pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals"),
-              PORTS]
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the cluster tests stop and kill tasks with POSIX signals")
 
 WORKERS = 2
 ASYNC_STEPS = 600

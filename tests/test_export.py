@@ -1,8 +1,7 @@
 """mnist_export.py (issue 26): the SavedModel and LiteRT files match the checkpoint; versions, errors, the app's three forms.
 
 One export of each network per session (exports), scored once in a fresh TensorFlow 2 eager process
-(tests/exported_check.py); the other tests reuse it, in one xdist worker (the group below), so it is made
-once. The networks are conftest's trained models: the 784-500-10 one of trained_workdir and the LeNet-5 of
+(tests/exported_check.py); the other tests reuse it (under xdist the file runs in one worker: made once). The networks are conftest's trained models: the 784-500-10 one of trained_workdir and the LeNet-5 of
 two_models (LENET5_STEPS steps, short, so its figures are not those of docs/deploy.md).
 """
 import importlib
@@ -27,8 +26,6 @@ import mnist_forward
 import mnist_lenet5_forward
 
 MLP, LENET5 = mnist_forward.NETWORK, mnist_lenet5_forward.NETWORK
-
-pytestmark = pytest.mark.xdist_group("export")  # one worker builds `exports`, once
 
 MAX_DIFFERENCE = 1e-4  # float .tflite probabilities against the SavedModel's
 INT8_POINTS = 0.01  # the int8 file's accuracy, at most 1 point from the SavedModel's

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import LENET5_STEPS, MLP_STEPS, PORTS, copy_into, run_script
+from conftest import LENET5_STEPS, MLP_STEPS, copy_into, run_script
 import mnist_app
 import mnist_backward
 import mnist_cluster
@@ -304,7 +304,6 @@ def cluster_in_this_process(num_ps):
     return cluster, SERVERS[-1]
 
 
-@PORTS
 @pytest.mark.parametrize("net, folder", [(mnist_lenet5_forward, "model_lenet5"), (mnist_forward, "model")],
                          ids=["lenet5", "mlp"])
 def test_checkpoints_move_between_one_machine_and_a_cluster_that_splits_the_largest_weights(two_models, tmp_path,

@@ -59,7 +59,6 @@ class FakeTask:
         self.calls.append(("kill",))
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("name, stop", [("posix", signal.SIGTERM), ("nt", "CTRL_BREAK_EVENT")])
 def test_the_launcher_asks_tasks_to_stop_the_way_their_platform_lets_them_save(monkeypatch, name, stop):
     if stop == "CTRL_BREAK_EVENT":  # Windows' only signal that a task can catch and save on
@@ -108,7 +107,6 @@ def test_a_refused_rename_is_tried_again_and_a_lasting_one_is_one_line(sample_wo
     assert os.listdir(tmp_path) == ["t.tfrecords"]  # no temporary left
 
 
-@pytest.mark.quick
 def test_a_checkpoint_save_refused_for_a_moment_is_tried_again_and_a_lasting_refusal_loses_nothing(tmp_path,
                                                                                                   monkeypatch):
     monkeypatch.setattr(mnistkit.files, "RETRY_SECS", 0.5)

@@ -173,7 +173,6 @@ def http_folder(tmp_path):
     server.shutdown()
 
 
-@pytest.mark.quick
 def test_download_checks_sha256_and_keeps_no_bad_file(http_folder, tmp_path):
     folder, url = http_folder
     for name in mnistkit.idx.MNIST_SHA256:
@@ -185,7 +184,6 @@ def test_download_checks_sha256_and_keeps_no_bad_file(http_folder, tmp_path):
     assert list(dest.iterdir()) == []
 
 
-@pytest.mark.quick
 def test_download_accepts_files_whose_sha256_matches(http_folder, tmp_path, monkeypatch):
     folder, url = http_folder
     hashes = {}

@@ -64,7 +64,7 @@ def test_each_task_runs_the_makefiles_commands():
     assert tasks.task_commands("install", py) == []
     assert tasks.task_commands("demo", py, steps=50) == [
         [py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", "50"], [py, "mnist_test.py", "--once"]]
-    parallel = ["-n", "auto", "--maxprocesses", "4", "--dist", "loadgroup"]
+    parallel = ["-n", "auto", "--maxprocesses", "4", "--dist", "loadscope"]
     assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m", "not floor",
                                                               *parallel, "-x"]]
     quick = tasks.quick_files()

@@ -14,8 +14,6 @@ import pytest
 import tf_compat
 from tf_compat import tf
 
-pytestmark = pytest.mark.quick  # every test here: make test-quick
-
 
 def saved_checkpoint(tmp_path):
     """A checkpoint of one float32 [4096] variable; returns (prefix, its one .data file)."""

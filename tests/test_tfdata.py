@@ -25,7 +25,6 @@ from mnistkit.errors import DataError
 from tf_compat import tf
 
 BATCH = mnist_backward.BATCH_SIZE
-pytestmark = pytest.mark.xdist_group("tfdata")  # one worker: its module fixtures (a 2,000-step run) are made once
 
 
 def settings(data_dir, pipeline, model_dir="model", steps=1):

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import LENET5_STEPS, PORTS, ROOT, TRAIN_STEPS, run_script, tree_digests
+from conftest import LENET5_STEPS, ROOT, TRAIN_STEPS, run_script, tree_digests
 from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
 import mnist_cluster
 
@@ -307,7 +307,6 @@ def test_the_evaluator_ends_on_sigterm_in_one_line(trained_copy, tmp_path):
 
 # ---------------------------------------------------------------- 6. a cluster started with mismatched flags
 
-@PORTS
 def test_tasks_started_with_different_host_lists_are_told_apart_from_a_lost_ps(sample_workdir, tmp_path):
     ps_port, worker_port, other_port = mnist_cluster.free_ports(3)
     ps = start([os.path.join(ROOT, "mnist_backward.py"), "--job_name", "ps", "--task_index", "0", "--ps_hosts",
