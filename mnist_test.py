@@ -190,6 +190,9 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             except (checkpoints.CheckpointDamaged, checkpoints.NotFinite) as e:  # damaged, or NaN weights
                 if once:
                     raise DataError(str(e)) from None
+                if checkpoints.being_saved(ckpt):  # the trainer is still writing it: score it when it is there
+                    time.sleep(interval)
+                    continue
                 print(f"error: {e}; waiting for the next checkpoint", file=sys.stderr)
                 last_seen = seen  # said once; the next checkpoint, or this one written again, is scored
                 time.sleep(interval)

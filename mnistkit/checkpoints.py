@@ -342,6 +342,15 @@ def _meta_arrives(prefix):
     return True
 
 
+def being_saved(prefix):
+    """True when prefix looks like a save still running: no .index yet, and a file of it written less than
+    FRESH_SECS ago (the trainer's first save, before any `checkpoint` index file names a checkpoint)."""
+    if os.path.exists(prefix + ".index") or os.path.isfile(prefix):
+        return False
+    times = [os.path.getmtime(p) for p in glob.glob(glob.escape(prefix) + ".*") if os.path.exists(p)]
+    return bool(times) and time.time() - max(times) < FRESH_SECS
+
+
 def intact_before(model_dir, prefix):
     """The newest checkpoint in model_dir older than prefix that reads whole, or None."""
     for step in reversed(checkpoint_steps(model_dir)):
