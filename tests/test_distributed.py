@@ -633,7 +633,10 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
     assert dict(tf.train.list_variables(latest))["w1"] == [784, 500]
     assert not [name for name, _ in tf.train.list_variables(latest) if "part_" in name]
     step, accuracy, count = mnist_test.evaluate(latest, str(sharded_workdir / "data" / "mnist_test.tfrecords"))
-    assert step == int(saved.group(2)) and count == 2000 and accuracy >= 0.88
+    # Asynchronous: worker 1's step in flight may land between the chief's read of global_step (the name) and
+    # its save of the variables (seen once at load 9: mnist_model-1039 holding global_step 1040).
+    assert int(saved.group(2)) <= step <= int(saved.group(2)) + WORKERS - 1
+    assert count == 2000 and accuracy >= 0.88
 
 
 def test_launcher_help_names_its_own_flags(tmp_path):
