@@ -216,13 +216,24 @@ def course_layout(jpg_dir):
 
     Found by the course's names (COURSE_LAYOUT) in a folder that this
     generator did not build (no MANIFEST): the official MNIST built here
-    takes the same names.
+    takes the same names. Raises DataError naming what is missing when
+    some of the four (two image folders, two label files) are there and
+    others are not: the user's own files, never built over.
     """
+    if os.path.exists(os.path.join(jpg_dir, MANIFEST)):
+        return None
     layout = {split: (os.path.join(jpg_dir, stem) + os.sep, os.path.join(jpg_dir, stem + ".txt"))
               for split, stem in COURSE_LAYOUT.items()}
-    image_dir, label_file = layout["train"]
-    if os.path.exists(os.path.join(jpg_dir, MANIFEST)) or not (os.path.isdir(image_dir) and os.path.isfile(label_file)):
+    parts = {f"{stem}/": os.path.isdir(os.path.join(jpg_dir, stem)) for stem in COURSE_LAYOUT.values()}
+    parts.update({f"{stem}.txt": os.path.isfile(os.path.join(jpg_dir, stem + ".txt")) for stem in COURSE_LAYOUT.values()})
+    if not any(parts.values()):
         return None
+    missing = [name for name, there in parts.items() if not there]
+    if missing:  # the user's own course files, one of them gone: named, never built over
+        raise DataError(f"{jpg_dir}: the course's JPG layout is incomplete: {', '.join(missing)} "
+                        f"{'is' if len(missing) == 1 else 'are'} missing (it needs {', '.join(parts)}); put "
+                        f"{'it' if len(missing) == 1 else 'them'} back from the course's files, or give your "
+                        "own images with --train-images, --train-labels, --test-images and --test-labels")
     return layout
 
 

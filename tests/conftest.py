@@ -52,6 +52,22 @@ def tree_digests(folder, with_folders=False):
     return found
 
 
+STARTING_ENVIRONMENT = dict(os.environ)  # as the run started, before any test (or TensorFlow's import) changed it
+
+
+@pytest.fixture(autouse=True)
+def environment_as_the_run_started(monkeypatch):
+    """Every test starts with the environment the run started with, so no test depends on what an earlier one
+    left there: tf_compat sets TF_CPP_MIN_LOG_LEVEL in this process when TensorFlow is imported, and a script
+    a later test starts would inherit it (and hide --verbose's lines). pytest's own variables stay."""
+    for name in set(os.environ) - set(STARTING_ENVIRONMENT):
+        if not name.startswith("PYTEST_"):
+            monkeypatch.delenv(name)
+    for name, value in STARTING_ENVIRONMENT.items():
+        if os.environ.get(name) != value:
+            monkeypatch.setenv(name, value)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")

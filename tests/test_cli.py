@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, run_script
+from conftest import ROOT, STARTING_ENVIRONMENT, run_script
 
 TOP_LEVEL = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "*.py")))
 MODULES = ["mnist_forward.py", "mnist_lenet5_forward.py", "tf_compat.py"]  # imported, not run
@@ -100,6 +100,23 @@ def test_modules_say_what_they_are_and_what_to_run(module, tmp_path):
     bare, imported = run_traced(module, cwd=tmp_path)  # nothing to do: the usage-error status, message on stderr
     assert bare.returncode == 2 and bare.stdout == "" and bare.stderr == result.stdout
     assert tensorflow_modules(imported) == []
+
+
+def test_tensorflows_import_here_sets_its_log_level_in_this_process():
+    """What the next test must not inherit: importing TensorFlow through tf_compat sets TF_CPP_MIN_LOG_LEVEL
+    in this (pytest's) process, where a script started later would find it (conftest resets it per test)."""
+    import tf_compat
+    tf_compat.import_tensorflow()
+    assert os.environ.get("TF_CPP_MIN_LOG_LEVEL") is not None
+
+
+def test_a_script_a_later_test_starts_does_not_inherit_that_log_level():
+    """No test depends on what an earlier one left in the environment (conftest.environment_as_the_run_started)."""
+    if "TF_CPP_MIN_LOG_LEVEL" in STARTING_ENVIRONMENT:
+        pytest.skip("the run itself was started with TF_CPP_MIN_LOG_LEVEL set")
+    seen = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'))"],
+                          capture_output=True, text=True, timeout=60).stdout
+    assert seen.strip() == "None"
 
 
 def test_verbose_shows_tensorflow_log_lines_and_quiet_hides_them(tmp_path):

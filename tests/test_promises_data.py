@@ -4,6 +4,7 @@ and the generator's IDX and flag messages of the Troubleshooting table, with not
 import gzip
 import os
 import socket
+import shutil
 import struct
 import subprocess
 import sys
@@ -81,6 +82,22 @@ def write_idx_dir(folder, counts=(40, 20)):
 
 
 # ---------------------------------------------------------------- the course's own layout
+
+@pytest.mark.parametrize("missing", ["mnist_train_jpg_60000.txt", "mnist_test_jpg_10000/"])
+def test_a_course_layout_with_a_part_missing_is_named_for_what_it_lacks(tmp_path, missing):
+    jpg_dir = tmp_path / "mnist_data_jpg"
+    write_course_layout(jpg_dir)
+    gone = jpg_dir / missing.rstrip("/")
+    shutil.rmtree(gone) if gone.is_dir() else gone.unlink()
+    before = tree_digests(tmp_path)
+    result = run_script("mnist_generateds.py", cwd=tmp_path, timeout=RUN_TIMEOUT)
+    assert result.returncode == 1
+    assert result.stderr == (f"error: ./mnist_data_jpg: the course's JPG layout is incomplete: {missing} is missing "
+                             "(it needs mnist_train_jpg_60000/, mnist_test_jpg_10000/, mnist_train_jpg_60000.txt, "
+                             "mnist_test_jpg_10000.txt); put it back from the course's files, or give your own images "
+                             "with --train-images, --train-labels, --test-images and --test-labels\n")
+    assert tree_digests(tmp_path) == before  # nothing built over the user's files, no data/ written
+
 
 def test_a_plain_run_uses_the_courses_layout(tmp_path):
     jpg_dir = tmp_path / "mnist_data_jpg"

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -302,3 +303,31 @@ def test_the_courses_own_files_are_used_from_any_jpg_dir(tmp_path):
     assert layout["train"] == (str(tmp_path / "mnist_train_jpg_60000") + os.sep, str(tmp_path / "mnist_train_jpg_60000.txt"))
     (tmp_path / idx.MANIFEST).write_text("source: x\n")
     assert idx.course_layout(str(tmp_path)) is None  # built here from IDX files: the manifest says where from
+
+
+@pytest.mark.quick
+def test_reading_a_pattern_named_folder_leaves_no_temporary_folder(tmp_path, monkeypatch):
+    """readable_prefix's links live in a folder of the system's temporary folder: it is removed after each read."""
+    temp = tmp_path / "system_temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))  # where tempfile.mkdtemp makes it
+    model = str(tmp_path / "model[1]")
+    one_variable_saves(model, [10], keep=1)
+    for _ in range(3):
+        assert checkpoints.read_checkpoint(os.path.join(model, "mnist_model-10"))["v"] == 11.0
+        with checkpoints.readable_prefix(os.path.join(model, "mnist_model-10")) as literal:
+            assert os.path.dirname(literal).startswith(str(temp))  # the links were made there ...
+    assert os.listdir(temp) == []  # ... and nothing is left there
+
+
+@pytest.mark.quick
+def test_a_checkpoint_file_that_is_gone_is_not_called_unreadable(tmp_path):
+    """A file the trainer's rotation deleted is missing, not 'permission denied' (os.access is False for both)."""
+    gone = tmp_path / "mnist_model-10.index"
+    checkpoints._check_readable([str(gone)])  # gone: passed over, for the read to name it missing
+    gone.write_bytes(b"x")
+    checkpoints._check_readable([str(gone)])  # readable: fine
+    if os.geteuid() != 0:  # root reads any file
+        gone.chmod(0)
+        with pytest.raises(DataError, match="permission denied"):
+            checkpoints._check_readable([str(gone)])
