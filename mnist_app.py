@@ -313,7 +313,8 @@ def build_parser():
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     parser.add_argument("--model-dir", type=cli.path, default=MODEL_SAVE_PATH,
                         help="checkpoint folder, of any network (./model_lenet5/ for LeNet-5), or an export of "
-                             "mnist_export.py: a SavedModel version folder (export/mnist/1) or a .tflite file")
+                             "mnist_export.py: a SavedModel version folder (export/mnist/1), its base path "
+                             "(export/mnist: the newest version) or a .tflite file")
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
                         help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
                              "course: whole picture resized, fixed --threshold")

@@ -90,11 +90,12 @@ def saved_model_version(path):
 def global_step_of(predictor):
     """The training step (int) the predictor's weights are from, or None when it does not say.
 
-    A predictor's own `global_step` when it has one; else the number a
-    checkpoint's path ends with (model/mnist_model-2000 -> 2000), which is
-    how the course's saver.save(..., global_step=) names it.
+    A predictor's own `global_step` when it has one; an export's, from
+    its export record (mnist_export.py writes the checkpoint's there); else
+    the number a checkpoint's path ends with (model/mnist_model-2000 ->
+    2000), which is how the course's saver.save(..., global_step=) names it.
     """
-    step = getattr(predictor, "global_step", None)
+    step = getattr(predictor, "global_step", None) or (getattr(predictor, "record", None) or {}).get("global_step")
     if step is not None:
         return int(step)
     found = re.search(r"-(\d+)$", str(predictor.source))

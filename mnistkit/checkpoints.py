@@ -800,7 +800,7 @@ def checked(model_dir, prefix, network, script=None):
         networks.check_network(prefix, found, network, script)
     if importlib.util.find_spec(found.forward) is None:  # imported by the caller: a course script, or one beside it
         raise DataError(f"{prefix}: {found.name}'s forward module {found.forward}.py is not on the module path; "
-                        "run from the folder that holds it, or put that folder on PYTHONPATH")
+                        "put the folder that holds it on PYTHONPATH (with the course's folder, for its trainer)")
     return Found(prefix, stored, found)
 
 
