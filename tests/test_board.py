@@ -172,7 +172,7 @@ def test_the_pages_endpoint_answers_digit_probabilities_and_the_input_show_input
     path = tmp_path / "three.png"
     path.write_bytes(pngs[3])
     assert answer["input"] == mnist_app.prepared_pixels(str(path)).reshape(-1).tolist()  # --show-input's pixels
-    assert answer["model"] == {"name": "mnist", "network": "784-500-10", "global_step": None, "form": "LiteRT",
+    assert answer["model"] == {"name": "mnist", "network": "784-500-10", "global_step": TRAIN_STEPS, "form": "LiteRT",
                                "source": os.path.join("export", "mnist.tflite"), "version": 1}
     status, model = request(tflite_server.url + "board/model")
     assert status == 200 and model == answer["model"]
