@@ -788,12 +788,7 @@ def checked(model_dir, prefix, network, script=None):
     CheckpointDamaged (with the newest intact one in the hint),
     CheckpointGone (deleted while read), NotFinite, DataError.
     """
-    try:
-        stored = read_checkpoint(prefix)
-    except CheckpointGone:
-        raise
-    except CheckpointDamaged as e:
-        raise CheckpointDamaged(f"{e}; {damaged_hint(model_dir, prefix)}") from None
+    stored = read_or_hint(model_dir, prefix)
     check_finite(prefix, stored)  # NaN weights of a diverged training are never scored, applied or exported
     found = folder_network(model_dir, stored) or network
     if script is not None:
@@ -845,8 +840,9 @@ def remove_unfinished_checkpoints(model_dir, log=print):
 
 
 def read_or_hint(model_dir, prefix):
-    """read_checkpoint(prefix), with a damaged checkpoint's DataError naming the newest intact one (damaged_hint)."""
+    """read_checkpoint(prefix), with a damaged checkpoint's CheckpointDamaged naming the newest intact one
+    (damaged_hint); CheckpointGone as read_checkpoint raises it."""
     try:
         return read_checkpoint(prefix)
     except CheckpointDamaged as e:
-        raise DataError(f"{e}; {damaged_hint(model_dir, prefix)}") from None
+        raise CheckpointDamaged(f"{e}; {damaged_hint(model_dir, prefix)}") from None

@@ -233,12 +233,7 @@ def export(sess, images, logits, network, export_dir, calibration, source, log=p
 def provenance(network, source, version, saved_model):
     """What an export records of where it came from: a JSON-able dict (see export)."""
     return {"checkpoint": source["checkpoint"], "global_step": int(source["global_step"]), "version": int(version),
-            "saved_model": saved_model, "network": network_record(network), "written_by": "mnist_export.py"}
-
-
-def network_record(network):
-    """The network's whole declaration as the metadata holds it (networks.to_record; JSON-able)."""
-    return networks.to_record(network)
+            "saved_model": saved_model, "network": networks.to_record(network), "written_by": "mnist_export.py"}
 
 
 def write_json(path, record):

@@ -237,7 +237,7 @@ def test_every_export_records_its_checkpoint_step_version_and_network_read_back_
         records, uses_tensorflow = result.stdout.splitlines()
         assert uses_tensorflow == "False"
         expected = {"checkpoint": f"{work / model_dir}/mnist_model-{step}", "global_step": step, "version": 1,
-                    "saved_model": f"{work / 'export'}/{name}/1", "network": mnistkit.export.network_record(network),
+                    "saved_model": f"{work / 'export'}/{name}/1", "network": mnistkit.networks.to_record(network),
                     "written_by": "mnist_export.py"}
         assert json.loads(records) == [expected] * 3
 
