@@ -23,9 +23,9 @@ import mnist_test
 from mnistkit import checkpoints, training
 from tf_compat import tf
 
-HUGE_RATE = 1e6  # LEARNING_RATE_BASE that makes either network's loss NaN within a few steps
+HUGE_RATE = 1e6  # LEARNING_RATE_BASE that makes either network's loss non-finite (nan or inf) within a few steps
 TRAINERS = {"mlp": mnist_forward, "lenet5": mnist_lenet5_forward}  # the forward module each trainer passes
-DIVERGED = (r"^error: step (\d+): the loss is nan \(learning rate [0-9.e+]+\): the training diverged; lower "
+DIVERGED = (r"^error: step (\d+): the loss is (?:nan|inf|-inf) \(learning rate [0-9.e+]+\): the training diverged; lower "
             r"LEARNING_RATE_BASE in (\S+), or check the training data \((\S+)\); (.*)$")
 
 
