@@ -11,6 +11,7 @@ holds, --show-input's files.
 """
 import contextlib
 import os
+import warnings
 
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
@@ -83,9 +84,16 @@ def load_picture(picName):
 
 
 def open_picture(picName):
-    """Image.open(picName); an iPhone's HEIC photo through images.open_image (pillow-heif) when Pillow cannot."""
+    """Image.open(picName); an iPhone's HEIC photo through images.open_image (pillow-heif) when Pillow cannot.
+
+    Pillow's DecompressionBombWarning (a picture of 89 to 179 megapixels, a panorama) is not printed: such a
+    picture is read as any other. Above that Pillow raises DecompressionBombError, which load_picture turns
+    into its one line.
+    """
     try:
-        return Image.open(picName)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            return Image.open(picName)
     except UnidentifiedImageError:
         return open_image(picName, lambda: formats.read_head(picName))
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, run_script
+from conftest import ROOT, run_main
 import handmade
 import mnist_app
 import mnistkit.idx
@@ -119,7 +119,7 @@ def test_blank_picture_is_reported_not_guessed(tmp_path, model_dir):
     images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     Image.new("L", (200, 200), 230).save(tmp_path / "blank.png")
     digit_picture(images[0], "L").save(tmp_path / "digit.png")
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "blank.png", "digit.png", cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "blank.png", "digit.png", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.startswith("error: blank.png: no digit found")
     assert result.stdout.startswith(f"digit.png: The prediction number is: {labels[0]}")
@@ -135,7 +135,7 @@ def test_app_predicts_sample_digits_saved_as_png(model_dir, tmp_path, mode):
         path = tmp_path / f"digit{i}.png"
         digit_picture(images[i], mode).save(path)
         paths.append(str(path))
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--json", *paths, cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--json", *paths, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     predicted = [entry["prediction"] for entry in json.loads(result.stdout)]
     assert len(predicted) == 20
@@ -186,8 +186,8 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
     images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     digit_picture(images[0], "L").save(tmp_path / "one.png")
     digit_picture(images[1], "L").save(tmp_path / "two.png")
-    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path,
-                        input="3\n missing.png \ntwo.png\none.png\n")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path,
+                      input="3\n missing.png \ntwo.png\none.png\n")
     assert result.returncode == 1  # one picture failed
     assert result.stderr == "error: missing.png: file not found\n"
     assert result.stdout.count(mnist_app.PATH_PROMPT) == 3
@@ -195,21 +195,21 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
     assert [p.split()[0] for p in predictions] == [str(labels[1]), str(labels[0])]
 
     # End of input after a failed picture: exit 1; at the first prompt: nothing given, exit 0.
-    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="2\nmissing.png\n")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="2\nmissing.png\n")
     assert result.returncode == 1
     assert result.stderr == "error: missing.png: file not found\nend of input: 1 of 2 test pictures given\n"
-    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="")
     assert (result.returncode, result.stdout, result.stderr) == (
         0, f"{mnist_app.COUNT_PROMPT}\n", "end of input: no pictures to read\n")
     # A wrong count is said and asked again, as a wrong path is (issue 25); then end of input at the path prompt.
-    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="two\n-1\n\n1\n")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="two\n-1\n\n1\n")
     assert (result.returncode, result.stdout.count(mnist_app.COUNT_PROMPT)) == (0, 4)
     assert result.stderr == ("error: the number of test pictures must be a whole number, not 'two'\n"
                              "error: the number of test pictures must be 0 or more, not '-1'\n"
                              "error: the number of test pictures must be a whole number, not ''\n"
                              "end of input: 0 of 1 test pictures given\n")
     # An answer of 0 ends with a line that says so (issue 31, 5), exit 0.
-    result = run_script("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="0\n")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="0\n")
     assert (result.returncode, result.stdout, result.stderr) == (
         0, mnist_app.COUNT_PROMPT, "0 test pictures: nothing to predict\n")
 
@@ -245,8 +245,8 @@ def test_app_says_several_digits_and_specks_in_one_line_each_and_reads_the_phone
                                (235, 105, "left"), 20, 1.5, 7, seed=4)
     Image.fromarray(four).save(tmp_path / "four.jpg", quality=85)
     digit_picture(images[0], "L").save(tmp_path / "digit.png")
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "123.png", "stacked.png", "dirt.png", "four.jpg",
-                        "digit.png", cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "123.png", "stacked.png", "dirt.png", "four.jpg",
+                      "digit.png", cwd=tmp_path)
     assert result.returncode == 1
     crop = "the app reads one digit per picture: crop to one digit"
     assert result.stderr.splitlines() == [
@@ -268,7 +268,7 @@ def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, t
     digit_picture(images[9], "L").save(folder / "sub" / "deeper.png")
     digit_picture(images[9], "L").save(folder / ".hidden.png")
     (folder / "notes.txt").write_text("not a picture")
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--json", "photos", cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--json", "photos", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     entries = json.loads(result.stdout)
     assert [e["file"] for e in entries] == [os.path.join("photos", n) for n in sorted(names)]
@@ -287,7 +287,7 @@ def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, t
 
 def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, photos):
     path = photos[15][0]  # a thin pen stroke, off-centre
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen.png", path, cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen.png", path, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == "input written to seen.png\n"
     seen = Image.open(tmp_path / "seen.png")
@@ -297,8 +297,8 @@ def test_show_input_writes_exactly_what_the_network_got(model_dir, tmp_path, pho
 
     # Several pictures: one file per picture in a folder; the course's preparation too.
     pair = [photos[0][0], photos[1][0]]
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--preprocess", "course",
-                        "--show-input", "seen", *pair, cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--preprocess", "course",
+                      "--show-input", "seen", *pair, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     stems = [os.path.splitext(os.path.basename(picture))[0] for picture in pair]
     assert result.stderr == "".join(f"input written to {os.path.join('seen', stem)}.png\n" for stem in stems)
@@ -317,8 +317,8 @@ def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(m
     images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     digit_picture(images[0], "L").save(tmp_path / "a.png")
     digit_picture(images[1], "L").convert("RGB").save(tmp_path / "a.jpg")
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "--json", "a.jpg",
-                        cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "--json", "a.jpg",
+                      cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == f"input written to {os.path.join('seen', 'a.png')}\n"
     assert [entry["file"] for entry in json.loads(result.stdout)] == ["a.jpg"]  # stdout stays JSON
@@ -326,16 +326,16 @@ def test_show_input_keeps_the_stem_and_never_overwrites_another_pictures_input(m
     first = (tmp_path / "seen" / "a.png").read_bytes()
 
     # Same stem twice on the command line: refused before any work, the earlier file kept.
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", "a.png",
-                        cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", "a.jpg", "a.png",
+                      cwd=tmp_path)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == (f"error: {os.path.join('seen', 'a.png')}: --show-input already wrote a.jpg's input "
                              "there; a.png has the same name stem (rename one, or run the app for each)\n")
     assert (tmp_path / "seen" / "a.png").read_bytes() == first
 
     # At the course's prompts the second one gets the error line, the first keeps its file.
-    result = run_script("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", cwd=tmp_path,
-                        input="2\na.jpg\na.png\n")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--show-input", "seen", cwd=tmp_path,
+                      input="2\na.jpg\na.png\n")
     assert result.returncode == 1
     assert result.stderr.splitlines()[0] == f"input written to {os.path.join('seen', 'a.png')}"
     assert result.stderr.splitlines()[1].startswith(f"error: {os.path.join('seen', 'a.png')}: --show-input already "

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import LENET5_STEPS, ROOT, run_script, tree_digests
+from conftest import LENET5_STEPS, ROOT, run_main, run_script, tree_digests
 import mnist_app
 import mnist_export
 import mnist_test
@@ -277,7 +277,7 @@ def test_the_app_says_which_version_of_a_base_path_it_used_and_verbose_prints_th
     images = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")[0]
     from PIL import Image
     Image.fromarray(255 - images[0]).resize((140, 140)).save(tmp_path / "digit.png")
-    quiet = run_script("mnist_app.py", "--model-dir", str(base), "digit.png", cwd=tmp_path)
+    quiet = run_main("mnist_app.py", "--model-dir", str(base), "digit.png", cwd=tmp_path)
     verbose = run_script("mnist_app.py", "--model-dir", str(base), "digit.png", "--verbose", cwd=tmp_path)
     used = f"{base}: using version 2 ({base}/2), the newest of 1, 2"
     assert quiet.returncode == verbose.returncode == 0, quiet.stderr

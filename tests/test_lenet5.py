@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import LENET5_STEPS, MLP_STEPS, copy_into, run_script
+from conftest import LENET5_STEPS, MLP_STEPS, copy_into, run_main, run_script
 import mnist_app
 import mnist_backward
 import mnist_cluster
@@ -158,7 +158,7 @@ def test_short_training_beats_the_mlp_at_the_same_examples_seen(two_models):
 def test_test_script_once_prints_course_line_and_report(two_models, tmp_path):
     report = tmp_path / "report.json"
     work = copy_into(tmp_path / "work", two_models, "data", "model_lenet5")  # the evaluator writes model_lenet5/eval
-    result = run_script("mnist_lenet5_test.py", "--once", "--report-json", str(report), cwd=work)
+    result = run_main("mnist_lenet5_test.py", "--once", "--report-json", str(report), cwd=work)
     assert result.returncode == 0, result.stderr
     first, second = result.stdout.splitlines()
     assert first.startswith(f"After {LENET5_STEPS} training steps, test accuracy = 0.")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import TRAIN_STEPS, run_script
+from conftest import TRAIN_STEPS, run_main
 import mnist_test
 from tf_compat import tf
 import mnistkit.report
@@ -95,8 +95,8 @@ def test_report_picture_draws_the_matrix_counts_and_the_worst_digits(details):
 def test_report_command_writes_picture_and_json(trained_copy, tmp_path, details):
     _, _, (_, accuracy, _, records) = details
     model, data = str(trained_copy / "model"), str(trained_copy / "data")  # a copy: the evaluator writes model/eval
-    result = run_script("mnist_test.py", "--once", "--model-dir", model, "--data-dir", data,
-                        "--report", "out", "--report-json", "out/numbers.json", cwd=tmp_path)
+    result = run_main("mnist_test.py", "--once", "--model-dir", model, "--data-dir", data,
+                      "--report", "out", "--report-json", "out/numbers.json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [f"After {TRAIN_STEPS} training steps, test accuracy = {accuracy:g}",
                                           "report: out/report.png, out/numbers.json"]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import ROOT, TRAIN_STEPS, run_script
+from conftest import ROOT, TRAIN_STEPS, run_main, run_script
 import mnist_backward
 import mnist_forward
 import mnist_test
@@ -60,15 +60,15 @@ def test_evaluation_scores_every_record_once_whatever_the_batch(trained_workdir)
 
 
 def test_test_script_once_prints_course_line(trained_copy):
-    result = run_script("mnist_test.py", "--once", cwd=trained_copy)  # a copy: the evaluator writes model/eval
+    result = run_main("mnist_test.py", "--once", cwd=trained_copy)  # a copy: the evaluator writes model/eval
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"After {TRAIN_STEPS} training steps, test accuracy = 0.")
     assert result.stderr == ""
 
 
 def test_test_script_once_without_checkpoint_fails_clearly(sample_workdir, tmp_path):
-    result = run_script("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
-                        "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
+    result = run_main("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
+                      "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no checkpoint found; train first with "
                                      f"`python {ROOT}/mnist_backward.py --model-dir {tmp_path / 'none'} "

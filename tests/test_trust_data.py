@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import run_script, tree_digests
+from conftest import run_main, tree_digests
 import handmade
 from test_errors import error_line, good_record, make_layout, paper_digit, records, write_records
 import mnist_app
@@ -90,7 +90,7 @@ def test_trainer_command_refuses_half_a_file(work):
     """The issue's case as a user runs it: the trainer said `training on 4000 records` and trained."""
     expected = cut(work / "data" / "mnist_train.tfrecords", "half+7", data_dir="./data")
     model = tree_digests(work / "model")
-    result = run_script("mnist_backward.py", "--steps", "2100", cwd=work)
+    result = run_main("mnist_backward.py", "--steps", "2100", cwd=work)
     assert result.returncode == 1
     # The hint names the generator as it runs from `work` (issue 25), not from this process's folder.
     expected = expected.replace(mnistkit.cli.command("mnist_generateds.py"),
@@ -375,8 +375,8 @@ def test_app_finds_no_digit_on_a_page_without_one_whatever_its_colour(trained_wo
         names.append(f"{name}.png")
     img, digit = paper_digit()
     img.save(tmp_path / "digit.png")
-    result = run_script("mnist_app.py", "--model-dir", str(trained_workdir / "model"), "--preprocess", preprocess,
-                        *names, "digit.png", cwd=tmp_path)
+    result = run_main("mnist_app.py", "--model-dir", str(trained_workdir / "model"), "--preprocess", preprocess,
+                      *names, "digit.png", cwd=tmp_path)
     assert result.returncode == 1
     lines = result.stderr.splitlines()
     assert [line.split(": ")[1] for line in lines] == names

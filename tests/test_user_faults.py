@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import LENET5_STEPS, ROOT, TRAIN_STEPS, run_script, tree_digests
+from conftest import LENET5_STEPS, ROOT, TRAIN_STEPS, run_main, run_script, tree_digests
 from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
 import mnist_cluster
 
@@ -47,7 +47,7 @@ def copy_data(sample_workdir, work):
 def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, tmp_path):
     copy_data(sample_workdir, tmp_path)
     # Batches of 4,000: the main thread spends nearly all its time inside a step, so a stop lands in one.
-    proc = start(["1500", "--steps", "150", "--batch-size", "4000", "--save-every", "10", "--quiet"], tmp_path,
+    proc = start(["1500", "--steps", "80", "--batch-size", "4000", "--save-every", "10", "--quiet"], tmp_path,
                  SHORT_TIMEOUT)
     wait_for(lambda: (tmp_path / "model" / "mnist_model-10.index").exists(), "the first checkpoint", proc)
     for _ in range(2):  # Ctrl-Z, then `fg` after twice the 1.5 s time-out
@@ -58,7 +58,7 @@ def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, t
     out, err = proc.communicate(timeout=PATIENCE_SECS)
     assert proc.returncode == 0, err
     assert err == ""
-    assert out.rstrip().splitlines()[-1] == "done at step 150; checkpoint saved to ./model/mnist_model-150"
+    assert out.rstrip().splitlines()[-1] == "done at step 80; checkpoint saved to ./model/mnist_model-80"
     # Not a stuck input: the step that timed out in the pause was run again. The pause measured at least 2 s
     # (3 s quietly; more on a loaded machine, where the SIGCONT and the watch's next tick come later).
     paused = re.findall(r"^note: this process was paused for (\d+) s; going on with the step$", out, re.M)
@@ -98,7 +98,7 @@ def test_a_failing_input_during_training_saves_the_steps_done_first(sample_workd
     saved = line.rsplit("; checkpoint saved to ", 1)[1]
     step = int(saved.rsplit("-", 1)[1])
     assert step >= 149 and os.path.exists(tmp_path / (saved + ".index"))
-    assert run_script("mnist_test.py", "--once", cwd=tmp_path).stdout.startswith(f"After {step} training steps")
+    assert run_main("mnist_test.py", "--once", cwd=tmp_path).stdout.startswith(f"After {step} training steps")
 
 
 def test_a_training_file_rewritten_while_training_is_said_and_the_steps_are_saved(sample_workdir, tmp_path):
@@ -135,18 +135,18 @@ def small_disk(tmp_path):
 def test_a_full_disk_while_saving_is_one_line_and_keeps_the_earlier_checkpoints(sample_workdir, tmp_path,
                                                                                small_disk):
     copy_data(sample_workdir, tmp_path)
-    result = run_script("mnist_backward.py", "--model-dir", "small/model", "--steps", "3000", "--save-every", "500",
-                        cwd=tmp_path)
+    result = run_main("mnist_backward.py", "--model-dir", "small/model", "--steps", "300", "--save-every", "100",
+                      cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr == ("error: small/model: no space left on device while saving mnist_model-1500; "
-                             "the newest checkpoint is small/model/mnist_model-1000\n")
+    assert result.stderr == ("error: small/model: no space left on device while saving mnist_model-300; "
+                             "the newest checkpoint is small/model/mnist_model-200\n")
     model = small_disk / "model"
     assert sorted(p.name for p in model.iterdir() if p.is_file()) == [
-        "checkpoint", "mnist_model-1000.data-00000-of-00001", "mnist_model-1000.index", "mnist_model-1000.meta",
-        "mnist_model-500.data-00000-of-00001", "mnist_model-500.index", "mnist_model-500.meta", "schedule.json"]
-    assert "mnist_model-1000" in (model / "checkpoint").read_text()
-    evaluated = run_script("mnist_test.py", "--once", "--model-dir", "small/model", cwd=tmp_path)
-    assert evaluated.stdout.startswith("After 1000 training steps, test accuracy = ")
+        "checkpoint", "mnist_model-100.data-00000-of-00001", "mnist_model-100.index", "mnist_model-100.meta",
+        "mnist_model-200.data-00000-of-00001", "mnist_model-200.index", "mnist_model-200.meta", "schedule.json"]
+    assert "mnist_model-200" in (model / "checkpoint").read_text()
+    evaluated = run_main("mnist_test.py", "--once", "--model-dir", "small/model", cwd=tmp_path)
+    assert evaluated.stdout.startswith("After 200 training steps, test accuracy = ")
 
 
 @ROOT_ONLY
@@ -162,16 +162,16 @@ def test_a_full_disk_for_the_report_the_input_picture_and_the_jpg_layout_is_one_
             pass
     assert not os.statvfs(small_disk).f_bavail
     before = tree_digests(small_disk)
-    evaluated = run_script("mnist_test.py", "--once", "--model-dir", "model", "--data-dir",
-                           str(trained_workdir / "data"), "--report", "small/r.png", cwd=tmp_path)
+    evaluated = run_main("mnist_test.py", "--once", "--model-dir", "model", "--data-dir",
+                         str(trained_workdir / "data"), "--report", "small/r.png", cwd=tmp_path)
     assert evaluated.returncode == 1
     assert evaluated.stderr == "error: small/r.png: cannot write report (No space left on device)\n"
     import mnistkit.idx
     from PIL import Image
     images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     Image.fromarray(255 - images[5]).save(tmp_path / "digit.png")
-    applied = run_script("mnist_app.py", "--model-dir", "model", "--show-input", "small/seen.png", "digit.png",
-                         cwd=tmp_path)
+    applied = run_main("mnist_app.py", "--model-dir", "model", "--show-input", "small/seen.png", "digit.png",
+                       cwd=tmp_path)
     assert applied.returncode == 1
     assert applied.stderr == "error: small/seen.png: cannot write --show-input picture (No space left on device)\n"
     generated = run_script("mnist_generateds.py", "--no-download", "--jpg-dir", "small/jpg", "--data-dir", "out",
@@ -232,15 +232,15 @@ def test_resuming_at_another_batch_size_is_refused_in_one_line(sample_workdir, t
     shutil.copytree(source, tmp_path / "m")
     before = tree_digests(tmp_path / "m")
     batch = 200 if script == "mnist_backward.py" else 100
-    refused = run_script(script, "--steps", str(steps + 10), "--batch-size", "5000", "--model-dir", "m", cwd=tmp_path)
+    refused = run_main(script, "--steps", str(steps + 10), "--batch-size", "5000", "--model-dir", "m", cwd=tmp_path)
     assert refused.returncode == 1
     assert refused.stderr.startswith(f"error: m: this model was trained at --batch-size {batch}; resuming at 5000 "
                                      "would move its learning rate from ")
     assert refused.stderr.endswith(f"at once (the schedule decays once per epoch of steps); give --batch-size {batch}, "
                                    "or another --model-dir for a new model\n")
     assert tree_digests(tmp_path / "m") == before
-    again = run_script(script, "--steps", str(steps + 10), "--batch-size", str(batch), "--model-dir", "m",
-                       cwd=tmp_path)
+    again = run_main(script, "--steps", str(steps + 10), "--batch-size", str(batch), "--model-dir", "m",
+                     cwd=tmp_path)
     assert again.returncode == 0 and f"done at step {steps + 10}" in again.stdout
 
 
