@@ -12,7 +12,7 @@ install:
 demo:
 	$(PYTHON) tasks.py demo --steps $(DEMO_STEPS)
 
-# The whole suite, in parallel (pytest-xdist, a worker per core).
+# The whole suite, in parallel (pytest-xdist, one worker more than the cores).
 test:
 	$(PYTHON) tasks.py test
 

@@ -36,11 +36,25 @@ TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate onc
                   "model_cluster, any folder holding checkpoints or a schedule.json), export, "
                   "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
 PASSES_ARGUMENTS = ("test", "test-quick", "test-floor", "bench", "bench-quick")
-# pytest-xdist for test and test-quick: a worker per core, at most MAX_TEST_WORKERS (the tests are mostly
-# TensorFlow processes that use several cores each); loadscope runs each test file in one worker, so a file's
-# module fixtures are made once and its tests never run beside each other (tests/conftest.py).
+# pytest-xdist for test and test-quick: one worker more than the cores, at most MAX_TEST_WORKERS. A worker
+# that waits (on a script's process, a sleep in a fault test, a fixture another worker is building) leaves
+# its core to the others; the tests are mostly TensorFlow processes that use several cores each. loadscope
+# runs each test file in one worker, so a file's module fixtures are made once and its tests never run
+# beside each other (tests/conftest.py).
 MAX_TEST_WORKERS = 4
-PARALLEL = ("-n", "auto", "--maxprocesses", str(MAX_TEST_WORKERS), "--dist", "loadscope")
+
+
+def xdist_workers(cores=None):
+    """How many pytest-xdist workers `make test` starts (int): cores + 1, at most MAX_TEST_WORKERS.
+
+    cores: the CPUs this process may run on (os.sched_getaffinity, else os.cpu_count) when None.
+    """
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(MAX_TEST_WORKERS, cores + 1)
+
+
+PARALLEL = ("-n", str(xdist_workers()), "--dist", "loadscope")
 MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.checkpoints.FOLDER_FILE)
 CLEANED = ("export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")

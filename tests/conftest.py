@@ -1,6 +1,6 @@
 """Shared fixtures: the bundled sample turned into TFRecords once, one trained model of each network.
 
-Each is built once per run, also under pytest-xdist (`make test` runs `-n auto --dist loadscope`): the
+Each is built once per run, also under pytest-xdist (`make test` runs `-n <cores + 1> --dist loadscope`): the
 first worker to ask builds it in the run's shared temporary folder while the others wait on a lock
 (built_once). Tests must not write into these folders: a test that changes files (an evaluator writes
 eval/ into its model folder) works on a copy (trained_copy, copy_into).

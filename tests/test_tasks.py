@@ -64,7 +64,8 @@ def test_each_task_runs_the_makefiles_commands():
     assert tasks.task_commands("install", py) == []
     assert tasks.task_commands("demo", py, steps=50) == [
         [py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", "50"], [py, "mnist_test.py", "--once"]]
-    parallel = ["-n", "auto", "--maxprocesses", "4", "--dist", "loadscope"]
+    parallel = ["-n", str(tasks.xdist_workers()), "--dist", "loadscope"]
+    assert [tasks.xdist_workers(cores) for cores in (1, 2, 3, 8)] == [2, 3, 4, 4]
     assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m", "not floor",
                                                               *parallel, "-x"]]
     quick = tasks.quick_files()
