@@ -166,10 +166,9 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it
         raise records.no_data(data_dir)
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
-    records.check_tfrecord(test_path)
-    details = report is not None or report_json is not None
-    default_dir = net.NETWORK.model_dir  # a hint keeps a --model-dir the user gave
-    last_seen, result, writer = None, None, None
+    if not (once and checkpoints.latest(model_dir) is None):  # else the loop says so, without TensorFlow's import
+        records.check_tfrecord(test_path)
+    details, last_seen, result, writer = report is not None or report_json is not None, None, None, None
     while True:
         # Not tf.train.get_checkpoint_state: checkpoints.latest finds the newest checkpoint files even when the
         # `checkpoint` index is lost or stale, and passes over a save the trainer has not finished.
@@ -177,7 +176,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
             if once or places.misplaced(model_dir, net.NETWORK.test_script):  # an export, a file: it stays so
-                raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, default_dir,
+                raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, net.NETWORK.model_dir,
                                                 cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
             log("No checkpoint file found")
         elif seen != last_seen:

@@ -45,12 +45,38 @@ def test_the_lists_cover_every_top_level_file():
     assert {"mnist_generateds.py", "mnist_backward.py", "mnist_test.py", "mnist_app.py", "mnist_cluster.py"} <= set(SCRIPTS)
 
 
+def damaged_model(work):
+    """work/model holding checkpoint files that cannot be read: TensorFlow is imported to find that out."""
+    (work / "model").mkdir()
+    (work / "model" / "mnist_model-1.index").write_bytes(b"garbage")
+    (work / "model" / "mnist_model-1.data-00000-of-00001").write_bytes(b"x")
+
+
 def test_the_trace_sees_tensorflow_when_it_is_imported(tmp_path):
-    """The check below could not fail if -X importtime missed TensorFlow; here the app imports it to find a checkpoint."""
-    result, imported = run_traced("mnist_app.py", "--model-dir", "none", "x.png", cwd=tmp_path)
+    """The checks below could not fail if the trace missed TensorFlow; here the app imports it to read a
+    checkpoint (one whose files are there but damaged)."""
+    damaged_model(tmp_path)
+    result, imported = run_traced("mnist_app.py", "--model-dir", "model", "x.png", cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr == f"error: none: no checkpoint found; train first with `python {ROOT}/mnist_backward.py --model-dir none`\n"
+    assert result.stderr.startswith("error: model/mnist_model-1: checkpoint is damaged (mnist_model-1.index is "
+                                    "unreadable"), result.stderr
     assert "tensorflow" in tensorflow_modules(imported)
+
+
+@pytest.mark.parametrize("script, args, trainer", [
+    ("mnist_app.py", ["--model-dir", "none", "x.png"], "mnist_backward.py"),
+    ("mnist_test.py", ["--once", "--model-dir", "none"], "mnist_backward.py"),
+    ("mnist_lenet5_test.py", ["--once", "--model-dir", "none"], "mnist_lenet5_backward.py"),
+    ("mnist_export.py", ["--model-dir", "none"], "mnist_backward.py"),
+])
+def test_a_folder_without_a_checkpoint_is_said_without_importing_tensorflow(script, args, trainer, tmp_path):
+    """A mistyped --model-dir is said at once (TensorFlow's import takes seconds): found before the graph."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "mnist_test.tfrecords").write_bytes(b"")  # the evaluator's records: not read first
+    result, imported = run_traced(script, *args, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == f"error: none: no checkpoint found; train first with `python {ROOT}/{trainer} --model-dir none`\n"
+    assert tensorflow_modules(imported) == []
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -120,9 +146,10 @@ def test_a_script_a_later_test_starts_does_not_inherit_that_log_level():
 
 
 def test_verbose_shows_tensorflow_log_lines_and_quiet_hides_them(tmp_path):
-    quiet = run_script("mnist_app.py", "--model-dir", "none", "x.png", cwd=tmp_path)
-    verbose = run_script("mnist_app.py", "--model-dir", "none", "x.png", "--verbose", cwd=tmp_path)
-    error = f"error: none: no checkpoint found; train first with `python {ROOT}/mnist_backward.py --model-dir none`\n"
+    damaged_model(tmp_path)
+    quiet = run_script("mnist_app.py", "--model-dir", "model", "x.png", cwd=tmp_path)
+    verbose = run_script("mnist_app.py", "--model-dir", "model", "x.png", "--verbose", cwd=tmp_path)
+    error = quiet.stderr
     assert quiet.returncode == verbose.returncode == 1
-    assert quiet.stderr == error
+    assert error.startswith("error: model/mnist_model-1: checkpoint is damaged") and error.count("\n") == 1, error
     assert verbose.stderr.endswith(error) and len(verbose.stderr.splitlines()) > 1  # TensorFlow's C++ lines first
