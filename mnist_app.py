@@ -62,13 +62,14 @@ def restore_network(model_dir=MODEL_SAVE_PATH):
     checkpoint, a damaged one (with the newest intact one in the hint) or
     one of another graph.
     """
-    # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest
-    # finds the newest checkpoint files even when that index is lost or names a moved folder, reads them
-    # whole, and names the network the folder holds, whose forward module builds the graph. Found before the
-    # graph: a folder without a checkpoint is said without TensorFlow's import.
-    found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
-    net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
+    if not os.path.exists(model_dir):  # a mistyped path: said at once, before TensorFlow's import (NoCheckpoint)
+        checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
     with tf.Graph().as_default() as tg:
+        # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest
+        # finds the newest checkpoint files even when that index is lost or names a moved folder, reads them
+        # whole, and names the network the folder holds, whose forward module builds the graph.
+        found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
+        net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
         x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
         y = net.forward(x, None, train=False)
         prediction = tf.argmax(y, 1)

@@ -69,8 +69,8 @@ def test_the_trace_sees_tensorflow_when_it_is_imported(tmp_path):
     ("mnist_lenet5_test.py", ["--once", "--model-dir", "none"], "mnist_lenet5_backward.py"),
     ("mnist_export.py", ["--model-dir", "none"], "mnist_backward.py"),
 ])
-def test_a_folder_without_a_checkpoint_is_said_without_importing_tensorflow(script, args, trainer, tmp_path):
-    """A mistyped --model-dir is said at once (TensorFlow's import takes seconds): found before the graph."""
+def test_a_model_dir_that_is_not_there_is_said_without_importing_tensorflow(script, args, trainer, tmp_path):
+    """A mistyped --model-dir is said at once (TensorFlow's import takes seconds), before the graph is built."""
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "mnist_test.tfrecords").write_bytes(b"")  # the evaluator's records: not read first
     result, imported = run_traced(script, *args, cwd=tmp_path)
