@@ -166,8 +166,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it
         raise records.no_data(data_dir)
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
-    if not (once and checkpoints.latest(model_dir) is None):  # else the loop says so, without TensorFlow's import
-        records.check_tfrecord(test_path)
+    records.check_tfrecord(test_path)
     details, last_seen, result, writer = report is not None or report_json is not None, None, None, None
     while True:
         # Not tf.train.get_checkpoint_state: checkpoints.latest finds the newest checkpoint files even when the
