@@ -167,7 +167,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         raise records.no_data(data_dir)
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
     records.check_tfrecord(test_path)
-    details, last_seen, result, writer = report is not None or report_json is not None, None, None, None
+    details = report is not None or report_json is not None
+    last_seen, result, writer = None, None, None
     while True:
         # Not tf.train.get_checkpoint_state: checkpoints.latest finds the newest checkpoint files even when the
         # `checkpoint` index is lost or stale, and passes over a save the trainer has not finished.

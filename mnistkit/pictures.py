@@ -21,6 +21,10 @@ from .errors import DataError
 from .images import WIDE_MODES, not_an_image, open_image, to_8bit
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
+# Once for the process, not a catch_warnings around each Image.open: that swaps the global filter list, and
+# the drawing board opens pictures on several threads at once.
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
+
 # MNIST's construction (and measurements on the bundled sample): the digit is
 # scaled to fit DIGIT_BOX, its centre of mass lands on pixel (14, 14), and
 # the median stroke is about 2 pixels wide.
@@ -86,14 +90,12 @@ def load_picture(picName):
 def open_picture(picName):
     """Image.open(picName); an iPhone's HEIC photo through images.open_image (pillow-heif) when Pillow cannot.
 
-    Pillow's DecompressionBombWarning (a picture of 89 to 179 megapixels, a panorama) is not printed: such a
-    picture is read as any other. Above that Pillow raises DecompressionBombError, which load_picture turns
-    into its one line.
+    A picture of 89 to 179 megapixels (a panorama) is read as any other, without Pillow's
+    DecompressionBombWarning (filtered once, below the imports); above that Pillow raises
+    DecompressionBombError, which load_picture turns into its one line.
     """
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            return Image.open(picName)
+        return Image.open(picName)
     except UnidentifiedImageError:
         return open_image(picName, lambda: formats.read_head(picName))
 

@@ -52,8 +52,8 @@ def run_main(script, *args, cwd, input=None):
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 status = main(list(args))
-            except SystemExit as e:  # argparse's exits (usage errors: 2, --help: 0)
-                status = e.code if isinstance(e.code, int) else (e.code is not None)
+            except SystemExit as e:  # argparse's exits (usage errors: 2, --help: 0); a message exits 1
+                status = e.code if e.code is None or isinstance(e.code, int) else 1
     finally:
         os.chdir(before)
         sys.stdin = stdin
