@@ -18,12 +18,15 @@ docs/performance.md.
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from packaging.requirements import Requirement
+
+from bench import cpu_seconds
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = {
@@ -35,14 +38,12 @@ COMMANDS = {
 def timed(code, pythonpath):
     """(wall seconds, CPU seconds) of `python -c code` run in ROOT with PYTHONPATH `pythonpath`."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (pythonpath, ROOT) if p))
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), cpu_seconds(children=True)
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - began
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, cpu = time.perf_counter() - began, cpu_seconds(children=True) - cpu_began  # this process only waits
     if result.returncode != 0:
         raise SystemExit(f"error: `python -c {code!r}` failed: {(result.stderr.strip().splitlines() or ['?'])[-1]}")
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
 
 
 def version_of(package, pythonpath):
@@ -67,7 +68,7 @@ def main(argv=None):
     parser.add_argument("--baseline", default="ml_dtypes==0.7.0", help="the requirement the baseline runs with")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each command, for each side")
     args = parser.parse_args(argv)
-    package = args.baseline.split("=")[0].split("<")[0].split(">")[0].strip()
+    package = Requirement(args.baseline).name
     with tempfile.TemporaryDirectory() as baseline:
         install_baseline(args.baseline, baseline)
         print(f"{package}: this venv {version_of(package, '')}, baseline {version_of(package, baseline)}; "
