@@ -300,13 +300,13 @@ def scan_tfrecord(tfRecord_path):
     (tf.io.tf_record_iterator), that it is a tf.train.Example holding
     exactly the features of SCHEMA with their kinds and lengths, and passing
     each feature's own check (img_raw IMAGE_PIXELS bytes, label one-hot),
-    and that the file ends exactly where its last record ends: TensorFlow's readers
-    take a partial last record (an interrupted copy) for the end of the
-    file and would silently use the records before it. A record cut inside
-    its header or its data is reported as cut short; one that is whole but
-    fails its CRC as corrupted. Raises DataError when
-    the file is missing, empty, not a TFRecord file, corrupted, cut short,
-    or a record is malformed.
+    and that the file ends exactly where its last record ends: TensorFlow's
+    readers take a partial last record (an interrupted copy) for the end of
+    the file and would silently use the records before it. A record cut
+    inside its header or its data is reported as cut short; one that is
+    whole but fails its CRC as corrupted. Raises DataError when the file is
+    missing, empty, not a TFRecord file, corrupted, cut short, or a record
+    is malformed.
     """
     if not os.path.isfile(tfRecord_path):
         raise DataError(f"{tfRecord_path}: TFRecord file not found; run `{generate_command(folder_of(tfRecord_path))}` first")
@@ -458,8 +458,15 @@ def record_layout(lengths_by_file):
 
 
 def layout_and_note(lengths_by_file):
-    """(record_layout(lengths_by_file), note): note is None, or one line naming the first file that
-    keeps the fast pipeline off its fastest path and the path it takes instead (see log_reader)."""
+    """(record_layout(lengths_by_file), note) for the same {path: lengths}.
+
+    note: None when the files take the template path (or read_fixed's
+    fastest, slicing), else one line (str) naming the first file that keeps
+    the fast pipeline off it and saying what it reads with instead:
+    TFRecordReader when record lengths differ (within the file, or from the
+    first file's), parsing each fixed-length record when the lengths agree
+    but the layout is not the writer's. Printed by log_reader.
+    """
     paths = list(lengths_by_file)
     distinct = set().union(*lengths_by_file.values())
     if len(distinct) != 1:
