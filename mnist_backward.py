@@ -178,6 +178,7 @@ def backward(*args, net=mnist_forward, **options):
     """
     settings = settings_for(net, *args, **options)
     data = records.training_data(settings.data_dir)  # every file checked whole before the graph is built
+    records.log_reader(data, settings.pipeline, settings.log)  # a file the fast path cannot take: one line saying so
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
         with tf.Session() as sess:

@@ -13,10 +13,13 @@ distributed training (see mnist_cluster.py).
 Reading order, as in the course: write_tfRecord() with the tf.train.Example
 of each record (record_template), read_tfRecord() with its FixedLenFeatures,
 generate_tfRecord() writing both splits, and get_tfRecord() (also named
-get_tfrecord), the shuffled batches mnist_backward.py trains on. The writing
-machinery (label files, decoding processes, temporary files) is in
-mnistkit/writer.py, the checks of a written file in mnistkit/records.py, the
-queue-runner stages in mnistkit/records.py.
+get_tfrecord), the shuffled batches mnist_backward.py trains on. The
+Example's features (img_raw, label) are declared once, in
+mnistkit/records.py's SCHEMA: record_template and read_tfRecord build the
+course's Feature and FixedLenFeature calls from it. The writing machinery
+(label files, decoding processes, temporary files) is in mnistkit/writer.py;
+the checks of a written file and the many-records-per-op queue-runner stages
+are in mnistkit/records.py.
 """
 
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
@@ -88,22 +91,22 @@ def write_tfRecord(tfRecordName, image_path, label_path, log=print, workers=None
 def record_template(digit):
     """(head, tail): the bytes around img_raw in the serialized tf.train.Example of an image of `digit`.
 
-    The course's Example: `img_raw`, the image's 784 uint8 bytes
-    (BytesList), and `label`, the digit one-hot (Int64List of 10). Built
-    here once per digit around a marker image (records.MARKER): protobuf
-    writes a bytes field as tag, length, content, so for every 784-byte
-    image head + img_raw + tail is its Example's serialization, which the
-    writer puts together without a protobuf per image. Deterministic
-    serialization writes the feature map in key order; the course's plain
-    SerializeToString() picks a map order at random per process with
-    current protobuf, so its files differ from run to run.
+    The course's Example, one feature per records.SCHEMA entry: `img_raw`,
+    the image's 784 uint8 bytes (BytesList), and `label`, the digit one-hot
+    (Int64List of 10). Built here once per digit around a marker image
+    (records.MARKER): protobuf writes a bytes field as tag, length, content,
+    so for every 784-byte image head + img_raw + tail is its Example's
+    serialization, which the writer puts together without a protobuf per
+    image. Deterministic serialization writes the feature map in key order;
+    the course's plain SerializeToString() picks a map order at random per
+    process with current protobuf, so its files differ from run to run.
     """
-    labels = [0] * records.NUM_CLASSES
-    labels[digit] = 1
+    values = {feature.name: feature.value(records.MARKER, digit) for feature in records.SCHEMA}
     example = tf.train.Example(features=tf.train.Features(feature={
-        "img_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[records.MARKER])),
-        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=labels)),
-    }))
+        feature.name: tf.train.Feature(bytes_list=tf.train.BytesList(value=values[feature.name]))  # img_raw
+        if feature.dtype == "string" else
+        tf.train.Feature(int64_list=tf.train.Int64List(value=values[feature.name]))  # label: the digit one-hot
+        for feature in records.SCHEMA}))
     return records.split_at_marker(example.SerializeToString(deterministic=True))
 
 
@@ -132,10 +135,10 @@ def read_tfRecord(tfRecord_path, num_epochs=None, shuffle=True, records_per_read
         return records.read_many(filename_queue, records_per_read, layout)
     reader = tf.TFRecordReader()
     _, serialized_example = reader.read(filename_queue)
-    features = tf.parse_single_example(serialized_example, features={
-        "label": tf.FixedLenFeature([records.NUM_CLASSES], tf.int64),  # one-hot, 10 classes
-        "img_raw": tf.FixedLenFeature([], tf.string),  # the 784 pixel bytes
-    })
+    features = tf.parse_single_example(serialized_example, features={  # the features records.SCHEMA declares
+        feature.name: tf.FixedLenFeature(feature.shape, tf.string) if feature.dtype == "string"  # img_raw: 784 bytes
+        else tf.FixedLenFeature(feature.shape, tf.int64)  # label: one-hot, 10 classes
+        for feature in records.SCHEMA})
     img = tf.decode_raw(features["img_raw"], tf.uint8)
     img.set_shape([records.IMAGE_PIXELS])
     # The course casts both to float32 here; get_tfRecord casts the batch instead, once per batch, and the

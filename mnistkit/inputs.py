@@ -5,11 +5,13 @@ batcher, with records' many-records-per-op readers (records.read_many);
 here are the same batches through tf.data for --pipeline tfdata:
 tfdata_batches (training) and tfdata_once (evaluation), and the one-line
 errors of a reader that fails either way (pipeline_failed,
-iterator_failed). docs/migrating.md compares them call by call.
+iterator_failed). Both parse with records.FEATURES, the parse features of
+records.SCHEMA. docs/migrating.md compares them call by call.
 """
 from tf_compat import first_line, from_iterator, tf
 from .errors import DataError
-from .records import CAPACITY, FEATURES, IMAGE_PIXELS, MIN_AFTER_DEQUEUE, to_float
+from .records import CAPACITY, FEATURES, MIN_AFTER_DEQUEUE, image_and_label, to_float
+
 
 def pipeline_failed(tfRecord_path, error):
     """The DataError for a reader that failed on tfRecord_path (a TensorFlow OpError), in one line.
@@ -28,9 +30,11 @@ def pipeline_failed(tfRecord_path, error):
 # ---------------------------------------------------------------- tf.data (the queue runners' successor)
 
 def parse_batch(serialized):
-    """Serialized tf.train.Examples string [k] -> img float32 [k, 784] in [0, 1], label float32 [k, 10]."""
-    features = tf.parse_example(serialized, features=FEATURES)
-    return to_float(tf.reshape(tf.decode_raw(features["img_raw"], tf.uint8), [-1, IMAGE_PIXELS]), features["label"])
+    """Serialized tf.train.Examples string [k] -> img float32 [k, 784] in [0, 1], label float32 [k, 10].
+
+    Parsed with records.FEATURES: a record lacking a feature of records.SCHEMA fails here.
+    """
+    return to_float(*image_and_label(tf.parse_example(serialized, features=FEATURES)))
 
 
 def tfdata_epoch(files):

@@ -1,25 +1,34 @@
 """The TFRecord files: the record schema, file naming, verifying a file before it is read, and reading it.
 
-One tf.train.Example per image: `img_raw`, 784 raw uint8 grayscale bytes
-(28x28, row-major), and `label`, int64[10] one-hot (FEATURES). The writer
-(mnistkit.writer), the readers (mnist_generateds.read_tfRecord, the
-queue-runner stages at the end of this file, mnistkit.inputs' tf.data) and
-the tests all take the schema from here. A file is checked whole
-(scan_tfrecord) before training or evaluation reads it, so bad data is one
-line naming the file and record, not an error inside a queue-runner thread.
-What the course never had for its queue runners is here too: what a
---pipeline name means (Pipeline), and reading many records per reader op
-(read_many, read_fixed).
+One tf.train.Example per image, declared once in SCHEMA: `img_raw`, 784 raw
+uint8 grayscale bytes (28x28, row-major), and `label`, int64[10] one-hot.
+Everything else is made from that declaration: the writer's bytes
+(mnist_generateds.record_template builds each digit's Example from it, and
+mnistkit.writer puts every image's pixels between that record's head and
+tail), the readers' parse features (FEATURES: the queue-runner stages at
+the end of this file, mnistkit.inputs' tf.data; mnist_generateds.read_tfRecord
+builds its FixedLenFeatures from SCHEMA), the whole-file check
+(scan_tfrecord), and the byte offsets of the fast fixed-length reader
+(template_offsets, read_fixed). Adding a feature is one more RecordFeature
+in SCHEMA. A file is checked whole before training or evaluation reads it,
+so bad data is one line naming the file and record, not an error inside a
+queue-runner thread. What the course never had for its queue runners is
+here too: what a --pipeline name means (Pipeline), reading many records per
+reader op (read_many, read_fixed), and the one line saying when a file
+cannot take the fixed-length path (log_reader).
 """
 import collections
 import dataclasses
 import functools
 import glob
+import math
 import os
+from collections.abc import Mapping
+from typing import Callable
 
 import numpy as np
 
-from tf_compat import LazyMapping, first_line, tf
+from tf_compat import first_line, tf
 from . import cli, formats
 from .errors import DataError
 
@@ -27,29 +36,120 @@ DATA_DIR = "./data"  # the course's data_path
 TRAIN_FILE = "mnist_train.tfrecords"  # the course's tfRecord_train
 TEST_FILE = "mnist_test.tfrecords"  # the course's tfRecord_test
 
-# The record schema: one tf.train.Example per image.
+# ---------------------------------------------------------------- the record schema, declared once
+
 IMAGE_SIZE = 28
 IMAGE_PIXELS = IMAGE_SIZE * IMAGE_SIZE  # img_raw: 784 raw uint8 bytes, row-major
 NUM_CLASSES = 10  # label: int64[10], one-hot
-FEATURES = LazyMapping(lambda: {  # built on first use, so that importing this file needs no TensorFlow
-    "img_raw": tf.FixedLenFeature([], tf.string),
-    "label": tf.FixedLenFeature([NUM_CLASSES], tf.int64),
-})
+IMAGE_FEATURE = "img_raw"  # the feature whose bytes are the pixels (decode_raw to uint8 [784])
+LABEL_FEATURE = "label"  # the feature holding the digit one-hot
+LIST_KINDS = {"string": "bytes_list", "int64": "int64_list"}  # a feature's dtype -> its tf.train.Feature list
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordFeature:
+    """One feature of the records' tf.train.Example, as SCHEMA declares it.
+
+    name: its key in the Example. dtype: "string" (a BytesList; parsed as
+    tf.string) or "int64" (an Int64List; parsed as tf.int64), the two kinds
+    the course's Example uses. shape: FixedLenFeature's shape, () for one
+    value, (n,) for n values. value: (pixels, digit) -> the list of values
+    one record holds, pixels the image's IMAGE_PIXELS bytes and digit its
+    int 0-9; only IMAGE_FEATURE may depend on the pixels (the writer
+    serializes one record per digit and puts each image's pixels in it).
+    check: None, or (values) -> None when a read record's values (its
+    protobuf list, of the declared length) are right, else what is wrong, as
+    the words after the feature's name in scan_tfrecord's message.
+    Raises ValueError for another dtype.
+    """
+    name: str
+    dtype: str
+    shape: tuple
+    value: Callable
+    check: Callable = None
+
+    def __post_init__(self):
+        if self.dtype not in LIST_KINDS:
+            raise ValueError(f"RecordFeature {self.name!r}: dtype {self.dtype!r}; use one of {sorted(LIST_KINDS)}")
+
+    @property
+    def length(self):
+        """Values per record (int): 1 for shape (), n for (n,)."""
+        return math.prod(self.shape)
+
+    @property
+    def list_kind(self):
+        """The tf.train.Feature field holding the values: "bytes_list" or "int64_list"."""
+        return LIST_KINDS[self.dtype]
+
+
+def one_hot(pixels, digit):
+    """label's values: a list of NUM_CLASSES ints, 1 at `digit`, else 0 (the course's `labels`)."""
+    labels = [0] * NUM_CLASSES
+    labels[digit] = 1
+    return labels
+
+
+def _pixel_count_problem(values):
+    return None if len(values[0]) == IMAGE_PIXELS else f"holds {len(values[0])} bytes, expected {IMAGE_PIXELS}"
+
+
+def _one_hot_problem(values):
+    return None if sorted(values) == [0] * (NUM_CLASSES - 1) + [1] else f"{list(values)} is not one-hot"
+
+
+SCHEMA = (  # the one declaration: writer, readers, the whole-file check and the fast path's offsets follow it
+    RecordFeature(IMAGE_FEATURE, "string", (), lambda pixels, digit: [pixels], check=_pixel_count_problem),
+    RecordFeature(LABEL_FEATURE, "int64", (NUM_CLASSES,), one_hot, check=_one_hot_problem),
+)
+
+
+class SchemaMapping(Mapping):
+    """A read-only dict made by build(SCHEMA) on first use, and made again when SCHEMA is replaced.
+
+    Built on use, so that importing this file needs no TensorFlow; rebuilt
+    for another SCHEMA, so that a test declaring one more feature sees it.
+    """
+
+    def __init__(self, build):
+        self.build = functools.lru_cache(maxsize=4)(build)
+
+    def _get(self):
+        return self.build(SCHEMA)
+
+    def __getitem__(self, key):
+        return self._get()[key]
+
+    def __iter__(self):
+        return iter(self._get())
+
+    def __len__(self):
+        return len(self._get())
+
+    def __repr__(self):
+        return repr(self._get())
+
+
+FEATURES = SchemaMapping(lambda schema: {  # {name: tf.FixedLenFeature} for parse_example: the readers' features
+    feature.name: tf.FixedLenFeature(list(feature.shape), tf.as_dtype(feature.dtype)) for feature in schema})
 SHARD_SUFFIX = "-{index:05d}-of-{count:05d}"  # TensorFlow's shard naming: mnist_train-00000-of-00004.tfrecords
 
 
+def example_feature(feature, values):
+    """The tf.train.Feature holding `values` (a list) as the RecordFeature `feature` declares: BytesList or Int64List."""
+    if feature.dtype == "string":
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+
+
 def make_example(img_raw, digit):
-    """The tf.train.Example for one image.
+    """The tf.train.Example of one image: each SCHEMA feature's value(img_raw, digit).
 
     img_raw: bytes, exactly IMAGE_PIXELS (784) uint8 grayscale pixels, row-major.
-    digit: int 0-9, stored as the one-hot int64 list `label`.
+    digit: int 0-9 (stored as the one-hot int64 list `label`).
     """
-    labels = [0] * NUM_CLASSES
-    labels[digit] = 1
     return tf.train.Example(features=tf.train.Features(feature={
-        "img_raw": tf.train.Feature(bytes_list=tf.train.BytesList(value=[img_raw])),
-        "label": tf.train.Feature(int64_list=tf.train.Int64List(value=labels)),
-    }))
+        feature.name: example_feature(feature, feature.value(img_raw, digit)) for feature in SCHEMA}))
 
 
 def record_template(digit):
@@ -59,7 +159,8 @@ def record_template(digit):
     make_example(img_raw, digit).SerializeToString(deterministic=True):
     protobuf writes a bytes field as tag, length, content, so with the length
     fixed the content never changes the bytes around it. Found by serializing
-    a marker image, so the schema stays in make_example. Deterministic
+    the MARKER image (mnist_generateds.record_template does the same in the
+    course's calls; tests check that the two agree). Deterministic
     serialization writes the feature map in key order; plain
     SerializeToString() (the course's) picks a map order at random per
     process with current protobuf, so its files differ from run to run.
@@ -76,24 +177,31 @@ def split_at_marker(serialized):
     return serialized[:at], serialized[at + IMAGE_PIXELS:]
 
 
-@functools.lru_cache(maxsize=None)
 def template_offsets():
-    """(image_at, label_at, length) of the writer's records, or None.
+    """(image_at, label_at, length) of the writer's records under SCHEMA, or None.
 
     image_at: byte offset of img_raw's 784 pixels in a serialized record;
     label_at: offset of the label's 10 values, one byte each (0 or 1: a
     packed int64 list of one-hot values is 10 one-byte varints); length: the
     record's length. Found from record_template of all 10 digits: their
     heads are equal and their tails differ exactly in 10 bytes that hold the
-    one-hot label. None when a protobuf version lays records out otherwise
-    (then no file takes the template path).
+    one-hot label. None when records are laid out otherwise: a protobuf
+    version that serializes differently, or a SCHEMA with another feature
+    whose value depends on the digit (then no file takes the template path,
+    and log_reader says so).
     """
+    return _template_offsets(SCHEMA)
+
+
+@functools.lru_cache(maxsize=4)
+def _template_offsets(schema):
+    """template_offsets of one SCHEMA (cached per schema: ten serializations)."""
     templates = [record_template(digit) for digit in range(NUM_CLASSES)]
     heads, tails = {head for head, _ in templates}, [tail for _, tail in templates]
     if len(heads) != 1 or len({len(tail) for tail in tails}) != 1:
         return None
     differ = [i for i in range(len(tails[0])) if len({tail[i] for tail in tails}) > 1]
-    if not differ:
+    if not differ or differ != list(range(differ[0], differ[0] + NUM_CLASSES)):
         return None
     start = differ[0]
     for digit, tail in enumerate(tails):
@@ -177,36 +285,35 @@ def no_data(source):
 RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC
 RECORD_HEADER_BYTES = 12  # the part of the framing before the record: uint64 length, its CRC
 LAYOUT_CHUNK = 4096  # records per block when template_layout compares a file with the template
-_LIST_KIND = LazyMapping(lambda: {tf.string: "bytes_list", tf.int64: "int64_list", tf.float32: "float_list"})
 
 
 def scan_tfrecord(tfRecord_path):
-    """Check every record of a TFRecord file against FEATURES; return (count, lengths).
+    """Check every record of a TFRecord file against SCHEMA; return (count, lengths).
 
     count: int, the number of records. lengths: sorted tuple of the distinct
     serialized record lengths in bytes, without the 16 bytes of framing (one
     length when every record has the same size, as write_tfRecord's do).
 
-    Reads the file once in Python (about 0.3 s for 60,000 records), so that
-    bad data fails before training starts, with the file and record index
-    in the message, instead of inside a queue-runner thread. Checks each
-    record's CRCs (tf.io.tf_record_iterator), that it is a tf.train.Example
-    holding exactly the features of FEATURES with their types and lengths,
-    that img_raw is IMAGE_PIXELS bytes and that label is one-hot, and that
-    the file ends exactly where its last record ends: TensorFlow's readers
-    take a partial last record (an interrupted copy) for the end of the
-    file and would silently use the records before it. A record cut inside
-    its header or its data is reported as cut short; one that is whole but
-    fails its CRC as corrupted. Raises DataError when
-    the file is missing, empty, not a TFRecord file, corrupted, cut short,
-    or a record is malformed.
+    Reads the file once in Python, so that bad data fails before training
+    starts, with the file and record index in the message, instead of inside
+    a queue-runner thread. Checks each record's CRCs
+    (tf.io.tf_record_iterator), that it is a tf.train.Example holding
+    exactly the features of SCHEMA with their kinds and lengths, and passing
+    each feature's own check (img_raw IMAGE_PIXELS bytes, label one-hot),
+    and that the file ends exactly where its last record ends: TensorFlow's
+    readers take a partial last record (an interrupted copy) for the end of
+    the file and would silently use the records before it. A record cut
+    inside its header or its data is reported as cut short; one that is
+    whole but fails its CRC as corrupted. Raises DataError when the file is
+    missing, empty, not a TFRecord file, corrupted, cut short, or a record
+    is malformed.
     """
     if not os.path.isfile(tfRecord_path):
         raise DataError(f"{tfRecord_path}: TFRecord file not found; run `{generate_command(folder_of(tfRecord_path))}` first")
     count = end = 0
     lengths = set()
     size = os.path.getsize(tfRecord_path)
-    schema = dict(FEATURES)  # {name: FixedLenFeature}; the first use of TensorFlow imports it
+    schema = SCHEMA  # as it is now, for the whole file
     try:
         for serialized in tf.io.tf_record_iterator(tfRecord_path):
             _check_example(serialized, tfRecord_path, count, schema)
@@ -307,25 +414,24 @@ def check_tfrecord(tfRecord_path):
 
 
 def _check_example(serialized, path, index, schema):
-    """Raise DataError unless one serialized record fits the schema (FEATURES as a dict; see scan_tfrecord)."""
+    """Raise DataError unless one serialized record fits `schema` (a SCHEMA; see scan_tfrecord)."""
     where = f"{path}: record {index}"
     try:
         feature = tf.train.Example.FromString(serialized).features.feature
     except Exception:  # protobuf's DecodeError has no stable import path across versions
         raise DataError(f"{where}: not a tf.train.Example") from None
-    if set(feature) != set(schema):
-        raise DataError(f"{where}: features {sorted(feature)}, expected {sorted(schema)}")
-    for name, spec in schema.items():
-        kind = _LIST_KIND[spec.dtype]
-        values = getattr(feature[name], kind).value
-        want = int(np.prod(spec.shape)) if spec.shape else 1
-        if feature[name].WhichOneof("kind") != kind or len(values) != want:
-            raise DataError(f"{where}: feature {name!r} must hold {want} value(s) in its {kind}")
-    if len(feature["img_raw"].bytes_list.value[0]) != IMAGE_PIXELS:
-        raise DataError(f"{where}: img_raw holds {len(feature['img_raw'].bytes_list.value[0])} bytes, expected {IMAGE_PIXELS}")
-    label = list(feature["label"].int64_list.value)
-    if sorted(label) != [0] * (NUM_CLASSES - 1) + [1]:
-        raise DataError(f"{where}: label {label} is not one-hot")
+    names = [declared.name for declared in schema]
+    if set(feature) != set(names):
+        raise DataError(f"{where}: features {sorted(feature)}, expected {sorted(names)}")
+    for declared in schema:
+        kind = declared.list_kind
+        values = getattr(feature[declared.name], kind).value
+        if feature[declared.name].WhichOneof("kind") != kind or len(values) != declared.length:
+            raise DataError(f"{where}: feature {declared.name!r} must hold {declared.length} value(s) in its {kind}")
+    for declared in schema:
+        problem = declared.check and declared.check(getattr(feature[declared.name], declared.list_kind).value)
+        if problem:
+            raise DataError(f"{where}: {declared.name} {problem}")
 
 
 RecordLayout = collections.namedtuple("RecordLayout", "length template")
@@ -348,11 +454,38 @@ def record_layout(lengths_by_file):
     CRCs are not read again). None when the records do not all have one
     length; otherwise template is true when template_layout holds for every file.
     """
+    return layout_and_note(lengths_by_file)[0]
+
+
+def layout_and_note(lengths_by_file):
+    """(record_layout(lengths_by_file), note) for the same {path: lengths}.
+
+    note: None when the files take the template path (or read_fixed's
+    fastest, slicing), else one line (str) naming the first file that keeps
+    the fast pipeline off it and saying what it reads with instead:
+    TFRecordReader when record lengths differ (within the file, or from the
+    first file's), parsing each fixed-length record when the lengths agree
+    but the layout is not the writer's. Printed by log_reader.
+    """
+    paths = list(lengths_by_file)
     distinct = set().union(*lengths_by_file.values())
     if len(distinct) != 1:
-        return None
+        path = next((p for p in paths if len(lengths_by_file[p]) > 1), None)
+        if path is not None:
+            lengths = lengths_by_file[path]
+            why = f"its records have {len(lengths)} different lengths ({lengths[0]} to {lengths[-1]} bytes)"
+        else:
+            path = next(p for p in paths if lengths_by_file[p] != lengths_by_file[paths[0]])
+            why = f"its records are {lengths_by_file[path][0]} bytes long, {paths[0]}'s {lengths_by_file[paths[0]][0]}"
+        return None, (f"note: {path}: {why}; --pipeline fast reads the training files with TFRecordReader "
+                      "instead of fixed-length frames")
     length, = distinct
-    return RecordLayout(length, all(template_layout(path, length) for path in lengths_by_file))
+    odd = next((p for p in paths if not template_layout(p, length)), None)
+    if odd is None:
+        return RecordLayout(length, True), None
+    return RecordLayout(length, False), (
+        f"note: {odd}: its records are not laid out as mnist_generateds.py writes them (another feature order or "
+        "schema); --pipeline fast parses each fixed-length record instead of slicing pixels and label at fixed offsets")
 
 
 def template_layout(tfRecord_path, length):
@@ -406,6 +539,7 @@ class TrainingData:
     where: str
     layout: object
     examples: int
+    note: str = None  # one line when the fast pipeline cannot take its fastest path (layout_and_note), else None
     signatures: dict = dataclasses.field(default_factory=dict)  # {path: file_signature} when checked
     files: list = dataclasses.field(init=False)  # the paths, in counts' order
 
@@ -415,7 +549,7 @@ class TrainingData:
     def for_worker(self, files):
         """The same data, read from `files` only (a worker's shards); examples stays the whole set's."""
         return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples,
-                            {f: self.signatures[f] for f in files if f in self.signatures})
+                            self.note, {f: self.signatures[f] for f in files if f in self.signatures})
 
     def check_unchanged(self):
         """Raise DataError when a training file is no longer the one checked (rewritten or replaced since)."""
@@ -437,17 +571,30 @@ def file_signature(path):
 def training_data(data_dir):
     """The TrainingData of a folder, file or pattern (tfrecord_files), every file checked whole.
 
-    Each file passes scan_tfrecord; the layout
-    (record_layout) tells the fast pipeline whether it may read
-    fixed-length frames. Raises DataError on missing or bad data.
+    Each file passes scan_tfrecord; the layout (record_layout) tells the
+    fast pipeline whether it may read fixed-length frames, and the note
+    (layout_and_note) says so in one line when it may not. Raises DataError
+    on missing or bad data.
     """
     paths = tfrecord_files(data_dir)
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: scan_tfrecord(f) for f in paths}
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"
-    layout = record_layout({f: lengths for f, (_, lengths) in scans.items()})
+    layout, note = layout_and_note({f: lengths for f, (_, lengths) in scans.items()})
     counts = {f: count for f, (count, _) in scans.items()}
-    return TrainingData(counts, where, layout, sum(counts.values()), signatures)
+    return TrainingData(counts, where, layout, sum(counts.values()), note, signatures)
+
+
+def log_reader(data, pipeline, log=print):
+    """Log data.note (one line) when `pipeline` is one that reads data.layout (--pipeline fast), else nothing.
+
+    data: a TrainingData; pipeline: a Pipeline or its name. The note names
+    the first file whose records cannot take the fixed-length path and the
+    reader used instead; the course and tf.data pipelines parse every record
+    anyway.
+    """
+    if data.note is not None and pipeline_of(pipeline).records_per_read is not None:
+        log(data.note)
 
 
 # ---------------------------------------------------------------- reading them through queue runners
@@ -513,8 +660,7 @@ def read_fixed(filename_queue, records_per_read, layout):
     _, frames = reader.read_up_to(filename_queue, records_per_read)
     if not layout.template:
         serialized = tf.strings.substr(frames, RECORD_HEADER_BYTES, layout.length)
-        features = tf.parse_example(serialized, features=FEATURES)
-        return tf.reshape(tf.decode_raw(features["img_raw"], tf.uint8), [-1, IMAGE_PIXELS]), features["label"]
+        return image_and_label(tf.parse_example(serialized, features=FEATURES))
     image_at, label_at = (RECORD_HEADER_BYTES + at for at in template_offsets()[:2])
     frame_bytes = tf.decode_raw(frames, tf.uint8)
     frame_bytes.set_shape([None, layout.length + RECORD_FRAME_BYTES])  # the reader's values all have this length
@@ -538,6 +684,9 @@ def read_many(filename_queue, records_per_read, layout=None):
     if layout is not None:
         return read_fixed(filename_queue, records_per_read, layout)
     _, serialized = tf.TFRecordReader().read_up_to(filename_queue, records_per_read)
-    features = tf.parse_example(serialized, features=FEATURES)
-    img = tf.reshape(tf.decode_raw(features["img_raw"], tf.uint8), [-1, IMAGE_PIXELS])
-    return img, features["label"]
+    return image_and_label(tf.parse_example(serialized, features=FEATURES))
+
+
+def image_and_label(features):
+    """parse_example's features of k records (FEATURES) -> img uint8 [k, 784], label int64 [k, 10]."""
+    return tf.reshape(tf.decode_raw(features[IMAGE_FEATURE], tf.uint8), [-1, IMAGE_PIXELS]), features[LABEL_FEATURE]

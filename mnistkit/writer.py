@@ -77,7 +77,7 @@ def encode_images(image_path, batch, templates, label_path=""):
 
     batch: [(file name, digit, label-file line number)]; templates: the
     (head, tail) around the pixels of each digit's record, 0-9
-    (mnist_generateds.record_template); label_path: the label file, for
+    (mnist_generateds.record_template, from records.SCHEMA); label_path: the label file, for
     messages. Returns (records, converted): the serialized tf.train.Example
     of each image (bytes), and [(file name, original mode)] for the images
     that load_image converted. Raises DataError from load_image, and for a
