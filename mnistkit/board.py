@@ -25,6 +25,7 @@ filesystem. Requests run on several threads; the predictors are thread-safe
 (mnistkit.deployed, mnist_app.Predictor).
 """
 import contextlib
+import functools
 import json
 import os
 import re
@@ -330,6 +331,7 @@ def predict_reply(model, data):
     return JSONResponse(predict_answer(model, images, layout))
 
 
+@functools.lru_cache(maxsize=256)  # a server sees a few Host headers, over and over
 def host_name(host):
     """The name of a Host header or a --allow-host value, lower case, without port, brackets or final dot; None if none.
 
@@ -346,6 +348,7 @@ def host_name(host):
     return (name.rstrip(".") or None) if name else None
 
 
+@functools.lru_cache(maxsize=256)
 def origin_key(text):
     """An origin or URL as 'scheme://host:port', lower case with the default port written out; None if it names none.
 
@@ -461,24 +464,25 @@ class Guard:
     """
 
     def __init__(self, app, access):
+        from starlette import datastructures, requests, responses  # here, once: --help imports this module too
         self.app, self.access = app, access
+        self.datastructures, self.requests, self.responses = datastructures, requests, responses
 
     async def __call__(self, scope, receive, send):
-        from starlette.datastructures import Headers, MutableHeaders
-        from starlette.requests import ClientDisconnect
-        from starlette.responses import JSONResponse, Response
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        headers, method, scheme = Headers(scope=scope), scope["method"], scope.get("scheme", "http")
+        headers = self.datastructures.Headers(scope=scope)
+        method, scheme = scope["method"], scope.get("scheme", "http")
         refused = self.access.refusal(method, headers, scheme, scope.get("server"))
         if refused is not None:
-            return await JSONResponse({"error": refused}, status_code=403)(scope, receive, send)
+            return await self.responses.JSONResponse({"error": refused}, status_code=403)(scope, receive, send)
         cors = self.access.cors_origin(headers, scheme)
         extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
         if cors is not None and method == "OPTIONS" and "access-control-request-method" in headers:
             if "access-control-request-private-network" in headers:  # Chrome: a public site's page, a local server
                 extra["Access-Control-Allow-Private-Network"] = "true"
-            return await Response(status_code=204, headers={**extra, **CORS_HEADERS})(scope, receive, send)
+            answer = self.responses.Response(status_code=204, headers={**extra, **CORS_HEADERS})
+            return await answer(scope, receive, send)
         if scope["path"][:4].lower() == "/v1/":
             scope = {**scope, "path": "/v1/" + scope["path"][4:]}
         started = False
@@ -487,19 +491,20 @@ class Guard:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
-                MutableHeaders(scope=message).update(extra)
+                if extra:
+                    self.datastructures.MutableHeaders(scope=message).update(extra)
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
-        except ClientDisconnect:  # the client left while sending its body: nobody to answer
+        except self.requests.ClientDisconnect:  # the client left while sending its body: nobody to answer
             pass
         except Exception as e:  # noqa: BLE001  (any: a server answers, it does not die or print a traceback)
             line = " ".join(f"{type(e).__name__}: {e}".split())[:300]
             print(f"error: {method} {scope['path']}: {line}", file=sys.stderr, flush=True)
             if not started:
-                await JSONResponse({"error": f"{method} {scope['path']}: internal error ({line})"},
-                                   status_code=500)(scope, receive, send)
+                await self.responses.JSONResponse({"error": f"{method} {scope['path']}: internal error ({line})"},
+                                                  status_code=500)(scope, receive, send)
 
 
 def number_of(text):
