@@ -334,6 +334,13 @@ def build_parser():
                         help="--serve: the address to listen on; 0.0.0.0 opens it to your network (a phone can draw)")
     parser.add_argument("--port", type=int, default=board.PORT,
                         help="--serve: the port (8501 is TF Serving's REST port; 0 takes any free one)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="--serve: also answer requests that reach it by NAME (a Host header; repeatable); "
+                             "127.0.0.1, localhost, --host and with 0.0.0.0 this machine's names always are; "
+                             "'*': any name, which lets any web page you visit read and use it (unsafe)")
+    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                        help="--serve: let pages of ORIGIN (http://localhost:3000; repeatable; '*': any site) "
+                             "post here and read the answers (CORS); pages of other sites are refused with 403")
     return parser
 
 
@@ -345,6 +352,10 @@ def main(argv=None):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
     if not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port}: give a port from 0 to 65535")
+    for origin in args.allow_origin:
+        if origin != "*" and board.origin_key(origin) is None:
+            parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
+                         "(http://localhost:3000), or *")
     failed = []
     status = cli.exit_status(lambda: failed.append(run(args)))
     return status or (1 if failed[0] else 0)
@@ -375,13 +386,15 @@ def serve(args):
 
     The predictor is load_predictor's (shared by the server's threads), and
     each picture is prepared by prepared_pixels with --preprocess and
-    --threshold, as the app reads a photo. Runs until Ctrl-C or SIGTERM,
+    --threshold, as the app reads a photo; --allow-host and --allow-origin
+    say who else may use it (board.Access). Runs until Ctrl-C or SIGTERM,
     which it raises as KeyboardInterrupt; raises DataError as
     load_predictor does, or when --host/--port cannot be listened on.
     """
     model = board.Model(load_predictor(args.model_dir),
                         lambda path: prepared_pixels(path, args.threshold, args.preprocess))
-    board.serve(model, args.host, args.port)
+    access = board.Access(args.host, args.allow_host, args.allow_origin)
+    board.serve(model, args.host, args.port, access=access)
 
 
 if __name__ == "__main__":

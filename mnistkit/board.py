@@ -14,12 +14,18 @@ never imports a course script. What is served (Starlette on uvicorn):
 
 <name> is the export's name of the network (its declaration's export_name: mnist,
 mnist_lenet5); /versions/<N> may follow it, as in TF Serving. Errors are
-JSON, {"error": "..."}, as TF Serving writes them. The page's files are
+JSON, {"error": "..."}, as TF Serving writes them; paths under /v1/ are
+matched without regard to case, as TF Serving's are. Every request passes
+Guard first (Access): a Host header naming a name the server does not
+answer to gets 403 (DNS rebinding), and so does a POST from another
+site's page (its Origin or Referer) unless --allow-origin lets it in
+(CORS). The page's files are
 read once at start from a fixed list: no path from a request reaches the
 filesystem. Requests run on several threads; the predictors are thread-safe
 (mnistkit.deployed, mnist_app.Predictor).
 """
 import contextlib
+import functools
 import json
 import os
 import re
@@ -44,9 +50,17 @@ PAGES = {"/": ("index.html", "text/html; charset=utf-8"), "/board.js": ("board.j
          "/board.css": ("board.css", "text/css; charset=utf-8")}  # the only files served
 OPEN_WARNING = ("warning: --host {host}: anyone on your network can use this server (draw, send pictures); "
                 "the default --host 127.0.0.1 keeps it to this computer")
-MODEL_PATH = re.compile(r"^/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>[^/:]+))?"
-                        r"(?:(?P<metadata>/metadata)|:(?P<verb>[a-z]+))?$")
-INLINE_ROWS = 16  # a .tflite predict of this many rows runs on the event loop itself; more, and any other form, on a thread
+PREDICT_PATH = re.compile(r"/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
+                          r":(?P<verb>classify|regress|predict)", re.IGNORECASE)  # TF Serving's two patterns: POST
+STATUS_PATH = re.compile(r"/v1/models(?:/(?P<name>[^/:]+))?(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
+                         r"(?P<metadata>/metadata)?", re.IGNORECASE)  # and GET
+INLINE_BODY = 64 * 1024  # bytes of a .tflite predict parsed and run on the event loop itself (about 10 rows, a
+# millisecond); a larger body, and any body for another form, is parsed and run on a thread
+PIXEL_RANGE = "pixels are in [0, 1]: divide 0-255 values by 255"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # names the server always answers to
+ANY_ADDRESS = ("0.0.0.0", "::", "")  # a --host of every interface: the machine's own names are answered to too
+CORS_HEADERS = {"Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+                "Access-Control-Allow-Headers": "Content-Type, X-Filename", "Access-Control-Max-Age": "600"}
 PICTURE_NAME = "picture"  # how a refusal names a picture sent without an X-Filename header
 
 
@@ -108,13 +122,15 @@ def images_of(request):
     Row format: {"instances": [[784 numbers], ...]} or [{"images": [...]}, ...];
     columnar: {"inputs": [[...]]} or {"inputs": {"images": [[...]]}}.
     Returns (images, "row" or "columnar"). Raises BoardError 400 naming
-    what is wrong: the format, the signature's name, the input's name, a
-    dtype other than numbers, a shape other than [n, 784].
+    what is wrong: the format, the signature's name ("" or absent: the
+    default, serving_default), the input's name, a dtype other than
+    numbers, a shape other than [n, 784], and the first value (row, column)
+    outside [0, 1]: NaN, an infinity, one past float32's range (1e39), 255.
     """
     if not isinstance(request, dict) or ("instances" in request) == ("inputs" in request):
         raise BoardError(400, 'JSON Value: the request must be an object with either "instances" (row format) '
                               'or "inputs" (columnar format)')
-    signature = request.get("signature_name", SIGNATURE_KEY)
+    signature = request.get("signature_name") or SIGNATURE_KEY
     if signature != SIGNATURE_KEY:
         raise BoardError(400, f"Serving signature name: \"{signature}\" not found in signature def "
                               f"(this model has \"{SIGNATURE_KEY}\")")
@@ -127,14 +143,45 @@ def images_of(request):
         if isinstance(values, dict):
             values = named_input(values)
     try:
-        images = np.array(values)
+        images = rows_array(values)
     except ValueError:  # ragged lists
         raise BoardError(400, f"{INPUT_KEY}: rows of different lengths; expected float32 [N, {IMAGE_PIXELS}]") from None
     if images.size and images.dtype.kind not in "iuf":
         raise BoardError(400, f"{INPUT_KEY}: expected numbers (DT_FLOAT), got {json_kind(images)}")
     if images.ndim != 2 or images.shape[1] != IMAGE_PIXELS or images.shape[0] == 0:
         raise BoardError(400, f"{INPUT_KEY}: expected shape [N, {IMAGE_PIXELS}] (N >= 1), got {list(images.shape)}")
-    return images.astype(np.float32), layout
+    with np.errstate(over="ignore"):  # past float32's range: inf, refused below
+        pixels = images.astype(np.float32)
+    outside = ~((pixels >= 0) & (pixels <= 1))  # NaN compares false: outside too
+    if outside.any():
+        row, column = (int(i) for i in np.argwhere(outside)[0])
+        raise BoardError(400, f"{INPUT_KEY}: row {row}, column {column} is {out_of_range(images[row, column])}; "
+                              f"{PIXEL_RANGE}")
+    return pixels, layout
+
+
+def rows_array(values, block=64):
+    """np.array(values), made `block` rows at a time when values is a longer list; raises ValueError when ragged.
+
+    NumPy holds the GIL while it reads a nested list (a tenth of a second
+    for 1,000 rows of 784), which would keep the event loop's thread from
+    answering anyone meanwhile; between blocks other threads get their turn.
+    """
+    if not isinstance(values, list) or len(values) <= block:
+        return np.array(values)
+    return np.concatenate([np.array(values[i:i + block]) for i in range(0, len(values), block)])
+
+
+def out_of_range(value):
+    """What is wrong with one number of a request, as JSON writes it: 'NaN, not a number', '1e+39, past float32', ..."""
+    value = value.item()
+    if value != value:
+        return "NaN, not a number"
+    if abs(value) == float("inf"):
+        return f"{'-' if value < 0 else ''}Infinity, not a finite number"
+    if abs(value) > float(np.finfo(np.float32).max):
+        return f"{value}, past float32's range"
+    return f"{value}, outside [0, 1]"
 
 
 def named_input(values):
@@ -226,44 +273,254 @@ async def read_body(request):
 
 
 async def serving_answer(model, request):
-    """TF Serving's REST answer (a JSONResponse) to a request under /v1/models/ for `model` (a Model).
+    """TF Serving's REST answer (a JSONResponse) to a request under /v1/ for `model` (a Model).
 
-    GET <name>[/versions/<N>]: the version status; GET .../metadata: the
-    signature; POST ...:predict: the predictions. Raises BoardError with
-    TF Serving's status and wording for anything else.
+    GET /v1/models/<name>[/versions/<N>]: the version status; GET
+    .../metadata: the signature; POST ...:predict: the predictions, the
+    body parsed and checked on a thread (predict_reply) unless it is a
+    small one for a .tflite. Raises BoardError with TF Serving's status for
+    anything else: 404 for another model name or version number, 400 for
+    all the rest (another method or path, a version label, :classify,
+    :regress), as TF Serving's http_rest_api_handler answers them.
     """
     from starlette.concurrency import run_in_threadpool
-    from starlette.responses import JSONResponse
-    found = MODEL_PATH.match(request.url.path)
+    path, method = request.url.path, request.method
+    found = {"POST": PREDICT_PATH, "GET": STATUS_PATH}[method].fullmatch(path) if method in ("GET", "POST") else None
     if found is None:
-        raise BoardError(404, f"{request.url.path}: no such endpoint; see /v1/models/{model.name}")
+        raise BoardError(400, f"Malformed request: {method} {path}; this server answers "
+                              f"POST /v1/models/{model.name}:predict and GET /v1/models/{model.name}[/metadata]")
+    if found["name"] is None:
+        raise BoardError(400, f"Missing model name in request: {method} {path}; this server serves "
+                              f"/v1/models/{model.name}")
+    if found["label"] is not None:
+        raise BoardError(400, f"Unrecognized servable version label: {found['label']}; this server has no labels: "
+                              f"give /versions/{model.version} or no version")
     if found["name"] != model.name:
         raise BoardError(404, f"Servable not found for request: Latest({found['name']}); "
                               f"this server serves \"{model.name}\"")
-    if found["version"] is not None and found["version"] != str(model.version):
+    if found["version"] is not None and int(found["version"]) != model.version:
         raise BoardError(404, f"Servable not found for request: Specific({found['name']}, "
                               f"{found['version']}); this server serves version {model.version}")
-    if request.method == "GET" and found["verb"] is None:
+    if method == "GET":
+        from starlette.responses import JSONResponse
         return JSONResponse(metadata(model) if found["metadata"] else version_status(model))
-    if request.method == "POST" and found["verb"] == "predict":
-        data = await read_body(request)
+    if found["verb"].lower() != "predict":
+        raise BoardError(400, f"{method} {path}: this server answers :predict only; {SIGNATURE_KEY} is a predict "
+                              f"signature, not a classification or regression one")
+    data = await read_body(request)
+    if model.form == "LiteRT" and len(data) <= INLINE_BODY:  # a millisecond at most: no thread hop
+        return predict_reply(model, data)
+    return await run_in_threadpool(predict_reply, model, data)
+
+
+def predict_reply(model, data):
+    """The JSONResponse to a predict request's body (bytes): parsed, read by images_of, predicted, serialized.
+
+    Raises BoardError 400 for a body that is not JSON (or nested too deep)
+    and for whatever images_of refuses. A body past INLINE_BODY is parsed
+    with number_of, a Python function: json's C parser holds the GIL for
+    its whole run (half a second for 8 MB), and the event loop's thread
+    would wait that long to answer anyone.
+    """
+    from starlette.responses import JSONResponse
+    try:
+        parsed = json.loads(data, parse_float=None if len(data) <= INLINE_BODY else number_of)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
+        raise BoardError(400, f"JSON Parse error: the body is not JSON ({e})") from None
+    images, layout = images_of(parsed)
+    return JSONResponse(predict_answer(model, images, layout))
+
+
+@functools.lru_cache(maxsize=256)  # a server sees a few Host headers, over and over
+def host_name(host):
+    """The name of a Host header or a --allow-host value, lower case, without port, brackets or final dot; None if none.
+
+    'LocalHost:8501' -> 'localhost', '[::1]:8501' and '::1' -> '::1', '*' -> '*'.
+    """
+    if host == "*":
+        return host
+    if host.count(":") > 1 and not host.startswith("["):  # a bare IPv6 address, as --host and sockets write it
+        host = f"[{host}]"
+    try:
+        name = urllib.parse.urlsplit("//" + host).hostname
+    except ValueError:  # '[::1', an unbalanced bracket
+        return None
+    return (name.rstrip(".") or None) if name else None
+
+
+@functools.lru_cache(maxsize=256)
+def origin_key(text):
+    """An origin or URL as 'scheme://host:port', lower case with the default port written out; None if it names none.
+
+    'http://LocalHost:8501/page' -> 'http://localhost:8501', 'https://a.example' -> 'https://a.example:443';
+    'null' (a sandboxed page, a file://) and anything but http(s) -> None.
+    """
+    try:
+        parts = urllib.parse.urlsplit(text.strip())
+        port = parts.port
+    except (ValueError, AttributeError):
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{parts.scheme.lower()}://{host}:{port or (443 if parts.scheme.lower() == 'https' else 80)}"
+
+
+def machine_names():
+    """This machine's host name (and name.local), its fully qualified name and their addresses, lower case.
+
+    What other devices of a network may call the server by when it listens
+    on every interface. Whatever cannot be found is left out: never raises.
+    """
+    names = set()
+    with contextlib.suppress(OSError, UnicodeError):
+        hostname = socket.gethostname()
+        names |= {hostname, hostname + ".local"}
+        names.add(socket.getfqdn(hostname))
+        names |= {info[4][0] for info in socket.getaddrinfo(hostname, None, proto=socket.IPPROTO_TCP)}
+    return {name.lower() for name in names if name}
+
+
+class Access:
+    """Which requests the server answers, by the name they reach it by (Host) and the page they come from (Origin).
+
+    hosts: the names (host_name) a Host header may carry: LOOPBACK, the
+    --host listened on, for a --host of every interface (0.0.0.0, ::)
+    machine_names(), and allow_hosts ('*': any). origins: allow_origins as
+    origin_key writes them ('*': any), other sites whose pages may post
+    here (CORS). Raises ValueError for an origin origin_key cannot read.
+    """
+
+    def __init__(self, host=HOST, allow_hosts=(), allow_origins=()):
+        self.hosts = {host_name(h) for h in (*LOOPBACK, host, *allow_hosts)} - {None}
+        if host in ANY_ADDRESS:
+            self.hosts |= machine_names()
+        self.origins = {o if o == "*" else origin_key(o) for o in allow_origins}
+        if None in self.origins:
+            raise ValueError(f"not an origin: {sorted(o for o in allow_origins if o != '*' and not origin_key(o))}")
+
+    def refusal(self, method, headers, scheme="http", server=None):
+        """Why a request is refused with 403 (one line), or None when it may go on.
+
+        headers: the request's, lower-case names (a dict or starlette's
+        Headers); server: (address, port) the connection reached, whose
+        address is answered to as a Host too (a phone given the computer's
+        IP). A request without Host (HTTP/1.0) passes the Host check; a
+        GET or HEAD passes the Origin check, its answer being unreadable by
+        another site's page unless the origin is allowed (cors_origin).
+        """
+        host = headers.get("host")
+        name = None if host is None else host_name(host)
+        if host is not None and "*" not in self.hosts and name not in self.hosts and (
+                server is None or name != host_name(str(server[0]))):
+            return (f"Host {host!r}: not a name this server answers to (DNS rebinding?); if you reach it by that "
+                    f"name, start it with --allow-host {name or host}")
+        if method in ("GET", "HEAD"):
+            return None
+        origin = foreign_origin(headers, scheme)
+        if origin is not None and not self.lets_in(origin):
+            return (f"Origin {origin}: a page of another site may not {method} here; to let it, start the server "
+                    f"with --allow-origin {origin}")
+        return None
+
+    def lets_in(self, origin):
+        """Whether --allow-origin lets a page of `origin` use the server (CORS)."""
+        return "*" in self.origins or origin_key(origin) in self.origins
+
+    def cors_origin(self, headers, scheme="http"):
+        """The Access-Control-Allow-Origin an answer carries ('*' or the request's Origin), or None for none."""
+        origin = headers.get("origin")
+        if origin is None or foreign_origin(headers, scheme) is None or not self.lets_in(origin):
+            return None
+        return "*" if "*" in self.origins else origin
+
+
+def foreign_origin(headers, scheme="http"):
+    """The origin of the page that sent a request, when it is not the server's own (scheme://Host); else None.
+
+    The Origin header, or lacking it the Referer's origin; neither (curl,
+    Python, TF Serving's clients): None. 'Origin: null' is foreign.
+    """
+    sent = headers.get("origin")
+    if sent is None:
+        referer = headers.get("referer")
+        if referer is None:
+            return None
+        sent = origin_key(referer) or "null"
+    own = origin_key(f"{scheme}://{headers.get('host', '')}")
+    return None if own is not None and origin_key(sent) == own else sent
+
+
+class Guard:
+    """Pure ASGI middleware in front of every route: Access's checks, CORS, and one line for any unexpected error.
+
+    A refusal is {"error": ...} with 403; an OPTIONS preflight from an
+    allowed origin is answered 204 with CORS_HEADERS, and every answer to
+    an allowed origin carries Access-Control-Allow-Origin. An exception a
+    handler did not expect is answered JSON 500 and printed on stderr as
+    one line, with no traceback. Paths under /v1/ are matched without
+    regard to case, as TF Serving matches them: the router sees /v1/ in
+    lower case (a model's name keeps its case).
+    """
+
+    def __init__(self, app, access):
+        from starlette import datastructures, requests, responses  # here, once: --help imports this module too
+        self.app, self.access = app, access
+        self.datastructures, self.requests, self.responses = datastructures, requests, responses
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = self.datastructures.Headers(scope=scope)
+        method, scheme = scope["method"], scope.get("scheme", "http")
+        refused = self.access.refusal(method, headers, scheme, scope.get("server"))
+        if refused is not None:
+            return await self.responses.JSONResponse({"error": refused}, status_code=403)(scope, receive, send)
+        cors = self.access.cors_origin(headers, scheme)
+        extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
+        if cors is not None and method == "OPTIONS" and "access-control-request-method" in headers:
+            if "access-control-request-private-network" in headers:  # Chrome: a public site's page, a local server
+                extra["Access-Control-Allow-Private-Network"] = "true"
+            answer = self.responses.Response(status_code=204, headers={**extra, **CORS_HEADERS})
+            return await answer(scope, receive, send)
+        if scope["path"][:4].lower() == "/v1/":
+            scope = {**scope, "path": "/v1/" + scope["path"][4:]}
+        started = False
+
+        async def sending(message):
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                if extra:
+                    self.datastructures.MutableHeaders(scope=message).update(extra)
+            await send(message)
+
         try:
-            parsed = json.loads(data)
-        except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
-            raise BoardError(400, f"JSON Parse error: the body is not JSON ({e})") from None
-        images, layout = images_of(parsed)
-        if model.form == "LiteRT" and len(images) <= INLINE_ROWS:  # tens of microseconds: no thread hop
-            return JSONResponse(predict_answer(model, images, layout))
-        return JSONResponse(await run_in_threadpool(predict_answer, model, images, layout))
-    raise BoardError(405 if found["verb"] in (None, "predict") else 404,
-                     f"{request.method} {request.url.path}: not served here; "
-                     f"POST /v1/models/{model.name}:predict, GET /v1/models/{model.name}[/metadata]")
+            await self.app(scope, receive, sending)
+        except self.requests.ClientDisconnect:  # the client left while sending its body: nobody to answer
+            pass
+        except Exception as e:  # noqa: BLE001  (any: a server answers, it does not die or print a traceback)
+            line = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+            print(f"error: {method} {scope['path']}: {line}", file=sys.stderr, flush=True)
+            if not started:
+                await self.responses.JSONResponse({"error": f"{method} {scope['path']}: internal error ({line})"},
+                                                  status_code=500)(scope, receive, send)
 
 
-def create_app(model):
-    """The Starlette application serving `model` (a Model): the page, its endpoint and TF Serving's REST API."""
+def number_of(text):
+    """float(text), for json.loads(parse_float=): a Python call, at which the GIL passes to a thread waiting for it."""
+    return float(text)
+
+
+def create_app(model, access=None):
+    """The Starlette application serving `model` (a Model): the page, its endpoint and TF Serving's REST API.
+
+    access: an Access, who may use it (Guard checks every request); None:
+    Access(), the loopback names only.
+    """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
+    from starlette.middleware import Middleware
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
@@ -303,8 +560,11 @@ def create_app(model):
 
     routes = [Route(path, page) for path in PAGES]
     routes += [Route("/board/model", board_model), Route("/board/predict", board_predict, methods=["POST"]),
-               Route("/v1/models/{rest:path}", models, methods=["GET", "POST"])]
-    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+               Route("/v1/{rest:path}", models,  # every method: serving_answer refuses with 400, as TF Serving
+                     methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])]
+    app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
+                    middleware=[Middleware(Guard, access=access or Access())])
+    app.router.redirect_slashes = False  # /v1/models is TF Serving's 400, not a redirect to /v1/models/
     app.state.uploads = uploads  # removed with the app
     return app
 
@@ -337,9 +597,10 @@ def address(sock):
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def serve(model, host=HOST, port=PORT, out=print):
+def serve(model, host=HOST, port=PORT, out=print, access=None):
     """Serve `model` (a Model) at host:port until Ctrl-C or SIGTERM, which end it as KeyboardInterrupt.
 
+    access: an Access (--allow-host, --allow-origin); None: Access(host).
     Prints the address (`http://127.0.0.1:8501/`) once the socket listens,
     and a one-line warning first when host is not a loopback address.
     Raises DataError when the address cannot be bound. uvicorn handles the
@@ -352,7 +613,7 @@ def serve(model, host=HOST, port=PORT, out=print):
     sock = bind(host, port)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
-    app = create_app(model)
+    app = create_app(model, access or Access(host))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     out(f"serving {model.name} ({model.predictor.network.label}, {model.form}: {model.predictor.source}) "
