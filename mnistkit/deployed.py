@@ -138,6 +138,9 @@ class LiteRTModel:
                 self.content = f.read()  # kept: the interpreter reads its weights from these bytes
         except OSError as e:
             raise DataError(f"{path}: cannot read this .tflite file ({e.strerror or e})") from None
+        if not self.content:
+            raise DataError(f"{path}: empty file (0 bytes), not a .tflite file; write it with "
+                            f"`{cli.command('mnist_export.py')}`")
         try:
             Interpreter = interpreter_class()
             with quiet_output(), warnings.catch_warnings():  # the runtime's C++ INFO line about its CPU delegate,
