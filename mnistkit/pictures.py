@@ -2,8 +2,10 @@
 
 mnist_app.pre_pic is the course's step, and holds the course's own
 preparation (resize, grayscale, invert, threshold); this is what the course
-never had: reading any picture file (load_picture: any mode, size and
-orientation), the MNIST-style preparation (mnist_input: the lighting
+never had: reading any picture (load_picture: a file, or its bytes from
+the drawing board; any mode, size and orientation; a picture too large to
+decode refused from its header, a large one reduced as it is read, so that
+one picture takes at most about 200 MB), the MNIST-style preparation (mnist_input: the lighting
 evened, the ink found by Otsu's threshold, the digit cropped, scaled and
 centred as MNIST was built), the refusal of a picture with no digit-like
 stroke (find_ink), and the app's file handling: the pictures a folder
