@@ -134,21 +134,25 @@ def pre_pic(picName, threshold=THRESHOLD, preprocess="mnist"):
     return pictures.network_input(prepared_pixels(picName, threshold, preprocess))
 
 
-def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist"):
+def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist", name=None):
     """uint8 [28, 28]: the picture as the network sees it (see pre_pic).
 
-    Raises DataError naming the file when it cannot be read, holds no digit
-    (pictures.find_ink), several digits, or gives a flat input (every pixel
-    one value).
+    picName: a picture file's path, or the picture's bytes or a binary file
+    object (the drawing board's uploads, read from memory); name: how
+    messages name it (default: the path). Raises DataError naming the
+    picture when it cannot be read, is too large to read
+    (pictures.MAX_READ_BYTES), holds no digit (pictures.find_ink), several
+    digits, or gives a flat input (every pixel one value).
     """
-    img = pictures.load_picture(picName)  # open: any mode, EXIF-rotated, transparency resolved; 8-bit grayscale
-    with pictures.refusals_named(picName):
+    name = pictures.picture_name(picName, name)
+    img = pictures.load_picture(picName, name)  # any mode, EXIF-rotated, transparency resolved; 8-bit gray, <= 2048 px
+    with pictures.refusals_named(name):
         if preprocess == "course":
             pictures.find_ink(pictures.shrink(img))  # the course's threshold alone reads a blank page as a digit
             pixels = course_pixels(img, threshold)
         else:  # MNIST's own preparation: lighting evened, digit cropped, scaled into 20x20 and centred
             pixels = pictures.mnist_input(img)
-    pictures.check_not_flat(picName, pixels, threshold, preprocess)
+    pictures.check_not_flat(name, pixels, threshold, preprocess)
     return pixels
 
 
@@ -392,7 +396,7 @@ def serve(args):
     load_predictor does, or when --host/--port cannot be listened on.
     """
     model = board.Model(load_predictor(args.model_dir),
-                        lambda path: prepared_pixels(path, args.threshold, args.preprocess))
+                        lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name))
     access = board.Access(args.host, args.allow_host, args.allow_origin)
     board.serve(model, args.host, args.port, access=access)
 

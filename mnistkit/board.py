@@ -32,9 +32,8 @@ import re
 import signal
 import socket
 import sys
-import tempfile
+import threading
 import urllib.parse
-import uuid
 
 import numpy as np
 
@@ -44,7 +43,8 @@ from .export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from .records import IMAGE_PIXELS
 
 HOST, PORT = "127.0.0.1", 8501  # 8501: TF Serving's REST port
-MAX_BODY = 8 * 1024 * 1024  # bytes of a request body: a phone's photo fits; more is refused with 413
+MAX_BODY = 32 * 1024 * 1024  # bytes of a request body: a phone's photo, even as PNG, fits; more is refused with 413
+PREPARED_AT_ONCE = 2  # pictures prepared at the same time; more wait (each may take up to ~200 MB: mnistkit.pictures)
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "board_static")
 PAGES = {"/": ("index.html", "text/html; charset=utf-8"), "/board.js": ("board.js", "text/javascript; charset=utf-8"),
          "/board.css": ("board.css", "text/css; charset=utf-8")}  # the only files served
@@ -77,12 +77,15 @@ class Model:
 
     predictor: predict(float32 [n, 784] in [0, 1]) -> float32 [n, 10],
     thread-safe, with `network` (networks.Network) and `source` (its path).
-    prepare: a picture file's path -> uint8 [28, 28], the network's input
-    x 255 (the app's prepared_pixels); raises DataError naming the path.
+    prepare(data, name): a picture's bytes -> uint8 [28, 28], the network's
+    input x 255 (the app's prepared_pixels), read from memory; raises
+    DataError naming the picture as `name`. At most PREPARED_AT_ONCE
+    pictures are prepared at a time (`preparing`, read_picture).
     """
 
     def __init__(self, predictor, prepare):
         self.predictor, self.prepare = predictor, prepare
+        self.preparing = threading.BoundedSemaphore(PREPARED_AT_ONCE)
         self.name = predictor.network.export_name  # as mnist_export.py names its folder: mnist, mnist_lenet5, ...
         self.form = ("LiteRT" if isinstance(predictor, deployed.LiteRTModel)
                      else "SavedModel" if isinstance(predictor, deployed.SavedModelModel) else "checkpoint")
@@ -228,24 +231,20 @@ def metadata(model):
             "metadata": {"signature_def": {"signature_def": {SIGNATURE_KEY: signature}}}}
 
 
-def read_picture(model, data, name, folder):
+def read_picture(model, data, name):
     """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model.
 
-    The bytes are written to a file of their own in `folder` (the app's
-    preparation reads files) and prepared as `mnist_app.py --show-input`
-    would; a refusal (not an image, HEIC, no digit, several digits) is a
-    BoardError 400 with the app's message, naming the picture as `name`.
+    The bytes are prepared from memory as `mnist_app.py --show-input` would
+    prepare the file, PREPARED_AT_ONCE pictures at a time (a thread waits
+    its turn); a refusal (not an image, HEIC, too large to read, no digit,
+    several digits) is a BoardError 400 with the app's message, naming the
+    picture as `name`.
     """
-    path = os.path.join(folder, uuid.uuid4().hex)
     try:
-        with open(path, "wb") as f:
-            f.write(data)
-        pixels = model.prepare(path)
+        with model.preparing:
+            pixels = model.prepare(data, name)
     except DataError as e:
-        raise BoardError(400, str(e).replace(path, name)) from None
-    finally:
-        with contextlib.suppress(OSError):
-            os.remove(path)
+        raise BoardError(400, str(e)) from None
     probabilities = model.predictor.predict(pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255)[0]
     return {"digit": int(np.argmax(probabilities)), "probabilities": [float(p) for p in probabilities],
             "input": pixels.reshape(-1).tolist(), "model": model.describe()}
@@ -319,7 +318,7 @@ def predict_reply(model, data):
     Raises BoardError 400 for a body that is not JSON (or nested too deep)
     and for whatever images_of refuses. A body past INLINE_BODY is parsed
     with number_of, a Python function: json's C parser holds the GIL for
-    its whole run (half a second for 8 MB), and the event loop's thread
+    its whole run (about half a second for 8 MB), and the event loop's thread
     would wait that long to answer anyone.
     """
     from starlette.responses import JSONResponse
@@ -528,7 +527,6 @@ def create_app(model, access=None):
     for route, (file_name, media_type) in PAGES.items():
         with open(os.path.join(STATIC, file_name), "rb") as f:
             pages[route] = (f.read(), media_type)
-    uploads = tempfile.TemporaryDirectory(prefix="mnist-board-")
 
     def error(status, message):
         return JSONResponse({"error": message}, status_code=status)
@@ -544,7 +542,7 @@ def create_app(model, access=None):
         try:
             data = await read_body(request)
             name = picture_name(request.headers.get("x-filename"))
-            return JSONResponse(await run_in_threadpool(read_picture, model, data, name, uploads.name))
+            return JSONResponse(await run_in_threadpool(read_picture, model, data, name))
         except BoardError as e:
             return error(e.status, str(e))
 
@@ -565,7 +563,6 @@ def create_app(model, access=None):
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
                     middleware=[Middleware(Guard, access=access or Access())])
     app.router.redirect_slashes = False  # /v1/models is TF Serving's 400, not a redirect to /v1/models/
-    app.state.uploads = uploads  # removed with the app
     return app
 
 
@@ -632,7 +629,6 @@ def serve(model, host=HOST, port=PORT, out=print, access=None):
             asyncio.run(server.serve(sockets=[sock]))
     finally:
         sock.close()
-        app.state.uploads.cleanup()
     signum = stopped.get("signal", signal.SIGINT)
     interrupt = KeyboardInterrupt()
     interrupt.signum = signum  # mnistkit.cli.exit_status: 128 + signum

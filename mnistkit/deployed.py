@@ -122,16 +122,30 @@ class LiteRTModel:
     takes and returns what the float file does. The network is the one its
     export record names (`record`, export.read_metadata), or for a file
     written before records, the one whose weight shapes it holds, exactly.
+
+    The file is read into memory once (`content`): given a path, the
+    interpreter would map the file, and a file replaced in place (cp
+    new.tflite served.tflite) or truncated under a running server would
+    end it with SIGBUS at its next prediction. A changed file takes effect
+    when it is loaded again.
     """
 
     def __init__(self, path):
         if not os.path.isfile(path):
             raise DataError(f"{path}: no such .tflite file; write it with `{cli.command('mnist_export.py')}`")
         try:
+            with open(path, "rb") as f:
+                self.content = f.read()  # kept: the interpreter reads its weights from these bytes
+        except OSError as e:
+            raise DataError(f"{path}: cannot read this .tflite file ({e.strerror or e})") from None
+        if not self.content:
+            raise DataError(f"{path}: empty file (0 bytes), not a .tflite file; write it with "
+                            f"`{cli.command('mnist_export.py')}`")
+        try:
             Interpreter = interpreter_class()
             with quiet_output(), warnings.catch_warnings():  # the runtime's C++ INFO line about its CPU delegate,
                 warnings.simplefilter("ignore", UserWarning)  # and tf.lite.Interpreter's deprecation (FALLBACK_NOTE says it)
-                self.interpreter = Interpreter(model_path=str(path))
+                self.interpreter = Interpreter(model_content=self.content)
                 self.interpreter.allocate_tensors()  # the runtime's start-up lines come here, once: not on each call
         except (ValueError, RuntimeError) as e:
             raise DataError(f"{path}: not a readable .tflite file ({str(e).splitlines()[0][:200]})") from None

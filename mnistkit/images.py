@@ -46,14 +46,22 @@ def to_8bit(img):
     16-bit). Values below 0 or above 65535 (mode "I" is signed 32-bit) are
     clipped first. Images of other modes are returned unchanged. The one
     rule for the generator (load_image) and the app (pictures.load_picture).
+    Computed in 32-bit integers (a large scan is read too): the rounding is
+    exact, as no value lies halfway between two levels (2**depth - 1 is odd).
     """
     if img.mode not in WIDE_MODES:
         return img
-    values = np.clip(np.asarray(img, dtype=np.int64), 0, 2 ** BIT_DEPTHS[-1] - 1)
+    values = np.asarray(img)
+    if values.dtype.kind == "i":  # mode "I"
+        values = np.clip(values, 0, 2 ** BIT_DEPTHS[-1] - 1)
     top = int(values.max()) if values.size else 0
     depth = next(bits for bits in BIT_DEPTHS if top < 2 ** bits)
     if depth > 8:
-        values = np.round(values * (255 / (2 ** depth - 1)))
+        full = 2 ** depth - 1
+        values = values.astype(np.uint32)  # 255 * 65535 fits
+        values *= 255
+        values += full // 2
+        values //= full  # round(value * 255 / full)
     return Image.fromarray(values.astype(np.uint8), mode="L")
 
 

@@ -2,19 +2,23 @@
 
 mnist_app.pre_pic is the course's step, and holds the course's own
 preparation (resize, grayscale, invert, threshold); this is what the course
-never had: reading any picture file (load_picture: any mode, size and
-orientation), the MNIST-style preparation (mnist_input: the lighting
+never had: reading any picture (load_picture: a file, or its bytes from
+the drawing board; any mode, size and orientation; a picture too large to
+decode refused from its header, a large one reduced as it is read, so that
+one picture takes at most about 200 MB), the MNIST-style preparation (mnist_input: the lighting
 evened, the ink found by Otsu's threshold, the digit cropped, scaled and
 centred as MNIST was built), the refusal of a picture with no digit-like
 stroke (find_ink), and the app's file handling: the pictures a folder
 holds, --show-input's files.
 """
 import contextlib
+import io
+import math
 import os
 import warnings
 
 import numpy as np
-from PIL import Image, ImageFilter, ImageOps, UnidentifiedImageError
+from PIL import ExifTags, Image, ImageFilter, ImageOps, UnidentifiedImageError
 
 from . import files, formats
 from .errors import DataError
@@ -33,6 +37,14 @@ CENTRE = 14
 STROKE_WIDTH = 2.0
 SUPERSAMPLE = 4  # the digit is shaped at 4x its final size, then averaged down: MNIST's grey edges
 MAX_SIDE = 2048  # larger photos are reduced first; a pen stroke still spans pixels
+# A picture whose reading at full size (decoded, then turned gray: read_bytes) would take more bytes than this
+# is refused before it is decoded, as a small PNG can hold a huge picture: one picture's preparation stays under
+# 200 MB. A 12-megapixel RGB PNG takes 60 MB, RGBA 132 MB; a JPEG is decoded at a reduced size.
+MAX_READ_BYTES = 160 * 10 ** 6
+PICTURE_NAME = "picture"  # how messages name a picture given as bytes or a file object without a name
+ORIENTATIONS = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
+                5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+                8: Image.Transpose.ROTATE_90}  # EXIF orientation -> the transposition that makes a picture upright
 LIGHTING_GRID = 8  # paper brightness is estimated on an 8x8 grid: cells wider than a pen stroke
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
 OPAQUE = 250  # alpha (of 255) of a stroke's or a sheet's core (flatten_alpha; edges may be premultiplied)
@@ -60,44 +72,147 @@ JOINED_GAP = 0.2  # ... when they lie closer than this
 THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag is about 0.23)
 
 
-def load_picture(picName):
-    """One picture file as an 8-bit grayscale PIL image, upright.
+def load_picture(picture, name=None):
+    """One picture as an 8-bit grayscale PIL image, upright, at most MAX_SIDE pixels on a side.
 
-    EXIF orientation is applied, transparent areas are laid on white and
-    16-bit and 32-bit integer images are brought to 8 bits by the
-    generator's rule (images.to_8bit: the bit depth inferred from
-    the brightest pixel). Raises DataError naming the file when it is
-    missing, not an image, or empty.
+    picture: a file's path, the file's bytes, or a binary file object
+    (io.BytesIO); name: how messages name it (default: the path, or
+    PICTURE_NAME for bytes and file objects). Nothing is written to disk.
+    EXIF orientation is applied, transparent areas are laid on white
+    (flatten_alpha) and 16-bit and 32-bit integer images are brought to 8
+    bits by the generator's rule (images.to_8bit: the bit depth inferred
+    from the brightest pixel). A larger picture is reduced as it is read
+    (read_reduced), so that memory stays bounded whatever its size. Raises
+    DataError naming the picture when it is missing, not an image, empty, or
+    too large to read (check_size: MAX_READ_BYTES).
     """
+    name = picture_name(picture, name)
+    source = io.BytesIO(picture) if isinstance(picture, (bytes, bytearray, memoryview)) else picture
     try:
-        with open_picture(picName) as img:
-            img = ImageOps.exif_transpose(img)
+        with open_picture(source) as img:
             if img.width == 0 or img.height == 0:
-                raise DataError(f"{picName}: empty image (0 pixels)")
-            if img.mode in WIDE_MODES:  # 16-bit and 32-bit integer grayscale
-                img = to_8bit(img)
-            if img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info:
-                return flatten_alpha(img.convert("RGBA"))
-            return img.convert("L")
+                raise DataError(f"{name}: empty image (0 pixels)")
+            img, orientation = read_reduced(img, name)
+        if img.mode == "RGBA":  # once the picture read at full size is let go
+            img = flatten_alpha(img)
+        if orientation in ORIENTATIONS:
+            img = img.transpose(ORIENTATIONS[orientation])
+        return img
     except FileNotFoundError:
-        raise DataError(f"{picName}: file not found") from None
+        raise DataError(f"{name}: file not found") from None
     except UnidentifiedImageError:
-        raise not_an_image(picName, formats.read_head(picName)) from None
+        raise not_an_image(name, head_of(source)) from None
     except (OSError, Image.DecompressionBombError) as e:
-        raise DataError(f"{picName}: cannot read image ({e})") from None
+        raise DataError(f"{name}: cannot read image ({e})") from None
+
+
+def picture_name(picture, name=None):
+    """How messages name a picture (a path, bytes or a file object): `name` when given, else the path or PICTURE_NAME."""
+    if name is not None:
+        return name
+    return os.fspath(picture) if isinstance(picture, (str, os.PathLike)) else PICTURE_NAME
+
+
+def head_of(source):
+    """The first bytes of a picture (a path or a binary file object) for not_an_image: formats.HEAD_BYTES or fewer."""
+    if not hasattr(source, "read"):
+        return formats.read_head(source)
+    source.seek(0)
+    return source.read(formats.HEAD_BYTES)
+
+
+def read_reduced(img, name):
+    """An opened picture (not yet decoded) decoded and reduced: (image, orientation) for load_picture.
+
+    image: "L", or "RGBA" when the picture has transparency (for
+    flatten_alpha), at most MAX_SIDE pixels on a side, not yet upright;
+    orientation: the EXIF orientation tag (int) or None. A JPEG larger than
+    twice MAX_SIDE is decoded at 1/2, 1/4 or 1/8 of its size (Pillow's
+    draft), the largest that keeps MAX_SIDE; the size is checked (check_size)
+    before decoding. The picture is turned into 8-bit gray (or RGBA) and
+    reduced (fit) before any arithmetic of our own on its pixels.
+    """
+    scale = max(img.size) // MAX_SIDE
+    if scale >= 2:
+        img.draft(img.mode, (-(-img.width // scale), -(-img.height // scale)))  # JPEG only; others ignore it
+    check_size(img, name)
+    img.load()
+    orientation = img.getexif().get(ExifTags.Base.Orientation)
+    if img.mode in WIDE_MODES:  # as in the generator: the gray levels only
+        read = to_8bit(img)
+    elif has_alpha(img):
+        read = img if img.mode in ("LA", "RGBA") else img.convert("RGBA")
+    else:
+        read = img if img.mode == "L" else img.convert("L")
+    if read is not img:
+        img.close()  # the decoded pixels are let go before the reduction
+    read = fit(read)
+    return (read.convert("RGBA") if read.mode == "LA" else read), orientation
+
+
+def has_alpha(img):
+    """True when a PIL image has transparency: an alpha channel, or a transparent colour or palette index."""
+    return img.mode in ("RGBA", "LA", "PA") or "transparency" in img.info
+
+
+def read_bytes(img):
+    """Bytes a picture's pixels take at most at once while load_picture reads them at full size, for an opened picture.
+
+    Pillow holds a decoded pixel in 1 byte in modes 1, L and P, 2 in 16-bit
+    modes and 4 in the others (RGB too); then comes its 8-bit gray copy (1
+    byte). A 16- or 32-bit integer picture's values go through an array of
+    their own and to_8bit's 32-bit integers (2 or 4, + 4 + 1). A picture with
+    transparency is read as RGBA (4), which Pillow copies with premultiplied
+    alpha to reduce it (4) and reduces in two passes (up to 3): 11 in all.
+    A JPEG counts at the size it is decoded at (read_reduced's draft).
+    """
+    decoded = 1 if img.mode in ("1", "L", "P") else 2 if img.mode.startswith("I;16") else 4
+    if img.mode in WIDE_MODES:
+        return img.width * img.height * (2 * decoded + 5)  # its values as an array, then 32-bit integers, 8-bit
+    if has_alpha(img):
+        return img.width * img.height * 11
+    return img.width * img.height * (decoded + 1)
+
+
+def check_size(img, name):
+    """Raise DataError naming the picture when reading it would take more than MAX_READ_BYTES (read_bytes).
+
+    img: an opened picture, not yet decoded: its header gives size and mode.
+    """
+    needed = read_bytes(img)
+    if needed > MAX_READ_BYTES:
+        raise DataError(f"{name}: picture of {img.width}x{img.height} pixels ({img.mode}) takes {math.ceil(needed / 1e6):,} MB "
+                        f"to read, over this app's limit of {MAX_READ_BYTES / 1e6:,.0f} MB; save it smaller "
+                        f"(the app reads {MAX_SIDE} pixels a side at most) or as a JPEG")
+
+
+def fit(img):
+    """A decoded PIL image ("L", "LA" or "RGBA") reduced to at most MAX_SIDE pixels on a side (BOX: averages).
+
+    Smaller pictures are returned as they are. A picture over twice
+    MAX_SIDE is first reduced by a whole factor (Image.reduce), so that
+    Pillow's resize of one with alpha does not copy it whole; then
+    thumbnail, in place, as shrink does.
+    """
+    if max(img.size) <= MAX_SIDE:
+        return img
+    factor = max(img.size) // MAX_SIDE
+    if factor >= 2 and img.mode != "L":
+        img = img.reduce(factor)
+    img.thumbnail((MAX_SIDE, MAX_SIDE), Image.Resampling.BOX)
+    return img
 
 
 def open_picture(picName):
     """Image.open(picName); an iPhone's HEIC photo through images.open_image (pillow-heif) when Pillow cannot.
 
-    A picture of 89 to 179 megapixels (a panorama) is read as any other, without Pillow's
-    DecompressionBombWarning (filtered once, below the imports); above that Pillow raises
-    DecompressionBombError, which load_picture turns into its one line.
+    picName: a path or a binary file object. A picture of 89 to 179
+    megapixels (a panorama) is opened as any other, without Pillow's
+    DecompressionBombWarning (filtered once, below the imports); above that
+    Pillow raises DecompressionBombError, which load_picture turns into its
+    one line. Pillow reads only the header here: decoding waits for load().
     """
-    try:
-        return Image.open(picName)
-    except UnidentifiedImageError:
-        return open_image(picName, lambda: formats.read_head(picName))
+    return open_image(picName, lambda: head_of(picName))
 
 
 def flatten_alpha(rgba):
@@ -112,20 +227,24 @@ def flatten_alpha(rgba):
     dark ink where alpha is high on white, 255 - alpha. Otherwise the
     picture is laid on its own paper: the median gray of its opaque
     pixels (white for black ink on a white sheet with transparent margins,
-    dark for chalk on a cut-out board).
+    dark for chalk on a cut-out board). Each pixel's result depends only on
+    its gray level and alpha: it is looked up in a 256 x 256 table of them.
     """
-    alpha = np.asarray(rgba.getchannel("A"), dtype=np.float64) / 255
-    gray = np.asarray(rgba.convert("RGB").convert("L"), dtype=np.float64)
-    opaque = gray[alpha >= OPAQUE / 255]
+    alpha = np.asarray(rgba.getchannel("A"))
+    gray = np.asarray(rgba.convert("RGB").convert("L"))
+    opaque = gray[alpha >= OPAQUE]
     if opaque.size == 0:
         opaque = gray[alpha > 0]
+    levels = np.arange(256, dtype=np.float64)  # table rows: gray levels; columns: alpha levels
+    veil = levels / 255
     if alpha.min() == alpha.max():  # no drawing in alpha: one veil over the whole picture
-        flat = gray * alpha + 255 * (1 - alpha)
+        table = levels[:, None] * veil + 255 * (1 - veil)
     elif opaque.size == 0 or np.subtract(*np.percentile(opaque, [99, 1])) < MIN_CONTRAST:
-        flat = 255 * (1 - alpha)
+        table = np.broadcast_to(255 * (1 - veil), (256, 256))
     else:
-        flat = gray * alpha + np.median(opaque) * (1 - alpha)
-    return Image.fromarray(np.clip(np.round(flat), 0, 255).astype(np.uint8), mode="L")
+        table = levels[:, None] * veil + np.median(opaque) * (1 - veil)
+    table = np.clip(np.round(table), 0, 255).astype(np.uint8)
+    return Image.fromarray(table[gray, alpha], mode="L")
 
 
 def otsu_threshold(values):
@@ -146,7 +265,7 @@ def otsu_threshold(values):
 def ink_darkness(gray):
     """How much darker than its surrounding paper each pixel is: uint8 [h, w], 0 = paper.
 
-    gray: float [h, w], gray levels 0-255. The paper's brightness is the
+    gray: uint8 or float [h, w], gray levels 0-255. The paper's brightness is the
     90th percentile of each cell of a LIGHTING_GRID grid, raised to its
     neighbours' maximum (a cell full of ink takes its paper from around it)
     and interpolated back to full size; dividing by it evens out shadows and
@@ -160,13 +279,17 @@ def ink_darkness(gray):
     paper = np.max([padded[i:i + len(rows), j:j + len(cols)] for i in range(3) for j in range(3)], axis=0)
     paper = Image.fromarray(paper.astype(np.float32), mode="F").resize((w, h), Image.Resampling.BILINEAR)
     paper = np.maximum(np.asarray(paper), 1.0)
-    return np.clip(np.round(255 * (1 - gray / paper)), 0, 255).astype(np.uint8)
+    darkness = np.divide(gray, paper, dtype=np.float64)  # float64, and in place below: one array of it
+    np.subtract(1, darkness, out=darkness)
+    darkness *= 255
+    np.round(darkness, out=darkness)
+    return np.clip(darkness, 0, 255, out=darkness).astype(np.uint8)
 
 
 def light_on_dark(gray):
     """True when the picture is a light digit on a dark ground (a screenshot of MNIST, chalk on a board).
 
-    gray: float [h, w]. The border is ground, not digit; on paper its
+    gray: uint8 or float [h, w]. The border is ground, not digit; on paper its
     median lies nearer the picture's brightest level than its darkest.
     """
     border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
@@ -202,7 +325,7 @@ def _level_median(levels):
 def stands_apart(level, ink):
     """True when the ink (boolean mask) is MIN_INK_SPREADS robust spreads darker than the rest of `level`.
 
-    level: float [h, w] of whole darkness levels 0-255 (ink_darkness's). The
+    level: [h, w] of whole darkness levels 0-255 (ink_darkness's uint8). The
     spread is the paper's median absolute deviation x 1.4826 (its standard
     deviation, were it normal), so a few ink pixels or strokes' soft edges
     do not widen it as they would a variance. Medians from the histogram: one pass.
@@ -216,7 +339,7 @@ def stands_apart(level, ink):
 
 
 def ink_threshold(level):
-    """The darkness (int 1-255) from which on a pixel of `level` (float [h, w] of whole levels 0-255) is ink.
+    """The darkness (int 1-255) from which on a pixel of `level` ([h, w] of whole levels 0-255) is ink.
 
     When the ink is a small share of a noisy, shaded picture (thin strokes,
     a large page), Otsu's split can fall inside the paper's own wide spread
@@ -253,16 +376,17 @@ def find_ink(img):
       - only specks (one_digit).
     Raises SeveralDigits (a ValueError) for several digits side by side or stacked.
     """
-    gray = np.asarray(img, dtype=np.float64)
+    gray = np.asarray(img, dtype=np.uint8)
     if gray.max() == gray.min():
         raise ValueError(f"no digit found: every pixel is {int(gray.flat[0])}")
     if light_on_dark(gray):
         gray = 255 - gray
-    level = ink_darkness(gray).astype(np.float64)
+    level = ink_darkness(gray)  # uint8: whole levels, as every step below reads them
     if level.max() < MIN_CONTRAST:
         raise ValueError("no digit found: nothing is clearly darker than the paper")
     ink = level >= ink_threshold(level)
-    noise = _level_median(np.abs(np.diff(level, axis=1))) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
+    step = np.abs(np.diff(level.astype(np.int16), axis=1))
+    noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
     if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION:

@@ -1,0 +1,261 @@
+"""Issue 36: what a picture or a file under the drawing board's server costs, and what cannot kill it.
+
+A small file can hold a huge picture (a 90 KB PNG of 6000x6000 grey+alpha pixels): pictures are refused by
+their decoded size before they are decoded, and the others read at reduced size, so that preparing one
+takes at most 200 MB. Peak memory is measured in a fresh process that prepares one picture, from
+/proc/self/status: the peak resident size (VmHWM) after /proc/self/clear_refs has set it to the present
+size. ru_maxrss is no measure here: a process started by one that already used much memory inherits that
+peak across exec. Uploads are prepared from memory, with no temporary folder; the served .tflite file is
+read into memory, so a file replaced or truncated under the server changes nothing.
+"""
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+from PIL import Image, ImageChops
+
+import handmade
+import mnist_app
+from conftest import ROOT
+from mnistkit import board, pictures
+from mnistkit.errors import DataError
+from test_board import Server, drawn, png_bytes, request
+
+MAX_GROWTH = 200 * 10 ** 6  # bytes of peak memory one picture may add
+MEASURE = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import mnist_app
+from mnistkit.errors import DataError
+
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
+
+path = sys.argv[2]
+mnist_app.prepared_pixels(sys.argv[3])  # a small picture first: every module the preparation uses is loaded
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")  # the peak resident size (VmHWM) is now the present one
+before = status("VmRSS")
+try:
+    answer = {"pixels": mnist_app.prepared_pixels(path).tolist()}
+except DataError as e:
+    answer = {"error": str(e)}
+answer["growth"] = status("VmHWM") - before
+print(json.dumps(answer))
+"""
+
+
+def measured(path, small):
+    """{"pixels": 28x28 list or "error": message, "growth": bytes} of prepared_pixels(path) in a fresh process."""
+    result = subprocess.run([sys.executable, "-c", MEASURE, ROOT, str(path), str(small)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def digit_coverage(side):
+    """A hand-drawn 3 (tests/handmade.py): uint8 [side, side], 255 where the pen went."""
+    return np.round(255 * handmade.draw_digit(3, side, 0.06, seed=3)).astype(np.uint8)
+
+
+def save_la(path, side):
+    """White strokes in the alpha channel of a grey+alpha PNG side x side (a drawing app's export)."""
+    alpha = np.zeros((side, side), np.uint8)
+    third = side // 3
+    alpha[third:2 * third, third:2 * third] = digit_coverage(third)
+    Image.fromarray(np.dstack([np.full_like(alpha, 255), alpha]), "LA").save(path)
+
+
+def save_bits(path, side):
+    """A black 3 on white, 1 bit a pixel, side x side."""
+    bits = np.ones((side, side), bool)
+    third = side // 3
+    bits[third:2 * third, third:2 * third] = digit_coverage(third) < 128
+    Image.fromarray(bits).save(path)
+
+
+def photo(size, noise):
+    """A photo of a dark 3 on paper lit from the left, with sensor noise: "L" PIL image of size (w, h)."""
+    w, h = size
+    small = np.linspace(235, 150, 400, dtype=np.float32)[None, :] * np.ones((300, 1), np.float32)
+    small[60:240, 110:290] -= digit_coverage(180) * (150 / 255)
+    gray = Image.fromarray(np.clip(small, 0, 255).astype(np.uint8)).resize((w, h), Image.Resampling.BILINEAR)
+    return ImageChops.add(gray, Image.effect_noise((w, h), noise), 1.0, -128)
+
+
+def save_jpeg(path, size):
+    """A photo-like RGB JPEG (a phone's): the 3 of photo(), slightly yellow paper, quality 90."""
+    gray = photo(size, 6)
+    Image.merge("RGB", (gray, gray, gray.point(lambda v: max(v - 12, 0)))).save(path, quality=90)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A small picture of a digit: the measuring process prepares it first, so its imports are not counted."""
+    path = tmp_path_factory.mktemp("small") / "small.png"
+    Image.fromarray(drawn(3)).save(path)
+    return path
+
+
+LARGE = {  # name: (how it is made, its side, refused or read)
+    "grey+alpha PNG 6000x6000": (save_la, 6000, "refused"),
+    "1-bit PNG 13000x13000": (save_bits, 13000, "refused"),
+    "grey+alpha PNG 3600x3600": (save_la, 3600, "read"),
+    "1-bit PNG 8900x8900": (save_bits, 8900, "read"),
+}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="peak memory is read from Linux's /proc")
+@pytest.mark.parametrize("kind", list(LARGE))
+def test_a_small_file_of_a_huge_picture_is_refused_or_read_in_200_mb(kind, tmp_path, small, summary_line):
+    make, side, outcome = LARGE[kind]
+    path = tmp_path / "picture.png"
+    make(path, side)
+    assert path.stat().st_size < 200_000  # a small file
+    answer = measured(path, small)
+    summary_line(f"peak memory of one picture, {kind} ({path.stat().st_size:,} bytes): "
+                 f"+{answer['growth'] / 1e6:.0f} MB")
+    assert answer["growth"] < MAX_GROWTH, answer["growth"]
+    if outcome == "refused":
+        assert answer["error"].startswith(f"{path}: picture of {side}x{side} pixels") and "\n" not in answer["error"]
+        assert f"over this app's limit of {pictures.MAX_READ_BYTES // 10 ** 6} MB" in answer["error"]
+    else:  # the same 3 as the picture at 1/4 of the size gives
+        make(tmp_path / "quarter.png", side // 4)
+        quarter = mnist_app.prepared_pixels(str(tmp_path / "quarter.png"))
+        assert np.abs(np.array(answer["pixels"]) - quarter.astype(int)).mean() < 8
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="peak memory is read from Linux's /proc")
+def test_a_large_phone_jpeg_is_read_at_reduced_size_in_200_mb(tmp_path, small, summary_line):
+    path = tmp_path / "photo.jpg"
+    save_jpeg(path, (6000, 4000))
+    answer = measured(path, small)
+    summary_line(f"peak memory of one picture, RGB JPEG 6000x4000 ({path.stat().st_size:,} bytes): "
+                 f"+{answer['growth'] / 1e6:.0f} MB")
+    assert answer["growth"] < MAX_GROWTH, answer["growth"]
+    save_jpeg(tmp_path / "quarter.jpg", (1500, 1000))
+    quarter = mnist_app.prepared_pixels(str(tmp_path / "quarter.jpg"))
+    assert quarter.max() == 255 and np.abs(np.array(answer["pixels"]) - quarter.astype(int)).mean() < 8
+
+
+def test_a_picture_is_prepared_from_bytes_or_a_file_object_named_as_given(tmp_path):
+    path = tmp_path / "three.png"
+    path.write_bytes(png_bytes(drawn(3)))
+    expected = mnist_app.prepared_pixels(str(path))
+    for given in (path.read_bytes(), io.BytesIO(path.read_bytes())):
+        np.testing.assert_array_equal(mnist_app.prepared_pixels(given, name="three.png"), expected)
+    refusals = {b"just some text": "photo.jpg: not an image file",
+                png_bytes(np.full((50, 50), 255, np.uint8)): "photo.jpg: no digit found: every pixel is 255",
+                png_bytes(drawn(3))[:300]: "photo.jpg: cannot read image"}
+    for data, message in refusals.items():
+        with pytest.raises(DataError) as refused:
+            mnist_app.prepared_pixels(data, name="photo.jpg")
+        assert str(refused.value).startswith(message), str(refused.value)
+    with pytest.raises(DataError, match=r"^picture: not an image file$"):
+        pictures.load_picture(b"just some text")
+
+
+def fake_model(prepare):
+    """A board.Model around `prepare` and a predictor that answers 1/10 for every digit."""
+    network = types.SimpleNamespace(export_name="mnist", label="784-500-10")
+    predictor = types.SimpleNamespace(network=network, source="model/mnist_model-1",
+                                      predict=lambda rows: np.full((len(rows), 10), 0.1, np.float32))
+    return board.Model(predictor, prepare)
+
+
+def test_the_board_prepares_at_most_two_pictures_at_once():
+    lock, active, most, go = threading.Lock(), [0], [0], threading.Event()
+
+    def prepare(data, name):
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        go.wait(60)
+        with lock:
+            active[0] -= 1
+        return np.zeros((28, 28), np.uint8)
+
+    model = fake_model(prepare)
+    threads = [threading.Thread(target=board.read_picture, args=(model, b"", "p")) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 60
+    while most[0] < board.PREPARED_AT_ONCE and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.5)  # the others had time to start preparing, were they let
+    go.set()
+    for thread in threads:
+        thread.join(60)
+    assert most[0] == board.PREPARED_AT_ONCE == 2
+
+
+def phone_png():
+    """A phone's photo saved as PNG: 4096x2160, with sensor noise, about 13 MB (over the 8 MiB limit of before)."""
+    gray = photo((4096, 2160), 18)
+    out = io.BytesIO()
+    Image.merge("RGB", (gray, gray, gray.point(lambda v: max(v - 12, 0)))).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_uploads_are_read_from_memory_and_a_phone_png_fits(exported_workdir, tmp_path, monkeypatch):
+    """No temporary folder: a temp cleaner has nothing to remove; a 4096x2160 PNG of 13 MB is read."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))  # the server's tempfile.gettempdir()
+    server = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"))
+    try:
+        assert os.listdir(temp) == []
+        body = phone_png()
+        assert 8 * 2 ** 20 < len(body) and board.MAX_BODY == 32 * 2 ** 20
+        status, answer = request(server.url + "board/predict", body, {"X-Filename": "phone.png"})
+        assert status == 200 and len(answer["input"]) == 784 and max(answer["input"]) == 255, answer
+        status, answer = request(server.url + "board/predict", b"not a picture", {"X-Filename": "photo.jpg"})
+        assert status == 400 and answer["error"] == "photo.jpg: not an image file", answer
+        status, answer = request(server.url + "board/predict", png_bytes(drawn(7)))
+        assert status == 200 and answer["digit"] == 7, answer
+        assert os.listdir(temp) == []
+    finally:
+        assert server.stop() == 130
+
+
+CHANGE_UNDER = r"""
+import json, shutil, sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from mnistkit import deployed
+
+path, other, rows = sys.argv[2], sys.argv[3], np.load(sys.argv[4])
+model = deployed.LiteRTModel(path)
+answers = [model.predict(rows).tolist()]
+with open(path, "r+b") as f:
+    f.truncate(0)
+answers.append(model.predict(rows).tolist())
+shutil.copyfile(other, path)  # cp other.tflite served.tflite: the same file, new bytes
+answers.append(model.predict(rows).tolist())
+print(json.dumps(answers))
+"""
+
+
+def test_a_served_tflite_file_truncated_or_copied_over_changes_nothing(exported_workdir, tmp_path):
+    served = tmp_path / "served.tflite"
+    shutil.copyfile(exported_workdir / "export" / "mnist.tflite", served)
+    other = tmp_path / "other.tflite"
+    other.write_bytes(bytes(range(256)) * 4000)
+    rows = np.concatenate([pictures.network_input(pictures.mnist_input(Image.fromarray(drawn(d))))
+                           for d in range(10)])
+    np.save(tmp_path / "rows.npy", rows)
+    result = subprocess.run([sys.executable, "-c", CHANGE_UNDER, ROOT, str(served), str(other),
+                             str(tmp_path / "rows.npy")], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])  # -7: SIGBUS
+    first, truncated, replaced = json.loads(result.stdout)
+    assert np.allclose(np.sum(first, axis=1), 1, atol=1e-4) and len(set(np.argmax(first, axis=1))) > 5
+    assert truncated == first and replaced == first
