@@ -236,7 +236,6 @@ def test_a_large_predict_body_is_parsed_and_read_off_the_event_loop(monkeypatch,
     assert set(threads) == {"loads", "images_of"}
     assert threads["loads"] is not threading.current_thread()  # call() runs the event loop on this thread
     assert threads["images_of"] is not threading.current_thread()
-    app.state.uploads.cleanup()
 
 
 @pytest.mark.quick
@@ -248,7 +247,6 @@ def test_an_unexpected_error_is_a_json_500_and_one_line_on_stderr(capsys):
                                "second line)"}
     err = capsys.readouterr().err
     assert err == "error: POST /v1/models/mnist:predict: RuntimeError: lost the weights second line\n"
-    app.state.uploads.cleanup()
 
 
 # --- through HTTP, against the app as a user runs it
