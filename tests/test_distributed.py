@@ -82,7 +82,7 @@ def files_read(output):
 def single_run(two_models):
     """mnist_backward.py on one machine, ASYNC_STEPS steps on the same records (one file): the model folder.
 
-    conftest's two_models trained it (the 784-500-10 network of the LeNet-5 comparison, as many steps).
+    conftest's two_models trained it (its 784-500-10 network, as many steps).
     """
     assert MLP_STEPS == ASYNC_STEPS
     return two_models / "model"
