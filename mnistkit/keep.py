@@ -46,6 +46,10 @@ LOCK_FILE, COUNTER_FILE = ".keep.lock", ".keep.next"
 SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,5}")  # an original keeps its picture's suffix when it is this plain
 
 
+class NotKept(KeyError):
+    """A name the store does not list (the routes answer 404)."""
+
+
 class KeptDigits:
     """The kept-digits folder `folder` and its label file folder + ".txt" (absent until the first keep).
 
@@ -142,23 +146,23 @@ class KeptDigits:
         return name, int(digit)
 
     def remove(self, name):
-        """Remove a kept digit: its line, its JPG, its original. KeyError for a name not listed; DataError as keep."""
+        """Remove a kept digit: its line, its JPG, its original. NotKept for a name not listed; DataError as keep."""
         with self._locked():
             entries = self._tidy()
             if name not in {kept for kept, _ in entries}:
-                raise KeyError(name)
+                raise NotKept(name)
             self._write_labels([entry for entry in entries if entry[0] != name])
             self._tidy()
 
     def jpg(self, name):
-        """The JPG's bytes of a listed name; KeyError for any other name (no other path is ever opened)."""
+        """The JPG's bytes of a listed name; NotKept for any other name (no other path is ever opened)."""
         if name not in {kept for kept, _ in self.entries()}:
-            raise KeyError(name)
+            raise NotKept(name)
         try:
             with open(os.path.join(self.folder, name), "rb") as f:
                 return f.read()
         except FileNotFoundError:  # removed meanwhile
-            raise KeyError(name) from None
+            raise NotKept(name) from None
 
     @contextlib.contextmanager
     def _locked(self):
@@ -347,7 +351,7 @@ def routes(store, prepare):
             result = await run_in_threadpool(work, *args)
         except ValueError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
-        except KeyError as e:
+        except NotKept as e:
             return JSONResponse({"error": f"no kept digit {e.args[0]!r}; GET /board/kept lists them"}, status_code=404)
         except DataError as e:
             return JSONResponse({"error": str(e)}, status_code=500)

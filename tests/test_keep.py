@@ -99,9 +99,9 @@ def test_keep_writes_the_course_layout_and_remove_takes_it_back(tmp_path):
     assert label_lines(store) == ["000002_7.jpg 7"]
     assert not (folder / "000001_3.jpg").exists() and os.listdir(folder / ".originals") == []
     for unknown in ("000001_3.jpg", "000002_7.png", "../my_digits.txt", ".keep.next"):
-        with pytest.raises(KeyError):
+        with pytest.raises(keep.NotKept):
             store.remove(unknown)
-        with pytest.raises(KeyError):
+        with pytest.raises(keep.NotKept):
             store.jpg(unknown)
     store.remove("000002_7.jpg")
     assert label_lines(store) == [] and store.entries() == []
