@@ -194,6 +194,7 @@ def test_twenty_threads_keep_at_once(tmp_path):
     check_consistent(store, 20)
 
 
+@pytest.mark.quick
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the processes are forked (the store's lock across processes is fcntl's)")
 def test_two_processes_keep_at_once(tmp_path):
     folder = str(tmp_path / "my_digits")
@@ -336,6 +337,7 @@ def ask_json(url, body=None, method=None):
     return status, json.loads(content)
 
 
+@pytest.mark.quick
 def test_keep_list_show_and_remove_through_the_routes(server):
     address, store = server
     three = prepared(3)
@@ -347,17 +349,18 @@ def test_keep_list_show_and_remove_through_the_routes(server):
     status, answer = ask_json(address + "board/keep", {"digit": 7, "original": base64.b64encode(png).decode(),
                                                         "name": "C:\\photos\\seven.png"})
     assert status == 200 and answer["kept"] == {"name": "000002_7.jpg", "digit": 7} and answer["count"] == 2
-    with open(os.path.join(store.folder, ".originals", "000002_7.png"), "rb") as f:
-        assert f.read() == png  # named for the picture's base name's suffix
+    original = os.path.join(store.folder, ".originals", "000002_7.png")  # the suffix of the picture's name
+    with open(original, "rb") as f:
+        assert f.read() == png
     listed = {"count": 2, "entries": [{"name": "000001_3.jpg", "digit": 3}, {"name": "000002_7.jpg", "digit": 7}]}
     assert ask_json(address + "board/kept") == (200, listed)
 
     status, kind, jpg = ask(address + "board/kept/000002_7.jpg")
     assert (status, kind) == (200, "image/jpeg") and jpg == store.jpg("000002_7.jpg")
-    with open(os.path.join(os.path.dirname(store.folder), "seven.png"), "wb") as f:
-        f.write(png)
     pixels = np.asarray(Image.open(io.BytesIO(jpg)), dtype=int)
-    assert np.abs(pixels - prepare(f.name)).max() <= 1  # the server prepared the original itself
+    assert np.abs(pixels - prepare(original)).max() <= 1  # the server prepared the original itself
+    status, kind, jpg = ask(address + "board/kept/000001_3.jpg")
+    assert np.abs(np.asarray(Image.open(io.BytesIO(jpg)), dtype=int) - three).max() <= 1  # the input sent, kept
 
     assert ask_json(address + "board/kept/000001_3.jpg", method="DELETE") == (
         200, {"count": 1, "entries": [{"name": "000002_7.jpg", "digit": 7}]})
@@ -366,7 +369,8 @@ def test_keep_list_show_and_remove_through_the_routes(server):
     assert status == 404 and answer == {"error": "no kept digit '000001_3.jpg'; GET /board/kept lists them"}
 
 
-def test_only_listed_names_reach_the_filesystem(server, tmp_path):
+@pytest.mark.quick
+def test_only_listed_names_reach_the_filesystem(server):
     address, store = server
     store.keep(prepared(1), 1, b"original", "one.png")
     for name in ("..", ".keep.next", ".originals", "000001_1.png", "000002_1.jpg", "my_digits.txt", "%2e%2e"):
@@ -377,7 +381,8 @@ def test_only_listed_names_reach_the_filesystem(server, tmp_path):
     check_consistent(store, 1)
 
 
-def test_bad_keep_requests_get_one_line_and_keep_nothing(server):
+@pytest.mark.quick
+def test_bad_keep_requests_get_one_line_and_keep_nothing(server, monkeypatch):
     address, store = server
     row = prepared(4).reshape(-1).tolist()
     for body, why in [(b"digit=4", "the body is not JSON"),
@@ -400,4 +405,9 @@ def test_bad_keep_requests_get_one_line_and_keep_nothing(server):
         status, answer = ask_json(address + "board/keep", body)
         assert status == 400 and list(answer) == ["error"], body
         assert why in answer["error"] and "\n" not in answer["error"] and "mnist-keep-" not in answer["error"], answer
+    monkeypatch.setattr(board, "MAX_BODY", 1000)  # the board's limit, read by read_body at each request
+    body = json.dumps({"digit": 4, "input": row}).encode()
+    status, answer = ask_json(address + "board/keep", body)
+    assert status == 413 and answer == {"error": f"request body of {len(body):,} bytes is over this server's limit "
+                                                 "of 1,000 bytes"}
     assert store.entries() == [] and not os.path.exists(store.labels)
