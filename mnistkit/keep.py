@@ -21,7 +21,6 @@ import io
 import json
 import os
 import re
-import tempfile
 import threading
 
 import numpy as np
@@ -296,20 +295,14 @@ def keep_request(body):
 
 
 def prepared(prepare, original, name):
-    """prepare(path) of the picture's bytes `original` in a temporary file: uint8 [28, 28].
+    """prepare(original, name) of the picture's bytes `original`: uint8 [28, 28], read from memory.
 
-    Raises ValueError with prepare's DataError, naming the picture `name`
-    instead of the temporary file.
+    Raises ValueError with prepare's DataError (which names the picture `name`).
     """
-    fd, path = tempfile.mkstemp(prefix="mnist-keep-")
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(original)
-        return prepare(path)
+        return prepare(original, name)
     except DataError as e:
-        raise ValueError(str(e).replace(path, name)) from None
-    finally:
-        files.discard(path)
+        raise ValueError(str(e)) from None
 
 
 def listing(store):
@@ -321,8 +314,8 @@ def listing(store):
 def routes(store, prepare):
     """The board's routes of a KeptDigits store, a list of starlette Routes to add to the board's app.
 
-    prepare: a picture file's path -> uint8 [28, 28] (the app's
-    prepared_pixels), for a keep sent without "input".
+    prepare: (a picture's bytes, its name) -> uint8 [28, 28] (the board's
+    Model.prepare: the app's prepared_pixels), for a keep sent without "input".
     - POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count", "entries"}
     - GET    /board/kept          {"count", "entries": [{"name", "digit"}, ...]}
     - GET    /board/kept/<name>   the kept 28x28 JPG (only names the store lists)

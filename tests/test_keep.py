@@ -38,10 +38,10 @@ def drawn_png(digit, seed=0):
     return out.getvalue()
 
 
-def prepare(path):
-    """The board's preparation of a picture file: uint8 [28, 28] (as mnist_app.prepared_pixels's MNIST preparation)."""
-    img = pictures.load_picture(path)
-    with pictures.refusals_named(path):
+def prepare(data, name):
+    """The board's preparation of a picture's bytes: uint8 [28, 28] (as mnist_app.prepared_pixels's MNIST preparation)."""
+    img = pictures.load_picture(data, name)
+    with pictures.refusals_named(name):
         return pictures.mnist_input(img)
 
 
@@ -358,7 +358,7 @@ def test_keep_list_show_and_remove_through_the_routes(server):
     status, kind, jpg = ask(address + "board/kept/000002_7.jpg")
     assert (status, kind) == (200, "image/jpeg") and jpg == store.jpg("000002_7.jpg")
     pixels = np.asarray(Image.open(io.BytesIO(jpg)), dtype=int)
-    assert np.abs(pixels - prepare(original)).max() <= 1  # the server prepared the original itself
+    assert np.abs(pixels - prepare(original, "seven.png")).max() <= 1  # the server prepared the original itself
     status, kind, jpg = ask(address + "board/kept/000001_3.jpg")
     assert np.abs(np.asarray(Image.open(io.BytesIO(jpg)), dtype=int) - three).max() <= 1  # the input sent, kept
 
