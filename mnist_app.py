@@ -35,7 +35,7 @@ from PIL import Image
 import tf_compat
 from tf_compat import tf
 import mnist_forward
-from mnistkit import board, checkpoints, cli, deployed, networks, pictures, places
+from mnistkit import board, checkpoints, cli, deployed, keep, networks, pictures, places
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
 
@@ -338,13 +338,16 @@ def build_parser():
                         help="--serve: the address to listen on; 0.0.0.0 opens it to your network (a phone can draw)")
     parser.add_argument("--port", type=int, default=board.PORT,
                         help="--serve: the port (8501 is TF Serving's REST port; 0 takes any free one)")
-    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+    parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",
                         help="--serve: also answer requests that reach it by NAME (a Host header; repeatable); "
                              "127.0.0.1, localhost, --host and with 0.0.0.0 this machine's names always are; "
                              "'*': any name, which lets any web page you visit read and use it (unsafe)")
-    parser.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+    parser.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
                         help="--serve: let pages of ORIGIN (http://localhost:3000; repeatable; '*': any site) "
                              "post here and read the answers (CORS); pages of other sites are refused with 403")
+    parser.add_argument("--keep-dir", type=cli.path, default=keep.DEFAULT_FOLDER, metavar="FOLDER",
+                        help="--serve: where the page keeps the digits you correct, in the course's layout: "
+                             "FOLDER/*.jpg and FOLDER.txt (default: ./%(default)s; docs/teach.md)")
     return parser
 
 
@@ -356,7 +359,7 @@ def main(argv=None):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
     if not 0 <= args.port <= 65535:
         parser.error(f"--port {args.port}: give a port from 0 to 65535")
-    for origin in args.allow_origin:
+    for origin in args.allow_origin or ():
         if origin != "*" and board.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
                          "(http://localhost:3000), or *")
@@ -391,14 +394,16 @@ def serve(args):
     The predictor is load_predictor's (shared by the server's threads), and
     each picture is prepared by prepared_pixels with --preprocess and
     --threshold, as the app reads a photo; --allow-host and --allow-origin
-    say who else may use it (board.Access). Runs until Ctrl-C or SIGTERM,
+    say who else may use it (board.Access); the page keeps corrected
+    digits in --keep-dir (keep.KeptDigits). Runs until Ctrl-C or SIGTERM,
     which it raises as KeyboardInterrupt; raises DataError as
     load_predictor does, or when --host/--port cannot be listened on.
     """
+    kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
     model = board.Model(load_predictor(args.model_dir),
                         lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name))
-    access = board.Access(args.host, args.allow_host, args.allow_origin)
-    board.serve(model, args.host, args.port, access=access)
+    access = board.Access(args.host, args.allow_host or (), args.allow_origin or ())
+    board.serve(model, args.host, args.port, access=access, kept=kept)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ import urllib.parse
 
 import numpy as np
 
-from . import deployed
+from . import deployed, keep
 from .errors import DataError
 from .export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from .records import IMAGE_PIXELS
@@ -511,11 +511,13 @@ def number_of(text):
     return float(text)
 
 
-def create_app(model, access=None):
+def create_app(model, access=None, kept=None):
     """The Starlette application serving `model` (a Model): the page, its endpoint and TF Serving's REST API.
 
     access: an Access, who may use it (Guard checks every request); None:
-    Access(), the loopback names only.
+    Access(), the loopback names only. kept: a keep.KeptDigits store, whose
+    routes (keep.routes: /board/keep, /board/kept) are served behind the
+    same Guard; None: none.
     """
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
@@ -560,6 +562,8 @@ def create_app(model, access=None):
     routes += [Route("/board/model", board_model), Route("/board/predict", board_predict, methods=["POST"]),
                Route("/v1/{rest:path}", models,  # every method: serving_answer refuses with 400, as TF Serving
                      methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])]
+    if kept is not None:
+        routes += keep.routes(kept, model.prepare)
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
                     middleware=[Middleware(Guard, access=access or Access())])
     app.router.redirect_slashes = False  # /v1/models is TF Serving's 400, not a redirect to /v1/models/
@@ -594,10 +598,11 @@ def address(sock):
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def serve(model, host=HOST, port=PORT, out=print, access=None):
+def serve(model, host=HOST, port=PORT, out=print, access=None, kept=None):
     """Serve `model` (a Model) at host:port until Ctrl-C or SIGTERM, which end it as KeyboardInterrupt.
 
     access: an Access (--allow-host, --allow-origin); None: Access(host).
+    kept: a keep.KeptDigits store the page keeps corrected digits in, or None.
     Prints the address (`http://127.0.0.1:8501/`) once the socket listens,
     and a one-line warning first when host is not a loopback address.
     Raises DataError when the address cannot be bound. uvicorn handles the
@@ -610,7 +615,7 @@ def serve(model, host=HOST, port=PORT, out=print, access=None):
     sock = bind(host, port)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
-    app = create_app(model, access or Access(host))
+    app = create_app(model, access or Access(host), kept)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     out(f"serving {model.name} ({model.predictor.network.label}, {model.form}: {model.predictor.source}) "

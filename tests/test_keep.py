@@ -411,3 +411,36 @@ def test_bad_keep_requests_get_one_line_and_keep_nothing(server, monkeypatch):
     assert status == 413 and answer == {"error": f"request body of {len(body):,} bytes is over this server's limit "
                                                  "of 1,000 bytes"}
     assert store.entries() == [] and not os.path.exists(store.labels)
+
+
+# ---------------------------------------------------------------- the app's --serve --keep-dir
+
+def test_the_served_board_keeps_behind_its_host_and_origin_checks(exported_workdir, tmp_path):
+    from test_board import Server, request
+    folder = tmp_path / "mine"
+    served = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"), "--keep-dir", str(folder))
+    try:
+        body = {"digit": 4, "input": [0] * 300 + [255] * 184 + [0] * 300}
+        foreign = [{"Origin": "http://evil.example"}, {"Referer": "http://evil.example/page"},
+                   {"Host": "evil.example"}]
+        for headers in foreign:
+            status, answer = request(served.url + "board/keep", body, {"Content-Type": "text/plain", **headers})
+            assert status == 403 and "error" in answer, headers
+        assert not folder.exists()  # nothing kept by a page of another site or a rebound name
+        status, answer = request(served.url + "board/keep", body, {"Origin": served.url.rstrip("/")})
+        assert status == 200 and answer["kept"] == {"name": "000001_4.jpg", "digit": 4} and answer["count"] == 1
+        assert (tmp_path / "mine.txt").read_text() == "000001_4.jpg 4\n"
+        status, _ = request(served.url + "board/kept/000001_4.jpg", headers={"Origin": "http://evil.example"},
+                            method="DELETE")
+        assert status == 403 and (folder / "000001_4.jpg").is_file()
+        assert request(served.url + "board/kept")[1]["count"] == 1
+    finally:
+        assert served.stop() == 130
+
+
+def test_a_keep_dir_the_board_cannot_use_is_one_line_before_the_model_loads(tmp_path):
+    (tmp_path / "mine").write_text("not a folder")
+    result = run_main("mnist_app.py", "--serve", "--port", "0", "--model-dir", "nowhere", "--keep-dir", "mine",
+                      cwd=tmp_path)
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1 and "mine" in result.stderr and "nowhere" not in result.stderr
