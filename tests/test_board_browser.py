@@ -235,7 +235,9 @@ def ink(page, x, y, canvas="board"):
 
 
 def touches(session, kind, fingers):
-    """One CDP touch event (touchStart, touchMove, touchEnd) with `fingers`: {id: (x, y) in CSS pixels}."""
+    """One CDP touch event (touchStart, touchMove, touchEnd) with `fingers`: {id: (x, y) in CSS pixels}.
+
+    touchStart and touchMove list the fingers down; touchEnd lists those that lift, or none for all."""
     session.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
         {"x": x, "y": y, "id": finger} for finger, (x, y) in fingers.items()]})
 
@@ -250,7 +252,7 @@ def test_two_fingers_draw_no_line_between_them(browser, server):
     for k in range(1, 7):  # both move a little: the first to the right, the second to the left
         touches(session, "touchMove", {0: board_points(page, [(0.15 + 0.03 * k, 0.15)])[0],
                                        1: board_points(page, [(0.85 - 0.01 * k, 0.85)])[0]})
-    touches(session, "touchEnd", {0: board_points(page, [(0.33, 0.15)])[0]})  # the second finger lifts first
+    touches(session, "touchEnd", {1: board_points(page, [(0.79, 0.85)])[0]})  # the second finger lifts first
     for k in range(1, 4):  # the first goes on drawing
         touches(session, "touchMove", {0: board_points(page, [(0.33 + 0.03 * k, 0.15)])[0]})
     touches(session, "touchEnd", {})
