@@ -1,8 +1,10 @@
 """Issue 32: the drawing board's page in a real browser, Debian's Chromium driven by Playwright for Python.
 
 The server is `mnist_app.py --serve` on the .tflite export (test_board.Server). Strokes are drawn with
-the mouse, with touch events in a phone-sized page and with the keyboard alone; photos are dropped
-and chosen. Without Chromium or Playwright these tests skip, saying why; with CI set they fail instead.
+the mouse, with touch events in a phone-sized page (one finger, and two at once) and with the keyboard
+alone; photos are dropped and chosen; the language switch, a server that does not answer, and each of
+the page's guards (late answers, empty board, ...) are tried. Without Chromium or Playwright these tests
+skip, saying why; with CI set they fail instead.
 """
 import base64
 import io
