@@ -1,14 +1,19 @@
 """Issue 32: the drawing board's page in a real browser, Debian's Chromium driven by Playwright for Python.
 
 The server is `mnist_app.py --serve` on the .tflite export (test_board.Server). Strokes are drawn with
-the mouse, with touch events in a phone-sized page and with the keyboard alone; photos are dropped
-and chosen. Without Chromium or Playwright these tests skip, saying why; with CI set they fail instead.
+the mouse, with touch events in a phone-sized page (one finger, and two at once) and with the keyboard
+alone; photos are dropped and chosen; the language switch, a server that does not answer, and each of
+the page's guards (late answers, empty board, ...) are tried. Without Chromium or Playwright these tests
+skip, saying why; with CI set they fail instead.
 """
 import base64
+import io
 import math
 import os
 
+import numpy
 import pytest
+from PIL import Image
 
 from test_board import Server, drawn, png_bytes
 
@@ -53,9 +58,12 @@ def server(exported_workdir):
     started.stop()
 
 
-def open_page(browser, server, **context):
-    """A new page of the board in its own context (locale, viewport, touch); the model line is shown first."""
+def open_page(browser, server, script=None, **context):
+    """A new page of the board in its own context (locale, viewport, touch), with `script` (JavaScript) run before
+    the page's own if given; the model line is shown first."""
     page = browser.new_context(**context).new_page()
+    if script:
+        page.add_init_script(script)
     page.goto(server.url)
     page.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=ANSWER_TIMEOUT)
     return page
@@ -148,14 +156,17 @@ def test_undo_takes_back_the_last_stroke_and_clear_empties_the_board(browser, se
 
 
 def drop(page, data, name, mime):
-    """Drop a file of `data` (bytes) named `name` on the board, as a file manager's drag and drop does."""
-    page.evaluate("""([data, name, mime]) => {
+    """Drop a file of `data` (bytes) named `name` on the board, as a file manager's drag and drop does.
+
+    Returns whether the page cancelled dragover and drop ([bool, bool]): uncancelled, the browser opens the file
+    itself in place of the page."""
+    return page.evaluate("""([data, name, mime]) => {
         const bytes = Uint8Array.from(atob(data), c => c.charCodeAt(0));
         const transfer = new DataTransfer();
         transfer.items.add(new File([bytes], name, {type: mime}));
         const board = document.getElementById('board');
-        board.dispatchEvent(new DragEvent('dragover', {dataTransfer: transfer, bubbles: true, cancelable: true}));
-        board.dispatchEvent(new DragEvent('drop', {dataTransfer: transfer, bubbles: true, cancelable: true}));
+        return ['dragover', 'drop'].map(type =>
+            !board.dispatchEvent(new DragEvent(type, {dataTransfer: transfer, bubbles: true, cancelable: true})));
     }""", [base64.b64encode(data).decode(), name, mime])
 
 
@@ -191,10 +202,10 @@ def test_the_page_follows_the_browsers_language(browser, server, locale, words):
 def test_keyboard_only_draws_predicts_undoes_and_clears(browser, server):
     page = open_page(browser, server, locale="en-US")
     order = []
-    for _ in range(5):
+    for _ in range(7):
         page.keyboard.press("Tab")
-        order.append(page.evaluate("document.activeElement.id"))
-    assert order == ["board", "predict", "undo", "clear", "photo"]
+        order.append(page.evaluate("document.activeElement.id || document.activeElement.dataset.lang"))
+    assert order == ["zh", "en", "board", "predict", "undo", "clear", "photo"]
     for _ in range(4):
         page.keyboard.press("Shift+Tab")
     assert page.evaluate("document.activeElement.id") == "board"
@@ -213,4 +224,230 @@ def test_keyboard_only_draws_predicts_undoes_and_clears(browser, server):
     page.keyboard.press("Tab")  # Undo
     page.keyboard.press("Enter")
     assert page.text_content("#digit") == "?"
+    page.context.close()
+
+
+def ink(page, x, y, canvas="board"):
+    """Whether the canvas has any non-white pixel in the 5x5 square around (x, y), in the unit square of the board."""
+    return page.evaluate("""([x, y, id]) => {
+        const canvas = document.getElementById(id);
+        const cx = Math.round(x * canvas.width), cy = Math.round(y * canvas.height);
+        return Array.from(canvas.getContext('2d').getImageData(cx - 2, cy - 2, 5, 5).data).some(v => v < 250);
+    }""", [x, y, canvas])
+
+
+def touches(session, kind, fingers):
+    """One CDP touch event (touchStart, touchMove, touchEnd) with `fingers`: {id: (x, y) in CSS pixels}.
+
+    touchStart and touchMove list the fingers down; touchEnd lists those that lift, or none for all."""
+    session.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [
+        {"x": x, "y": y, "id": finger} for finger, (x, y) in fingers.items()]})
+
+
+def test_two_fingers_draw_no_line_between_them(browser, server):
+    page = open_page(browser, server, locale="en-US", **PHONE)
+    session = page.context.new_cdp_session(page)
+    first, second = board_points(page, [(0.15, 0.15), (0.85, 0.85)])
+    before = answers(page)
+    touches(session, "touchStart", {0: first})
+    touches(session, "touchStart", {0: first, 1: second})
+    for k in range(1, 7):  # both move a little: the first to the right, the second to the left
+        touches(session, "touchMove", {0: board_points(page, [(0.15 + 0.03 * k, 0.15)])[0],
+                                       1: board_points(page, [(0.85 - 0.01 * k, 0.85)])[0]})
+    touches(session, "touchEnd", {1: board_points(page, [(0.79, 0.85)])[0]})  # the second finger lifts first
+    for k in range(1, 4):  # the first goes on drawing
+        touches(session, "touchMove", {0: board_points(page, [(0.33 + 0.03 * k, 0.15)])[0]})
+    touches(session, "touchEnd", {})
+    wait_answer(page, before)
+    assert answers(page) == before + 1  # one stroke, one answer
+    assert not any(ink(page, t, t) for t in (0.3, 0.4, 0.5, 0.6, 0.7))  # nothing along the diagonal
+    assert ink(page, 0.15, 0.15) and ink(page, 0.3, 0.15) and ink(page, 0.42, 0.15)  # the first finger's stroke, whole
+    page.context.close()
+
+
+def test_the_language_switch_is_kept_across_reloads(browser, server):
+    page = open_page(browser, server, locale="en-US")
+    assert page.get_attribute("#lang [data-lang=en]", "aria-pressed") == "true"
+    page.click("#predict")  # an empty board: a message, said again in the new language
+    assert page.text_content("#error") == "Draw a digit first."
+    page.click("#lang [data-lang=zh]")
+    assert page.text_content("#clear") == "清除" and page.text_content("#error") == "请先写一个数字。"
+    assert page.text_content("#model").startswith("模型") and page.evaluate("document.title") == "MNIST 手写板"
+    assert page.get_attribute("#lang [data-lang=zh]", "aria-pressed") == "true"
+    assert page.get_attribute("#bar-3 .bar", "aria-label") == "概率： 3"
+    page.reload()
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#clear") == "清除" and page.evaluate("document.documentElement.lang") == "zh-CN"
+    page.click("#lang [data-lang=en]")
+    page.reload()
+    assert page.text_content("#clear") == "Clear" and page.get_attribute("#lang [data-lang=zh]", "aria-pressed") == "false"
+    page.context.close()
+
+
+OFFLINE = {"en-US": "The server is not answering: is mnist_app.py --serve still running?",
+           "zh-CN": "服务器没有应答：mnist_app.py --serve 还在运行吗？"}
+
+
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+def test_a_server_that_does_not_answer_gets_a_plain_message(browser, server, locale):
+    page = open_page(browser, server, locale=locale)
+    page.route("**/board/predict", lambda route: route.abort())  # as when the server has stopped
+    assert draw_with_mouse(page, ONE) == ("?", OFFLINE[locale])
+    page.unroute("**/board/predict")
+    page.route("**/board/predict", lambda route: route.fulfill(status=500, content_type="text/plain",
+                                                               body="Internal Server Error"))  # a proxy's page
+    digit, error = draw_with_mouse(page, BAR)
+    assert digit == "?" and error == {
+        "en-US": "The server's answer cannot be read (HTTP 500): is mnist_app.py --serve still running?",
+        "zh-CN": "无法读取服务器的应答（HTTP 500）：mnist_app.py --serve 还在运行吗？"}[locale]
+    assert max(bars(page)) == 0
+    page.context.close()
+
+
+def test_a_page_opened_while_the_server_stops_says_so_plainly(browser, server):
+    context = browser.new_context(locale="en-US")
+    page = context.new_page()
+    page.route("**/board/model", lambda route: route.abort())
+    page.goto(server.url)
+    page.wait_for_function("document.getElementById('error').textContent !== ''", timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#error") == OFFLINE["en-US"]
+    context.close()
+
+
+def test_nothing_is_sent_for_an_empty_board_nor_drawn_with_the_other_mouse_buttons(browser, server):
+    page = open_page(browser, server, locale="en-US")
+    sent = []
+    page.on("request", lambda request: sent.append(request) if request.url.endswith("/board/predict") else None)
+    page.click("#predict")
+    assert page.text_content("#error") == "Draw a digit first." and page.text_content("#digit") == "?"
+    start, end = board_points(page, ONE[0])
+    page.mouse.move(*start)
+    page.mouse.down(button="right")
+    page.mouse.move(*end, steps=6)
+    page.mouse.up(button="right")
+    assert not ink(page, 0.5, 0.5)
+    assert draw_with_mouse(page, SEVEN) == ("7", "")  # then a stroke: its request is the only one
+    assert len(sent) == 1
+    page.context.close()
+
+
+def test_a_stroke_ended_outside_the_board_still_ends(browser, server):
+    page = open_page(browser, server, locale="en-US")
+    box = page.locator("#board").bounding_box()
+    before = answers(page)
+    start, = board_points(page, [(0.5, 0.2)])
+    page.mouse.move(*start)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] + 40, steps=8)  # below the board
+    page.mouse.up()
+    assert wait_answer(page, before)[0] == "1"
+    page.mouse.move(box["x"] + box["width"] * 0.8, box["y"] + box["height"] * 0.5, steps=6)  # the pen is up
+    assert not ink(page, 0.8, 0.5)
+    page.context.close()
+
+
+# Counts the bodies of answers the page has read, once the page has done with each (a task after its own).
+BODIES_READ = """window.bodiesRead = 0;
+for (const name of ['json', 'text']) {
+    const read = Response.prototype[name];
+    Response.prototype[name] = function () {
+        const reading = read.call(this);
+        const done = () => setTimeout(() => { window.bodiesRead++; });
+        reading.then(done, done);
+        return reading;
+    };
+}"""
+NINE = {"digit": 9, "probabilities": [0.0] * 9 + [1.0], "input": [255] * 784}  # an answer no stroke here gets
+
+
+def draw_held(page, held, strokes):
+    """Draw with the mouse while the page's predictions are held in `held`; returns the new request's route."""
+    with page.expect_request("**/board/predict"):
+        for stroke in strokes:
+            points = board_points(page, stroke)
+            page.mouse.move(*points[0])
+            page.mouse.down()
+            for point in points[1:]:
+                page.mouse.move(*point, steps=6)
+            page.mouse.up()
+    page.wait_for_function("true")  # lets the route handler run
+    return held[-1]
+
+
+def release_late(page, route):
+    """Answer a held request with NINE, and wait until the page has read that answer."""
+    read = page.evaluate("window.bodiesRead")
+    route.fulfill(json=NINE)
+    page.wait_for_function(f"window.bodiesRead > {read}", timeout=ANSWER_TIMEOUT)
+
+
+def test_a_late_answer_to_an_earlier_stroke_or_a_cleared_board_is_not_shown(browser, server):
+    page = open_page(browser, server, BODIES_READ, locale="en-US")
+    held = []
+    page.route("**/board/predict", lambda route: held.append(route))
+    first = draw_held(page, held, ONE)
+    second = draw_held(page, held, BAR)
+    assert second is not first
+    before = answers(page)
+    second.continue_()
+    digit, error = wait_answer(page, before)
+    shown = bars(page)
+    release_late(page, first)  # the first stroke's answer comes after the second's
+    assert (page.text_content("#digit"), bars(page), answers(page)) == (digit, shown, before + 1)
+    assert digit != "9" and error == ""
+    page.click("#clear")
+    third = draw_held(page, held, SEVEN)
+    page.click("#clear")
+    release_late(page, third)  # the answer to a drawing that was cleared meanwhile
+    assert page.text_content("#digit") == "?" and max(bars(page)) == 0 and answers(page) == before + 1
+    page.context.close()
+
+
+# Keeps the bodies the page sends (Chromium does not give a Blob's bytes to Playwright's request.post_data).
+BODIES_SENT = """window.bodiesSent = [];
+const fetchOfThePage = window.fetch;
+window.fetch = (url, options) => {
+    if (options && options.body) window.bodiesSent.push(options.body);
+    return fetchOfThePage(url, options);
+};"""
+
+
+def last_sent(page):
+    """The bytes of the last body the page sent."""
+    return base64.b64decode(page.evaluate("""async () => {
+        const bytes = new Uint8Array(await window.bodiesSent.at(-1).arrayBuffer());
+        return btoa(Array.from(bytes, b => String.fromCharCode(b)).join(''));
+    }"""))
+
+
+def test_the_keyboard_pen_stays_on_the_board_and_its_ring_is_not_sent(browser, server):
+    page = open_page(browser, server, BODIES_SENT, locale="en-US")
+    page.focus("#board")
+    for _ in range(20):  # from the middle to past the left edge: the pen stops at the edge
+        page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Space")
+    for _ in range(8):
+        page.keyboard.press("ArrowDown")
+    before = answers(page)
+    page.keyboard.press("Space")
+    wait_answer(page, before)
+    colours = numpy.asarray(Image.open(io.BytesIO(last_sent(page))).convert("RGB"), dtype=int)
+    assert colours.shape == (280, 280, 3)
+    assert (colours[..., 2] - colours[..., 0]).max() < 40  # no blue of the pen's ring in the picture sent
+    assert colours[140:220, :5].min() < 100  # the stroke, along the left edge
+    assert ink(page, 0.01, 0.65) and page.evaluate("document.activeElement.id") == "board"  # the ring is back
+    page.context.close()
+
+
+def test_a_photo_with_a_chinese_name_replaces_the_drawing(browser, server):
+    page = open_page(browser, server, locale="zh-CN")
+    assert draw_with_mouse(page, ONE)[0] == "1"
+    before = answers(page)
+    assert drop(page, png_bytes(drawn(4, seed=2)), "四.png", "image/png") == [True, True]
+    assert wait_answer(page, before) == ("4", "")
+    assert not ink(page, 0.5, 0.5)  # the drawing is gone, not drawn over by the next stroke
+    before = answers(page)
+    drop(page, b"%PDF-1.4 not a picture", "笔记.pdf", "application/pdf")
+    digit, error = wait_answer(page, before)
+    assert digit == "?" and "笔记.pdf: a PDF document, not an image file" in error
     page.context.close()

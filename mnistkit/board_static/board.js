@@ -1,5 +1,6 @@
 // The drawing board's page: strokes on #board are sent as a PNG to /board/predict when each one ends, and the
 // answer (digit, ten probabilities, the 28x28 input after the app's own preparation) is shown. No library.
+// The page speaks Chinese or English: the browser's language, until the switch (#lang) picks one, which is kept.
 "use strict";
 
 const TEXT = {
@@ -9,8 +10,10 @@ const TEXT = {
     predict: "Predict", undo: "Undo", clear: "Clear", photo: "Photo:", reads: "The network reads",
     sees: "What the network sees: the 28x28 input after the app's preparation",
     board: "drawing board", input: "the network's 28x28 input", model: "Model",
-    step: "global_step", unknownStep: "global_step unknown", refused: "Cannot read it:", empty: "Draw a digit first.",
-    failed: "The server did not answer:", probability: "probability of",
+    step: "global_step", unknownStep: "global_step unknown", refused: "Cannot read it: {}", empty: "Draw a digit first.",
+    offline: "The server is not answering: is mnist_app.py --serve still running?",
+    unreadable: "The server's answer cannot be read (HTTP {}): is mnist_app.py --serve still running?",
+    probability: "probability of", language: "Language",
   },
   zh: {
     title: "MNIST 手写板", hint: "写一个数字，或把一张数字照片拖到页面上。",
@@ -18,13 +21,17 @@ const TEXT = {
     predict: "识别", undo: "撤销", clear: "清除", photo: "照片：", reads: "网络识别为",
     sees: "网络看到的输入：经过应用预处理后的 28x28 图像",
     board: "手写板", input: "网络的 28x28 输入", model: "模型",
-    step: "训练步数 global_step", unknownStep: "训练步数未知", refused: "无法识别：", empty: "请先写一个数字。",
-    failed: "服务器没有应答：", probability: "概率：",
+    step: "训练步数 global_step", unknownStep: "训练步数未知", refused: "无法识别：{}", empty: "请先写一个数字。",
+    offline: "服务器没有应答：mnist_app.py --serve 还在运行吗？",
+    unreadable: "无法读取服务器的应答（HTTP {}）：mnist_app.py --serve 还在运行吗？",
+    probability: "概率：", language: "语言",
   },
 };
-const LANG = (navigator.languages && navigator.languages[0] || navigator.language || "en").toLowerCase()
+const LANGUAGE_KEY = "board.language";  // localStorage: the language picked with the switch
+const BROWSER_LANGUAGE = (navigator.languages && navigator.languages[0] || navigator.language || "en").toLowerCase()
   .startsWith("zh") ? "zh" : "en";
-const T = TEXT[LANG];
+let language = storedLanguage() || BROWSER_LANGUAGE;
+let T = TEXT[language];
 const FORMS = {zh: {checkpoint: "检查点 (checkpoint)", SavedModel: "SavedModel", LiteRT: "LiteRT (.tflite)"}};
 
 const board = document.getElementById("board");
@@ -38,16 +45,49 @@ const KEY_STEP = 10, KEY_SMALL_STEP = 3;
 
 let strokes = [];        // each an array of [x, y] in the board's own pixels
 let current = null;      // the stroke being drawn
+let drawingPointer = null;  // pointerId of the pointer drawing `current` (null: the keyboard's pen, or none)
 let keyPen = {x: 140, y: 140, down: false};
 let asked = 0;           // requests sent; an answer to an older one is dropped
+let message = null;      // [key of TEXT, detail] shown in #error, said again when the language changes
+let model = null;        // /board/model's answer, for the model line
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
 
+function storedLanguage() {
+  try {
+    const kept = localStorage.getItem(LANGUAGE_KEY);
+    return TEXT.hasOwnProperty(kept) ? kept : null;
+  } catch (e) {  // storage turned off: the browser's language
+    return null;
+  }
+}
+
+function chooseLanguage(chosen) {
+  language = chosen;
+  try { localStorage.setItem(LANGUAGE_KEY, chosen); } catch (e) { /* storage turned off: kept for this visit only */ }
+  applyLanguage();
+}
+
 function applyLanguage() {
-  document.documentElement.lang = LANG === "zh" ? "zh-CN" : "en";
+  T = TEXT[language];
+  document.documentElement.lang = language === "zh" ? "zh-CN" : "en";
   document.title = T.title;
   for (const node of document.querySelectorAll("[data-text]")) node.textContent = T[node.dataset.text];
+  for (const button of document.querySelectorAll("#lang [data-lang]")) {
+    button.setAttribute("aria-pressed", String(button.dataset.lang === language));
+  }
+  document.getElementById("lang").setAttribute("aria-label", T.language);
   board.setAttribute("aria-label", T.board);
   inputView.setAttribute("aria-label", T.input);
+  for (let d = 0; d < 10; d++) {
+    document.querySelector(`#bar-${d} .bar`).setAttribute("aria-label", `${T.probability} ${d}`);
+  }
+  showModelLine();
+  showMessage(message);
+}
+
+function showMessage(shown) {  // shown: [key of TEXT, detail for its {}], or null for none
+  message = shown;
+  errorView.textContent = shown ? T[shown[0]].replace("{}", () => shown[1]) : "";
 }
 
 function makeBars() {
@@ -55,7 +95,7 @@ function makeBars() {
     const item = document.createElement("li");
     item.id = "bar-" + d;
     item.innerHTML = `<span>${d}</span><span class="bar" role="meter" aria-valuemin="0" aria-valuemax="1"
-      aria-valuenow="0" aria-label="${T.probability} ${d}"><span class="fill"></span></span><span class="value"></span>`;
+      aria-valuenow="0"><span class="fill"></span></span><span class="value"></span>`;
     bars.appendChild(item);
   }
 }
@@ -93,8 +133,9 @@ function point(event) {
   return [(event.clientX - box.left) * board.width / box.width, (event.clientY - box.top) * board.height / box.height];
 }
 
-function startStroke(at) {
+function startStroke(at, pointerId = null) {
   current = [at];
+  drawingPointer = pointerId;
   redraw();
 }
 
@@ -102,6 +143,7 @@ function endStroke() {
   if (!current) return;
   strokes.push(current);
   current = null;
+  drawingPointer = null;
   const ended = performance.now();
   redraw();
   predictDrawing(ended);
@@ -110,7 +152,7 @@ function endStroke() {
 function resetAnswer() {
   asked++;
   digitView.textContent = "?";
-  errorView.textContent = "";
+  showMessage(null);
   showBars(null);
   inputView.getContext("2d").clearRect(0, 0, 28, 28);
 }
@@ -134,26 +176,36 @@ function showInput(pixels) {
   context.putImageData(image, 0, 0);
 }
 
+async function ask(blob, name) {
+  // The server's answer to a picture: {digit, probabilities, input}, {error} (its refusal), or {problem: [key of
+  // TEXT, detail]} when there is no answer to read: then the page says so plainly, not the browser's exception.
+  let response;
+  try {
+    response = await fetch("/board/predict", {method: "POST", body: blob,
+      headers: {"Content-Type": blob.type || "application/octet-stream", "X-Filename": encodeURIComponent(name)}});
+  } catch (e) {  // no answer at all: the server stopped, or the network is down
+    return {problem: ["offline", ""]};
+  }
+  try {
+    const answer = await response.json();
+    if (typeof answer.error === "string" || (response.ok && Array.isArray(answer.probabilities))) return answer;
+  } catch (e) { /* not JSON: a proxy's or another server's error page */ }
+  return {problem: ["unreadable", String(response.status)]};
+}
+
 async function send(blob, name, ended) {
   const mine = ++asked;
   document.body.dataset.state = "busy";
-  let answer, failed = null;
-  try {
-    const response = await fetch("/board/predict", {method: "POST", body: blob,
-      headers: {"Content-Type": blob.type || "application/octet-stream", "X-Filename": encodeURIComponent(name)}});
-    answer = await response.json();
-  } catch (e) {
-    failed = T.failed + " " + e;
-  }
+  const answer = await ask(blob, name);
   if (mine !== asked) return;  // a newer stroke or a Clear came meanwhile
   document.body.dataset.state = "ready";
-  if (failed || answer.error) {
+  if (answer.problem || answer.error !== undefined) {
     digitView.textContent = "?";
     showBars(null);
     inputView.getContext("2d").clearRect(0, 0, 28, 28);
-    errorView.textContent = failed || T.refused + " " + answer.error;
+    showMessage(answer.problem || ["refused", answer.error]);
   } else {
-    errorView.textContent = "";
+    showMessage(null);
     digitView.textContent = String(answer.digit);
     showBars(answer.probabilities);
     showInput(answer.input);
@@ -165,7 +217,7 @@ async function send(blob, name, ended) {
 function predictDrawing(ended) {
   if (!strokes.length) {
     resetAnswer();
-    errorView.textContent = T.empty;
+    showMessage(["empty", ""]);
     return;
   }
   const keyPenShown = document.activeElement === board;
@@ -176,26 +228,30 @@ function predictDrawing(ended) {
 
 function sendPhoto(file) {
   strokes = [];
-  current = null;
+  current = drawingPointer = null;
   redraw();
   send(file, file.name || "photo");
 }
 
+// One pointer draws at a time: the first one down, until it lifts. A second finger on a phone is most often the
+// hand holding it, a palm or the start of a pinch, not a second stroke of the digit; drawn, its ink would join the
+// digit the network reads. Its events are ignored, so no line ever joins two fingers.
 board.addEventListener("pointerdown", event => {
-  if (event.button !== 0) return;
+  if (event.button !== 0 || current) return;
   event.preventDefault();
   board.setPointerCapture(event.pointerId);
-  startStroke(point(event));
+  startStroke(point(event), event.pointerId);
 });
 board.addEventListener("pointermove", event => {
-  if (!current || event.pointerType === "keyboard") return;
+  if (!current || event.pointerId !== drawingPointer) return;
   event.preventDefault();
   const coalesced = event.getCoalescedEvents ? event.getCoalescedEvents() : [];
   for (const e of coalesced.length ? coalesced : [event]) current.push(point(e));
   redraw();
 });
-board.addEventListener("pointerup", endStroke);
-board.addEventListener("pointercancel", endStroke);
+for (const type of ["pointerup", "pointercancel", "lostpointercapture"]) {
+  board.addEventListener(type, event => { if (current && event.pointerId === drawingPointer) endStroke(); });
+}
 board.addEventListener("focus", redraw);
 board.addEventListener("blur", () => { if (keyPen.down) { keyPen.down = false; endStroke(); } else redraw(); });
 
@@ -224,7 +280,7 @@ board.addEventListener("keydown", event => {
 
 function undo() {
   keyPen.down = false;
-  current = null;
+  current = drawingPointer = null;
   strokes.pop();
   redraw();
   if (strokes.length) predictDrawing(); else resetAnswer();
@@ -232,12 +288,16 @@ function undo() {
 
 function clearBoard() {
   keyPen.down = false;
-  current = null;
+  current = drawingPointer = null;
   strokes = [];
   redraw();
   resetAnswer();
 }
 
+document.getElementById("lang").addEventListener("click", event => {
+  const chosen = event.target.closest("[data-lang]");
+  if (chosen) chooseLanguage(chosen.dataset.lang);
+});
 document.getElementById("clear").addEventListener("click", clearBoard);
 document.getElementById("undo").addEventListener("click", undo);
 document.getElementById("predict").addEventListener("click", () => predictDrawing());
@@ -253,23 +313,36 @@ document.addEventListener("drop", event => {
   if (event.dataTransfer.files.length) sendPhoto(event.dataTransfer.files[0]);
 });
 
-async function showModel() {
-  try {
-    const model = await (await fetch("/board/model")).json();
-    const form = (FORMS[LANG] || {})[model.form] || model.form;
-    const step = model.global_step === null ? T.unknownStep : `${T.step} ${model.global_step}`;
-    const line = document.getElementById("model");
-    line.textContent = `${T.model}: ${model.network} · ${step} · ${form}`;
-    line.title = model.source;
-    line.dataset.network = model.network;
-    line.dataset.form = model.form;
-  } catch (e) {
-    errorView.textContent = T.failed + " " + e;
-  }
+function showModelLine() {
+  if (!model) return;
+  const form = (FORMS[language] || {})[model.form] || model.form;
+  const step = model.global_step === null ? T.unknownStep : `${T.step} ${model.global_step}`;
+  const line = document.getElementById("model");
+  line.textContent = `${T.model}: ${model.network} · ${step} · ${form}`;
+  line.title = model.source;
+  line.dataset.network = model.network;
+  line.dataset.form = model.form;
 }
 
-applyLanguage();
+async function showModel() {
+  let response;
+  try {
+    response = await fetch("/board/model");
+  } catch (e) {
+    showMessage(["offline", ""]);
+    return;
+  }
+  try {
+    model = await response.json();
+  } catch (e) {
+    showMessage(["unreadable", String(response.status)]);
+    return;
+  }
+  showModelLine();
+}
+
 makeBars();
+applyLanguage();
 redraw();
 showBars(null);
 showModel();
