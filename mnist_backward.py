@@ -63,8 +63,8 @@ Option = cli.Option
 OPTIONS = cli.Options([
     Option("steps", STEPS, "train until global_step reaches this", minimum=0, constant="STEPS"),
     Option("batch_size", BATCH_SIZE, "examples per training step", minimum=1, constant="BATCH_SIZE"),
-    Option("data_dir", mnist_generateds.data_path, "folder holding mnist_train.tfrecords or its shards, or a file "
-           "pattern such as 'data/mnist_train-*'", type=cli.path),
+    Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_train} or its shards, "
+           "or a file pattern such as 'data/mnist_train-*'", type=cli.path),
     Option("model_dir", MODEL_SAVE_PATH, "checkpoint folder (read to resume, written)", type=cli.path,
            constant="MODEL_SAVE_PATH"),
     Option("pipeline", "fast", "fast: queue runners, many records per reader op, batches wired into the network; "
@@ -93,7 +93,7 @@ def settings_for(net, *args, constants=None, **options):
     return training.Settings(net=net, **OPTIONS.bind(args, options, constants),
                              learning_rate_decay=constant("LEARNING_RATE_DECAY"), regularizer=constant("REGULARIZER"),
                              moving_average_decay=constant("MOVING_AVERAGE_DECAY"), print_every=constant("PRINT_EVERY"),
-                             model_name=constant("MODEL_NAME"))
+                             model_name=constant("MODEL_NAME"), train_file=mnist_generateds.tfRecord_train)
 
 
 def build_graph(settings, data, sync_replicas=None):
@@ -189,7 +189,7 @@ def backward(*args, net=mnist_forward, constants=None, **options):
     process (a notebook cell run twice).
     """
     settings = settings_for(net, *args, constants=constants, **options)
-    data = records.training_data(settings.data_dir)  # every file checked whole before the graph is built
+    data = records.training_data(settings.data_dir, settings.train_file)  # every file checked whole first
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
         with tf.Session() as sess:

@@ -260,7 +260,7 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     is lost or start-up takes longer than `startup_timeout` seconds.
     """
     num_workers, is_chief, me = cluster.num_tasks("worker"), task_index == 0, f"worker {task_index}"
-    data = records.training_data(settings.data_dir)
+    data = records.training_data(settings.data_dir, settings.train_file)
     mine = data.for_worker(worker_shards(data.files, task_index, num_workers))
     if is_chief:
         checkpoints.prepare_model_dir(settings.model_dir, settings.log, settings.model_name)

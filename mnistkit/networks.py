@@ -33,7 +33,7 @@ EMA_SUFFIX = "/ExponentialMovingAverage"  # tf.train.ExponentialMovingAverage's 
 LEGACY_FIELDS = ("batch_size", "learning_rate_base", "model_dir")  # trainer settings that records once held
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True)
 class Network:
     """One network's declaration, named by its forward module as NETWORK.
 
@@ -47,8 +47,8 @@ class Network:
     name. split: the variables a cluster with several parameter servers
     splits (its largest weights; distributed.place_variables). Two
     declarations are the same network when they name the same forward
-    module (same()); one read back from JSON holds lists where the
-    declaration has tuples.
+    module (same()), and equal when every field is; one read back from
+    JSON holds lists where the declaration has tuples.
     """
     forward: str
     name: str

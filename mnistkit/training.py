@@ -54,7 +54,8 @@ class Settings(types.SimpleNamespace):
     every print_every steps through `log`. steps: the target global_step;
     pipeline: an records.Pipeline name, resolved by records.pipeline_of.
     model_name: the trainer's MODEL_NAME, its checkpoints' name
-    (<model_dir>/<model_name>-<global_step>).
+    (<model_dir>/<model_name>-<global_step>); train_file: the training
+    file's name in a data_dir folder (mnist_generateds.tfRecord_train).
     """
 
 
