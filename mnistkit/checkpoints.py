@@ -855,6 +855,8 @@ def checked(model_dir, prefix, network, script=None):
     found = folder_network(model_dir, stored) or network
     if script is not None:
         networks.check_network(prefix, found, network, script)
+    elif networks.same(found, network):  # the app, the exporter: their own network at other sizes is no graph here
+        networks.check_layers(prefix, found, network)
     if importlib.util.find_spec(found.forward) is None:  # imported by the caller: a course script, or one beside it
         raise DataError(f"{prefix}: {found.name}'s forward module {found.forward}.py is not on the module path; "
                         "put the folder that holds it on PYTHONPATH (with the course's folder, for its trainer)")

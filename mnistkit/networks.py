@@ -40,7 +40,8 @@ class Network:
     forward: the forward module's import name (it has forward(x,
     regularizer, train), INPUT_NODE, OUTPUT_NODE). name: as messages say it
     ("the 784-500-10 network"); label: short, for --json and exports'
-    metadata. layers: its layer sizes (ints), e.g. (784, 500, 10). variables: its trainable variables as checkpoints name them.
+    metadata. layers: its layer sizes (ints), e.g. (784, 500, 10).
+    variables: its trainable variables as checkpoints name them.
     train_script, test_script: the scripts that train and evaluate it (file
     names beside the forward module). export_name: mnist_export.py's
     <export>/<export_name>/<N> and <export_name>.tflite, TF Serving's model
@@ -125,11 +126,26 @@ def check_network(ckpt_path, found, network, script="train_script"):
     script of the network found, e.g. `model/mnist_model-2000: this
     checkpoint holds the 784-500-10 network, not LeNet-5; use
     mnist_test.py, or another --model-dir`. An evaluator passes networks
-    whose test_script is its own (a network declared without one).
+    whose test_script is its own (a network declared without one). The
+    same network with other layer sizes raises too (check_layers).
     """
+    if found is not None and same(found, network):
+        check_layers(ckpt_path, found, network)
     if found is None or same(found, network) or getattr(found, script) == getattr(network, script):
         return
     raise DataError(f"{ckpt_path}: this checkpoint holds {found.name}, not {network.name}; "
                     f"use {cli.script_path(getattr(found, script))}, or another --model-dir")
+
+
+def check_layers(ckpt_path, found, network):
+    """Raise DataError when a checkpoint holds `network`'s network (same forward module) at other layer sizes
+    than its forward module's constants give now (an edited LAYER1_NODE), naming both shapes. A declaration
+    without layers (a folder of an earlier version) passes here, for checkpoints.check_variables."""
+    def shape(n):  # "the 784-300-10 network"; "LeNet-5 (784-32-64-512-10)"
+        sizes = "-".join(map(str, n.layers))
+        return n.name if sizes == n.label else f"{n.name} ({sizes})"
+    if found.layers and network.layers and list(found.layers) != list(network.layers):
+        raise DataError(f"{ckpt_path}: this checkpoint holds {shape(found)}, not {shape(network)}, which "
+                        f"{network.forward}.py builds now; set its layer sizes back, or use another --model-dir")
 
 

@@ -172,3 +172,9 @@ def test_messages_name_the_edited_network_and_the_constant_that_has_an_effect(ed
     with pytest.raises(DataError) as other:
         mnistkit.networks.check_network(os.path.join(folder, "my_model-3"), found, mnistkit.networks.LENET5)
     assert "this checkpoint holds the 784-300-10 network, not LeNet-5" in str(other.value)
+    # The course's network at its own sizes (LAYER1_NODE set back to 500): the folder's shape is named.
+    with pytest.raises(DataError) as resized:
+        mnistkit.networks.check_network(os.path.join(folder, "my_model-3"), found, mnistkit.networks.MLP)
+    assert str(resized.value) == (f"{folder}/my_model-3: this checkpoint holds the 784-300-10 network, not the "
+                                  "784-500-10 network, which mnist_forward.py builds now; set its layer sizes back, "
+                                  "or use another --model-dir")
