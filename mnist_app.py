@@ -34,13 +34,15 @@ from PIL import Image
 
 import tf_compat
 from tf_compat import tf
+import mnist_backward
 import mnist_forward
-from mnistkit import board, checkpoints, cli, deployed, keep, networks, pictures, places
+from mnistkit import board, checkpoints, cli, deployed, keep, pictures, places
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
 
-MODEL_SAVE_PATH = mnist_forward.NETWORK.model_dir  # "./model/", mnist_backward's; any network's folder is read
-MOVING_AVERAGE_DECAY = networks.MOVING_AVERAGE_DECAY  # mnist_backward's; restoring reads the shadows by name
+MODEL_SAVE_PATH = mnist_backward.MODEL_SAVE_PATH  # "./model/"; any network's folder is read
+MODEL_NAME = mnist_backward.MODEL_NAME  # the checkpoints' name when the folder's `checkpoint` index tells none
+MOVING_AVERAGE_DECAY = mnist_backward.MOVING_AVERAGE_DECAY  # restoring reads the shadows by name, whatever the decay
 
 THRESHOLD = 50  # --preprocess course: after inversion, below is background (0), the rest is stroke (255)
 PREPROCESS = ("mnist", "course")  # --preprocess
@@ -63,12 +65,12 @@ def restore_network(model_dir=MODEL_SAVE_PATH):
     one of another graph.
     """
     if not os.path.exists(model_dir):  # a mistyped path: said at once, before TensorFlow's import (NoCheckpoint)
-        checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
+        checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH, name=MODEL_NAME)
     with tf.Graph().as_default() as tg:
         # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest
         # finds the newest checkpoint files even when that index is lost or names a moved folder, reads them
         # whole, and names the network the folder holds, whose forward module builds the graph.
-        found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
+        found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH, name=MODEL_NAME)
         net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
         x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
         y = net.forward(x, None, train=False)

@@ -1,4 +1,4 @@
-"""Course step 2: train the 784-500-10 network from data/mnist_train.tfrecords.
+"""Course step 2: train the network of mnist_forward.py (784-500-10 in the course) from data/mnist_train.tfrecords.
 
 Run after mnist_generateds.py. Batches come from tf.compat.v1 queue runners
 (string_input_producer -> TFRecordReader -> parse -> shuffle_batch, 2
@@ -19,7 +19,9 @@ instead, one process per task: mnistkit/distributed.py makes the server, the
 session and the synchronous optimizer, and its Worker is the loop's `worker`
 (mnist_cluster.py starts such a cluster on one machine).
 
-Reading order, as in the course: the constants; build_graph() (get_tfrecord
+Reading order, as in the course: the constants (edit one and it takes
+effect: --help shows it, and mnist_test.py, mnist_app.py, mnist_export.py
+and mnist_cluster.py, which read this file's, follow it); build_graph() (get_tfrecord
 -> forward -> loss with the 'losses' collection, exponential_decay,
 GradientDescentOptimizer, ExponentialMovingAverage, the train op, the
 Saver); backward() (Session, restore, then train_loop(): Coordinator and
@@ -36,19 +38,18 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, networks, records, training
+from mnistkit import checkpoints, cli, inputs, records, training
 from mnistkit.errors import DataError, Interrupted
 from mnistkit.networks import LOSSES_COLLECTION
 
-NETWORK = mnist_forward.NETWORK  # the course's defaults below come from the network's declaration
-BATCH_SIZE = NETWORK.batch_size  # 200
-LEARNING_RATE_BASE = NETWORK.learning_rate_base  # 0.1
-LEARNING_RATE_DECAY = 0.99
-REGULARIZER = 0.0001
-STEPS = 50000
-MOVING_AVERAGE_DECAY = networks.MOVING_AVERAGE_DECAY  # 0.99
-MODEL_SAVE_PATH = NETWORK.model_dir  # "./model/"
-MODEL_NAME = checkpoints.MODEL_NAME  # "mnist_model": checkpoints are <model folder>/mnist_model-<global_step>
+BATCH_SIZE = 200  # examples per step (--batch-size)
+LEARNING_RATE_BASE = 0.1  # the learning rate before its decay (--learning-rate-base)
+LEARNING_RATE_DECAY = 0.99  # per epoch, staircase
+REGULARIZER = 0.0001  # L2 weight
+STEPS = 50000  # the target global_step (--steps)
+MOVING_AVERAGE_DECAY = 0.99
+MODEL_SAVE_PATH = "./model/"  # --model-dir; mnist_test.py, mnist_app.py and mnist_export.py read it too
+MODEL_NAME = "mnist_model"  # checkpoints are <model folder>/<MODEL_NAME>-<global_step>
 SAVE_EVERY = 1000  # steps between checkpoints
 KEEP_CHECKPOINTS = 5  # newest checkpoints of this run kept (tf.train.Saver's max_to_keep)
 PRINT_EVERY = 1000  # steps between the course's loss lines
@@ -56,33 +57,43 @@ SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slo
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
 # Each training option once: its keyword and --flag, default and help. build_parser, backward()'s keywords and
-# training.Settings come from here; batch_size, learning_rate_base and model_dir default to the network's own.
+# training.Settings come from here; an option with a `constant` defaults to that constant of the trainer script
+# (this file, or mnist_lenet5_backward.py), read when the parser is built or backward() is called.
 Option = cli.Option
 OPTIONS = cli.Options([
-    Option("steps", STEPS, "train until global_step reaches this", minimum=0),
-    Option("batch_size", BATCH_SIZE, "examples per training step", minimum=1),
-    Option("data_dir", mnist_generateds.data_path, "folder holding mnist_train.tfrecords or its shards, or a file "
-           "pattern such as 'data/mnist_train-*'", type=cli.path),
-    Option("model_dir", MODEL_SAVE_PATH, "checkpoint folder (read to resume, written)", type=cli.path),
+    Option("steps", STEPS, "train until global_step reaches this", minimum=0, constant="STEPS"),
+    Option("batch_size", BATCH_SIZE, "examples per training step", minimum=1, constant="BATCH_SIZE"),
+    Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_train} or its shards, "
+           "or a file pattern such as 'data/mnist_train-*'", type=cli.path),
+    Option("model_dir", MODEL_SAVE_PATH, "checkpoint folder (read to resume, written)", type=cli.path,
+           constant="MODEL_SAVE_PATH"),
     Option("pipeline", "fast", "fast: queue runners, many records per reader op, batches wired into the network; "
            "course: queue runners, one record per op, batches fetched and fed back by feed_dict; "
            "tfdata: tf.data instead of queue runners (docs/migrating.md)", choices=tuple(records.PIPELINES),
            resolve=records.pipeline_of),
-    Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1),
-    Option("keep", KEEP_CHECKPOINTS, "newest checkpoints to keep", minimum=1),
+    Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1, constant="SAVE_EVERY"),
+    Option("keep", KEEP_CHECKPOINTS, "newest checkpoints to keep", minimum=1, constant="KEEP_CHECKPOINTS"),
     Option("log", print, flag=False),
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)"),
     Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
-           f"{training.TRAIN_LOG_DIR})", minimum=1),
-    Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float),
+           f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY"),
+    Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float,
+           constant="LEARNING_RATE_BASE"),
 ])
 
 
-def settings_for(net, *args, **options):
-    """The training.Settings of backward(*args, **options) for net: OPTIONS' values, with this file's schedule
-    (decay, L2, moving averages, loss lines). Raises TypeError for an unknown keyword."""
-    return training.Settings(net=net, **OPTIONS.bind(args, options, net), learning_rate_decay=LEARNING_RATE_DECAY,
-                             regularizer=REGULARIZER, moving_average_decay=MOVING_AVERAGE_DECAY, print_every=PRINT_EVERY)
+def settings_for(net, *args, constants=None, **options):
+    """The training.Settings of backward(*args, **options) for net: OPTIONS' values, with the trainer's schedule
+    (decay, L2, moving averages, loss lines) and MODEL_NAME. constants: the trainer script's module, whose
+    constants (read now) are the defaults; None: this file's. Raises TypeError for an unknown keyword."""
+    constants = constants or sys.modules[__name__]
+
+    def constant(name):  # the trainer script's, else this file's (a trainer added beside the course sets a few)
+        return getattr(constants, name, globals()[name])
+    return training.Settings(net=net, **OPTIONS.bind(args, options, constants),
+                             learning_rate_decay=constant("LEARNING_RATE_DECAY"), regularizer=constant("REGULARIZER"),
+                             moving_average_decay=constant("MOVING_AVERAGE_DECAY"), print_every=constant("PRINT_EVERY"),
+                             model_name=constant("MODEL_NAME"), train_file=mnist_generateds.tfRecord_train)
 
 
 def build_graph(settings, data, sync_replicas=None):
@@ -156,16 +167,17 @@ def training_batches(settings, data):
                                          files=data.files, layout=data.layout)
 
 
-def backward(*args, net=mnist_forward, **options):
+def backward(*args, net=mnist_forward, constants=None, **options):
     """Train until global_step reaches `steps`; returns the final global_step.
 
     The keywords are OPTIONS' (steps, batch_size, data_dir, model_dir,
     pipeline, save_every, keep, log, quiet, summary_every,
-    learning_rate_base), each with its default there; batch_size,
-    learning_rate_base and model_dir default to net's network's own. net:
-    the network's forward module (mnist_lenet5_backward passes LeNet-5's).
+    learning_rate_base), each defaulting to the trainer script's constant
+    (STEPS, BATCH_SIZE, MODEL_SAVE_PATH, ...) as it is when called. net:
+    the network's forward module; constants: the trainer script's module
+    (None: this file; mnist_lenet5_backward passes LeNet-5's and itself).
     Reads data_dir's training TFRecord file(s) (a folder, file or pattern:
-    records.tfrecord_files); saves model_dir/mnist_model-<global_step>
+    records.tfrecord_files); saves model_dir/<MODEL_NAME>-<global_step>
     every `save_every` steps (the newest `keep` of this run kept), at the
     end and on SIGINT/SIGTERM, after which it raises errors.Interrupted.
     TensorBoard summaries (training.summaries, and examples_per_sec) go to
@@ -176,15 +188,15 @@ def backward(*args, net=mnist_forward, **options):
     unknown keyword. Builds a new tf.Graph, so it can run again in one
     process (a notebook cell run twice).
     """
-    settings = settings_for(net, *args, **options)
-    data = records.training_data(settings.data_dir)  # every file checked whole before the graph is built
+    settings = settings_for(net, *args, constants=constants, **options)
+    data = records.training_data(settings.data_dir, settings.train_file)  # every file checked whole first
     records.log_reader(data, settings.pipeline, settings.log)  # a file the fast path cannot take: one line saying so
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
         with tf.Session() as sess:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
-            checkpoints.prepare_model_dir(settings.model_dir, settings.log)
+            checkpoints.prepare_model_dir(settings.model_dir, settings.log, settings.model_name)
             try:  # the course's `checkpoint` index file; one of binary junk raises, and then the files alone count
                 ckpt = tf.train.get_checkpoint_state(settings.model_dir)
             except (tf.errors.OpError, ValueError):
@@ -192,14 +204,15 @@ def backward(*args, net=mnist_forward, **options):
             # Differs from the course's restore of ckpt.model_checkpoint_path: resume_checked takes the newest
             # checkpoint files even when the index is lost or stale (and says so), read whole and checked first.
             var_list = {v.op.name: v for v in tf.global_variables()}
-            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, settings.log, ckpt)
+            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, settings.log, ckpt,
+                                                          settings.model_name)
             if restored:
                 with checkpoints.restoring(restored, var_list, stored) as path:  # a literal path; errors one line
                     graph.saver.restore(sess, path)
             first_step = int(sess.run(graph.global_step))
             # The same model (network, graph, batch size checked): --keep rotates its checkpoints too.
             saves = checkpoints.RunSaves(graph.saver, settings.model_dir, (net.NETWORK, settings.batch_size, data.examples),
-                                         resumed_step=first_step if restored else None)
+                                         resumed_step=first_step if restored else None, name=settings.model_name)
             training.announce(settings, data, restored, first_step)
             # The graph goes into the first run's events only; a resumed run has the same one.
             with training.running(settings, data, saves, first_step, graph=None if restored else sess.graph) as run:
@@ -301,7 +314,7 @@ def save(sess, graph, run, settings):
     training.check_weights(finite, graph.finite_names, step, learning_rate, settings, run.data.where)
     for attempt in run.saves.attempts(sess, step):
         with attempt:
-            graph.saver.save(sess, os.path.join(run.saves.model_dir, MODEL_NAME), global_step=step,
+            graph.saver.save(sess, os.path.join(run.saves.model_dir, settings.model_name), global_step=step,
                              write_meta_graph=False)  # the attempt wrote the .meta before
     return step
 
@@ -329,33 +342,34 @@ def save_if_possible(sess, graph, settings, run):
         saved = save_last(sess, graph, settings, run, restored=True) != before
     except (DataError, tf.errors.OpError):
         return None
-    return checkpoints.prefix_of(settings.model_dir, run.progress.saved_step) if saved else None
+    return run.saves.prefix(run.progress.saved_step) if saved else None
 
 
 def finish(settings, run, first_step):
     """After the last save: Interrupted after a stop signal; else the closing lines. Returns the final global_step."""
-    step, path = run.progress.step, checkpoints.prefix_of(settings.model_dir, run.progress.saved_step)
+    step, path = run.progress.step, run.saves.prefix(run.progress.saved_step)
     if run.stop.signal:
         raise Interrupted(run.stop.signal, f"{run.stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
     if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where it ended
         settings.log(f"done at step {step}; checkpoint saved to {path}")
-    note = checkpoints.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written)
+    note = checkpoints.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written, settings.model_name)
     if note:
         settings.log(note)
     return step
 
 
-def build_parser(net=mnist_forward, doc=__doc__):
+def build_parser(net=mnist_forward, doc=__doc__, constants=None):
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
 
-    Its training flags are OPTIONS', with net's network's defaults (the
-    forward module; mnist_lenet5_backward.py passes LeNet-5's), then the
-    cluster's flags. doc: the script's docstring, whose first paragraph is
-    the --help description.
+    Its training flags are OPTIONS', their defaults the constants of the
+    trainer script's module `constants` as they are now (None: this file;
+    mnist_lenet5_backward.py passes itself and LeNet-5's forward module as
+    net), then the cluster's flags. doc: the script's docstring, whose
+    first paragraph is the --help description.
     """
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)  # for a cluster task too
-    OPTIONS.add_to(parser, net)
+    OPTIONS.add_to(parser, constants or sys.modules[__name__])
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     cluster = parser.add_argument_group("distributed training (TensorFlow's gRPC runtime; see mnist_cluster.py)")
     cluster.add_argument("--job_name", "--job-name", choices=("ps", "worker"),
@@ -372,21 +386,22 @@ def build_parser(net=mnist_forward, doc=__doc__):
     return parser
 
 
-def main(argv=None, net=mnist_forward, doc=__doc__):
-    """The command line of mnist_backward.py; with net (a forward module) and doc, of another network's
-    trainer (mnist_lenet5_backward.py). Returns the exit status."""
-    parser = build_parser(net, doc)
+def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
+    """The command line of mnist_backward.py; with net (a forward module), doc and constants (the script's
+    module), of another network's trainer (mnist_lenet5_backward.py). Returns the exit status."""
+    parser = build_parser(net, doc, constants)
     args = parser.parse_args(cli.arguments(argv))
     options = OPTIONS.values(args)
     OPTIONS.check(options, parser.error)
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
-        return distributed.main(args, parser, settings_for(args.net, **options), sys.modules[__name__])
-    return cli.exit_status(lambda: backward(net=args.net, **options),
+        return distributed.main(args, parser, settings_for(args.net, constants=constants, **options),
+                                sys.modules[__name__])
+    return cli.exit_status(lambda: backward(net=args.net, constants=constants, **options),
                        interrupted="interrupted before training started; nothing saved")
 
 
-backward.__signature__ = OPTIONS.signature(net=mnist_forward)  # help(backward): its keywords and defaults
+backward.__signature__ = OPTIONS.signature(sys.modules[__name__], net=mnist_forward, constants=None)  # help(backward)
 
 
 if __name__ == "__main__":

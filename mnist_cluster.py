@@ -217,9 +217,11 @@ def build_parser():
     parser.add_argument("--ps", type=int, default=PS_TASKS,
                         help="number of parameter servers (2 or more split the largest weights among them)")
     parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
+    mlp, lenet5 = (importlib.import_module(NETS[net]).NETWORK for net in ("mlp", "lenet5"))  # no TensorFlow import
+    lenet5_dir = importlib.import_module(os.path.splitext(lenet5.train_script)[0]).MODEL_SAVE_PATH
     parser.add_argument("--net", default="mlp",
-                        help="the network: mlp, the 784-500-10 network (mnist_backward.py); lenet5, LeNet-5 "
-                             "(mnist_lenet5_backward.py, checkpoints in ./model_lenet5/); or a forward module's "
+                        help=f"the network: mlp, {mlp.name} ({mlp.train_script}); lenet5, {lenet5.name} "
+                             f"({lenet5.train_script}, checkpoints in {lenet5_dir}); or a forward module's "
                              "name, whose declared trainer every task runs")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (in every task)")
     return parser

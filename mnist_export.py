@@ -50,9 +50,10 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the `checkpoint`
     # index file, read whole first (a damaged one is one line, never a traceback); its network from the folder.
     found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.EXPORTER, mnist_backward.MODEL_SAVE_PATH,
-                               cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
+                               cli.kept("--data-dir", data_dir, mnist_generateds.data_path),
+                               name=mnist_backward.MODEL_NAME)  # the name the folder's `checkpoint` index tells first
     net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
-    calibration = export.calibration_images(data_dir, log=log)  # before anything is written; else the bundled sample
+    calibration = export.calibration_images(data_dir, log=log, name=mnist_generateds.tfRecord_train)  # else the sample
     log(f"exporting {net.NETWORK.name} from {ckpt} (moving averages)")
 
     with tf.Graph().as_default():
@@ -78,7 +79,7 @@ def build_parser():
     parser.add_argument("--export-dir", type=cli.path, default=EXPORT_DIR,
                         help="where the SavedModel versions and .tflite files go")
     parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
-                        help="folder holding mnist_train.tfrecords (the int8 file's calibration records)")
+                        help=f"folder holding {mnist_generateds.tfRecord_train} (the int8 file's calibration records)")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
 

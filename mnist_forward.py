@@ -1,4 +1,4 @@
-"""The course's network: 784 inputs, one hidden ReLU layer of 500, 10 logits.
+"""The course's network: 784 inputs (INPUT_NODE), one hidden ReLU layer of 500 (LAYER1_NODE), 10 logits.
 
 Course step: 前向传播 (forward propagation). Imported by mnist_backward.py,
 mnist_test.py and mnist_app.py so that all three build the same variables
@@ -6,7 +6,9 @@ mnist_test.py and mnist_app.py so that all three build the same variables
 restored by the others (mnistkit.checkpoints.restoring checks that they fit).
 mnist_lenet5_forward.py is the other network the same scripts train,
 evaluate and apply; mnistkit.networks tells from a checkpoint's variable
-names which of the two it holds.
+names which of the two it holds. NETWORK, the network's declaration, is
+built from the constants below, so that an edited LAYER1_NODE names the
+network in every message ("the 784-300-10 network").
 """
 
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
@@ -15,12 +17,11 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
 from tf_compat import tf
 from mnistkit import networks
 
-NETWORK = networks.MLP  # its declaration: name, variables w1 ... b2, scripts, export name, course defaults
-
 INPUT_NODE = 784
 OUTPUT_NODE = 10
 LAYER1_NODE = 500
 WEIGHT_STDDEV = 0.1
+NETWORK = networks.mlp(INPUT_NODE, LAYER1_NODE, OUTPUT_NODE)  # its declaration: name, variables w1 ... b2, scripts
 LOSSES_COLLECTION = networks.LOSSES_COLLECTION  # "losses": the L2 terms the trainer adds to the loss
 
 
@@ -44,7 +45,7 @@ def get_bias(shape, name=None):
 
 
 def forward(x, regularizer, train=False):
-    """Logits of the 784-500-10 network.
+    """Logits of the INPUT_NODE-LAYER1_NODE-OUTPUT_NODE network (784-500-10 in the course).
 
     x: float32 tensor [batch, 784], pixels in [0, 1].
     regularizer: L2 weight (float) or None for no L2 terms.
@@ -66,6 +67,7 @@ if __name__ == "__main__":
 
     import tf_compat
     from mnistkit.cli import command
-    sys.exit(tf_compat.not_a_script(__file__, "the course's 784-500-10 network (forward propagation), imported by the other scripts",
+    sys.exit(tf_compat.not_a_script(__file__, f"the course's {NETWORK.label} network (forward propagation), imported by "
+                                              "the other scripts",
                                     f"train it with `{command('mnist_backward.py')}`, use it with "
                                     f"`{command('mnist_test.py')}` or `{command('mnist_app.py')}`"))

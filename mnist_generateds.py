@@ -40,8 +40,8 @@ label_train_path = "./mnist_data_jpg/mnist_train_jpg_60000.txt"
 image_test_path = "./mnist_data_jpg/mnist_test_jpg_10000/"
 label_test_path = "./mnist_data_jpg/mnist_test_jpg_10000.txt"
 data_path = records.DATA_DIR  # "./data"
-tfRecord_train = records.TRAIN_FILE  # "mnist_train.tfrecords"
-tfRecord_test = records.TEST_FILE  # "mnist_test.tfrecords"
+tfRecord_train = "mnist_train.tfrecords"  # records.TRAIN_FILE; the trainers, the evaluators and the exporter read these
+tfRecord_test = "mnist_test.tfrecords"  # records.TEST_FILE
 
 
 # ---------------------------------------------------------------- writing
@@ -217,7 +217,8 @@ def get_tfRecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=N
     read; after the last batch the queue raises tf.errors.OutOfRangeError.
     Needs tf.local_variables_initializer() (the epoch counter).
     """
-    path, pipeline = files or records.tfrecord_files(data_dir, isTrain), records.pipeline_of(pipeline)
+    path = files or records.tfrecord_files(data_dir, isTrain, tfRecord_train if isTrain else tfRecord_test)
+    pipeline = records.pipeline_of(pipeline)
     if once:  # differs from the course's one shuffle_batch draw, which repeats some records and misses others
         img, label = read_tfRecord(path, num_epochs=1, shuffle=False, records_per_read=num)
         img_batch, label_batch = tf.train.batch([img, label], batch_size=num, num_threads=1, capacity=2 * num,

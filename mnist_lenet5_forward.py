@@ -17,8 +17,6 @@ from tf_compat import tf
 from mnist_forward import get_bias, get_weight
 from mnistkit import networks
 
-NETWORK = networks.LENET5  # its declaration: name, variables conv1_w ... fc2_b, scripts, export name, defaults
-
 IMAGE_SIZE = 28
 NUM_CHANNELS = 1
 INPUT_NODE = IMAGE_SIZE * IMAGE_SIZE * NUM_CHANNELS
@@ -30,6 +28,8 @@ POOL_SIZE = 2  # 2x2 max-pool, stride 2: halves each side (28 -> 14 -> 7)
 FC_SIZE = 512
 OUTPUT_NODE = 10
 DROPOUT_RATE = 0.5  # fraction of the 512 hidden units dropped in training (the course's keep_prob 0.5)
+# Its declaration: name, variables conv1_w ... fc2_b, scripts, export name, and the sizes above.
+NETWORK = networks.lenet5(INPUT_NODE, CONV1_KERNEL_NUM, CONV2_KERNEL_NUM, FC_SIZE, OUTPUT_NODE)
 
 
 def conv2d(x, w):

@@ -16,7 +16,7 @@ import mnist_lenet5_backward
 import mnist_lenet5_forward
 import mnist_test
 
-TEST_INTERVAL_SECS = mnist_test.TEST_INTERVAL_SECS
+TEST_INTERVAL_SECS = 5
 
 
 def test(model_dir=mnist_lenet5_backward.MODEL_SAVE_PATH, **options):
@@ -25,16 +25,18 @@ def test(model_dir=mnist_lenet5_backward.MODEL_SAVE_PATH, **options):
     Returns the last (global_step, accuracy, count); raises DataError as
     mnist_test.test does, also when the folder holds the 784-500-10 network.
     """
-    return mnist_test.test(model_dir, net=mnist_lenet5_forward, **options)
+    return mnist_test.test(model_dir, net=mnist_lenet5_forward, trainer=mnist_lenet5_backward,
+                           **{"interval": TEST_INTERVAL_SECS, **options})
 
 
 def build_parser():
-    """The command line's argparse parser (mnist_test's, with this network's defaults); no TensorFlow import."""
-    return mnist_test.build_parser(mnist_lenet5_forward, __doc__)
+    """The command line's argparse parser (mnist_test's, with this file's and its trainer's defaults); no TensorFlow
+    import."""
+    return mnist_test.build_parser(mnist_lenet5_forward, __doc__, mnist_lenet5_backward, TEST_INTERVAL_SECS)
 
 
 def main(argv=None):
-    return mnist_test.main(argv, mnist_lenet5_forward, __doc__)
+    return mnist_test.main(argv, mnist_lenet5_forward, __doc__, mnist_lenet5_backward, TEST_INTERVAL_SECS)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,24 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     return step, total_correct / total, total, {"labels": labels, "probabilities": probabilities, "pixels": pixels}
 
 
+def newest_checkpoint(model_dir, model_name=mnist_backward.MODEL_NAME):
+    """The prefix (str) of the newest checkpoint in model_dir, or None when there is none.
+
+    The course's tf.train.get_checkpoint_state reads the folder's
+    `checkpoint` index file, which tells the checkpoints' name (the
+    MODEL_NAME of the trainer that wrote them; model_name, the trainer's
+    constant, when it tells none: checkpoints.checkpoint_name). Differs
+    from the course's restore of ckpt.model_checkpoint_path:
+    checkpoints.latest finds the newest checkpoint files even when the
+    index is lost or stale, and passes over a save not yet finished.
+    """
+    try:
+        ckpt = tf.train.get_checkpoint_state(model_dir)
+    except (tf.errors.OpError, ValueError, UnicodeDecodeError):  # an index of binary junk: the files alone count
+        ckpt = None
+    return checkpoints.latest(model_dir, checkpoints.checkpoint_name(model_dir, model_name, ckpt))
+
+
 def score(ckpt_path, stored, restorer, global_step, placeholders, fetches, batches, tfRecord_path):
     """evaluate's session: the moving averages restored, every batch of the file fetched and fed once.
 
@@ -145,7 +163,7 @@ def open_eval_writer(model_dir, log=print):
 
 def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.data_path,
          interval=TEST_INTERVAL_SECS, once=False, log=print, report=None, report_json=None, net=mnist_forward,
-         pipeline="fast"):
+         pipeline="fast", trainer=mnist_backward):
     """Evaluate the newest checkpoint now, then every `interval` seconds (unless once).
 
     A checkpoint already scored is not scored again while its files stay
@@ -155,9 +173,11 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     checkpoint. net: this script's network's forward module (see
     evaluate); a folder of another network whose test script is this one
     (a network declared with no evaluator of its own) is scored with the
-    network the folder records (checkpoints.checked). The
+    network the folder records (checkpoints.checked). trainer: the
+    trainer script's module, whose MODEL_NAME and MODEL_SAVE_PATH are
+    read (mnist_lenet5_test passes mnist_lenet5_backward). The
     newest checkpoint is found from the files in model_dir
-    (checkpoints.latest); one deleted by the trainer's rotation while
+    (newest_checkpoint); one deleted by the trainer's rotation while
     it is read is skipped for the newer one. A damaged checkpoint, or one
     holding NaN weights, is an error with `once`; otherwise it is reported
     once on stderr and the watch goes on. Returns the last (global_step, accuracy, count). Raises
@@ -170,13 +190,11 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     details = report is not None or report_json is not None
     last_seen, result, writer = None, None, None
     while True:
-        # Not tf.train.get_checkpoint_state: checkpoints.latest finds the newest checkpoint files even when the
-        # `checkpoint` index is lost or stale, and passes over a save the trainer has not finished.
-        ckpt = checkpoints.latest(model_dir)
+        ckpt = newest_checkpoint(model_dir, trainer.MODEL_NAME)  # named as the folder's `checkpoint` index says
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
             if once or places.misplaced(model_dir, net.NETWORK.test_script):  # an export, a file: it stays so
-                raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, net.NETWORK.model_dir,
+                raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH,
                                                 cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
             log("No checkpoint file found")
         elif seen != last_seen:
@@ -225,18 +243,21 @@ def publish(result, writer, report, report_json, log=print):
     return result[:3]
 
 
-def build_parser(net=mnist_forward, doc=__doc__):
+def build_parser(net=mnist_forward, doc=__doc__, trainer=mnist_backward, interval=None):
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
 
-    Also mnist_lenet5_test.py's: net (the network's forward module, whose
-    declaration gives --model-dir's default) and doc (the script's
-    docstring, for --help) are its.
+    Also mnist_lenet5_test.py's: net (the network's forward module), doc
+    (the script's docstring, for --help), trainer (the trainer script's
+    module, whose MODEL_SAVE_PATH is --model-dir's default) and interval
+    (its TEST_INTERVAL_SECS; None: this file's, read now) are its.
     """
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)
-    parser.add_argument("--model-dir", type=cli.path, default=net.NETWORK.model_dir, help="checkpoint folder to evaluate")
-    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path, help="folder holding mnist_test.tfrecords")
-    parser.add_argument("--interval", type=float, default=TEST_INTERVAL_SECS, help="seconds between checks for a new checkpoint")
+    parser.add_argument("--model-dir", type=cli.path, default=trainer.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
+    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
+                        help=f"folder holding {mnist_generateds.tfRecord_test}")
+    parser.add_argument("--interval", type=float, default=TEST_INTERVAL_SECS if interval is None else interval,
+                        help="seconds between checks for a new checkpoint")
     parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
     parser.add_argument("--pipeline", choices=("fast", "tfdata"), default="fast",
                         help="fast: queue runners reading many records per op; tfdata: tf.data (docs/migrating.md); "
@@ -248,12 +269,14 @@ def build_parser(net=mnist_forward, doc=__doc__):
     return parser
 
 
-def main(argv=None, net=mnist_forward, doc=__doc__):
-    """The command line of mnist_test.py; with net and doc (build_parser's), of mnist_lenet5_test.py."""
-    parser = build_parser(net, doc)
+def main(argv=None, net=mnist_forward, doc=__doc__, trainer=mnist_backward, interval=None):
+    """The command line of mnist_test.py; with net, doc, trainer and interval (build_parser's), of
+    mnist_lenet5_test.py."""
+    parser = build_parser(net, doc, trainer, interval)
     args = parser.parse_args(cli.arguments(argv))
     return cli.exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once, report=args.report,
-                                    report_json=args.report_json, net=args.net, pipeline=args.pipeline))
+                                    report_json=args.report_json, net=args.net, pipeline=args.pipeline,
+                                    trainer=trainer))
 
 
 if __name__ == "__main__":

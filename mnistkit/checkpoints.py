@@ -5,7 +5,11 @@ Used by the trainers (resume and save; mnistkit.training), mnist_test.py
 distributed chief.
 
 tf.compat.v1.train.Saver writes each checkpoint as three kinds of file,
-<folder>/mnist_model-<global_step>.index, .data-00000-of-00001 and .meta.
+<folder>/<name>-<global_step>.index, .data-00000-of-00001 and .meta, where
+<name> is the trainer's MODEL_NAME (the course's "mnist_model"): the
+functions that find or write a folder's checkpoints take that `name`, and
+readers that were given none take the name the folder's `checkpoint` index
+file uses (checkpoint_name).
 Saver.save on its own writes the .index and .data, then rewrites the
 `checkpoint` index file that names the newest, deletes what its rotation
 drops, and writes the .meta last, so a kill in between leaves the newest
@@ -46,7 +50,7 @@ import numpy as np
 from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
 from . import cli, files, networks, places
 from .errors import DataError
-from .places import CHECKPOINT_FILE, INDEX_FILE, MODEL_NAME
+from .places import ANY_CHECKPOINT_FILE, INDEX_FILE, MODEL_NAME, checkpoint_file
 
 FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the batch size and epoch trained at
 # Saver.save on its own writes a checkpoint's .meta last, after the index file
@@ -78,9 +82,14 @@ class SaveFailed(DataError):
     """A checkpoint that could not be saved (a full disk); none of its files is left. str() is the one line."""
 
 
-def prefix_of(model_dir, step):
-    """The checkpoint prefix <model_dir>/mnist_model-<step> (str)."""
-    return os.path.join(model_dir, f"{MODEL_NAME}-{step}")
+def prefix_of(model_dir, step, name=MODEL_NAME):
+    """The checkpoint prefix <model_dir>/<name>-<step> (str), e.g. model/mnist_model-2000."""
+    return os.path.join(model_dir, f"{name}-{step}")
+
+
+def name_of(prefix):
+    """The name (a trainer's MODEL_NAME) in a checkpoint prefix, e.g. "mnist_model" for model/mnist_model-2000."""
+    return os.path.basename(prefix).rsplit("-", 1)[0]
 
 
 def step_of(prefix):
@@ -88,8 +97,8 @@ def step_of(prefix):
     return int(prefix.rsplit("-", 1)[1])
 
 
-def checkpoint_steps(model_dir):
-    """The global_steps (sorted ints) of the checkpoints whose files are in model_dir, whole or not.
+def checkpoint_steps(model_dir, name=MODEL_NAME):
+    """The global_steps (sorted ints) of the checkpoints named `name` whose files are in model_dir, whole or not.
 
     Any of a checkpoint's files (.index, .data-*, .meta, or the one file of
     the V1 format) counts, so that a checkpoint that lost its .index is
@@ -99,7 +108,29 @@ def checkpoint_steps(model_dir):
         names = os.listdir(model_dir)
     except OSError:
         return []
-    return sorted({int(m.group(1)) for m in map(CHECKPOINT_FILE.match, names) if m})
+    return sorted({int(m.group("step")) for m in map(checkpoint_file(name).match, names) if m})
+
+
+def checkpoint_names(model_dir):
+    """The names (a set of str) of the V2 checkpoints whose files are in model_dir: {"mnist_model"}, or more."""
+    try:
+        names = os.listdir(model_dir)
+    except OSError:
+        return set()
+    return {m.group("name") for m in map(ANY_CHECKPOINT_FILE.match, names) if m}
+
+
+def checkpoint_name(model_dir, default=MODEL_NAME, state=None):
+    """The name of model_dir's checkpoints, for a reader: the one its `checkpoint` index file names (as the
+    course's tf.train.get_checkpoint_state tells it), else the one name of the checkpoint files there, else
+    `default` (the MODEL_NAME of the trainer that writes the folder). state: see indexed_prefix."""
+    names = checkpoint_names(model_dir)
+    if not names:
+        return default  # no V2 checkpoint files (nor TensorFlow's import to read the index file)
+    indexed = indexed_prefix(model_dir, state)
+    if indexed is not None:
+        return name_of(indexed)
+    return names.pop() if len(names) == 1 else default
 
 
 def checkpoint_format(prefix):
@@ -118,7 +149,8 @@ def indexed_prefix(model_dir, state=None):
     """The checkpoint the `checkpoint` index file names, as a path in model_dir, or None.
 
     The index may hold a path that is gone (the folder was moved or copied
-    with absolute paths in it): only its file name is used, in model_dir.
+    with absolute paths in it): only its file name, <name>-<step> of any
+    name, is used, in model_dir.
     None when the index is missing or unreadable. state: the index as
     tf.train.get_checkpoint_state(model_dir) returned it, when the caller
     read it already.
@@ -130,10 +162,10 @@ def indexed_prefix(model_dir, state=None):
     if state is None or not state.model_checkpoint_path:
         return None
     name = os.path.basename(state.model_checkpoint_path.replace("\\", "/"))
-    return os.path.join(model_dir, name) if re.fullmatch(re.escape(MODEL_NAME) + r"-\d+", name) else None
+    return os.path.join(model_dir, name) if re.fullmatch(r".+-\d+", name) else None
 
 
-def unfinished_saves(model_dir, steps=None):
+def unfinished_saves(model_dir, steps=None, name=MODEL_NAME):
     """Prefixes (sorted list) of the saves in model_dir that never finished: what a killed Saver.save leaves.
 
     The index file is the last thing a save changes (save() writes the
@@ -145,14 +177,16 @@ def unfinished_saves(model_dir, steps=None):
     killed (the trainer at start-up). A newer step with both is a whole
     checkpoint whose index update was lost, and counts. Empty
     when the index file does not lead to a checkpoint: then nothing can be
-    told apart, and every checkpoint counts. steps: checkpoint_steps(model_dir)
-    when the caller already listed the folder (one listing, one answer).
+    told apart, and every checkpoint counts. steps: checkpoint_steps(model_dir,
+    name) when the caller already listed the folder (one listing, one answer).
+    name: the checkpoints' (a trainer's MODEL_NAME); an index naming
+    checkpoints of another name tells nothing about these.
     """
     indexed = indexed_prefix(model_dir)
-    if indexed is None or checkpoint_format(indexed) is None:
+    if indexed is None or name_of(indexed) != name or checkpoint_format(indexed) is None:
         return []
-    return [prefix_of(model_dir, s) for s in (checkpoint_steps(model_dir) if steps is None else steps)
-            if s > step_of(indexed) and not _whole(prefix_of(model_dir, s))]
+    return [prefix_of(model_dir, s, name) for s in (checkpoint_steps(model_dir, name) if steps is None else steps)
+            if s > step_of(indexed) and not _whole(prefix_of(model_dir, s, name))]
 
 
 def _whole(prefix):
@@ -160,8 +194,8 @@ def _whole(prefix):
     return os.path.isfile(prefix) or all(os.path.exists(prefix + ext) for ext in (".index", ".meta"))
 
 
-def latest(model_dir):
-    """The prefix (str) of the newest checkpoint in model_dir, or None when there is none.
+def latest(model_dir, name=MODEL_NAME):
+    """The prefix (str) of the newest checkpoint named `name` (a trainer's MODEL_NAME) in model_dir, or None.
 
     Found from the checkpoint files that are there, whatever the `checkpoint`
     index file says (it may be missing, damaged, or name a folder that was
@@ -171,12 +205,12 @@ def latest(model_dir):
     # One listing of the folder: with two, a save that began between them
     # could be missing from the first (so not unfinished) and be taken
     # from the second before its .index is there.
-    steps = checkpoint_steps(model_dir)
+    steps = checkpoint_steps(model_dir, name)
     if not steps:
         return None  # no checkpoint files (nor TensorFlow's import to read the index file)
-    unfinished = set(unfinished_saves(model_dir, steps))
-    steps = [s for s in steps if prefix_of(model_dir, s) not in unfinished]
-    return prefix_of(model_dir, steps[-1]) if steps else None
+    unfinished = set(unfinished_saves(model_dir, steps, name))
+    steps = [s for s in steps if prefix_of(model_dir, s, name) not in unfinished]
+    return prefix_of(model_dir, steps[-1], name) if steps else None
 
 
 def signature(prefix):
@@ -219,7 +253,7 @@ def read_checkpoint(prefix):
         return _read_all(prefix)
     except CheckpointDamaged:
         folder = os.path.dirname(prefix) or "."
-        if checkpoint_format(prefix) is None and checkpoint_steps(folder)[-1:] > [step_of(prefix)]:
+        if checkpoint_format(prefix) is None and checkpoint_steps(folder, name_of(prefix))[-1:] > [step_of(prefix)]:
             raise CheckpointGone(f"{prefix}: checkpoint was deleted while it was read") from None
         raise
 
@@ -353,11 +387,12 @@ def being_saved(prefix):
 
 def intact_before(model_dir, prefix):
     """The newest checkpoint in model_dir older than prefix that reads whole, or None."""
-    for step in reversed(checkpoint_steps(model_dir)):
+    name = name_of(prefix)
+    for step in reversed(checkpoint_steps(model_dir, name)):
         if step < step_of(prefix):
             try:
-                read_checkpoint(prefix_of(model_dir, step))
-                return prefix_of(model_dir, step)
+                read_checkpoint(prefix_of(model_dir, step, name))
+                return prefix_of(model_dir, step, name)
             except DataError:
                 continue
     return None
@@ -467,7 +502,7 @@ def restoring(prefix, var_list, stored=None):
                                     f"({first_line(e).replace(literal, prefix)})") from None
 
 
-def continue_rotation(checkpoint_saver, model_dir, written, resumed_step):
+def continue_rotation(checkpoint_saver, model_dir, written, resumed_step, name=MODEL_NAME):
     """Take the model folder's checkpoints up to resumed_step into this run's --keep rotation.
 
     A run resumed from a checkpoint (checked to be this model's: its
@@ -478,12 +513,12 @@ def continue_rotation(checkpoint_saver, model_dir, written, resumed_step):
     written: the set of steps this run may replace (updated); the saver
     learns them oldest first, with their files' times. Those beyond the
     newest --keep are removed now (the saver drops only one per save); the
-    one resumed from is the newest and stays.
+    one resumed from is the newest and stays. name: the checkpoints' (MODEL_NAME).
     """
-    steps = [step for step in checkpoint_steps(model_dir) if step <= resumed_step]
+    steps = [step for step in checkpoint_steps(model_dir, name) if step <= resumed_step]
     known = []
     for step in steps:
-        prefix = prefix_of(model_dir, step)
+        prefix = prefix_of(model_dir, step, name)
         try:
             known.append((prefix, os.path.getmtime(prefix + ".index")))
         except OSError:
@@ -512,11 +547,11 @@ class SaveAttempt:
         return False
 
 
-def save_attempts(sess, checkpoint_saver, model_dir, step, written):
+def save_attempts(sess, checkpoint_saver, model_dir, step, written, name=MODEL_NAME):
     """The tries of one save at global_step `step`: SaveAttempts, in whose body the caller saves.
 
-    The body is the course's `checkpoint_saver.save(sess, <model_dir>/mnist_model,
-    global_step=step, write_meta_graph=False)`. Around it: a checkpoint of
+    The body is the course's `checkpoint_saver.save(sess, <model_dir>/<name>,
+    global_step=step, write_meta_graph=False)`, name the trainer's MODEL_NAME. Around it: a checkpoint of
     that step that this run did not write is never overwritten (DataError,
     before the first try); each try writes the .meta first, so that the
     `checkpoint` index, which Saver.save updates last, only ever names a
@@ -531,8 +566,8 @@ def save_attempts(sess, checkpoint_saver, model_dir, step, written):
     mnist_model-1500; the newest checkpoint is model/mnist_model-1000`.
     written: set of the steps this run saved, updated here.
     """
-    prefix = prefix_of(model_dir, step)
-    if step not in written and step in checkpoint_steps(model_dir):
+    prefix = prefix_of(model_dir, step, name)
+    if step not in written and step in checkpoint_steps(model_dir, name):
         raise DataError(f"{prefix}: a checkpoint of another run is already there; not overwriting it "
                         f"(move it away or use another --model-dir)")
     written.add(step)
@@ -586,11 +621,13 @@ class RunSaves:
     a folder holding a checkpoint says which network it holds.
     resumed_step: the global_step of the checkpoint a resumed run restored
     (checked to be the same model: network, graph, batch size), whose
-    rotation this run continues; None for a fresh start.
+    rotation this run continues; None for a fresh start. name: the
+    checkpoints' (the trainer's MODEL_NAME): <model_dir>/<name>-<step>.
     """
 
-    def __init__(self, checkpoint_saver, model_dir, record, resumed_step=None):
+    def __init__(self, checkpoint_saver, model_dir, record, resumed_step=None, name=MODEL_NAME):
         self.saver, self.model_dir, self.written, self.record = checkpoint_saver, model_dir, set(), record
+        self.name = name
         if resumed_step is not None:
             self.continue_rotation(resumed_step)
 
@@ -599,14 +636,18 @@ class RunSaves:
         if self.record is not None:
             write_folder_record(self.model_dir, *self.record)
             self.record = None
-        return save_attempts(sess, self.saver, self.model_dir, step, self.written)
+        return save_attempts(sess, self.saver, self.model_dir, step, self.written, self.name)
+
+    def prefix(self, step):
+        """The prefix of this run's checkpoint at global_step `step`: <model_dir>/<name>-<step>."""
+        return prefix_of(self.model_dir, step, self.name)
 
     def continue_rotation(self, resumed_step):
         """Take the folder's checkpoints up to resumed_step into this run's rotation (module's continue_rotation)."""
-        continue_rotation(self.saver, self.model_dir, self.written, resumed_step)
+        continue_rotation(self.saver, self.model_dir, self.written, resumed_step, self.name)
 
 
-def older_checkpoints_note(model_dir, keep, written):
+def older_checkpoints_note(model_dir, keep, written, name=MODEL_NAME):
     """A note on the checkpoints in model_dir that this run did not write, or None when --keep covers all.
 
     written: the steps this run saved (RunSaves.written). --keep rotates
@@ -614,13 +655,13 @@ def older_checkpoints_note(model_dir, keep, written):
     did not do; the note says how many others there are, their size and
     how to remove them.
     """
-    older = [s for s in checkpoint_steps(model_dir) if s not in written]
+    older = [s for s in checkpoint_steps(model_dir, name) if s not in written]
     if not older or len(older) + min(len(written), keep) <= keep:
         return None
-    size = sum(os.path.getsize(p) for s in older for p in glob.glob(glob.escape(prefix_of(model_dir, s)) + ".*"))
+    size = sum(os.path.getsize(p) for s in older for p in glob.glob(glob.escape(prefix_of(model_dir, s, name)) + ".*"))
     return (f"note: {model_dir} also holds {len(older)} checkpoint(s) of earlier runs "
             f"(steps {older[0]} to {older[-1]}, {size / 1e6:.1f} MB), which --keep leaves alone; "
-            f"delete {prefix_of(model_dir, '<step>')}.* files you no longer need")
+            f"delete {prefix_of(model_dir, '<step>', name)}.* files you no longer need")
 
 
 def refused(error):
@@ -642,25 +683,25 @@ def remove_save(prefix):
 
 def save_failed(model_dir, prefix, error):
     """The SaveFailed for a save of `prefix` that failed with `error` (an OSError or TensorFlow's OpError)."""
-    newest = latest(model_dir)
+    newest = latest(model_dir, name_of(prefix))
     newest = f"the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
     if disk_full(error):
         return SaveFailed(f"{model_dir}: no space left on device while saving {os.path.basename(prefix)}; {newest}")
     return SaveFailed(f"{prefix}: cannot save checkpoint ({first_line(error)}); {newest}")
 
 
-def prepare_model_dir(model_dir, log=print):
-    """Create model_dir if needed and clear what killed saves left; DataError if unusable."""
+def prepare_model_dir(model_dir, log=print, name=MODEL_NAME):
+    """Create model_dir if needed and clear what killed saves of checkpoints `name` left; DataError if unusable."""
     try:
         os.makedirs(model_dir, exist_ok=True)
-        remove_unfinished_checkpoints(model_dir, log)
+        remove_unfinished_checkpoints(model_dir, log, name)
     except OSError as e:
         raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
     if not os.access(model_dir, os.W_OK):
         raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
 
 
-def resume_checkpoint(model_dir, log=print, state=None):
+def resume_checkpoint(model_dir, log=print, state=None, name=MODEL_NAME):
     """The checkpoint training resumes from, read whole: (prefix, {name: array}), or (None, None).
 
     The newest checkpoint files in model_dir (latest), even
@@ -668,14 +709,15 @@ def resume_checkpoint(model_dir, log=print, state=None):
     that is gone (a moved or copied folder); `log` says so when the index
     did not lead to them. Raises DataError naming the checkpoint when it is
     damaged, with the newest intact one in the hint: training never starts
-    from scratch over checkpoint files, nor saves over them.
+    from scratch over checkpoint files, nor saves over them. name: the
+    checkpoints' (the trainer's MODEL_NAME).
     """
-    prefix = latest(model_dir)
+    prefix = latest(model_dir, name)
     if prefix is None:
         return None, None
     stored = read_or_hint(model_dir, prefix)
     indexed = indexed_prefix(model_dir, state)
-    if indexed is None or checkpoint_format(indexed) is None:
+    if indexed is None or name_of(indexed) != name or checkpoint_format(indexed) is None:
         log(f"note: {os.path.join(model_dir, INDEX_FILE)} is missing or names files that are "
             f"not there; resuming from the newest checkpoint files, {prefix}")
     elif indexed != prefix:
@@ -698,8 +740,8 @@ def folder_network(model_dir, names=None):
     record = folder_record(model_dir).get("network")
     if isinstance(record, dict):
         try:
-            return networks.Network(**record)
-        except TypeError:  # a declaration of another version
+            return networks.from_record(record)
+        except DataError:  # a declaration of another version
             pass
     return networks.guess(names) if names is not None else None
 
@@ -735,7 +777,7 @@ def check_batch_size(model_dir, batch_size, learning_rate_at):
                         "another --model-dir for a new model")
 
 
-def resume_checked(model_dir, network, var_list, log=print, state=None):
+def resume_checked(model_dir, network, var_list, log=print, state=None, name=MODEL_NAME):
     """resume_checkpoint's (prefix, {name: array}) or (None, None), checked to fit the graph about to train.
 
     var_list: {name in checkpoint: variable} of this graph. Raises DataError
@@ -743,9 +785,12 @@ def resume_checked(model_dir, network, var_list, log=print, state=None):
     (networks.check_network) or does not fit var_list (a checkpoint of
     another graph: it was read whole, so nothing in the folder changes).
     state: the `checkpoint` index as tf.train.get_checkpoint_state read it,
-    or None (then it is read here).
+    or None (then it is read here). name: the checkpoints' (the trainer's
+    MODEL_NAME); a folder holding checkpoints of another name is refused
+    (check_name).
     """
-    ckpt, stored = resume_checkpoint(model_dir, log, state)
+    check_name(model_dir, name, network)
+    ckpt, stored = resume_checkpoint(model_dir, log, state, name)
     if ckpt is not None:
         networks.check_network(ckpt, folder_network(model_dir, stored), network)
         try:
@@ -755,12 +800,27 @@ def resume_checked(model_dir, network, var_list, log=print, state=None):
     return ckpt, stored
 
 
+def check_name(model_dir, name, network):
+    """Raise DataError when model_dir holds checkpoints named otherwise than `name`, the trainer's MODEL_NAME.
+
+    A trainer writes and resumes only checkpoints of its own name, so that
+    a folder never holds two series that readers would take for one; the
+    message names the constant to set to resume the ones there (network:
+    the one trained, whose train_script holds MODEL_NAME).
+    """
+    others = sorted(checkpoint_names(model_dir) - {name})
+    if others:
+        raise DataError(f"{model_dir}: its checkpoints are named {others[0]}-<step>, not {name}-<step>; set "
+                        f"MODEL_NAME = {others[0]!r} in {network.train_script} to resume them, or use another "
+                        "--model-dir")
+
+
 Found = collections.namedtuple("Found", "prefix stored network")
 Found.__doc__ = """A checkpoint to restore: its `prefix`, its tensors read whole ({name: array}), the networks.Network it
 holds, whose forward module (network.forward) the caller imports to build the graph."""
 
 
-def newest(model_dir, network, caller, default_dir=None, flags=()):
+def newest(model_dir, network, caller, default_dir=None, flags=(), name=MODEL_NAME):
     """The one restore's first half, for the app and the exporter: model_dir's newest checkpoint as a Found.
 
     Read whole and checked (checked()); the course's Saver,
@@ -769,11 +829,13 @@ def newest(model_dir, network, caller, default_dir=None, flags=()):
     named in the hint when the folder does not say which it holds. caller:
     the script's file name (places.APP, places.EXPORTER), for what a path
     one level off is named with. default_dir, flags: see no_checkpoint.
+    name: the checkpoints' name when the folder does not tell it
+    (checkpoint_name; the trainer's MODEL_NAME).
     Raises DataError: no checkpoint (no_checkpoint: NoCheckpoint, or what
     the path holds instead), a damaged one (naming the newest intact one),
     one with NaN weights (NotFinite).
     """
-    prefix = latest(model_dir)
+    prefix = latest(model_dir, checkpoint_name(model_dir, name))
     if prefix is None:
         raise no_checkpoint(model_dir, network, caller, default_dir, flags)
     return checked(model_dir, prefix, network)
@@ -793,6 +855,8 @@ def checked(model_dir, prefix, network, script=None):
     found = folder_network(model_dir, stored) or network
     if script is not None:
         networks.check_network(prefix, found, network, script)
+    elif networks.same(found, network):  # the app, the exporter: their own network at other sizes is no graph here
+        networks.check_layers(prefix, found, network)
     if importlib.util.find_spec(found.forward) is None:  # imported by the caller: a course script, or one beside it
         raise DataError(f"{prefix}: {found.name}'s forward module {found.forward}.py is not on the module path; "
                         "put the folder that holds it on PYTHONPATH (with the course's folder, for its trainer)")
@@ -820,7 +884,7 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
                         f"`{cli.command(network.train_script, *kept, *flags)}`")
 
 
-def remove_unfinished_checkpoints(model_dir, log=print):
+def remove_unfinished_checkpoints(model_dir, log=print, name=MODEL_NAME):
     """Delete what a killed Saver.save left in model_dir: `<prefix>_temp` folders and unfinished saves.
 
     save() writes a checkpoint's .meta, then tf.train.Saver
@@ -829,11 +893,11 @@ def remove_unfinished_checkpoints(model_dir, log=print):
     leaves files that no reader uses (see unfinished_saves)
     and that this run would otherwise have to save over.
     """
-    for name in os.listdir(model_dir):
-        path = os.path.join(model_dir, name)
-        if name.startswith(MODEL_NAME + "-") and name.endswith("_temp") and os.path.isdir(path):
+    for entry in os.listdir(model_dir):
+        path = os.path.join(model_dir, entry)
+        if entry.startswith(name + "-") and entry.endswith("_temp") and os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
-    for prefix in unfinished_saves(model_dir):
+    for prefix in unfinished_saves(model_dir, name=name):
         for path in glob.glob(glob.escape(prefix) + ".*"):
             os.remove(path)
         log(f"removed {prefix}.*, a save that did not finish (not in the `checkpoint` index file, and no .index or no .meta)")

@@ -32,9 +32,11 @@ class Option:
     `--name-with-dashes`. type: the flag's argparse type (default: the
     default's type); choices: allowed values; minimum: the smallest allowed
     number. flag=False: a keyword of backward() only (log). resolve: turns
-    the value given into the one Settings holds. An option named
-    like a field of networks.Network (batch_size, learning_rate_base,
-    model_dir) defaults to the network's own value.
+    the value given into the one Settings holds. constant: the name of the
+    trainer script's constant that gives the default ("BATCH_SIZE"), read
+    from the trainer's module when its parser is built or backward() is
+    called (Options.defaults), so that an edited constant takes effect;
+    `default` is used when the module has no such constant.
     """
     name: str
     default: object
@@ -44,21 +46,31 @@ class Option:
     minimum: float = None
     flag: bool = True
     resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
+    constant: str = None  # the trainer script's constant holding the default (BATCH_SIZE for --batch-size)
 
 
 class Options(tuple):
     """The options of a trainer (a tuple of Option): the one place its parser's flags, backward()'s keywords
     and training.Settings come from."""
 
-    def signature(self, **fixed):
-        """The inspect.Signature of backward(): each option a keyword with its default, then `fixed` ones."""
-        params = [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=o.default) for o in self]
+    def defaults(self, module):
+        """{option name: default}: each option's constant (Option.constant) as the trainer script's module
+        `module` holds it now, else the option's own default."""
+        return {o.name: getattr(module, o.constant, o.default) if o.constant else o.default for o in self}
+
+    def signature(self, module=None, **fixed):
+        """The inspect.Signature of backward(): each option a keyword with its default (from `module`, the
+        trainer script's module, when given: defaults()), then `fixed` ones."""
+        defaults = self.defaults(module)
+        params = [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=defaults[o.name])
+                  for o in self]
         params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in fixed.items()]
         return inspect.Signature(params)
 
-    def add_to(self, parser, net):
-        """Add each option's --flag to an argparse parser, its default the one for net's network."""
-        defaults = network_defaults(self, net)
+    def add_to(self, parser, module):
+        """Add each option's --flag to an argparse parser, its default the one of `module`, the trainer
+        script's module (defaults())."""
+        defaults = self.defaults(module)
         for o in self:
             if not o.flag:
                 continue
@@ -79,22 +91,16 @@ class Options(tuple):
         """{name: value} of every flag option in parsed argparse args."""
         return {o.name: getattr(args, o.name) for o in self if o.flag}
 
-    def bind(self, args, kwargs, net):
+    def bind(self, args, kwargs, module):
         """{name: value} of every option in a backward(*args, **kwargs) call, bound as backward's signature
-        binds them (TypeError for an unknown keyword, as any function raises), with net's network's defaults
-        and each value resolved (Option.resolve)."""
-        bound = self.signature(net=net).bind(*args, **kwargs)
-        values = {**network_defaults(self, net), **bound.arguments}
+        binds them (TypeError for an unknown keyword, as any function raises), with the defaults of
+        `module`, the trainer script's module (defaults()), and each value resolved (Option.resolve)."""
+        bound = self.signature().bind(*args, **kwargs)
+        values = {**self.defaults(module), **bound.arguments}
         for o in self:
             if o.resolve is not None:
                 values[o.name] = o.resolve(values[o.name])
         return values
-
-
-def network_defaults(options, net):
-    """{option name: default} of `options`, those named like a networks.Network field taken from net.NETWORK."""
-    fields = dataclasses.asdict(net.NETWORK)
-    return {o.name: fields.get(o.name, o.default) for o in options}
 
 
 def new_parser(doc):

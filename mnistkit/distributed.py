@@ -260,16 +260,17 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     is lost or start-up takes longer than `startup_timeout` seconds.
     """
     num_workers, is_chief, me = cluster.num_tasks("worker"), task_index == 0, f"worker {task_index}"
-    data = records.training_data(settings.data_dir)
+    data = records.training_data(settings.data_dir, settings.train_file)
     mine = data.for_worker(worker_shards(data.files, task_index, num_workers))
     if is_chief:
-        checkpoints.prepare_model_dir(settings.model_dir, settings.log)
+        checkpoints.prepare_model_dir(settings.model_dir, settings.log, settings.model_name)
     server = start_server(cluster, "worker", task_index)
     graph, parts = build_worker_graph(cluster, task_index, settings, mine, trainer.build_graph, sync_replicas)
     ckpt = None  # the chief restores the newest checkpoint (checked against the graph just built), or initializes
     if is_chief:
         ckpt, _ = checkpoints.resume_checked(settings.model_dir, settings.net.NETWORK,
-                                             checkpoints.checkpoint_variables(tf.global_variables()), settings.log)
+                                             checkpoints.checkpoint_variables(tf.global_variables()), settings.log,
+                                             name=settings.model_name)
         if ckpt:
             training.check_resumed_schedule(settings, data.examples, checkpoints.step_of(ckpt))
     tf.get_default_graph().finalize()
@@ -457,12 +458,12 @@ def worker_steps(sess, graph, settings, worker, trainer):
     saves = checkpoints.RunSaves(graph.saver, settings.model_dir,
                                  (settings.net.NETWORK, settings.batch_size, worker.data.examples),
                                  resumed_step=checkpoints.step_of(worker.ckpt) if worker.is_chief and worker.ckpt
-                                 else None)
+                                 else None, name=settings.model_name)
     with training.running(settings, worker.data, saves, step, worker=worker) as run:
         trainer.train_loop(sess, graph, settings, run)
         step = trainer.save_last(sess, graph, settings, run, worker.ckpt)
         if run.stop.signal:
-            saved = f"; checkpoint saved to {checkpoints.prefix_of(settings.model_dir, run.progress.saved_step)}"
+            saved = f"; checkpoint saved to {saves.prefix(run.progress.saved_step)}"
             raise Interrupted(run.stop.signal, f"{me}: {run.stop.signal.name}: stopped at global_step {step}"
                               + (saved if worker.is_chief else ""))
         if step < settings.steps:

@@ -69,19 +69,20 @@ def versions(base):
     return sorted(int(n) for n in names if n.isdecimal() and os.path.isdir(os.path.join(base, n)))
 
 
-def calibration_images(data_dir, count=CALIBRATION_RECORDS, log=print):
+def calibration_images(data_dir, count=CALIBRATION_RECORDS, log=print, name=records.TRAIN_FILE):
     """The int8 file's calibration images: float32 [count, 784] in [0, 1], as the network's x.
 
-    The first `count` training records in data_dir (records.tfrecord_files),
+    The first `count` training records in data_dir (records.tfrecord_files;
+    name: its training file's, the generator's tfRecord_train),
     checked whole first; when data_dir holds no training records (a
     developer who copied only model/), the first `count` training digits of
     the MNIST sample bundled with the project, after a one-line note.
     Raises DataError naming the file when it is there but damaged or empty.
     """
     try:
-        path = records.tfrecord_files(data_dir, isTrain=True)[0]
+        path = records.tfrecord_files(data_dir, isTrain=True, name=name)[0]
     except DataError:
-        if glob_has_files(data_dir):
+        if glob_has_files(data_dir, name):
             raise
         return bundled_calibration(data_dir, count, log)
     records.check_tfrecord(path)
@@ -96,10 +97,10 @@ def calibration_images(data_dir, count=CALIBRATION_RECORDS, log=print):
     return np.stack(images).astype(np.float32) / 255
 
 
-def glob_has_files(data_dir):
-    """True when data_dir is a folder that holds shard files of an incomplete set (an error to report, not to
-    pass over for the bundled sample)."""
-    return os.path.isdir(data_dir) and bool(records.shard_files(os.path.join(data_dir, records.TRAIN_FILE)))
+def glob_has_files(data_dir, name=records.TRAIN_FILE):
+    """True when data_dir is a folder that holds shard files of an incomplete set of training file `name` (an
+    error to report, not to pass over for the bundled sample)."""
+    return os.path.isdir(data_dir) and bool(records.shard_files(os.path.join(data_dir, name)))
 
 
 def bundled_calibration(data_dir, count, log):

@@ -1,11 +1,15 @@
 """The networks, each declared once, and the network a model folder holds.
 
 A network is declared once, as a Network: the one place for its name in
-messages, its forward module, its variables, its scripts, its export name,
-what a cluster splits and the course's defaults for it. The course's two
-are declared here (MLP, LENET5) and named by their forward modules as
-NETWORK; a network added beside the course declares its own NETWORK in its
-forward module. The trainer, the evaluator, the app, the exporter, the
+messages, its forward module, its layer sizes, its variables, its scripts,
+its export name and what a cluster splits. Each forward module builds its
+NETWORK from its own constants (mnist_forward's INPUT_NODE, LAYER1_NODE,
+OUTPUT_NODE through mlp()), so that an edited layer size shows in every
+message; MLP and LENET5 are the course's two at the course's sizes. A
+network added beside the course declares its own NETWORK in its forward
+module. The trainer's settings (BATCH_SIZE, LEARNING_RATE_BASE,
+MODEL_SAVE_PATH, MODEL_NAME, ...) are not the network's: they are the
+trainer script's constants. The trainer, the evaluator, the app, the exporter, the
 cluster launcher and the messages all read the declaration; no table lists
 the networks.
 
@@ -26,26 +30,26 @@ from .errors import DataError
 
 LOSSES_COLLECTION = "losses"  # the course's collection of L2 terms (mnist_forward.get_weight adds them)
 EMA_SUFFIX = "/ExponentialMovingAverage"  # tf.train.ExponentialMovingAverage's name for a variable's shadow
-MOVING_AVERAGE_DECAY = 0.99  # the course's; restoring reads the shadows by name, whatever the decay
+LEGACY_FIELDS = ("batch_size", "learning_rate_base", "model_dir")  # trainer settings that records once held
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True)
 class Network:
     """One network's declaration, named by its forward module as NETWORK.
 
     forward: the forward module's import name (it has forward(x,
     regularizer, train), INPUT_NODE, OUTPUT_NODE). name: as messages say it
     ("the 784-500-10 network"); label: short, for --json and exports'
-    metadata. variables: its trainable variables as checkpoints name them.
+    metadata. layers: its layer sizes (ints), e.g. (784, 500, 10).
+    variables: its trainable variables as checkpoints name them.
     train_script, test_script: the scripts that train and evaluate it (file
     names beside the forward module). export_name: mnist_export.py's
     <export>/<export_name>/<N> and <export_name>.tflite, TF Serving's model
     name. split: the variables a cluster with several parameter servers
-    splits (its largest weights; distributed.place_variables). batch_size,
-    learning_rate_base, model_dir: the course's defaults for it. Two
+    splits (its largest weights; distributed.place_variables). Two
     declarations are the same network when they name the same forward
-    module (same()); one read back from JSON holds lists where the
-    declaration has tuples.
+    module (same()), and equal when every field is; one read back from
+    JSON holds lists where the declaration has tuples.
     """
     forward: str
     name: str
@@ -55,19 +59,27 @@ class Network:
     test_script: str
     export_name: str
     split: tuple = ()
-    batch_size: int = 200
-    learning_rate_base: float = 0.1
-    model_dir: str = "./model/"
+    layers: tuple = ()
 
 
-MLP = Network(forward="mnist_forward", name="the 784-500-10 network", label="784-500-10",
-              variables=("w1", "b1", "w2", "b2"), train_script="mnist_backward.py", test_script="mnist_test.py",
-              export_name="mnist", split=("w1",), batch_size=200, learning_rate_base=0.1, model_dir="./model/")
-LENET5 = Network(forward="mnist_lenet5_forward", name="LeNet-5", label="LeNet-5",
-                 variables=("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
-                 train_script="mnist_lenet5_backward.py", test_script="mnist_lenet5_test.py",
-                 export_name="mnist_lenet5", split=("fc1_w",), batch_size=100, learning_rate_base=0.005,
-                 model_dir="./model_lenet5/")
+def mlp(input_node, layer1_node, output_node):
+    """The declaration of mnist_forward's network with these layer sizes: "the 784-500-10 network" at the course's."""
+    label = f"{input_node}-{layer1_node}-{output_node}"
+    return Network(forward="mnist_forward", name=f"the {label} network", label=label,
+                   variables=("w1", "b1", "w2", "b2"), train_script="mnist_backward.py", test_script="mnist_test.py",
+                   export_name="mnist", split=("w1",), layers=(input_node, layer1_node, output_node))
+
+
+def lenet5(*layers):
+    """The declaration of mnist_lenet5_forward's network; layers: its sizes (input, kernels, kernels, hidden, output)."""
+    return Network(forward="mnist_lenet5_forward", name="LeNet-5", label="LeNet-5",
+                   variables=("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
+                   train_script="mnist_lenet5_backward.py", test_script="mnist_lenet5_test.py",
+                   export_name="mnist_lenet5", split=("fc1_w",), layers=tuple(layers))
+
+
+MLP = mlp(784, 500, 10)  # the course's sizes
+LENET5 = lenet5(784, 32, 64, 512, 10)
 COURSE_NETWORKS = (MLP, LENET5)  # the networks of folders and exports written before they recorded theirs
 
 
@@ -82,9 +94,13 @@ def to_record(network):
 
 
 def from_record(record):
-    """The Network a to_record dict describes; DataError when it is not one (unknown or missing fields)."""
+    """The Network a to_record dict describes; DataError when it is not one (unknown or missing fields).
+
+    The trainer settings that records of earlier versions held beside the
+    network (LEGACY_FIELDS) are passed over.
+    """
     try:
-        return Network(**record)
+        return Network(**{k: v for k, v in record.items() if k not in LEGACY_FIELDS})
     except TypeError as e:
         raise DataError(f"not a network declaration ({e})") from None
 
@@ -110,11 +126,26 @@ def check_network(ckpt_path, found, network, script="train_script"):
     script of the network found, e.g. `model/mnist_model-2000: this
     checkpoint holds the 784-500-10 network, not LeNet-5; use
     mnist_test.py, or another --model-dir`. An evaluator passes networks
-    whose test_script is its own (a network declared without one).
+    whose test_script is its own (a network declared without one). The
+    same network with other layer sizes raises too (check_layers).
     """
+    if found is not None and same(found, network):
+        check_layers(ckpt_path, found, network)
     if found is None or same(found, network) or getattr(found, script) == getattr(network, script):
         return
     raise DataError(f"{ckpt_path}: this checkpoint holds {found.name}, not {network.name}; "
                     f"use {cli.script_path(getattr(found, script))}, or another --model-dir")
+
+
+def check_layers(ckpt_path, found, network):
+    """Raise DataError when a checkpoint holds `network`'s network (same forward module) at other layer sizes
+    than its forward module's constants give now (an edited LAYER1_NODE), naming both shapes. A declaration
+    without layers (a folder of an earlier version) passes here, for checkpoints.check_variables."""
+    def shape(n):  # "the 784-300-10 network"; "LeNet-5 (784-32-64-512-10)"
+        sizes = "-".join(map(str, n.layers))
+        return n.name if sizes == n.label else f"{n.name} ({sizes})"
+    if found.layers and network.layers and list(found.layers) != list(network.layers):
+        raise DataError(f"{ckpt_path}: this checkpoint holds {shape(found)}, not {shape(network)}, which "
+                        f"{network.forward}.py builds now; set its layer sizes back, or use another --model-dir")
 
 

@@ -11,6 +11,7 @@ mnist_app.py and mnist_export.py raise (through checkpoints.no_checkpoint)
 when --model-dir holds no checkpoint but something one level off.
 """
 import collections
+import functools
 import os
 import re
 
@@ -18,13 +19,26 @@ from . import cli
 from .errors import DataError
 from .export import TFLITE_SUFFIX, versions
 
-MODEL_NAME = "mnist_model"  # the course's checkpoint prefix: <folder>/mnist_model-<global_step>
+MODEL_NAME = "mnist_model"  # the course's MODEL_NAME: <folder>/mnist_model-<global_step>, unless a trainer says otherwise
 INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
-# A checkpoint's files: <prefix>.index, .meta, .data-NNNNN-of-NNNNN (V2), or the one file <prefix> (V1).
-CHECKPOINT_FILE = re.compile(re.escape(MODEL_NAME) + r"-(\d+)(\.index|\.meta|\.data-\d{5}-of-\d{5})?$")
+V2_SUFFIX = r"(\.index|\.meta|\.data-\d{5}-of-\d{5})"  # a V2 checkpoint's files: <prefix>.index, .meta, .data-*
+# A file of a V2 checkpoint of any name: <name>-<global_step>.index, .meta or .data-NNNNN-of-NNNNN.
+ANY_CHECKPOINT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)" + V2_SUFFIX + "$")
 SAVED_MODEL_FILE = "saved_model.pb"
 VARIABLES_FOLDER = "variables"
 APP, EXPORTER = "mnist_app.py", "mnist_export.py"
+
+
+
+@functools.lru_cache(maxsize=None)
+def checkpoint_file(name=MODEL_NAME):
+    """The pattern of a file of a checkpoint named `name` (a trainer's MODEL_NAME): <name>-<step> with a V2
+    suffix, or alone (the one file of the V1 format); groups `name` and `step`."""
+    return re.compile(f"(?P<name>{re.escape(name)})-(?P<step>\\d+){V2_SUFFIX}?$")
+
+
+CHECKPOINT_FILE = checkpoint_file()  # the course's own name's
+
 
 Holding = collections.namedtuple("Holding", "kind what give")
 Holding.__doc__ = """What a path is. kind: "checkpoints" (a checkpoint folder), "saved_model" (a SavedModel
@@ -62,9 +76,9 @@ def _file_holding(path):
     if os.path.basename(folder) == VARIABLES_FOLDER and is_version(os.path.dirname(folder)):
         version = os.path.dirname(folder)
         return Holding("off", f"is a file of the SavedModel {version}", [version])
-    match = CHECKPOINT_FILE.match(name)
+    match = CHECKPOINT_FILE.match(name) or ANY_CHECKPOINT_FILE.match(name)
     if match or (name == INDEX_FILE and has_checkpoints(folder or os.curdir)):
-        what = (f"a file of the checkpoint {os.path.join(folder, name[:match.end(1)])}" if match
+        what = (f"a file of the checkpoint {os.path.join(folder, name[:match.end('step')])}" if match
                 else "the index file of a checkpoint folder")
         return Holding("off", f"is {what}", [folder or os.curdir])
     return None
@@ -88,9 +102,9 @@ def _folder_holding(path):
 
 
 def has_checkpoints(folder):
-    """True when folder holds a file of a checkpoint (CHECKPOINT_FILE), whole or not."""
+    """True when folder holds a file of a checkpoint (of any name, or the course's V1 file), whole or not."""
     try:
-        return any(CHECKPOINT_FILE.match(name) for name in os.listdir(folder))
+        return any(ANY_CHECKPOINT_FILE.match(name) or CHECKPOINT_FILE.match(name) for name in os.listdir(folder))
     except OSError:
         return False
 

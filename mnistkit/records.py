@@ -235,19 +235,20 @@ def output_files(tfRecordName, num_shards=1):
     return [shard_name(tfRecordName, i, num_shards) for i in range(num_shards)]
 
 
-def tfrecord_files(source=DATA_DIR, isTrain=True):
+def tfrecord_files(source=DATA_DIR, isTrain=True, name=None):
     """The TFRecord files that a folder, a file or a file pattern names, sorted by name.
 
     A folder gives its complete shard set mnist_train-NNNNN-of-NNNNN.tfrecords
     (see shard_name) when it has one, else its mnist_train.tfrecords
-    (mnist_test.tfrecords when not isTrain); a pattern such as
+    (mnist_test.tfrecords when not isTrain; `name` instead when given: the
+    generator's tfRecord_train or tfRecord_test); a pattern such as
     "data/mnist_train-*" gives the files it matches (glob), unless a file or
     folder of that very name is there: a name such as `data[1]` is read
     literally first. Returns a non-empty list of paths. Raises DataError naming the source when
     nothing matches or a folder's shard set is incomplete.
     """
     if os.path.isdir(source):
-        single = os.path.join(source, TRAIN_FILE if isTrain else TEST_FILE)
+        single = os.path.join(source, name or (TRAIN_FILE if isTrain else TEST_FILE))
         shards = shard_files(single)
         if not shards:
             if not os.path.isfile(single):
@@ -568,15 +569,16 @@ def file_signature(path):
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def training_data(data_dir):
-    """The TrainingData of a folder, file or pattern (tfrecord_files), every file checked whole.
+def training_data(data_dir, name=TRAIN_FILE):
+    """The TrainingData of a folder, file or pattern (tfrecord_files; name: a folder's training file's), every
+    file checked whole.
 
     Each file passes scan_tfrecord; the layout (record_layout) tells the
     fast pipeline whether it may read fixed-length frames, and the note
     (layout_and_note) says so in one line when it may not. Raises DataError
     on missing or bad data.
     """
-    paths = tfrecord_files(data_dir)
+    paths = tfrecord_files(data_dir, True, name)
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: scan_tfrecord(f) for f in paths}
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"

@@ -53,6 +53,9 @@ class Settings(types.SimpleNamespace):
     `regularizer`, moving averages with moving_average_decay; a loss line
     every print_every steps through `log`. steps: the target global_step;
     pipeline: an records.Pipeline name, resolved by records.pipeline_of.
+    model_name: the trainer's MODEL_NAME, its checkpoints' name
+    (<model_dir>/<model_name>-<global_step>); train_file: the training
+    file's name in a data_dir folder (mnist_generateds.tfRecord_train).
     """
 
 
@@ -269,7 +272,7 @@ def check_weights(flags, names, step, learning_rate, settings, where):
 
 def diverged(what, step, learning_rate, settings, where):
     """The one-line Diverged for a training gone non-finite at `step`: what happened, what to try, what was kept."""
-    newest = checkpoints.latest(settings.model_dir) if settings.model_dir else None
+    newest = checkpoints.latest(settings.model_dir, settings.model_name) if settings.model_dir else None
     kept = f"nothing non-finite was saved; the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
     return Diverged(f"step {step}: {what} (learning rate {learning_rate:g}): the training diverged; "
                     f"lower LEARNING_RATE_BASE in {settings.net.NETWORK.train_script}, or check the training "

@@ -341,8 +341,8 @@ def test_latest_takes_one_listing_of_the_folder(model, monkeypatch):
     # A save that begins while latest() looks: its first file appears right after the folder is listed.
     listed = mnistkit.checkpoints.checkpoint_steps
 
-    def list_then_save_begins(model_dir):
-        steps = listed(model_dir)
+    def list_then_save_begins(model_dir, *name):
+        steps = listed(model_dir, *name)
         shutil.copy(model / DATA, model / "mnist_model-3000.data-00000-of-00001")
         return steps
 

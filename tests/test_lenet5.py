@@ -126,7 +126,7 @@ def test_learning_rate_is_the_chapters_and_decays_per_real_epoch(sample_workdir)
     data = str(sample_workdir / "data")
     with tf.Graph().as_default():
         settings = mnist_backward.settings_for(mnist_lenet5_forward, steps=1, data_dir=data, model_dir="model",
-                                               pipeline="course")
+                                               pipeline="course", constants=mnist_lenet5_backward)
         graph = mnist_backward.build_graph(settings, mnistkit.records.training_data(data))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())

@@ -243,8 +243,8 @@ def train_on_data_damaged_after_the_check(tmp_path, monkeypatch, kind, pipeline)
     data = data_folder(tmp_path / pipeline)
     checked = mnistkit.records.training_data
 
-    def check_then_damage(data_dir):
-        found = checked(data_dir)
+    def check_then_damage(data_dir, *name):
+        found = checked(data_dir, *name)
         damage(data / mnist_generateds.tfRecord_train, kind)  # another program rewriting the file
         return found
 

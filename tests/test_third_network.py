@@ -25,7 +25,7 @@ from mnistkit import networks
 NETWORK = networks.Network(forward="mnist_deep_forward", name="the 784-300-100-10 network", label="784-300-100-10",
                            variables=("w1", "b1", "w2", "b2", "w3", "b3"), train_script="mnist_deep_backward.py",
                            test_script="mnist_test.py", export_name="mnist_deep", split=("w1",),
-                           batch_size=200, learning_rate_base=0.1, model_dir="./model_deep/")
+                           layers=(784, 300, 100, 10))
 INPUT_NODE, LAYER1_NODE, LAYER2_NODE, OUTPUT_NODE = 784, 300, 100, 10
 
 
@@ -45,14 +45,16 @@ import sys
 import mnist_backward
 import mnist_deep_forward
 
+MODEL_SAVE_PATH = "./model_deep/"  # the other constants are mnist_backward.py's (BATCH_SIZE, MODEL_NAME, ...)
+
 
 def backward(*args, **options):
-    """mnist_backward.backward with this network (its declaration gives the defaults)."""
-    return mnist_backward.backward(*args, net=mnist_deep_forward, **options)
+    """mnist_backward.backward with this network and this file's constants."""
+    return mnist_backward.backward(*args, net=mnist_deep_forward, constants=sys.modules[__name__], **options)
 
 
 def main(argv=None):
-    return mnist_backward.main(argv, mnist_deep_forward, __doc__)
+    return mnist_backward.main(argv, mnist_deep_forward, __doc__, sys.modules[__name__])
 
 
 if __name__ == "__main__":
