@@ -511,12 +511,73 @@ def number_of(text):
     return float(text)
 
 
+def kept_routes(store, prepare):
+    """The routes of a keep.KeptDigits store, a list of starlette Routes the board's app serves.
+
+    prepare: (a picture's bytes, its name) -> uint8 [28, 28] (the board's
+    Model.prepare: the app's prepared_pixels), for a keep sent without "input".
+    - POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count", "entries"}
+    - GET    /board/kept          {"count", "entries": [{"name", "digit"}, ...]}
+    - GET    /board/kept/<name>   the kept 28x28 JPG (only names the store lists)
+    - DELETE /board/kept/<name>   removes it -> {"count", "entries"}
+    Errors are JSON {"error": one line}: 400 a bad request, 404 a name not
+    kept, 413 a body over the board's limit, 500 a folder that cannot be
+    written or read (DataError's line). File work runs on threads.
+    """
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    def keep_one(digit, pixels, original, name):
+        if pixels is None:
+            pixels = keep.prepared(prepare, original, name)
+        kept, digit = store.keep(pixels, digit, original, name)
+        return {"kept": {"name": kept, "digit": digit}, **keep.listing(store)}
+
+    def remove(name):
+        store.remove(name)
+        return keep.listing(store)
+
+    async def answer(work, *args):
+        try:
+            result = await run_in_threadpool(work, *args)
+        except ValueError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        except keep.NotKept as e:
+            return JSONResponse({"error": f"no kept digit {e.args[0]!r}; GET /board/kept lists them"}, status_code=404)
+        except DataError as e:
+            return JSONResponse({"error": str(e)}, status_code=500)
+        return result if isinstance(result, Response) else JSONResponse(result)
+
+    async def keep_digit(request):
+        try:
+            request = keep.keep_request(await read_body(request))
+        except BoardError as e:
+            return JSONResponse({"error": str(e)}, status_code=e.status)
+        except ValueError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+        return await answer(keep_one, *request)
+
+    async def kept_list(request):
+        return await answer(keep.listing, store)
+
+    async def kept_file(request):
+        name = request.path_params["name"]
+        if request.method == "DELETE":
+            return await answer(remove, name)
+        return await answer(lambda: Response(store.jpg(name), media_type="image/jpeg",
+                                             headers={"Cache-Control": "no-cache"}))
+
+    return [Route("/board/keep", keep_digit, methods=["POST"]), Route("/board/kept", kept_list),
+            Route("/board/kept/{name}", kept_file, methods=["GET", "DELETE"])]
+
+
 def create_app(model, access=None, kept=None):
     """The Starlette application serving `model` (a Model): the page, its endpoint and TF Serving's REST API.
 
     access: an Access, who may use it (Guard checks every request); None:
     Access(), the loopback names only. kept: a keep.KeptDigits store, whose
-    routes (keep.routes: /board/keep, /board/kept) are served behind the
+    routes (kept_routes: /board/keep, /board/kept) are served behind the
     same Guard; None: none.
     """
     from starlette.applications import Starlette
@@ -563,7 +624,7 @@ def create_app(model, access=None, kept=None):
                Route("/v1/{rest:path}", models,  # every method: serving_answer refuses with 400, as TF Serving
                      methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])]
     if kept is not None:
-        routes += keep.routes(kept, model.prepare)
+        routes += kept_routes(kept, model.prepare)
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
                     middleware=[Middleware(Guard, access=access or Access())])
     app.router.redirect_slashes = False  # /v1/models is TF Serving's 400, not a redirect to /v1/models/

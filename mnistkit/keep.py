@@ -12,7 +12,7 @@ never given again. Every file is written under a temporary name and
 renamed into place, the label file last and whole, so a stopped keep
 leaves the layout as it was; threads and processes keep one at a time
 (a threading.Lock, and fcntl.flock on the lock file where there is fcntl).
-routes() serves a store to the board's page (docs/teach.md).
+The board (mnistkit/board.py, kept_routes) serves a store to its page (docs/teach.md).
 """
 import base64
 import binascii
@@ -46,7 +46,7 @@ SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,5}")  # an original keeps its picture's su
 
 
 class NotKept(KeyError):
-    """A name the store does not list (the routes answer 404)."""
+    """A name the store does not list (the board's routes answer 404)."""
 
 
 class KeptDigits:
@@ -249,7 +249,6 @@ def jpg_bytes(pixels):
     return out.getvalue()
 
 
-# ---------------------------------------------------------------- the board's routes
 
 KEEP_KEYS = ("digit", "input", "original", "name")
 KEEP_FORM = '{"digit": 0-9, "input": [784 ints 0-255]} and/or "original": the picture in base64, "name": its file name'
@@ -309,65 +308,3 @@ def listing(store):
     """{"count": n, "entries": [{"name", "digit"}, ...]}: the store's digits in label-file order."""
     entries = [{"name": name, "digit": digit} for name, digit in store.entries()]
     return {"count": len(entries), "entries": entries}
-
-
-def routes(store, prepare):
-    """The board's routes of a KeptDigits store, a list of starlette Routes to add to the board's app.
-
-    prepare: (a picture's bytes, its name) -> uint8 [28, 28] (the board's
-    Model.prepare: the app's prepared_pixels), for a keep sent without "input".
-    - POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count", "entries"}
-    - GET    /board/kept          {"count", "entries": [{"name", "digit"}, ...]}
-    - GET    /board/kept/<name>   the kept 28x28 JPG (only names the store lists)
-    - DELETE /board/kept/<name>   removes it -> {"count", "entries"}
-    Errors are JSON {"error": one line}: 400 a bad request, 404 a name not
-    kept, 413 a body over the board's limit, 500 a folder that cannot be
-    written or read (DataError's line). File work runs on threads.
-    """
-    from starlette.concurrency import run_in_threadpool
-    from starlette.responses import JSONResponse, Response
-    from starlette.routing import Route
-    from .board import BoardError, read_body  # here: the board may import this module
-
-    def keep_one(digit, pixels, original, name):
-        if pixels is None:
-            pixels = prepared(prepare, original, name)
-        kept, digit = store.keep(pixels, digit, original, name)
-        return {"kept": {"name": kept, "digit": digit}, **listing(store)}
-
-    def remove(name):
-        store.remove(name)
-        return listing(store)
-
-    async def answer(work, *args):
-        try:
-            result = await run_in_threadpool(work, *args)
-        except ValueError as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
-        except NotKept as e:
-            return JSONResponse({"error": f"no kept digit {e.args[0]!r}; GET /board/kept lists them"}, status_code=404)
-        except DataError as e:
-            return JSONResponse({"error": str(e)}, status_code=500)
-        return result if isinstance(result, Response) else JSONResponse(result)
-
-    async def keep(request):
-        try:
-            request = keep_request(await read_body(request))
-        except BoardError as e:
-            return JSONResponse({"error": str(e)}, status_code=e.status)
-        except ValueError as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
-        return await answer(keep_one, *request)
-
-    async def kept(request):
-        return await answer(listing, store)
-
-    async def kept_file(request):
-        name = request.path_params["name"]
-        if request.method == "DELETE":
-            return await answer(remove, name)
-        return await answer(lambda: Response(store.jpg(name), media_type="image/jpeg",
-                                             headers={"Cache-Control": "no-cache"}))
-
-    return [Route("/board/keep", keep, methods=["POST"]), Route("/board/kept", kept),
-            Route("/board/kept/{name}", kept_file, methods=["GET", "DELETE"])]

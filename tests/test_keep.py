@@ -297,12 +297,12 @@ def test_the_generator_reads_the_kept_layout(tmp_path):
 
 @pytest.fixture
 def server(tmp_path):
-    """(address, store): keep.routes of a store in tmp_path/my_digits, served by uvicorn in a thread."""
+    """(address, store): board.kept_routes of a store in tmp_path/my_digits, served by uvicorn in a thread."""
     import uvicorn
     from starlette.applications import Starlette
     store = keep.KeptDigits(str(tmp_path / "my_digits"))
     sock = board.bind("127.0.0.1", 0)
-    config = uvicorn.Config(Starlette(routes=keep.routes(store, prepare)), log_level="warning", access_log=False,
+    config = uvicorn.Config(Starlette(routes=board.kept_routes(store, prepare)), log_level="warning", access_log=False,
                             lifespan="off")
     served = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(served.serve(sockets=[sock])))
