@@ -25,6 +25,7 @@ before in the index again. The course scripts are run, never imported.
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401
 
+import contextlib
 import glob
 import json
 import os
@@ -34,6 +35,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 from . import checkpoints, cli, files, records
 from .errors import DataError
@@ -77,7 +79,7 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
     if network is None:
         raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + steps
-    with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
+    with one_at_a_time(model_dir), tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
         kept = os.path.join(staging, "data")
         run([script(GENERATOR, script_dir), "--train-images", keep_dir, "--train-labels", labels,
              "--test-images", keep_dir, "--test-labels", labels, "--data-dir", kept, "--workers", "1", "--quiet"],
@@ -95,6 +97,29 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
         after = promote(learned, model_dir, before)
     out(f"learned: {after} (from {before}); go back with `python -m mnistkit.learn --undo --model-dir {model_dir}`")
     return after
+
+
+_learning, _learning_lock = set(), threading.Lock()  # the model folders a learn of this process works on
+
+
+@contextlib.contextmanager
+def one_at_a_time(model_dir):
+    """Around a learn or an undo of model_dir: one at a time, across threads (the board's) and processes.
+
+    Processes: files.FolderLock's hidden lock file in model_dir, removed at
+    the end. Raises DataError naming the folder when another holds it.
+    """
+    key = os.path.realpath(model_dir)
+    with _learning_lock:
+        if key in _learning:
+            raise DataError(f"{model_dir}: another learn is working on this model folder; wait until it ends")
+        _learning.add(key)
+    try:
+        with files.FolderLock(model_dir, "learn (python -m mnistkit.learn)"):
+            yield
+    finally:
+        with _learning_lock:
+            _learning.discard(key)
 
 
 def script(name, script_dir):
@@ -225,6 +250,11 @@ def undo(model_dir, out=print):
     checkpoint is no longer the learned one (trained further since) or the
     one from before is gone: nothing is changed then.
     """
+    with one_at_a_time(model_dir):
+        return _undo(model_dir, out)
+
+
+def _undo(model_dir, out):
     history = learned_record(model_dir)
     if not history:
         raise DataError(f"{os.path.join(model_dir, RECORD_FILE)}: no learn to undo")

@@ -18,7 +18,7 @@ from PIL import Image
 from conftest import ROOT, copy_into, run_main, run_script, tree_digests
 import mnist_backward
 import mnist_forward
-from mnistkit import checkpoints, keep, learn, records
+from mnistkit import checkpoints, files, keep, learn, records
 from mnistkit.errors import DataError
 from tf_compat import tf
 
@@ -177,4 +177,18 @@ def test_a_stopped_learn_leaves_the_model_folder_as_it_was(trained_workdir, samp
             child.kill()
     assert child.returncode == 128 + signal.SIGINT, err
     assert err.splitlines()[-1] == "SIGINT: stopped; model is unchanged"
+    assert tree_digests(work / "model", with_folders=True) == before
+
+
+def test_one_learn_at_a_time_per_model_folder(trained_workdir, sample_workdir, tmp_path):
+    work = copy_into(tmp_path / "work", trained_workdir, "model")
+    kept_sevens_as_threes(sample_workdir, work / "my_digits")
+    before = tree_digests(work / "model", with_folders=True)
+    with learn.one_at_a_time(str(work / "model")):  # a learn of this process (another thread of the board)
+        with pytest.raises(DataError, match="another learn is working on this model folder; wait until it ends"):
+            learn.learn(str(work / "model"), str(work / "my_digits"), steps=1, out=lambda line: None)
+    (work / "model" / files.LOCK_FILE).write_text(f"{os.getppid()}\n")  # a live process of another learn
+    with pytest.raises(DataError, match=rf"another learn \(python -m mnistkit.learn\) \(pid {os.getppid()}\)"):
+        learn.undo(str(work / "model"))
+    os.remove(work / "model" / files.LOCK_FILE)
     assert tree_digests(work / "model", with_folders=True) == before
