@@ -152,8 +152,8 @@ def training_batches(settings, data):
     "fast" and "course": the course's get_tfrecord (queue runners) over
     data.files; "tfdata": inputs.tfdata_batches, the same batches through
     tf.data, the queue runners' successor (docs/migrating.md). With
-    --mix-records a share of each batch comes from a second chain of the
-    same kind over those files (records.mixed).
+    --mix-records a share of each batch comes from a second such chain over
+    that option's files (records.mixed).
     """
     def batches(num, files):  # files: --mix-records' (records.mixed), read one record per op as the course reads
         if not settings.pipeline.queue_runners:
