@@ -79,6 +79,9 @@ OPTIONS = cli.Options([
            f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY"),
     Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float,
            constant="LEARNING_RATE_BASE"),
+    Option("mix_records", None, f"PATH[:SHARE]: draw SHARE (default {records.MIX_SHARE}) of every batch from the "
+           "TFRecords of PATH (a folder, file or pattern), e.g. your kept digits (docs/teach.md)",
+           type=records.mix_of, resolve=records.mix_of),
 ])
 
 
@@ -159,12 +162,16 @@ def training_batches(settings, data):
 
     "fast" and "course": the course's get_tfrecord (queue runners) over
     data.files; "tfdata": inputs.tfdata_batches, the same batches through
-    tf.data, the queue runners' successor (docs/migrating.md).
+    tf.data, the queue runners' successor (docs/migrating.md). With
+    --mix-records a share of each batch comes from a second such chain over
+    that option's files (records.mixed).
     """
-    if not settings.pipeline.queue_runners:
-        return inputs.tfdata_batches(data.files, settings.batch_size)
-    return mnist_generateds.get_tfrecord(settings.batch_size, isTrain=True, pipeline=settings.pipeline,
-                                         files=data.files, layout=data.layout)
+    def batches(num, files):  # files: --mix-records' (records.mixed), read one record per op as the course reads
+        if not settings.pipeline.queue_runners:
+            return inputs.tfdata_batches(files or data.files, num)
+        return mnist_generateds.get_tfrecord(num, isTrain=True, pipeline="course" if files else settings.pipeline,
+                                             files=files or data.files, layout=data.layout)
+    return records.mixed(batches, settings.batch_size, settings.mix_records, settings.log)
 
 
 def backward(*args, net=mnist_forward, constants=None, **options):

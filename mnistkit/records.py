@@ -14,9 +14,11 @@ in SCHEMA. A file is checked whole before training or evaluation reads it,
 so bad data is one line naming the file and record, not an error inside a
 queue-runner thread. What the course never had for its queue runners is
 here too: what a --pipeline name means (Pipeline), reading many records per
-reader op (read_many, read_fixed), and the one line saying when a file
-cannot take the fixed-length path (log_reader).
+reader op (read_many, read_fixed), the one line saying when a file
+cannot take the fixed-length path (log_reader), and a second set of records
+drawn into every batch (Mix, mixed: the trainer's --mix-records).
 """
+import argparse
 import collections
 import dataclasses
 import functools
@@ -692,3 +694,72 @@ def read_many(filename_queue, records_per_read, layout=None):
 def image_and_label(features):
     """parse_example's features of k records (FEATURES) -> img uint8 [k, 784], label int64 [k, 10]."""
     return tf.reshape(tf.decode_raw(features[IMAGE_FEATURE], tf.uint8), [-1, IMAGE_PIXELS]), features[LABEL_FEATURE]
+
+
+# ---------------------------------------------------------------- a second source in every batch (--mix-records)
+
+MIX_SHARE = 0.25  # --mix-records PATH alone: a quarter of each batch from PATH
+
+
+@dataclasses.dataclass(frozen=True)
+class Mix:
+    """A second set of TFRecord files drawn into every training batch: `share` of its examples come from `source`.
+
+    source: a folder, file or pattern (tfrecord_files); share: a float in
+    (0, 1). The trainer's --mix-records PATH[:SHARE] (mix_of).
+    """
+    source: str
+    share: float = MIX_SHARE
+
+    def examples(self, batch_size):
+        """Examples of a batch of batch_size drawn from source (int): share of it, rounded, at least 1, at most
+        batch_size - 1 (so both sources are in every batch)."""
+        return min(batch_size - 1, max(1, round(batch_size * self.share)))
+
+
+def mix_of(text):
+    """The Mix of a --mix-records value "PATH" or "PATH:SHARE" (a Mix or None passes as it is).
+
+    A last ":<number>" is the share, else the whole text is the path (so
+    C:\\data is a path). Raises argparse.ArgumentTypeError (argparse prints
+    it as a usage error) when the share is not a number strictly between 0 and 1.
+    """
+    if text is None or isinstance(text, Mix):
+        return text
+    path, _, share = text.rpartition(":")
+    try:
+        share = float(share) if path else None
+    except ValueError:
+        share = None
+    if share is None:
+        return Mix(cli.path(text))
+    if not 0 < share < 1:
+        raise argparse.ArgumentTypeError(f"--mix-records {text}: the share after ':' must be between 0 and 1, "
+                                         f"e.g. {path}:{MIX_SHARE}")
+    return Mix(cli.path(path), share)
+
+
+def mixed(batches, batch_size, mix, log=print):
+    """The training batches with mix's share drawn from its files: (img_batch, label_batch), batch_size each.
+
+    batches(num, files) -> (img_batch float32 [num, 784], label_batch
+    float32 [num, 10]): the trainer's pipeline over its own training files
+    (files None) or over `files`, each call its own chain (for queue
+    runners: string_input_producer -> reader -> parse -> shuffle_batch).
+    With mix None that is batches(batch_size, None); with a Mix, the first
+    batch_size - k examples come from the training files and the last
+    k = mix.examples(batch_size) from mix.source, concatenated, so a small
+    set counts for its share of every step whatever the size of the large
+    one. mix's files are checked whole first (scan_tfrecord); `log` says
+    how often each of their records comes. Raises DataError on missing or
+    bad mix files.
+    """
+    if mix is None:
+        return batches(batch_size, None)
+    files = tfrecord_files(mix.source)
+    count = sum(check_tfrecord(f) for f in files)
+    k = mix.examples(batch_size)
+    log(f"mixing {k} of every {batch_size} examples from the {count} records of {mix.source} "
+        f"(each about {k / count:.2g} times a step)")
+    own, other = batches(batch_size - k, None), batches(k, files)
+    return tf.concat([own[0], other[0]], 0), tf.concat([own[1], other[1]], 0)
