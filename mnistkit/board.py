@@ -202,32 +202,40 @@ class Follower:
                      if name == INDEX_FILE or CHECKPOINT_FILE.match(name))
 
     def start(self, interval=POLL_SECS):
-        """Poll every `interval` seconds on a daemon thread, until stop(); returns the thread."""
+        """poll() every `interval` seconds on a daemon thread, until stop(); returns the thread."""
         def follow():
             while not self.stopped.wait(interval):
-                try:
-                    self.poll()
-                except Exception as e:  # noqa: BLE001  (any: the server goes on with the model it has)
-                    self.say_refused(e)
+                self.poll()
         thread = threading.Thread(target=follow, name="board-follower", daemon=True)
         thread.start()
         return thread
 
     def stop(self):
+        """End start()'s polling after the poll under way."""
         self.stopped.set()
 
-    def poll(self, now=None):
-        """One look at the path: returns True when a newer model was taken into `model.current`."""
+    def poll(self):
+        """One look at the path: returns True when a newer model was taken into `model.current`. Never raises:
+        what goes wrong is one line on stderr, said again only when the files change."""
         stamp = self.stamp_of()
         if stamp == self.stamp:
             return False
+        try:
+            return self.take_newest(stamp)
+        except Exception as e:  # noqa: BLE001  (any: the server goes on with the model it has)
+            self.stamp = stamp
+            self.say_refused(e)
+            return False
+
+    def take_newest(self, stamp):
+        """poll()'s work once the files' `stamp` changed: the newest model loaded and swapped in (True), or not."""
         newest = self.newest()
         state = None if newest is None else (str(newest), files_state(newest))
         if state is None or state == self.served or state in self.refused:
             self.stamp = stamp
             return False
         youngest = max((mtime for _, _, mtime in state[1]), default=0) / 1e9
-        if 0 <= (time.time() if now is None else now) - youngest < SETTLE_SECS:
+        if 0 <= time.time() - youngest < SETTLE_SECS:
             return False  # being written, maybe: the stamp is not kept, so the next poll looks again
         self.stamp = stamp
         try:
