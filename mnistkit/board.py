@@ -135,7 +135,7 @@ def saved_model_version(path):
 def record_version(predictor):
     """The export version (int) a .tflite file's export record names (mnist_export.py's run); 1 without one."""
     version = (getattr(predictor, "record", None) or {}).get("version")
-    return int(version) if isinstance(version, int) or str(version).isdecimal() else 1
+    return int(version) if str(version).isdecimal() else 1
 
 
 def global_step_of(predictor):
