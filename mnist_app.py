@@ -397,13 +397,16 @@ def serve(args):
     each picture is prepared by prepared_pixels with --preprocess and
     --threshold, as the app reads a photo; --allow-host and --allow-origin
     say who else may use it (board.Access); the page keeps corrected
-    digits in --keep-dir (keep.KeptDigits). Runs until Ctrl-C or SIGTERM,
+    digits in --keep-dir (keep.KeptDigits). A newer model in --model-dir
+    (checkpoint, export version, .tflite) is loaded by load_predictor too
+    and answers from then on (board.Follower). Runs until Ctrl-C or SIGTERM,
     which it raises as KeyboardInterrupt; raises DataError as
     load_predictor does, or when --host/--port cannot be listened on.
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
     model = board.Model(load_predictor(args.model_dir),
                         lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name))
+    board.Follower(model, lambda: load_predictor(args.model_dir), args.model_dir).start()
     access = board.Access(args.host, args.allow_host or (), args.allow_origin or ())
     board.serve(model, args.host, args.port, access=access, kept=kept)
 

@@ -23,9 +23,16 @@ site's page (its Origin or Referer) unless --allow-origin lets it in
 read once at start from a fixed list: no path from a request reaches the
 filesystem. Requests run on several threads; the predictors are thread-safe
 (mnistkit.deployed, mnist_app.Predictor).
+
+The newest model answers, as TF Serving serves the newest version of its
+base path: a Follower looks at --model-dir every POLL_SECS and swaps a
+newer checkpoint, export version or .tflite in (Model.current) without a
+restart; a refused one (damaged, half-written, NaN) is said once on stderr
+and the model answering goes on. A checkpoint's version is its global_step.
 """
 import contextlib
 import functools
+import glob
 import json
 import os
 import re
@@ -33,6 +40,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 
 import numpy as np
@@ -40,6 +48,7 @@ import numpy as np
 from . import deployed, keep
 from .errors import DataError
 from .export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
+from .places import CHECKPOINT_FILE, INDEX_FILE
 from .records import IMAGE_PIXELS
 
 HOST, PORT = "127.0.0.1", 8501  # 8501: TF Serving's REST port
@@ -61,6 +70,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")  # names the server always answers 
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # a --host of every interface: the machine's own names are answered to too
 CORS_HEADERS = {"Access-Control-Allow-Methods": "GET, POST, OPTIONS",
                 "Access-Control-Allow-Headers": "Content-Type, X-Filename", "Access-Control-Max-Age": "600"}
+POLL_SECS = 2.0  # how often the server looks for a newer model in --model-dir (stat calls only)
+SETTLE_SECS = 1.0  # a newer model whose files changed more recently is left for the next look (being copied)
 PICTURE_NAME = "picture"  # how a refusal names a picture sent without an X-Filename header
 
 
@@ -80,28 +91,51 @@ class Model:
     prepare(data, name): a picture's bytes -> uint8 [28, 28], the network's
     input x 255 (the app's prepared_pixels), read from memory; raises
     DataError naming the picture as `name`. At most PREPARED_AT_ONCE
-    pictures are prepared at a time (`preparing`, read_picture).
+    pictures are prepared at a time (`preparing`, read_picture; pass the
+    semaphore of the Model this one follows, so the limit holds across
+    them). version: TF Serving's, an integer that grows: an export's
+    version, a checkpoint's global_step.
+
+    `current` is the Model answering now: this one, until a Follower puts
+    a newer one there. A request reads it once (one attribute read) and
+    uses what it read to the end, so an answer being computed finishes on
+    the model it began with, which is not closed under it (an old
+    predictor goes when its last request lets go of it).
     """
 
-    def __init__(self, predictor, prepare):
+    def __init__(self, predictor, prepare, preparing=None):
         self.predictor, self.prepare = predictor, prepare
-        self.preparing = threading.BoundedSemaphore(PREPARED_AT_ONCE)
+        self.preparing = preparing or threading.BoundedSemaphore(PREPARED_AT_ONCE)
         self.name = predictor.network.export_name  # as mnist_export.py names its folder: mnist, mnist_lenet5, ...
         self.form = ("LiteRT" if isinstance(predictor, deployed.LiteRTModel)
                      else "SavedModel" if isinstance(predictor, deployed.SavedModelModel) else "checkpoint")
-        self.version = saved_model_version(predictor.source) if self.form == "SavedModel" else 1
         self.global_step = global_step_of(predictor)
+        self.version = (saved_model_version(predictor.source) if self.form == "SavedModel"
+                        else record_version(predictor) if self.form == "LiteRT" else self.global_step or 1)
+        self.current = self
 
     def describe(self):
         """The page's model line as a dict: name, network, global_step (None when unknown), form, source, version."""
         return {"name": self.name, "network": self.predictor.network.label, "global_step": self.global_step,
                 "form": self.form, "source": str(self.predictor.source), "version": self.version}
 
+    def taken(self):
+        """The line said when this model starts answering: `now serving SOURCE (version V, global_step S)`."""
+        said = [] if self.form == "checkpoint" else [f"version {self.version}"]
+        said += [] if self.global_step is None else [f"global_step {self.global_step}"]
+        return f"now serving {self.predictor.source}" + (f" ({', '.join(said)})" if said else "")
+
 
 def saved_model_version(path):
     """The version (int) a SavedModel version folder is named by, export/mnist/3 -> 3; 1 when not a number."""
     name = os.path.basename(os.path.normpath(str(path)))
     return int(name) if name.isdecimal() else 1
+
+
+def record_version(predictor):
+    """The export version (int) a .tflite file's export record names (mnist_export.py's run); 1 without one."""
+    version = (getattr(predictor, "record", None) or {}).get("version")
+    return int(version) if str(version).isdecimal() else 1
 
 
 def global_step_of(predictor):
@@ -117,6 +151,147 @@ def global_step_of(predictor):
         return int(step)
     found = re.search(r"-(\d+)$", str(predictor.source))
     return int(found.group(1)) if found and not deployed.is_exported(str(predictor.source)) else None
+
+
+class Follower:
+    """Keeps `model.current` (a Model) the newest model --model-dir holds, as TF Serving follows its base path.
+
+    load(): the predictor of the newest model at `path` (the app's
+    load_predictor(--model-dir)), raising DataError when it is refused.
+    What is followed, by path: a checkpoint folder's newest checkpoint
+    (checkpoints.latest: the `checkpoint` index and the files that are
+    there), an export base path's newest version (deployed.newest_version),
+    a version folder or a .tflite file changed in place (a .tflite whose
+    bytes are the same is kept). Every POLL_SECS, poll() stats the files
+    (no reading while nothing changed); a newer model whose files changed
+    less than SETTLE_SECS ago is left for the next poll (a copy still
+    being written). A newer one is loaded on the polling thread while the
+    old one answers; then `current` is swapped and `out` gets Model.taken's
+    line. One load() refuses (damaged, half-written, NaN weights) is said
+    once on `err` and remembered by its files' state: the old model goes
+    on, and the same files changed (made whole) are tried again.
+    """
+
+    def __init__(self, model, load, path, out=print, err=None):
+        self.model, self.load, self.path, self.out, self.err = model, load, str(path), out, err
+        if self.path.lower().endswith(deployed.TFLITE_SUFFIX) or os.path.isfile(
+                os.path.join(self.path, deployed.SAVED_MODEL_FILE)):
+            self.stamp_of, self.newest = self.own_files, lambda: self.path
+        elif model.form == "SavedModel":
+            self.stamp_of, self.newest = self.version_files, lambda: deployed.newest_version(self.path)
+        else:
+            from . import checkpoints  # here: a .tflite is served without importing TensorFlow
+            self.stamp_of, self.newest = self.checkpoint_files, lambda: checkpoints.latest(self.path)
+        self.stamp = self.stamp_of()
+        source = str(model.current.predictor.source)
+        self.served, self.refused = (source, files_state(source)), set()
+        self.stopped = threading.Event()
+
+    def own_files(self):
+        """The .tflite file's or version folder's (bytes, mtime ns)."""
+        return files_state(self.path)
+
+    def version_files(self):
+        """The base path's version folders, each with its saved_model.pb's (bytes, mtime ns)."""
+        return tuple((name, stat_of(os.path.join(self.path, name, deployed.SAVED_MODEL_FILE)))
+                     for name in sorted(listing(self.path)) if name.isdecimal())
+
+    def checkpoint_files(self):
+        """The folder's `checkpoint` index and checkpoint files, each with its (bytes, mtime ns)."""
+        return tuple((name, stat_of(os.path.join(self.path, name))) for name in sorted(listing(self.path))
+                     if name == INDEX_FILE or CHECKPOINT_FILE.match(name))
+
+    def start(self, interval=POLL_SECS):
+        """poll() every `interval` seconds on a daemon thread, until stop(); returns the thread."""
+        def follow():
+            while not self.stopped.wait(interval):
+                self.poll()
+        thread = threading.Thread(target=follow, name="board-follower", daemon=True)
+        thread.start()
+        return thread
+
+    def stop(self):
+        """End start()'s polling after the poll under way."""
+        self.stopped.set()
+
+    def poll(self):
+        """One look at the path: returns True when a newer model was taken into `model.current`. Never raises:
+        what goes wrong is one line on stderr, said again only when the files change."""
+        stamp = self.stamp_of()
+        if stamp == self.stamp:
+            return False
+        try:
+            return self.take_newest(stamp)
+        except Exception as e:  # noqa: BLE001  (any: the server goes on with the model it has)
+            self.stamp = stamp
+            self.say_refused(e)
+            return False
+
+    def take_newest(self, stamp):
+        """poll()'s work once the files' `stamp` changed: the newest model loaded and swapped in (True), or not."""
+        newest = self.newest()
+        state = None if newest is None else (str(newest), files_state(newest))
+        if state is None or state == self.served or state in self.refused:
+            self.stamp = stamp
+            return False
+        youngest = max((mtime for _, _, mtime in state[1]), default=0) / 1e9
+        if 0 <= time.time() - youngest < SETTLE_SECS:
+            return False  # being written, maybe: the stamp is not kept, so the next poll looks again
+        self.stamp = stamp
+        try:
+            predictor = self.load()
+        except Exception as e:  # noqa: BLE001  (DataError, and whatever a half-written file makes a loader raise)
+            self.refused.add(state)
+            self.say_refused(e)
+            return False
+        old = self.model.current
+        source = str(predictor.source)
+        self.served = state if source == state[0] else (source, files_state(source))
+        content = getattr(predictor, "content", None)
+        if content is not None and content == getattr(old.predictor, "content", None):
+            return False  # a .tflite touched or copied over with the same bytes
+        self.model.current = Model(predictor, old.prepare, old.preparing)
+        self.out(self.model.current.taken())
+        sys.stdout.flush()
+        return True
+
+    def say_refused(self, error):
+        """One line on stderr: what was refused, and what goes on answering."""
+        line = " ".join(str(error).split()) if isinstance(error, DataError) else \
+            " ".join(f"{type(error).__name__}: {error}".split())[:300]
+        print(f"warning: {line}; still {self.model.current.taken()[4:]}", file=self.err or sys.stderr, flush=True)
+
+
+def listing(folder):
+    """os.listdir(folder), or [] when it cannot be listed (gone, or not a folder)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def files_state(path):
+    """(name, bytes, mtime ns) of each file of a model (sorted tuple): what tells one state of it from another.
+
+    path: a file (.tflite), a folder (a SavedModel version: the files within
+    it) or a checkpoint prefix (its .index, .data-* and .meta).
+    """
+    path = str(path)
+    if os.path.isdir(path):
+        files = [os.path.join(top, name) for top, _, names in os.walk(path) for name in names]
+    else:
+        files = [path] if os.path.isfile(path) else glob.glob(glob.escape(path) + ".*")
+    found = ((os.path.relpath(file, os.path.dirname(path)), *stat_of(file)) for file in files)
+    return tuple(sorted(entry for entry in found if entry[1] is not None))
+
+
+def stat_of(path):
+    """(bytes, mtime ns) of a file, or (None, None) when it is not there."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None, None
+    return info.st_size, info.st_mtime_ns
 
 
 def images_of(request):
@@ -575,6 +750,9 @@ def kept_routes(store, prepare):
 def create_app(model, access=None, kept=None):
     """The Starlette application serving `model` (a Model): the page, its endpoint and TF Serving's REST API.
 
+    Each request reads model.current once (a Follower may put a newer Model
+    there) and is answered by that Model to its end.
+
     access: an Access, who may use it (Guard checks every request); None:
     Access(), the loopback names only. kept: a keep.KeptDigits store, whose
     routes (kept_routes: /board/keep, /board/kept) are served behind the
@@ -599,19 +777,19 @@ def create_app(model, access=None, kept=None):
         return Response(content, media_type=media_type, headers={"Cache-Control": "no-cache"})
 
     async def board_model(request):
-        return JSONResponse(model.describe())
+        return JSONResponse(model.current.describe())
 
     async def board_predict(request):
         try:
             data = await read_body(request)
             name = picture_name(request.headers.get("x-filename"))
-            return JSONResponse(await run_in_threadpool(read_picture, model, data, name))
+            return JSONResponse(await run_in_threadpool(read_picture, model.current, data, name))
         except BoardError as e:
             return error(e.status, str(e))
 
     async def models(request):
         try:
-            return await serving_answer(model, request)
+            return await serving_answer(model.current, request)
         except BoardError as e:
             return error(e.status, str(e))
 
