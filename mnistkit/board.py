@@ -45,7 +45,7 @@ import urllib.parse
 
 import numpy as np
 
-from . import deployed, keep
+from . import checkpoints, deployed, keep, learn, records
 from .errors import DataError
 from .export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from .places import CHECKPOINT_FILE, INDEX_FILE
@@ -747,6 +747,96 @@ def kept_routes(store, prepare):
             Route("/board/kept/{name}", kept_file, methods=["GET", "DELETE"])]
 
 
+class Learning:
+    """The page's "Learn from my digits": one mnistkit.learn run at a time, on a thread, its scripts in processes.
+
+    kept: the keep.KeptDigits store whose digits are learned; data_dir: the
+    training TFRecords they are mixed with; steps: how many steps past the
+    served checkpoint. The learned checkpoint is promoted into the model
+    folder, where the Follower finds it and the board answers with it;
+    until then the board answers with the model it has. status() is what
+    GET /board/learn answers: state ("idle", "running", "done", "failed"),
+    line (the last line printed), step (the trainer's last reported
+    global_step, or None), steps (the target), folder.
+    """
+
+    def __init__(self, kept, data_dir=records.DATA_DIR, steps=learn.DEFAULT_STEPS):
+        self.kept, self.data_dir, self.steps = kept, data_dir, steps
+        self.lock = threading.Lock()
+        self.state = {"state": "idle", "line": "", "step": None, "steps": None, "folder": None}
+
+    def status(self):
+        with self.lock:
+            return dict(self.state)
+
+    def start(self, model):
+        """Start learning into the checkpoint folder of `model` (a Model); BoardError 409 when one runs or there is
+        no checkpoint folder to learn into (an export without its record's folder), 400 when nothing is kept."""
+        folder = learn_folder(model)
+        if not self.kept.count():
+            raise BoardError(400, f"{self.kept.folder}: no kept digits yet; keep some with the digit buttons first")
+        with self.lock:
+            if self.state["state"] == "running":
+                raise BoardError(409, f"a learn is running on {self.state['folder']}; wait until it ends")
+            start = checkpoints.step_of(checkpoints.latest(folder))
+            self.state = {"state": "running", "line": f"learning from {self.kept.count()} kept digits into {folder}",
+                          "step": start, "steps": start + self.steps, "folder": folder}
+        threading.Thread(target=self.run, args=(folder,), name="learn", daemon=True).start()
+        return self.status()
+
+    def run(self, folder):
+        try:
+            learn.learn(folder, self.kept.folder, self.steps, self.data_dir, out=self.said)
+            ended = "done"
+        except (DataError, OSError, KeyboardInterrupt) as e:
+            self.said(f"error: {e}")
+            ended = "failed"
+        with self.lock:
+            self.state["state"] = ended
+
+    def said(self, line):
+        """One line of the learn's output: the page shows the last; a trainer's step line moves `step`."""
+        found = TRAINER_STEP.search(line)
+        with self.lock:
+            self.state["line"] = line
+            if found:
+                self.state["step"] = int(found.group(1))
+
+
+TRAINER_STEP = re.compile(r"After (\d+) training step")  # mnist_backward.py's loss line, as the course prints it
+
+
+def learn_folder(model):
+    """The checkpoint folder a learn on `model` (a Model) trains: a checkpoint's own folder; an export's, named by
+    its export record, when that folder still holds checkpoints. BoardError 409 otherwise."""
+    if model.form == "checkpoint":
+        return os.path.dirname(str(model.predictor.source)) or "."
+    record = getattr(model.predictor, "record", None) or {}
+    folder = os.path.dirname(str(record.get("checkpoint", "")))
+    if folder and checkpoints.latest(folder) is not None:
+        return folder
+    raise BoardError(409, f"{model.predictor.source}: learning needs the checkpoint folder this export came from"
+                          + (f" ({folder} holds no checkpoint)" if folder else "") +
+                          "; serve that folder (mnist_app.py --serve --model-dir FOLDER) and learn there")
+
+
+def learn_routes(learning, model):
+    """GET and POST /board/learn for a Learning: the status, and starting a learn on `model.current`."""
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def learn_status(request):
+        if request.method == "GET":
+            return JSONResponse(learning.status())
+        try:
+            return JSONResponse(await run_in_threadpool(learning.start, model.current), status_code=202)
+        except BoardError as e:
+            return JSONResponse({"error": str(e)}, status_code=e.status)
+
+    return [Route("/board/learn", learn_status, methods=["GET", "POST"])]
+
+
 def create_app(model, access=None, kept=None):
     """The Starlette application serving `model` (a Model): the page, its endpoint and TF Serving's REST API.
 
@@ -802,7 +892,7 @@ def create_app(model, access=None, kept=None):
                Route("/v1/{rest:path}", models,  # every method: serving_answer refuses with 400, as TF Serving
                      methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])]
     if kept is not None:
-        routes += kept_routes(kept, model.prepare)
+        routes += kept_routes(kept, model.prepare) + learn_routes(Learning(kept), model)
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
                     middleware=[Middleware(Guard, access=access or Access())])
     app.router.redirect_slashes = False  # /v1/models is TF Serving's 400, not a redirect to /v1/models/

@@ -1,0 +1,84 @@
+"""Issue 37, part 3 on the board: "Learn from my digits" (POST /board/learn) runs mnistkit.learn on the served
+checkpoint folder while the board keeps answering, and the board then answers with the learned checkpoint.
+
+A real server (`mnist_app.py --serve`, test_board.Server) on a copy of the trained model; the kept digits are kept
+through the page's own endpoint. Refusals: another origin, nothing kept, an export without its checkpoint folder.
+"""
+import os
+import time
+
+import numpy as np
+import pytest
+
+from test_board import Server, request
+from mnistkit import board
+
+LEARN_TIMEOUT = 300  # seconds for a learn of learn.DEFAULT_STEPS steps on 2 loaded cores, and the board to switch
+
+
+def kept_input(seed):
+    """A 784-int input of a digit-like blob: a bar, shifted by seed (the network's prepared input, stroke bright)."""
+    pixels = np.zeros((28, 28), np.uint8)
+    pixels[6:22, 12 + seed % 4:15 + seed % 4] = 255
+    return pixels.reshape(-1).tolist()
+
+
+def wait_for(condition, what, timeout=LEARN_TIMEOUT):
+    """Poll condition() (a value, or None) every 0.5 s; its first value, or AssertionError naming `what`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value is not None:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"{what} within {timeout} s")
+
+
+def test_learn_from_the_page_trains_the_served_folder_and_the_board_follows(trained_copy, tmp_path):
+    served = Server(trained_copy, "--keep-dir", str(tmp_path / "mine"))
+    try:
+        status, answer = request(served.url + "board/learn", b"", method="POST")
+        assert status == 400 and "no kept digits" in answer["error"]
+        for seed in range(8):
+            assert request(served.url + "board/keep", {"digit": 8, "input": kept_input(seed)})[0] == 200
+        status, answer = request(served.url + "board/learn", b"", {"Origin": "http://evil.example"}, method="POST")
+        assert status == 403 and request(served.url + "board/learn")[1]["state"] == "idle"
+        before = request(served.url + "board/model")[1]
+        assert before["global_step"] == 2000 and before["version"] == 2000
+        status, started = request(served.url + "board/learn", b"", method="POST")
+        assert status == 202 and started["state"] == "running" and started["steps"] == 2000 + 300
+        assert request(served.url + "board/learn", b"", method="POST")[0] == 409  # one at a time
+        ended = wait_for(lambda: (lambda s: s if s["state"] != "running" else None)(
+            request(served.url + "board/learn")[1]), "the learn ended")
+        assert ended["state"] == "done", ended
+        assert ended["line"].startswith("learned: ") and "--undo" in ended["line"]
+        after = wait_for(lambda: (lambda m: m if m["global_step"] == 2300 else None)(
+            request(served.url + "board/model")[1]), "the board answering with the learned checkpoint")
+        assert after["version"] == 2300 and after["source"].endswith("mnist_model-2300")
+        assert os.path.exists(os.path.join(trained_copy, "model", "mnist_model-2000.index"))  # the one from before
+        status, answer = request(served.url + "board/predict", b"")  # the board kept answering throughout
+        assert status == 400
+    finally:
+        assert served.stop() == 130
+
+
+class Export:
+    """A stand-in export predictor: what learn_folder reads of one."""
+
+    def __init__(self, record):
+        self.record, self.source = record, "export/mnist.tflite"
+
+
+def test_an_export_learns_into_the_folder_its_record_names_or_says_what_is_needed(trained_copy):
+    model = type("Model", (), {})()
+    model.form, model.predictor = "LiteRT", Export({"checkpoint": os.path.join(str(trained_copy), "model",
+                                                                            "mnist_model-2000")})
+    assert board.learn_folder(model) == os.path.join(str(trained_copy), "model")
+    model.predictor = Export({"checkpoint": "./gone/mnist_model-2000"})
+    with pytest.raises(board.BoardError) as refused:
+        board.learn_folder(model)
+    assert refused.value.status == 409 and "learning needs the checkpoint folder" in str(refused.value)
+    assert "./gone holds no checkpoint" in str(refused.value)
+    model.predictor = Export(None)
+    with pytest.raises(board.BoardError, match="--model-dir FOLDER"):
+        board.learn_folder(model)
