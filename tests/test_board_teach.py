@@ -13,8 +13,8 @@ import pytest
 from PIL import Image
 
 from test_board import Server, drawn, png_bytes, request
-from test_board_browser import (ANSWER_TIMEOUT, ONE, PHONE, SEVEN, answers, bars, browser, draw_with_mouse,  # noqa: F401
-                                open_page, wait_answer)
+from test_board_browser import browser  # noqa: F401  (the fixture)
+from test_board_browser import ANSWER_TIMEOUT, ONE, PHONE, SEVEN, answers, draw_with_mouse, open_page, wait_answer
 
 AMBER, GREEN = "rgb(227, 155, 0)", "rgb(27, 158, 62)"  # board.css: the top bar of an unsure answer, of a sure one
 
@@ -26,7 +26,8 @@ def keep_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(exported_workdir, keep_dir):
-    started = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"), "--keep-dir", str(keep_dir))
+    started = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"),
+                     "--keep-dir", str(keep_dir))
     yield started
     started.stop()
 

@@ -421,7 +421,8 @@ async function call(url, options) {
   }
 }
 
-function refusal(reply, key) {  // the note for a reply that is not the answer asked for: TEXT[key] with the server's line
+// The note for a reply that is not the answer asked for: TEXT[key] with the server's one line, or why there is none.
+function refusal(reply, key) {
   if (reply.status === 0) return ["offline"];
   if (reply.body && typeof reply.body.error === "string") return [key, reply.body.error];
   return ["unreadable", reply.status];
