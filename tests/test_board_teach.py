@@ -209,3 +209,33 @@ def test_the_teach_buttons_fit_a_phone_and_keep_by_keyboard(browser, server, kee
     page.keyboard.press("Enter")
     wait_kept(page, 0)
     page.context.close()
+
+
+def test_a_refused_keep_says_why_and_a_photo_too_big_is_kept_by_its_input(browser, server, keep_dir, kept_nothing):
+    page = open_page(browser, server, locale="en-US")
+    body = {"digit": 1, "probabilities": [0.0, 0.9] + [0.0125] * 8, "input": [0] * 784}  # a blank input
+    page.route("**/board/predict", lambda route: route.fulfill(json=body))
+    draw_with_mouse(page, ONE)
+    page.click('#teach button[data-digit="1"]')
+    page.wait_for_function("document.getElementById('teach-status').textContent !== ''", timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#teach-status").startswith("Not kept: the input is blank (every pixel is 0)")
+    assert teach_disabled(page) == [False] * 10 and page.text_content("#kept") == "0"  # it can be tried again
+    page.unroute("**/board/predict")
+    sent = []
+
+    def too_big_once(route):  # as the server answers a body over its limit
+        sent.append(route.request.post_data_json)
+        if len(sent) == 1:
+            route.fulfill(status=413, json={"error": "request body is over this server's limit"})
+        else:
+            route.continue_()
+    page.route("**/board/keep", too_big_once)
+    page.click("#clear")
+    assert draw_with_mouse(page, SEVEN)[0] == "7"
+    page.click('#teach button[data-digit="7"]')
+    wait_kept(page, 1)
+    assert [sorted(request) for request in sent] == [["digit", "input", "name", "original"], ["digit", "input", "name"]]
+    assert sent[0]["name"] == "drawing.png" and sent[1]["input"] == sent[0]["input"]
+    assert [line.split()[1] for line in label_lines(keep_dir)] == ["7"]
+    assert not (keep_dir / ".originals").exists() or not list((keep_dir / ".originals").iterdir())
+    page.context.close()
