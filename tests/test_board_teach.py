@@ -65,6 +65,7 @@ def test_a_drawing_kept_as_a_3_is_listed_with_its_picture_and_removed_again(brow
     assert draw_with_mouse(page, SEVEN) == ("7", "")
     assert teach_disabled(page) == [False] * 10
     assert page.get_attribute('#teach button[data-digit="3"]', "aria-label") == "That was a 3"
+    assert page.get_attribute('#teach button[data-digit="8"]', "aria-label") == "That was an 8"
     page.click('#teach button[data-digit="3"]')
     wait_kept(page, 1)
     assert page.text_content("#teach-status") == "Kept as a 3."
@@ -102,6 +103,8 @@ def test_a_photo_read_right_is_kept_with_its_own_bytes(browser, server, keep_dir
     page.click('#teach button[data-digit="4"]')  # a right answer, kept by its own digit
     wait_kept(page, 1)
     assert page.text_content("#teach-status") == "已保存为 4。"
+    page.click("#lang [data-lang=en]")
+    assert page.text_content("#teach-status") == "Kept as a 4."  # said again in the language chosen
     (line,) = label_lines(keep_dir)
     name = line.split()[0]
     assert re.fullmatch(r"\d{6}_4\.jpg 4", line)

@@ -17,10 +17,11 @@ const TEXT = {
     unreadable: "The server's answer cannot be read (HTTP {}): is mnist_app.py --serve still running?",
     probability: "probability of", language: "Language",
     unsure: "Maybe {} ({}) — or {}? Tell me which it was below.",
-    teach: "That was a …", teachDigit: "That was a {}", kept: "Kept as a {}.", keepFailed: "Not kept: {}",
+    teach: "That was a …", teachDigit: "That was {a}", kept: "Kept as {a}.", keepFailed: "Not kept: {}",
     keptTitle: "Kept digits", remove: "Remove kept digit {} ({})", removeFailed: "Not removed: {}",
     learn: "Learn from my digits", learnRunning: "Learning", learnDone: "Learned", learnFailed: "Learning failed",
     learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
+    named: digit => (digit === 8 ? "an " : "a ") + digit,  // a digit as {a} says it: "That was an 8"
   },
   zh: {
     title: "MNIST 手写板", hint: "写一个数字，或把一张数字照片拖到页面上。",
@@ -33,10 +34,11 @@ const TEXT = {
     unreadable: "无法读取服务器的应答（HTTP {}）：mnist_app.py --serve 还在运行吗？",
     probability: "概率：", language: "语言",
     unsure: "可能是 {}（{}）——也可能是 {}？请在下面告诉我是哪个。",
-    teach: "这是…", teachDigit: "这是 {}", kept: "已保存为 {}。", keepFailed: "没有保存：{}",
+    teach: "这是…", teachDigit: "这是 {a}", kept: "已保存为 {a}。", keepFailed: "没有保存：{}",
     keptTitle: "保存的数字", remove: "删除保存的数字 {}（{}）", removeFailed: "没有删除：{}",
     learn: "从我的数字学习", learnRunning: "正在学习", learnDone: "学习完成", learnFailed: "学习失败",
     learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
+    named: digit => String(digit),
   },
 };
 const LANGUAGE_KEY = "board.language";  // localStorage: the language picked with the switch
@@ -115,9 +117,10 @@ function applyLanguage() {
   showLearn();
 }
 
-function say(note) {  // note: [key of TEXT, values for its {}s in order], or null for ""
+function say(note) {  // note: [key of TEXT, values for its {}s in order ({a}: a digit, named), or null for ""
+  if (!note) return "";
   let next = 1;
-  return note ? T[note[0]].replace(/\{\}/g, () => String(note[next++])) : "";
+  return T[note[0]].replace(/\{a?\}/g, found => found === "{a}" ? T.named(note[next++]) : String(note[next++]));
 }
 
 function percent(p) {
