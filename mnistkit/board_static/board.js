@@ -1,5 +1,7 @@
 // The drawing board's page: strokes on #board are sent as a PNG to /board/predict when each one ends, and the
 // answer (digit, ten probabilities, the 28x28 input after the app's own preparation) is shown. No library.
+// After an answer, ten buttons (#teach) keep the picture under the digit it was (POST /board/keep); the kept digits
+// are listed under the board (/board/kept), and "Learn from my digits" (#learn) starts /board/learn and follows it.
 // The page speaks Chinese or English: the browser's language, until the switch (#lang) picks one, which is kept.
 "use strict";
 
@@ -14,6 +16,12 @@ const TEXT = {
     offline: "The server is not answering: is mnist_app.py --serve still running?",
     unreadable: "The server's answer cannot be read (HTTP {}): is mnist_app.py --serve still running?",
     probability: "probability of", language: "Language",
+    unsure: "Maybe {} ({}) — or {}? Tell me which it was below.",
+    teach: "That was a …", teachDigit: "That was {a}", kept: "Kept as {a}.", keepFailed: "Not kept: {}",
+    keptTitle: "Kept digits", remove: "Remove kept digit {} ({})", removeFailed: "Not removed: {}",
+    learn: "Learn from my digits", learnRunning: "Learning", learnDone: "Learned", learnFailed: "Learning failed",
+    learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
+    named: digit => (digit === 8 ? "an " : "a ") + digit,  // a digit as {a} says it: "That was an 8"
   },
   zh: {
     title: "MNIST 手写板", hint: "写一个数字，或把一张数字照片拖到页面上。",
@@ -25,6 +33,12 @@ const TEXT = {
     offline: "服务器没有应答：mnist_app.py --serve 还在运行吗？",
     unreadable: "无法读取服务器的应答（HTTP {}）：mnist_app.py --serve 还在运行吗？",
     probability: "概率：", language: "语言",
+    unsure: "可能是 {}（{}）——也可能是 {}？请在下面告诉我是哪个。",
+    teach: "这是…", teachDigit: "这是 {a}", kept: "已保存为 {a}。", keepFailed: "没有保存：{}",
+    keptTitle: "保存的数字", remove: "删除保存的数字 {}（{}）", removeFailed: "没有删除：{}",
+    learn: "从我的数字学习", learnRunning: "正在学习", learnDone: "学习完成", learnFailed: "学习失败",
+    learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
+    named: digit => String(digit),
   },
 };
 const LANGUAGE_KEY = "board.language";  // localStorage: the language picked with the switch
@@ -40,6 +54,13 @@ const inputView = document.getElementById("input");
 const digitView = document.getElementById("digit");
 const errorView = document.getElementById("error");
 const bars = document.getElementById("bars");
+const teachButtons = [];  // #teach's ten digit buttons, 0 to 9
+const thumbs = document.getElementById("thumbs");
+const learnButton = document.getElementById("learn");
+// An answer is shown as a guess (amber, "Maybe 2 — or 7?", the teach buttons highlighted) when its top probability
+// is under this. The ten sum to 1, so this also catches every answer whose second is within 0.4 of its top.
+const UNSURE_BELOW = 0.7;
+const LEARN_POLL_MS = 1000;  // how often GET /board/learn is asked while the network learns
 const LINE_WIDTH = 18;  // of the board's 280 pixels: a marker's stroke, thinned or thickened by the preparation
 const KEY_STEP = 10, KEY_SMALL_STEP = 3;
 
@@ -50,6 +71,12 @@ let keyPen = {x: 140, y: 140, down: false};
 let asked = 0;           // requests sent; an answer to an older one is dropped
 let message = null;      // [key of TEXT, detail] shown in #error, said again when the language changes
 let model = null;        // /board/model's answer, for the model line
+let shown = null;        // the answer shown: {digit, probabilities, input, blob, name, kept: digit or null, keeping}
+let teachNote = null;    // [key of TEXT, values for its {}s] shown in #teach-status, or null; keptNote: #kept-status
+let keptNote = null;
+let learning = null;     // GET /board/learn's last answer {state, line, step, steps}, or null; learnNote: a refusal
+let learnNote = null;
+let polling = null;      // the timeout of the next GET /board/learn
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
 
 function storedLanguage() {
@@ -83,6 +110,21 @@ function applyLanguage() {
   }
   showModelLine();
   showMessage(message);
+  showVerdict();
+  showTeach();
+  for (const item of thumbs.children) labelThumb(item);
+  document.getElementById("kept-status").textContent = say(keptNote);
+  showLearn();
+}
+
+function say(note) {  // note: [key of TEXT, values for its {}s in order ({a}: a digit, named), or null for ""
+  if (!note) return "";
+  let next = 1;
+  return T[note[0]].replace(/\{a?\}/g, found => found === "{a}" ? T.named(note[next++]) : String(note[next++]));
+}
+
+function percent(p) {
+  return (100 * p).toFixed(1) + "%";
 }
 
 function showMessage(shown) {  // shown: [key of TEXT, detail for its {}], or null for none
@@ -151,6 +193,7 @@ function endStroke() {
 
 function resetAnswer() {
   asked++;
+  showAnswer(null);
   digitView.textContent = "?";
   showMessage(null);
   showBars(null);
@@ -165,7 +208,7 @@ function showBars(probabilities) {
     item.classList.toggle("top", d === top);
     item.querySelector(".fill").style.width = (100 * p).toFixed(1) + "%";
     item.querySelector(".bar").setAttribute("aria-valuenow", p.toFixed(4));
-    item.querySelector(".value").textContent = probabilities ? (100 * p).toFixed(1) + "%" : "";
+    item.querySelector(".value").textContent = probabilities ? percent(p) : "";
   }
 }
 
@@ -204,11 +247,14 @@ async function send(blob, name, ended) {
     showBars(null);
     inputView.getContext("2d").clearRect(0, 0, 28, 28);
     showMessage(answer.problem || ["refused", answer.error]);
+    showAnswer(null);
   } else {
     showMessage(null);
     digitView.textContent = String(answer.digit);
     showBars(answer.probabilities);
     showInput(answer.input);
+    showAnswer({digit: answer.digit, probabilities: answer.probabilities, input: answer.input, blob, name,
+                kept: null, keeping: false});
   }
   document.body.dataset.answers = String(Number(document.body.dataset.answers || 0) + 1);
   if (ended !== undefined) window.boardTimes.push([ended, performance.now()]);
@@ -313,6 +359,242 @@ document.addEventListener("drop", event => {
   if (event.dataTransfer.files.length) sendPhoto(event.dataTransfer.files[0]);
 });
 
+// ---------------------------------------------------------------- is it sure, and keeping what it was
+
+function guess(probabilities) {  // {first, second: the two likeliest digits, unsure: whether to show a guess}
+  const order = probabilities.map((p, d) => d).sort((a, b) => probabilities[b] - probabilities[a]);
+  const [first, second] = order;
+  return {first, second, unsure: probabilities[first] < UNSURE_BELOW};
+}
+
+function showAnswer(answer) {  // answer: the answer now shown (see `shown`), or null for none
+  shown = answer;
+  teachNote = null;
+  showVerdict();
+  showTeach();
+}
+
+function showVerdict() {
+  const seen = shown && guess(shown.probabilities);
+  const unsure = Boolean(seen && seen.unsure);
+  document.getElementById("verdict").textContent = unsure ?
+    say(["unsure", seen.first, percent(shown.probabilities[seen.first]), seen.second]) : "";
+  document.body.dataset.sure = shown ? String(!unsure) : "";
+  digitView.classList.toggle("unsure", unsure);
+  bars.classList.toggle("unsure", unsure);
+  document.getElementById("teach").classList.toggle("invite", unsure);
+}
+
+function makeTeachButtons() {
+  const row = document.querySelector("#teach .digits");
+  for (let d = 0; d < 10; d++) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.digit = String(d);
+    button.textContent = String(d);
+    button.addEventListener("click", () => keepShown(d));
+    row.appendChild(button);
+    teachButtons.push(button);
+  }
+}
+
+function showTeach() {  // one keep per answer: the buttons wait for an answer, and for nothing once it is kept
+  const open = Boolean(shown && shown.kept === null && !shown.keeping);
+  teachButtons.forEach((button, d) => {
+    button.disabled = !open;
+    button.setAttribute("aria-label", say(["teachDigit", d]));
+    button.classList.toggle("answered", Boolean(shown) && shown.digit === d);
+    button.classList.toggle("chosen", Boolean(shown) && shown.kept === d);
+  });
+  document.getElementById("teach-status").textContent = say(teachNote);
+}
+
+async function call(url, options) {
+  // {status, body: the answer's JSON or null}; status 0 when no answer came (the server stopped, the network is down)
+  let response;
+  try {
+    response = await fetch(url, options);
+  } catch (e) {
+    return {status: 0, body: null};
+  }
+  try {
+    return {status: response.status, body: await response.json()};
+  } catch (e) {  // not JSON: a proxy's or another server's page
+    return {status: response.status, body: null};
+  }
+}
+
+// The note for a reply that is not the answer asked for: TEXT[key] with the server's one line, or why there is none.
+function refusal(reply, key) {
+  if (reply.status === 0) return ["offline"];
+  if (reply.body && typeof reply.body.error === "string") return [key, reply.body.error];
+  return ["unreadable", reply.status];
+}
+
+function base64(blob) {  // the blob's bytes in base64 (a string), read by the browser
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result.slice(reader.result.indexOf(",") + 1));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+}
+
+async function keepShown(digit) {
+  // POST /board/keep: the answer's prepared input under `digit`, with the drawing or photo as it was sent.
+  const answer = shown;
+  if (!answer || answer.kept !== null || answer.keeping) return;
+  answer.keeping = true;
+  showTeach();
+  const request = {digit, input: answer.input, name: answer.name};
+  let original = null;
+  try {
+    original = await base64(answer.blob);
+  } catch (e) { /* a photo removed from the disk meanwhile: its prepared input alone */ }
+  const post = body => call("/board/keep", {method: "POST", headers: {"Content-Type": "application/json"},
+                                            body: JSON.stringify(body)});
+  let reply = await post(original ? {...request, original} : request);
+  if (reply.status === 413 && original) reply = await post(request);  // a photo too big to send twice in base64
+  answer.keeping = false;
+  const kept = reply.status === 200 && reply.body && reply.body.kept;
+  if (kept) {
+    answer.kept = digit;
+    showKept(reply.body);
+  }
+  if (answer === shown) {  // else a newer answer is shown, with its own buttons
+    teachNote = kept ? ["kept", digit] : refusal(reply, "keepFailed");
+    showTeach();
+  }
+}
+
+// ---------------------------------------------------------------- the kept digits
+
+function showKept(listing) {  // listing: {count, entries: [{name, digit}]} in the order kept; the newest shown first
+  document.getElementById("kept").textContent = String(listing.count);
+  const names = new Set(listing.entries.map(entry => entry.name));
+  for (const item of Array.from(thumbs.children)) if (!names.has(item.dataset.name)) item.remove();
+  const present = new Set(Array.from(thumbs.children, item => item.dataset.name));
+  for (const entry of listing.entries) if (!present.has(entry.name)) thumbs.prepend(makeThumb(entry));
+}
+
+function makeThumb(entry) {
+  const item = document.createElement("li");
+  item.dataset.name = entry.name;
+  item.dataset.digit = String(entry.digit);
+  const picture = document.createElement("img");
+  picture.src = "/board/kept/" + encodeURIComponent(entry.name);
+  picture.width = picture.height = 28;
+  picture.alt = "";  // the label beside it says the digit; the picture is the network's input, for the eye
+  const label = document.createElement("span");
+  label.textContent = String(entry.digit);
+  const remove = document.createElement("button");
+  remove.type = "button";
+  remove.className = "remove";
+  remove.textContent = "×";
+  remove.addEventListener("click", () => removeKept(item));
+  item.append(picture, label, remove);
+  labelThumb(item);
+  return item;
+}
+
+function labelThumb(item) {
+  const remove = item.querySelector(".remove");
+  remove.setAttribute("aria-label", say(["remove", item.dataset.digit, item.dataset.name]));
+  remove.title = remove.getAttribute("aria-label");
+}
+
+async function removeKept(item) {  // DELETE /board/kept/<name>; the focus goes to a neighbour's ×, for the keyboard
+  const remove = item.querySelector(".remove");
+  remove.disabled = true;
+  const next = item.nextElementSibling || item.previousElementSibling;
+  const reply = await call("/board/kept/" + encodeURIComponent(item.dataset.name), {method: "DELETE"});
+  if (reply.status === 200 && reply.body && Array.isArray(reply.body.entries)) {
+    keptNote = null;
+    showKept(reply.body);
+  } else if (reply.status === 404) {  // removed meanwhile, from another page
+    keptNote = null;
+    await loadKept();
+  } else {
+    keptNote = refusal(reply, "removeFailed");
+    remove.disabled = false;
+  }
+  document.getElementById("kept-status").textContent = say(keptNote);
+  if (next && next.isConnected && !item.isConnected) next.querySelector(".remove").focus();
+}
+
+async function loadKept() {  // GET /board/kept; a server that keeps no digits: the section is hidden
+  const reply = await call("/board/kept");
+  if (reply.status === 404) {
+    document.getElementById("kept-digits").hidden = document.getElementById("teach").hidden = true;
+  } else if (reply.status === 200 && reply.body && Array.isArray(reply.body.entries)) {
+    showKept(reply.body);
+  } else {
+    keptNote = refusal(reply, "keepFailed");
+    document.getElementById("kept-status").textContent = say(keptNote);
+  }
+}
+
+// ---------------------------------------------------------------- learning from them
+
+function showLearn() {  // #learn and its progress line, of `learning` (or the refusal `learnNote`)
+  const state = learning ? learning.state : "";
+  learnButton.disabled = state === "running";
+  const progress = document.getElementById("learn-progress");
+  progress.dataset.state = state;
+  if (learnNote) {
+    progress.textContent = say(learnNote);
+    return;
+  }
+  const title = {running: T.learnRunning, done: T.learnDone, failed: T.learnFailed}[state];
+  const parts = title ? [title] : [];
+  if (title && learning.steps) parts.push(say(["stepOf", learning.step || 0, learning.steps]));
+  if (title && learning.line) parts.push(learning.line);
+  progress.textContent = parts.join(" · ");
+}
+
+function heard(reply) {  // whether a reply is /board/learn's state; if so it is shown
+  if (!(reply.body && typeof reply.body.state === "string")) return false;
+  const finished = learning && learning.state === "running" && reply.body.state === "done";
+  learning = reply.body;
+  learnNote = null;
+  showLearn();
+  if (finished) showModel();  // the model line names what now answers
+  return true;
+}
+
+async function checkLearn() {  // at page open: a server without /board/learn hides the button
+  const reply = await call("/board/learn");
+  learnButton.hidden = !heard(reply);
+  if (learning && learning.state === "running") pollLearn();
+}
+
+function pollLearn() {  // GET /board/learn every LEARN_POLL_MS while the network learns
+  clearTimeout(polling);
+  polling = setTimeout(async () => {
+    const reply = await call("/board/learn");
+    if (!heard(reply)) {  // the server stopped or errs: said, and asked again
+      learnNote = refusal(reply, "learnRefused");
+      showLearn();
+    }
+    if (learning && learning.state === "running") pollLearn();
+  }, LEARN_POLL_MS);
+}
+
+learnButton.addEventListener("click", async () => {
+  learnButton.disabled = true;
+  const reply = await call("/board/learn", {method: "POST"});
+  if (reply.status >= 200 && reply.status < 300 || reply.status === 409) {  // started, or already learning
+    if (!heard(reply)) {
+      learning = {state: "running", line: "", step: 0, steps: 0};
+      showLearn();
+    }
+    pollLearn();
+  } else {
+    learnNote = refusal(reply, "learnRefused");
+    showLearn();
+  }
+});
+
 function showModelLine() {
   if (!model) return;
   const form = (FORMS[language] || {})[model.form] || model.form;
@@ -342,8 +624,9 @@ async function showModel() {
 }
 
 makeBars();
+makeTeachButtons();
 applyLanguage();
 redraw();
 showBars(null);
-showModel();
+Promise.all([loadKept(), checkLearn()]).then(showModel);  // the model line last: the page is ready when it shows
 document.body.dataset.state = "ready";

@@ -1,0 +1,244 @@
+"""Issue 37: correcting and keeping digits on the board's page, in a real browser (as test_board_browser).
+
+The server is `mnist_app.py --serve --keep-dir` on the .tflite export, keeping into a folder of this
+module's own. A drawing and a photo are kept under a chosen digit and removed again, checked in the
+keep folder's files; an unsure answer (probabilities given by page.route) is shown as a guess; the
+"Learn from my digits" button is hidden by a server without /board/learn and follows a mocked one.
+"""
+import os
+import re
+
+import numpy
+import pytest
+from PIL import Image
+
+from test_board import Server, drawn, png_bytes, request
+from test_board_browser import browser  # noqa: F401  (the fixture)
+from test_board_browser import ANSWER_TIMEOUT, ONE, PHONE, SEVEN, answers, draw_with_mouse, open_page, wait_answer
+
+AMBER, GREEN = "rgb(227, 155, 0)", "rgb(27, 158, 62)"  # board.css: the top bar of an unsure answer, of a sure one
+
+
+@pytest.fixture(scope="module")
+def keep_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("keep") / "my_digits"
+
+
+@pytest.fixture(scope="module")
+def server(exported_workdir, keep_dir):
+    started = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"),
+                     "--keep-dir", str(keep_dir))
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def kept_nothing(server):
+    """The module's store, emptied through the server before the test."""
+    for entry in request(server.url + "board/kept")[1]["entries"]:
+        assert request(server.url + "board/kept/" + entry["name"], method="DELETE")[0] == 200
+
+
+def label_lines(keep_dir):
+    labels = keep_dir.parent / (keep_dir.name + ".txt")
+    return labels.read_text().splitlines() if labels.exists() else []
+
+
+def files_in(folder):
+    """The names of the visible files in folder and in its .originals/."""
+    originals = folder / ".originals"
+    return sorted([p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")] +
+                  ([".originals/" + p.name for p in originals.iterdir()] if originals.exists() else []))
+
+
+def teach_disabled(page):
+    return [page.is_disabled(f'#teach button[data-digit="{d}"]') for d in range(10)]
+
+
+def wait_kept(page, count):
+    page.wait_for_function(f"document.getElementById('kept').textContent === '{count}'", timeout=ANSWER_TIMEOUT)
+
+
+def test_a_drawing_kept_as_a_3_is_listed_with_its_picture_and_removed_again(browser, server, keep_dir, kept_nothing):
+    page = open_page(browser, server, locale="en-US")
+    assert page.text_content("#kept") == "0" and teach_disabled(page) == [True] * 10  # no answer yet
+    assert draw_with_mouse(page, SEVEN) == ("7", "")
+    assert teach_disabled(page) == [False] * 10
+    assert page.get_attribute('#teach button[data-digit="3"]', "aria-label") == "That was a 3"
+    assert page.get_attribute('#teach button[data-digit="8"]', "aria-label") == "That was an 8"
+    page.click('#teach button[data-digit="3"]')
+    wait_kept(page, 1)
+    assert page.text_content("#teach-status") == "Kept as a 3."
+    assert teach_disabled(page) == [True] * 10  # that answer is kept: no second keep of it
+    (line,) = label_lines(keep_dir)
+    name = line.split()[0]
+    assert re.fullmatch(r"\d{6}_3\.jpg 3", line)
+    jpg = numpy.asarray(Image.open(keep_dir / name))
+    assert jpg.shape == (28, 28) and jpg.max() > 200 and jpg[0, 0] < 30  # a bright stroke on black
+    original = Image.open(keep_dir / ".originals" / name.replace(".jpg", ".png"))
+    assert original.size == (280, 280)  # the drawing as sent to /board/predict
+    thumb = page.locator("#thumbs li")
+    assert thumb.count() == 1 and thumb.get_attribute("data-name") == name
+    page.wait_for_function("document.querySelector('#thumbs img').naturalWidth === 28", timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#thumbs li span") == "3"
+    before = answers(page)  # a new stroke, a new answer: it can be kept again
+    draw_with_mouse(page, ONE)
+    assert answers(page) == before + 1 and teach_disabled(page) == [False] * 10
+    page.click("#thumbs .remove")
+    wait_kept(page, 0)
+    assert page.locator("#thumbs li").count() == 0
+    assert label_lines(keep_dir) == [] and files_in(keep_dir) == []
+    page.context.close()
+
+
+def test_a_photo_read_right_is_kept_with_its_own_bytes(browser, server, keep_dir, kept_nothing, tmp_path):
+    photo = tmp_path / "four.png"
+    photo.write_bytes(png_bytes(drawn(4, seed=2)))
+    page = open_page(browser, server, locale="zh-CN")
+    assert page.text_content("#teach-label") == "这是…"
+    before = answers(page)
+    page.set_input_files("input[type=file]", str(photo))
+    assert wait_answer(page, before) == ("4", "")
+    assert page.get_attribute('#teach button[data-digit="4"]', "class") == "answered"
+    page.click('#teach button[data-digit="4"]')  # a right answer, kept by its own digit
+    wait_kept(page, 1)
+    assert page.text_content("#teach-status") == "已保存为 4。"
+    page.click("#lang [data-lang=en]")
+    assert page.text_content("#teach-status") == "Kept as a 4."  # said again in the language chosen
+    (line,) = label_lines(keep_dir)
+    name = line.split()[0]
+    assert re.fullmatch(r"\d{6}_4\.jpg 4", line)
+    assert (keep_dir / ".originals" / name.replace(".jpg", ".png")).read_bytes() == photo.read_bytes()
+    page.context.close()
+    page = open_page(browser, server, locale="en-US")  # a page opened later lists it
+    wait_kept(page, 1)
+    assert page.get_attribute("#thumbs li", "data-name") == name
+    assert page.get_attribute("#thumbs .remove", "aria-label") == f"Remove kept digit 4 ({name})"
+    page.context.close()
+
+
+def answer_with(page, probabilities):
+    """Answer the page's next predictions with these probabilities (the digit: the likeliest), as the server does."""
+    digit = int(numpy.argmax(probabilities))
+    body = {"digit": digit, "probabilities": probabilities, "input": [0] * 392 + [255] * 392, "model": "mnist"}
+    page.unroute("**/board/predict")
+    page.route("**/board/predict", lambda route: route.fulfill(json=body))
+
+
+def top_colour(page, digit):
+    return page.eval_on_selector(f"#bar-{digit} .fill", "e => getComputedStyle(e).backgroundColor")
+
+
+def test_an_unsure_answer_is_shown_as_a_guess_and_a_sure_one_as_sure(browser, server):
+    page = open_page(browser, server, locale="en-US")
+    unsure = [0.0, 0.0, 0.558, 0.002, 0.0, 0.0, 0.0, 0.40, 0.04, 0.0]
+    answer_with(page, unsure)
+    assert draw_with_mouse(page, ONE) == ("2", "")
+    assert page.text_content("#verdict") == "Maybe 2 (55.8%) — or 7? Tell me which it was below."
+    assert top_colour(page, 2) == AMBER and page.get_attribute("#teach", "class") == "invite"
+    assert page.evaluate("document.body.dataset.sure") == "false"
+    page.click("#lang [data-lang=zh]")
+    assert page.text_content("#verdict") == "可能是 2（55.8%）——也可能是 7？请在下面告诉我是哪个。"
+    page.click("#lang [data-lang=en]")
+    answer_with(page, [0.01, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.98, 0.01, 0.0])
+    assert draw_with_mouse(page, ONE) == ("7", "")
+    assert page.text_content("#verdict") == "" and page.evaluate("document.body.dataset.sure") == "true"
+    assert top_colour(page, 7) == GREEN and page.get_attribute("#teach", "class") in ("", None)
+    answer_with(page, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.31, 0.69])  # under 0.7 is unsure, however far ahead
+    assert draw_with_mouse(page, ONE) == ("9", "")
+    assert page.text_content("#verdict") == "Maybe 9 (69.0%) — or 8? Tell me which it was below."
+    page.click("#clear")
+    assert page.text_content("#verdict") == "" and top_colour(page, 9) != AMBER and teach_disabled(page) == [True] * 10
+    page.context.close()
+
+
+def test_learn_is_hidden_by_a_server_without_it(browser, server):
+    page = open_page(browser, server, locale="en-US")
+    assert request(server.url + "board/learn")[0] == 404
+    assert page.locator("#learn").count() == 1
+    page.wait_for_function("document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
+    page.context.close()
+
+
+def test_learn_shows_its_progress_while_the_server_learns(browser, server):
+    learned = {"state": "idle", "line": "", "step": 0, "steps": 0}
+    asked = []
+
+    def learn(route):
+        asked.append(route.request.method)
+        if route.request.method == "POST":
+            learned.update(state="running", line="started", step=0, steps=300)
+        route.fulfill(json=learned)
+
+    context = browser.new_context(locale="en-US")
+    page = context.new_page()
+    page.route("**/board/learn", learn)
+    page.goto(server.url)
+    page.wait_for_function("!document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#learn") == "Learn from my digits" and page.text_content("#learn-progress") == ""
+    page.click("#learn")
+    page.wait_for_function("document.getElementById('learn-progress').textContent.includes('started')")
+    assert page.text_content("#learn-progress") == "Learning · step 0 of 300 · started"
+    assert page.is_disabled("#learn")
+    learned.update(step=120, line="step 120, loss 0.31")
+    page.wait_for_function("document.getElementById('learn-progress').textContent.includes('120,')",
+                           timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#learn-progress") == "Learning · step 120 of 300 · step 120, loss 0.31"
+    assert page.is_disabled("#learn")
+    learned.update(state="done", step=300, line="accuracy on your digits 0.9")
+    page.wait_for_function("document.getElementById('learn-progress').dataset.state === 'done'", timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#learn-progress") == "Learned · step 300 of 300 · accuracy on your digits 0.9"
+    assert not page.is_disabled("#learn")
+    polls = asked.count("GET")
+    page.wait_for_timeout(2500)  # done: no more asking
+    assert asked.count("GET") == polls and asked.count("POST") == 1 and polls >= 3
+    context.close()
+
+
+def test_the_teach_buttons_fit_a_phone_and_keep_by_keyboard(browser, server, keep_dir, kept_nothing):
+    page = open_page(browser, server, locale="en-US", **PHONE)
+    assert draw_with_mouse(page, SEVEN)[0] == "7"
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]  # no sideways scroll
+    boxes = [page.locator(f'#teach button[data-digit="{d}"]').bounding_box() for d in range(10)]
+    assert all(box["width"] >= 28 and box["height"] >= 36 for box in boxes)  # big enough for a finger
+    assert max(box["x"] + box["width"] for box in boxes) <= PHONE["viewport"]["width"]
+    page.focus('#teach button[data-digit="6"]')
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.digit") == "7"
+    page.keyboard.press("Enter")
+    wait_kept(page, 1)
+    assert [line.split()[1] for line in label_lines(keep_dir)] == ["7"]
+    page.focus("#thumbs .remove")
+    page.keyboard.press("Enter")
+    wait_kept(page, 0)
+    page.context.close()
+
+
+def test_a_refused_keep_says_why_and_a_photo_too_big_is_kept_by_its_input(browser, server, keep_dir, kept_nothing):
+    page = open_page(browser, server, locale="en-US")
+    body = {"digit": 1, "probabilities": [0.0, 0.9] + [0.0125] * 8, "input": [0] * 784}  # a blank input
+    page.route("**/board/predict", lambda route: route.fulfill(json=body))
+    draw_with_mouse(page, ONE)
+    page.click('#teach button[data-digit="1"]')
+    page.wait_for_function("document.getElementById('teach-status').textContent !== ''", timeout=ANSWER_TIMEOUT)
+    assert page.text_content("#teach-status").startswith("Not kept: the input is blank (every pixel is 0)")
+    assert teach_disabled(page) == [False] * 10 and page.text_content("#kept") == "0"  # it can be tried again
+    page.unroute("**/board/predict")
+    sent = []
+
+    def too_big_once(route):  # as the server answers a body over its limit
+        sent.append(route.request.post_data_json)
+        if len(sent) == 1:
+            route.fulfill(status=413, json={"error": "request body is over this server's limit"})
+        else:
+            route.continue_()
+    page.route("**/board/keep", too_big_once)
+    page.click("#clear")
+    assert draw_with_mouse(page, SEVEN)[0] == "7"
+    page.click('#teach button[data-digit="7"]')
+    wait_kept(page, 1)
+    assert [sorted(request) for request in sent] == [["digit", "input", "name", "original"], ["digit", "input", "name"]]
+    assert sent[0]["name"] == "drawing.png" and sent[1]["input"] == sent[0]["input"]
+    assert [line.split()[1] for line in label_lines(keep_dir)] == ["7"]
+    assert not (keep_dir / ".originals").exists() or not list((keep_dir / ".originals").iterdir())
+    page.context.close()
