@@ -152,12 +152,19 @@ def test_an_unsure_answer_is_shown_as_a_guess_and_a_sure_one_as_sure(browser, se
     page.context.close()
 
 
-def test_learn_is_hidden_by_a_server_without_it(browser, server):
+def test_learn_is_shown_by_the_server_and_hidden_by_one_without_it(browser, server):
     page = open_page(browser, server, locale="en-US")
-    assert request(server.url + "board/learn")[0] == 404
-    assert page.locator("#learn").count() == 1
-    page.wait_for_function("document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
+    assert request(server.url + "board/learn") == (200, {"state": "idle", "line": "", "step": None, "steps": None,
+                                                         "folder": None})
+    page.wait_for_function("!document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
     page.context.close()
+    context = browser.new_context(locale="en-US")
+    without = context.new_page()
+    without.route("**/board/learn", lambda route: route.fulfill(status=404, json={"error": "not found"}))
+    without.goto(server.url)
+    without.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=ANSWER_TIMEOUT)
+    assert without.locator("#learn").count() == 1 and without.locator("#learn").is_hidden()
+    context.close()
 
 
 def test_learn_shows_its_progress_while_the_server_learns(browser, server):
