@@ -160,7 +160,7 @@ def read_bytes(img):
 
     Pillow holds a decoded pixel in 1 byte in modes 1, L and P, 2 in 16-bit
     modes and 4 in the others (RGB too); then comes its 8-bit gray copy (1
-    byte). A 16- or 32-bit integer picture's values go through an array of
+    byte), except for a picture that is 8-bit gray already (L: read as it is). A 16- or 32-bit integer picture's values go through an array of
     their own and to_8bit's 32-bit integers (2 or 4, + 4 + 1). A picture with
     transparency is read as RGBA (4), which Pillow copies with premultiplied
     alpha to reduce it (4) and reduces in two passes (up to 3): 11 in all.
@@ -171,7 +171,7 @@ def read_bytes(img):
         return img.width * img.height * (2 * decoded + 5)  # its values as an array, then 32-bit integers, 8-bit
     if has_alpha(img):
         return img.width * img.height * 11
-    return img.width * img.height * (decoded + 1)
+    return img.width * img.height * (decoded + (img.mode != "L"))
 
 
 def check_size(img, name):

@@ -96,8 +96,8 @@ EMPTIED_AFTER_CHECK = textwrap.dedent("""
     mnistkit.training.STEP_TIMEOUT_MS = int(sys.argv[2])
     checked = mnistkit.records.training_data
 
-    def check_then_empty(data_dir):
-        found = checked(data_dir)
+    def check_then_empty(data_dir, *name):
+        found = checked(data_dir, *name)
         for path in found.counts:
             os.truncate(path, 0)  # another program rewriting the file after the check
         return found
