@@ -36,8 +36,8 @@ OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 REFUSAL_BODY = b'{"error": "too many connections to this server; try again in a moment"}'
 REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
            b"content-length: %d\r\n\r\n%s" % (len(REFUSAL_BODY), REFUSAL_BODY))
-FULL_WARNING = ("warning: {count} connections, this server's most (open-file limit {soft}, `ulimit -n`): "
-                "closing the ones that sent no request to let others in")
+FULL_WARNING = ("warning: connections have taken the {ceiling} open files this server gives them (of {soft}: "
+                "`ulimit -n`); the ones that sent no request are closed to let others in")
 
 
 def open_file_limit():
@@ -78,7 +78,7 @@ class Room:
         """One line on stderr, the first time connections fill the room or descriptors run out."""
         if not self.warned:
             self.warned = True
-            print(FULL_WARNING.format(count=self.ceiling, soft=self.soft or "none"), file=sys.stderr, flush=True)
+            print(FULL_WARNING.format(ceiling=self.ceiling, soft=self.soft or "no limit"), file=sys.stderr, flush=True)
 
     def exception_handler(self, loop, context):
         """asyncio's handler: its `socket.accept() out of system resource` (once a second, with a traceback) is warn()."""
