@@ -5,6 +5,7 @@ open-file limit lowered first (resource.setrlimit in a `python -c` wrapper that 
 """
 import http.client
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -59,11 +60,14 @@ def test_silent_connections_past_the_open_file_limit_leave_room_for_a_client(exp
     server = LimitedServer(exported_workdir, 256, "--model-dir", TFLITE)
     silent = []
     try:
+        assert request(server.url + "v1/models/mnist")[0] == 200  # uvicorn listens: its queue holds them all
         for _ in range(300):  # more than the server's 256 descriptors can hold
             sock = socket.socket()
             sock.setblocking(False)
             sock.connect_ex(host_port(server.url))
             silent.append(sock)
+        for sock in silent:  # each one connected (the kernel's handshake), then nothing sent
+            assert select.select([], [sock], [], 60)[1] and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
         time.sleep(1)  # the server accepts them
         started = time.monotonic()
         status, versions = request(server.url + "v1/models/mnist")  # urllib's timeout: 60 s
