@@ -20,6 +20,7 @@ Two preparations (--preprocess):
   python mnist_app.py --model-dir model_lenet5 pic.png   # LeNet-5 (found from the checkpoint)
   python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
   python mnist_app.py --serve             # the drawing board: http://127.0.0.1:8501/ (mnistkit.board)
+  python mnist_app.py --serve --host 0.0.0.0   # for a phone too: prints this computer's addresses to open
 """
 
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
@@ -337,7 +338,8 @@ def build_parser():
                         help="serve the drawing board (draw a digit, drop a photo) and TF Serving's REST API "
                              "(POST /v1/models/<name>:predict) for --model-dir, until Ctrl-C")
     parser.add_argument("--host", default=board.HOST,
-                        help="--serve: the address to listen on; 0.0.0.0 opens it to your network (a phone can draw)")
+                        help="--serve: the address to listen on; 0.0.0.0 opens it to your network "
+                             "(a phone can draw: the addresses it opens are printed)")
     parser.add_argument("--port", type=int, default=board.PORT,
                         help="--serve: the port (8501 is TF Serving's REST port; 0 takes any free one)")
     parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",

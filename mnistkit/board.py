@@ -36,7 +36,6 @@ import glob
 import json
 import os
 import re
-import signal
 import socket
 import sys
 import threading
@@ -922,9 +921,52 @@ def bind(host, port):
 
 
 def address(sock):
-    """The page's address, http://HOST:PORT/, of a bound socket."""
+    """The page's address, http://HOST:PORT/, of a bound socket (the host as bound: 0.0.0.0 for every address)."""
     host, port = sock.getsockname()[:2]
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+ROUTE_PROBES = ("10.254.254.254", "172.31.254.254", "192.168.254.254")  # private: routes to each network's interface
+
+
+def network_addresses():
+    """This computer's own IPv4 addresses other than loopback (list of str, first the default route's); no packet sent.
+
+    A UDP socket connect()ed to a private address takes the address of the
+    interface the route to it leaves by, without sending anything; the host
+    name's addresses add the others. Each one is kept only if a socket can
+    be bound to it (a host name may resolve to an address of no interface).
+    """
+    found = []
+    for target in ROUTE_PROBES:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe, contextlib.suppress(OSError):
+            probe.connect((target, 9))
+            found.append(probe.getsockname()[0])
+    with contextlib.suppress(OSError, UnicodeError):
+        found += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)]
+    own = []
+    for host in dict.fromkeys(found):
+        if host.startswith(("127.", "0.", "169.254.")):  # loopback, none, link-local
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as check, contextlib.suppress(OSError):
+            check.bind((host, 0))
+            own.append(host)
+    return own
+
+
+def addresses(sock, own=network_addresses):
+    """The page's addresses for a bound socket: (this computer's, [a phone's on the network]).
+
+    A socket bound to one address: that address, and no other. Bound to
+    every address (0.0.0.0, ::): http://127.0.0.1:PORT/ (http://[::1]:PORT/)
+    and an address for each of own() (network_addresses: str IPv4
+    addresses), which a phone on the same network can open.
+    """
+    host, port = sock.getsockname()[:2]
+    if host not in ("0.0.0.0", "::"):
+        return address(sock), []
+    here = f"http://127.0.0.1:{port}/" if host == "0.0.0.0" else f"http://[::1]:{port}/"
+    return here, [f"http://{other}:{port}/" for other in own()]
 
 
 def serve(model, host=HOST, port=PORT, out=print, access=None, kept=None):
@@ -933,37 +975,31 @@ def serve(model, host=HOST, port=PORT, out=print, access=None, kept=None):
     access: an Access (--allow-host, --allow-origin); None: Access(host).
     kept: a keep.KeptDigits store the page keeps corrected digits in, or None.
     Prints the address (`http://127.0.0.1:8501/`) once the socket listens,
-    and a one-line warning first when host is not a loopback address.
-    Raises DataError when the address cannot be bound. uvicorn handles the
-    signals itself (finishing the requests under way); the first one is
-    raised here afterwards, so the script ends with 128 + its number.
+    and for --host 0.0.0.0 a second line with the addresses a phone on the
+    network opens; a one-line warning first when host is not a loopback
+    address. Raises DataError when the address cannot be bound. The
+    connections are mnistkit.listener's: a first signal stops the server
+    within a few seconds, whatever clients do, and is raised here
+    afterwards, so the script ends with 128 + its number; a second one
+    ends the process at once.
     """
-    import asyncio  # here, not at the top: the app imports this module for its flags' defaults (20 ms saved)
-    import uvicorn
+    from . import listener
 
     sock = bind(host, port)
     if host not in ("127.0.0.1", "localhost", "::1"):
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
     app = create_app(model, access or Access(host), kept)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
+    here, network = addresses(sock)
     out(f"serving {model.name} ({model.predictor.network.label}, {model.form}: {model.predictor.source}) "
-        f"at {address(sock)}  (Ctrl-C stops)")
+        f"at {here}  (Ctrl-C stops)")
+    if sock.getsockname()[0] in ("0.0.0.0", "::"):
+        out(f"  from a phone on this network: {'  '.join(network)}" if network else
+            "  no network address found for a phone: is this computer on a network?")
     sys.stdout.flush()
-    stopped = {}
-    original = server.handle_exit
-
-    def handle_exit(sig, frame):
-        stopped.setdefault("signal", sig)
-        original(sig, frame)
-
-    server.handle_exit = handle_exit
     try:
-        with contextlib.suppress(KeyboardInterrupt):  # uvicorn >= 0.29 raises the signal again once it has stopped
-            asyncio.run(server.serve(sockets=[sock]))
+        signum = listener.run(app, sock)
     finally:
         sock.close()
-    signum = stopped.get("signal", signal.SIGINT)
     interrupt = KeyboardInterrupt()
     interrupt.signum = signum  # mnistkit.cli.exit_status: 128 + signum
     raise interrupt

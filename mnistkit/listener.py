@@ -1,0 +1,230 @@
+"""The drawing board's connections: uvicorn's h11 protocol and a listening socket that keep the server answering.
+
+Used by mnistkit.board.serve: run(app, sock) serves a Starlette app on a
+bound socket until Ctrl-C or SIGTERM. What it adds to uvicorn:
+
+- Connection (connection_class): uvicorn's H11Protocol, closed when no
+  complete request head arrives within HEAD_TIMEOUT of connecting or of
+  its last answer, and SHUTDOWN_GRACE after a stop signal. uvicorn times
+  out only a kept-alive connection after an answer (timeout_keep_alive),
+  and its limit_concurrency answers 503 only once a request head arrives:
+  clients that connect and send nothing hold a descriptor each, forever.
+- Listener: the listening socket. asyncio's selector event loop calls its
+  accept(); when connections reach the Room's ceiling of descriptors (the
+  open-file limit less RESERVE), the connection that has waited longest
+  for a request is closed to make room, or, when every one is busy, the
+  new one is refused with 503. Out of descriptors, it says so once.
+- run(): a second Ctrl-C or SIGTERM ends the process at once.
+
+Other event loops (uvloop, Windows' proactor) accept by themselves: there,
+the timeouts and the shutdown still hold, not the ceiling.
+"""
+import asyncio
+import collections
+import errno
+import logging
+import os
+import signal
+import socket
+import sys
+
+HEAD_TIMEOUT = 5.0  # seconds a connection may take to send a request head, first or next
+SHUTDOWN_GRACE = 3.0  # seconds a request under way may take to end after Ctrl-C or SIGTERM
+RESERVE = 64  # descriptors kept from connections: the model's files, threads, the page's uploads
+MAX_CONNECTIONS = 1000  # connections at most, whatever the open-file limit
+OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
+REFUSAL_BODY = b'{"error": "too many connections to this server; try again in a moment"}'
+REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
+           b"content-length: %d\r\n\r\n%s" % (len(REFUSAL_BODY), REFUSAL_BODY))
+FULL_WARNING = ("warning: connections have taken the {ceiling} open files this server gives them (of {soft}: "
+                "`ulimit -n`); the ones that sent no request are closed to let others in")
+
+
+def open_file_limit():
+    """The process's soft RLIMIT_NOFILE (int), or None where there is none or it is unlimited."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+class Room:
+    """The connections of one server: the ones waiting for a request (oldest first), and how many may be open.
+
+    ceiling: descriptor numbers at or past it are not for connections, as
+    a descriptor is the lowest free number: min(soft limit - RESERVE,
+    MAX_CONNECTIONS), at least half the soft limit.
+    """
+
+    def __init__(self, soft=None):
+        self.soft = soft or open_file_limit()
+        self.ceiling = MAX_CONNECTIONS if self.soft is None else min(max(self.soft - RESERVE, self.soft // 2),
+                                                                      MAX_CONNECTIONS)
+        self.waiting = collections.OrderedDict()  # Connection -> None, in the order they began to wait
+        self.warned = False
+
+    def make_room(self):
+        """Close the connection that has waited longest for a request; False when none waits."""
+        while self.waiting:
+            connection, _ = self.waiting.popitem(last=False)
+            if not connection.transport.is_closing():
+                connection.transport.abort()  # its descriptor is free on the event loop's next turn
+                return True
+        return False
+
+    def warn(self):
+        """One line on stderr, the first time connections fill the room or descriptors run out."""
+        if not self.warned:
+            self.warned = True
+            print(FULL_WARNING.format(ceiling=self.ceiling, soft=self.soft or "no limit"), file=sys.stderr, flush=True)
+
+    def exception_handler(self, loop, context):
+        """asyncio's handler: its `socket.accept() out of system resource` (once a second, with a traceback) is warn()."""
+        if isinstance(context.get("exception"), OSError) and context["exception"].errno in OUT_OF_DESCRIPTORS:
+            self.warn()
+        else:
+            loop.default_exception_handler(context)
+
+
+class Listener(socket.socket):
+    """A listening socket whose accept() keeps the connections within `room` (see the module's docstring)."""
+
+    room = None
+    resting = False  # out of descriptors with nothing to close: no more accepts on this turn of the loop
+
+    @classmethod
+    def of(cls, sock, room):
+        """The Listener for a bound, listening socket, which it takes over (sock is detached)."""
+        listener = cls(sock.family, sock.type, sock.proto, fileno=sock.detach())
+        listener.room = room
+        return listener
+
+    def accept(self):
+        """A new connection, as socket.accept(); BlockingIOError (asyncio: none now, try on the next turn) after
+        closing a waiting connection or refusing this one with 503 when the room is full."""
+        if self.resting:
+            raise BlockingIOError(errno.EAGAIN, "resting")
+        try:
+            conn, addr = super().accept()
+        except OSError as e:
+            if e.errno not in OUT_OF_DESCRIPTORS:
+                raise
+            self.room.warn()
+            if self.room.make_room():
+                raise BlockingIOError(errno.EAGAIN, "making room") from None
+            self.resting = True  # asyncio logs the error once and waits a second; its loop must stop here
+            asyncio.get_running_loop().call_soon(setattr, self, "resting", False)
+            raise
+        if conn.fileno() >= self.room.ceiling:
+            self.room.warn()
+            if not self.room.make_room():
+                with conn:
+                    conn.setblocking(False)
+                    conn.send(REFUSAL)
+                raise BlockingIOError(errno.EAGAIN, "refused")
+        return conn, addr
+
+
+class Quiet(logging.Filter):
+    """Drops uvicorn's traceback of a request whose client went away (Starlette's ClientDisconnect): not an error here."""
+
+    def filter(self, record):
+        from starlette.requests import ClientDisconnect
+        return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
+
+
+def connection_class(room):
+    """uvicorn's H11Protocol with the timeouts of the module's docstring, its waiting connections kept in `room`.
+
+    A subclass, since uvicorn has no timeout for a request head, nor one
+    for a request under way at shutdown (its timeout_graceful_shutdown
+    cancels the request's task, which it logs with a traceback).
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Connection(H11Protocol):
+        timer = None
+
+        def connection_made(self, transport):
+            super().connection_made(transport)
+            self.wait()
+
+        def wait(self):
+            """No request under way: the connection may wait HEAD_TIMEOUT for the next head."""
+            room.waiting[self] = None
+            self.timer = self.loop.call_later(HEAD_TIMEOUT, self.transport.close)
+
+        def stop_waiting(self):
+            room.waiting.pop(self, None)
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+
+        def data_received(self, data):
+            super().data_received(data)
+            if self.cycle is not None and not self.cycle.response_complete:  # a request head has arrived
+                self.stop_waiting()
+
+        def on_response_complete(self):
+            super().on_response_complete()  # may start the next request, pipelined
+            if not self.transport.is_closing() and self.cycle.response_complete:
+                self.stop_waiting()
+                self.wait()
+
+        def connection_lost(self, exc):
+            self.stop_waiting()
+            super().connection_lost(exc)
+
+        def shutdown(self):
+            super().shutdown()  # closes it unless a request is under way
+            if not self.transport.is_closing():
+                self.loop.call_later(SHUTDOWN_GRACE, self.transport.abort)
+
+    return Connection
+
+
+def run(app, sock, cleanup=lambda: None):
+    """Serve the ASGI `app` on the listening socket `sock` (taken over) until Ctrl-C or SIGTERM; returns its number.
+
+    uvicorn stops on the first signal: no new connections, SHUTDOWN_GRACE
+    for the requests under way. A second signal ends the process at once
+    (os._exit) with the one line `<SIGNAL>: stopped` and 128 + its
+    number, after cleanup().
+    """
+    import uvicorn
+
+    room = Room()
+    listener = Listener.of(sock, room)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", http=connection_class(room))
+    server = uvicorn.Server(config)
+    stopped = []
+    original = server.handle_exit
+
+    def handle_exit(sig, frame):
+        if stopped:
+            print(f"{signal.Signals(sig).name}: stopped", file=sys.stderr, flush=True)
+            try:
+                sys.stdout.flush()
+                cleanup()
+            finally:
+                os._exit(128 + sig)
+        stopped.append(sig)
+        original(sig, frame)
+
+    async def serving():
+        asyncio.get_running_loop().set_exception_handler(room.exception_handler)
+        await server.serve(sockets=[listener])
+
+    server.handle_exit = handle_exit
+    quiet = Quiet()
+    logging.getLogger("uvicorn.error").addFilter(quiet)
+    try:
+        asyncio.run(serving())
+    except KeyboardInterrupt:  # uvicorn raises the signal again once it has stopped
+        pass
+    finally:
+        logging.getLogger("uvicorn.error").removeFilter(quiet)
+        listener.close()
+    return stopped[0] if stopped else signal.SIGINT
