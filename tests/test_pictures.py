@@ -256,7 +256,7 @@ def test_phone_photos_are_read_in_both_preparations(phone_photos, trained_workdi
 
 
 def test_a_shaded_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, trained_workdir):
-    """A 4 in 14-px strokes, the page shaded from 235 to 105, blur 1.5, sensor noise 7: refused before."""
+    """A 4 in 14-px strokes, the page shaded from 235 to 105, blur 1.5, sensor noise 7: read in both files."""
     four = handmade.phone_shot(handmade.draw_digit(4, 300, 14 / 300, seed=4), (480, 640), (90, 170),
                                (235, 105, "left"), 20, 1.5, 7, seed=4)
     Image.fromarray(four).save(tmp_path / "four.jpg", quality=85)
