@@ -264,7 +264,7 @@ def test_a_shaded_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, traine
     predictor = mnist_app.Predictor(str(trained_workdir / "model"))
     for name in ("four.jpg", "four.png"):
         assert outcome(str(tmp_path / name), "course") is None
-        assert predictor.digit(mnist_app.pre_pic(str(tmp_path / name))) == 4
+        assert predictor.predict(mnist_app.pre_pic(str(tmp_path / name))).argmax() == 4
     predictor.sess.close()
 
 
