@@ -113,13 +113,9 @@ class Predictor:
     """
 
     def __init__(self, model_dir=MODEL_SAVE_PATH):
-        self.sess, self.x, self.prediction, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
+        self.sess, self.x, _, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
         self.network, self.source = self.net.NETWORK, self.ckpt
         self.sess.graph.finalize()
-
-    def digit(self, testPicArr):
-        """Predicted digit (int) for one prepared picture, float32 [1, 784]."""
-        return int(self.sess.run(self.prediction, feed_dict={self.x: testPicArr})[0])
 
     def predict(self, pictures):
         """Class probabilities float32 [n, 10] for prepared pictures float32 [n, 784]."""

@@ -37,7 +37,6 @@ from mnistkit import cli
 from mnistkit.distributed import bypass_proxy
 from mnistkit.errors import STOP_SIGNALS, DataError
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 NETS = {"mlp": "mnist_forward", "lenet5": "mnist_lenet5_forward"}  # --net's short names for the course's networks
 HOST = "127.0.0.1"
 PS_TASKS = 1

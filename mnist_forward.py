@@ -5,8 +5,9 @@ mnist_test.py and mnist_app.py so that all three build the same variables
 (`w1`, `b1`, `w2`, `b2`), which is what lets a checkpoint written by one be
 restored by the others (mnistkit.checkpoints.restoring checks that they fit).
 mnist_lenet5_forward.py is the other network the same scripts train,
-evaluate and apply; mnistkit.networks tells from a checkpoint's variable
-names which of the two it holds. NETWORK, the network's declaration, is
+evaluate and apply; a model folder records the declaration of the network
+it holds (mnistkit.networks), and only a folder written before it did is
+told from its checkpoint's variable names. NETWORK, the network's declaration, is
 built from the constants below, so that an edited LAYER1_NODE names the
 network in every message ("the 784-300-10 network").
 """

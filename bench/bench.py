@@ -23,7 +23,7 @@ medians, as Markdown:
      times (the course's loop only --repeats times: it is slow).
   4. `mnist_test.py --once` latency after the TensorFlow import.
   5. The default run: `mnist_backward.py` wall time and the test accuracy reached.
-  6. LeNet-5 training at batch 100 (issue 12), steps/s: mnist_lenet5_backward
+  6. LeNet-5 training at batch 100, steps/s: mnist_lenet5_backward
      through the queue runners, the same graph fed from NumPy arrays in memory,
      and the same network in Keras `model.fit` on in-memory arrays (in a
      process of its own: tf_compat blocks the Keras import).

@@ -1,4 +1,4 @@
-"""Benchmark: the drawing board (`mnist_app.py --serve`, issue 32) with a .tflite export and a checkpoint.
+"""Benchmark: the drawing board (`mnist_app.py --serve`) with a .tflite export and a checkpoint.
 
 Usage (from the repository root, after `python mnist_backward.py` and `python mnist_export.py`,
 or with --work naming a folder that holds model/ and export/):
@@ -17,7 +17,7 @@ Three figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
      connection for --seconds (.tflite only; the clients share the machine).
 Beside them, what the page reads for the digits 0-9 drawn with the mouse from
 tests/handmade.py's pen strokes (as a user draws them: one to two strokes each).
-Targets (issue 32): 1. <= 2 s (.tflite), import + 2 s (checkpoint); 2. <= 100 ms
+Targets: 1. <= 2 s (.tflite), import + 2 s (checkpoint); 2. <= 100 ms
 (.tflite), <= 150 ms (checkpoint); 3. >= 500 requests/s. Figures go to docs/performance.md.
 """
 import argparse

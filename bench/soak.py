@@ -1,6 +1,6 @@
 """Trainer and evaluator running side by side, as the course intends, checked afterwards.
 
-    python bench/soak.py --minutes 10            # the long run (issue 3)
+    python bench/soak.py --minutes 10            # the long run
     python bench/soak.py --minutes 1 --keep 1000000 --save-every 100
     python bench/soak.py --minutes 1 --keep 1 --save-every 50 --interval 0.5   # the harshest race
 

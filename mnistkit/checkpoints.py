@@ -1,8 +1,10 @@
 """Checkpoints of a model folder: found, verified, restored and saved so that trained work is never lost.
 
-Used by the trainers (resume and save; mnistkit.training), mnist_test.py
-(evaluate), mnist_app.py (predict), their LeNet-5 counterparts and the
-distributed chief.
+Used by the trainers (resume and save: mnist_backward.py, through which
+mnist_lenet5_backward.py, and mnistkit.training), the distributed chief
+(mnistkit.distributed), mnist_test.py (evaluate), mnist_app.py (predict),
+mnist_export.py (export), and the board (mnistkit.board: the newest
+checkpoint; mnistkit.learn: learning from the kept digits).
 
 tf.compat.v1.train.Saver writes each checkpoint as three kinds of file,
 <folder>/<name>-<global_step>.index, .data-00000-of-00001 and .meta, where

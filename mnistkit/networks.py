@@ -46,7 +46,9 @@ class Network:
     names beside the forward module). export_name: mnist_export.py's
     <export>/<export_name>/<N> and <export_name>.tflite, TF Serving's model
     name. split: the variables a cluster with several parameter servers
-    splits (its largest weights; distributed.place_variables). Two
+    splits (its largest weights; distributed.place_variables). The
+    trainer and the evaluator check both against the graph the forward
+    module builds (check_graph). Two
     declarations are the same network when they name the same forward
     module (same()), and equal when every field is; one read back from
     JSON holds lists where the declaration has tuples.
@@ -114,6 +116,28 @@ def guess(names):
     """The course network whose variables are exactly a checkpoint's (names), or None (folders written before)."""
     stored = trained_variables(names)
     return next((network for network in COURSE_NETWORKS if stored == set(network.variables)), None)
+
+
+def check_graph(network, names):
+    """Raise DataError when the declaration names a variable (in variables or split) that its built graph lacks.
+
+    names: the graph's trainable variables as checkpoints name them
+    (checkpoints.checkpoint_variables(tf.trainable_variables()), so that a
+    cluster's split parts count as their whole). Called once the forward
+    module's forward() has built the graph, before a step runs: a misspelt
+    split would otherwise not be split, and a misspelt variable would be
+    recorded in the model folder. The message names the declaration, the
+    names it lacks and the graph's, e.g. `mnist_deep_forward.NETWORK names
+    split 'W1', which the graph of mnist_deep_forward.forward lacks (its
+    variables: b1, b2, w1, w2); correct the declaration`.
+    """
+    names = set(names)
+    lacked = [f"{field} {name!r}" for field in ("variables", "split")
+              for name in getattr(network, field) if name not in names]
+    if lacked:
+        raise DataError(f"{network.forward}.NETWORK names {', '.join(lacked)}, which the graph of "
+                        f"{network.forward}.forward lacks (its variables: {', '.join(sorted(names)) or 'none'}); "
+                        f"correct the declaration")
 
 
 def check_network(ckpt_path, found, network, script="train_script"):

@@ -440,7 +440,7 @@ def _check_example(serialized, path, index, schema):
 RecordLayout = collections.namedtuple("RecordLayout", "length template")
 
 
-RecordLayout.__doc__ = """How the fast pipeline reads a set of TFRecord files (see record_layout).
+RecordLayout.__doc__ = """How the fast pipeline reads a set of TFRecord files (see layout_and_note).
 
 length: int, the serialized length in bytes of every record of every file
 (without framing). template: bool, every record is the writer's template
@@ -449,21 +449,14 @@ offsets of template_offsets.
 """
 
 
-def record_layout(lengths_by_file):
-    """The RecordLayout the fast pipeline may read these files with, or None for TFRecordReader.
+def layout_and_note(lengths_by_file):
+    """(the RecordLayout the fast pipeline may read these files with, or None for TFRecordReader; note).
 
     lengths_by_file: {path: lengths} for every file to be read, the lengths
     as scan_tfrecord returned them (it must have checked the files: their
-    CRCs are not read again). None when the records do not all have one
-    length; otherwise template is true when template_layout holds for every file.
-    """
-    return layout_and_note(lengths_by_file)[0]
-
-
-def layout_and_note(lengths_by_file):
-    """(record_layout(lengths_by_file), note) for the same {path: lengths}.
-
-    note: None when the files take the template path (or read_fixed's
+    CRCs are not read again). The layout is None when the records do not
+    all have one length; otherwise its template is true when
+    template_layout holds for every file. note: None when the files take the template path (or read_fixed's
     fastest, slicing), else one line (str) naming the first file that keeps
     the fast pipeline off it and saying what it reads with instead:
     TFRecordReader when record lengths differ (within the file, or from the
@@ -575,9 +568,9 @@ def training_data(data_dir, name=TRAIN_FILE):
     """The TrainingData of a folder, file or pattern (tfrecord_files; name: a folder's training file's), every
     file checked whole.
 
-    Each file passes scan_tfrecord; the layout (record_layout) tells the
-    fast pipeline whether it may read fixed-length frames, and the note
-    (layout_and_note) says so in one line when it may not. Raises DataError
+    Each file passes scan_tfrecord; the layout (layout_and_note) tells the
+    fast pipeline whether it may read fixed-length frames, and its note
+    says so in one line when it may not. Raises DataError
     on missing or bad data.
     """
     paths = tfrecord_files(data_dir, True, name)
@@ -647,7 +640,7 @@ def read_fixed(filename_queue, records_per_read, layout):
     frame (uint64 length, its CRC, the record, the record's CRC) is read as
     one fixed-length value of layout.length + RECORD_FRAME_BYTES bytes, and
     the CRCs are not checked here. That loses nothing: layout comes from
-    record_layout, whose files scan_tfrecord read whole just before,
+    layout_and_note, whose files scan_tfrecord read whole just before,
     checking every CRC and that each file ends exactly at its last record,
     so the frames line up. Without layout.template the record is cut out
     of its frame (tf.strings.substr) and parsed with parse_example; with it,
@@ -682,7 +675,7 @@ def read_many(filename_queue, records_per_read, layout=None):
 
     Source: tf.compat.v1.TFRecordReader.read_up_to and one parse_example for
     the whole batch of records (label int64); with a RecordLayout (see
-    records.record_layout) FixedLengthRecordReader instead (read_fixed;
+    layout_and_note) FixedLengthRecordReader instead (read_fixed;
     label uint8 when layout.template). The fast pipeline's reader stage.
     """
     if layout is not None:

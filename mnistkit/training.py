@@ -2,15 +2,16 @@
 
 mnist_backward.py holds the course's graph and its loop; this is what the
 loop reaches through a few named calls, and what it carries:
-  Settings, TrainingData  one run's settings; its TFRecord files, checked
-                          whole (training_data) and unchanged at each step;
-  Run, Progress           the state of one process's part in a run;
+  Settings, TrainGraph    one run's settings; the graph's tensors the loop runs;
+  running, Run, Progress  the state of one process's part in a run;
   StepGuard               a step's time-out, and the errors tried again;
   progress_bar, crossed   the progress bar, and when a period is due;
-  one_line_error, saved_note   the error a failed run ends with.
+  one_line_error, saved_note   the error a failed run ends with;
+  finite_flags, check_loss, check_weights   a loss or weights gone NaN end the run (Diverged);
   StopFlag, PauseWatch      stop signals as a flag the loop checks; a paused process told from a stuck input;
   summaries, SummaryMeter   TensorBoard: the step's scalars, examples per second, events files.
-The training options (Option, Options) and their Settings are here too. The
+The training options (Option, Options) are cli.py's; the training files,
+checked whole and unchanged at each step, are records.TrainingData. The
 model folder's record of its network and batch size is checkpoints.FOLDER_FILE.
 """
 import contextlib
@@ -46,7 +47,8 @@ def check_resumed_schedule(settings, examples, step):
 class Settings(types.SimpleNamespace):
     """One training run's settings: every Option of the trainer by its name, and the trainer's fixed schedule.
 
-    Built by Options.settings. net: the network's forward module
+    Built by mnist_backward.settings_for from the trainer's cli.Options
+    (Options.bind). net: the network's forward module
     (forward(x, regularizer, train), INPUT_NODE, OUTPUT_NODE, NETWORK).
     The schedule is the course's: learning_rate_base decayed by
     learning_rate_decay once per epoch (staircase), L2 weight

@@ -160,7 +160,7 @@ def phone_shot(ink, frame, place, light, ink_level, blur, noise, seed):
 
 
 # name: (digit size, pen width, frame, place, light, ink, blur, noise, JPEG quality or None for PNG),
-# sizes in pixels. The first is the issue's photo: 14-px strokes, 235 to 105 across, blur 1.5, noise 7.
+# sizes in pixels. The first is a shaded phone photo: 14-px strokes, 235 to 105 across, blur 1.5, noise 7.
 PHONE_STYLES = {
     "phone-shaded-left": (300, 14, (480, 640), (90, 170), (235, 105, "left"), 20, 1.5, 7, 85),
     "phone-shaded-top": (280, 10, (480, 640), (100, 200), (230, 110, "top"), 30, 1.2, 6, 75),
@@ -197,7 +197,7 @@ SEPARATE_STROKES = {
     "7-bar-apart": (7, [[(0.12, 0.05), (0.86, 0.05), (0.4, 0.97)], [(0.3, 0.5), (0.55, 0.5)]]),
     "8-two-loops": (8, [_arc(0.5, 0.25, 0.22, 0.21, 0, 360, 30), _arc(0.5, 0.74, 0.28, 0.23, 0, 360, 30)]),
     "1-base": (1, [[(0.35, 0.2), (0.55, 0.03), (0.55, 0.85)], [(0.3, 0.97), (0.8, 0.97)]]),
-    # Strokes side by side with a gap, together one digit wide (issue 25; the bundled training digit 1875 is such a 9).
+    # Strokes side by side with a gap, together one digit wide (the bundled training digit 1875 is such a 9).
     "9-stem-apart": (9, [_arc(0.3, 0.3, 0.22, 0.25, 0, 360, 30) + [(0.46, 0.5), (0.4, 0.9)], [(0.8, 0.1), (0.78, 0.93)]]),
     "4-open-wide": (4, [[(0.3, 0.03), (0.12, 0.62), (0.5, 0.62)], [(0.72, 0.2), (0.72, 0.97)]]),
     "0-two-arcs": (0, [_arc(0.5, 0.5, 0.32, 0.46, 100, 260, 20), _arc(0.5, 0.5, 0.32, 0.46, -80, 80, 20)]),

@@ -139,7 +139,7 @@ def test_app_predicts_sample_digits_saved_as_png(model_dir, tmp_path, mode):
     assert result.returncode == 0, result.stderr
     predicted = [entry["prediction"] for entry in json.loads(result.stdout)]
     assert len(predicted) == 20
-    # 20 fresh models (2026-11-30) read 18 or 19 of these 20 in every mode (pictures 9 and 12 are
+    # 20 fresh models read 18 or 19 of these 20 in every mode (pictures 9 and 12 are
     # the misread ones; the next least sure, 6 and 18, got p 0.84 to 0.95 for their digit in the
     # 3 logged): 17 leaves one picture of margin. An app that always answers 0 reads 4.
     assert (np.array(predicted) == labels[:20]).sum() >= 17
@@ -201,14 +201,14 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
     result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="")
     assert (result.returncode, result.stdout, result.stderr) == (
         0, f"{mnist_app.COUNT_PROMPT}\n", "end of input: no pictures to read\n")
-    # A wrong count is said and asked again, as a wrong path is (issue 25); then end of input at the path prompt.
+    # A wrong count is said and asked again, as a wrong path is; then end of input at the path prompt.
     result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="two\n-1\n\n1\n")
     assert (result.returncode, result.stdout.count(mnist_app.COUNT_PROMPT)) == (0, 4)
     assert result.stderr == ("error: the number of test pictures must be a whole number, not 'two'\n"
                              "error: the number of test pictures must be 0 or more, not '-1'\n"
                              "error: the number of test pictures must be a whole number, not ''\n"
                              "end of input: 0 of 1 test pictures given\n")
-    # An answer of 0 ends with a line that says so (issue 31, 5), exit 0.
+    # An answer of 0 ends with a line that says so, exit 0.
     result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="0\n")
     assert (result.returncode, result.stdout, result.stderr) == (
         0, mnist_app.COUNT_PROMPT, "0 test pictures: nothing to predict\n")
@@ -280,7 +280,7 @@ def test_json_gives_top3_sorted_and_folder_mode_lists_every_picture(model_dir, t
         assert 0 < sum(probabilities) <= 1 + 1e-6
         assert entry["prediction"] == top[0]["digit"]
         assert entry["network"] == "784-500-10"
-    # All five: 25 fresh models (2026-11-30; 20 of this network, 5 without its hidden layer) read
+    # All five: 25 fresh models (20 of this network, 5 without its hidden layer) read
     # all five right; the least sure, picture 2, got p >= 0.9 for its digit in the 8 logged.
     assert [e["prediction"] for e in entries] == labels[:5].tolist()
 
@@ -364,8 +364,7 @@ def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_d
         refused = len(photos) - len(read)
         assert refused == (0 if preprocess == "mnist" else 20)  # the grey and dark papers: flat in the course's
     summary_line(f"hand-made photos read right: mnist {right['mnist']}, course {right['course']} of {len(photos)}")
-    # 20 fresh models (2026-11-30): 105 to 108 of 110, mean 106.5, sd 0.9 (README's earlier nine:
-    # 103 to 108); 20 more (2026-12-01, same inputs): 104 to 108, mean 105.9, sd 1.0. 102 is 3.8 sd
-    # below the lower mean; the course's preparation reads 30 to 37 (its 20 flat inputs refused).
+    # 40 fresh models: 104 to 108 of 110; the lower mean of two sets of 20, 105.9 (sd 1.0), is
+    # 3.8 sd above 102; the course's preparation reads 30 to 37 (its 20 flat inputs refused).
     assert right["mnist"] >= 102
     assert right["mnist"] >= right["course"] + 0.4 * len(photos)

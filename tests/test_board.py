@@ -1,4 +1,4 @@
-"""Issue 32: `mnist_app.py --serve`, the drawing board's server, tested through HTTP without a browser.
+"""`mnist_app.py --serve`, the drawing board's server, tested through HTTP without a browser.
 
 Each server is the app itself, run as a user runs it on an ephemeral port (--port 0: the printed address
 says which), and stopped with Ctrl-C (SIGINT). The page's answers are compared with the app's own

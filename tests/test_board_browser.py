@@ -1,4 +1,4 @@
-"""Issue 32: the drawing board's page in a real browser, Debian's Chromium driven by Playwright for Python.
+"""The drawing board's page in a real browser, Debian's Chromium driven by Playwright for Python.
 
 The server is `mnist_app.py --serve` on the .tflite export (test_board.Server). Strokes are drawn with
 the mouse, with touch events in a phone-sized page (one finger, and two at once) and with the keyboard

@@ -1,4 +1,4 @@
-"""Issue 36: the drawing board's connections (mnistkit.listener): silent clients, stop signals, a phone's address.
+"""The drawing board's connections (mnistkit.listener): silent clients, stop signals, a phone's address.
 
 Servers are the app itself, as in test_board.py; the one under a flood of silent connections runs with its
 open-file limit lowered first (resource.setrlimit in a `python -c` wrapper that then calls mnist_app.main).

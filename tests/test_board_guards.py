@@ -1,4 +1,4 @@
-"""Issue 36: the drawing board's server is safe against the pages its user visits, and answers as TF Serving does.
+"""The drawing board's server is safe against the pages its user visits, and answers as TF Serving does.
 
 What is checked: the Host a request names (DNS rebinding), the Origin of a POST (another site's page), CORS
 when --allow-origin lets a site in, numbers outside [0, 1] (NaN, infinities, past float32, 0-255), TF Serving's

@@ -1,4 +1,4 @@
-"""Issue 37, part 3 on the board: "Learn from my digits" (POST /board/learn) runs mnistkit.learn on the served
+"""On the board: "Learn from my digits" (POST /board/learn) runs mnistkit.learn on the served
 checkpoint folder while the board keeps answering, and the board then answers with the learned checkpoint.
 
 A real server (`mnist_app.py --serve`, test_board.Server) on a copy of the trained model; the kept digits are kept

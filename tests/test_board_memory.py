@@ -1,4 +1,4 @@
-"""Issue 36: what a picture or a file under the drawing board's server costs, and what cannot kill it.
+"""What a picture or a file under the drawing board's server costs, and what cannot kill it.
 
 A small file can hold a huge picture (a 90 KB PNG of 6000x6000 grey+alpha pixels): pictures are refused by
 their decoded size before they are decoded, and the others read at reduced size, so that preparing one

@@ -1,4 +1,4 @@
-"""Issue 37, part 4: the drawing board's server follows the newest model in --model-dir without a restart.
+"""The drawing board's server follows the newest model in --model-dir without a restart.
 
 Real servers (test_board.Server) on copies of the shared fixtures' model folders: a newer checkpoint, export
 version or .tflite is put in place beside the one served, and the server's answers, /board/model and TF

@@ -1,4 +1,4 @@
-"""Issue 37: correcting and keeping digits on the board's page, in a real browser (as test_board_browser).
+"""Correcting and keeping digits on the board's page, in a real browser (as test_board_browser).
 
 The server is `mnist_app.py --serve --keep-dir` on the .tflite export, keeping into a folder of this
 module's own. A drawing and a photo are kept under a chosen digit and removed again, checked in the

@@ -375,5 +375,5 @@ def test_every_entry_point_can_be_called_again_in_the_same_process(sample_workdi
         lines = []
         assert mnist_app.application([str(picture)], str(model), out=lines.append) == 0
         predictor = mnist_app.Predictor(str(model))
-        outputs.append((lines, predictor.digit(mnist_app.pre_pic(str(picture)))))
+        outputs.append((lines, int(predictor.predict(mnist_app.pre_pic(str(picture))).argmax())))
     assert outputs[0] == outputs[1]

@@ -117,7 +117,7 @@ def test_modules_say_what_they_are_and_what_to_run(module, tmp_path):
     assert len(lines) == 2 and lines[0].startswith(f"{module}: ") and lines[1].startswith("not a script to run: ")
     named = [word.strip("`,") for word in lines[1].split() if word.strip("`,").endswith(".py")]
     assert named and all(os.path.basename(name) in SCRIPTS for name in named), named
-    # Named as they run from the folder the user is in (issue 25): here, another folder than the scripts'.
+    # Named as they run from the folder the user is in: here, another folder than the scripts'.
     assert all(os.path.isfile(tmp_path / name) for name in named), named
     assert tensorflow_modules(imported) == []
 

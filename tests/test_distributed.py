@@ -40,8 +40,7 @@ RUN_TIMEOUT = 240  # seconds for one whole cluster run; a few hundred steps take
 WAIT_TIMEOUT = 120  # seconds for one awaited log line of a hand-started task
 # The chief's checkpoint after ASYNC_STEPS asynchronous global steps scores
 # within this of one machine's after as many steps, on the sample's 2,000
-# test digits. Measured 2026-11-30 on the 2-core machine (load 5-10), 6
-# runs each: one machine 0.9115-0.9185, 1 ps + 2 workers 0.9095-0.9135
+# test digits. On a 2-core machine (load 5-10), 6 runs each: one machine 0.9115-0.9185, 1 ps + 2 workers 0.9095-0.9135
 # (the cluster 0.002 above to 0.007 below its pair: stale gradients); one
 # machine after half the steps 0.903-0.906. The margin is about twice the
 # widest gap, and above the widest spread across runs (0.009). Accuracy here
@@ -97,7 +96,7 @@ def async_run(sharded_workdir):
 
     Behind a company proxy (http_proxy and https_proxy set, here to a port
     nothing listens on), as gRPC would otherwise send the tasks' own
-    127.0.0.1 traffic there (tensorflow/tensorflow#24887; issue 25).
+    127.0.0.1 traffic there (tensorflow/tensorflow#24887).
     """
     status, output = launch(sharded_workdir, "--ps", "1", "--workers", str(WORKERS),
                             "--steps", str(ASYNC_STEPS), "--model-dir", "model_async",
@@ -259,7 +258,7 @@ def test_worker_without_own_shard_fails_before_joining(sharded_workdir):
                                                mnist_backward.STARTUP_TIMEOUT_SECS)
     assert str(error.value) == (f"{sharded_workdir / 'data'}: {SHARDS} training file(s) for {SHARDS + 1} workers; "
                                 f"run `{mnistkit.records.generate_command(str(sharded_workdir / 'data'), '--shards', str(SHARDS + 1))}` "
-                                "(or a multiple) first")  # the user's --data-dir kept (issue 31, 5)
+                                "(or a multiple) first")  # the user's --data-dir kept
 
 
 # ---------------------------------------------------------------- what a step moves between the tasks

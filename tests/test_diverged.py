@@ -1,4 +1,4 @@
-"""A training that diverges (issue 31, 1): the trainers stop at the first non-finite loss and never save NaN
+"""A training that diverges: the trainers stop at the first non-finite loss and never save NaN
 weights; the evaluator, the app and the exporter refuse a checkpoint that holds them, in one line."""
 import os
 import re

@@ -142,7 +142,7 @@ def waiting_lines(document):
 
 @pytest.mark.parametrize("document", ["README.md", "README.zh-CN.md"])
 def test_the_readmes_first_block_runs_as_pasted_and_waiting_lines_are_marked(document):
-    """Issue 25: the README's bash block is pasted whole by a newcomer; it must not stop for input or Ctrl-C."""
+    """The README's bash block is pasted whole by a newcomer; it must not stop for input or Ctrl-C."""
     with open(os.path.join(ROOT, document), encoding="utf-8") as f:
         text = f.read()
     pasted = next(block.group(0) for block in FENCE.finditer(text) if block.group(0).startswith("```bash"))

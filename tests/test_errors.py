@@ -335,7 +335,7 @@ def test_bad_tfrecord_files_are_named_with_the_record(tmp_path, make, message):
     make(path)
     with pytest.raises(DataError) as error:
         mnistkit.records.check_tfrecord(str(path))
-    # The hint keeps the user's own --data-dir (issue 31, 5): here the test's folder.
+    # The hint keeps the user's own --data-dir: here the test's folder.
     assert str(error.value) == f"{path}: {message}".replace(GENERATE, mnistkit.records.generate_command(str(tmp_path)))
 
 
@@ -363,7 +363,7 @@ def test_corrupted_and_truncated_files_name_the_record(tmp_path, damage, record)
         mnistkit.records.check_tfrecord(str(path))
     if damage == "truncate":  # cut inside a record's data (tests/test_trust_data.py has the other cuts)
         assert str(error.value).startswith(f"{path}: record {record} at byte {7 * size} is cut short (file truncated?)")
-    elif damage == "zip":  # named from its first bytes (issue 25; tests/test_newcomer.py has the other kinds)
+    elif damage == "zip":  # named from its first bytes (tests/test_newcomer.py has the other kinds)
         assert str(error.value).startswith(f"{path}: a zip archive (or a NumPy .npz), not a TFRecord file;")
     else:
         assert str(error.value).startswith(f"{path}: record {record}: corrupted or not a TFRecord file (")

@@ -1,4 +1,4 @@
-"""mnist_export.py (issue 26): the SavedModel and LiteRT files match the checkpoint; versions, errors, the app's three forms.
+"""mnist_export.py: the SavedModel and LiteRT files match the checkpoint; versions, errors, the app's three forms.
 
 One export of each network per session (exports), scored once in a fresh TensorFlow 2 eager process
 (tests/exported_check.py); the other tests reuse it (under xdist the file runs in one worker: made once). The networks are conftest's trained models: the 784-500-10 one of trained_workdir and the LeNet-5 of
@@ -181,7 +181,7 @@ def test_errors_are_one_line_and_leave_nothing_behind(exports, tmp_path, capsys,
     assert (sorted(os.listdir(tmp_path / "out")) == ["export"]) if case == "file in the way" else not (tmp_path / "out").exists()
 
 
-# ---------------------------------------------------------------- the export as a developer uses it (issue 31, 4)
+# ---------------------------------------------------------------- the export as a developer uses it
 
 def test_without_training_records_the_int8_file_is_calibrated_on_the_bundled_sample(exports, tmp_path):
     export_dir, log = tmp_path / "export", []

@@ -112,7 +112,7 @@ def test_fast_reads_give_every_record_once_per_epoch_with_its_label(tmp_path, ca
     paths = make_files(tmp_path, kinds)
     scans = {p: mnistkit.records.scan_tfrecord(p) for p in paths}
     assert sum(count for count, _ in scans.values()) == N
-    layout = mnistkit.records.record_layout({p: lengths for p, (_, lengths) in scans.items()})
+    layout = mnistkit.records.layout_and_note({p: lengths for p, (_, lengths) in scans.items()})[0]
     assert layout == expected
     index, digits, ops = read_epochs(paths, layout, epochs=2)
     # Shards are read file after file: the records of shard s are s, s + n, s + 2n, ...

@@ -1,4 +1,4 @@
-"""Guards of the trainer and of the checkpoint readers that a deliberate breakage showed untested (issue 38, 5).
+"""Guards of the trainer and of the checkpoint readers that a deliberate breakage showed untested.
 
 Each test fails when its guard is weakened: one NaN or infinite element in a
 checkpoint (the check's `.all()` made `.any()`), a trainer option at its

@@ -1,4 +1,4 @@
-"""An iPhone's HEIC photo is read with pillow-heif (issue 31, 5); where that package is missing, the photo is
+"""An iPhone's HEIC photo is read with pillow-heif; where that package is missing, the photo is
 named as before."""
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""Issue 37: the user's kept digits (mnistkit/keep.py), a folder in the course's JPG layout.
+"""The user's kept digits (mnistkit/keep.py), a folder in the course's JPG layout.
 
 Through the store: what keep and remove write, names never given twice, threads and processes keeping at once,
 refusals of folders the store cannot use, and the generator reading the layout back. Through the routes: a real

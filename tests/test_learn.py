@@ -1,4 +1,4 @@
-"""Issue 37, part 3: learning from the kept digits (mnistkit/learn.py) and the trainer's --mix-records.
+"""Learning from the kept digits (mnistkit/learn.py) and the trainer's --mix-records.
 
 The mix is checked at the pipeline level, on batches whose kept part is recognizable (constant images, all
 labelled 3, which MNIST never holds); learn() runs the real generator and trainers as subprocesses on copies of

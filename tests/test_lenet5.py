@@ -1,4 +1,4 @@
-"""The convolutional chapter (issue 12): LeNet-5's network, training, resume, evaluation, app, and model folders."""
+"""The convolutional chapter: LeNet-5's network, training, resume, evaluation, app, and model folders."""
 import hashlib
 import json
 import os

@@ -1,4 +1,4 @@
-"""A newcomer's hour and files of the wrong kind (issue 25): hints naming the script as found, Ctrl-C during
+"""A newcomer's hour and files of the wrong kind: hints naming the script as found, Ctrl-C during
 TensorFlow's import, files named from their first bytes. Unit tests: no training, no TensorFlow session."""
 import gzip
 import io

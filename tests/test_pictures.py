@@ -1,4 +1,4 @@
-"""The app's pictures: one digit or several, specks, phone photos, flat inputs, typed paths (issue 19).
+"""The app's pictures: one digit or several, specks, phone photos, flat inputs, typed paths.
 
 In-process calls of mnist_app.prepared_pixels on pictures drawn by tests/handmade.py,
 in both preparations; the app's own command line is tested in test_app.py.
@@ -53,7 +53,7 @@ def not_one_digit():
     for text, points in (("12", 220), ("123", 140), ("88", 80), ("2024", 140), ("4567", 220), ("11", 140)):
         cases[f"font-{text}-{points}"] = (handmade.photo(handmade.font_number(text, points, (320, 720)), (320, 720),
                                                          (0, 0), 240, 20, noise=3), SEVERAL.format(f"{len(text)} side by side"))
-    # Written tight, a 1 beside another digit: 0.2 of the height apart, no wider together than 1.0 of it (issue 25).
+    # Written tight, a 1 beside another digit: 0.2 of the height apart, no wider together than 1.0 of it.
     for digits in ([1, 1], [1, 7], [7, 1], [1, 4], [1, 0]):
         for gap in (0.2, 0.3):
             cases[f"close-{''.join(map(str, digits))}-{gap}"] = (
@@ -181,7 +181,7 @@ def test_bundled_mnist_digits_are_never_refused(tmp_path):
 
 @pytest.mark.quick
 def test_the_bundled_training_nine_whose_stem_stands_apart_is_one_digit(tmp_path):
-    """Training digit 1875: a 9 and, 0.13 of its height to the right, its stem written apart (refused before issue 25)."""
+    """Training digit 1875: a 9 and, 0.13 of its height to the right, its stem written apart."""
     images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "train")
     assert labels[1875] == 9
     Image.fromarray(255 - images[1875]).resize((280, 280), Image.Resampling.BICUBIC).save(tmp_path / "1875.png")
@@ -251,13 +251,12 @@ def test_phone_photos_are_read_in_both_preparations(phone_photos, trained_workdi
     right = int((predictor.predict(inputs).argmax(axis=1) == [d for _, d, _ in phone_photos]).sum())
     predictor.sess.close()
     summary_line(f"phone photos read right: {right} of {len(phone_photos)}")
-    # 20 fresh models (2026-12-01): 69 or 70 of 70 (19 read 70); before issue 19 the app refused 53
-    # of them ("only shading"), and misread 7 of the vignette's until the crop left out dust.
+    # 20 fresh models read 69 or 70 of 70 (19 read 70); 67 is the bound.
     assert right >= 67
 
 
-def test_the_issues_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, trained_workdir):
-    """A 4 in 14-px strokes, the page shaded from 235 to 105, blur 1.5, sensor noise 7: refused before."""
+def test_a_shaded_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, trained_workdir):
+    """A 4 in 14-px strokes, the page shaded from 235 to 105, blur 1.5, sensor noise 7: read in both files."""
     four = handmade.phone_shot(handmade.draw_digit(4, 300, 14 / 300, seed=4), (480, 640), (90, 170),
                                (235, 105, "left"), 20, 1.5, 7, seed=4)
     Image.fromarray(four).save(tmp_path / "four.jpg", quality=85)
@@ -265,7 +264,7 @@ def test_the_issues_phone_photo_of_a_four_is_read_as_jpeg_and_png(tmp_path, trai
     predictor = mnist_app.Predictor(str(trained_workdir / "model"))
     for name in ("four.jpg", "four.png"):
         assert outcome(str(tmp_path / name), "course") is None
-        assert predictor.digit(mnist_app.pre_pic(str(tmp_path / name))) == 4
+        assert predictor.predict(mnist_app.pre_pic(str(tmp_path / name))).argmax() == 4
     predictor.sess.close()
 
 
@@ -352,7 +351,7 @@ def test_count_prompt_ends_at_end_of_input_after_a_wrong_answer(monkeypatch, cap
 # ---------------------------------------------------------------- transparency: the ink may be in the alpha channel
 
 def alpha_pictures():
-    """{name: (PIL image with transparency, the same drawing as an opaque grayscale picture)} (issue 25)."""
+    """{name: (PIL image with transparency, the same drawing as an opaque grayscale picture)}."""
     coverage = np.zeros((300, 300))
     coverage[50:250, 50:250] = handmade.draw_digit(7, 200, 0.08, seed=7)
     alpha = np.round(coverage * 255).astype(np.uint8)

@@ -1,4 +1,4 @@
-"""A --model-dir one level off (issue 31, 3 and 5): each script names what is there and what to give instead,
+"""A --model-dir one level off: each script names what is there and what to give instead,
 and a "no checkpoint found" hint keeps the user's own flags."""
 import os
 

@@ -122,7 +122,7 @@ def test_one_more_feature_declared_once_is_written_read_and_checked(tmp_path, mo
     np.testing.assert_array_equal(label, want_label)
 
     # The queue-runner readers: the course's one record per run, many per run, fixed-length frames.
-    layout_of_file = mnistkit.records.record_layout({path: lengths})
+    layout_of_file = mnistkit.records.layout_and_note({path: lengths})[0]
     template = source == "constant"  # a feature that changes with the digit moves the label's bytes off the template
     assert layout_of_file == RecordLayout(lengths[0], template)
     assert (mnistkit.records.template_offsets() is not None) == template

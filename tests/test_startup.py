@@ -1,5 +1,5 @@
 """Ctrl-C in a script's first seconds, while its modules (TensorFlow) import: one line, status 130, no
-traceback (issue 31, 5)."""
+traceback."""
 import os
 import signal
 import subprocess

@@ -1,4 +1,4 @@
-"""--pipeline tfdata (issue 20): the same training through tf.data, tested equal to the queue runners.
+"""--pipeline tfdata: the same training through tf.data, tested equal to the queue runners.
 
 The same records, each once per epoch with its label (one file, shards, a
 pattern); a shuffle at least as good by test_speed_paths' measures; the
@@ -108,7 +108,7 @@ def test_the_shuffle_is_at_least_as_good_as_the_queue_runners(tmp_path, summary_
         displacement[pipeline] = np.abs(stream_position - order).mean()
     summary_line("shuffle, mean displacement (next-in-file neighbours in a batch): " + ", ".join(
         f"{p} {displacement[p]:.0f} ({neighbours[p]:.4f})" for p in displacement))
-    # Measured 2026-12-01 (6 runs each, 2 loaded cores): course 479-492, fast 573-591, tfdata 590-599;
+    # 6 runs each (2 loaded cores): course 479-492, fast 573-591, tfdata 590-599;
     # neighbours 0.0003-0.0011 in all three (chance in a full random order: 0.0003). A tf.data buffer of
     # min_after_dequeue (700) alone reaches only 452: shuffle_buffer is the queue's capacity (1000).
     assert max(neighbours.values()) < 0.01
@@ -142,7 +142,7 @@ def test_tfdata_training_reaches_the_queue_runners_accuracy(tfdata_model, sample
     step, accuracy, count = mnist_test.evaluate(ckpt, str(sample_workdir / "data" / "mnist_test.tfrecords"),
                                                 pipeline="tfdata")
     assert (step, count) == (TRAIN_STEPS, 2000)
-    # 16 fresh runs of --pipeline tfdata (2026-12-01, 2 loaded cores, unseeded): 0.926 to 0.9345, mean 0.930,
+    # 16 fresh runs of --pipeline tfdata (2 loaded cores, unseeded): 0.926 to 0.9345, mean 0.930,
     # sd 0.003; 6 runs of the queue runners (fast) beside them: 0.929 to 0.933, mean 0.9305, sd 0.0015;
     # test_training's 20 queue runs: 0.9265 to 0.9340, mean 0.930, sd 0.002. Its bound, 0.915, is 5 sd
     # below the tf.data mean here too.

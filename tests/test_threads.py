@@ -1,4 +1,4 @@
-"""Issue 31, section 2: one predictor shared by threads, as the drawing board's server shares it.
+"""One predictor shared by threads, as the drawing board's server shares it.
 
 Every digit a thread gets is the one a single thread got for the same picture, and the process's
 stdout and stderr still print afterwards (no per-call redirection of file descriptors 1 and 2).

@@ -34,7 +34,7 @@ def test_short_training_reaches_course_accuracy(trained_workdir):
     assert ckpt.endswith(f"mnist_model-{TRAIN_STEPS}")
     step, accuracy, count = mnist_test.evaluate(ckpt, str(trained_workdir / "data" / "mnist_test.tfrecords"))
     assert step == TRAIN_STEPS and count == 2000
-    # 20 fresh runs (2026-11-30, 2 threads, unseeded): 0.9265 to 0.9340, mean 0.930, sd 0.002.
+    # 20 fresh runs (2 threads, unseeded): 0.9265 to 0.9340, mean 0.930, sd 0.002.
     # Without the hidden layer (logits straight from the 784 inputs), 5 runs: 0.8955 to 0.9005.
     # 0.915 is 7.7 sd below the network's mean and 9 sd above the hidden-layer-less one's (sd 0.002).
     assert accuracy >= 0.915

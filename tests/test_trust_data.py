@@ -1,4 +1,4 @@
-"""Data that is silently wrong is an error (issue 11, section 4 and "Also").
+"""Data that is silently wrong is an error.
 
 Truncated TFRecord files in every script that reads them, 16-bit images, blank
 records, the app on pictures without a digit, TensorFlow errors quoted
@@ -87,12 +87,12 @@ def test_trainer_refuses_a_cut_training_file_and_leaves_the_model_alone(work, ca
 
 
 def test_trainer_command_refuses_half_a_file(work):
-    """The issue's case as a user runs it: the trainer said `training on 4000 records` and trained."""
+    """The case as a user runs it: the trainer said `training on 4000 records` and trained."""
     expected = cut(work / "data" / "mnist_train.tfrecords", "half+7", data_dir="./data")
     model = tree_digests(work / "model")
     result = run_main("mnist_backward.py", "--steps", "2100", cwd=work)
     assert result.returncode == 1
-    # The hint names the generator as it runs from `work` (issue 25), not from this process's folder.
+    # The hint names the generator as it runs from `work`, not from this process's folder.
     expected = expected.replace(mnistkit.cli.command("mnist_generateds.py"),
                                 f"python {mnistkit.cli.script_path('mnist_generateds.py', str(work))}")
     assert result.stderr == f"error: ./data/mnist_train.tfrecords: {expected}\n"
@@ -383,7 +383,7 @@ def test_app_finds_no_digit_on_a_page_without_one_whatever_its_colour(trained_wo
     for line in lines:
         assert line.startswith("error: ") and ": no digit found: " in line, line
         assert line.endswith("; the app expects a dark digit on lighter paper"), line
-    assert "every pixel is 0;" in lines[0] and "every pixel is 255;" in lines[1]  # the issue's black and white pages
+    assert "every pixel is 0;" in lines[0] and "every pixel is 255;" in lines[1]  # the black and white pages
     assert result.stdout.startswith("digit.png: The prediction number is: ")
     if preprocess == "mnist":
         assert result.stdout.startswith(f"digit.png: The prediction number is: {digit}")
