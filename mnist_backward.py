@@ -58,30 +58,34 @@ STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter serv
 
 # Each training option once: its keyword and --flag, default and help. build_parser, backward()'s keywords and
 # training.Settings come from here; an option with a `constant` defaults to that constant of the trainer script
-# (this file, or mnist_lenet5_backward.py), read when the parser is built or backward() is called.
+# (this file, or mnist_lenet5_backward.py), read when the parser is built or backward() is called. Each flag's value
+# is written into the model folder's record; `resume` says what a resume at another value does: "refuse", "note"
+# or "free" (docs/design.md, "The settings record").
 Option = cli.Option
 OPTIONS = cli.Options([
-    Option("steps", STEPS, "train until global_step reaches this", minimum=0, constant="STEPS"),
-    Option("batch_size", BATCH_SIZE, "examples per training step", minimum=1, constant="BATCH_SIZE"),
+    Option("steps", STEPS, "train until global_step reaches this", minimum=0, constant="STEPS", resume="free"),
+    Option("batch_size", BATCH_SIZE, "examples per training step", minimum=1, constant="BATCH_SIZE",
+           resume="refuse", why=training.schedule_jump),
     Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_train} or its shards, "
-           "or a file pattern such as 'data/mnist_train-*'", type=cli.path),
+           "or a file pattern such as 'data/mnist_train-*'", type=cli.path, resume="free"),
     Option("model_dir", MODEL_SAVE_PATH, "checkpoint folder (read to resume, written)", type=cli.path,
-           constant="MODEL_SAVE_PATH"),
+           constant="MODEL_SAVE_PATH", resume="free"),
     Option("pipeline", "fast", "fast: queue runners, many records per reader op, batches wired into the network; "
            "course: queue runners, one record per op, batches fetched and fed back by feed_dict; "
            "tfdata: tf.data instead of queue runners (docs/migrating.md)", choices=tuple(records.PIPELINES),
-           resolve=records.pipeline_of),
-    Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1, constant="SAVE_EVERY"),
-    Option("keep", KEEP_CHECKPOINTS, "newest checkpoints to keep", minimum=1, constant="KEEP_CHECKPOINTS"),
-    Option("log", print, flag=False),
-    Option("quiet", False, "no progress bar (there is none when output is not a terminal)"),
+           resolve=records.pipeline_of, resume="free"),
+    Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1, constant="SAVE_EVERY", resume="free"),
+    Option("keep", KEEP_CHECKPOINTS, "newest checkpoints to keep", minimum=1, constant="KEEP_CHECKPOINTS",
+           resume="free"),
+    Option("log", print, flag=False, resume="free"),
+    Option("quiet", False, "no progress bar (there is none when output is not a terminal)", resume="free"),
     Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
-           f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY"),
+           f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
     Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float,
-           constant="LEARNING_RATE_BASE"),
+           constant="LEARNING_RATE_BASE", resume="note"),
     Option("mix_records", None, f"PATH[:SHARE]: draw SHARE (default {records.MIX_SHARE}) of every batch from the "
            "TFRecords of PATH (a folder, file or pattern), e.g. your kept digits (docs/teach.md)",
-           type=records.mix_of, resolve=records.mix_of),
+           type=records.mix_of, resolve=records.mix_of, resume="free"),
 ])
 
 
@@ -93,7 +97,7 @@ def settings_for(net, *args, constants=None, **options):
 
     def constant(name):  # the trainer script's, else this file's (a trainer added beside the course sets a few)
         return getattr(constants, name, globals()[name])
-    return training.Settings(net=net, **OPTIONS.bind(args, options, constants),
+    return training.Settings(net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants),
                              learning_rate_decay=constant("LEARNING_RATE_DECAY"), regularizer=constant("REGULARIZER"),
                              moving_average_decay=constant("MOVING_AVERAGE_DECAY"), print_every=constant("PRINT_EVERY"),
                              model_name=constant("MODEL_NAME"), train_file=mnist_generateds.tfRecord_train)
@@ -214,14 +218,15 @@ def backward(*args, net=mnist_forward, constants=None, **options):
             # Differs from the course's restore of ckpt.model_checkpoint_path: resume_checked takes the newest
             # checkpoint files even when the index is lost or stale (and says so), read whole and checked first.
             var_list = {v.op.name: v for v in tf.global_variables()}
-            restored, stored = checkpoints.resume_checked(settings.model_dir, net.NETWORK, var_list, settings.log, ckpt,
-                                                          settings.model_name)
+            restored, stored = checkpoints.resume_checked(
+                settings.model_dir, net.NETWORK, var_list, settings.log, ckpt, settings.model_name,
+                check=lambda prefix: training.check_resumed(settings, data.examples, prefix))  # a changed setting
             if restored:
                 with checkpoints.restoring(restored, var_list, stored) as path:  # a literal path; errors one line
                     graph.saver.restore(sess, path)
             first_step = int(sess.run(graph.global_step))
-            # The same model (network, graph, batch size checked): --keep rotates its checkpoints too.
-            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, (net.NETWORK, settings.batch_size, data.examples),
+            # The same model (network, settings, graph checked): --keep rotates its checkpoints too.
+            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, data.examples),
                                          resumed_step=first_step if restored else None, name=settings.model_name)
             training.announce(settings, data, restored, first_step)
             # The graph goes into the first run's events only; a resumed run has the same one.

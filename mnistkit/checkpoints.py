@@ -54,7 +54,7 @@ from . import cli, files, networks, places
 from .errors import DataError
 from .places import ANY_CHECKPOINT_FILE, INDEX_FILE, MODEL_NAME, checkpoint_file
 
-FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the batch size and epoch trained at
+FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
 # Saver.save on its own writes a checkpoint's .meta last, after the index file
 # names it (save() below does not; other writers of a folder may); a reader
 # waits this long for the .meta of a checkpoint written less than FRESH_SECS
@@ -508,7 +508,7 @@ def continue_rotation(checkpoint_saver, model_dir, written, resumed_step, name=M
     """Take the model folder's checkpoints up to resumed_step into this run's --keep rotation.
 
     A run resumed from a checkpoint (checked to be this model's: its
-    network, graph and batch size) continues the rotation of the run that
+    network, settings and graph) continues the rotation of the run that
     wrote it, as tf.train.Saver.recover_last_checkpoints and TF2's
     CheckpointManager do: `--keep N` then means the folder's newest N, and
     a Ctrl-C and the same command again leave no older checkpoints behind.
@@ -618,11 +618,12 @@ class RunSaves:
     over a checkpoint of another run; `written` is the set of steps this
     run saved or took over from the run it resumed (continue_rotation), the
     only ones it may replace or (through the Saver's max_to_keep) rotate
-    away. record: (network, batch size, records per epoch), written into
-    the folder's FOLDER_FILE before the run's first save, so that
-    a folder holding a checkpoint says which network it holds.
+    away. record: (network, records per epoch, {option name: value})
+    (training.record_of), written into the folder's FOLDER_FILE before the
+    run's first save (write_folder_record), so that a folder holding a
+    checkpoint says which network it holds and how it was trained.
     resumed_step: the global_step of the checkpoint a resumed run restored
-    (checked to be the same model: network, graph, batch size), whose
+    (checked to be the same model: network, settings, graph), whose
     rotation this run continues; None for a fresh start. name: the
     checkpoints' (the trainer's MODEL_NAME): <model_dir>/<name>-<step>.
     """
@@ -748,43 +749,30 @@ def folder_network(model_dir, names=None):
     return networks.guess(names) if names is not None else None
 
 
-def write_folder_record(model_dir, network, batch_size, examples):
-    """Record in model_dir's FOLDER_FILE the network it holds, the batch size and epoch (records) it trains at."""
+def write_folder_record(model_dir, network, examples, settings):
+    """Record in model_dir's FOLDER_FILE the network it holds, the records of its epoch and the settings it trains
+    at: {"network": networks.to_record(network), "records": examples, <option name>: <value>, ...}.
+
+    settings: {option name: JSON value} (cli.Options.record), at the top
+    level where "batch_size" always was (mnistkit.learn reads it), so that
+    a record without the other options is read and checked alike.
+    """
     def write(tmp):
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"network": networks.to_record(network), "batch_size": batch_size, "records": examples}, f, indent=1)
+            json.dump({"network": networks.to_record(network), "records": examples, **settings}, f, indent=1)
             f.write("\n")
     files.write_atomically(os.path.join(model_dir, FOLDER_FILE), write, what="the model folder's record")
 
 
-def check_batch_size(model_dir, batch_size, learning_rate_at):
-    """Refuse to resume model_dir at another batch size than the one FOLDER_FILE records.
-
-    The learning rate decays once per epoch of examples / batch_size steps,
-    counted in global_step, so resuming at another batch size would jump the
-    schedule at once. learning_rate_at(batch_size): the learning rate the
-    resumed step would have at that batch size. Raises DataError naming the
-    model folder, the flag and both learning rates. A folder without the
-    file (written by an earlier version) is not checked.
-    """
-    try:
-        trained = int(folder_record(model_dir)["batch_size"])
-    except (KeyError, TypeError, ValueError):
-        return
-    if trained != batch_size:
-        before, after = learning_rate_at(trained), learning_rate_at(batch_size)
-        raise DataError(f"{model_dir}: this model was trained at --batch-size {trained}; resuming at "
-                        f"{batch_size} would move its learning rate from {before:.3g} to {after:.3g} at "
-                        f"once (the schedule decays once per epoch of steps); give --batch-size {trained}, or "
-                        "another --model-dir for a new model")
-
-
-def resume_checked(model_dir, network, var_list, log=print, state=None, name=MODEL_NAME):
+def resume_checked(model_dir, network, var_list, log=print, state=None, name=MODEL_NAME, check=None):
     """resume_checkpoint's (prefix, {name: array}) or (None, None), checked to fit the graph about to train.
 
     var_list: {name in checkpoint: variable} of this graph. Raises DataError
     when the checkpoint is damaged, holds another network than `network`
-    (networks.check_network) or does not fit var_list (a checkpoint of
+    (networks.check_network), is refused by check(prefix), the caller's
+    check of its settings against the folder's record
+    (training.check_resumed: a changed setting is named as itself, before
+    the variables are compared), or does not fit var_list (a checkpoint of
     another graph: it was read whole, so nothing in the folder changes).
     state: the `checkpoint` index as tf.train.get_checkpoint_state read it,
     or None (then it is read here). name: the checkpoints' (the trainer's
@@ -795,6 +783,8 @@ def resume_checked(model_dir, network, var_list, log=print, state=None, name=MOD
     ckpt, stored = resume_checkpoint(model_dir, log, state, name)
     if ckpt is not None:
         networks.check_network(ckpt, folder_network(model_dir, stored), network)
+        if check is not None:
+            check(ckpt)
         try:
             check_variables(ckpt, stored, var_list)
         except DataError as e:

@@ -37,6 +37,17 @@ class Option:
     from the trainer's module when its parser is built or backward() is
     called (Options.defaults), so that an edited constant takes effect;
     `default` is used when the module has no such constant.
+
+    resume: what a run resuming a model folder does when this option's
+    value differs from the one the folder's record holds (every flag
+    option's value is recorded: Options.record): "refuse" (the model
+    would train on otherwise than it was trained: DataError naming the
+    option, both values and what to give), "note" (one line saying so,
+    then on with the new value) or "free" (nothing: the option does not
+    change the model). why: for a refusing option,
+    why(settings, recorded value, records per epoch, global_step) says
+    what the other value would do (training.schedule_jump); else "would
+    change how it trains".
     """
     name: str
     default: object
@@ -47,6 +58,26 @@ class Option:
     flag: bool = True
     resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
     constant: str = None  # the trainer script's constant holding the default (BATCH_SIZE for --batch-size)
+    resume: str = None  # "refuse", "note" or "free": a resume at another value than the folder's record
+    why: Callable = None  # a refusal's reason (see above)
+
+    def __post_init__(self):
+        if self.resume not in RESUMES:
+            raise ValueError(f"Option {self.name!r}: resume must be one of {', '.join(RESUMES)}, not {self.resume!r}")
+
+    @property
+    def flag_name(self):
+        """The option's --flag: `--name-with-dashes`."""
+        return "--" + self.name.replace("_", "-")
+
+
+RESUMES = ("refuse", "note", "free")  # Option.resume's choices
+
+
+def recorded(value):
+    """An option's value as a model folder's record holds it (JSON): a dataclass (records.Pipeline, records.Mix)
+    as the dict of its fields, anything else as it is."""
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
 
 
 class Options(tuple):
@@ -74,22 +105,34 @@ class Options(tuple):
         for o in self:
             if not o.flag:
                 continue
-            flag = "--" + o.name.replace("_", "-")
             if isinstance(o.default, bool):
-                parser.add_argument(flag, action="store_true", help=o.help)
+                parser.add_argument(o.flag_name, action="store_true", help=o.help)
             else:
-                parser.add_argument(flag, type=o.type or type(o.default), choices=o.choices,
+                parser.add_argument(o.flag_name, type=o.type or type(o.default), choices=o.choices,
                                     default=defaults[o.name], help=o.help)
 
     def check(self, values, error):
         """Call error(message) (argparse's parser.error) for the first value below its option's minimum."""
         for o in self:
             if o.minimum is not None and values[o.name] < o.minimum:
-                error(f"--{o.name.replace('_', '-')} must be >= {o.minimum:g}")
+                error(f"{o.flag_name} must be >= {o.minimum:g}")
 
     def values(self, args):
         """{name: value} of every flag option in parsed argparse args."""
         return {o.name: getattr(args, o.name) for o in self if o.flag}
+
+    def record(self, settings):
+        """{name: value} of every flag option in `settings` (training.Settings), as a model folder's record holds
+        them (recorded): what the run trains with, compared with this run's on the next resume (changed)."""
+        return {o.name: recorded(getattr(settings, o.name)) for o in self if o.flag}
+
+    def changed(self, settings, record):
+        """[(option, recorded value, value now)] for each option not "free" (Option.resume) whose value in
+        `settings` differs from the one in `record`, a model folder's (checkpoints.folder_record); refusing
+        options first. An option the record lacks (a folder of an earlier version) is not compared."""
+        found = [(o, record[o.name], recorded(getattr(settings, o.name))) for o in self
+                 if o.resume != "free" and o.name in record and record[o.name] != recorded(getattr(settings, o.name))]
+        return sorted(found, key=lambda f: f[0].resume != "refuse")
 
     def bind(self, args, kwargs, module):
         """{name: value} of every option in a backward(*args, **kwargs) call, bound as backward's signature

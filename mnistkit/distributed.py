@@ -268,11 +268,10 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     graph, parts = build_worker_graph(cluster, task_index, settings, mine, trainer.build_graph, sync_replicas)
     ckpt = None  # the chief restores the newest checkpoint (checked against the graph just built), or initializes
     if is_chief:
-        ckpt, _ = checkpoints.resume_checked(settings.model_dir, settings.net.NETWORK,
-                                             checkpoints.checkpoint_variables(tf.global_variables()), settings.log,
-                                             name=settings.model_name)
-        if ckpt:
-            training.check_resumed_schedule(settings, data.examples, checkpoints.step_of(ckpt))
+        ckpt, _ = checkpoints.resume_checked(
+            settings.model_dir, settings.net.NETWORK, checkpoints.checkpoint_variables(tf.global_variables()),
+            settings.log, name=settings.model_name,
+            check=lambda prefix: training.check_resumed(settings, data.examples, prefix))  # a changed setting
     tf.get_default_graph().finalize()
     with checkpoints.readable_prefix(ckpt) if ckpt else contextlib.nullcontext() as literal:  # Saver.restore globs
         sess = open_session(server, parts, cluster, task_index, literal, startup_timeout, settings.log)
@@ -455,8 +454,7 @@ def worker_steps(sess, graph, settings, worker, trainer):
                  + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
                     else "asynchronous updates"))
     # The same model as the checkpoint resumed from: --keep rotates the folder's checkpoints as one run's.
-    saves = checkpoints.RunSaves(graph.saver, settings.model_dir,
-                                 (settings.net.NETWORK, settings.batch_size, worker.data.examples),
+    saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, worker.data.examples),
                                  resumed_step=checkpoints.step_of(worker.ckpt) if worker.is_chief and worker.ckpt
                                  else None, name=settings.model_name)
     with training.running(settings, worker.data, saves, step, worker=worker) as run:

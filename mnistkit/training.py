@@ -10,9 +10,11 @@ loop reaches through a few named calls, and what it carries:
   finite_flags, check_loss, check_weights   a loss or weights gone NaN end the run (Diverged);
   StopFlag, PauseWatch      stop signals as a flag the loop checks; a paused process told from a stuck input;
   summaries, SummaryMeter   TensorBoard: the step's scalars, examples per second, events files.
-The training options (Option, Options) are cli.py's; the training files,
-checked whole and unchanged at each step, are records.TrainingData. The
-model folder's record of its network and batch size is checkpoints.FOLDER_FILE.
+The training options (cli.Option, cli.Options) are cli.py's, and Settings
+holds their values; the training files, checked whole and unchanged at each
+step, are records.TrainingData. The model folder's record of its network and
+of each option it trains at is checkpoints.FOLDER_FILE (record_of), checked
+on resume (check_resumed).
 """
 import contextlib
 import dataclasses
@@ -37,18 +39,56 @@ def learning_rate_at(settings, examples, batch_size, step):
     return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))
 
 
-def check_resumed_schedule(settings, examples, step):
-    """Refuse to resume settings.model_dir at global_step `step` at another batch size than it was trained at
-    (checkpoints.check_batch_size: the learning rate would jump)."""
-    checkpoints.check_batch_size(settings.model_dir, settings.batch_size,
-                              lambda batch_size: learning_rate_at(settings, examples, batch_size, step))
+def schedule_jump(settings, trained, examples, step):
+    """Why a resume at another batch size than `trained` is refused (--batch-size's cli.Option.why).
+
+    The learning rate decays once per epoch of examples / batch_size steps,
+    counted in global_step, so at another batch size the resumed step
+    `step` would have another learning rate at once.
+    """
+    before, after = (learning_rate_at(settings, examples, batch, step) for batch in (trained, settings.batch_size))
+    return (f"would move its learning rate from {before:.3g} to {after:.3g} at once (the schedule decays once per "
+            "epoch of steps)")
+
+
+def record_of(settings, examples):
+    """What checkpoints.RunSaves writes into the model folder's record: (network, records per epoch,
+    {option name: value} of every flag option, cli.Options.record)."""
+    return settings.net.NETWORK, examples, settings.options.record(settings)
+
+
+def check_resumed(settings, examples, prefix):
+    """Check this run's settings against the model folder's record before it resumes checkpoint `prefix`.
+
+    Each option whose value differs from the recorded one does what it
+    declares (cli.Option.resume): "refuse" raises DataError
+    (`<model folder>: this model was trained at --batch-size 200; resuming
+    at 5000 would ...; give --batch-size 200, or another --model-dir for a
+    new model`); "note" logs `note: --learning-rate-base 0.7 (this folder
+    was trained at 0.1); going on with 0.7`; "free" is not compared. An
+    option the record lacks (a folder of an earlier version) is not
+    compared. examples: the records per epoch, for a refusal's reason.
+    """
+    record = checkpoints.folder_record(settings.model_dir)
+    for option, trained, given in settings.options.changed(settings, record):
+        flag = option.flag_name
+        if option.resume == "note":
+            settings.log(f"note: {flag} {given} (this folder was trained at {trained}); going on with {given}")
+            continue
+        why = "would change how it trains"
+        if option.why:
+            with contextlib.suppress(TypeError, ValueError, ArithmeticError):  # a hand-edited record's value
+                why = option.why(settings, trained, examples, checkpoints.step_of(prefix))
+        raise DataError(f"{settings.model_dir}: this model was trained at {flag} {trained}; resuming at {given} "
+                        f"{why}; give {flag} {trained}, or another --model-dir for a new model")
 
 
 class Settings(types.SimpleNamespace):
     """One training run's settings: every Option of the trainer by its name, and the trainer's fixed schedule.
 
-    Built by mnist_backward.settings_for from the trainer's cli.Options
-    (Options.bind). net: the network's forward module
+    Built by mnist_backward.settings_for. options: the trainer's cli.Options
+    (what the model folder records and checks on resume: record_of,
+    check_resumed). net: the network's forward module
     (forward(x, regularizer, train), INPUT_NODE, OUTPUT_NODE, NETWORK).
     The schedule is the course's: learning_rate_base decayed by
     learning_rate_decay once per epoch (staircase), L2 weight
@@ -144,13 +184,8 @@ def running(settings, data, saves, step, worker=None, graph=None):
 
 
 def announce(settings, data, restored, first_step):
-    """The trainer's first line(s): what it trains on, from where, to which global_step, on which device.
-
-    A resumed run (restored: the checkpoint) is first checked to keep the
-    model's batch size (check_resumed_schedule).
-    """
-    if restored:
-        check_resumed_schedule(settings, data.examples, first_step)
+    """The trainer's first line(s): what it trains on, from where (restored: the checkpoint resumed, or None), to
+    which global_step, on which device."""
     settings.log(f"training on {data.examples} records from {data.where}"
                  + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
                  + f"; running on {device()}")

@@ -1,0 +1,139 @@
+"""Every setting travels with its model: the folder's record (checkpoints.FOLDER_FILE) holds each training option's
+value, and a resume at another value does what the option declares (cli.Option.resume): refuse, note, or nothing.
+
+Runs the trainer in this process (conftest.run_main) for 1-2 steps at a batch of 10 on the bundled sample.
+"""
+import json
+import shutil
+
+import pytest
+
+from conftest import copy_into, run_main, tree_digests
+import mnist_backward
+from mnistkit import checkpoints, cli
+
+BATCH = "10"
+
+
+def train(work, data, *flags):
+    """mnist_backward.py's main in `work`, training the model folder work/m on `data` quietly (CompletedProcess)."""
+    return run_main("mnist_backward.py", "--data-dir", str(data), "--model-dir", "m", "--batch-size", BATCH, "--quiet",
+                    *flags, cwd=work)
+
+
+def record(work):
+    """The model folder work/m's record, as written."""
+    return json.loads((work / "m" / checkpoints.FOLDER_FILE).read_text(encoding="utf-8"))
+
+
+def with_variable(monkeypatch, needed):
+    """Make build_graph add one more variable when needed(settings), as an Adam optimizer adds its slots: a graph a
+    checkpoint trained without it does not fit ("checkpoint of another graph")."""
+    build_graph = mnist_backward.build_graph
+
+    def build(settings, data, *rest):
+        graph = build_graph(settings, data, *rest)
+        if needed(settings):
+            mnist_backward.tf.Variable(0.0, name="adam_slot")
+        return graph
+    monkeypatch.setattr(mnist_backward, "build_graph", build)
+
+
+@pytest.fixture(scope="module")
+def trained(sample_workdir, tmp_path_factory):
+    """A folder holding m, the 784-500-10 network trained 1 step at a batch of 10 (read only: tests copy it)."""
+    work = tmp_path_factory.mktemp("trained_settings")
+    result = train(work, sample_workdir / "data", "--steps", "1")
+    assert result.returncode == 0, result.stderr
+    return work
+
+
+@pytest.fixture
+def work(trained, tmp_path):
+    """tmp_path holding a copy of trained's model folder m."""
+    shutil.copytree(trained / "m", tmp_path / "m")
+    return tmp_path
+
+
+def test_each_option_declares_its_resume():
+    assert {o.name: o.resume for o in mnist_backward.OPTIONS} == {
+        "steps": "free", "batch_size": "refuse", "data_dir": "free", "model_dir": "free", "pipeline": "free",
+        "save_every": "free", "keep": "free", "log": "free", "quiet": "free", "summary_every": "free",
+        "learning_rate_base": "note", "mix_records": "free"}
+    with pytest.raises(ValueError, match="resume must be one of refuse, note, free, not None"):
+        cli.Option("optimizer", "sgd")  # a new option says what a resume at another value does
+
+
+def test_the_first_save_records_every_flag_option(trained, sample_workdir):
+    written = record(trained)
+    assert written["network"]["layers"] == [784, 500, 10] and written["records"] == 8000
+    assert {k: v for k, v in written.items() if k not in ("network", "records", "pipeline")} == {
+        "steps": 1, "batch_size": 10, "data_dir": str(sample_workdir / "data"), "model_dir": "m", "save_every": 1000,
+        "keep": 5, "quiet": True, "summary_every": 100, "learning_rate_base": 0.1, "mix_records": None}
+    assert written["pipeline"]["name"] == "fast"
+
+
+def test_another_learning_rate_base_goes_on_after_one_note_line(work, sample_workdir):
+    result = train(work, sample_workdir / "data", "--steps", "2", "--learning-rate-base", "0.7")
+    assert result.returncode == 0, result.stderr
+    assert [line for line in result.stdout.splitlines() if "note" in line] == [
+        "note: --learning-rate-base 0.7 (this folder was trained at 0.1); going on with 0.7"]
+    assert "done at step 2; checkpoint saved to m/mnist_model-2" in result.stdout
+    assert record(work)["learning_rate_base"] == 0.7  # what it trains at now: no note on the next resume
+
+
+def test_another_batch_size_is_refused_in_one_line_before_the_variables_are_compared(work, sample_workdir,
+                                                                                      monkeypatch):
+    with_variable(monkeypatch, lambda settings: True)  # the checkpoint does not fit this graph either
+    before = tree_digests(work / "m")
+    result = train(work, sample_workdir / "data", "--steps", "2", "--batch-size", "20")
+    assert result.returncode == 1
+    assert result.stderr == ("error: m: this model was trained at --batch-size 10; resuming at 20 would move its "
+                             "learning rate from 0.1 to 0.1 at once (the schedule decays once per epoch of steps); "
+                             "give --batch-size 10, or another --model-dir for a new model\n")
+    assert tree_digests(work / "m") == before
+
+
+def test_an_option_declared_here_alone_is_recorded_and_checked_on_resume(sample_workdir, tmp_path, monkeypatch):
+    monkeypatch.setattr(mnist_backward, "OPTIONS", cli.Options([*mnist_backward.OPTIONS,
+        cli.Option("optimizer", "sgd", "the optimizer", choices=("sgd", "adam"), resume="refuse"),
+        cli.Option("warmup", 0, "steps of warm-up", resume="note")]))
+    with_variable(monkeypatch, lambda settings: settings.optimizer == "adam")  # the optimizer's use
+    data = sample_workdir / "data"
+    assert train(tmp_path, data, "--steps", "1").returncode == 0
+    assert (record(tmp_path)["optimizer"], record(tmp_path)["warmup"]) == ("sgd", 0)
+
+    before = tree_digests(tmp_path / "m")
+    refused = train(tmp_path, data, "--steps", "2", "--optimizer", "adam", "--warmup", "5")
+    assert refused.returncode == 1 and "note" not in refused.stdout  # a refusal first, and alone
+    assert refused.stderr == ("error: m: this model was trained at --optimizer sgd; resuming at adam would change "
+                              "how it trains; give --optimizer sgd, or another --model-dir for a new model\n")
+    assert tree_digests(tmp_path / "m") == before
+
+    noted = train(tmp_path, data, "--steps", "2", "--warmup", "5")
+    assert noted.returncode == 0, noted.stderr
+    assert [line for line in noted.stdout.splitlines() if "note" in line] == [
+        "note: --warmup 5 (this folder was trained at 0); going on with 5"]
+    assert record(tmp_path)["warmup"] == 5
+
+
+def test_a_record_without_the_options_resumes_without_complaint_and_gets_them(work, sample_workdir):
+    path = work / "m" / checkpoints.FOLDER_FILE
+    written = record(work)
+    path.write_text(json.dumps({"network": written["network"], "batch_size": 10, "records": 8000}))  # an earlier one
+    result = train(work, sample_workdir / "data", "--steps", "2", "--learning-rate-base", "0.7")
+    assert result.returncode == 0 and result.stderr == ""
+    assert "note" not in result.stdout and "done at step 2" in result.stdout
+    assert record(work) == {**written, "steps": 2, "learning_rate_base": 0.7}  # written whole at its first save
+
+
+def test_a_hand_edited_record_value_is_refused_in_one_line(sample_workdir, tmp_path):
+    work = copy_into(tmp_path / "work", sample_workdir, "data")
+    assert run_main("mnist_backward.py", "--steps", "1", "--batch-size", "10", cwd=work).returncode == 0
+    record_path = work / "model" / checkpoints.FOLDER_FILE
+    record = json.loads(record_path.read_text())
+    record["batch_size"] = "abc"
+    record_path.write_text(json.dumps(record))
+    result = run_main("mnist_backward.py", "--steps", "2", "--batch-size", "10", cwd=work)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: ") and "--batch-size abc" in result.stderr
