@@ -3,6 +3,7 @@
 Usage (from the repository root):
   python bench/teach.py                        train a 784-500-10 model on the bundled sample, then measure
   python bench/teach.py --train-steps 5000     a longer first training
+  python bench/teach.py --style quirky         a person whose digits are further from MNIST's
   python bench/teach.py --idx-dir DIR          train on the 4 MNIST-format IDX files in DIR (full MNIST)
   python bench/teach.py --model-dir model      start from a model folder of yours (copied, never changed)
 
@@ -15,9 +16,10 @@ reuse, the model and the kept digits are made anew):
      test records.
   2. `mnist_app.py --serve --model-dir model --keep-dir my_digits` in the work
      folder; Chromium (Playwright) draws with the mouse, as a person does,
-     --per-digit digits of each of 0-9 in one personal style (STYLE: a
-     European 1 with a flag and a base, a 7 with a crossbar, a 9 with its
-     stem as a second stroke, a 4 open at the top, all slanted right), each
+     --per-digit digits of each of 0-9 in one personal style (--style neat:
+     a European 1 with a flag and a base, a 7 with a crossbar, a 9 with its
+     stem as a second stroke, a 4 open at the top, all slanted right; quirky:
+     further from MNIST's digits, e.g. a slashed 0, a flat-topped 3), each
      drawing jittered by its own seed (a shift, a scale, a turn, a wobble of
      each point). First the NEW drawings (other seeds), only read; then the
      TAUGHT ones, read, then kept under their true digit (the page's
@@ -66,8 +68,9 @@ def arc(cx, cy, rx, ry, start, end, points=14):
 
 
 # One person's way of writing 0-9: strokes as point lists in the board's unit square (x right, y down), upright;
-# drawn() slants and jitters them.
-STYLE = {
+# drawn() slants and jitters them. "neat": the issue's example; "quirky": another person's, further from MNIST's
+# American digits (a slashed 0, a 1 with a long flag, a flat-topped 3, a 2 with a loop, a closed 4, a stronger slant).
+NEAT = {
     0: [arc(0.5, 0.5, 0.2, 0.33, -100, 265, 22)],
     1: [[(0.36, 0.36), (0.46, 0.24), (0.56, 0.12), (0.56, 0.5), (0.56, 0.86)], [(0.38, 0.87), (0.74, 0.87)]],
     2: [arc(0.5, 0.33, 0.2, 0.19, 200, 360, 10) + [(0.62, 0.5), (0.45, 0.66), (0.28, 0.86), (0.5, 0.86), (0.76, 0.85)]],
@@ -79,19 +82,30 @@ STYLE = {
     8: [arc(0.5, 0.3, 0.17, 0.16, 30, -300, 14) + arc(0.5, 0.66, 0.21, 0.2, -90, 270, 16)],
     9: [arc(0.48, 0.33, 0.19, 0.19, 10, 370, 16), [(0.67, 0.3), (0.65, 0.6), (0.62, 0.9)]],
 }
-SLANT = 0.22  # x moves right by this much per unit of height upward: writing that leans right
+QUIRKY = {
+    **NEAT,
+    0: NEAT[0] + [[(0.68, 0.18), (0.5, 0.5), (0.32, 0.82)]],
+    1: [[(0.2, 0.44), (0.38, 0.28), (0.56, 0.12), (0.56, 0.5), (0.56, 0.86)], [(0.36, 0.87), (0.76, 0.87)]],
+    2: [arc(0.5, 0.33, 0.2, 0.19, 200, 360, 10) + [(0.6, 0.52), (0.42, 0.7), (0.3, 0.82)]
+        + arc(0.36, 0.8, 0.07, 0.06, 180, 470, 8) + [(0.55, 0.86), (0.76, 0.84)]],
+    3: [[(0.28, 0.15), (0.72, 0.15), (0.45, 0.42)] + arc(0.48, 0.64, 0.22, 0.22, -90, 150, 12)],
+    4: [[(0.62, 0.9), (0.62, 0.5), (0.62, 0.14), (0.42, 0.38), (0.25, 0.6), (0.5, 0.6), (0.78, 0.6)]],
+}
+STYLES = {"neat": (NEAT, 0.22), "quirky": (QUIRKY, 0.35)}  # strokes, slant: x moves right this much per unit of
+                                                           # height upward (writing that leans right)
 
 
-def drawn(digit, seed):
-    """STYLE[digit] slanted and jittered by `seed`: a list of strokes of (x, y) in the unit square."""
+def drawn(digit, seed, style="neat"):
+    """STYLES[style]'s digit slanted and jittered by `seed`: a list of strokes of (x, y) in the unit square."""
+    strokes_of, slant = STYLES[style]
     rng = random.Random(digit * 100_003 + seed)
     scale, turn = rng.uniform(0.88, 1.08), math.radians(rng.uniform(-6, 6))
     dx, dy, wobble = rng.uniform(-0.05, 0.05), rng.uniform(-0.04, 0.04), 0.012
     strokes = []
-    for stroke in STYLE[digit]:
+    for stroke in strokes_of[digit]:
         points = []
         for x, y in stroke:
-            x, y = x - 0.5 + SLANT * (0.5 - y), y - 0.5
+            x, y = x - 0.5 + slant * (0.5 - y), y - 0.5
             x, y = x * math.cos(turn) - y * math.sin(turn), x * math.sin(turn) + y * math.cos(turn)
             points.append((min(0.97, max(0.03, 0.5 + dx + scale * x + rng.gauss(0, wobble))),
                            min(0.97, max(0.03, 0.5 + dy + scale * y + rng.gauss(0, wobble)))))
@@ -228,7 +242,7 @@ def table(r):
            "learn": r["learn_seconds"] <= TARGETS["learn_seconds"]}
     yes = {True: "met", False: "**missed**"}
     return "\n".join([
-        f"One person's style, {n} taught and {n} new drawings drawn with the mouse in Chromium; model: {r['model']}; "
+        f"One person's style ({r['style']}), {n} taught and {n} new drawings drawn with the mouse in Chromium; model: {r['model']}; "
         f"MNIST scored on {r['scored']}; learn: the board's (300 steps, a quarter of each batch from the kept "
         f"digits); {datetime.date.today()}, {os.cpu_count()} CPUs, load average {r['load']:.1f} at the end; "
         f"{r['seconds']:.0f} s in all.", "",
@@ -255,6 +269,8 @@ def main(argv=None):
                                             "its network must match the work folder's data")
     parser.add_argument("--mnist-dir", default=MNIST_DIR,
                         help="folder of the official MNIST t10k-*.gz files, for the MNIST test accuracy")
+    parser.add_argument("--style", choices=sorted(STYLES), default="neat",
+                        help="the person's way of writing (quirky: further from MNIST's digits)")
     parser.add_argument("--per-digit", type=int, default=3, help="drawings of each digit, taught and new alike")
     parser.add_argument("--learn-timeout", type=float, default=600, help="seconds to wait for the learned model")
     parser.add_argument("--work-dir", default=os.path.join(WORK_DIR, "teach"),
@@ -281,10 +297,10 @@ def main(argv=None):
             "--quiet", cwd=work)
         described = (f"784-500-10 trained {args.train_steps} steps on "
                      f"{os.path.abspath(args.idx_dir) if args.idx_dir else 'the bundled sample (8,000)'}")
-    r = {"model": described, "scored": scored_name}
+    r = {"model": described, "scored": scored_name, "style": args.style}
     r["mnist_before"], r["step_before"] = mnist_accuracy(work, scored)
-    taught = [(d, drawn(d, s)) for s in range(args.per_digit) for d in range(10)]
-    new = [(d, drawn(d, NEW_SEED + s)) for s in range(args.per_digit) for d in range(10)]
+    taught = [(d, drawn(d, s, args.style)) for s in range(args.per_digit) for d in range(10)]
+    new = [(d, drawn(d, NEW_SEED + s, args.style)) for s in range(args.per_digit) for d in range(10)]
     r["new"] = new
     process, url = start_board(work)
     try:
