@@ -7,8 +7,9 @@ Usage (from the repository root):
   python bench/teach.py --idx-dir DIR          train on the 4 MNIST-format IDX files in DIR (full MNIST)
   python bench/teach.py --model-dir model      start from a model folder of yours (copied, never changed)
 
-One run, in the work folder (default bench/work/teach; the data is kept for
-reuse, the model and the kept digits are made anew):
+One run, in the work folder (default bench/work/teach/sample, or a folder
+named for --idx-dir; the data is kept for reuse, the model and the kept
+digits are made anew):
   1. mnist_generateds.py, then mnist_backward.py --steps --train-steps (or
      a copy of --model-dir); mnist_test.py --once scores it on the official
      MNIST test set (/work/shared/data/mnist, --mnist-dir: its 10,000 digits,
@@ -37,7 +38,6 @@ and the machine's load.
 """
 import argparse
 import datetime
-import glob
 import json
 import math
 import os
@@ -51,6 +51,7 @@ import time
 import urllib.request
 
 from bench import ROOT, WORK_DIR, note
+from mnistkit import learn, records  # the board's learn: its steps and share, for the table (no TensorFlow)
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the browser tests' mouse drawing
 
@@ -208,7 +209,7 @@ def teach(page, drawings):
     return answers
 
 
-def learn(page, url, timeout):
+def press_learn(page, url, timeout):
     """Click #learn; (seconds from the click until /board/model reports the learned step, that step)."""
     page.wait_for_function("!document.getElementById('learn').hidden")
     began = time.perf_counter()
@@ -242,10 +243,10 @@ def table(r):
            "learn": r["learn_seconds"] <= TARGETS["learn_seconds"]}
     yes = {True: "met", False: "**missed**"}
     return "\n".join([
-        f"One person's style ({r['style']}), {n} taught and {n} new drawings drawn with the mouse in Chromium; model: {r['model']}; "
-        f"MNIST scored on {r['scored']}; learn: the board's (300 steps, a quarter of each batch from the kept "
-        f"digits); {datetime.date.today()}, {os.cpu_count()} CPUs, load average {r['load']:.1f} at the end; "
-        f"{r['seconds']:.0f} s in all.", "",
+        f"One person's style ({r['style']}), {n} taught and {n} new drawings drawn with the mouse in Chromium; "
+        f"model: {r['model']}; MNIST scored on {r['scored']}; learn: the board's ({learn.DEFAULT_STEPS} steps, "
+        f"{records.MIX_SHARE:.0%} of each batch from the kept digits); {datetime.date.today()}, "
+        f"{os.cpu_count()} CPUs, load average {r['load']:.1f} at the end; {r['seconds']:.0f} s in all.", "",
         "| figure | before learning | after | target | |",
         "|---|---|---|---|---|",
         f"| new drawings read right | {r['new_before']}/{n} ({r['new_before'] / n:.0%}) | "
@@ -281,13 +282,15 @@ def main(argv=None):
         parser.error("--per-digit and --train-steps must be >= 1")
     from playwright.sync_api import sync_playwright
 
-    began, work = time.perf_counter(), os.path.abspath(args.work_dir)
+    began = time.perf_counter()
+    source = os.path.abspath(args.idx_dir) if args.idx_dir else None  # each source its own data, like lenet5_vs_mlp
+    work = os.path.join(os.path.abspath(args.work_dir), re.sub(r"\W+", "_", source).strip("_") if source else "sample")
     scored, scored_name = prepare(work, args.idx_dir, args.mnist_dir)
     model = os.path.join(work, "model")
     shutil.rmtree(model, ignore_errors=True)
     shutil.rmtree(os.path.join(work, "my_digits"), ignore_errors=True)
-    for path in glob.glob(os.path.join(work, "my_digits.txt")):
-        os.remove(path)
+    if os.path.exists(os.path.join(work, "my_digits.txt")):
+        os.remove(os.path.join(work, "my_digits.txt"))
     if args.model_dir:
         shutil.copytree(args.model_dir, model, ignore=shutil.ignore_patterns("undone", ".*"))
         described = f"{args.model_dir} (copied)"
@@ -314,7 +317,7 @@ def main(argv=None):
             note("drawing the digits to teach, keeping each ...")
             taught_read = teach(page, taught)
             note("learning ...")
-            r["learn_seconds"], _ = learn(page, url, args.learn_timeout)
+            r["learn_seconds"], _ = press_learn(page, url, args.learn_timeout)
             note("drawing the new digits on the learned model ...")
             after = read_all(page, new)
             browser.close()
