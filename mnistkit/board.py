@@ -780,12 +780,20 @@ class Learning:
             start = checkpoints.step_of(checkpoints.latest(folder))
             self.state = {"state": "running", "line": f"learning from {self.kept.count()} kept digits into {folder}",
                           "step": start, "steps": start + self.steps, "folder": folder}
-        threading.Thread(target=self.run, args=(folder,), name="learn", daemon=True).start()
+        threading.Thread(target=self.run, args=(folder, model), name="learn", daemon=True).start()
         return self.status()
 
-    def run(self, folder):
+    def run(self, folder, model):
+        """Learn into `folder`; "done" once `model` (the Model whose `current` the Follower keeps) answers with
+        the learned checkpoint, or after TAKEN_SECS when it does not follow that folder (an export)."""
         try:
-            learn.learn(folder, self.kept.folder, self.steps, self.data_dir, out=self.said)
+            learned = learn.learn(folder, self.kept.folder, self.steps, self.data_dir, out=self.said)
+            step = checkpoints.step_of(learned)
+            with self.lock:
+                self.state["step"] = step
+            deadline = time.monotonic() + TAKEN_SECS
+            while model.form == "checkpoint" and model.current.global_step != step and time.monotonic() < deadline:
+                time.sleep(0.2)  # the Follower's next poll takes it: "done" then means it answers
             ended = "done"
         except (DataError, OSError, KeyboardInterrupt) as e:
             self.said(f"error: {e}")
@@ -802,6 +810,7 @@ class Learning:
                 self.state["step"] = int(found.group(1))
 
 
+TAKEN_SECS = 5 * POLL_SECS  # how long a finished learn waits for the Follower to serve its checkpoint
 TRAINER_STEP = re.compile(r"After (\d+) training step")  # mnist_backward.py's loss line, as the course prints it
 
 

@@ -41,7 +41,7 @@ from . import checkpoints, cli, files, records
 from .errors import DataError
 from .places import INDEX_FILE
 
-DEFAULT_STEPS = 300  # steps past the newest checkpoint
+DEFAULT_STEPS = 600  # steps past the newest checkpoint (docs/teach.md, "What it gives")
 RECORD_FILE = "learned.json"  # in the model folder: [{"before": "mnist_model-2000", "after": "mnist_model-2300"}, ...]
 UNDONE_FOLDER = "undone"  # undo() moves the checkpoint it takes back here, not away
 GENERATOR = "mnist_generateds.py"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from test_board import Server, request
-from mnistkit import board
+from mnistkit import board, learn
 
 LEARN_TIMEOUT = 300  # seconds for a learn of learn.DEFAULT_STEPS steps on 2 loaded cores, and the board to switch
 
@@ -46,15 +46,16 @@ def test_learn_from_the_page_trains_the_served_folder_and_the_board_follows(trai
         before = request(served.url + "board/model")[1]
         assert before["global_step"] == 2000 and before["version"] == 2000
         status, started = request(served.url + "board/learn", b"", method="POST")
-        assert status == 202 and started["state"] == "running" and started["steps"] == 2000 + 300
+        assert status == 202 and started["state"] == "running" and started["steps"] == 2000 + learn.DEFAULT_STEPS
         assert request(served.url + "board/learn", b"", method="POST")[0] == 409  # one at a time
         ended = wait_for(lambda: (lambda s: s if s["state"] != "running" else None)(
             request(served.url + "board/learn")[1]), "the learn ended")
-        assert ended["state"] == "done", ended
+        learned = 2000 + learn.DEFAULT_STEPS
+        assert ended["state"] == "done" and ended["step"] == learned, ended
         assert ended["line"].startswith("learned: ") and "--undo" in ended["line"]
-        after = wait_for(lambda: (lambda m: m if m["global_step"] == 2300 else None)(
-            request(served.url + "board/model")[1]), "the board answering with the learned checkpoint")
-        assert after["version"] == 2300 and after["source"].endswith("mnist_model-2300")
+        after = request(served.url + "board/model")[1]  # "done": the board answers with it already
+        assert after["global_step"] == learned and after["version"] == learned
+        assert after["source"].endswith(f"mnist_model-{learned}")
         assert os.path.exists(os.path.join(trained_copy, "model", "mnist_model-2000.index"))  # the one from before
         status, answer = request(served.url + "board/predict", b"")  # the board kept answering throughout
         assert status == 400
