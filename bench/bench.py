@@ -528,9 +528,8 @@ def lenet5_in_memory(steps, arrays, train_examples, data_dir, model_dir, log, ev
     xs, ys = arrays
     batch = mnist_lenet5_backward.BATCH_SIZE
     batches = len(xs) // batch
-    settings = mnist_backward.settings_for(mnist_lenet5_forward, steps, batch,
-                                           mnist_lenet5_backward.LEARNING_RATE_BASE, data_dir, model_dir,
-                                           pipeline="course")
+    settings = mnist_backward.settings_for(mnist_lenet5_forward, steps, batch, data_dir, model_dir,
+                                           pipeline="course", constants=mnist_lenet5_backward)
     import mnistkit.training
     graph = mnist_backward.build_graph(settings, mnistkit.records.training_data(data_dir))
     saver = tf.train.Saver()
