@@ -95,7 +95,7 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
             raise LearnFailed(f"{network.train_script} ended without a checkpoint at step {target}; "
                               f"{model_dir} is unchanged")
         after = promote(learned, model_dir, before)
-    out(f"learned: {after} (from {before}); go back with `python -m mnistkit.learn --undo --model-dir {model_dir}`")
+    out(f"learned: {after} (from {before}); go back with `{cli.command('mnist_learn.py', '--undo', '--model-dir', model_dir)}`")
     return after
 
 
@@ -115,7 +115,7 @@ def one_at_a_time(model_dir):
             raise DataError(f"{model_dir}: another learn is working on this model folder; wait until it ends")
         _learning.add(key)
     try:
-        with files.FolderLock(model_dir, "learn (python -m mnistkit.learn)"):
+        with files.FolderLock(model_dir, "learn (mnist_learn.py)"):
             yield
     finally:
         with _learning_lock:
@@ -278,7 +278,7 @@ def _undo(model_dir, out):
 
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow."""
-    parser = cli.new_parser(__doc__)
+    parser = cli.new_parser(__doc__)  # mnist_learn.py's command line (python -m mnistkit.learn runs it too)
     parser.add_argument("--model-dir", type=cli.path, default="./model/", help="the model folder to learn into")
     parser.add_argument("--keep-dir", type=cli.path, default="my_digits",
                         help="the kept digits (with their label file <keep-dir>.txt beside)")
@@ -288,6 +288,7 @@ def build_parser():
     parser.add_argument("--data-dir", type=cli.path, default=records.DATA_DIR,
                         help="the training TFRecords (mnist_generateds.py's --data-dir)")
     parser.add_argument("--undo", action="store_true", help="go back to the checkpoint before the last learn")
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (the trainer's)")
     parser.add_argument("trainer_args", nargs="*", metavar="-- TRAINER_FLAG",
                         help="after --: more flags for the trainer, e.g. -- --learning-rate-base 0.01")
     return parser
@@ -303,7 +304,7 @@ def main(argv=None):
     if args.undo:
         return cli.exit_status(lambda: undo(args.model_dir))
     return cli.exit_status(lambda: learn(args.model_dir, args.keep_dir, args.steps, args.data_dir, args.share,
-                                         trainer_args=args.trainer_args),
+                                         trainer_args=[*args.trainer_args, *(["--verbose"] if args.verbose else [])]),
                            interrupted=f"stopped; {args.model_dir} is unchanged")
 
 

@@ -188,7 +188,17 @@ def test_one_learn_at_a_time_per_model_folder(trained_workdir, sample_workdir, t
         with pytest.raises(DataError, match="another learn is working on this model folder; wait until it ends"):
             learn.learn(str(work / "model"), str(work / "my_digits"), steps=1, out=lambda line: None)
     (work / "model" / files.LOCK_FILE).write_text(f"{os.getppid()}\n")  # a live process of another learn
-    with pytest.raises(DataError, match=rf"another learn \(python -m mnistkit.learn\) \(pid {os.getppid()}\)"):
+    with pytest.raises(DataError, match=rf"another learn \(mnist_learn.py\) \(pid {os.getppid()}\)"):
         learn.undo(str(work / "model"))
     os.remove(work / "model" / files.LOCK_FILE)
     assert tree_digests(work / "model", with_folders=True) == before
+
+
+def test_mnist_learn_runs_from_any_folder_as_the_readme_says(tmp_path):
+    (tmp_path / "model").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_learn.py"), "--undo", "--model-dir", "model"],
+                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: model") and "no learn to undo" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
