@@ -1,13 +1,13 @@
 """Learn from your own digits: the served model trained on, with the digits you kept mixed into every batch.
 
-Run `python mnist_app.py --serve` first and keep digits with the page's
-"That was a ..." buttons (they go to ./my_digits and ./my_digits.txt, the
-course's layout); then `python mnist_learn.py` does what the page's "Learn
-from my digits" does: mnist_generateds.py turns the kept digits into
+Run mnist_app.py --serve first and keep digits with the page's buttons
+"That was a ..." (they go to ./my_digits and ./my_digits.txt, the course
+layout). This script then does what the page's button "Learn from my
+digits" does: mnist_generateds.py turns the kept digits into
 TFRecords, and the model folder's trainer (mnist_backward.py, or
 mnist_lenet5_backward.py) goes on from the newest checkpoint with
 --mix-records, in a staging folder; the new checkpoint joins ./model/ only
-when the training ends well. `python mnist_learn.py --undo` goes back to the
+when the training ends well. Its --undo goes back to the
 checkpoint from before (mnistkit/learn.py; docs/teach.md).
 """
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
