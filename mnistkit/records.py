@@ -25,12 +25,11 @@ import functools
 import glob
 import math
 import os
-from collections.abc import Mapping
 from typing import Callable
 
 import numpy as np
 
-from tf_compat import first_line, tf
+from tf_compat import LazyMapping, first_line, tf
 from . import cli, formats
 from .errors import DataError
 
@@ -106,30 +105,19 @@ SCHEMA = (  # the one declaration: writer, readers, the whole-file check and the
 )
 
 
-class SchemaMapping(Mapping):
+class SchemaMapping(LazyMapping):
     """A read-only dict made by build(SCHEMA) on first use, and made again when SCHEMA is replaced.
 
-    Built on use, so that importing this file needs no TensorFlow; rebuilt
-    for another SCHEMA, so that a test declaring one more feature sees it.
+    tf_compat.LazyMapping's, built on use so that importing this file needs
+    no TensorFlow; keyed by SCHEMA, so that a test declaring one more
+    feature sees it.
     """
 
     def __init__(self, build):
-        self.build = functools.lru_cache(maxsize=4)(build)
+        super().__init__(functools.lru_cache(maxsize=4)(build))
 
     def _get(self):
         return self.build(SCHEMA)
-
-    def __getitem__(self, key):
-        return self._get()[key]
-
-    def __iter__(self):
-        return iter(self._get())
-
-    def __len__(self):
-        return len(self._get())
-
-    def __repr__(self):
-        return repr(self._get())
 
 
 FEATURES = SchemaMapping(lambda schema: {  # {name: tf.FixedLenFeature} for parse_example: the readers' features
