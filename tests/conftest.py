@@ -16,6 +16,7 @@ import importlib
 import io
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -94,6 +95,24 @@ def environment_as_the_run_started(monkeypatch):
     for name, value in STARTING_ENVIRONMENT.items():
         if os.environ.get(name) != value:
             monkeypatch.setenv(name, value)
+
+
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
+
+
+@pytest.fixture(autouse=True)
+def stop_signals_as_the_run_started():
+    """Every test starts with Ctrl-C and SIGTERM handled as a terminal's process has them, and leaves them so.
+
+    A test that runs a server, a trainer or the generator in this worker sets handlers of its own; one left
+    at SIG_IGN would be inherited by every script a later test starts, which would then sleep through the
+    SIGINT that test sends it. Python's own handlers are reset by exec, so only the disposition matters.
+    """
+    before = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    yield
+    for sig, handler in before.items():
+        if signal.getsignal(sig) is not handler and handler is not None:
+            signal.signal(sig, handler)
 
 
 def pytest_configure(config):

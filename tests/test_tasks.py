@@ -290,7 +290,9 @@ def test_ctrl_c_in_a_terminal_lets_the_script_finish_and_exits_130_without_a_tra
         sys.exit(tasks.main(["demo"]))
         """)
     proc = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            # as a terminal starts it, whatever this worker's own Ctrl-C handling is
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     for line in proc.stdout:
         lines.append(line)
