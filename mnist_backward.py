@@ -38,7 +38,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, networks, records, training
+from mnistkit import checkpoints, cli, inputs, records, training
 from mnistkit.errors import DataError, Interrupted
 from mnistkit.networks import LOSSES_COLLECTION
 
@@ -114,7 +114,7 @@ def build_graph(settings, data, sync_replicas=None):
     (replicas_to_aggregate, total_num_replicas) for a cluster's
     SyncReplicasOptimizer (mnistkit.distributed.sync_optimizer).
     Raises DataError when settings.net.NETWORK names a variable (or split)
-    that the graph its forward() builds lacks (networks.check_graph).
+    that the graph its forward() builds lacks (checkpoints.check_graph).
     """
     img_batch, label_batch = training_batches(settings, data)
     if settings.pipeline.fed:  # the course's placeholders, fed the fetched batch by feed_dict (run_step)
@@ -123,7 +123,7 @@ def build_graph(settings, data, sync_replicas=None):
     else:  # differs from the course: the batch tensors feed the network directly, without a trip through Python
         x, y_ = img_batch, label_batch
     y = settings.net.forward(x, settings.regularizer, train=True)
-    networks.check_graph(settings.net.NETWORK, checkpoints.checkpoint_variables(tf.trainable_variables()))
+    checkpoints.check_graph(settings.net.NETWORK)
     # The course's step counter, int64 and collected under TensorFlow's own name and key, so that
     # tf.train.global_step, SyncReplicasOptimizer and the checkpoints of earlier versions all find it.
     global_step = tf.Variable(0, trainable=False, name="global_step", dtype=tf.int64,
