@@ -24,7 +24,7 @@ effect: --help shows it, and mnist_test.py, mnist_app.py, mnist_export.py
 and mnist_cluster.py, which read this file's, follow it); build_graph() (get_tfrecord
 -> forward -> loss with the 'losses' collection, exponential_decay,
 GradientDescentOptimizer, ExponentialMovingAverage, the train op, the
-Saver); backward() (Session, restore, then train_loop(): Coordinator and
+Saver); backward() -> train() (Session, restore, then train_loop(): Coordinator and
 queue runners, the step loop with its sess.run, loss lines and saves,
 request_stop and join); the last checkpoint.
 """
