@@ -24,7 +24,7 @@ effect: --help shows it, and mnist_test.py, mnist_app.py, mnist_export.py
 and mnist_cluster.py, which read this file's, follow it); build_graph() (get_tfrecord
 -> forward -> loss with the 'losses' collection, exponential_decay,
 GradientDescentOptimizer, ExponentialMovingAverage, the train op, the
-Saver); backward() (Session, restore, then train_loop(): Coordinator and
+Saver); backward() -> train() (Session, restore, then train_loop(): Coordinator and
 queue runners, the step loop with its sess.run, loss lines and saves,
 request_stop and join); the last checkpoint.
 """
@@ -38,7 +38,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, networks, records, training
+from mnistkit import checkpoints, cli, inputs, records, training
 from mnistkit.errors import DataError, Interrupted
 from mnistkit.networks import LOSSES_COLLECTION
 
@@ -89,18 +89,27 @@ OPTIONS = cli.Options([
 ])
 
 
-def settings_for(net, *args, constants=None, **options):
-    """The training.Settings of backward(*args, **options) for net: OPTIONS' values, with the trainer's schedule
-    (decay, L2, moving averages, loss lines) and MODEL_NAME. constants: the trainer script's module, whose
-    constants (read now) are the defaults; None: this file's. Raises TypeError for an unknown keyword."""
-    constants = constants or sys.modules[__name__]
+# The trainer's fixed schedule, no option: {Settings attribute: the trainer script's constant}.
+SCHEDULE = {"learning_rate_decay": "LEARNING_RATE_DECAY", "regularizer": "REGULARIZER",
+            "moving_average_decay": "MOVING_AVERAGE_DECAY", "print_every": "PRINT_EVERY", "model_name": "MODEL_NAME"}
 
-    def constant(name):  # the trainer script's, else this file's (a trainer added beside the course sets a few)
-        return getattr(constants, name, globals()[name])
-    return training.Settings(net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants),
-                             learning_rate_decay=constant("LEARNING_RATE_DECAY"), regularizer=constant("REGULARIZER"),
-                             moving_average_decay=constant("MOVING_AVERAGE_DECAY"), print_every=constant("PRINT_EVERY"),
-                             model_name=constant("MODEL_NAME"), train_file=mnist_generateds.tfRecord_train)
+
+def settings_for(net, *args, constants=None, error=None, **options):
+    """The training.Settings of backward(*args, **options) for net, or of a command line's flag values (options).
+
+    OPTIONS' values, bound, checked and resolved (cli.Options.bind: TypeError
+    for an unknown keyword; a value below its minimum calls error(message),
+    argparse's parser.error, else raises ValueError), with the trainer's
+    schedule (SCHEDULE) and the training file's name. constants: the
+    trainer script's module, whose constants (read now) are the defaults;
+    None: this file's, which also give what a trainer script added beside
+    the course leaves out.
+    """
+    constants = constants or sys.modules[__name__]
+    return training.Settings(net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants, error),
+                             **{name: getattr(constants, constant, globals()[constant])
+                                for name, constant in SCHEDULE.items()},
+                             train_file=mnist_generateds.tfRecord_train)
 
 
 def build_graph(settings, data, sync_replicas=None):
@@ -114,7 +123,7 @@ def build_graph(settings, data, sync_replicas=None):
     (replicas_to_aggregate, total_num_replicas) for a cluster's
     SyncReplicasOptimizer (mnistkit.distributed.sync_optimizer).
     Raises DataError when settings.net.NETWORK names a variable (or split)
-    that the graph its forward() builds lacks (networks.check_graph).
+    that the graph its forward() builds lacks (checkpoints.check_graph).
     """
     img_batch, label_batch = training_batches(settings, data)
     if settings.pipeline.fed:  # the course's placeholders, fed the fetched batch by feed_dict (run_step)
@@ -123,7 +132,7 @@ def build_graph(settings, data, sync_replicas=None):
     else:  # differs from the course: the batch tensors feed the network directly, without a trip through Python
         x, y_ = img_batch, label_batch
     y = settings.net.forward(x, settings.regularizer, train=True)
-    networks.check_graph(settings.net.NETWORK, checkpoints.checkpoint_variables(tf.trainable_variables()))
+    checkpoints.check_graph(settings.net.NETWORK)
     # The course's step counter, int64 and collected under TensorFlow's own name and key, so that
     # tf.train.global_step, SyncReplicasOptimizer and the checkpoints of earlier versions all find it.
     global_step = tf.Variable(0, trainable=False, name="global_step", dtype=tf.int64,
@@ -199,10 +208,18 @@ def backward(*args, net=mnist_forward, constants=None, **options):
     terminal unless `quiet`. Raises DataError on bad input (missing or
     corrupted TFRecord file, unwritable model folder, damaged checkpoint or
     one of another graph, a failing reader thread); TypeError for an
-    unknown keyword. Builds a new tf.Graph, so it can run again in one
-    process (a notebook cell run twice).
+    unknown keyword, ValueError for a value below its minimum (batch_size=0).
+    Builds a new tf.Graph, so it can run again in one process (a notebook
+    cell run twice).
     """
-    settings = settings_for(net, *args, constants=constants, **options)
+    return train(settings_for(net, *args, constants=constants, **options))
+
+
+def train(settings):
+    """backward() with its settings made (settings_for): the course's training, from the data to the last save.
+
+    Returns the final global_step; raises as backward() does.
+    """
     data = records.training_data(settings.data_dir, settings.train_file)  # every file checked whole first
     records.log_reader(data, settings.pipeline, settings.log)  # a file the fast path cannot take: one line saying so
     with tf.Graph().as_default():
@@ -219,7 +236,7 @@ def backward(*args, net=mnist_forward, constants=None, **options):
             # checkpoint files even when the index is lost or stale (and says so), read whole and checked first.
             var_list = {v.op.name: v for v in tf.global_variables()}
             restored, stored = checkpoints.resume_checked(
-                settings.model_dir, net.NETWORK, var_list, settings.log, ckpt, settings.model_name,
+                settings.model_dir, settings.net.NETWORK, var_list, settings.log, ckpt, settings.model_name,
                 check=lambda prefix: training.check_resumed(settings, data.examples, prefix))  # a changed setting
             if restored:
                 with checkpoints.restoring(restored, var_list, stored) as path:  # a literal path; errors one line
@@ -406,17 +423,12 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     module), of another network's trainer (mnist_lenet5_backward.py). Returns the exit status."""
     parser = build_parser(net, doc, constants)
     args = parser.parse_args(cli.arguments(argv))
-    options = OPTIONS.values(args)
-    OPTIONS.check(options, parser.error)
+    settings = settings_for(args.net, constants=constants, error=parser.error,
+                            **{o.name: getattr(args, o.name) for o in OPTIONS if o.flag})
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
-        return distributed.main(args, parser, settings_for(args.net, constants=constants, **options),
-                                sys.modules[__name__])
-    return cli.exit_status(lambda: backward(net=args.net, constants=constants, **options),
-                       interrupted="interrupted before training started; nothing saved")
-
-
-backward.__signature__ = OPTIONS.signature(sys.modules[__name__], net=mnist_forward, constants=None)  # help(backward)
+        return distributed.main(args, parser, settings, sys.modules[__name__])
+    return cli.exit_status(lambda: train(settings), interrupted="interrupted before training started; nothing saved")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ TensorFlow's gRPC runtime; this script only starts, watches and stops them.
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
-import argparse
 import ctypes
 import importlib
 import os
@@ -209,10 +208,7 @@ def run_cluster(num_ps, num_workers, worker_args, log=print, net="mlp"):
 
 def build_parser():
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
-    cli.safe_console()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="Other flags go to every worker.",
-                                     allow_abbrev=False,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__, epilog="Other flags go to every worker.")
     parser.add_argument("--ps", type=int, default=PS_TASKS,
                         help="number of parameter servers (2 or more split the largest weights among them)")
     parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")

@@ -15,6 +15,8 @@ network in every message ("the 784-300-10 network").
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
+import dataclasses
+
 from tf_compat import tf
 from mnistkit import networks
 
@@ -22,7 +24,10 @@ INPUT_NODE = 784
 OUTPUT_NODE = 10
 LAYER1_NODE = 500
 WEIGHT_STDDEV = 0.1
-NETWORK = networks.mlp(INPUT_NODE, LAYER1_NODE, OUTPUT_NODE)  # its declaration: name, variables w1 ... b2, scripts
+LABEL = f"{INPUT_NODE}-{LAYER1_NODE}-{OUTPUT_NODE}"  # "784-500-10"
+# Its declaration (variables w1 ... b2, scripts, export name: networks.MLP) at the sizes above.
+NETWORK = dataclasses.replace(networks.MLP, name=f"the {LABEL} network", label=LABEL,
+                              layers=(INPUT_NODE, LAYER1_NODE, OUTPUT_NODE))
 LOSSES_COLLECTION = networks.LOSSES_COLLECTION  # "losses": the L2 terms the trainer adds to the loss
 
 

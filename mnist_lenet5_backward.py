@@ -52,8 +52,5 @@ def main(argv=None):
     return mnist_backward.main(argv, mnist_lenet5_forward, __doc__, sys.modules[__name__])
 
 
-backward.__signature__ = mnist_backward.OPTIONS.signature(sys.modules[__name__])
-
-
 if __name__ == "__main__":
     sys.exit(main())

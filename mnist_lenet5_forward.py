@@ -13,6 +13,8 @@ other (mnistkit.networks).
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
+import dataclasses
+
 from tf_compat import tf
 from mnist_forward import get_bias, get_weight
 from mnistkit import networks
@@ -28,8 +30,9 @@ POOL_SIZE = 2  # 2x2 max-pool, stride 2: halves each side (28 -> 14 -> 7)
 FC_SIZE = 512
 OUTPUT_NODE = 10
 DROPOUT_RATE = 0.5  # fraction of the 512 hidden units dropped in training (the course's keep_prob 0.5)
-# Its declaration: name, variables conv1_w ... fc2_b, scripts, export name, and the sizes above.
-NETWORK = networks.lenet5(INPUT_NODE, CONV1_KERNEL_NUM, CONV2_KERNEL_NUM, FC_SIZE, OUTPUT_NODE)
+# Its declaration (name, variables conv1_w ... fc2_b, scripts, export name: networks.LENET5) at the sizes above.
+NETWORK = dataclasses.replace(networks.LENET5, layers=(INPUT_NODE, CONV1_KERNEL_NUM, CONV2_KERNEL_NUM, FC_SIZE,
+                                                       OUTPUT_NODE))
 
 
 def conv2d(x, w):

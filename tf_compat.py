@@ -30,6 +30,7 @@ the whole command line of a module that is imported, not run.
 """
 import dataclasses
 import errno
+import importlib
 import logging
 import os
 import re
@@ -47,43 +48,8 @@ MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
 UNUSED_PACKAGES = ("keras",)  # imported by TensorFlow's __init__ but not needed by tf.compat.v1 graphs
 
 
-def _block_unused_packages():
-    """Make `import keras` raise ImportError, unless something imported Keras already."""
-    for name in UNUSED_PACKAGES:
-        sys.modules.setdefault(name, None)
-
-
-def _import_quietly():
-    """Import tensorflow.compat.v1 with stderr muted at the file-descriptor level.
-
-    Returns the `tensorflow.compat.v1` module. The C++ messages printed before
-    absl's logging starts ignore TF_CPP_MIN_LOG_LEVEL, so fd 2 is pointed at
-    /dev/null during the import and restored afterwards (also when the import
-    raises, so its traceback is seen).
-    """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # C++ errors too: every failure we meet is said in one line
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    try:
-        import tensorflow.compat.v1 as tf_v1
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-    return tf_v1
-
-
-def _import_v1():
-    """import tensorflow.compat.v1 (the module), quietly unless --verbose."""
-    if VERBOSE:
-        import tensorflow.compat.v1 as tf_v1
-        return tf_v1
-    return _import_quietly()
-
-
-def holding_signals(work):
-    """work()'s result, with Ctrl-C, SIGTERM and Ctrl-Break held back while it runs and delivered after.
+def holding_signals(work, *args):
+    """work(*args)'s result, with Ctrl-C, SIGTERM and Ctrl-Break held back while it runs and delivered after.
 
     TensorFlow's import (several seconds) passes through code that catches
     every exception, KeyboardInterrupt included: a Ctrl-C raised inside it
@@ -91,17 +57,17 @@ def holding_signals(work):
     use. Held here, the signal reaches the script's own handler (a
     KeyboardInterrupt, a trainer's stop flag) once the import is done; a
     signal the process ignores stays ignored. Off the main thread (where
-    handlers cannot be set) work() runs as it is.
+    handlers cannot be set) work runs as it is.
     """
     if threading.current_thread() is not threading.main_thread():
-        return work()
+        return work(*args)
     held, previous = [], {}
     for name in STOP_SIGNAL_NAMES:
         if hasattr(signal, name):
             sig = getattr(signal, name)
             previous[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
     try:
-        return work()
+        return work(*args)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -111,9 +77,30 @@ def holding_signals(work):
 
 
 def _load():
-    """Import tensorflow.compat.v1 (quietly unless --verbose) and switch graph mode on; returns the module."""
-    _block_unused_packages()
-    tf_v1 = holding_signals(_import_v1)
+    """Import tensorflow.compat.v1 and switch graph mode on; returns the module.
+
+    First `import keras` is made to raise ImportError (UNUSED_PACKAGES),
+    unless something imported Keras already. Unless --verbose, stderr is
+    muted at the file-descriptor level during the import (the C++ messages
+    printed before absl's logging starts ignore TF_CPP_MIN_LOG_LEVEL) and
+    restored afterwards, also when the import raises, so that its traceback
+    is seen; then TensorFlow's own log lines and warnings are silenced.
+    Stop signals that come during the import are held (holding_signals).
+    """
+    for name in UNUSED_PACKAGES:
+        sys.modules.setdefault(name, None)
+    saved = None
+    if not VERBOSE:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # C++ errors too: every failure we meet is said in one line
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+    try:
+        tf_v1 = holding_signals(importlib.import_module, "tensorflow.compat.v1")
+    finally:
+        if saved is not None:
+            os.dup2(saved, 2)
+            os.close(saved)
     if not VERBOSE:
         # Every failure we meet is said in our own one line; TensorFlow's ERROR
         # logs (e.g. "Object was never used" blocks after a failed start) would bury it.

@@ -902,3 +902,26 @@ def read_or_hint(model_dir, prefix):
         return read_checkpoint(prefix)
     except CheckpointDamaged as e:
         raise CheckpointDamaged(f"{e}; {damaged_hint(model_dir, prefix)}") from None
+
+
+def check_graph(network):
+    """Raise DataError when a network's declaration names a variable (in variables or split) that the default
+    graph's trainable variables lack, as checkpoint_variables names them (a cluster's split parts count as
+    their whole).
+
+    Called once the forward module's forward() has built the graph, before a
+    step runs (mnist_backward.build_graph, mnist_test.evaluate), as
+    check_variables checks a checkpoint against the graph: a misspelt split
+    would otherwise not be split, and a misspelt variable would be recorded
+    in the model folder. The message names the declaration, the names it
+    lacks and the graph's, e.g. `mnist_deep_forward.NETWORK names split
+    'W1', which the graph of mnist_deep_forward.forward lacks (its
+    variables: b1, b2, w1, w2); correct the declaration`.
+    """
+    names = set(checkpoint_variables(tf.trainable_variables()))
+    lacked = [f"{field} {name!r}" for field in ("variables", "split")
+              for name in getattr(network, field) if name not in names]
+    if lacked:
+        raise DataError(f"{network.forward}.NETWORK names {', '.join(lacked)}, which the graph of "
+                        f"{network.forward}.forward lacks (its variables: {', '.join(sorted(names)) or 'none'}); "
+                        f"correct the declaration")

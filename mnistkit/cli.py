@@ -29,25 +29,26 @@ class Option:
     """One option of a trainer, declared once: its keyword (and --flag), default, help text and checks.
 
     name: backward()'s keyword and Settings' attribute; the flag is
-    `--name-with-dashes`. type: the flag's argparse type (default: the
-    default's type); choices: allowed values; minimum: the smallest allowed
-    number. flag=False: a keyword of backward() only (log). resolve: turns
-    the value given into the one Settings holds. constant: the name of the
-    trainer script's constant that gives the default ("BATCH_SIZE"), read
-    from the trainer's module when its parser is built or backward() is
-    called (Options.defaults), so that an edited constant takes effect;
-    `default` is used when the module has no such constant.
+    `--name-with-dashes` (flag_name). type: the flag's argparse type
+    (default: the default's type); choices: allowed values; minimum: the
+    smallest allowed number. flag=False: a keyword of backward() only
+    (log). resolve: turns the value given into the one Settings holds.
+    constant: the name of the trainer script's constant that gives the
+    default ("BATCH_SIZE"), read from the trainer's module when its parser
+    is built or backward() is called (Options.defaults), so that an edited
+    constant takes effect; `default` is used when the module has no such
+    constant.
 
-    resume: what a run resuming a model folder does when this option's
-    value differs from the one the folder's record holds (every flag
-    option's value is recorded: Options.record): "refuse" (the model
-    would train on otherwise than it was trained: DataError naming the
-    option, both values and what to give), "note" (one line saying so,
-    then on with the new value) or "free" (nothing: the option does not
-    change the model). why: for a refusing option,
-    why(settings, recorded value, records per epoch, global_step) says
-    what the other value would do (training.schedule_jump); else "would
-    change how it trains".
+    resume (a required keyword): what a run resuming a model folder does
+    when this option's value differs from the one the folder's record holds
+    (every flag option's value is recorded: Options.record), one of
+    RESUMES: "refuse" (the model would train on otherwise than it was
+    trained: DataError naming the option, both values and what to give),
+    "note" (one line saying so, then on with the new value) or "free"
+    (nothing: the option does not change the model). why: for a refusing
+    option, why(settings, recorded value, records per epoch, global_step)
+    says what the other value would do (training.schedule_jump); else
+    "would change how it trains".
     """
     name: str
     default: object
@@ -58,12 +59,8 @@ class Option:
     flag: bool = True
     resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
     constant: str = None  # the trainer script's constant holding the default (BATCH_SIZE for --batch-size)
-    resume: str = None  # "refuse", "note" or "free": a resume at another value than the folder's record
+    resume: str = dataclasses.field(kw_only=True)  # "refuse", "note" or "free": a resume at another value
     why: Callable = None  # a refusal's reason (see above)
-
-    def __post_init__(self):
-        if self.resume not in RESUMES:
-            raise ValueError(f"Option {self.name!r}: resume must be one of {', '.join(RESUMES)}, not {self.resume!r}")
 
     @property
     def flag_name(self):
@@ -74,12 +71,6 @@ class Option:
 RESUMES = ("refuse", "note", "free")  # Option.resume's choices
 
 
-def recorded(value):
-    """An option's value as a model folder's record holds it (JSON): a dataclass (records.Pipeline, records.Mix)
-    as the dict of its fields, anything else as it is."""
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
-
-
 class Options(tuple):
     """The options of a trainer (a tuple of Option): the one place its parser's flags, backward()'s keywords
     and training.Settings come from."""
@@ -88,15 +79,6 @@ class Options(tuple):
         """{option name: default}: each option's constant (Option.constant) as the trainer script's module
         `module` holds it now, else the option's own default."""
         return {o.name: getattr(module, o.constant, o.default) if o.constant else o.default for o in self}
-
-    def signature(self, module=None, **fixed):
-        """The inspect.Signature of backward(): each option a keyword with its default (from `module`, the
-        trainer script's module, when given: defaults()), then `fixed` ones."""
-        defaults = self.defaults(module)
-        params = [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=defaults[o.name])
-                  for o in self]
-        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in fixed.items()]
-        return inspect.Signature(params)
 
     def add_to(self, parser, module):
         """Add each option's --flag to an argparse parser, its default the one of `module`, the trainer
@@ -111,49 +93,69 @@ class Options(tuple):
                 parser.add_argument(o.flag_name, type=o.type or type(o.default), choices=o.choices,
                                     default=defaults[o.name], help=o.help)
 
-    def check(self, values, error):
-        """Call error(message) (argparse's parser.error) for the first value below its option's minimum."""
+    def bind(self, args, kwargs, module, error=None):
+        """{name: value} of every option, checked and resolved, for training.Settings.
+
+        args, kwargs: a backward(*args, **kwargs) call's, or a parsed command
+        line's flag values as kwargs; bound in the options' order as a
+        function binds them (TypeError for an unknown keyword or one given
+        twice). An option not given takes the default of `module`, the
+        trainer script's module (defaults()). A value below its option's
+        minimum calls error(message) (argparse's parser.error, the message
+        naming the flag: `--batch-size must be >= 1`), or without `error`
+        raises ValueError naming the keyword. Each value is then resolved
+        (Option.resolve: a --pipeline name to its records.Pipeline).
+        """
+        keywords = [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for o in self]
+        values = {**self.defaults(module), **inspect.Signature(keywords).bind(*args, **kwargs).arguments}
         for o in self:
             if o.minimum is not None and values[o.name] < o.minimum:
+                if error is None:
+                    raise ValueError(f"{o.name} must be >= {o.minimum:g}, not {values[o.name]!r}")
                 error(f"{o.flag_name} must be >= {o.minimum:g}")
-
-    def values(self, args):
-        """{name: value} of every flag option in parsed argparse args."""
-        return {o.name: getattr(args, o.name) for o in self if o.flag}
+            if o.resolve is not None:
+                values[o.name] = o.resolve(values[o.name])
+        return values
 
     def record(self, settings):
         """{name: value} of every flag option in `settings` (training.Settings), as a model folder's record holds
-        them (recorded): what the run trains with, compared with this run's on the next resume (changed)."""
-        return {o.name: recorded(getattr(settings, o.name)) for o in self if o.flag}
+        them (JSON: a dataclass such as records.Pipeline or records.Mix as the dict of its fields): what the run
+        trains with, compared with this run's on the next resume (changed)."""
+        values = {o.name: getattr(settings, o.name) for o in self if o.flag}
+        return {name: dataclasses.asdict(v) if dataclasses.is_dataclass(v) and not isinstance(v, type) else v
+                for name, v in values.items()}
 
     def changed(self, settings, record):
         """[(option, recorded value, value now)] for each option not "free" (Option.resume) whose value in
         `settings` differs from the one in `record`, a model folder's (checkpoints.folder_record); refusing
         options first. An option the record lacks (a folder of an earlier version) is not compared."""
-        found = [(o, record[o.name], recorded(getattr(settings, o.name))) for o in self
-                 if o.resume != "free" and o.name in record and record[o.name] != recorded(getattr(settings, o.name))]
+        now = self.record(settings)
+        found = [(o, record[o.name], now[o.name]) for o in self
+                 if o.flag and o.resume != "free" and o.name in record and record[o.name] != now[o.name]]
         return sorted(found, key=lambda f: f[0].resume != "refuse")
 
-    def bind(self, args, kwargs, module):
-        """{name: value} of every option in a backward(*args, **kwargs) call, bound as backward's signature
-        binds them (TypeError for an unknown keyword, as any function raises), with the defaults of
-        `module`, the trainer script's module (defaults()), and each value resolved (Option.resolve)."""
-        bound = self.signature().bind(*args, **kwargs)
-        values = {**self.defaults(module), **bound.arguments}
-        for o in self:
-            if o.resolve is not None:
-                values[o.name] = o.resolve(values[o.name])
-        return values
 
-
-def new_parser(doc):
+def new_parser(doc, epilog=None):
     """An argparse parser described by the first paragraph of a script's docstring, defaults shown.
 
     Every script builds its parser first, so this is also where its console
-    is made safe for any file name (safe_console).
+    is made safe for any file name: stdout and stderr escape what their
+    encoding cannot print (\\u6570) instead of raising. A console or a
+    redirected file on Windows encodes with its code page (cp1252, gbk;
+    PYTHONIOENCODING too), which cannot print every file name: a message
+    naming `数字七.jpg` would end the run with UnicodeEncodeError. With
+    errors="backslashreplace" every message arrives, the unprintable
+    characters as \\uXXXX escapes. Streams without reconfigure (a
+    notebook's) are left as they are. epilog: text after the flags in --help.
     """
-    safe_console()
-    return argparse.ArgumentParser(description=doc.split("\n\n")[0], allow_abbrev=False,
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", None) != "backslashreplace":
+            try:
+                reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a closed or detached stream
+                pass
+    return argparse.ArgumentParser(description=doc.split("\n\n")[0], epilog=epilog, allow_abbrev=False,
                                    formatter_class=argparse.ArgumentDefaultsHelpFormatter)
 
 
@@ -168,33 +170,10 @@ def progress_bar(quiet=False, **kwargs):
     return tqdm(disable=quiet or not terminal, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
-def path(text):
-    """argparse type of every path flag: the path with a leading ~ expanded to the home folder (str -> str).
-
-    A shell expands `~` only at the start of a word, so `--model-dir=~/m`
-    arrives as the literal `~/m`; expanded here, it names the folder the user
-    meant, and messages print the expanded path.
-    """
-    return os.path.expanduser(text)
-
-
-def safe_console():
-    """Make stdout and stderr escape what their encoding cannot print (\\u6570), instead of raising.
-
-    A console or a redirected file on Windows encodes with its code page
-    (cp1252, gbk; PYTHONIOENCODING too), which cannot print every file
-    name: a message naming `数字七.jpg` would end the run with
-    UnicodeEncodeError. With errors="backslashreplace" every message
-    arrives, the unprintable characters as \\uXXXX escapes. Streams
-    without reconfigure (a notebook's) are left as they are.
-    """
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None and getattr(stream, "errors", None) != "backslashreplace":
-            try:
-                reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):  # a closed or detached stream
-                pass
+# argparse type of every path flag: the path with a leading ~ expanded to the home folder (str -> str). A shell
+# expands `~` only at the start of a word, so `--model-dir=~/m` arrives as the literal `~/m`; expanded here, it
+# names the folder the user meant, and messages print the expanded path.
+path = os.path.expanduser
 
 
 def arguments(argv=None):

@@ -2,10 +2,12 @@
 
 A network is declared once, as a Network: the one place for its name in
 messages, its forward module, its layer sizes, its variables, its scripts,
-its export name and what a cluster splits. Each forward module builds its
-NETWORK from its own constants (mnist_forward's INPUT_NODE, LAYER1_NODE,
-OUTPUT_NODE through mlp()), so that an edited layer size shows in every
-message; MLP and LENET5 are the course's two at the course's sizes. A
+its export name and what a cluster splits. MLP and LENET5 are the course's
+two at the course's sizes; each forward module's NETWORK is one of them at
+its own constants' sizes (mnist_forward's INPUT_NODE, LAYER1_NODE,
+OUTPUT_NODE name it "the 784-300-10 network" when LAYER1_NODE is 300), so
+that an edited layer size shows in every message. Declaring one calls no
+function here: nothing in this file runs before training starts. A
 network added beside the course declares its own NETWORK in its forward
 module. The trainer's settings (BATCH_SIZE, LEARNING_RATE_BASE,
 MODEL_SAVE_PATH, MODEL_NAME, ...) are not the network's: they are the
@@ -48,7 +50,7 @@ class Network:
     name. split: the variables a cluster with several parameter servers
     splits (its largest weights; distributed.place_variables). The
     trainer and the evaluator check both against the graph the forward
-    module builds (check_graph). Two
+    module builds (checkpoints.check_graph). Two
     declarations are the same network when they name the same forward
     module (same()), and equal when every field is; one read back from
     JSON holds lists where the declaration has tuples.
@@ -64,24 +66,15 @@ class Network:
     layers: tuple = ()
 
 
-def mlp(input_node, layer1_node, output_node):
-    """The declaration of mnist_forward's network with these layer sizes: "the 784-500-10 network" at the course's."""
-    label = f"{input_node}-{layer1_node}-{output_node}"
-    return Network(forward="mnist_forward", name=f"the {label} network", label=label,
-                   variables=("w1", "b1", "w2", "b2"), train_script="mnist_backward.py", test_script="mnist_test.py",
-                   export_name="mnist", split=("w1",), layers=(input_node, layer1_node, output_node))
-
-
-def lenet5(*layers):
-    """The declaration of mnist_lenet5_forward's network; layers: its sizes (input, kernels, kernels, hidden, output)."""
-    return Network(forward="mnist_lenet5_forward", name="LeNet-5", label="LeNet-5",
-                   variables=("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
-                   train_script="mnist_lenet5_backward.py", test_script="mnist_lenet5_test.py",
-                   export_name="mnist_lenet5", split=("fc1_w",), layers=tuple(layers))
-
-
-MLP = mlp(784, 500, 10)  # the course's sizes
-LENET5 = lenet5(784, 32, 64, 512, 10)
+# The course's two networks at the course's sizes. Each forward module's NETWORK is its own at the sizes its
+# constants give (dataclasses.replace of one of these), so that an edited layer size shows in every message.
+MLP = Network(forward="mnist_forward", name="the 784-500-10 network", label="784-500-10",
+              variables=("w1", "b1", "w2", "b2"), train_script="mnist_backward.py", test_script="mnist_test.py",
+              export_name="mnist", split=("w1",), layers=(784, 500, 10))
+LENET5 = Network(forward="mnist_lenet5_forward", name="LeNet-5", label="LeNet-5",
+                 variables=("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
+                 train_script="mnist_lenet5_backward.py", test_script="mnist_lenet5_test.py",
+                 export_name="mnist_lenet5", split=("fc1_w",), layers=(784, 32, 64, 512, 10))
 COURSE_NETWORKS = (MLP, LENET5)  # the networks of folders and exports written before they recorded theirs
 
 
@@ -116,28 +109,6 @@ def guess(names):
     """The course network whose variables are exactly a checkpoint's (names), or None (folders written before)."""
     stored = trained_variables(names)
     return next((network for network in COURSE_NETWORKS if stored == set(network.variables)), None)
-
-
-def check_graph(network, names):
-    """Raise DataError when the declaration names a variable (in variables or split) that its built graph lacks.
-
-    names: the graph's trainable variables as checkpoints name them
-    (checkpoints.checkpoint_variables(tf.trainable_variables()), so that a
-    cluster's split parts count as their whole). Called once the forward
-    module's forward() has built the graph, before a step runs: a misspelt
-    split would otherwise not be split, and a misspelt variable would be
-    recorded in the model folder. The message names the declaration, the
-    names it lacks and the graph's, e.g. `mnist_deep_forward.NETWORK names
-    split 'W1', which the graph of mnist_deep_forward.forward lacks (its
-    variables: b1, b2, w1, w2); correct the declaration`.
-    """
-    names = set(names)
-    lacked = [f"{field} {name!r}" for field in ("variables", "split")
-              for name in getattr(network, field) if name not in names]
-    if lacked:
-        raise DataError(f"{network.forward}.NETWORK names {', '.join(lacked)}, which the graph of "
-                        f"{network.forward}.forward lacks (its variables: {', '.join(sorted(names)) or 'none'}); "
-                        f"correct the declaration")
 
 
 def check_network(ckpt_path, found, network, script="train_script"):

@@ -130,7 +130,7 @@ def test_tensorflows_import_here_sets_its_log_level_in_this_process():
     """What the next test must not inherit: importing TensorFlow through tf_compat sets TF_CPP_MIN_LOG_LEVEL
     in this (pytest's) process, where a script started later would find it (conftest resets it per test)."""
     import tf_compat
-    tf_compat._import_quietly()  # what its first import does, whether or not an earlier test imported it already
+    tf_compat._load()  # what its first import does, whether or not an earlier test imported it already
     assert os.environ.get("TF_CPP_MIN_LOG_LEVEL") is not None
 
 

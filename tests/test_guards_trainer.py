@@ -101,6 +101,16 @@ def test_a_trainer_option_below_its_minimum_is_refused_before_tensorflow(name, t
     assert os.listdir(tmp_path) == []  # no model folder made, nothing trained
 
 
+@pytest.mark.quick
+@pytest.mark.parametrize("name", sorted(BELOW_MINIMUM))
+def test_a_backward_keyword_below_its_minimum_is_one_value_error_naming_it(name, tmp_path):
+    value, minimum = int(BELOW_MINIMUM[name]), int(BELOW_MINIMUM[name]) + 1
+    with pytest.raises(ValueError) as raised:
+        mnist_backward.backward(**{name: value}, model_dir=str(tmp_path / "model"))  # as a notebook calls it
+    assert str(raised.value) == f"{name} must be >= {minimum}, not {value}"
+    assert os.listdir(tmp_path) == []
+
+
 # ---------------------------------------------------------------- a loss that is not finite
 
 @pytest.mark.quick

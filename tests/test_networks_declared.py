@@ -5,6 +5,8 @@ on one machine and as a cluster's worker that splits variables) and for
 evaluation (mnist_test.evaluate); nothing is trained.
 """
 import dataclasses
+import subprocess
+import sys
 import types
 
 import pytest
@@ -13,7 +15,9 @@ import mnist_backward
 import mnist_forward
 import mnist_test
 import mnistkit.distributed
+import mnistkit.networks
 import mnistkit.records
+from conftest import ROOT
 from mnistkit.errors import DataError
 from tf_compat import tf
 
@@ -62,3 +66,26 @@ def test_the_evaluator_checks_the_declaration_before_reading_a_checkpoint(tmp_pa
     with pytest.raises(DataError, match=rf"^mnist_forward.NETWORK names variables 'b_2', .* \({GRAPH}\)"):
         mnist_test.evaluate(str(tmp_path / "no_model" / "mnist_model-1"), str(tmp_path / "none.tfrecords"),
                             net=misdeclared(variables=("w1", "b1", "w2", "b_2")))
+
+
+# Imports the trainers as a script does, and names each function of mnistkit/networks.py that runs meanwhile.
+IMPORT_TRACED = """
+import os, sys
+ran = set()
+def profile(frame, event, arg):
+    if event == "call" and os.path.basename(frame.f_code.co_filename) == "networks.py":
+        ran.add(frame.f_code.co_name)
+sys.setprofile(profile)
+import mnist_backward, mnist_lenet5_backward
+sys.setprofile(None)
+print(sorted(ran - {"<module>", "Network"}))  # the module's own body and its class body are declarations
+"""
+
+
+@pytest.mark.quick
+def test_declaring_the_course_networks_runs_no_function_of_networks_py():
+    result = subprocess.run([sys.executable, "-c", IMPORT_TRACED], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+    assert (mnist_forward.NETWORK.name, mnist_forward.NETWORK.layers) == ("the 784-500-10 network", (784, 500, 10))
+    assert mnist_forward.NETWORK == mnistkit.networks.MLP  # the course's declaration, at the course's sizes
