@@ -706,8 +706,8 @@ def prepare_model_dir(model_dir, network, log=print, name=MODEL_NAME):
     (places.ANY_CHECKPOINT_FILE) is refused, naming the constant to set to
     resume them (network: the one trained, whose train_script holds
     MODEL_NAME). Then what a killed Saver.save left is deleted:
-    `<name>-<step>_temp` folders and unfinished_saves, each of these with a
-    line through `log`. save() writes a checkpoint's .meta, then
+    `<name>-<step>_temp` folders, and unfinished_saves (each said through
+    `log`). save() writes a checkpoint's .meta, then
     tf.train.Saver writes into such a folder, renames the .index and .data
     files into place and only then updates the `checkpoint` index file; a
     kill on the way leaves files that no reader uses and that this run

@@ -213,7 +213,7 @@ class StepGuard:
         self.retried, self.me, self.log = dict(retried), me, log
         self.in_a_row = {kind: 0 for kind in self.retried}
         self.options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
-        if not PAUSE_WATCH.is_alive():
+        if PAUSE_WATCH.ident is None:  # not started yet
             PAUSE_WATCH.start()
 
     def __enter__(self):
