@@ -227,7 +227,7 @@ def train(settings):
         with tf.Session() as sess:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
-            checkpoints.prepare_model_dir(settings.model_dir, settings.log, settings.model_name)
+            checkpoints.prepare_model_dir(settings.model_dir, net.NETWORK, settings.log, settings.model_name)
             try:  # the course's `checkpoint` index file; one of binary junk raises, and then the files alone count
                 ckpt = tf.train.get_checkpoint_state(settings.model_dir)
             except (tf.errors.OpError, ValueError):
@@ -243,7 +243,8 @@ def train(settings):
                     graph.saver.restore(sess, path)
             first_step = int(sess.run(graph.global_step))
             # The same model (network, settings, graph checked): --keep rotates its checkpoints too.
-            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, data.examples),
+            record = (net.NETWORK, data.examples, settings.options.record(settings))  # the folder's FOLDER_FILE
+            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, record,
                                          resumed_step=first_step if restored else None, name=settings.model_name)
             training.announce(settings, data, restored, first_step)
             # The graph goes into the first run's events only; a resumed run has the same one.
@@ -341,7 +342,7 @@ def save(sess, graph, run, settings):
     a failed save removed whole and raised as one line (SaveFailed).
     """
     step, finite, learning_rate = sess.run([graph.global_step, graph.finite, graph.learning_rate],
-                                           options=training.step_options())
+                                           options=run.guard.options)
     step = int(step)
     training.check_weights(finite, graph.finite_names, step, learning_rate, settings, run.data.where)
     for attempt in run.saves.attempts(sess, step):
@@ -358,7 +359,7 @@ def save_last(sess, graph, settings, run, restored):
     of no steps saves, so that its folder holds a checkpoint).
     """
     progress = run.progress
-    progress.step = max(progress.step, int(sess.run(graph.global_step, options=training.step_options())))
+    progress.step = max(progress.step, int(sess.run(graph.global_step, options=run.guard.options)))
     if run.chief and (progress.step != progress.saved_step or restored is None):
         progress.saved_step = save(sess, graph, run, settings)
     return progress.step

@@ -52,7 +52,7 @@ import numpy as np
 from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
 from . import cli, files, networks, places
 from .errors import DataError
-from .places import ANY_CHECKPOINT_FILE, INDEX_FILE, MODEL_NAME, checkpoint_file
+from .places import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, INDEX_FILE, MODEL_NAME
 
 FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
 # Saver.save on its own writes a checkpoint's .meta last, after the index file
@@ -110,7 +110,8 @@ def checkpoint_steps(model_dir, name=MODEL_NAME):
         names = os.listdir(model_dir)
     except OSError:
         return []
-    return sorted({int(m.group("step")) for m in map(checkpoint_file(name).match, names) if m})
+    pattern = re.compile(CHECKPOINT_FILE_OF % re.escape(name))  # re's cache compiles it once
+    return sorted({int(m.group("step")) for m in map(pattern.match, names) if m})
 
 
 def checkpoint_names(model_dir):
@@ -184,10 +185,13 @@ def unfinished_saves(model_dir, steps=None, name=MODEL_NAME):
     name: the checkpoints' (a trainer's MODEL_NAME); an index naming
     checkpoints of another name tells nothing about these.
     """
+    steps = checkpoint_steps(model_dir, name) if steps is None else steps
+    if not steps:
+        return []  # no checkpoint files: nothing unfinished (nor TensorFlow's import to read the index file)
     indexed = indexed_prefix(model_dir)
     if indexed is None or name_of(indexed) != name or checkpoint_format(indexed) is None:
         return []
-    return [prefix_of(model_dir, s, name) for s in (checkpoint_steps(model_dir, name) if steps is None else steps)
+    return [prefix_of(model_dir, s, name) for s in steps
             if s > step_of(indexed) and not _whole(prefix_of(model_dir, s, name))]
 
 
@@ -619,7 +623,7 @@ class RunSaves:
     run saved or took over from the run it resumed (continue_rotation), the
     only ones it may replace or (through the Saver's max_to_keep) rotate
     away. record: (network, records per epoch, {option name: value})
-    (training.record_of), written into the folder's FOLDER_FILE before the
+    (cli.Options.record), written into the folder's FOLDER_FILE before the
     run's first save (write_folder_record), so that a folder holding a
     checkpoint says which network it holds and how it was trained.
     resumed_step: the global_step of the checkpoint a resumed run restored
@@ -693,39 +697,44 @@ def save_failed(model_dir, prefix, error):
     return SaveFailed(f"{prefix}: cannot save checkpoint ({first_line(error)}); {newest}")
 
 
-def prepare_model_dir(model_dir, log=print, name=MODEL_NAME):
-    """Create model_dir if needed and clear what killed saves of checkpoints `name` left; DataError if unusable."""
+def prepare_model_dir(model_dir, network, log=print, name=MODEL_NAME):
+    """Make model_dir ready for a trainer of checkpoints named `name`: created if needed, cleared of killed saves.
+
+    A trainer writes and resumes only checkpoints of its own name (its
+    MODEL_NAME), so that a folder never holds two series that readers would
+    take for one: a folder holding checkpoints of another name
+    (places.ANY_CHECKPOINT_FILE) is refused, naming the constant to set to
+    resume them (network: the one trained, whose train_script holds
+    MODEL_NAME). Then what a killed Saver.save left is deleted:
+    `<name>-<step>_temp` folders, and unfinished_saves (each said through
+    `log`). save() writes a checkpoint's .meta, then
+    tf.train.Saver writes into such a folder, renames the .index and .data
+    files into place and only then updates the `checkpoint` index file; a
+    kill on the way leaves files that no reader uses and that this run
+    would otherwise have to save over. Raises DataError for those other
+    checkpoints, and for a folder that cannot be made, read or written.
+    """
     try:
         os.makedirs(model_dir, exist_ok=True)
-        remove_unfinished_checkpoints(model_dir, log, name)
+        entries = os.listdir(model_dir)
+        others = sorted({m.group("name") for m in map(ANY_CHECKPOINT_FILE.match, entries) if m} - {name})
+        if others:
+            raise DataError(f"{model_dir}: its checkpoints are named {others[0]}-<step>, not {name}-<step>; set "
+                            f"MODEL_NAME = {others[0]!r} in {network.train_script} to resume them, or use another "
+                            "--model-dir")
+        for entry in entries:
+            path = os.path.join(model_dir, entry)
+            if entry.startswith(name + "-") and entry.endswith("_temp") and os.path.isdir(path):
+                shutil.rmtree(path, ignore_errors=True)
+        for prefix in unfinished_saves(model_dir, name=name):
+            for path in glob.glob(glob.escape(prefix) + ".*"):
+                os.remove(path)
+            log(f"removed {prefix}.*, a save that did not finish (not in the `checkpoint` index file, and no .index "
+                "or no .meta)")
     except OSError as e:
         raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
     if not os.access(model_dir, os.W_OK):
         raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
-
-
-def resume_checkpoint(model_dir, log=print, state=None, name=MODEL_NAME):
-    """The checkpoint training resumes from, read whole: (prefix, {name: array}), or (None, None).
-
-    The newest checkpoint files in model_dir (latest), even
-    when the `checkpoint` index file is missing, damaged or names a path
-    that is gone (a moved or copied folder); `log` says so when the index
-    did not lead to them. Raises DataError naming the checkpoint when it is
-    damaged, with the newest intact one in the hint: training never starts
-    from scratch over checkpoint files, nor saves over them. name: the
-    checkpoints' (the trainer's MODEL_NAME).
-    """
-    prefix = latest(model_dir, name)
-    if prefix is None:
-        return None, None
-    stored = read_or_hint(model_dir, prefix)
-    indexed = indexed_prefix(model_dir, state)
-    if indexed is None or name_of(indexed) != name or checkpoint_format(indexed) is None:
-        log(f"note: {os.path.join(model_dir, INDEX_FILE)} is missing or names files that are "
-            f"not there; resuming from the newest checkpoint files, {prefix}")
-    elif indexed != prefix:
-        log(f"note: {prefix} is newer than {indexed}, the newest in the `checkpoint` index file; resuming from it")
-    return prefix, stored
 
 
 def folder_record(model_dir):
@@ -765,46 +774,43 @@ def write_folder_record(model_dir, network, examples, settings):
 
 
 def resume_checked(model_dir, network, var_list, log=print, state=None, name=MODEL_NAME, check=None):
-    """resume_checkpoint's (prefix, {name: array}) or (None, None), checked to fit the graph about to train.
+    """The checkpoint training resumes from, read whole and checked to fit the graph about to train:
+    (prefix, {name: array}), or (None, None) when model_dir holds no checkpoint named `name`.
 
-    var_list: {name in checkpoint: variable} of this graph. Raises DataError
-    when the checkpoint is damaged, holds another network than `network`
-    (networks.check_network), is refused by check(prefix), the caller's
-    check of its settings against the folder's record
-    (training.check_resumed: a changed setting is named as itself, before
-    the variables are compared), or does not fit var_list (a checkpoint of
-    another graph: it was read whole, so nothing in the folder changes).
-    state: the `checkpoint` index as tf.train.get_checkpoint_state read it,
-    or None (then it is read here). name: the checkpoints' (the trainer's
-    MODEL_NAME); a folder holding checkpoints of another name is refused
-    (check_name).
+    The newest checkpoint files in model_dir (latest), even when the
+    `checkpoint` index file is missing, damaged or names a path that is
+    gone (a moved or copied folder); `log` says so when the index did not
+    lead to them. state: the index as tf.train.get_checkpoint_state read
+    it, or None (then it is read here). var_list: {name in checkpoint:
+    variable} of this graph. Raises DataError naming the checkpoint when it
+    is damaged (with the newest intact one in the hint: training never
+    starts from scratch over checkpoint files, nor saves over them), holds
+    another network than `network` (networks.check_network), is refused by
+    check(prefix), the caller's check of its settings against the folder's
+    record (training.check_resumed: a changed setting is named as itself,
+    before the variables are compared), or does not fit var_list (a
+    checkpoint of another graph: it was read whole, so nothing in the
+    folder changes). name: the checkpoints' (the trainer's MODEL_NAME;
+    prepare_model_dir refuses a folder of another name's).
     """
-    check_name(model_dir, name, network)
-    ckpt, stored = resume_checkpoint(model_dir, log, state, name)
-    if ckpt is not None:
-        networks.check_network(ckpt, folder_network(model_dir, stored), network)
-        if check is not None:
-            check(ckpt)
-        try:
-            check_variables(ckpt, stored, var_list)
-        except DataError as e:
-            raise DataError(f"{e}; use another --model-dir") from None
-    return ckpt, stored
-
-
-def check_name(model_dir, name, network):
-    """Raise DataError when model_dir holds checkpoints named otherwise than `name`, the trainer's MODEL_NAME.
-
-    A trainer writes and resumes only checkpoints of its own name, so that
-    a folder never holds two series that readers would take for one; the
-    message names the constant to set to resume the ones there (network:
-    the one trained, whose train_script holds MODEL_NAME).
-    """
-    others = sorted(checkpoint_names(model_dir) - {name})
-    if others:
-        raise DataError(f"{model_dir}: its checkpoints are named {others[0]}-<step>, not {name}-<step>; set "
-                        f"MODEL_NAME = {others[0]!r} in {network.train_script} to resume them, or use another "
-                        "--model-dir")
+    prefix = latest(model_dir, name)
+    if prefix is None:
+        return None, None
+    stored = read_or_hint(model_dir, prefix)
+    indexed = indexed_prefix(model_dir, state)
+    if indexed is None or name_of(indexed) != name or checkpoint_format(indexed) is None:
+        log(f"note: {os.path.join(model_dir, INDEX_FILE)} is missing or names files that are "
+            f"not there; resuming from the newest checkpoint files, {prefix}")
+    elif indexed != prefix:
+        log(f"note: {prefix} is newer than {indexed}, the newest in the `checkpoint` index file; resuming from it")
+    networks.check_network(prefix, folder_network(model_dir, stored), network)
+    if check is not None:
+        check(prefix)
+    try:
+        check_variables(prefix, stored, var_list)
+    except DataError as e:
+        raise DataError(f"{e}; use another --model-dir") from None
+    return prefix, stored
 
 
 Found = collections.namedtuple("Found", "prefix stored network")
@@ -874,25 +880,6 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
     return NoCheckpoint(f"{model_dir}: no checkpoint found; train first with "
                         f"`{cli.command(network.train_script, *kept, *flags)}`")
-
-
-def remove_unfinished_checkpoints(model_dir, log=print, name=MODEL_NAME):
-    """Delete what a killed Saver.save left in model_dir: `<prefix>_temp` folders and unfinished saves.
-
-    save() writes a checkpoint's .meta, then tf.train.Saver
-    writes into such a folder, renames the .index and .data files into place
-    and only then updates the `checkpoint` index file; a kill on the way
-    leaves files that no reader uses (see unfinished_saves)
-    and that this run would otherwise have to save over.
-    """
-    for entry in os.listdir(model_dir):
-        path = os.path.join(model_dir, entry)
-        if entry.startswith(name + "-") and entry.endswith("_temp") and os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-    for prefix in unfinished_saves(model_dir, name=name):
-        for path in glob.glob(glob.escape(prefix) + ".*"):
-            os.remove(path)
-        log(f"removed {prefix}.*, a save that did not finish (not in the `checkpoint` index file, and no .index or no .meta)")
 
 
 def read_or_hint(model_dir, prefix):

@@ -196,7 +196,7 @@ def serve_ps(cluster, task_index, log=print):
     start_server(cluster, "ps", task_index)
     log(f"ps {task_index}: serving the variables on {cluster.task_address('ps', task_index)} "
         f"({cli.STOP_KEYS} to stop)")
-    with training.StopFlag() as stop:
+    with training.stop_flag() as stop:
         while not stop.signal:
             time.sleep(PS_POLL_SECS)
     log(f"ps {task_index}: shut down by {stop.signal.name}")
@@ -263,7 +263,7 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     data = records.training_data(settings.data_dir, settings.train_file)
     mine = data.for_worker(worker_shards(data.files, task_index, num_workers))
     if is_chief:
-        checkpoints.prepare_model_dir(settings.model_dir, settings.log, settings.model_name)
+        checkpoints.prepare_model_dir(settings.model_dir, settings.net.NETWORK, settings.log, settings.model_name)
     server = start_server(cluster, "worker", task_index)
     graph, parts = build_worker_graph(cluster, task_index, settings, mine, trainer.build_graph, sync_replicas)
     ckpt = None  # the chief restores the newest checkpoint (checked against the graph just built), or initializes
@@ -327,7 +327,7 @@ class Worker:
     def started(self, sess):
         """After the queue runners start: the chief's synchronous updates (their tokens, their queue runner)."""
         if self.sync_replicas and self.is_chief:
-            sess.run(self.parts.init_tokens_op, options=training.step_options())
+            sess.run(self.parts.init_tokens_op, options=tf.RunOptions(timeout_in_ms=training.STEP_TIMEOUT_MS))
             self.sync_threads += self.parts.chief_queue_runner.create_threads(
                 sess, coord=self.sync_coord, daemon=True, start=True)
 
@@ -446,7 +446,7 @@ def worker_steps(sess, graph, settings, worker, trainer):
     ended before the target, TensorFlow's errors as they come.
     """
     me = worker.me
-    step = int(sess.run(graph.global_step, options=training.step_options()))
+    step = int(sess.run(graph.global_step, options=tf.RunOptions(timeout_in_ms=training.STEP_TIMEOUT_MS)))
     start = (f"resuming from {worker.ckpt}" if worker.ckpt else
              "variables initialized" if worker.is_chief else "variables ready")
     settings.log(f"{me}: {start} at global_step {step}; reading {sum(worker.data.counts.values())} of "
@@ -454,7 +454,8 @@ def worker_steps(sess, graph, settings, worker, trainer):
                  + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
                     else "asynchronous updates"))
     # The same model as the checkpoint resumed from: --keep rotates the folder's checkpoints as one run's.
-    saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, worker.data.examples),
+    record = (settings.net.NETWORK, worker.data.examples, settings.options.record(settings))  # the folder's FOLDER_FILE
+    saves = checkpoints.RunSaves(graph.saver, settings.model_dir, record,
                                  resumed_step=checkpoints.step_of(worker.ckpt) if worker.is_chief and worker.ckpt
                                  else None, name=settings.model_name)
     with training.running(settings, worker.data, saves, step, worker=worker) as run:

@@ -11,7 +11,6 @@ mnist_app.py and mnist_export.py raise (through checkpoints.no_checkpoint)
 when --model-dir holds no checkpoint but something one level off.
 """
 import collections
-import functools
 import os
 import re
 
@@ -24,20 +23,13 @@ INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
 V2_SUFFIX = r"(\.index|\.meta|\.data-\d{5}-of-\d{5})"  # a V2 checkpoint's files: <prefix>.index, .meta, .data-*
 # A file of a V2 checkpoint of any name: <name>-<global_step>.index, .meta or .data-NNNNN-of-NNNNN.
 ANY_CHECKPOINT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)" + V2_SUFFIX + "$")
+# A file of a checkpoint named %s (re.escape'd: a trainer's MODEL_NAME): <name>-<step> with a V2 suffix, or
+# alone (the one file of the V1 format); groups `name` and `step`. checkpoints.checkpoint_steps fills in its name.
+CHECKPOINT_FILE_OF = r"(?P<name>%s)-(?P<step>\d+)" + V2_SUFFIX + "?$"
+CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # the course's own name's
 SAVED_MODEL_FILE = "saved_model.pb"
 VARIABLES_FOLDER = "variables"
 APP, EXPORTER = "mnist_app.py", "mnist_export.py"
-
-
-
-@functools.lru_cache(maxsize=None)
-def checkpoint_file(name=MODEL_NAME):
-    """The pattern of a file of a checkpoint named `name` (a trainer's MODEL_NAME): <name>-<step> with a V2
-    suffix, or alone (the one file of the V1 format); groups `name` and `step`."""
-    return re.compile(f"(?P<name>{re.escape(name)})-(?P<step>\\d+){V2_SUFFIX}?$")
-
-
-CHECKPOINT_FILE = checkpoint_file()  # the course's own name's
 
 
 Holding = collections.namedtuple("Holding", "kind what give")

@@ -3,22 +3,21 @@
 mnist_backward.py holds the course's graph and its loop; this is what the
 loop reaches through a few named calls, and what it carries:
   Settings, TrainGraph    one run's settings; the graph's tensors the loop runs;
-  running, Run, Progress  the state of one process's part in a run;
+  running, Run, Progress  the state of one process's part in a run (with its progress bar);
   StepGuard               a step's time-out, and the errors tried again;
-  progress_bar, crossed   the progress bar, and when a period is due;
+  crossed                 when a period is due;
   one_line_error, saved_note   the error a failed run ends with;
   finite_flags, check_loss, check_weights   a loss or weights gone NaN end the run (Diverged);
-  StopFlag, PauseWatch      stop signals as a flag the loop checks; a paused process told from a stuck input;
+  stop_flag, PauseWatch     stop signals as a flag the loop checks; a paused process told from a stuck input;
   summaries, SummaryMeter   TensorBoard: the step's scalars, examples per second, events files.
 The training options (cli.Option, cli.Options) are cli.py's, and Settings
 holds their values; the training files, checked whole and unchanged at each
 step, are records.TrainingData. The model folder's record of its network and
-of each option it trains at is checkpoints.FOLDER_FILE (record_of), checked
-on resume (check_resumed).
+of each option it trains at is checkpoints.FOLDER_FILE (checkpoints.RunSaves'
+record), checked on resume (check_resumed).
 """
 import contextlib
 import dataclasses
-import functools
 import math
 import os
 import signal
@@ -51,12 +50,6 @@ def schedule_jump(settings, trained, examples, step):
             "epoch of steps)")
 
 
-def record_of(settings, examples):
-    """What checkpoints.RunSaves writes into the model folder's record: (network, records per epoch,
-    {option name: value} of every flag option, cli.Options.record)."""
-    return settings.net.NETWORK, examples, settings.options.record(settings)
-
-
 def check_resumed(settings, examples, prefix):
     """Check this run's settings against the model folder's record before it resumes checkpoint `prefix`.
 
@@ -87,8 +80,8 @@ class Settings(types.SimpleNamespace):
     """One training run's settings: every Option of the trainer by its name, and the trainer's fixed schedule.
 
     Built by mnist_backward.settings_for. options: the trainer's cli.Options
-    (what the model folder records and checks on resume: record_of,
-    check_resumed). net: the network's forward module
+    (what the model folder records and checks on resume:
+    checkpoints.RunSaves' record, check_resumed). net: the network's forward module
     (forward(x, regularizer, train), INPUT_NODE, OUTPUT_NODE, NETWORK).
     The schedule is the course's: learning_rate_base decayed by
     learning_rate_decay once per epoch (staircase), L2 weight
@@ -120,16 +113,6 @@ class TrainGraph:
     finite_names: tuple = ()
 
 
-def device():
-    """Where the training steps run, for the trainer's first line: "GPU:0" when TensorFlow sees a GPU, else "CPU".
-
-    TensorFlow places each op with a GPU kernel on the first GPU; the
-    queue-runner readers and shuffle_batch have only CPU kernels, so the
-    input pipeline runs on the CPU either way.
-    """
-    return "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU"
-
-
 # ---------------------------------------------------------------- the loop
 
 @dataclasses.dataclass
@@ -138,45 +121,48 @@ class Run:
 
     data: the records.TrainingData read, checked unchanged at every step
     (and `where`, for messages); saves: the checkpoints.RunSaves of this
-    run's checkpoints; stop: the StopFlag; progress: its Progress; writer:
-    the chief's summary FileWriter, or None; worker: None on one machine, a
-    cluster worker's distributed.Worker; guard: the StepGuard each step
-    runs in; meter: the SummaryMeter; bar: the progress bar.
+    run's checkpoints; stop: the stop_flag; progress: its Progress; worker:
+    None on one machine, a cluster worker's distributed.Worker; chief: this
+    process saves checkpoints and writes summaries (the one machine, or
+    worker 0 of a cluster); writer: the chief's summary FileWriter, or
+    None; guard: the StepGuard each step runs in; meter: the SummaryMeter;
+    bar: the progress bar (cli.progress_bar).
     """
     data: object
     saves: object
     stop: object
     progress: object
-    writer: object = None
     worker: object = None
+    chief: bool = True
+    writer: object = None
     guard: object = None
     meter: object = None
     bar: object = None
-
-    @property
-    def chief(self):
-        """Saves checkpoints and writes summaries: the one machine, or worker 0 of a cluster."""
-        return self.worker is None or self.worker.is_chief
 
 
 @contextlib.contextmanager
 def running(settings, data, saves, step, worker=None, graph=None):
     """The Run of this process from global_step `step`, with what its step loop needs; a context manager.
 
-    Inside it, SIGINT and SIGTERM set run.stop (StopFlag) instead of
+    Inside it, SIGINT and SIGTERM set run.stop (stop_flag) instead of
     raising, so that the loop saves first; the chief writes TensorBoard
     summaries into <model folder>/train (graph: written into the events,
-    a fresh run's) and closes them at the end; the progress bar runs on a
-    terminal (not on a cluster). saves: the checkpoints.RunSaves; worker: a
-    cluster worker's distributed.Worker, or None on one machine.
+    a fresh run's) and closes them at the end; the progress bar, from
+    global_step `step` to settings.steps, runs on a terminal (not on a
+    cluster). saves: the checkpoints.RunSaves; worker: a cluster worker's
+    distributed.Worker, or None on one machine.
     """
-    with StopFlag() as stop:
-        run = Run(data, saves, stop, Progress(step=step, saved_step=step), worker=worker)
-        run.writer = summary_writer(settings.model_dir, graph) if run.chief else None
+    with stop_flag() as stop:
+        run = Run(data, saves, stop, Progress(step=step, saved_step=step), worker=worker,
+                  chief=worker is None or worker.is_chief)
+        if run.chief:
+            run.writer = tf.summary.FileWriter(os.path.join(settings.model_dir, TRAIN_LOG_DIR), graph)
         run.guard = StepGuard(worker.retried if worker else {}, worker.log_prefix if worker else "", settings.log)
         run.meter = SummaryMeter(run.writer, settings.summary_every, settings.batch_size, step)
+        bar = cli.progress_bar(settings.quiet or worker is not None, total=settings.steps, initial=step,
+                               desc="training", unit="step")
         try:
-            with progress_bar(settings, run) as run.bar:
+            with contextlib.closing(bar) as run.bar:
                 yield run
         finally:
             if run.writer is not None:
@@ -185,10 +171,17 @@ def running(settings, data, saves, step, worker=None, graph=None):
 
 def announce(settings, data, restored, first_step):
     """The trainer's first line(s): what it trains on, from where (restored: the checkpoint resumed, or None), to
-    which global_step, on which device."""
+    which global_step, on which device.
+
+    The device is "GPU:0" when TensorFlow sees a GPU, else "CPU": TensorFlow
+    places each op with a GPU kernel on the first GPU; the queue-runner
+    readers and shuffle_batch have only CPU kernels, so the input pipeline
+    runs on the CPU either way.
+    """
+    device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU"
     settings.log(f"training on {data.examples} records from {data.where}"
                  + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
-                 + f"; running on {device()}")
+                 + f"; running on {device}")
     if first_step >= settings.steps:
         settings.log(f"global_step {first_step} already reaches the target; raise --steps to train further")
 
@@ -201,16 +194,6 @@ class Progress:
     local_steps: int = 0
 
 
-def step_options(timeout_ms=None):
-    """The tf.RunOptions of a session run that may wait at most timeout_ms (default STEP_TIMEOUT_MS, read now)."""
-    return _run_options(STEP_TIMEOUT_MS if timeout_ms is None else timeout_ms)
-
-
-@functools.lru_cache(maxsize=None)
-def _run_options(timeout_ms):
-    return tf.RunOptions(timeout_in_ms=timeout_ms)
-
-
 class StepGuard:
     """Around one training step's session runs: the errors after which the step is simply tried again.
 
@@ -221,17 +204,20 @@ class StepGuard:
     line)} (a cluster's aborted or failed steps), up to their limit in a
     row, after RETRY_SECS. Anything else, and the last of too many in a
     row, goes through. me: the log lines' prefix ("worker 1: "). `options`:
-    the RunOptions (STEP_TIMEOUT_MS) each run of the step takes.
+    the tf.RunOptions each session run of the step (and the run's saves)
+    takes: at most STEP_TIMEOUT_MS, as it is when the guard is made. The
+    first guard starts the process's PAUSE_WATCH.
     """
 
     def __init__(self, retried, me="", log=print):
         self.retried, self.me, self.log = dict(retried), me, log
         self.in_a_row = {kind: 0 for kind in self.retried}
-        self.watch = pause_watch()
+        self.options = tf.RunOptions(timeout_in_ms=STEP_TIMEOUT_MS)
+        if PAUSE_WATCH.ident is None:  # not started yet
+            PAUSE_WATCH.start()
 
     def __enter__(self):
-        self.options = step_options()
-        self.started, self.paused_before = time.monotonic(), self.watch.paused
+        self.started, self.paused_before = time.monotonic(), PAUSE_WATCH.paused
         return self
 
     def __exit__(self, kind, error, traceback):
@@ -240,7 +226,7 @@ class StepGuard:
                 self.in_a_row[k] = 0
             return False
         if isinstance(error, tf.errors.DeadlineExceededError):
-            paused = self.watch.paused - self.paused_before
+            paused = PAUSE_WATCH.paused - self.paused_before
             if time.monotonic() - self.started - paused >= STEP_TIMEOUT_MS / 1000:
                 return False  # it waited the whole time while running: the input is stuck
             self.log(f"{self.me}note: this process was paused for {paused:.0f} s; going on with the step")
@@ -255,17 +241,6 @@ class StepGuard:
         self.log(f"{self.me}step {what} ({first_line(error)}); trying again")
         time.sleep(RETRY_SECS)
         return True
-
-
-@contextlib.contextmanager
-def progress_bar(settings, run):
-    """The training progress bar (cli.progress_bar) from run.progress.step to settings.steps; none on a cluster."""
-    bar = cli.progress_bar(settings.quiet or run.worker is not None, total=settings.steps,
-                             initial=run.progress.step, desc="training", unit="step")
-    try:
-        yield bar
-    finally:
-        bar.close()
 
 
 def crossed(before, after, every):
@@ -344,47 +319,45 @@ TICK_SECS = 0.5  # the pause watch's period
 LATE_SECS = 2.0  # a tick this late means the process was stopped (Ctrl-Z, a debugger, a suspended laptop) or starved
 
 
-class StopFlag:
+@contextlib.contextmanager
+def stop_flag():
     """Turns SIGINT/SIGTERM (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can save first.
 
-    A second Ctrl-C while the flag is set raises KeyboardInterrupt as usual.
+    Yields the flag: its `signal` is None, then the signal.Signals that
+    came; the handlers before are put back on exit. A second Ctrl-C while
+    the flag is set raises KeyboardInterrupt as usual.
     """
+    flag = types.SimpleNamespace(signal=None)
 
-    def __init__(self):
-        self.signal = None
-        self._previous = {}
-
-    def __enter__(self):
-        for sig in STOP_SIGNALS:
-            self._previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame):
-        if self.signal is not None and signum == signal.SIGINT:
+    def handle(signum, frame):
+        if flag.signal is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt
-        self.signal = signal.Signals(signum)
+        flag.signal = signal.Signals(signum)
 
-    def __exit__(self, *exc):
-        for sig, handler in self._previous.items():
+    previous = {}
+    try:
+        for sig in STOP_SIGNALS:
+            previous[sig] = signal.signal(sig, handle)
+        yield flag
+    finally:
+        for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-class PauseWatch:
+class PauseWatch(threading.Thread):
     """Adds up the time this process did not run: a thread ticks every TICK_SECS and counts late ticks.
 
     A tick more than LATE_SECS late means the whole process was stopped
     (Ctrl-Z, SIGSTOP, a debugger, a suspended laptop) or starved of CPU;
     `paused` is the total of those delays in seconds. Both the monotonic
     and the wall clock are read, so that a suspend, which only the wall
-    clock counts, is seen too.
+    clock counts, is seen too. The process has one, PAUSE_WATCH, started
+    by the first StepGuard.
     """
 
-    def __init__(self):
-        self.paused = 0.0
-        thread = threading.Thread(target=self._run, name="pause-watch", daemon=True)
-        thread.start()
+    paused = 0.0
 
-    def _run(self):
+    def run(self):
         last = (time.monotonic(), time.time())
         while True:
             time.sleep(TICK_SECS)
@@ -395,14 +368,7 @@ class PauseWatch:
             last = now
 
 
-_watch = []
-
-
-def pause_watch():
-    """The process's one PauseWatch, started on first use."""
-    if not _watch:
-        _watch.append(PauseWatch())
-    return _watch[0]
+PAUSE_WATCH = PauseWatch(name="pause-watch", daemon=True)
 
 
 # ---------------------------------------------------------------- TensorBoard
@@ -423,11 +389,6 @@ def shuffle_queue_runner():
     raise ValueError("no shuffle_batch queue in this graph")
 
 
-def shuffle_queue():
-    """The RandomShuffleQueue of shuffle_batch in this graph: its size() over its capacity is the fill TensorBoard shows."""
-    return shuffle_queue_runner().queue
-
-
 def summaries(loss, cem, regularization, learning_rate, y, y_, queue_fill=True):
     """The merged TensorBoard summary of a training step: loss, cross_entropy, regularization_loss,
     learning_rate, the batch's accuracy (y logits, y_ one-hot labels), and with queue_fill the fill of
@@ -437,7 +398,7 @@ def summaries(loss, cem, regularization, learning_rate, y, y_, queue_fill=True):
                tf.summary.scalar("regularization_loss", regularization),
                tf.summary.scalar("learning_rate", learning_rate), tf.summary.scalar("accuracy", accuracy)]
     if queue_fill:
-        queue = shuffle_queue()
+        queue = shuffle_queue_runner().queue
         # shuffle_batch's own summary measures only the part above min_after_dequeue; this is the whole queue.
         fill = tf.cast(queue.size(), tf.float32) / queue.queue_ref.op.get_attr("capacity")
         scalars.append(tf.summary.scalar("shuffle_queue_fill", fill))
@@ -447,11 +408,6 @@ def summaries(loss, cem, regularization, learning_rate, y, y_, queue_fill=True):
 def scalar_summary(tag, value):
     """A tf.Summary holding one scalar measured outside the graph (e.g. examples/s)."""
     return tf.Summary(value=[tf.Summary.Value(tag=tag, simple_value=float(value))])
-
-
-def summary_writer(model_dir, graph=None):
-    """The tf.summary.FileWriter of <model_dir>/train; graph: written into the events (a run's first)."""
-    return tf.summary.FileWriter(os.path.join(model_dir, TRAIN_LOG_DIR), graph)
 
 
 def close_writer(writer, log=print):

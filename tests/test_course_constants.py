@@ -164,7 +164,7 @@ def test_messages_name_the_edited_network_and_the_constant_that_has_an_effect(ed
     folder = str(work / "my_models")
     # The course's unedited trainer on that folder: its MODEL_NAME is not the folder's, and it says which to set.
     with pytest.raises(DataError) as refused:
-        mnistkit.checkpoints.check_name(folder, "mnist_model", mnistkit.networks.MLP)
+        mnistkit.checkpoints.prepare_model_dir(folder, mnistkit.networks.MLP, name="mnist_model")
     assert str(refused.value) == (f"{folder}: its checkpoints are named my_model-<step>, not mnist_model-<step>; set "
                                   "MODEL_NAME = 'my_model' in mnist_backward.py to resume them, or use another "
                                   "--model-dir")

@@ -6,6 +6,7 @@ after it was made, the GPU line.
 """
 import os
 import time
+import types
 
 import pytest
 
@@ -48,10 +49,9 @@ class FakeClocks:
 def test_the_pause_watch_counts_a_jump_of_either_clock(monkeypatch, jump, counted):
     clocks = FakeClocks(ticks=6, jumps={3: jump})
     monkeypatch.setattr(training, "time", clocks)
-    watch = training.PauseWatch.__new__(training.PauseWatch)  # its loop run here, not in a thread
-    watch.paused = 0.0
+    watch = training.PauseWatch()  # its loop run here, not in a thread
     with pytest.raises(FakeClocks.Done):
-        watch._run()
+        watch.run()
     assert watch.paused == pytest.approx(counted)
 
 
@@ -118,4 +118,7 @@ def test_a_temporary_file_made_just_before_a_stop_is_removed(tmp_path, monkeypat
                                             ({"CPU": ["/physical_device:CPU:0"]}, "CPU")])
 def test_the_device_line_asks_tensorflow_for_gpu_devices(monkeypatch, seen, expected):
     monkeypatch.setattr(training.tf.config, "list_physical_devices", lambda kind=None: seen.get(kind, []))
-    assert training.device() == expected
+    lines = []
+    settings = types.SimpleNamespace(log=lines.append, steps=10)
+    training.announce(settings, types.SimpleNamespace(examples=8000, where="data"), None, first_step=0)
+    assert lines == [f"training on 8000 records from data; target global_step 10; running on {expected}"]
