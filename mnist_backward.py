@@ -227,7 +227,7 @@ def train(settings):
         with tf.Session() as sess:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
-            checkpoints.prepare_model_dir(settings.model_dir, net.NETWORK, settings.log, settings.model_name)
+            checkpoints.prepare_model_dir(settings.model_dir, settings.net.NETWORK, settings.log, settings.model_name)
             try:  # the course's `checkpoint` index file; one of binary junk raises, and then the files alone count
                 ckpt = tf.train.get_checkpoint_state(settings.model_dir)
             except (tf.errors.OpError, ValueError):
@@ -243,7 +243,7 @@ def train(settings):
                     graph.saver.restore(sess, path)
             first_step = int(sess.run(graph.global_step))
             # The same model (network, settings, graph checked): --keep rotates its checkpoints too.
-            record = (net.NETWORK, data.examples, settings.options.record(settings))  # the folder's FOLDER_FILE
+            record = (settings.net.NETWORK, data.examples, settings.options.record(settings))  # the folder's FOLDER_FILE
             saves = checkpoints.RunSaves(graph.saver, settings.model_dir, record,
                                          resumed_step=first_step if restored else None, name=settings.model_name)
             training.announce(settings, data, restored, first_step)
