@@ -9,12 +9,12 @@ tail), the readers' parse features (FEATURES: the queue-runner stages at
 the end of this file, mnistkit.inputs' tf.data; mnist_generateds.read_tfRecord
 builds its FixedLenFeatures from SCHEMA), the whole-file check
 (scan_tfrecord), and the byte offsets of the fast fixed-length reader
-(template_offsets, read_fixed). Adding a feature is one more RecordFeature
+(template_offsets, read_many). Adding a feature is one more RecordFeature
 in SCHEMA. A file is checked whole before training or evaluation reads it,
 so bad data is one line naming the file and record, not an error inside a
 queue-runner thread. What the course never had for its queue runners is
 here too: what a --pipeline name means (Pipeline), reading many records per
-reader op (read_many, read_fixed), the one line saying when a file
+reader op (read_many), the one line saying when a file
 cannot take the fixed-length path (log_reader), and a second set of records
 drawn into every batch (Mix, mixed: the trainer's --mix-records).
 """
@@ -53,15 +53,15 @@ class RecordFeature:
 
     name: its key in the Example. dtype: "string" (a BytesList; parsed as
     tf.string) or "int64" (an Int64List; parsed as tf.int64), the two kinds
-    the course's Example uses. shape: FixedLenFeature's shape, () for one
-    value, (n,) for n values. value: (pixels, digit) -> the list of values
-    one record holds, pixels the image's IMAGE_PIXELS bytes and digit its
-    int 0-9; only IMAGE_FEATURE may depend on the pixels (the writer
-    serializes one record per digit and puts each image's pixels in it).
-    check: None, or (values) -> None when a read record's values (its
-    protobuf list, of the declared length) are right, else what is wrong, as
-    the words after the feature's name in scan_tfrecord's message.
-    Raises ValueError for another dtype.
+    the course's Example uses (LIST_KINDS; make_example refuses another).
+    shape: FixedLenFeature's shape, () for one value, (n,) for n values.
+    value: (pixels, digit) -> the list of values one record holds, pixels
+    the image's IMAGE_PIXELS bytes and digit its int 0-9; only
+    IMAGE_FEATURE may depend on the pixels (the writer serializes one record
+    per digit and puts each image's pixels in it). check: None, or (values)
+    -> None when a read record's values (its protobuf list, of the declared
+    length) are right, else what is wrong, as the words after the feature's
+    name in scan_tfrecord's message.
     """
     name: str
     dtype: str
@@ -69,93 +69,55 @@ class RecordFeature:
     value: Callable
     check: Callable = None
 
-    def __post_init__(self):
-        if self.dtype not in LIST_KINDS:
-            raise ValueError(f"RecordFeature {self.name!r}: dtype {self.dtype!r}; use one of {sorted(LIST_KINDS)}")
-
-    @property
-    def length(self):
-        """Values per record (int): 1 for shape (), n for (n,)."""
-        return math.prod(self.shape)
-
-    @property
-    def list_kind(self):
-        """The tf.train.Feature field holding the values: "bytes_list" or "int64_list"."""
-        return LIST_KINDS[self.dtype]
-
-
-def one_hot(pixels, digit):
-    """label's values: a list of NUM_CLASSES ints, 1 at `digit`, else 0 (the course's `labels`)."""
-    labels = [0] * NUM_CLASSES
-    labels[digit] = 1
-    return labels
-
-
-def _pixel_count_problem(values):
-    return None if len(values[0]) == IMAGE_PIXELS else f"holds {len(values[0])} bytes, expected {IMAGE_PIXELS}"
-
-
-def _one_hot_problem(values):
-    return None if sorted(values) == [0] * (NUM_CLASSES - 1) + [1] else f"{list(values)} is not one-hot"
-
 
 SCHEMA = (  # the one declaration: writer, readers, the whole-file check and the fast path's offsets follow it
-    RecordFeature(IMAGE_FEATURE, "string", (), lambda pixels, digit: [pixels], check=_pixel_count_problem),
-    RecordFeature(LABEL_FEATURE, "int64", (NUM_CLASSES,), one_hot, check=_one_hot_problem),
+    RecordFeature(IMAGE_FEATURE, "string", (), lambda pixels, digit: [pixels],
+                  check=lambda values: None if len(values[0]) == IMAGE_PIXELS
+                  else f"holds {len(values[0])} bytes, expected {IMAGE_PIXELS}"),
+    RecordFeature(LABEL_FEATURE, "int64", (NUM_CLASSES,),  # the course's `labels`: 1 at the digit, else 0
+                  lambda pixels, digit: [int(k == digit) for k in range(NUM_CLASSES)],
+                  check=lambda values: None if sorted(values) == [0] * (NUM_CLASSES - 1) + [1]
+                  else f"{list(values)} is not one-hot"),
 )
 
 
 class SchemaMapping(LazyMapping):
-    """A read-only dict made by build(SCHEMA) on first use, and made again when SCHEMA is replaced.
+    """A read-only dict made by build(SCHEMA) on use: build is cached per schema, so a replaced SCHEMA is seen.
 
     tf_compat.LazyMapping's, built on use so that importing this file needs
     no TensorFlow; keyed by SCHEMA, so that a test declaring one more
     feature sees it.
     """
 
-    def __init__(self, build):
-        super().__init__(functools.lru_cache(maxsize=4)(build))
-
     def _get(self):
         return self.build(SCHEMA)
 
 
-FEATURES = SchemaMapping(lambda schema: {  # {name: tf.FixedLenFeature} for parse_example: the readers' features
-    feature.name: tf.FixedLenFeature(list(feature.shape), tf.as_dtype(feature.dtype)) for feature in schema})
+@functools.lru_cache(maxsize=4)
+def parse_features(schema):
+    """{name: tf.FixedLenFeature} of a SCHEMA, for parse_example (FEATURES: the current SCHEMA's)."""
+    return {feature.name: tf.FixedLenFeature(list(feature.shape), tf.as_dtype(feature.dtype)) for feature in schema}
+
+
+FEATURES = SchemaMapping(parse_features)  # {name: tf.FixedLenFeature} for parse_example: the readers' features
 SHARD_SUFFIX = "-{index:05d}-of-{count:05d}"  # TensorFlow's shard naming: mnist_train-00000-of-00004.tfrecords
 
 
-def example_feature(feature, values):
-    """The tf.train.Feature holding `values` (a list) as the RecordFeature `feature` declares: BytesList or Int64List."""
-    if feature.dtype == "string":
-        return tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
-    return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-
-
-def make_example(img_raw, digit):
-    """The tf.train.Example of one image: each SCHEMA feature's value(img_raw, digit).
+def make_example(img_raw, digit, schema=None):
+    """The tf.train.Example of one image: each SCHEMA feature's value(img_raw, digit), in its LIST_KINDS list.
 
     img_raw: bytes, exactly IMAGE_PIXELS (784) uint8 grayscale pixels, row-major.
-    digit: int 0-9 (stored as the one-hot int64 list `label`).
+    digit: int 0-9 (stored as the one-hot int64 list `label`). schema: the
+    features, SCHEMA when None. Raises ValueError for a feature of a dtype
+    not in LIST_KINDS.
     """
-    return tf.train.Example(features=tf.train.Features(feature={
-        feature.name: example_feature(feature, feature.value(img_raw, digit)) for feature in SCHEMA}))
-
-
-def record_template(digit):
-    """(head, tail): the bytes around img_raw in the serialized record of `digit`.
-
-    For every 784-byte img_raw, head + img_raw + tail equals
-    make_example(img_raw, digit).SerializeToString(deterministic=True):
-    protobuf writes a bytes field as tag, length, content, so with the length
-    fixed the content never changes the bytes around it. Found by serializing
-    the MARKER image (mnist_generateds.record_template does the same in the
-    course's calls; tests check that the two agree). Deterministic
-    serialization writes the feature map in key order; plain
-    SerializeToString() (the course's) picks a map order at random per
-    process with current protobuf, so its files differ from run to run.
-    """
-    return split_at_marker(make_example(MARKER, digit).SerializeToString(deterministic=True))
+    example = tf.train.Example()
+    for feature in schema or SCHEMA:
+        if feature.dtype not in LIST_KINDS:
+            raise ValueError(f"RecordFeature {feature.name!r}: dtype {feature.dtype!r}; use one of {sorted(LIST_KINDS)}")
+        getattr(example.features.feature[feature.name], LIST_KINDS[feature.dtype]).value.extend(
+            feature.value(img_raw, digit))
+    return example
 
 
 MARKER = bytes(range(256)) * 3 + bytes(range(IMAGE_PIXELS - 768))  # a 784-byte image found exactly once in its record
@@ -167,38 +129,40 @@ def split_at_marker(serialized):
     return serialized[:at], serialized[at + IMAGE_PIXELS:]
 
 
-def template_offsets():
-    """(image_at, label_at, length) of the writer's records under SCHEMA, or None.
-
-    image_at: byte offset of img_raw's 784 pixels in a serialized record;
-    label_at: offset of the label's 10 values, one byte each (0 or 1: a
-    packed int64 list of one-hot values is 10 one-byte varints); length: the
-    record's length. Found from record_template of all 10 digits: their
-    heads are equal and their tails differ exactly in 10 bytes that hold the
-    one-hot label. None when records are laid out otherwise: a protobuf
-    version that serializes differently, or a SCHEMA with another feature
-    whose value depends on the digit (then no file takes the template path,
-    and log_reader says so).
-    """
-    return _template_offsets(SCHEMA)
+RecordTemplate = collections.namedtuple("RecordTemplate", "image_at label_at length outside")
 
 
 @functools.lru_cache(maxsize=4)
-def _template_offsets(schema):
-    """template_offsets of one SCHEMA (cached per schema: ten serializations)."""
-    templates = [record_template(digit) for digit in range(NUM_CLASSES)]
-    heads, tails = {head for head, _ in templates}, [tail for _, tail in templates]
-    if len(heads) != 1 or len({len(tail) for tail in tails}) != 1:
+def template_offsets(schema):
+    """The RecordTemplate of the writer's records under `schema` (records.SCHEMA), or None.
+
+    image_at: byte offset of img_raw's 784 pixels in a serialized record;
+    label_at: offset of the label's 10 values, one byte each (0 or 1: a
+    packed int64 list of one-hot values is 10 one-byte varints), after the
+    pixels; length: the record's length; outside: the record's bytes without
+    those two slots, the same in every record. Found from make_example of the
+    MARKER image for all 10 digits, serialized deterministically (in key
+    order, as the writer's): they are equal but for 10 bytes that hold the
+    one-hot label (protobuf writes a bytes field as tag, length, content, so
+    with the length fixed the content never changes the bytes around it).
+    None when records are laid out otherwise: a protobuf version that
+    serializes differently, or a schema with another feature whose value
+    depends on the digit (then no file takes the template path, and
+    log_reader says so). Cached per schema: ten serializations.
+    """
+    records = [make_example(MARKER, digit, schema).SerializeToString(deterministic=True)
+               for digit in range(NUM_CLASSES)]
+    if len({len(record) for record in records}) != 1:
         return None
-    differ = [i for i in range(len(tails[0])) if len({tail[i] for tail in tails}) > 1]
-    if not differ or differ != list(range(differ[0], differ[0] + NUM_CLASSES)):
+    differ = [i for i in range(len(records[0])) if len({record[i] for record in records}) > 1]
+    image_at, label_at = records[0].index(MARKER), differ[0] if differ else 0
+    if differ != list(range(label_at, label_at + NUM_CLASSES)) or label_at < image_at + IMAGE_PIXELS or any(
+            record[label_at:label_at + NUM_CLASSES] != bytes(k == digit for k in range(NUM_CLASSES))
+            for digit, record in enumerate(records)):
         return None
-    start = differ[0]
-    for digit, tail in enumerate(tails):
-        if tail[start:start + NUM_CLASSES] != bytes(NUM_CLASSES)[:digit] + b"\x01" + bytes(NUM_CLASSES - digit - 1):
-            return None
-    head_length = len(heads.pop())
-    return head_length, head_length + IMAGE_PIXELS + start, head_length + IMAGE_PIXELS + len(tails[0])
+    record = records[0]
+    outside = record[:image_at] + record[image_at + IMAGE_PIXELS:label_at] + record[label_at + NUM_CLASSES:]
+    return RecordTemplate(image_at, label_at, len(record), outside)
 
 
 def shard_name(tfRecordName, index, num_shards):
@@ -275,15 +239,19 @@ def no_data(source):
 
 RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC
 RECORD_HEADER_BYTES = 12  # the part of the framing before the record: uint64 length, its CRC
-LAYOUT_CHUNK = 4096  # records per block when template_layout compares a file with the template
 
 
 def scan_tfrecord(tfRecord_path):
-    """Check every record of a TFRecord file against SCHEMA; return (count, lengths).
+    """Check every record of a TFRecord file against SCHEMA; return (count, lengths, template).
 
     count: int, the number of records. lengths: sorted tuple of the distinct
     serialized record lengths in bytes, without the 16 bytes of framing (one
     length when every record has the same size, as write_tfRecord's do).
+    template: True when every record is the writer's template around its
+    pixels (template_offsets: its bytes but for pixels and label), so that
+    read_many may slice them at fixed offsets; records in another map order
+    (the course's SerializeToString() may put label before img_raw) have the
+    same length but not this layout.
 
     Reads the file once in Python, so that bad data fails before training
     starts, with the file and record index in the message, instead of inside
@@ -291,13 +259,9 @@ def scan_tfrecord(tfRecord_path):
     (tf.io.tf_record_iterator), that it is a tf.train.Example holding
     exactly the features of SCHEMA with their kinds and lengths, and passing
     each feature's own check (img_raw IMAGE_PIXELS bytes, label one-hot),
-    and that the file ends exactly where its last record ends: TensorFlow's
-    readers take a partial last record (an interrupted copy) for the end of
-    the file and would silently use the records before it. A record cut
-    inside its header or its data is reported as cut short; one that is
-    whole but fails its CRC as corrupted. Raises DataError when the file is
-    missing, empty, not a TFRecord file, corrupted, cut short, or a record
-    is malformed.
+    and that the file ends exactly where its last record ends (_read_error).
+    Raises DataError when the file is missing, empty, not a TFRecord file,
+    corrupted, cut short, or a record is malformed.
     """
     if not os.path.isfile(tfRecord_path):
         raise DataError(f"{tfRecord_path}: TFRecord file not found; run `{generate_command(folder_of(tfRecord_path))}` first")
@@ -305,26 +269,58 @@ def scan_tfrecord(tfRecord_path):
     lengths = set()
     size = os.path.getsize(tfRecord_path)
     schema = SCHEMA  # as it is now, for the whole file
+    template = template_offsets(schema)
+    fits = template is not None
+    names = sorted(declared.name for declared in schema)
+    kinds = {declared.name: (LIST_KINDS[declared.dtype], math.prod(declared.shape)) for declared in schema}
     try:
         for serialized in tf.io.tf_record_iterator(tfRecord_path):
-            _check_example(serialized, tfRecord_path, count, schema)
+            where = f"{tfRecord_path}: record {count}"
+            try:
+                feature = tf.train.Example.FromString(serialized).features.feature
+            except Exception:  # protobuf's DecodeError has no stable import path across versions
+                raise DataError(f"{where}: not a tf.train.Example") from None
+            if sorted(feature) != names:
+                raise DataError(f"{where}: features {sorted(feature)}, expected {names}")
+            for name, (kind, length) in kinds.items():
+                if feature[name].WhichOneof("kind") != kind or len(getattr(feature[name], kind).value) != length:
+                    raise DataError(f"{where}: feature {name!r} must hold {length} value(s) in its {kind}")
+            for declared in schema:
+                values = getattr(feature[declared.name], kinds[declared.name][0]).value
+                problem = declared.check and declared.check(values)
+                if problem:
+                    raise DataError(f"{where}: {declared.name} {problem}")
+            fits = fits and len(serialized) == template.length and template.outside == (
+                serialized[:template.image_at] + serialized[template.image_at + IMAGE_PIXELS:template.label_at]
+                + serialized[template.label_at + NUM_CLASSES:])  # the label's bytes: its values, one-hot as checked
             count += 1
             end += len(serialized) + RECORD_FRAME_BYTES
             lengths.add(len(serialized))
     except tf.errors.OpError as e:
-        if _runs_past_end(tfRecord_path, end, size):
-            raise _cut_short(tfRecord_path, count, end, size) from None
-        if count == 0:
-            named = not_a_tfrecord(tfRecord_path)
-            if named is not None:
-                raise named from None
-        raise DataError(f"{tfRecord_path}: record {count}: corrupted or not a TFRecord file ({first_line(e)}); "
-                        f"rerun `{generate_command(folder_of(tfRecord_path))}`") from None
+        raise _read_error(tfRecord_path, count, end, size, e) from None
     if size != end:  # the reader stops without an error when a record's 12-byte header is cut
         raise _cut_short(tfRecord_path, count, end, size)
     if count == 0:
         raise DataError(f"{tfRecord_path}: TFRecord file holds no records; rerun `{generate_command(folder_of(tfRecord_path))}`")
-    return count, tuple(sorted(lengths))
+    return count, tuple(sorted(lengths)), fits
+
+
+def _read_error(tfRecord_path, count, end, size, error):
+    """The DataError for a file whose record `count`, at byte `end` of `size`, failed to read with `error`.
+
+    TensorFlow's readers take a partial last record (an interrupted copy)
+    for the end of the file and would silently use the records before it:
+    a record cut inside its header or its data is reported as cut short;
+    one that is whole but fails its CRC as corrupted; a file that fails at
+    its first record as what it is, when formats can tell (not_a_tfrecord).
+    """
+    if _runs_past_end(tfRecord_path, end, size):
+        return _cut_short(tfRecord_path, count, end, size)
+    named = not_a_tfrecord(tfRecord_path) if count == 0 else None
+    if named is not None:
+        return named
+    return DataError(f"{tfRecord_path}: record {count}: corrupted or not a TFRecord file ({first_line(error)}); "
+                     f"rerun `{generate_command(folder_of(tfRecord_path))}`")
 
 
 def _runs_past_end(tfRecord_path, offset, size):
@@ -404,110 +400,16 @@ def check_tfrecord(tfRecord_path):
     return scan_tfrecord(tfRecord_path)[0]
 
 
-def _check_example(serialized, path, index, schema):
-    """Raise DataError unless one serialized record fits `schema` (a SCHEMA; see scan_tfrecord)."""
-    where = f"{path}: record {index}"
-    try:
-        feature = tf.train.Example.FromString(serialized).features.feature
-    except Exception:  # protobuf's DecodeError has no stable import path across versions
-        raise DataError(f"{where}: not a tf.train.Example") from None
-    names = [declared.name for declared in schema]
-    if set(feature) != set(names):
-        raise DataError(f"{where}: features {sorted(feature)}, expected {sorted(names)}")
-    for declared in schema:
-        kind = declared.list_kind
-        values = getattr(feature[declared.name], kind).value
-        if feature[declared.name].WhichOneof("kind") != kind or len(values) != declared.length:
-            raise DataError(f"{where}: feature {declared.name!r} must hold {declared.length} value(s) in its {kind}")
-    for declared in schema:
-        problem = declared.check and declared.check(getattr(feature[declared.name], declared.list_kind).value)
-        if problem:
-            raise DataError(f"{where}: {declared.name} {problem}")
-
-
 RecordLayout = collections.namedtuple("RecordLayout", "length template")
 
 
-RecordLayout.__doc__ = """How the fast pipeline reads a set of TFRecord files (see layout_and_note).
+RecordLayout.__doc__ = """How the fast pipeline reads a set of TFRecord files (training_data's, read_many's).
 
 length: int, the serialized length in bytes of every record of every file
 (without framing). template: bool, every record is the writer's template
-(record_template) around its pixels, so pixels and label sit at the byte
-offsets of template_offsets.
+around its pixels (scan_tfrecord's template), so pixels and label sit at
+the byte offsets of template_offsets.
 """
-
-
-def layout_and_note(lengths_by_file):
-    """(the RecordLayout the fast pipeline may read these files with, or None for TFRecordReader; note).
-
-    lengths_by_file: {path: lengths} for every file to be read, the lengths
-    as scan_tfrecord returned them (it must have checked the files: their
-    CRCs are not read again). The layout is None when the records do not
-    all have one length; otherwise its template is true when
-    template_layout holds for every file. note: None when the files take the template path (or read_fixed's
-    fastest, slicing), else one line (str) naming the first file that keeps
-    the fast pipeline off it and saying what it reads with instead:
-    TFRecordReader when record lengths differ (within the file, or from the
-    first file's), parsing each fixed-length record when the lengths agree
-    but the layout is not the writer's. Printed by log_reader.
-    """
-    paths = list(lengths_by_file)
-    distinct = set().union(*lengths_by_file.values())
-    if len(distinct) != 1:
-        path = next((p for p in paths if len(lengths_by_file[p]) > 1), None)
-        if path is not None:
-            lengths = lengths_by_file[path]
-            why = f"its records have {len(lengths)} different lengths ({lengths[0]} to {lengths[-1]} bytes)"
-        else:
-            path = next(p for p in paths if lengths_by_file[p] != lengths_by_file[paths[0]])
-            why = f"its records are {lengths_by_file[path][0]} bytes long, {paths[0]}'s {lengths_by_file[paths[0]][0]}"
-        return None, (f"note: {path}: {why}; --pipeline fast reads the training files with TFRecordReader "
-                      "instead of fixed-length frames")
-    length, = distinct
-    odd = next((p for p in paths if not template_layout(p, length)), None)
-    if odd is None:
-        return RecordLayout(length, True), None
-    return RecordLayout(length, False), (
-        f"note: {odd}: its records are not laid out as mnist_generateds.py writes them (another feature order or "
-        "schema); --pipeline fast parses each fixed-length record instead of slicing pixels and label at fixed offsets")
-
-
-def template_layout(tfRecord_path, length):
-    """True when every record of a checked TFRecord file is the writer's template around its pixels.
-
-    That is: each record is `length` bytes long, equals record_template's
-    bytes everywhere but the pixels and the label's 10 bytes, and those 10
-    bytes are one-hot (0 or 1, one 1). Then the pixels and the label can be
-    read at template_offsets without parsing (read_fixed), whoever wrote the
-    file. Records serialized with another map order (the course's
-    SerializeToString() may put label before img_raw) have the same length
-    but not this layout. Reads the file in blocks of LAYOUT_CHUNK records
-    with NumPy, fast beside the scan that came first; the file must have passed
-    scan_tfrecord with this one record length. Raises DataError when it
-    cannot be read.
-    """
-    offsets = template_offsets()
-    if offsets is None or length != offsets[2]:
-        return False
-    image_at, label_at, _ = offsets
-    head, tail = record_template(0)
-    template = np.frombuffer(head + bytes(IMAGE_PIXELS) + tail, np.uint8)
-    fixed = np.ones(length, bool)
-    fixed[image_at:image_at + IMAGE_PIXELS] = fixed[label_at:label_at + NUM_CLASSES] = False
-    frame = length + RECORD_FRAME_BYTES
-    try:
-        with open(tfRecord_path, "rb") as f:
-            while block := f.read(LAYOUT_CHUNK * frame):
-                if len(block) % frame:
-                    return False
-                records = np.frombuffer(block, np.uint8).reshape(-1, frame)[:, RECORD_HEADER_BYTES:RECORD_HEADER_BYTES + length]
-                label = records[:, label_at:label_at + NUM_CLASSES]
-                if not ((records[:, fixed] == template[fixed]).all() and (label <= 1).all()
-                        and (label.sum(axis=1) == 1).all()):
-                    return False
-    except OSError as e:
-        raise DataError(f"{tfRecord_path}: cannot read TFRecord file ({e.strerror})") from None
-    return True
 
 
 # ---------------------------------------------------------------- the training files, checked
@@ -519,21 +421,18 @@ class TrainingData:
     examples: the record count of the whole training set, one epoch (also
     when `counts` holds only a distributed worker's own files).
     """
+    files: list  # the paths, in reading order (the keys of counts)
     counts: dict
     where: str
-    layout: object
+    layout: object  # a RecordLayout, or None: TFRecordReader
     examples: int
-    note: str = None  # one line when the fast pipeline cannot take its fastest path (layout_and_note), else None
+    note: str = None  # one line when the fast pipeline cannot take its fastest path (training_data), else None
     signatures: dict = dataclasses.field(default_factory=dict)  # {path: file_signature} when checked
-    files: list = dataclasses.field(init=False)  # the paths, in counts' order
-
-    def __post_init__(self):
-        self.files = list(self.counts)
 
     def for_worker(self, files):
         """The same data, read from `files` only (a worker's shards); examples stays the whole set's."""
-        return TrainingData({f: self.counts[f] for f in files}, ", ".join(files), self.layout, self.examples,
-                            self.note, {f: self.signatures[f] for f in files if f in self.signatures})
+        return TrainingData(list(files), {f: self.counts[f] for f in files}, ", ".join(files), self.layout,
+                            self.examples, self.note, {f: self.signatures[f] for f in files if f in self.signatures})
 
     def check_unchanged(self):
         """Raise DataError when a training file is no longer the one checked (rewritten or replaced since)."""
@@ -554,20 +453,41 @@ def file_signature(path):
 
 def training_data(data_dir, name=TRAIN_FILE):
     """The TrainingData of a folder, file or pattern (tfrecord_files; name: a folder's training file's), every
-    file checked whole.
+    file checked whole by scan_tfrecord.
 
-    Each file passes scan_tfrecord; the layout (layout_and_note) tells the
-    fast pipeline whether it may read fixed-length frames, and its note
-    says so in one line when it may not. Raises DataError
-    on missing or bad data.
+    Its layout tells the fast pipeline how it may read the files: None
+    (TFRecordReader) when their records do not all have one length, else a
+    RecordLayout whose template is true when every file's records are the
+    writer's template (scan_tfrecord). Its note: None when the files take the
+    template path (read_many's fastest, slicing), else one line (str) naming
+    the first file that keeps the fast pipeline off it and saying what it
+    reads with instead: TFRecordReader when record lengths differ (within
+    the file, or from the first file's), parsing each fixed-length record
+    when the lengths agree but the layout is not the writer's. Printed by
+    log_reader. Raises DataError on missing or bad data.
     """
     paths = tfrecord_files(data_dir, True, name)
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
-    scans = {f: scan_tfrecord(f) for f in paths}
+    scans = {f: scan_tfrecord(f) for f in paths}  # {path: (count, lengths, template)}
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"
-    layout, note = layout_and_note({f: lengths for f, (_, lengths) in scans.items()})
-    counts = {f: count for f, (count, _) in scans.items()}
-    return TrainingData(counts, where, layout, sum(counts.values()), note, signatures)
+    counts = {f: count for f, (count, _, _) in scans.items()}
+    lengths = {f: scan[1] for f, scan in scans.items()}
+    layout, note = RecordLayout(lengths[paths[0]][0], True), None
+    uneven = next((f for f in paths if len(lengths[f]) > 1), None)
+    other = next((f for f in paths if lengths[f] != lengths[paths[0]]), None)
+    odd = next((f for f in paths if not scans[f][2]), None)
+    if uneven is not None or other is not None:
+        why = (f"its records have {len(lengths[uneven])} different lengths ({lengths[uneven][0]} to "
+               f"{lengths[uneven][-1]} bytes)" if uneven is not None else
+               f"its records are {lengths[other][0]} bytes long, {paths[0]}'s {lengths[paths[0]][0]}")
+        layout, note = None, (f"note: {uneven or other}: {why}; --pipeline fast reads the training files with "
+                              "TFRecordReader instead of fixed-length frames")
+    elif odd is not None:
+        layout, note = layout._replace(template=False), (
+            f"note: {odd}: its records are not laid out as mnist_generateds.py writes them (another feature order "
+            "or schema); --pipeline fast parses each fixed-length record instead of slicing pixels and label at "
+            "fixed offsets")
+    return TrainingData(paths, counts, where, layout, sum(counts.values()), note, signatures)
 
 
 def log_reader(data, pipeline, log=print):
@@ -619,40 +539,6 @@ def pipeline_of(pipeline):
     return pipeline if isinstance(pipeline, Pipeline) else PIPELINES[pipeline]
 
 
-def read_fixed(filename_queue, records_per_read, layout):
-    """Up to records_per_read examples per run from files of equal-length records.
-
-    Source: tf.compat.v1.FixedLengthRecordReader (the TF1 CIFAR-10 reader),
-    which reads through a buffer, where TFRecordReader makes two unbuffered
-    reads per record (bench/bench.py, README "Performance"). Each TFRecord
-    frame (uint64 length, its CRC, the record, the record's CRC) is read as
-    one fixed-length value of layout.length + RECORD_FRAME_BYTES bytes, and
-    the CRCs are not checked here. That loses nothing: layout comes from
-    layout_and_note, whose files scan_tfrecord read whole just before,
-    checking every CRC and that each file ends exactly at its last record,
-    so the frames line up. Without layout.template the record is cut out
-    of its frame (tf.strings.substr) and parsed with parse_example; with it,
-    every record is the writer's template (see template_offsets), so img
-    is a slice of the frame's bytes and label the 10 one-hot bytes at their
-    fixed offset. Returns img uint8 [k, 784] and label int64 [k, 10] (uint8
-    with layout.template), k <= records_per_read. The check holds for the
-    files as they were at start-up: a file replaced by records of another
-    layout while training runs is misread (TFRecordReader would read it
-    unchecked, too).
-    """
-    # No CRC check in this reader: scan_tfrecord verified every CRC of these files before training.
-    reader = tf.FixedLengthRecordReader(record_bytes=layout.length + RECORD_FRAME_BYTES)
-    _, frames = reader.read_up_to(filename_queue, records_per_read)
-    if not layout.template:
-        serialized = tf.strings.substr(frames, RECORD_HEADER_BYTES, layout.length)
-        return image_and_label(tf.parse_example(serialized, features=FEATURES))
-    image_at, label_at = (RECORD_HEADER_BYTES + at for at in template_offsets()[:2])
-    frame_bytes = tf.decode_raw(frames, tf.uint8)
-    frame_bytes.set_shape([None, layout.length + RECORD_FRAME_BYTES])  # the reader's values all have this length
-    return (frame_bytes[:, image_at:image_at + IMAGE_PIXELS],
-            frame_bytes[:, label_at:label_at + NUM_CLASSES])
-
-
 def to_float(img, label):
     """img uint8 [..., 784] -> float32 in [0, 1]; label int64 one-hot -> float32."""
     return tf.cast(img, tf.float32) * (1.0 / 255), tf.cast(label, tf.float32)
@@ -661,15 +547,40 @@ def to_float(img, label):
 def read_many(filename_queue, records_per_read, layout=None):
     """Up to records_per_read examples per run of the reader op: img uint8 [k, 784], label [k, 10], k <= n.
 
-    Source: tf.compat.v1.TFRecordReader.read_up_to and one parse_example for
-    the whole batch of records (label int64); with a RecordLayout (see
-    layout_and_note) FixedLengthRecordReader instead (read_fixed;
-    label uint8 when layout.template). The fast pipeline's reader stage.
+    The fast pipeline's reader stage. Without a layout: TFRecordReader's
+    read_up_to and one parse_example for the whole batch of records (label
+    int64). With a RecordLayout (training_data's): FixedLengthRecordReader
+    (the TF1 CIFAR-10 reader), which reads through a buffer, where
+    TFRecordReader makes two unbuffered reads per record (bench/bench.py,
+    README "Performance"). Each TFRecord frame (uint64 length, its CRC, the
+    record, the record's CRC) is read as one fixed-length value of
+    layout.length + RECORD_FRAME_BYTES bytes, and the CRCs are not checked
+    here. That loses nothing: the layout comes from training_data, whose
+    files scan_tfrecord read whole just before, checking every CRC and that
+    each file ends exactly at its last record, so the frames line up.
+    Without layout.template the record is cut out of its frame
+    (tf.strings.substr) and parsed with parse_example; with it, every record
+    is the writer's template (see template_offsets), so img is a slice of
+    the frame's bytes and label the 10 one-hot bytes at their fixed offset
+    (label uint8). The check holds for the files as they were at start-up: a
+    file replaced by records of another layout while training runs is
+    misread (TFRecordReader would read it unchecked, too).
     """
-    if layout is not None:
-        return read_fixed(filename_queue, records_per_read, layout)
-    _, serialized = tf.TFRecordReader().read_up_to(filename_queue, records_per_read)
-    return image_and_label(tf.parse_example(serialized, features=FEATURES))
+    if layout is None:
+        _, serialized = tf.TFRecordReader().read_up_to(filename_queue, records_per_read)
+        return image_and_label(tf.parse_example(serialized, features=FEATURES))
+    # No CRC check in this reader: scan_tfrecord verified every CRC of these files before training.
+    reader = tf.FixedLengthRecordReader(record_bytes=layout.length + RECORD_FRAME_BYTES)
+    _, frames = reader.read_up_to(filename_queue, records_per_read)
+    if not layout.template:
+        serialized = tf.strings.substr(frames, RECORD_HEADER_BYTES, layout.length)
+        return image_and_label(tf.parse_example(serialized, features=FEATURES))
+    template = template_offsets(SCHEMA)
+    image_at, label_at = RECORD_HEADER_BYTES + template.image_at, RECORD_HEADER_BYTES + template.label_at
+    frame_bytes = tf.decode_raw(frames, tf.uint8)
+    frame_bytes.set_shape([None, layout.length + RECORD_FRAME_BYTES])  # the reader's values all have this length
+    return (frame_bytes[:, image_at:image_at + IMAGE_PIXELS],
+            frame_bytes[:, label_at:label_at + NUM_CLASSES])
 
 
 def image_and_label(features):

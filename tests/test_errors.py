@@ -391,7 +391,7 @@ def test_a_failing_reader_thread_shows_its_own_cause_not_the_closed_queue(tmp_pa
                   [good_record()] * 3 + [bad_example(img_raw=bytes_feature(bytes(784)), label=int_feature([3]))])
     # Let the bad record reach the queue runner: a scan that counts and measures but checks nothing.
     monkeypatch.setattr(mnistkit.records, "scan_tfrecord",
-                        lambda path: (4, tuple(sorted({len(r) for r in tf.io.tf_record_iterator(path)}))))
+                        lambda path: (4, tuple(sorted({len(r) for r in tf.io.tf_record_iterator(path)})), False))
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         mnist_backward.backward(steps=50, data_dir=str(data), model_dir=str(tmp_path / "model"), log=lambda m: None)
     message = str(error.value)

@@ -1,6 +1,6 @@
 """The fast pipeline's fixed-length reads give exactly the records of the files, or fall back.
 
-mnistkit.records.read_fixed reads TFRecord frames with FixedLengthRecordReader
+mnistkit.records.read_many reads TFRecord frames with FixedLengthRecordReader
 when every record has one length, and slices pixels and label out of the
 bytes when every record is the writer's template; otherwise it parses, or
 reads with TFRecordReader. Each case is built here on purpose: the writer's
@@ -18,6 +18,7 @@ from tf_compat import tf
 import mnistkit.inputs
 import mnistkit.records
 import mnistkit.training
+from mnistkit.errors import DataError
 
 N = 1000
 LENGTH = 833  # the writer's records: 24 bytes before the pixels, 25 after
@@ -110,9 +111,9 @@ def read_epochs(paths, layout, epochs, records_per_read=97):
 def test_fast_reads_give_every_record_once_per_epoch_with_its_label(tmp_path, case):
     kinds, expected = CASES[case]
     paths = make_files(tmp_path, kinds)
-    scans = {p: mnistkit.records.scan_tfrecord(p) for p in paths}
-    assert sum(count for count, _ in scans.values()) == N
-    layout = mnistkit.records.layout_and_note({p: lengths for p, (_, lengths) in scans.items()})[0]
+    data = mnistkit.records.training_data(str(tmp_path / "mnist_train-*"))  # the files, as a pattern
+    assert data.files == paths and data.examples == N
+    layout = data.layout
     assert layout == expected
     index, digits, ops = read_epochs(paths, layout, epochs=2)
     # Shards are read file after file: the records of shard s are s, s + n, s + 2n, ...
@@ -125,7 +126,7 @@ def test_fast_reads_give_every_record_once_per_epoch_with_its_label(tmp_path, ca
 
 
 def test_fixed_length_frames_parse_the_writers_records_too(tmp_path):
-    # The parsing branch of read_fixed, on records the template branch would read: the same examples.
+    # The parsing branch of read_many's fixed-length reads, on records the template branch would read: the same examples.
     paths = make_files(tmp_path, ["writer", "writer"])
     parsed = read_epochs(paths, RecordLayout(LENGTH, False), epochs=1, records_per_read=200)
     sliced = read_epochs(paths, RecordLayout(LENGTH, True), epochs=1, records_per_read=200)
@@ -133,24 +134,23 @@ def test_fixed_length_frames_parse_the_writers_records_too(tmp_path):
     assert "ParseExampleV2" in parsed[2] and "ParseExampleV2" not in sliced[2]
 
 
-def test_template_layout_checks_every_record_and_the_label_bytes(tmp_path, monkeypatch):
-    monkeypatch.setattr(mnistkit.records, "LAYOUT_CHUNK", 64)  # the odd record sits in a later block
+def test_the_scan_checks_every_record_against_the_template_and_the_label_bytes(tmp_path):
     records = [writer_record(i, LABELS[i]) for i in range(300)]
-    assert mnistkit.records.template_layout(write(tmp_path / "good.tfrecords", records), LENGTH)
-    assert not mnistkit.records.template_layout(write(tmp_path / "good.tfrecords", records), LENGTH + 1)
+    assert mnistkit.records.scan_tfrecord(write(tmp_path / "good.tfrecords", records)) == (300, (LENGTH,), True)
     odd = records[:]
     odd[250] = swapped_record(250, LABELS[250])
-    assert not mnistkit.records.template_layout(write(tmp_path / "swapped.tfrecords", odd), LENGTH)
-    # Bytes of the template's shape whose label is not one-hot (scan_tfrecord rejects them as well).
-    head, tail = mnistkit.records.record_template(0)
+    assert mnistkit.records.scan_tfrecord(write(tmp_path / "swapped.tfrecords", odd)) == (300, (LENGTH,), False)
+    # Bytes of the template's shape whose label is not one-hot: the record's check refuses them.
+    head, tail = mnist_generateds.record_template(0)
     for label in (bytes(10), b"\x02" + bytes(9), b"\x01\x01" + bytes(8)):
         odd[250] = head + numbered(250) + tail[:-10] + label
         assert len(odd[250]) == LENGTH
-        assert not mnistkit.records.template_layout(write(tmp_path / "label.tfrecords", odd), LENGTH)
+        with pytest.raises(DataError, match="label.tfrecords: record 250: label "):
+            mnistkit.records.scan_tfrecord(write(tmp_path / "label.tfrecords", odd))
 
 
 def test_the_offsets_are_those_of_the_writers_records():
-    image_at, label_at, length = mnistkit.records.template_offsets()
+    image_at, label_at, length, _ = mnistkit.records.template_offsets(mnistkit.records.SCHEMA)
     for digit in range(10):
         record = writer_record(517, digit)
         assert len(record) == length == LENGTH

@@ -54,7 +54,6 @@ def test_the_writer_s_example_and_the_reader_s_features_are_the_package_s_schema
     # records.FEATURES: the two must say the same.
     marker = mnistkit.records.MARKER
     for digit in range(10):
-        assert mnist_generateds.record_template(digit) == mnistkit.records.record_template(digit)
         head, tail = mnist_generateds.record_template(digit)
         assert head + marker + tail == mnistkit.records.make_example(marker, digit).SerializeToString(
             deterministic=True)

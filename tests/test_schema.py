@@ -105,10 +105,12 @@ def test_one_more_feature_declared_once_is_written_read_and_checked(tmp_path, mo
                        for i, digit in enumerate(DIGITS)]
     assert [tf.train.Example.FromString(r).features.feature["source"].int64_list.value[:] for r in written] == \
         [[s] for s in want_source]
-    assert mnist_generateds.record_template(3) == mnistkit.records.record_template(3)
+    head, tail = mnist_generateds.record_template(3)
+    assert head + mnistkit.records.MARKER + tail == mnistkit.records.make_example(
+        mnistkit.records.MARKER, 3).SerializeToString(deterministic=True)
 
     # The whole-file check takes the new schema, and refuses a file without the feature.
-    count, lengths = mnistkit.records.scan_tfrecord(path)
+    count, lengths, _ = mnistkit.records.scan_tfrecord(path)
     assert count == N and len(lengths) == 1
     with pytest.raises(DataError) as refused:
         mnistkit.records.scan_tfrecord(old_file)
@@ -122,10 +124,10 @@ def test_one_more_feature_declared_once_is_written_read_and_checked(tmp_path, mo
     np.testing.assert_array_equal(label, want_label)
 
     # The queue-runner readers: the course's one record per run, many per run, fixed-length frames.
-    layout_of_file = mnistkit.records.layout_and_note({path: lengths})[0]
+    layout_of_file = mnistkit.records.training_data(str(tmp_path)).layout
     template = source == "constant"  # a feature that changes with the digit moves the label's bytes off the template
     assert layout_of_file == RecordLayout(lengths[0], template)
-    assert (mnistkit.records.template_offsets() is not None) == template
+    assert (mnistkit.records.template_offsets(mnistkit.records.SCHEMA) is not None) == template
     one_by_one = run(course_reader, path)
     np.testing.assert_array_equal([x for x, _ in one_by_one], want_img)
     np.testing.assert_array_equal([y for _, y in one_by_one], want_label)
@@ -140,9 +142,16 @@ def test_one_more_feature_declared_once_is_written_read_and_checked(tmp_path, mo
             read(old_file)
 
 
-def test_a_feature_of_another_kind_is_refused_where_it_is_declared():
-    with pytest.raises(ValueError, match="RecordFeature 'weight': dtype 'float32'; use one of"):
-        RecordFeature("weight", "float32", (), lambda pixels, digit: [1.0])
+def test_a_feature_of_another_kind_is_refused_where_an_example_is_made(tmp_path, monkeypatch):
+    assert {feature.dtype for feature in mnistkit.records.SCHEMA} <= set(mnistkit.records.LIST_KINDS)
+    path = write_records(tmp_path / "mnist_train.tfrecords", writer_record)
+    monkeypatch.setattr(mnistkit.records, "SCHEMA", mnistkit.records.SCHEMA + (
+        RecordFeature("weight", "float32", (), lambda pixels, digit: [1.0]),))
+    message = "RecordFeature 'weight': dtype 'float32'; use one of \\['int64', 'string'\\]"
+    with pytest.raises(ValueError, match=message):
+        mnistkit.records.make_example(pixels(0), 0)
+    with pytest.raises(ValueError, match=message):  # the whole-file check, before it reads a record
+        mnistkit.records.scan_tfrecord(path)
 
 
 # ---------------------------------------------------------------- the fast path: one line when a file cannot take it

@@ -167,8 +167,8 @@ def draw(data_dir, pipeline, examples, layout=None):
 
 def test_fast_and_course_batches_have_the_same_content_and_shuffle_at_least_as_well(numbered_records):
     data_dir, labels = numbered_records
-    count, lengths = mnistkit.records.scan_tfrecord(os.path.join(data_dir, mnist_generateds.tfRecord_train))
-    template = mnistkit.records.layout_and_note({os.path.join(data_dir, mnist_generateds.tfRecord_train): lengths})[0]
+    count, _, _ = mnistkit.records.scan_tfrecord(os.path.join(data_dir, mnist_generateds.tfRecord_train))
+    template = mnistkit.records.training_data(data_dir).layout
     assert count == N_RECORDS and template == (833, True)
     # The fast pipeline with each of its readers: TFRecordReader, fixed-length frames parsed, or sliced.
     readers = {"course": ("course", None), "fast": ("fast", None),

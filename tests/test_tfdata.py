@@ -264,7 +264,7 @@ def train_on_data_damaged_after_the_check(tmp_path, monkeypatch, kind, pipeline)
 ])
 def test_files_damaged_during_training_give_the_same_line_with_both_pipelines(tmp_path, monkeypatch, kind, cause):
     # The course pipeline reads with TFRecordReader, which checks every CRC as tf.data does; the fast one
-    # reads these files' fixed-length frames unchecked (mnistkit.records.read_fixed), so it is not compared.
+    # reads these files' fixed-length frames unchecked (mnistkit.records.read_many), so it is not compared.
     messages = {p: train_on_data_damaged_after_the_check(tmp_path, monkeypatch, kind, p) for p in ("course", "tfdata")}
     assert messages["tfdata"] == messages["course"] == f"DATA/data/mnist_train.tfrecords: input pipeline failed: {cause}"
 

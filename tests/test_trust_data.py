@@ -39,7 +39,7 @@ def cut(path, where, data_dir=None):
     "header" (5 bytes into a record's 12-byte header) or "data" (100 bytes
     into a record's data). data_dir: the --data-dir the hint keeps (default: the file's folder, as given).
     """
-    count, lengths = mnistkit.records.scan_tfrecord(str(path))
+    count, lengths, _ = mnistkit.records.scan_tfrecord(str(path))
     assert len(lengths) == 1
     frame = lengths[0] + mnistkit.records.RECORD_FRAME_BYTES
     size = os.path.getsize(path)
@@ -191,7 +191,7 @@ def test_the_trainers_reader_threads_are_quoted_without_a_stray_quote(tmp_path, 
     else:
         cause = f"corrupted record at {damaged(path, 'data')}"
     # Two record lengths: the fast pipeline falls back to TFRecordReader, which checks CRCs and frames.
-    monkeypatch.setattr(mnistkit.records, "scan_tfrecord", lambda p: (10, (frame - 17, frame - 16)))
+    monkeypatch.setattr(mnistkit.records, "scan_tfrecord", lambda p: (10, (frame - 17, frame - 16), False))
     with tf.Graph().as_default(), pytest.raises(DataError) as error:
         mnist_backward.backward(steps=5, batch_size=4, data_dir=str(data), model_dir=str(tmp_path / "model"),
                                 log=lambda m: None)
