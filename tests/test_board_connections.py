@@ -157,7 +157,10 @@ def test_a_stalled_upload_does_not_keep_the_server_up(exported_workdir, signals)
             server.process.wait()
         upload.close()
     err = server.stderr()
-    assert status == 128 + signals[-1] and "Traceback" not in err, err
+    # One signal: the server's own exit status 128 + N. A second one ends it at once: by that status, or, when it
+    # came as the server was already ending (a loaded machine), by the signal itself (-N; a shell says 128 + N).
+    allowed = (128 + signals[-1],) if len(signals) == 1 else (128 + signals[-1], -signals[-1])
+    assert status in allowed and "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == f"{signal.Signals(signals[-1]).name}: stopped" and took < 60
 
 
