@@ -124,6 +124,25 @@ def pytest_configure(config):
     # pytest-xdist 3.8 groups by renaming item._nodeid, which pytest 9 no longer reads (the groups were split).
     if getattr(config.option, "dist", "no") == "load":
         config.option.dist = "loadscope"
+    # Files go to the workers in collection order (pytest_collection_modifyitems), slowest first, not ordered by
+    # how many tests they hold: a long file of few tests handed out last kept one worker busy alone at the end.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+# The files that take longest, slowest first (pytest --durations, summed by file). They start first so that
+# the short ones fill in around them at the end of `make test`; the others keep their order after these.
+SLOWEST_FILES = ("test_user_faults", "test_learn", "test_distributed", "test_promises_run", "test_board_memory",
+                 "test_diverged", "test_faults", "test_speed_paths", "test_promises_data", "test_tfdata",
+                 "test_app", "test_lenet5", "test_pictures", "test_export", "test_records", "test_board_teach",
+                 "test_course_constants", "test_board_learn", "test_cli", "test_board_guards", "test_errors",
+                 "test_checkpoints", "test_board_browser", "test_progress", "test_training")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Order the tests by file, SLOWEST_FILES first (a stable sort: each file's own order stays)."""
+    rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))
 
 
 @contextlib.contextmanager
