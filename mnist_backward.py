@@ -157,11 +157,12 @@ def build_graph(settings, data, sync_replicas=None):
         train_op = optimizer.minimize(loss, global_step=global_step)
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced (others move it too)
-    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
-                                 queue_fill=settings.pipeline.queue_runners)
     loop = None
     if settings.steps_per_run > 1:  # built on the variables above: the checkpoint and the Saver stay the same
-        loop = steps_loop(settings, data, next_batch, list(variables.values()), global_step, ema)
+        loop = steps_loop(settings, data, next_batch, list(variables.values()), global_step, ema)  # its summary
+        # first, so that it has the summaries' own tags (TensorBoard shows one curve whatever the K)
+    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
+                                 queue_fill=settings.pipeline.queue_runners)
     finite_names, finite = training.finite_flags(tf.global_variables())  # checked before each save
     # Relative paths in the `checkpoint` index keep a moved model folder readable; --keep rotates only this run's.
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
@@ -237,7 +238,8 @@ def steps_loop(settings, data, next_batch, variables, global_step, ema):
                 with tf.device(part.device):
                     averages.append(shadow.assign_sub((shadow - part.read_value()) * (1.0 - decay)))
         with tf.control_dependencies(averages):
-            return [i + 1] + [tf.identity(t) for t in (loss, cem, regularization, learning_rate, y, y_)]
+            return [i + 1] + [tf.identity(t) for t in (loss, cem, regularization, learning_rate)] + [
+                tf.ensure_shape(t, labels.shape) for t in (y, y_)]  # a mixed batch's dimension is not static
 
     labels = tf.zeros([settings.batch_size, settings.net.OUTPUT_NODE])
     start = [tf.constant(0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0, tf.float32),
