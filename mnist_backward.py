@@ -398,12 +398,13 @@ def train_loop(sess, graph, settings, run):
             run.data.check_unchanged()
             _, loss_value, step, learning_rate = out[:4]
             training.check_loss(loss_value, step, learning_rate, settings, run.data.where)  # NaN: stop here
-            run.progress.step, run.progress.local_steps = step, run.progress.local_steps + 1
+            joined = worker and run.progress.local_steps == 0  # a worker says when it joined
+            run.progress.step = step
+            run.progress.local_steps += out[0] if loop else 1  # the loop's first fetch: the steps it ran
             run.bar.update(step - previous)
             run.bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
             meter.add(out[4] if summarize else None, step)
-            if training.crossed(previous, step, settings.print_every) or previous == 0 or (
-                    worker and run.progress.local_steps == 1):  # a worker says when it joined
+            if training.crossed(previous, step, settings.print_every) or previous == 0 or joined:
                 with run.bar.external_write_mode():
                     settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
             if run.chief and training.crossed(run.progress.saved_step, step, settings.save_every):

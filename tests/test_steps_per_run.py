@@ -8,10 +8,13 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
+from conftest import ROOT
 import mnist_backward
 import mnist_forward
 import mnist_lenet5_backward
@@ -185,3 +188,20 @@ def test_what_cannot_run_steps_in_the_graph_is_refused_in_one_line(flags, refuse
     assert capsys.readouterr().err.splitlines()[-1].endswith(
         f"error: --steps-per-run 10 runs its steps inside the graph: it cannot go with {refused}; "
         "give --steps-per-run 1")
+
+
+def test_asynchronous_workers_with_split_weights_run_k_steps_a_run(sharded_data, tmp_path):
+    """2 parameter servers (w1 split between them) and 2 workers at --steps-per-run 10: each update counted once."""
+    per_run, target = 10, 60
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_cluster.py"), "--ps", "2", "--workers", "2",
+                             "--steps", str(target), "--steps-per-run", str(per_run), "--data-dir", str(sharded_data),
+                             "--model-dir", str(tmp_path / "model")],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    done = re.findall(r"^\[worker (\d)\] worker \1: (\d+) local steps; global_step (\d+)$", output, re.M)
+    assert len(done) == 2, output
+    final = max(int(g) for _, _, g in done)
+    assert sum(int(n) for _, n, _ in done) == final  # every step of every run is one update of the shared variables
+    assert target <= final < target + 2 * per_run  # at most one run of each worker goes past the target
+    assert tf.train.load_variable(tf.train.latest_checkpoint(str(tmp_path / "model")), "global_step") >= target
