@@ -12,6 +12,10 @@ global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
 On a terminal a progress bar shows the step, rate, time left, loss and
 learning rate; TensorBoard summaries go to <model folder>/train
 (`tensorboard --logdir model` shows them beside mnist_test.py's eval/).
+With --steps-per-run K, one sess.run trains K steps (steps_loop: a
+tf.while_loop whose every step dequeues its own batch from the same queue),
+and loss lines, checkpoints, summaries and stops come at the first run
+boundary at or after their step.
 
 With --job_name ps|worker, --task_index, --ps_hosts and --worker_hosts the
 same graph and the same loop train on TensorFlow's distributed runtime
