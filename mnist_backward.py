@@ -250,7 +250,7 @@ def steps_loop(settings, data, next_batch, variables, global_step, ema):
              labels, labels]
     ran, loss, cem, regularization, learning_rate, y, y_ = tf.while_loop(
         lambda i, loss, *_: tf.logical_and(i < count, tf.math.is_finite(loss)), step, start,
-        back_prop=False, parallel_iterations=1, name="steps_per_run")
+        back_prop=False, parallel_iterations=1, name="steps_per_run")  # 1: a step starts after the last one ended
     with tf.control_dependencies([ran]):
         step_after = global_step.read_value()
     summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
