@@ -12,6 +12,10 @@ global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
 On a terminal a progress bar shows the step, rate, time left, loss and
 learning rate; TensorBoard summaries go to <model folder>/train
 (`tensorboard --logdir model` shows them beside mnist_test.py's eval/).
+With --steps-per-run K, one sess.run trains K steps (steps_loop: a
+tf.while_loop whose every step dequeues its own batch from the same queue),
+and loss lines, checkpoints, summaries and stops come at the first run
+boundary at or after their step.
 
 With --job_name ps|worker, --task_index, --ps_hosts and --worker_hosts the
 same graph and the same loop train on TensorFlow's distributed runtime
@@ -24,7 +28,7 @@ effect: --help shows it, and mnist_test.py, mnist_app.py, mnist_export.py
 and mnist_cluster.py, which read this file's, follow it); build_graph() (get_tfrecord
 -> forward -> loss with the 'losses' collection, exponential_decay,
 GradientDescentOptimizer, ExponentialMovingAverage, the train op, the
-Saver); backward() -> train() (Session, restore, then train_loop(): Coordinator and
+Saver); backward() (Session, restore, then train_loop(): Coordinator and
 queue runners, the step loop with its sess.run, loss lines and saves,
 request_stop and join); the last checkpoint.
 """
@@ -32,6 +36,8 @@ request_stop and join); the last checkpoint.
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
+import dataclasses
+import functools
 import os
 import sys
 
@@ -86,6 +92,9 @@ OPTIONS = cli.Options([
     Option("mix_records", None, f"PATH[:SHARE]: draw SHARE (default {records.MIX_SHARE}) of every batch from the "
            "TFRecords of PATH (a folder, file or pattern), e.g. your kept digits (docs/teach.md)",
            type=records.mix_of, resolve=records.mix_of, resume="free"),
+    Option("steps_per_run", 1, "training steps in one session run (a tf.while_loop, each step dequeuing its own "
+           "batch; loss lines, checkpoints and stops come at the first run boundary at or after their step); "
+           "1: the course's loop", minimum=1, resume="free"),
 ])
 
 
@@ -116,16 +125,21 @@ def build_graph(settings, data, sync_replicas=None):
     """The course's graph: get_tfrecord -> forward -> loss, learning rate, moving averages; a training.TrainGraph.
 
     With settings.pipeline tf.data's ("tfdata") the batches come from
-    inputs.tfdata_batches instead of get_tfrecord; the rest of the graph,
+    inputs.tfdata_iterator instead of get_tfrecord; the rest of the graph,
     and so the checkpoint's variables, are the same. data:
     records.training_data's TrainingData (the files, their record count,
     the layout the fast pipeline reads). sync_replicas: None, or
     (replicas_to_aggregate, total_num_replicas) for a cluster's
-    SyncReplicasOptimizer (mnistkit.distributed.sync_optimizer).
+    SyncReplicasOptimizer (mnistkit.distributed.sync_optimizer). With
+    settings.steps_per_run above 1 the graph also holds steps_loop's
+    StepsLoop (graph.loop), which train_loop runs instead of train_op.
     Raises DataError when settings.net.NETWORK names a variable (or split)
     that the graph its forward() builds lacks (checkpoints.check_graph).
     """
-    img_batch, label_batch = training_batches(settings, data)
+    source = functools.partial(batch_source, settings, data)
+    (img_batch, label_batch), next_batch = (
+        records.mixed(source, settings.batch_size, settings.mix_records, settings.log) if settings.mix_records
+        else source(settings.batch_size))
     if settings.pipeline.fed:  # the course's placeholders, fed the fetched batch by feed_dict (run_step)
         x = tf.placeholder(tf.float32, [None, settings.net.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, settings.net.OUTPUT_NODE])
@@ -133,24 +147,17 @@ def build_graph(settings, data, sync_replicas=None):
         x, y_ = img_batch, label_batch
     y = settings.net.forward(x, settings.regularizer, train=True)
     checkpoints.check_graph(settings.net.NETWORK)
+    variables = checkpoints.checkpoint_variables(tf.trainable_variables())  # the network's, in creation order
     # The course's step counter, int64 and collected under TensorFlow's own name and key, so that
     # tf.train.global_step, SyncReplicasOptimizer and the checkpoints of earlier versions all find it.
     global_step = tf.Variable(0, trainable=False, name="global_step", dtype=tf.int64,
                               collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
-
-    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
-    cem = tf.reduce_mean(ce)
-    regularization = tf.add_n(tf.get_collection(LOSSES_COLLECTION))
-    loss = cem + regularization
-
-    # One epoch, examples / batch_size steps, is the decay period (the course's train_num_examples / BATCH_SIZE).
-    learning_rate = tf.train.exponential_decay(settings.learning_rate_base, global_step,
-                                               data.examples / settings.batch_size, settings.learning_rate_decay,
-                                               staircase=True)
+    loss, cem, regularization, learning_rate = loss_and_rate(settings, data, y, y_,
+                                                             tf.get_collection(LOSSES_COLLECTION), global_step)
     optimizer = tf.train.GradientDescentOptimizer(learning_rate)
+    ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
     if sync_replicas is None:
         train_step = optimizer.minimize(loss, global_step=global_step)
-        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
         ema_ops = []
         for var in tf.trainable_variables():
             with tf.device(var.device):  # on a cluster: on the variable's parameter server, not on the worker
@@ -159,38 +166,160 @@ def build_graph(settings, data, sync_replicas=None):
             train_op = tf.no_op(name="train")
     else:  # a cluster's aggregated updates: its chief applies them, then the moving averages
         from mnistkit import distributed
-        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
         optimizer = distributed.sync_optimizer(optimizer, ema, sync_replicas)
         train_op = optimizer.minimize(loss, global_step=global_step)
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced (others move it too)
+    loop = None
+    if settings.steps_per_run > 1:  # built on the variables above: the checkpoint and the Saver stay the same
+        loop = steps_loop(settings, data, next_batch, list(variables.values()), global_step, ema)  # its summary
+        # first, so that it has the summaries' own tags (TensorBoard shows one curve whatever the K)
     summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
     finite_names, finite = training.finite_flags(tf.global_variables())  # checked before each save
     # Relative paths in the `checkpoint` index keep a moved model folder readable; --keep rotates only this run's.
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
     return training.TrainGraph(x, y_, img_batch, label_batch, loss, learning_rate, global_step, train_op,
-                               step_after, summary, optimizer, saver, finite, finite_names)
+                               step_after, summary, optimizer, saver, finite, finite_names, loop)
 
 
-def training_batches(settings, data):
-    """(img_batch float32 [batch, 784] in [0, 1], label_batch float32 [batch, 10] one-hot) of settings.pipeline.
+def loss_and_rate(settings, data, y, y_, l2_terms, global_step):
+    """The course's loss and learning rate: (loss, cross-entropy, L2, learning rate), float32 scalars.
 
-    "fast" and "course": the course's get_tfrecord (queue runners) over
-    data.files; "tfdata": inputs.tfdata_batches, the same batches through
-    tf.data, the queue runners' successor (docs/migrating.md). With
-    --mix-records a share of each batch comes from a second such chain over
-    that option's files (records.mixed).
+    y: logits [batch, 10]; y_: one-hot labels [batch, 10]; l2_terms: the L2
+    terms forward() added to the 'losses' collection; global_step: the step
+    the learning rate decays by (a variable or its value). One epoch,
+    data.examples / batch_size steps, is the decay period (the course's
+    train_num_examples / BATCH_SIZE).
     """
-    def batches(num, files):  # files: --mix-records' (records.mixed), read one record per op as the course reads
-        if not settings.pipeline.queue_runners:
-            return inputs.tfdata_batches(files or data.files, num)
-        return mnist_generateds.get_tfrecord(num, isTrain=True, pipeline="course" if files else settings.pipeline,
-                                             files=files or data.files, layout=data.layout)
-    return records.mixed(batches, settings.batch_size, settings.mix_records, settings.log)
+    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
+    cem = tf.reduce_mean(ce)
+    regularization = tf.add_n(l2_terms)
+    learning_rate = tf.train.exponential_decay(settings.learning_rate_base, global_step,
+                                               data.examples / settings.batch_size, settings.learning_rate_decay,
+                                               staircase=True)
+    return cem + regularization, cem, regularization, learning_rate
 
 
-def backward(*args, net=mnist_forward, constants=None, **options):
+@dataclasses.dataclass
+class StepsLoop:
+    """The in-graph loop of --steps-per-run (steps_loop): what train_loop feeds and fetches instead of train_op.
+
+    count: int32 placeholder, the steps of this run (at most steps_per_run);
+    fetches: [steps run, the last step's loss, global_step after the run,
+    the last step's learning rate]; summary: the merged summary of the
+    last step (training.summaries of the loop's outputs).
+    """
+    count: object
+    fetches: list
+    summary: object
+
+
+def steps_loop(settings, data, next_batch, variables, global_step, ema):
+    """Up to settings.steps_per_run training steps in one sess.run: a tf.while_loop over the course's step; a StepsLoop.
+
+    Each iteration dequeues its own batch (next_batch(), from the same
+    queue or iterator as the single step), runs forward() on the existing
+    `variables` (checkpoints.checkpoint_variables' values, in creation
+    order: forward_on), the loss with L2, the learning rate at the current
+    global_step, the gradient step with global_step += 1, then the moving
+    averages as tf.train.ExponentialMovingAverage computes them (decay
+    min(d, (1 + step) / (10 + step)) at the step after the update) on its
+    own shadow variables `ema`. The loop stops early after a step whose
+    loss is not finite, so that train_loop's NaN stop names that step.
+    Raises ValueError for the course pipeline (its batches are fed from Python).
+    """
+    if settings.pipeline.fed:
+        raise ValueError(f"--steps-per-run {settings.steps_per_run} needs --pipeline fast or tfdata: "
+                         "the course pipeline feeds each batch from Python")
+    count = tf.placeholder(tf.int32, [], name="steps_this_run")
+
+    def step(i, *_):
+        x, y_ = next_batch()
+        y, l2_terms, reads = forward_on(settings, x, variables)
+        loss, cem, regularization, learning_rate = loss_and_rate(settings, data, y, y_, l2_terms,
+                                                                 global_step.read_value())
+        parts = [part for part, _ in reads]
+        grads = tf.gradients(loss, [read for _, read in reads])
+        update = tf.train.GradientDescentOptimizer(learning_rate).apply_gradients(zip(grads, parts), global_step)
+        with tf.control_dependencies([update]):
+            after = tf.cast(global_step.read_value(), tf.float32)
+            decay = tf.minimum(settings.moving_average_decay, (1.0 + after) / (10.0 + after))
+            averages = []
+            for part in parts:
+                shadow = ema.average(part)
+                with tf.device(part.device):
+                    averages.append(shadow.assign_sub((shadow - part.read_value()) * (1.0 - decay)))
+        with tf.control_dependencies(averages):
+            return [i + 1] + [tf.identity(t) for t in (loss, cem, regularization, learning_rate)] + [
+                tf.ensure_shape(t, labels.shape) for t in (y, y_)]  # a mixed batch's dimension is not static
+
+    labels = tf.zeros([settings.batch_size, settings.net.OUTPUT_NODE])
+    start = [tf.constant(0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0, tf.float32),
+             labels, labels]
+    ran, loss, cem, regularization, learning_rate, y, y_ = tf.while_loop(
+        lambda i, loss, *_: tf.logical_and(i < count, tf.math.is_finite(loss)), step, start,
+        back_prop=False, parallel_iterations=1, name="steps_per_run")  # 1: a step starts after the last one ended
+    with tf.control_dependencies([ran]):
+        step_after = global_step.read_value()
+    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
+                                 queue_fill=settings.pipeline.queue_runners)
+    return StepsLoop(count, [ran, loss, step_after, learning_rate], summary)
+
+
+def forward_on(settings, x, variables):
+    """settings.net.forward(x) on existing variables, inside a tf.while_loop: (logits, L2 terms, [(part, read)]).
+
+    Variables cannot be made in a while_loop: a tf.compat.v1.variable_creator_scope
+    hands forward() a fresh read of each of `variables` (a variable, or a
+    checkpoints.Whole's parts concatenated) in the order it creates them,
+    instead of a new variable. The L2 terms forward() adds to the 'losses'
+    collection are returned and taken out of it again; reads: each variable
+    (or part) and the value it was read as, for the gradients.
+    """
+    reads, given = [], iter(variables)
+
+    def existing(next_creator, **kwargs):
+        var = next(given)
+        parts = var.parts if isinstance(var, checkpoints.Whole) else [var]
+        values = [part.read_value() for part in parts]
+        reads.extend(zip(parts, values))
+        return values[0] if len(values) == 1 else tf.concat(values, 0)
+
+    collected = tf.get_collection_ref(LOSSES_COLLECTION)
+    before = len(collected)
+    with tf.variable_creator_scope(existing):
+        y = settings.net.forward(x, settings.regularizer, train=True)
+    l2_terms = collected[before:]
+    del collected[before:]
+    return y, l2_terms, reads
+
+
+def batch_source(settings, data, num, files=None):
+    """((img_batch, label_batch), next_batch) of settings.pipeline: num examples a batch, from `files` or data's.
+
+    img_batch float32 [num, 784] in [0, 1], label_batch float32 [num, 10]
+    one-hot. "fast" and "course": the course's get_tfrecord (queue
+    runners) over data.files; "tfdata": inputs.tfdata_iterator, the same
+    batches through tf.data, the queue runners' successor
+    (docs/migrating.md). files: --mix-records' (records.mixed), read one
+    record per op as the course reads. next_batch() makes new batch
+    tensors drawn from the same queue (its dequeue_many) or iterator each
+    time it is called: one per step of steps_loop.
+    """
+    if not settings.pipeline.queue_runners:
+        iterator = inputs.tfdata_iterator(files or data.files, num)
+        return iterator.get_next(), iterator.get_next
+    batch = mnist_generateds.get_tfrecord(num, isTrain=True, pipeline="course" if files else settings.pipeline,
+                                          files=files or data.files, layout=data.layout)
+    queue = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)[-1].queue  # shuffle_batch's, added after its producer's
+
+    def next_batch():
+        return records.to_float(*queue.dequeue_many(num))
+    return batch, next_batch
+
+
+def backward(*args, net=mnist_forward, constants=None, settings=None, **options):
     """Train until global_step reaches `steps`; returns the final global_step.
 
     The keywords are OPTIONS' (steps, batch_size, data_dir, model_dir,
@@ -199,6 +328,8 @@ def backward(*args, net=mnist_forward, constants=None, **options):
     (STEPS, BATCH_SIZE, MODEL_SAVE_PATH, ...) as it is when called. net:
     the network's forward module; constants: the trainer script's module
     (None: this file; mnist_lenet5_backward passes LeNet-5's and itself).
+    settings: a training.Settings made already (main()'s, from the command
+    line, by settings_for), used instead of net, constants and the keywords.
     Reads data_dir's training TFRecord file(s) (a folder, file or pattern:
     records.tfrecord_files); saves model_dir/<MODEL_NAME>-<global_step>
     every `save_every` steps (the newest `keep` of this run kept), at the
@@ -212,14 +343,7 @@ def backward(*args, net=mnist_forward, constants=None, **options):
     Builds a new tf.Graph, so it can run again in one process (a notebook
     cell run twice).
     """
-    return train(settings_for(net, *args, constants=constants, **options))
-
-
-def train(settings):
-    """backward() with its settings made (settings_for): the course's training, from the data to the last save.
-
-    Returns the final global_step; raises as backward() does.
-    """
+    settings = settings or settings_for(net, *args, constants=constants, **options)
     data = records.training_data(settings.data_dir, settings.train_file)  # every file checked whole first
     records.log_reader(data, settings.pipeline, settings.log)  # a file the fast path cannot take: one line saying so
     with tf.Graph().as_default():
@@ -274,27 +398,30 @@ def train_loop(sess, graph, settings, run):
     machine; on a cluster, the distributed.Worker whose hooks start and
     stop the synchronous updates and whose errors are tried again.
     """
-    worker, meter = run.worker, run.meter
+    worker, meter, loop = run.worker, run.meter, graph.loop
     coord = tf.train.Coordinator()
     threads = tf.train.start_queue_runners(sess=sess, coord=coord)
-    fetches = [graph.train_op, graph.loss, graph.step_after, graph.learning_rate]
+    fetches = loop.fetches if loop else [graph.train_op, graph.loss, graph.step_after, graph.learning_rate]
+    summary = loop.summary if loop else graph.summary
     try:
         if worker:
             worker.started(sess)  # the chief's synchronous-update queue runner
         while run.progress.step < settings.steps and not run.stop.signal and not coord.should_stop():
             previous, summarize = run.progress.step, meter.due
-            out = run_step(sess, graph, fetches + [graph.summary] if summarize else fetches, settings, run.guard)
+            feed = {loop.count: min(settings.steps_per_run, settings.steps - previous)} if loop else None
+            out = run_step(sess, graph, fetches + [summary] if summarize else fetches, settings, run.guard, feed)
             if out is None:
                 continue  # a step to try again
             run.data.check_unchanged()
             _, loss_value, step, learning_rate = out[:4]
             training.check_loss(loss_value, step, learning_rate, settings, run.data.where)  # NaN: stop here
-            run.progress.step, run.progress.local_steps = step, run.progress.local_steps + 1
+            joined = worker and run.progress.local_steps == 0  # a worker says when it joined
+            run.progress.step = step
+            run.progress.local_steps += out[0] if loop else 1  # the loop's first fetch: the steps it ran
             run.bar.update(step - previous)
             run.bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
             meter.add(out[4] if summarize else None, step)
-            if training.crossed(previous, step, settings.print_every) or step == 1 or (
-                    worker and run.progress.local_steps == 1):  # a worker says when it joined
+            if training.crossed(previous, step, settings.print_every) or previous == 0 or joined:
                 with run.bar.external_write_mode():
                     settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
             if run.chief and training.crossed(run.progress.saved_step, step, settings.save_every):
@@ -319,13 +446,14 @@ def train_loop(sess, graph, settings, run):
             raise inputs.pipeline_failed(run.data.where, e) from None
 
 
-def run_step(sess, graph, fetches, settings, guard):
-    """One training step's fetched values, or None when `guard` (training.StepGuard) let it be tried again."""
+def run_step(sess, graph, fetches, settings, guard, feed=None):
+    """One session run's fetched values (one training step, or steps_loop's count of them: feed), or None when
+    `guard` (training.StepGuard) let it be tried again."""
     with guard:
         if settings.pipeline.fed:  # the course fetches a batch, then feeds it back by feed_dict
             xs, ys = sess.run([graph.img_batch, graph.label_batch], options=guard.options)
             return sess.run(fetches, feed_dict={graph.x: xs, graph.y_: ys}, options=guard.options)
-        return sess.run(fetches, options=guard.options)
+        return sess.run(fetches, feed_dict=feed, options=guard.options)
     return None
 
 
@@ -426,10 +554,15 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     args = parser.parse_args(cli.arguments(argv))
     settings = settings_for(args.net, constants=constants, error=parser.error,
                             **{o.name: getattr(args, o.name) for o in OPTIONS if o.flag})
+    if settings.steps_per_run > 1 and (args.sync_replicas or settings.pipeline.fed):
+        parser.error(f"--steps-per-run {settings.steps_per_run} runs its steps inside the graph: it cannot go with "
+                     + ("--sync_replicas (SyncReplicasOptimizer aggregates one step per session run)"
+                        if args.sync_replicas else "--pipeline course (which feeds each batch from Python)")
+                     + "; give --steps-per-run 1")
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings, sys.modules[__name__])
-    return cli.exit_status(lambda: train(settings), interrupted="interrupted before training started; nothing saved")
+    return cli.exit_status(lambda: backward(settings=settings), interrupted="interrupted before training started; nothing saved")
 
 
 if __name__ == "__main__":

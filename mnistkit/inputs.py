@@ -3,7 +3,7 @@
 mnist_generateds.read_tfRecord and get_tfrecord are the course's reader and
 batcher, with records' many-records-per-op readers (records.read_many);
 here are the same batches through tf.data for --pipeline tfdata:
-tfdata_batches (training) and tfdata_once (evaluation), and the one-line
+tfdata_iterator (training) and tfdata_once (evaluation), and the one-line
 errors of a reader that fails either way (pipeline_failed,
 iterator_failed). Both parse with records.FEATURES, the parse features of
 records.SCHEMA. docs/migrating.md compares them call by call.
@@ -16,7 +16,7 @@ from .records import CAPACITY, FEATURES, MIN_AFTER_DEQUEUE, image_and_label, to_
 def pipeline_failed(tfRecord_path, error):
     """The DataError for a reader that failed on tfRecord_path (a TensorFlow OpError), in one line.
 
-    An OutOfRangeError is the end of tfdata_batches' endless stream, which
+    An OutOfRangeError is the end of tfdata_iterator' endless stream, which
     comes only when an epoch found no record at all: files emptied after
     they were checked (the queue runners wait for a batch instead, until
     the step's time-out).
@@ -54,8 +54,9 @@ def tfdata_epoch(files):
     return tf.data.TFRecordDataset(tf.data.Dataset.from_tensor_slices(files).shuffle(len(files)))
 
 
-def tfdata_batches(files, batch_size):
-    """Shuffled training batches through tf.data: img float32 [batch_size, 784] in [0, 1], label float32 [batch_size, 10].
+def tfdata_iterator(files, batch_size):
+    """The one-shot iterator of shuffled training batches through tf.data; each get_next() makes a new batch tensor
+    pair: img float32 [batch_size, 784] in [0, 1], label float32 [batch_size, 10].
 
     The same examples get_tfrecord's queue runners give, by tf.data's
     pipeline: tfdata_epoch (the files in a new random order each epoch,
@@ -77,7 +78,7 @@ def tfdata_batches(files, batch_size):
                .batch(batch_size, drop_remainder=True)
                .map(parse_batch, num_parallel_calls=tf.data.experimental.AUTOTUNE)
                .prefetch(tf.data.experimental.AUTOTUNE))
-    return tf.data.make_one_shot_iterator(dataset).get_next()
+    return tf.data.make_one_shot_iterator(dataset)
 
 
 def shuffle_buffer(batch_size):

@@ -632,26 +632,33 @@ def mix_of(text):
 
 
 def mixed(batches, batch_size, mix, log=print):
-    """The training batches with mix's share drawn from its files: (img_batch, label_batch), batch_size each.
+    """The training batches with mix's share drawn from its files: ((img_batch, label_batch), next_batch).
 
-    batches(num, files) -> (img_batch float32 [num, 784], label_batch
-    float32 [num, 10]): the trainer's pipeline over its own training files
-    (files None) or over `files`, each call its own chain (for queue
-    runners: string_input_producer -> reader -> parse -> shuffle_batch).
-    With mix None that is batches(batch_size, None); with a Mix, the first
-    batch_size - k examples come from the training files and the last
-    k = mix.examples(batch_size) from mix.source, concatenated, so a small
-    set counts for its share of every step whatever the size of the large
-    one. mix's files are checked whole first (scan_tfrecord); `log` says
-    how often each of their records comes. Raises DataError on missing or
-    bad mix files.
+    batches(num, files=None) -> ((img_batch float32 [num, 784], label_batch
+    float32 [num, 10]), next_batch): the trainer's pipeline over its own
+    training files (files None) or over `files`, each call its own chain
+    (for queue runners: string_input_producer -> reader -> parse ->
+    shuffle_batch); next_batch() makes another batch from that chain. With
+    a Mix, the first batch_size - k examples come from the training files
+    and the last k = mix.examples(batch_size) from mix.source,
+    concatenated, so a small set counts for its share of every step
+    whatever the size of the large one; the next_batch returned
+    concatenates both chains' next batches the same way. mix's files are
+    checked whole first (scan_tfrecord); `log` says how often each of
+    their records comes. Raises DataError on missing or bad mix files.
     """
-    if mix is None:
-        return batches(batch_size, None)
     files = tfrecord_files(mix.source)
     count = sum(check_tfrecord(f) for f in files)
     k = mix.examples(batch_size)
     log(f"mixing {k} of every {batch_size} examples from the {count} records of {mix.source} "
         f"(each about {k / count:.2g} times a step)")
-    own, other = batches(batch_size - k, None), batches(k, files)
+    (own, own_next), (other, other_next) = batches(batch_size - k), batches(k, files)
+
+    def next_batch():
+        return concatenated(own_next(), other_next())
+    return concatenated(own, other), next_batch
+
+
+def concatenated(own, other):
+    """Two (img, label) batches as one: own's examples first, then other's."""
     return tf.concat([own[0], other[0]], 0), tf.concat([own[1], other[1]], 0)

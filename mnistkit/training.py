@@ -111,6 +111,7 @@ class TrainGraph:
     saver: object  # the tf.train.Saver of the checkpoints (built last: it saves every variable)
     finite: object = None  # bool [len(finite_names)]: each variable finite (finite_flags), read before each save
     finite_names: tuple = ()
+    loop: object = None  # at --steps-per-run above 1: mnist_backward.steps_loop's StepsLoop, run instead of train_op
 
 
 # ---------------------------------------------------------------- the loop
@@ -158,7 +159,8 @@ def running(settings, data, saves, step, worker=None, graph=None):
         if run.chief:
             run.writer = tf.summary.FileWriter(os.path.join(settings.model_dir, TRAIN_LOG_DIR), graph)
         run.guard = StepGuard(worker.retried if worker else {}, worker.log_prefix if worker else "", settings.log)
-        run.meter = SummaryMeter(run.writer, settings.summary_every, settings.batch_size, step)
+        run.meter = SummaryMeter(run.writer, settings.summary_every, settings.batch_size, step,
+                                 settings.steps_per_run)
         bar = cli.progress_bar(settings.quiet or worker is not None, total=settings.steps, initial=step,
                                desc="training", unit="step")
         try:
@@ -433,18 +435,19 @@ class SummaryMeter:
     """The chief's TensorBoard summaries in the step loop: when one is due, and examples_per_sec between them.
 
     writer: the summary FileWriter, or None (no summaries: not the chief).
-    `due`: a summary is due at the next step (every `every` steps, counted
+    `due`: a summary is due in the next run (every `every` steps, counted
     from global_step `step`); add(summary, step) after each step writes a
     fetched merged summary (None: none was fetched) and the examples per
     second since the previous one (batch_size examples per step; on a
-    cluster, all workers together), then decides `due` for the step after.
+    cluster, all workers together), then decides `due` for the run after,
+    which ends steps_per_run steps on (mnist_backward's --steps-per-run).
     The first step only starts the clock: queue warm-up is not a rate.
     """
 
-    def __init__(self, writer, every, batch_size, step):
-        self.writer, self.every, self.batch_size = writer, every, batch_size
+    def __init__(self, writer, every, batch_size, step, steps_per_run=1):
+        self.writer, self.every, self.batch_size, self.ahead = writer, every, batch_size, steps_per_run
         self.last, self.clock = step, None  # the step of the previous summary; (time, step) it was written at
-        self.due = writer is not None and crossed(step, step + 1, every)
+        self.due = writer is not None and crossed(step, step + steps_per_run, every)
 
     def add(self, summary, step):
         if summary is None:
@@ -457,4 +460,4 @@ class SummaryMeter:
                 rate = (step - self.clock[1]) * self.batch_size / max(now - self.clock[0], 1e-9)
                 self.writer.add_summary(scalar_summary("examples_per_sec", rate), step)
             self.clock, self.last = (now, step), step
-        self.due = self.writer is not None and crossed(self.last, step + 1, self.every)
+        self.due = self.writer is not None and crossed(self.last, step + self.ahead, self.every)

@@ -35,9 +35,10 @@ def write_constant_records(path, values, digit=3):
 
 
 def batches_of(settings, data, count):
-    """`count` batches (img float32 [B, 784], label float32 [B, 10]) of mnist_backward.training_batches."""
+    """`count` batches (img float32 [B, 784], label float32 [B, 10]) of the trainer's graph (mnist_backward.build_graph)."""
     with tf.Graph().as_default(), tf.Session() as sess:
-        img, label = mnist_backward.training_batches(settings, data)
+        graph = mnist_backward.build_graph(settings, data)
+        img, label = graph.img_batch, graph.label_batch
         sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
         coord = tf.train.Coordinator()
         threads = tf.train.start_queue_runners(sess=sess, coord=coord)
