@@ -124,22 +124,19 @@ def settings_for(net, *args, constants=None, error=None, **options):
 def build_graph(settings, data, sync_replicas=None):
     """The course's graph: get_tfrecord -> forward -> loss, learning rate, moving averages; a training.TrainGraph.
 
-    With settings.pipeline tf.data's ("tfdata") the batches come from
-    inputs.tfdata_iterator instead of get_tfrecord; the rest of the graph,
-    and so the checkpoint's variables, are the same. data:
-    records.training_data's TrainingData (the files, their record count,
-    the layout the fast pipeline reads). sync_replicas: None, or
-    (replicas_to_aggregate, total_num_replicas) for a cluster's
-    SyncReplicasOptimizer (mnistkit.distributed.sync_optimizer). With
-    settings.steps_per_run above 1 the graph also holds steps_loop's
-    StepsLoop (graph.loop), which train_loop runs instead of train_op.
-    Raises DataError when settings.net.NETWORK names a variable (or split)
-    that the graph its forward() builds lacks (checkpoints.check_graph).
+    The batches: batch_source's (tf.data's with --pipeline tfdata; the
+    checkpoint's variables are the same). data: records.training_data's
+    TrainingData. sync_replicas: None, or (replicas_to_aggregate,
+    total_num_replicas) for a cluster's SyncReplicasOptimizer. At
+    --steps-per-run above 1 graph.loop holds steps_loop's StepsLoop, run
+    instead of train_op. Raises DataError when settings.net.NETWORK names
+    a variable (or split) its forward() lacks (checkpoints.check_graph).
     """
-    source = functools.partial(batch_source, settings, data)
-    (img_batch, label_batch), next_batch = (
-        records.mixed(source, settings.batch_size, settings.mix_records, settings.log) if settings.mix_records
-        else source(settings.batch_size))
+    if settings.mix_records:  # a share of each batch from --mix-records' files, through a second such chain
+        (img_batch, label_batch), next_batch = records.mixed(functools.partial(batch_source, settings, data),
+                                                             settings.batch_size, settings.mix_records, settings.log)
+    else:
+        (img_batch, label_batch), next_batch = batch_source(settings, data, settings.batch_size)
     if settings.pipeline.fed:  # the course's placeholders, fed the fetched batch by feed_dict (run_step)
         x = tf.placeholder(tf.float32, [None, settings.net.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, settings.net.OUTPUT_NODE])
@@ -148,16 +145,24 @@ def build_graph(settings, data, sync_replicas=None):
     y = settings.net.forward(x, settings.regularizer, train=True)
     checkpoints.check_graph(settings.net.NETWORK)
     variables = checkpoints.checkpoint_variables(tf.trainable_variables())  # the network's, in creation order
-    # The course's step counter, int64 and collected under TensorFlow's own name and key, so that
-    # tf.train.global_step, SyncReplicasOptimizer and the checkpoints of earlier versions all find it.
+    # The course's step counter, int64 under TensorFlow's own name and key (tf.train.global_step, clusters find it).
     global_step = tf.Variable(0, trainable=False, name="global_step", dtype=tf.int64,
                               collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
-    loss, cem, regularization, learning_rate = loss_and_rate(settings, data, y, y_,
-                                                             tf.get_collection(LOSSES_COLLECTION), global_step)
+
+    def loss_and_rate(y, y_, step, l2_terms=None):  # the course's loss and learning rate; also steps_loop's steps'
+        ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
+        cem = tf.reduce_mean(ce)
+        regularization = tf.add_n(tf.get_collection(LOSSES_COLLECTION) if l2_terms is None else l2_terms)
+        # One epoch, examples / batch_size steps, is the decay period (the course's train_num_examples / BATCH_SIZE).
+        learning_rate = tf.train.exponential_decay(settings.learning_rate_base, step,
+                                                   data.examples / settings.batch_size, settings.learning_rate_decay,
+                                                   staircase=True)
+        return cem + regularization, cem, regularization, learning_rate
+    loss, cem, regularization, learning_rate = loss_and_rate(y, y_, global_step)
     optimizer = tf.train.GradientDescentOptimizer(learning_rate)
-    ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
     if sync_replicas is None:
         train_step = optimizer.minimize(loss, global_step=global_step)
+        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
         ema_ops = []
         for var in tf.trainable_variables():
             with tf.device(var.device):  # on a cluster: on the variable's parameter server, not on the worker
@@ -166,14 +171,14 @@ def build_graph(settings, data, sync_replicas=None):
             train_op = tf.no_op(name="train")
     else:  # a cluster's aggregated updates: its chief applies them, then the moving averages
         from mnistkit import distributed
+        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
         optimizer = distributed.sync_optimizer(optimizer, ema, sync_replicas)
         train_op = optimizer.minimize(loss, global_step=global_step)
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced (others move it too)
-    loop = None
-    if settings.steps_per_run > 1:  # built on the variables above: the checkpoint and the Saver stay the same
-        loop = steps_loop(settings, data, next_batch, list(variables.values()), global_step, ema)  # its summary
-        # first, so that it has the summaries' own tags (TensorBoard shows one curve whatever the K)
+    # On the same variables (same checkpoint); its summary first, to keep the summaries' tags whatever the K.
+    loop = steps_loop(settings, loss_and_rate, next_batch, list(variables.values()), global_step, ema) if (
+        settings.steps_per_run > 1) else None
     summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
     finite_names, finite = training.finite_flags(tf.global_variables())  # checked before each save
@@ -181,24 +186,6 @@ def build_graph(settings, data, sync_replicas=None):
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
     return training.TrainGraph(x, y_, img_batch, label_batch, loss, learning_rate, global_step, train_op,
                                step_after, summary, optimizer, saver, finite, finite_names, loop)
-
-
-def loss_and_rate(settings, data, y, y_, l2_terms, global_step):
-    """The course's loss and learning rate: (loss, cross-entropy, L2, learning rate), float32 scalars.
-
-    y: logits [batch, 10]; y_: one-hot labels [batch, 10]; l2_terms: the L2
-    terms forward() added to the 'losses' collection; global_step: the step
-    the learning rate decays by (a variable or its value). One epoch,
-    data.examples / batch_size steps, is the decay period (the course's
-    train_num_examples / BATCH_SIZE).
-    """
-    ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
-    cem = tf.reduce_mean(ce)
-    regularization = tf.add_n(l2_terms)
-    learning_rate = tf.train.exponential_decay(settings.learning_rate_base, global_step,
-                                               data.examples / settings.batch_size, settings.learning_rate_decay,
-                                               staircase=True)
-    return cem + regularization, cem, regularization, learning_rate
 
 
 @dataclasses.dataclass
@@ -215,14 +202,15 @@ class StepsLoop:
     summary: object
 
 
-def steps_loop(settings, data, next_batch, variables, global_step, ema):
+def steps_loop(settings, loss_and_rate, next_batch, variables, global_step, ema):
     """Up to settings.steps_per_run training steps in one sess.run: a tf.while_loop over the course's step; a StepsLoop.
 
     Each iteration dequeues its own batch (next_batch(), from the same
     queue or iterator as the single step), runs forward() on the existing
     `variables` (checkpoints.checkpoint_variables' values, in creation
-    order: forward_on), the loss with L2, the learning rate at the current
-    global_step, the gradient step with global_step += 1, then the moving
+    order: forward_on), the loss with L2 and the learning rate at the current
+    global_step (loss_and_rate(y, y_, step, l2_terms): build_graph's, the
+    course's formulas), the gradient step with global_step += 1, then the moving
     averages as tf.train.ExponentialMovingAverage computes them (decay
     min(d, (1 + step) / (10 + step)) at the step after the update) on its
     own shadow variables `ema`. The loop stops early after a step whose
@@ -237,8 +225,7 @@ def steps_loop(settings, data, next_batch, variables, global_step, ema):
     def step(i, *_):
         x, y_ = next_batch()
         y, l2_terms, reads = forward_on(settings, x, variables)
-        loss, cem, regularization, learning_rate = loss_and_rate(settings, data, y, y_, l2_terms,
-                                                                 global_step.read_value())
+        loss, cem, regularization, learning_rate = loss_and_rate(y, y_, global_step.read_value(), l2_terms)
         parts = [part for part, _ in reads]
         grads = tf.gradients(loss, [read for _, read in reads])
         update = tf.train.GradientDescentOptimizer(learning_rate).apply_gradients(zip(grads, parts), global_step)
