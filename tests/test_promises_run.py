@@ -263,9 +263,10 @@ def test_verbose_brings_tensorflows_log_lines_back(script, sample_workdir, tmp_p
         data = str(sample_workdir / "data")
         runs = {flag: ["--steps", "1", "--data-dir", data, "--model-dir", f"model{flag}"] for flag in ("", "--verbose")}
     else:
-        trained_workdir = request.getfixturevalue("trained_workdir")  # only the evaluator needs a model
-        runs = {flag: ["--once", "--model-dir", str(trained_workdir / "model"),
-                       "--data-dir", str(trained_workdir / "data")] for flag in ("", "--verbose")}
+        # Only the evaluator needs a model; a copy, as it writes eval/ into its model folder.
+        trained = request.getfixturevalue("trained_copy")
+        runs = {flag: ["--once", "--model-dir", str(trained / "model"),
+                       "--data-dir", str(trained / "data")] for flag in ("", "--verbose")}
     results = {flag: run(script, *args, *([flag] if flag else []), cwd=tmp_path, env=env)
                for flag, args in runs.items()}
     quiet, verbose = results[""], results["--verbose"]
