@@ -354,8 +354,7 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
                     graph.saver.restore(sess, path)
             first_step = int(sess.run(graph.global_step))
             # The same model (network, settings, graph checked): --keep rotates its checkpoints too.
-            record = (settings.net.NETWORK, data.examples, settings.options.record(settings))  # the folder's FOLDER_FILE
-            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, record,
+            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, data.examples),
                                          resumed_step=first_step if restored else None, name=settings.model_name)
             training.announce(settings, data, restored, first_step)
             # The graph goes into the first run's events only; a resumed run has the same one.

@@ -454,8 +454,7 @@ def worker_steps(sess, graph, settings, worker, trainer):
                  + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
                     else "asynchronous updates"))
     # The same model as the checkpoint resumed from: --keep rotates the folder's checkpoints as one run's.
-    record = (settings.net.NETWORK, worker.data.examples, settings.options.record(settings))  # the folder's FOLDER_FILE
-    saves = checkpoints.RunSaves(graph.saver, settings.model_dir, record,
+    saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, worker.data.examples),
                                  resumed_step=checkpoints.step_of(worker.ckpt) if worker.is_chief and worker.ckpt
                                  else None, name=settings.model_name)
     with training.running(settings, worker.data, saves, step, worker=worker) as run:

@@ -13,8 +13,8 @@ loop reaches through a few named calls, and what it carries:
 The training options (cli.Option, cli.Options) are cli.py's, and Settings
 holds their values; the training files, checked whole and unchanged at each
 step, are records.TrainingData. The model folder's record of its network and
-of each option it trains at is checkpoints.FOLDER_FILE (checkpoints.RunSaves'
-record), checked on resume (check_resumed).
+of each option it trains at is checkpoints.FOLDER_FILE (record_of), checked
+on resume (check_resumed).
 """
 import contextlib
 import dataclasses
@@ -50,6 +50,12 @@ def schedule_jump(settings, trained, examples, step):
             "epoch of steps)")
 
 
+def record_of(settings, examples):
+    """What checkpoints.RunSaves writes into the model folder's record: (network, records per epoch,
+    {option name: value} of every flag option, cli.Options.record)."""
+    return settings.net.NETWORK, examples, settings.options.record(settings)
+
+
 def check_resumed(settings, examples, prefix):
     """Check this run's settings against the model folder's record before it resumes checkpoint `prefix`.
 
@@ -81,7 +87,7 @@ class Settings(types.SimpleNamespace):
 
     Built by mnist_backward.settings_for. options: the trainer's cli.Options
     (what the model folder records and checks on resume:
-    checkpoints.RunSaves' record, check_resumed). net: the network's forward module
+    record_of, check_resumed). net: the network's forward module
     (forward(x, regularizer, train), INPUT_NODE, OUTPUT_NODE, NETWORK).
     The schedule is the course's: learning_rate_base decayed by
     learning_rate_decay once per epoch (staircase), L2 weight
