@@ -112,13 +112,27 @@ def settings_for(net, *args, constants=None, error=None, **options):
     schedule (SCHEDULE) and the training file's name. constants: the
     trainer script's module, whose constants (read now) are the defaults;
     None: this file's, which also give what a trainer script added beside
-    the course leaves out.
+    the course leaves out. --steps-per-run above 1 with --pipeline course
+    (whose batches are fed from Python, one per run) is refused the same
+    way: error(message), else ValueError.
     """
     constants = constants or sys.modules[__name__]
-    return training.Settings(net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants, error),
-                             **{name: getattr(constants, constant, globals()[constant])
-                                for name, constant in SCHEDULE.items()},
-                             train_file=mnist_generateds.tfRecord_train)
+    settings = training.Settings(net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants, error),
+                                 **{name: getattr(constants, constant, globals()[constant])
+                                    for name, constant in SCHEDULE.items()},
+                                 train_file=mnist_generateds.tfRecord_train)
+    if settings.steps_per_run > 1 and settings.pipeline.fed:
+        message = in_graph_only(settings, "--pipeline course (which feeds each batch from Python)")
+        if error is None:
+            raise ValueError(message)
+        error(message)
+    return settings
+
+
+def in_graph_only(settings, other):
+    """The one line refusing --steps-per-run above 1 with `other`, a setting that needs one step per session run."""
+    return (f"--steps-per-run {settings.steps_per_run} runs its steps inside the graph: it cannot go with {other}; "
+            "give --steps-per-run 1")
 
 
 def build_graph(settings, data, sync_replicas=None):
@@ -215,11 +229,8 @@ def steps_loop(settings, loss_and_rate, next_batch, variables, global_step, ema)
     min(d, (1 + step) / (10 + step)) at the step after the update) on its
     own shadow variables `ema`. The loop stops early after a step whose
     loss is not finite, so that train_loop's NaN stop names that step.
-    Raises ValueError for the course pipeline (its batches are fed from Python).
+    settings_for refuses the course pipeline (its batches are fed from Python).
     """
-    if settings.pipeline.fed:
-        raise ValueError(f"--steps-per-run {settings.steps_per_run} needs --pipeline fast or tfdata: "
-                         "the course pipeline feeds each batch from Python")
     count = tf.placeholder(tf.int32, [], name="steps_this_run")
 
     def step(i, *_):
@@ -540,15 +551,14 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     args = parser.parse_args(cli.arguments(argv))
     settings = settings_for(args.net, constants=constants, error=parser.error,
                             **{o.name: getattr(args, o.name) for o in OPTIONS if o.flag})
-    if settings.steps_per_run > 1 and (args.sync_replicas or settings.pipeline.fed):
-        parser.error(f"--steps-per-run {settings.steps_per_run} runs its steps inside the graph: it cannot go with "
-                     + ("--sync_replicas (SyncReplicasOptimizer aggregates one step per session run)"
-                        if args.sync_replicas else "--pipeline course (which feeds each batch from Python)")
-                     + "; give --steps-per-run 1")
+    if settings.steps_per_run > 1 and args.sync_replicas:  # a cluster's flag, not a setting: refused here
+        parser.error(in_graph_only(settings, "--sync_replicas (SyncReplicasOptimizer aggregates one step per "
+                                             "session run)"))
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings, sys.modules[__name__])
-    return cli.exit_status(lambda: backward(settings=settings), interrupted="interrupted before training started; nothing saved")
+    return cli.exit_status(lambda: backward(settings=settings),
+                           interrupted="interrupted before training started; nothing saved")
 
 
 if __name__ == "__main__":
