@@ -219,8 +219,11 @@ class StepsLoop:
 def steps_loop(settings, loss_and_rate, next_batch, variables, global_step, ema):
     """Up to settings.steps_per_run training steps in one sess.run: a tf.while_loop over the course's step; a StepsLoop.
 
-    Each iteration dequeues its own batch (next_batch(), from the same
-    queue or iterator as the single step), runs forward() on the existing
+    Each iteration trains on its own batch (next_batch(), from the same
+    queue or iterator as the single step) and dequeues the next step's
+    while it computes (the run's first batch is dequeued before the loop,
+    and its last step dequeues none, so a run draws exactly its steps'
+    batches); it runs forward() on the existing
     `variables` (checkpoints.checkpoint_variables' values, in creation
     order: forward_on), the loss with L2 and the learning rate at the current
     global_step (loss_and_rate(y, y_, step, l2_terms): build_graph's, the
@@ -233,8 +236,10 @@ def steps_loop(settings, loss_and_rate, next_batch, variables, global_step, ema)
     """
     count = tf.placeholder(tf.int32, [], name="steps_this_run")
 
-    def step(i, *_):
-        x, y_ = next_batch()
+    def step(i, *previous):
+        x, y_ = previous[-2:]  # this step's batch, dequeued by the step before (the first: before the loop)
+        # The next step's batch, dequeued while this one computes (nothing here waits for it); none after the last.
+        following = tf.cond(i + 1 < count, lambda: batch_shaped(next_batch()), lambda: (x, y_))
         y, l2_terms, reads = forward_on(settings, x, variables)
         loss, cem, regularization, learning_rate = loss_and_rate(y, y_, global_step.read_value(), l2_terms)
         parts = [part for part, _ in reads]
@@ -250,12 +255,16 @@ def steps_loop(settings, loss_and_rate, next_batch, variables, global_step, ema)
                     averages.append(shadow.assign_sub((shadow - part.read_value()) * (1.0 - decay)))
         with tf.control_dependencies(averages):
             return [i + 1] + [tf.identity(t) for t in (loss, cem, regularization, learning_rate)] + [
-                tf.ensure_shape(t, labels.shape) for t in (y, y_)]  # a mixed batch's dimension is not static
+                tf.ensure_shape(t, labels.shape) for t in (y, y_)] + list(following)
+
+    def batch_shaped(batch):  # a mixed batch's dimension is not static; the loop's variables need it
+        return (tf.ensure_shape(batch[0], [settings.batch_size, records.IMAGE_PIXELS]),
+                tf.ensure_shape(batch[1], labels.shape))
 
     labels = tf.zeros([settings.batch_size, settings.net.OUTPUT_NODE])
     start = [tf.constant(0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0, tf.float32),
-             labels, labels]
-    ran, loss, cem, regularization, learning_rate, y, y_ = tf.while_loop(
+             labels, labels, *batch_shaped(next_batch())]  # the run's first batch
+    ran, loss, cem, regularization, learning_rate, y, y_, _, _ = tf.while_loop(
         lambda i, loss, *_: tf.logical_and(i < count, tf.math.is_finite(loss)), step, start,
         back_prop=False, parallel_iterations=1, name="steps_per_run")  # 1: a step starts after the last one ended
     with tf.control_dependencies([ran]):
@@ -346,7 +355,7 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
     records.log_reader(data, settings.pipeline, settings.log)  # a file the fast path cannot take: one line saying so
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
-        with tf.Session() as sess:
+        with tf.Session(config=training.session_config()) as sess:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
             checkpoints.prepare_model_dir(settings.model_dir, settings.net.NETWORK, settings.log, settings.model_name)

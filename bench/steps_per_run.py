@@ -13,8 +13,9 @@ to the memory-fed graph. Rows:
                           (queue runners, loss lines and a checkpoint every `every` steps);
   memory-fed graph        the same graph fed from NumPy arrays by feed_dict (bench.train_in_memory);
   Keras fit, spe 1 / 10   the same network in Keras model.fit, steps_per_execution 1 and 10 (bench.keras_child);
-  constant batch K=1 / 10 the trainer's graph with one constant batch inside it (no input at all):
-                          its train op, and its K=10 tf.while_loop (mnist_backward.steps_loop): the in-graph limit.
+  constant batch K=1 / 10 the trainer's graph with one constant batch inside it (no input at all), in the
+                          trainer's session (training.session_config): its train op, and its K=10
+                          tf.while_loop (mnist_backward.steps_loop): the in-graph limit.
 Beside them, the test accuracy of each ours run after its steps (mnist_test.evaluate), K=1 against K=10.
 Training data: the first 10,000 MNIST training digits (../shared/data/mnist-first10k), test: the official
 10,000 (../shared/data/mnist); without ../shared, the bundled sample.
@@ -120,7 +121,7 @@ def constant_batch(config, per_run):
     from tf_compat import tf
     import mnist_backward
     import mnist_forward
-    from mnistkit import records
+    from mnistkit import records, training
     data = np.load(config["arrays"])
     xs, ys = bench.shuffled_arrays(data["pixels"][:bench.BATCH_SIZE], data["digits"][:bench.BATCH_SIZE])
 
@@ -131,7 +132,7 @@ def constant_batch(config, per_run):
     settings = mnist_backward.settings_for(mnist_forward, batch_size=bench.BATCH_SIZE, data_dir=config["data"],
                                            pipeline="tfdata", steps_per_run=max(per_run, 2))  # no queue to watch
     graph = mnist_backward.build_graph(settings, records.training_data(config["data"]))
-    with tf.Session() as sess:
+    with tf.Session(config=training.session_config()) as sess:  # the trainer's session
         sess.run(tf.global_variables_initializer())
         if per_run == 1:
             fetches, feed = [graph.train_op, graph.loss, graph.step_after], None

@@ -482,7 +482,7 @@ def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=
     is_chief, me = task_index == 0, f"worker {task_index}"
     # Only the parameter servers and this worker take part in this worker's
     # session, so a worker that dies or restarts does not hold up the others.
-    config = tf.ConfigProto(device_filters=["/job:ps", parts.worker_device])
+    config = training.session_config(device_filters=["/job:ps", parts.worker_device])
     manager = tf.train.SessionManager(local_init_op=parts.local_init_op, ready_op=parts.ready_op,
                                       ready_for_local_init_op=parts.ready_for_local_init_op, recovery_wait_secs=1)
     waiting_for = (f"the parameter servers {','.join(cluster.job_tasks('ps'))}"

@@ -33,6 +33,21 @@ STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the proce
 RETRY_SECS = 1  # pause before trying a failed step again (a cluster's retried errors)
 
 
+def session_config(**fields):
+    """The trainer's tf.compat.v1.ConfigProto: `fields` (e.g. device_filters), with thread spinning off.
+
+    TensorFlow's thread pools spin on an idle core before they sleep. On a
+    machine whose cores the step already keeps busy, that spinning takes
+    them from the step and from the queue runners' reader threads
+    (ConfigProto.experimental.disable_thread_spinning; measured in
+    docs/performance.md). Used by backward()'s session and a cluster
+    worker's.
+    """
+    config = tf.ConfigProto(**fields)
+    config.experimental.disable_thread_spinning = True
+    return config
+
+
 def learning_rate_at(settings, examples, batch_size, step):
     """The course's staircase learning rate at global_step `step` for this batch size (float)."""
     return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))

@@ -19,7 +19,7 @@ import mnist_backward
 import mnist_forward
 import mnist_lenet5_backward
 import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, records
+from mnistkit import checkpoints, cli, records, training
 from mnistkit.errors import Interrupted
 from tf_compat import tf
 
@@ -158,6 +158,73 @@ def test_k_steps_in_the_loop_are_k_single_steps_with_their_moving_averages(tmp_p
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
 
 
+def upstream_types(nodes, name):
+    """The op types node `name` of a FunctionDef depends on (inputs and control inputs), within that function.
+
+    nodes: {name: NodeDef} of the function; an input that is not one of
+    them is the function's argument (a loop variable, for a while_loop's body)."""
+    seen, todo, types = set(), [name], set()
+    while todo:
+        for given in nodes[todo.pop()].input:
+            before = given.lstrip("^").split(":")[0]
+            if before in nodes and before not in seen:
+                seen.add(before)
+                types.add(nodes[before].op)
+                todo.append(before)
+    return types
+
+
+def loop_graph(tmp_path, per_run=3, **options):
+    """build_graph at --steps-per-run per_run (and options) over write_one_record_file's records, in the current
+    graph."""
+    write_one_record_file(tmp_path / "mnist_train.tfrecords")
+    settings = mnist_backward.settings_for(mnist_forward, data_dir=str(tmp_path), batch_size=20,
+                                           steps_per_run=per_run, **options)
+    return mnist_backward.build_graph(settings, records.training_data(settings.data_dir, settings.train_file))
+
+
+def test_each_loop_step_trains_on_the_batch_dequeued_while_the_step_before_computed(tmp_path):
+    with tf.Graph().as_default():
+        loop_graph(tmp_path)
+        graph = tf.get_default_graph()
+        (loop,) = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+        functions = {f.signature.name: {node.name: node for node in f.node_def}
+                     for f in graph.as_graph_def().library.function}
+    body = functions[loop.get_attr("body").name]
+    matmuls = [name for name, node in body.items() if "MatMul" in node.op]
+    assert len(matmuls) >= 4, sorted({node.op for node in body.values()})  # the forward and gradient matmuls
+    for name in matmuls:  # no step waits for its own dequeue: its batch came in with the loop's variables
+        assert not upstream_types(body, name) & {"QueueDequeueManyV2", "If", "StatelessIf"}, name
+    # ...and the next step's batch is dequeued in the loop, in a tf.cond that skips it after the run's last step.
+    (prefetch,) = [node for node in body.values() if node.op in ("If", "StatelessIf")]
+    assert any(node.op == "QueueDequeueManyV2"
+               for node in functions[prefetch.attr["then_branch"].func.name].values())
+
+
+def test_a_run_of_k_steps_draws_exactly_k_batches(tmp_path, monkeypatch):
+    def counting_source(settings, data, num, files=None):  # a constant batch, each draw counted
+        counter = tf.Variable(0, trainable=False, name="draws", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+        batch = (tf.constant(np.full((num, records.IMAGE_PIXELS), 0.5, np.float32)),
+                 tf.constant(np.eye(records.NUM_CLASSES, dtype=np.float32)[np.arange(num) % records.NUM_CLASSES]))
+
+        def next_batch():
+            with tf.control_dependencies([counter.assign_add(1)]):
+                return tuple(tf.identity(t) for t in batch)
+        draws.append(counter)
+        return batch, next_batch
+    draws = []
+    monkeypatch.setattr(mnist_backward, "batch_source", counting_source)
+    with tf.Graph().as_default():
+        graph = loop_graph(tmp_path, per_run=10, pipeline="tfdata")  # no queue to watch
+        with tf.Session() as sess:
+            sess.run([tf.global_variables_initializer(), tf.local_variables_initializer()])
+            counts = []
+            for count in (7, 10, 1):  # a run cut short, a whole one, one step
+                ran = sess.run(graph.loop.fetches, {graph.loop.count: count})[0]
+                counts.append((ran, sess.run(draws[0])))
+    assert counts == [(7, 7), (10, 17), (1, 18)]
+
+
 def test_tfdata_with_mixed_records_trains_at_k_steps_a_run(sample_workdir, tmp_path, monkeypatch):
     monkeypatch.setattr(mnist_backward, "PRINT_EVERY", 1)
     lines = []
@@ -213,3 +280,15 @@ def test_asynchronous_workers_with_split_weights_run_k_steps_a_run(sharded_data,
     assert sum(int(n) for _, n, _ in done) == final  # every step of every run is one update of the shared variables
     assert target <= final < target + 2 * per_run  # at most one run of each worker goes past the target
     assert tf.train.load_variable(tf.train.latest_checkpoint(str(tmp_path / "model")), "global_step") >= target
+
+
+def test_the_trainers_session_runs_without_thread_spinning(sample_workdir, tmp_path, monkeypatch):
+    made, real = [], training.session_config
+
+    def recording(**fields):
+        made.append(real(**fields))
+        return made[-1]
+    monkeypatch.setattr(training, "session_config", recording)
+    assert train(sample_workdir / "data", tmp_path / "model", [], steps=2) == 2
+    assert len(made) == 1 and made[0].experimental.disable_thread_spinning  # idle pools sleep: the cores go to work
+    assert list(real(device_filters=["/job:ps"]).device_filters) == ["/job:ps"]  # a cluster worker's, kept
