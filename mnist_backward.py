@@ -255,7 +255,7 @@ def steps_loop(settings, loss_and_rate, next_batch, variables, global_step, ema)
                     averages.append(shadow.assign_sub((shadow - part.read_value()) * (1.0 - decay)))
         with tf.control_dependencies(averages):
             return [i + 1] + [tf.identity(t) for t in (loss, cem, regularization, learning_rate)] + [
-                tf.ensure_shape(t, labels.shape) for t in (y, y_)] + list(following)
+                tf.ensure_shape(y, labels.shape), y_] + list(following)  # y_: batch_shaped already
 
     def batch_shaped(batch):  # a mixed batch's dimension is not static; the loop's variables need it
         return (tf.ensure_shape(batch[0], [settings.batch_size, records.IMAGE_PIXELS]),
