@@ -14,7 +14,6 @@ import time
 import types
 
 import numpy as np
-import pytest
 
 from conftest import copy_into
 from test_board import Server, request
