@@ -323,7 +323,7 @@ def build_parser():
     parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
                         help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
                              "course: whole picture resized, fixed --threshold")
-    parser.add_argument("--threshold", type=int, default=THRESHOLD,
+    parser.add_argument("--threshold", type=cli.bounded(int, 0, 255), default=THRESHOLD,
                         help="--preprocess course: stroke threshold 0-255 after inversion")
     parser.add_argument("--json", action="store_true", help="print one JSON list: file, prediction, top 3")
     parser.add_argument("--show-input", type=cli.path, metavar="PATH",

@@ -87,7 +87,7 @@ OPTIONS = cli.Options([
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)", resume="free"),
     Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
            f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
-    Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float,
+    Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float, above=0,
            constant="LEARNING_RATE_BASE", resume="note"),
     Option("mix_records", None, f"PATH[:SHARE]: draw SHARE (default {records.MIX_SHARE}) of every batch from the "
            "TFRecords of PATH (a folder, file or pattern), e.g. your kept digits (docs/teach.md)",
@@ -548,7 +548,7 @@ def build_parser(net=mnist_forward, doc=__doc__, constants=None):
     cluster.add_argument("--sync_replicas", "--sync-replicas", action="store_true",
                          help="aggregate one gradient per worker per update (SyncReplicasOptimizer) "
                               "instead of asynchronous updates")
-    cluster.add_argument("--startup-timeout", type=float, default=STARTUP_TIMEOUT_SECS,
+    cluster.add_argument("--startup-timeout", type=cli.bounded(float, 0, above=True), default=STARTUP_TIMEOUT_SECS,
                          help="seconds to wait for the parameter servers and the chief before giving up")
     return parser
 

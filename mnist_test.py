@@ -19,6 +19,7 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
 import importlib
+import math
 import os
 import sys
 import time
@@ -168,23 +169,22 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
          pipeline="fast", trainer=mnist_backward):
     """Evaluate the newest checkpoint now, then every `interval` seconds (unless once).
 
-    A checkpoint already scored is not scored again while its files stay
-    as they were (checkpoints.signature). Each score is written
-    to TensorBoard as `accuracy` at its global_step in <model_dir>/eval.
-    report / report_json: paths (see report_path) rewritten for every scored
-    checkpoint. net: this script's network's forward module (see
-    evaluate); a folder of another network whose test script is this one
-    (a network declared with no evaluator of its own) is scored with the
-    network the folder records (checkpoints.checked). trainer: the
-    trainer script's module, whose MODEL_NAME and MODEL_SAVE_PATH are
-    read (mnist_lenet5_test passes mnist_lenet5_backward). The
-    newest checkpoint is found from the files in model_dir
-    (newest_checkpoint); one deleted by the trainer's rotation while
-    it is read is skipped for the newer one. A damaged checkpoint, or one
-    holding NaN weights, is an error with `once`; otherwise it is reported
-    once on stderr and the watch goes on. Returns the last (global_step, accuracy, count). Raises
-    DataError when `once` and there is no checkpoint, or on bad input.
+    A checkpoint already scored is not scored again while its files stay as they were
+    (checkpoints.signature). Each score is written to TensorBoard as `accuracy` at its global_step in
+    <model_dir>/eval. report / report_json: paths (see report_path) rewritten for every scored checkpoint.
+    net: this script's network's forward module (see evaluate); a folder of another network whose test
+    script is this one (a network declared with no evaluator of its own) is scored with the network the
+    folder records (checkpoints.checked). trainer: the trainer script's module, whose MODEL_NAME and
+    MODEL_SAVE_PATH are read (mnist_lenet5_test passes mnist_lenet5_backward). The newest checkpoint is
+    found from the files in model_dir (newest_checkpoint); one deleted by the trainer's rotation while it
+    is read is skipped for the newer one. A damaged checkpoint, or one holding NaN weights, is an error
+    with `once`; otherwise it is reported once on stderr and the watch goes on. Returns the last
+    (global_step, accuracy, count). Raises DataError when `once` and there is no checkpoint, when
+    `interval` (seconds) is not a finite number above 0 without `once`, or on bad input.
     """
+    if not once and not 0 < interval < math.inf:  # also NaN: TEST_INTERVAL_SECS edited, or a caller's value
+        raise DataError(f"the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of seconds > 0, "
+                        f"not {interval!r}")
     if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it
         raise records.no_data(data_dir)
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
@@ -258,7 +258,8 @@ def build_parser(net=mnist_forward, doc=__doc__, trainer=mnist_backward, interva
     parser.add_argument("--model-dir", type=cli.path, default=trainer.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
     parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
                         help=f"folder holding {mnist_generateds.tfRecord_test}")
-    parser.add_argument("--interval", type=float, default=TEST_INTERVAL_SECS if interval is None else interval,
+    parser.add_argument("--interval", type=cli.bounded(float, 0, above=True),
+                        default=TEST_INTERVAL_SECS if interval is None else interval,
                         help="seconds between checks for a new checkpoint")
     parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
     parser.add_argument("--pipeline", choices=("fast", "tfdata"), default="fast",

@@ -7,6 +7,7 @@ instant.
 import argparse
 import dataclasses
 import inspect
+import math
 import os
 import shlex
 import signal
@@ -31,7 +32,9 @@ class Option:
     name: backward()'s keyword and Settings' attribute; the flag is
     `--name-with-dashes` (flag_name). type: the flag's argparse type
     (default: the default's type); choices: allowed values; minimum: the
-    smallest allowed number. flag=False: a keyword of backward() only
+    smallest allowed number; above: a number the value must exceed (a
+    learning rate above 0). A number option (minimum or above) must also be
+    finite: NaN and infinity are refused. flag=False: a keyword of backward() only
     (log). resolve: turns the value given into the one Settings holds.
     constant: the name of the trainer script's constant that gives the
     default ("BATCH_SIZE"), read from the trainer's module when its parser
@@ -56,6 +59,7 @@ class Option:
     type: Callable = None
     choices: tuple = None
     minimum: float = None
+    above: float = None
     flag: bool = True
     resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
     constant: str = None  # the trainer script's constant holding the default (BATCH_SIZE for --batch-size)
@@ -66,6 +70,17 @@ class Option:
     def flag_name(self):
         """The option's --flag: `--name-with-dashes`."""
         return "--" + self.name.replace("_", "-")
+
+    def wanted(self, value):
+        """What `value` should be when this option refuses it (">= 1"; for a float, "a finite number > 0"),
+        else "": inside its bound (above, else minimum) and, for a float, finite. No bound: always ""."""
+        if self.minimum is None and self.above is None:
+            return ""
+        bound = f"> {self.above:g}" if self.above is not None else f">= {self.minimum:g}"
+        inside = value > self.above if self.above is not None else value >= self.minimum  # False for NaN
+        if inside and not (isinstance(value, float) and math.isinf(value)):
+            return ""
+        return f"a finite number {bound}" if isinstance(value, float) else bound
 
 
 RESUMES = ("refuse", "note", "free")  # Option.resume's choices
@@ -100,19 +115,27 @@ class Options(tuple):
         line's flag values as kwargs; bound in the options' order as a
         function binds them (TypeError for an unknown keyword or one given
         twice). An option not given takes the default of `module`, the
-        trainer script's module (defaults()). A value below its option's
-        minimum calls error(message) (argparse's parser.error, the message
+        trainer script's module (defaults()). A value outside its option's
+        bound (Option.wanted: below minimum, not above `above`, NaN or
+        infinite) calls error(message) (argparse's parser.error, the message
         naming the flag: `--batch-size must be >= 1`), or without `error`
-        raises ValueError naming the keyword. Each value is then resolved
+        raises ValueError naming the keyword; a value that is the module's
+        constant (an edited `LEARNING_RATE_BASE = -1`) is named as the
+        constant in its file instead. Each value is then resolved
         (Option.resolve: a --pipeline name to its records.Pipeline).
         """
         keywords = [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for o in self]
-        values = {**self.defaults(module), **inspect.Signature(keywords).bind(*args, **kwargs).arguments}
+        defaults = self.defaults(module)
+        values = {**defaults, **inspect.Signature(keywords).bind(*args, **kwargs).arguments}
         for o in self:
-            if o.minimum is not None and values[o.name] < o.minimum:
-                if error is None:
-                    raise ValueError(f"{o.name} must be >= {o.minimum:g}, not {values[o.name]!r}")
-                error(f"{o.flag_name} must be >= {o.minimum:g}")
+            value, wanted = values[o.name], o.wanted(values[o.name])
+            if wanted and o.constant and hasattr(module, o.constant) and (value is defaults[o.name] or value == defaults[o.name]):
+                where = os.path.basename(getattr(module, "__file__", "") or "the trainer script")
+                message = f"{o.constant} in {where} must be {wanted}, not {value!r}"
+                raise ValueError(message) if error is None else error(message)
+            if wanted:
+                raise ValueError(f"{o.name} must be {wanted}, not {value!r}") if error is None else error(
+                    f"{o.flag_name} must be {wanted}")
             if o.resolve is not None:
                 values[o.name] = o.resolve(values[o.name])
         return values
@@ -256,6 +279,29 @@ def kept(flag, value, default):
     if value is None or os.path.normpath(value) == os.path.normpath(default):
         return []
     return [flag, value]
+
+
+def bounded(kind, low, high=None, above=False):
+    """An argparse type: the flag's text as `kind` (int or float), finite, from `low` (above: more than `low`)
+    up to `high` (None: no upper end).
+
+    Raises argparse.ArgumentTypeError, which argparse prints as a usage error
+    naming the flag (`argument --interval: -1 is out of range: give a number
+    > 0`), exit status 2.
+    """
+    noun = "a whole number" if kind is int else "a number"
+    span = (f"> {low:g}" if above else f">= {low:g}") if high is None else f"from {low:g} to {high:g}"
+
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
+        if not math.isfinite(value) or (value <= low if above else value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {noun} {span}")
+        return value
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def whole_number(answer, what):

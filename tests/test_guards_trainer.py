@@ -112,6 +112,47 @@ def test_a_backward_keyword_below_its_minimum_is_one_value_error_naming_it(name,
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.quick
+@pytest.mark.parametrize("value", [-0.1, 0.0, float("nan"), float("inf")])
+def test_a_learning_rate_not_above_zero_or_not_finite_is_one_value_error(value, tmp_path):
+    with pytest.raises(ValueError) as raised:
+        mnist_backward.backward(learning_rate_base=value, model_dir=str(tmp_path / "model"))
+    assert str(raised.value) == f"learning_rate_base must be a finite number > 0, not {value!r}"
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("constant, value, wanted", [("LEARNING_RATE_BASE", -0.1, "a finite number > 0"),
+                                                     ("LEARNING_RATE_BASE", float("nan"), "a finite number > 0"),
+                                                     ("BATCH_SIZE", 0, ">= 1")])
+def test_an_edited_constant_out_of_range_is_named_as_the_constant(constant, value, wanted, tmp_path, monkeypatch):
+    # A student edits the constant at the top of mnist_backward.py: the message names it there, not a flag
+    # the student never typed; the same without the command line, from backward().
+    monkeypatch.setattr(mnist_backward, constant, value)
+    monkeypatch.chdir(tmp_path)
+    result = run_main("mnist_backward.py", "--steps", "1", cwd=tmp_path)
+    assert result.returncode == 2
+    # argparse's usage error (its program name is the process's own here), the constant in the message
+    assert result.stderr.splitlines()[-1].endswith(f": error: {constant} in mnist_backward.py must be {wanted}, "
+                                                   f"not {value!r}")
+    with pytest.raises(ValueError) as raised:
+        mnist_backward.backward(steps=1)
+    assert str(raised.value) == f"{constant} in mnist_backward.py must be {wanted}, not {value!r}"
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("interval", [-1, 0, float("nan"), float("inf")])
+def test_an_evaluator_interval_not_above_zero_is_one_line_before_any_work(interval, tmp_path, monkeypatch):
+    # TEST_INTERVAL_SECS edited at the top of mnist_test.py (the flag itself is refused by argparse, test_cli)
+    monkeypatch.setattr(mnist_test, "TEST_INTERVAL_SECS", interval)
+    result = run_main("mnist_test.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (f"error: the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of "
+                             f"seconds > 0, not {interval!r}\n")
+    assert os.listdir(tmp_path) == []
+
+
 # ---------------------------------------------------------------- a loss that is not finite
 
 @pytest.mark.quick
@@ -144,7 +185,7 @@ def test_a_last_update_that_overflows_after_a_finite_loss_saves_nothing(sample_w
     assert "\n" not in line, bad.stderr
     assert re.fullmatch(r"error: step 2: '\S+' holds NaN or infinite values \(learning rate inf\): the training "
                         r"diverged; lower LEARNING_RATE_BASE in mnist_backward.py, or check the training data "
-                        rf"\(\S+\); nothing non-finite was saved; the newest checkpoint is model/mnist_model-1",
+                        r"\(\S+\); nothing non-finite was saved; the newest checkpoint is model/mnist_model-1",
                         line), line
     after = {name: digest for name, digest in tree_digests(tmp_path / "model").items() if "/" not in name}
     assert after == saved  # no checkpoint file added or changed
