@@ -277,8 +277,13 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     leaves an earlier layout (or none) as it was. Raises DataError, before
     anything is downloaded or written, for a jpg_dir holding files that
     this generator did not write (check_ours): it never deletes or
-    overwrites the user's own.
+    overwrites the user's own; and, first of all, when idx_dir is given but
+    is no folder (naming it and the four files it should hold).
     """
+    if idx_dir is not None and not os.path.isdir(idx_dir):  # said of the folder, not of its first file
+        what = "not a folder" if os.path.exists(idx_dir) else "no such folder"
+        raise DataError(f"{idx_dir}: {what}; --idx-dir takes the folder holding the four MNIST IDX files "
+                        f"({', '.join(name for split in IDX_FILES.values() for name in split)})")
     layout = read_manifest(jpg_dir)
     if layout is None:
         check_ours(jpg_dir)

@@ -15,6 +15,7 @@ from PIL import Image
 
 from conftest import ROOT, run_script, tree_digests
 from tf_compat import tf
+import mnistkit.errors
 import mnistkit.idx
 
 # The course's layout, as README "Data" names it (relative to the folder the generator runs in).
@@ -275,3 +276,19 @@ def test_a_broken_idx_dir_leaves_an_earlier_layout_and_records_as_they_were(tmp_
     assert result.returncode == 1
     assert result.stderr == f"error: {named}: {what}\n"
     assert tree_digests(work) == before
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_an_idx_dir_that_is_no_folder_is_said_of_the_folder_before_anything_is_written(kind, tmp_path):
+    idx_dir = tmp_path / "idx"
+    if kind == "file":
+        idx_dir.write_bytes(b"not a folder")
+    jpg_dir = tmp_path / "mnist_data_jpg"
+    with pytest.raises(mnistkit.errors.DataError) as raised:
+        mnistkit.idx.build_jpg_layout(str(jpg_dir), str(idx_dir), download=False, log=lambda line: None)
+    what = "not a folder" if kind == "file" else "no such folder"
+    assert str(raised.value) == (f"{idx_dir}: {what}; --idx-dir takes the folder holding the four MNIST IDX files "
+                                 "(train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
+                                 "t10k-labels-idx1-ubyte.gz)")
+    assert sorted(os.listdir(tmp_path)) == (["idx"] if kind == "file" else [])
