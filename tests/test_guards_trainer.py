@@ -113,6 +113,29 @@ def test_a_backward_keyword_below_its_minimum_is_one_value_error_naming_it(name,
 
 
 @pytest.mark.quick
+@pytest.mark.parametrize("script, args, message", [
+    ("mnist_test.py", ["--interval", "nan", "--once"], "argument --interval: nan is out of range: give a number > 0"),
+    ("mnist_test.py", ["--interval", "inf"], "argument --interval: inf is out of range: give a number > 0"),
+    ("mnist_lenet5_test.py", ["--interval", "0"], "argument --interval: 0 is out of range: give a number > 0"),
+    ("mnist_test.py", ["--interval", "soon"], "argument --interval: 'soon' is not a number"),
+    ("mnist_app.py", ["--threshold", "256", "a.jpg"],
+     "argument --threshold: 256 is out of range: give a whole number from 0 to 255"),
+    ("mnist_app.py", ["--threshold", "-1"], "argument --threshold: -1 is out of range: give a whole number from 0 to 255"),
+    ("mnist_app.py", ["--threshold", "127.5"], "argument --threshold: '127.5' is not a whole number"),
+    ("mnist_backward.py", ["--startup-timeout", "-5"], "argument --startup-timeout: -5 is out of range: give a number > 0"),
+    ("mnist_backward.py", ["--learning-rate-base", "0"], "--learning-rate-base must be a finite number > 0"),
+    ("mnist_backward.py", ["--learning-rate-base", "inf"], "--learning-rate-base must be a finite number > 0"),
+    ("mnist_lenet5_backward.py", ["--learning-rate-base", "nan"], "--learning-rate-base must be a finite number > 0"),
+])
+def test_a_number_flag_out_of_range_nan_or_infinite_is_a_usage_error(script, args, message, tmp_path):
+    # Refused as the flag is read (exit 2, argparse's one line), never a traceback later (time.sleep(-1))
+    result = run_main(script, *args, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.splitlines()[-1].endswith(f": error: {message}"), result.stderr
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.quick
 @pytest.mark.parametrize("value", [-0.1, 0.0, float("nan"), float("inf")])
 def test_a_learning_rate_not_above_zero_or_not_finite_is_one_value_error(value, tmp_path):
     with pytest.raises(ValueError) as raised:
