@@ -19,7 +19,6 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
 import importlib
-import math
 import os
 import sys
 import time
@@ -182,7 +181,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     (global_step, accuracy, count). Raises DataError when `once` and there is no checkpoint, when
     `interval` (seconds) is not a finite number above 0 without `once`, or on bad input.
     """
-    if not once and not 0 < interval < math.inf:  # also NaN: TEST_INTERVAL_SECS edited, or a caller's value
+    if not once and not cli.within(interval, 0, above=True):  # TEST_INTERVAL_SECS edited, or a caller's value
         raise DataError(f"the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of seconds > 0, "
                         f"not {interval!r}")
     if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it

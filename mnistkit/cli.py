@@ -73,14 +73,13 @@ class Option:
 
     def wanted(self, value):
         """What `value` should be when this option refuses it (">= 1"; for a float, "a finite number > 0"),
-        else "": inside its bound (above, else minimum) and, for a float, finite. No bound: always ""."""
+        else "": within its bound (above, else minimum; see within). No bound: always ""."""
         if self.minimum is None and self.above is None:
             return ""
-        bound = f"> {self.above:g}" if self.above is not None else f">= {self.minimum:g}"
-        inside = value > self.above if self.above is not None else value >= self.minimum  # False for NaN
-        if inside and not (isinstance(value, float) and math.isinf(value)):
+        low, above = (self.above, True) if self.above is not None else (self.minimum, False)
+        if within(value, low, above=above):
             return ""
-        return f"a finite number {bound}" if isinstance(value, float) else bound
+        return f"a finite number {span(low, above=above)}" if isinstance(value, float) else span(low, above=above)
 
 
 RESUMES = ("refuse", "note", "free")  # Option.resume's choices
@@ -129,13 +128,17 @@ class Options(tuple):
         values = {**defaults, **inspect.Signature(keywords).bind(*args, **kwargs).arguments}
         for o in self:
             value, wanted = values[o.name], o.wanted(values[o.name])
-            if wanted and o.constant and hasattr(module, o.constant) and (value is defaults[o.name] or value == defaults[o.name]):
-                where = os.path.basename(getattr(module, "__file__", "") or "the trainer script")
-                message = f"{o.constant} in {where} must be {wanted}, not {value!r}"
-                raise ValueError(message) if error is None else error(message)
             if wanted:
-                raise ValueError(f"{o.name} must be {wanted}, not {value!r}") if error is None else error(
-                    f"{o.flag_name} must be {wanted}")
+                default = defaults[o.name]
+                if o.constant and hasattr(module, o.constant) and (value is default or value == default):  # is: NaN
+                    where = os.path.basename(getattr(module, "__file__", "") or "the trainer script")
+                    keyword_message = flag_message = f"{o.constant} in {where} must be {wanted}, not {value!r}"
+                else:
+                    keyword_message = f"{o.name} must be {wanted}, not {value!r}"
+                    flag_message = f"{o.flag_name} must be {wanted}"
+                if error is None:
+                    raise ValueError(keyword_message)
+                error(flag_message)
             if o.resolve is not None:
                 values[o.name] = o.resolve(values[o.name])
         return values
@@ -281,6 +284,17 @@ def kept(flag, value, default):
     return [flag, value]
 
 
+def within(value, low, high=None, above=False):
+    """True when the number `value` is finite (not NaN, not infinite) and from `low` (above: more than `low`) up
+    to `high` (None: no upper end). The one range check of bounded's flags and Option.wanted's options."""
+    return math.isfinite(value) and (value > low if above else value >= low) and (high is None or value <= high)
+
+
+def span(low, high=None, above=False):
+    """The range `within` accepts, as a message says it: "> 0", ">= 1" or "from 0 to 255"."""
+    return (f"> {low:g}" if above else f">= {low:g}") if high is None else f"from {low:g} to {high:g}"
+
+
 def bounded(kind, low, high=None, above=False):
     """An argparse type: the flag's text as `kind` (int or float), finite, from `low` (above: more than `low`)
     up to `high` (None: no upper end).
@@ -290,15 +304,14 @@ def bounded(kind, low, high=None, above=False):
     > 0`), exit status 2.
     """
     noun = "a whole number" if kind is int else "a number"
-    span = (f"> {low:g}" if above else f">= {low:g}") if high is None else f"from {low:g} to {high:g}"
 
     def parse(text):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {noun}") from None
-        if not math.isfinite(value) or (value <= low if above else value < low) or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"{text} is out of range: give {noun} {span}")
+        if not within(value, low, high, above):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: give {noun} {span(low, high, above)}")
         return value
     parse.__name__ = kind.__name__
     return parse
