@@ -310,55 +310,55 @@ def end_of_input(given, count):
         print(f"end of input: {given} of {count} test pictures given", file=sys.stderr, flush=True)
 
 
+# Each option of the app once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
+Option = cli.Option
+OPTIONS = cli.Options([
+    Option("model_dir", MODEL_SAVE_PATH, "checkpoint folder, of any network (./model_lenet5/ for LeNet-5), or an "
+           "export of mnist_export.py: a SavedModel version folder (export/mnist/1), its base path (export/mnist: "
+           "the newest version) or a .tflite file", type=cli.path, constant="MODEL_SAVE_PATH"),
+    Option("preprocess", "mnist", "mnist: even lighting, per-picture threshold, digit cropped and centred as in "
+           "MNIST; course: whole picture resized, fixed --threshold", choices=PREPROCESS),
+    Option("threshold", THRESHOLD, "--preprocess course: stroke threshold 0-255 after inversion", minimum=0,
+           maximum=255, constant="THRESHOLD"),
+    Option("json", False, "print one JSON list: file, prediction, top 3"),
+    Option("show_input", None, "write the 28x28 network input: to PATH.png (one picture), or into folder PATH as "
+           "<picture's name>.png (photos/a.jpg -> PATH/a.png)", type=cli.path, metavar="PATH"),
+    Option("verbose", False, "show TensorFlow's own log lines"),
+    Option("serve", False, "serve the drawing board (draw a digit, drop a photo) and TF Serving's REST API "
+           "(POST /v1/models/<name>:predict) for --model-dir, until Ctrl-C"),
+    Option("host", board.HOST, "--serve: the address to listen on; 0.0.0.0 opens it to your network (a phone can "
+           "draw: the addresses it opens are printed)"),
+    Option("port", board.PORT, "--serve: the port (8501 is TF Serving's REST port; 0 takes any free one)", minimum=0,
+           maximum=65535),
+    Option("allow_host", None, "--serve: also answer requests that reach it by NAME (a Host header; repeatable); "
+           "127.0.0.1, localhost, --host and with 0.0.0.0 this machine's names always are; '*': any name, which "
+           "lets any web page you visit read and use it (unsafe)", metavar="NAME", append=True),
+    Option("allow_origin", None, "--serve: let pages of ORIGIN (http://localhost:3000; repeatable; '*': any site) "
+           "post here and read the answers (CORS); pages of other sites are refused with 403", metavar="ORIGIN",
+           append=True),
+    Option("keep_dir", keep.DEFAULT_FOLDER, "--serve: where the page keeps the digits you correct, in the course's "
+           "layout: FOLDER/*.jpg and FOLDER.txt (default: ./%(default)s; docs/teach.md)", type=cli.path,
+           metavar="FOLDER"),
+])
+
+
 def build_parser():
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
+    """The command line's argparse parser (the pictures, then OPTIONS' flags); building it imports no TensorFlow
+    (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
     parser.add_argument("images", type=cli.path, nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
-    parser.add_argument("--model-dir", type=cli.path, default=MODEL_SAVE_PATH,
-                        help="checkpoint folder, of any network (./model_lenet5/ for LeNet-5), or an export of "
-                             "mnist_export.py: a SavedModel version folder (export/mnist/1), its base path "
-                             "(export/mnist: the newest version) or a .tflite file")
-    parser.add_argument("--preprocess", choices=PREPROCESS, default="mnist",
-                        help="mnist: even lighting, per-picture threshold, digit cropped and centred as in MNIST; "
-                             "course: whole picture resized, fixed --threshold")
-    parser.add_argument("--threshold", type=cli.bounded(int, 0, 255), default=THRESHOLD,
-                        help="--preprocess course: stroke threshold 0-255 after inversion")
-    parser.add_argument("--json", action="store_true", help="print one JSON list: file, prediction, top 3")
-    parser.add_argument("--show-input", type=cli.path, metavar="PATH",
-                        help="write the 28x28 network input: to PATH.png (one picture), or into folder PATH "
-                             "as <picture's name>.png (photos/a.jpg -> PATH/a.png)")
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
-    parser.add_argument("--serve", action="store_true",
-                        help="serve the drawing board (draw a digit, drop a photo) and TF Serving's REST API "
-                             "(POST /v1/models/<name>:predict) for --model-dir, until Ctrl-C")
-    parser.add_argument("--host", default=board.HOST,
-                        help="--serve: the address to listen on; 0.0.0.0 opens it to your network "
-                             "(a phone can draw: the addresses it opens are printed)")
-    parser.add_argument("--port", type=int, default=board.PORT,
-                        help="--serve: the port (8501 is TF Serving's REST port; 0 takes any free one)")
-    parser.add_argument("--allow-host", action="append", default=None, metavar="NAME",
-                        help="--serve: also answer requests that reach it by NAME (a Host header; repeatable); "
-                             "127.0.0.1, localhost, --host and with 0.0.0.0 this machine's names always are; "
-                             "'*': any name, which lets any web page you visit read and use it (unsafe)")
-    parser.add_argument("--allow-origin", action="append", default=None, metavar="ORIGIN",
-                        help="--serve: let pages of ORIGIN (http://localhost:3000; repeatable; '*': any site) "
-                             "post here and read the answers (CORS); pages of other sites are refused with 403")
-    parser.add_argument("--keep-dir", type=cli.path, default=keep.DEFAULT_FOLDER, metavar="FOLDER",
-                        help="--serve: where the page keeps the digits you correct, in the course's layout: "
-                             "FOLDER/*.jpg and FOLDER.txt (default: ./%(default)s; docs/teach.md)")
+    OPTIONS.add_to(parser, sys.modules[__name__])
     return parser
 
 
 def main(argv=None):
     """The command line of mnist_app.py; returns the exit status (1 when a picture failed)."""
     parser = build_parser()
-    args = parser.parse_args(cli.arguments(argv))
+    args = OPTIONS.check(parser.parse_args(cli.arguments(argv)), sys.modules[__name__], parser.error)
     if args.serve and (args.images or args.json or args.show_input):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
-    if not 0 <= args.port <= 65535:
-        parser.error(f"--port {args.port}: give a port from 0 to 65535")
     for origin in args.allow_origin or ():
         if origin != "*" and board.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "

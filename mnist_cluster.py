@@ -206,27 +206,39 @@ def run_cluster(num_ps, num_workers, worker_args, log=print, net="mlp"):
     return cluster.finish(), (requests[0] if requests else None)
 
 
-def build_parser():
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
-    parser = cli.new_parser(__doc__, epilog="Other flags go to every worker.")
-    parser.add_argument("--ps", type=int, default=PS_TASKS,
-                        help="number of parameter servers (2 or more split the largest weights among them)")
-    parser.add_argument("--workers", type=int, default=WORKER_TASKS, help="number of workers (worker 0 is the chief)")
-    mlp, lenet5 = (importlib.import_module(NETS[net]).NETWORK for net in ("mlp", "lenet5"))  # no TensorFlow import
+def networks_help():
+    """--net's help: the course's two networks with their trainers (and LeNet-5's checkpoint folder), read from
+    their declarations; imports no TensorFlow."""
+    mlp, lenet5 = (importlib.import_module(NETS[net]).NETWORK for net in ("mlp", "lenet5"))
     lenet5_dir = importlib.import_module(os.path.splitext(lenet5.train_script)[0]).MODEL_SAVE_PATH
-    parser.add_argument("--net", default="mlp",
-                        help=f"the network: mlp, {mlp.name} ({mlp.train_script}); lenet5, {lenet5.name} "
-                             f"({lenet5.train_script}, checkpoints in {lenet5_dir}); or a forward module's "
-                             "name, whose declared trainer every task runs")
+    return (f"the network: mlp, {mlp.name} ({mlp.train_script}); lenet5, {lenet5.name} ({lenet5.train_script}, "
+            f"checkpoints in {lenet5_dir}); or a forward module's name, whose declared trainer every task runs")
+
+
+# Each option of the launcher once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
+OPTIONS = cli.Options([
+    cli.Option("ps", PS_TASKS, "number of parameter servers (2 or more split the largest weights among them)",
+               minimum=1, constant="PS_TASKS"),
+    cli.Option("workers", WORKER_TASKS, "number of workers (worker 0 is the chief)", minimum=1,
+               constant="WORKER_TASKS"),
+    cli.Option("net", "mlp", networks_help()),
+])
+
+
+def build_parser():
+    """The command line's argparse parser (OPTIONS' flags, --verbose); building it imports no TensorFlow (fast
+    --help and flag errors). The flags it does not know go to every worker."""
+    parser = cli.new_parser(__doc__, epilog="Other flags go to every worker.")
+    OPTIONS.add_to(parser, sys.modules[__name__])
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (in every task)")
     return parser
 
 
 def main(argv=None):
+    """The command line of mnist_cluster.py: run_cluster() with the flags' values; returns the exit status."""
     parser = build_parser()
     args, worker_args = parser.parse_known_args(argv)
-    if args.ps < 1 or args.workers < 1:
-        parser.error("--ps and --workers must be >= 1")
+    OPTIONS.check(args, sys.modules[__name__], parser.error)
     try:
         trainer_of(args.net)
     except DataError as e:

@@ -240,34 +240,38 @@ get_tfrecord = get_tfRecord  # the course's generateds spells it get_tfRecord; i
 
 # ---------------------------------------------------------------- command line
 
+# Each option of the command line once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
+Option = cli.Option
+OPTIONS = cli.Options([
+    Option("train_images", None, f"training image folder (course: {image_train_path})", type=cli.path),
+    Option("train_labels", None, f"training label file (course: {label_train_path})", type=cli.path),
+    Option("test_images", None, f"test image folder (course: {image_test_path})", type=cli.path),
+    Option("test_labels", None, f"test label file (course: {label_test_path})", type=cli.path),
+    Option("jpg_dir", jpg_path, "where the JPG layout is found or built", type=cli.path),
+    Option("idx_dir", None, "build the JPG layout from the 4 MNIST-format IDX files in this folder", type=cli.path),
+    Option("no_download", False, "do not try to download the official MNIST"),
+    Option("data_dir", data_path, "output folder for the TFRecord files", type=cli.path),
+    Option("workers", writer.default_workers(), "processes decoding images (1: decode in this process, one image at "
+           "a time)", minimum=1),
+    Option("shards", 1, "split the training records round-robin into this many files "
+           "mnist_train-00000-of-0000N.tfrecords ... (for distributed training)", minimum=1),
+    Option("quiet", False, "no progress bar (there is none when output is not a terminal)"),
+])
+
+
 def build_parser():
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
+    """The command line's argparse parser (OPTIONS' flags, --verbose); building it imports no TensorFlow (fast
+    --help and flag errors)."""
     parser = cli.new_parser(__doc__)
-    parser.add_argument("--train-images", type=cli.path, help=f"training image folder (course: {image_train_path})")
-    parser.add_argument("--train-labels", type=cli.path, help=f"training label file (course: {label_train_path})")
-    parser.add_argument("--test-images", type=cli.path, help=f"test image folder (course: {image_test_path})")
-    parser.add_argument("--test-labels", type=cli.path, help=f"test label file (course: {label_test_path})")
-    parser.add_argument("--jpg-dir", type=cli.path, default=jpg_path, help="where the JPG layout is found or built")
-    parser.add_argument("--idx-dir", type=cli.path, help="build the JPG layout from the 4 MNIST-format IDX files in this folder")
-    parser.add_argument("--no-download", action="store_true", help="do not try to download the official MNIST")
-    parser.add_argument("--data-dir", type=cli.path, default=data_path, help="output folder for the TFRecord files")
-    parser.add_argument("--workers", type=int, default=writer.default_workers(),
-                        help="processes decoding images (1: decode in this process, one image at a time)")
-    parser.add_argument("--shards", type=int, default=1,
-                        help="split the training records round-robin into this many files "
-                             "mnist_train-00000-of-0000N.tfrecords ... (for distributed training)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar (there is none when output is not a terminal)")
+    OPTIONS.add_to(parser, sys.modules[__name__])
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
 
 
 def main(argv=None):
+    """The command line of mnist_generateds.py: generate_tfRecord() with the flags' values; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(cli.arguments(argv))
-    if args.workers < 1:
-        parser.error("--workers must be >= 1")
-    if args.shards < 1:
-        parser.error("--shards must be >= 1")
+    args = OPTIONS.check(parser.parse_args(cli.arguments(argv)), sys.modules[__name__], parser.error)
     status = cli.exit_status(lambda: generate_tfRecord(args), interrupted="stopped; no TFRecord file written")
     if status == 0:
         print("write tfrecord successful")

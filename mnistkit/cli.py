@@ -34,15 +34,19 @@ class Option:
     (default: the default's type); choices: allowed values; minimum: the
     smallest allowed number; above: a number the value must exceed (a
     learning rate above 0). A number option (minimum or above) must also be
-    finite: NaN and infinity are refused. flag=False: a keyword of backward() only
+    finite: NaN and infinity are refused. maximum: the largest allowed number;
+    below: a number the value must stay under (a share below 1). flag=False: a keyword of backward() only
     (log). resolve: turns the value given into the one Settings holds.
+    metavar: the value's name in --help; append: a repeatable flag whose value
+    is the list of every value given (argparse's action="append"), None when
+    none is.
     constant: the name of the trainer script's constant that gives the
     default ("BATCH_SIZE"), read from the trainer's module when its parser
     is built or backward() is called (Options.defaults), so that an edited
     constant takes effect; `default` is used when the module has no such
     constant.
 
-    resume (a required keyword): what a run resuming a model folder does
+    resume (a keyword, required of a trainer's options): what a run resuming a model folder does
     when this option's value differs from the one the folder's record holds
     (every flag option's value is recorded: Options.record), one of
     RESUMES: "refuse" (the model would train on otherwise than it was
@@ -51,7 +55,8 @@ class Option:
     (nothing: the option does not change the model). why: for a refusing
     option, why(settings, recorded value, records per epoch, global_step)
     says what the other value would do (training.schedule_jump); else
-    "would change how it trains".
+    "would change how it trains". None: an option of another script, which
+    no model folder records (mnist_app.py's, mnist_learn.py's, ...).
     """
     name: str
     default: object
@@ -63,8 +68,12 @@ class Option:
     flag: bool = True
     resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
     constant: str = None  # the trainer script's constant holding the default (BATCH_SIZE for --batch-size)
-    resume: str = dataclasses.field(kw_only=True)  # "refuse", "note" or "free": a resume at another value
+    resume: str = dataclasses.field(default=None, kw_only=True)  # "refuse", "note" or "free": a resume at another value
     why: Callable = None  # a refusal's reason (see above)
+    maximum: float = None
+    below: float = None
+    metavar: str = None
+    append: bool = False
 
     @property
     def flag_name(self):
@@ -72,22 +81,28 @@ class Option:
         return "--" + self.name.replace("_", "-")
 
     def wanted(self, value):
-        """What `value` should be when this option refuses it (">= 1"; for a float, "a finite number > 0"),
-        else "": within its bound (above, else minimum; see within). No bound: always ""."""
-        if self.minimum is None and self.above is None:
-            return ""
+        """What `value` should be when this option refuses it (">= 1", "from 0 to 255"; for a float, "a finite
+        number > 0"), else "": within its bounds (above, else minimum; below, else maximum; see within). No bound,
+        or no value (None: not given): always ""."""
         low, above = (self.above, True) if self.above is not None else (self.minimum, False)
-        if within(value, low, above=above):
+        high, below = (self.below, True) if self.below is not None else (self.maximum, False)
+        if (low is None and high is None) or value is None or within(value, low, high, above, below):
             return ""
-        return f"a finite number {span(low, above=above)}" if isinstance(value, float) else span(low, above=above)
+        said = span(low, high, above, below)
+        return f"a finite number {said}" if isinstance(value, float) else said
 
 
 RESUMES = ("refuse", "note", "free")  # Option.resume's choices
 
 
 class Options(tuple):
-    """The options of a trainer (a tuple of Option): the one place its parser's flags, backward()'s keywords
-    and training.Settings come from."""
+    """The options of a script (a tuple of Option): the one place its parser's flags come from; a trainer's
+    backward() keywords and training.Settings too.
+
+    A trainer binds them (bind, through its settings_for); another script adds
+    them to its parser (add_to) and checks what was parsed (check). Another
+    script's options join a parser under a prefix (prefixed).
+    """
 
     def defaults(self, module):
         """{option name: default}: each option's constant (Option.constant) as the trainer script's module
@@ -95,8 +110,8 @@ class Options(tuple):
         return {o.name: getattr(module, o.constant, o.default) if o.constant else o.default for o in self}
 
     def add_to(self, parser, module):
-        """Add each option's --flag to an argparse parser, its default the one of `module`, the trainer
-        script's module (defaults())."""
+        """Add each option's --flag to an argparse parser (or argument group), its default the one of `module`,
+        the module of the script whose constants the options name (defaults())."""
         defaults = self.defaults(module)
         for o in self:
             if not o.flag:
@@ -104,8 +119,26 @@ class Options(tuple):
             if isinstance(o.default, bool):
                 parser.add_argument(o.flag_name, action="store_true", help=o.help)
             else:
-                parser.add_argument(o.flag_name, type=o.type or type(o.default), choices=o.choices,
-                                    default=defaults[o.name], help=o.help)
+                kind = o.type or (type(o.default) if o.default is not None else None)
+                parser.add_argument(o.flag_name, type=kind, choices=o.choices, default=defaults[o.name], help=o.help,
+                                    metavar=o.metavar, **({"action": "append"} if o.append else {}))
+
+    def check(self, args, module, error):
+        """Check and resolve the values of these options' flags in `args`, an argparse Namespace, in place (bind:
+        out of its bounds, NaN or infinite calls error(message), the parser's error: `--port must be from 0 to
+        65535`, exit status 2); returns args. module: as for add_to."""
+        values = self.bind((), {o.name: getattr(args, o.name) for o in self if o.flag}, module, error)
+        vars(args).update((o.name, values[o.name]) for o in self if o.flag)
+        return args
+
+    def prefixed(self, prefix, *names):
+        """The options called `names` (all when none), each renamed `<prefix>_<name>` (its flag `--<prefix>-<name>`),
+        with their defaults, help and bounds: another script's options in a parser (add_to, check) beside its own.
+        Raises ValueError for a name none of them has."""
+        unknown = set(names) - {o.name for o in self}
+        if unknown:
+            raise ValueError(f"no option {', '.join(sorted(unknown))} among {', '.join(o.name for o in self)}")
+        return Options(dataclasses.replace(o, name=f"{prefix}_{o.name}") for o in self if not names or o.name in names)
 
     def bind(self, args, kwargs, module, error=None):
         """{name: value} of every option, checked and resolved, for training.Settings.
@@ -284,15 +317,22 @@ def kept(flag, value, default):
     return [flag, value]
 
 
-def within(value, low, high=None, above=False):
-    """True when the number `value` is finite (not NaN, not infinite) and from `low` (above: more than `low`) up
-    to `high` (None: no upper end). The one range check of bounded's flags and Option.wanted's options."""
-    return math.isfinite(value) and (value > low if above else value >= low) and (high is None or value <= high)
+def within(value, low, high=None, above=False, below=False):
+    """True when the number `value` is finite (not NaN, not infinite) and from `low` (above: more than `low`; None:
+    no lower end) up to `high` (below: less than `high`; None: no upper end). The one range check of bounded's
+    flags and Option.wanted's options."""
+    return (math.isfinite(value) and (low is None or (value > low if above else value >= low))
+            and (high is None or (value < high if below else value <= high)))
 
 
-def span(low, high=None, above=False):
-    """The range `within` accepts, as a message says it: "> 0", ">= 1" or "from 0 to 255"."""
-    return (f"> {low:g}" if above else f">= {low:g}") if high is None else f"from {low:g} to {high:g}"
+def span(low, high=None, above=False, below=False):
+    """The range `within` accepts, as a message says it: "> 0", ">= 1", "from 0 to 255", "between 0 and 1"
+    (neither end), "< 1"."""
+    if low is not None and high is not None and above == below:
+        return f"between {low:g} and {high:g}" if above else f"from {low:g} to {high:g}"
+    lower = "" if low is None else f"> {low:g}" if above else f">= {low:g}"
+    upper = "" if high is None else f"< {high:g}" if below else f"<= {high:g}"
+    return " and ".join(part for part in (lower, upper) if part)
 
 
 def bounded(kind, low, high=None, above=False):

@@ -21,10 +21,9 @@ A trainer that fails (a diverged run exits 1) or is stopped (Ctrl-C: it saves
 in STAGING) leaves model_dir as it was. undo(model_dir) moves the last
 promoted checkpoint into model_dir/UNDONE_FOLDER and names the one from
 before in the index again. The course scripts are run, never imported.
+Its settings are declared once (OPTIONS): mnist_learn.py's flags, the command
+line of learn() and undo().
 """
-if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
-    import mnistkit.startup  # noqa: F401
-
 import contextlib
 import glob
 import json
@@ -37,7 +36,7 @@ import sys
 import tempfile
 import threading
 
-from . import checkpoints, cli, files, records
+from . import checkpoints, cli, files, keep, records
 from .errors import DataError
 from .places import INDEX_FILE
 
@@ -46,6 +45,19 @@ RECORD_FILE = "learned.json"  # in the model folder: [{"before": "mnist_model-20
 UNDONE_FOLDER = "undone"  # undo() moves the checkpoint it takes back here, not away
 GENERATOR = "mnist_generateds.py"
 INDEX_LINE = re.compile(r'^(model_checkpoint_path|all_model_checkpoint_paths): "(.*)"$')
+
+# A learn's settings, each once (cli.Options, as mnist_backward.OPTIONS): mnist_learn.py's flags, which another
+# script's parser takes under a prefix (OPTIONS.prefixed("learn", "steps", "share"): --learn-steps, --learn-share).
+OPTIONS = cli.Options([
+    cli.Option("model_dir", "./model/", "the model folder to learn into", type=cli.path),
+    cli.Option("keep_dir", keep.DEFAULT_FOLDER, "the kept digits (with their label file <keep-dir>.txt beside)",
+               type=cli.path),
+    cli.Option("steps", DEFAULT_STEPS, "steps to train past the newest checkpoint", minimum=1,
+               constant="DEFAULT_STEPS"),
+    cli.Option("share", records.MIX_SHARE, "part of every batch drawn from the kept digits", above=0, below=1),
+    cli.Option("data_dir", records.DATA_DIR, "the training TFRecords (mnist_generateds.py's --data-dir)",
+               type=cli.path),
+])
 
 
 class LearnFailed(DataError):
@@ -274,39 +286,3 @@ def _undo(model_dir, out):
     write_record(model_dir, history[:-1])
     out(f"back to {before}; the learned checkpoint is in {moved}")
     return before
-
-
-def build_parser():
-    """The command line's argparse parser; building it imports no TensorFlow."""
-    parser = cli.new_parser(__doc__)  # mnist_learn.py's command line (python -m mnistkit.learn runs it too)
-    parser.add_argument("--model-dir", type=cli.path, default="./model/", help="the model folder to learn into")
-    parser.add_argument("--keep-dir", type=cli.path, default="my_digits",
-                        help="the kept digits (with their label file <keep-dir>.txt beside)")
-    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="steps to train past the newest checkpoint")
-    parser.add_argument("--share", type=float, default=records.MIX_SHARE,
-                        help="part of every batch drawn from the kept digits")
-    parser.add_argument("--data-dir", type=cli.path, default=records.DATA_DIR,
-                        help="the training TFRecords (mnist_generateds.py's --data-dir)")
-    parser.add_argument("--undo", action="store_true", help="go back to the checkpoint before the last learn")
-    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (the trainer's)")
-    parser.add_argument("trainer_args", nargs="*", metavar="-- TRAINER_FLAG",
-                        help="after --: more flags for the trainer, e.g. -- --learning-rate-base 0.01")
-    return parser
-
-
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(cli.arguments(argv))
-    if args.steps < 1:
-        parser.error("--steps must be >= 1")
-    if not 0 < args.share < 1:
-        parser.error("--share must be between 0 and 1")
-    if args.undo:
-        return cli.exit_status(lambda: undo(args.model_dir))
-    return cli.exit_status(lambda: learn(args.model_dir, args.keep_dir, args.steps, args.data_dir, args.share,
-                                         trainer_args=[*args.trainer_args, *(["--verbose"] if args.verbose else [])]),
-                           interrupted=f"stopped; {args.model_dir} is unchanged")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -309,7 +309,7 @@ def test_a_tflite_server_starts_without_importing_tensorflow(exported_workdir):
 @pytest.mark.quick
 def test_serve_flags_are_checked_before_anything_loads(tmp_path):
     for args, message in ((["--serve", "pic.png"], "--serve takes no pictures"),
-                          (["--serve", "--port", "70000"], "give a port from 0 to 65535")):
+                          (["--serve", "--port", "70000"], "--port must be from 0 to 65535")):
         result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), *args], cwd=tmp_path,
                                 capture_output=True, text=True, timeout=60)
         assert result.returncode == 2 and message in result.stderr

@@ -97,7 +97,7 @@ def test_help_prints_usage_without_importing_tensorflow(script, tmp_path):
      "--task_index 1: the worker job has tasks 0 to 0"),
     ("mnist_test.py", ["--interval"], "argument --interval: expected one argument"),
     ("mnist_app.py", ["--preprocess", "other"], "argument --preprocess: invalid choice: 'other'"),
-    ("mnist_cluster.py", ["--ps", "0"], "--ps and --workers must be >= 1"),
+    ("mnist_cluster.py", ["--ps", "0"], "--ps must be >= 1"),
     # A number flag out of its range: refused as the flag is read (every such flag: test_guards_trainer).
     ("mnist_test.py", ["--interval", "-1"], "argument --interval: -1 is out of range: give a number > 0"),
     ("mnist_backward.py", ["--learning-rate-base", "-0.1"], "--learning-rate-base must be a finite number > 0"),
