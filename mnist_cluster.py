@@ -11,7 +11,8 @@ on several machines, with real host names), streams their output prefixed
 with `[ps 0]`, `[worker 1]`, ..., waits for the workers and then stops the
 parameter servers. Ctrl-C or SIGTERM asks the workers to stop (the chief
 saves a checkpoint), then the parameter servers. Flags other than --ps and
---workers go to every worker (see `python mnist_backward.py --help`).
+--workers go to every worker (see `python mnist_backward.py --help`), checked
+here first as the trainer checks them: a mistake is one line before any task starts.
 Exit status 0 when every process ended with status 0, 128 + signal number
 (130 for Ctrl-C) when stopped by a signal, 1 otherwise.
 No scheduler and no transport of our own: the processes talk through
@@ -32,6 +33,7 @@ import sys
 import threading
 import time
 
+import mnist_backward
 from mnistkit import cli
 from mnistkit.distributed import bypass_proxy
 from mnistkit.errors import STOP_SIGNALS, DataError
@@ -225,6 +227,20 @@ OPTIONS = cli.Options([
 ])
 
 
+def check_worker_flags(worker_args, trainer, error):
+    """Check the flags that go to every worker as their trainer (the script at path `trainer`) will, before any task
+    starts: its parser and its options' bounds (mnist_backward.OPTIONS), each mistake one line through error(message),
+    the launcher's parser's error (exit status 2), not once per worker. Raises DataError when the trainer cannot be
+    imported."""
+    try:
+        constants = importlib.import_module(os.path.splitext(os.path.basename(trainer))[0])  # its defaults
+    except ImportError as e:
+        raise DataError(f"{trainer}: the network's trainer cannot be imported ({e})") from None
+    workers = mnist_backward.build_parser(constants=constants)
+    workers.error = error  # its mistakes are the launcher's command line's
+    mnist_backward.OPTIONS.check(workers.parse_args(worker_args), constants, error)
+
+
 def build_parser():
     """The command line's argparse parser (OPTIONS' flags, --verbose); building it imports no TensorFlow (fast
     --help and flag errors). The flags it does not know go to every worker."""
@@ -240,7 +256,7 @@ def main(argv=None):
     args, worker_args = parser.parse_known_args(argv)
     OPTIONS.check(args, sys.modules[__name__], parser.error)
     try:
-        trainer_of(args.net)
+        check_worker_flags(worker_args, trainer_of(args.net), parser.error)
     except DataError as e:
         parser.error(str(e))
     if args.verbose:
