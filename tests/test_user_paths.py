@@ -16,6 +16,7 @@ import mnist_app
 import mnist_backward
 import mnist_export
 import mnist_generateds
+import mnist_learn
 import mnist_lenet5_backward
 import mnist_lenet5_test
 import mnist_test
@@ -93,7 +94,8 @@ def test_pictures_in_a_folder_named_like_a_pattern_are_its_own(tmp_path):
 PARSERS = {"mnist_generateds.py": mnist_generateds.build_parser, "mnist_backward.py": mnist_backward.build_parser,
            "mnist_test.py": mnist_test.build_parser, "mnist_app.py": mnist_app.build_parser,
            "mnist_lenet5_backward.py": mnist_lenet5_backward.build_parser,
-           "mnist_lenet5_test.py": mnist_lenet5_test.build_parser, "mnist_export.py": mnist_export.build_parser}
+           "mnist_lenet5_test.py": mnist_lenet5_test.build_parser, "mnist_export.py": mnist_export.build_parser,
+           "mnist_learn.py": mnist_learn.build_parser}
 PATH_DESTS = {"export_dir", "train_images", "train_labels", "test_images", "test_labels", "jpg_dir", "idx_dir", "data_dir",
               "model_dir", "report", "report_json", "show_input", "images"}
 
