@@ -22,6 +22,7 @@ import sys
 
 import pytest
 
+pytest_plugins = ("file_progress",)  # --file-progress: a line as each test file ends (make test)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")

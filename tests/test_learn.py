@@ -163,7 +163,7 @@ def test_a_stopped_learn_leaves_the_model_folder_as_it_was(trained_workdir, samp
     kept_sevens_as_threes(sample_workdir, work / "my_digits")
     before = tree_digests(work / "model", with_folders=True)
     env = {**os.environ, "PYTHONPATH": ROOT}
-    child = subprocess.Popen([sys.executable, "-m", "mnistkit.learn", "--model-dir", "model", "--keep-dir",
+    child = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_learn.py"), "--model-dir", "model", "--keep-dir",
                               "my_digits", "--steps", "1000000"], cwd=work, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)  # its own group, as a terminal's
     try:
