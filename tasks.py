@@ -55,6 +55,11 @@ def xdist_workers(cores=None):
 
 
 PARALLEL = ("-n", str(xdist_workers()), "--dist", "loadscope")
+SUITE_TIME = "7 to 9 minutes"  # `make test` on 2 quiet cores (docs/tests.md has the measurements)
+# The first line of a task that takes a while: how long, and what to run instead for a quick answer.
+STARTS = {"test": f"the whole suite: {SUITE_TIME} on 2 quiet cores, longer while other work runs; a line shows each "
+                  "test file as it ends (the slowest start first). `make test-quick` (tasks.py test-quick) is the "
+                  "one-minute check before a commit."}
 MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.checkpoints.FOLDER_FILE)
 CLEANED = ("export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")
@@ -143,7 +148,8 @@ def task_commands(task, python, steps=2000, idx_dir="/usr/share/datasets/fashion
     return {"install": [],
             "demo": [[py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", str(steps)],
                      [py, "mnist_test.py", "--once"]],
-            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *PARALLEL, *extra]],  # floor: test-floor's
+            # floor: test-floor's; --file-progress: a line per finished file (tests/file_progress.py)
+            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *PARALLEL, "--file-progress", *extra]],
             "test-quick": [[py, "-m", "pytest", "-q", *quick_files(), "-m", "quick and not floor", *PARALLEL, *extra]],
             "test-floor": [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py", *extra]],
             "bench": [[py, "bench/bench.py", "--idx-dir", idx_dir, *extra]],
@@ -199,6 +205,8 @@ def main(argv=None):
     if (args.gpu or args.cpu) and args.task in ("clean", "test-floor"):
         parser.error(f"--gpu and --cpu are for the tasks that use {VENV}")
     os.chdir(ROOT)
+    if args.task in STARTS:
+        print(STARTS[args.task], flush=True)
     try:
         if args.task == "clean":
             return clean() or 0

@@ -67,7 +67,7 @@ def test_each_task_runs_the_makefiles_commands():
     parallel = ["-n", str(tasks.xdist_workers()), "--dist", "loadscope"]
     assert [tasks.xdist_workers(cores) for cores in (1, 2, 3, 8)] == [2, 3, 4, 4]
     assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m", "not floor",
-                                                              *parallel, "-x"]]
+                                                              *parallel, "--file-progress", "-x"]]
     quick = tasks.quick_files()
     assert quick and all(f.startswith("tests/test_") for f in quick)
     assert tasks.task_commands("test-quick", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", *quick, "-m",
@@ -115,6 +115,51 @@ def test_help_names_every_task_and_says_where_the_gpu_build_works():
     text = tasks.build_parser().format_help()
     assert all(task in text for task in tasks.TASKS)
     assert "Linux and WSL2 only" in " ".join(text.split())
+
+
+def test_make_test_says_first_how_long_it_takes_and_which_check_takes_a_minute(recorded, in_tmp, monkeypatch, capsys):
+    monkeypatch.setattr(tasks, "VENV", str(in_tmp / "venv"))
+    assert tasks.main(["test"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]  # before the install and pytest's own lines
+    assert first == tasks.STARTS["test"]
+    assert f"{tasks.SUITE_TIME} on 2 quiet cores" in first and "`make test-quick`" in first and "one-minute" in first
+    assert recorded[-1][1][-1] == "--file-progress"  # and the lines it promises, one per file
+    assert tasks.main(["demo"]) == 0 and tasks.STARTS["test"] not in capsys.readouterr().out
+    # The documents give the same time as the line (the figure is said in one place and checked here)
+    for document in ("README.md", "docs/tests.md"):
+        assert f"{tasks.SUITE_TIME} on 2 cores" in Path(ROOT, document).read_text(encoding="utf-8"), document
+
+
+PROGRESSED = {  # test files of a small suite, run below with --file-progress
+    "test_a.py": "def test_one():\n    pass\n\ndef test_two():\n    pass\n",
+    "test_b.py": ("import pytest\n\ndef test_fails():\n    assert 1 + 1 == 3\n\n@pytest.mark.skip('later')\n"
+                  "def test_skipped():\n    pass\n\n@pytest.mark.parametrize('n', [1, 2, 3])\ndef test_many(n):\n"
+                  "    pass\n"),
+    "test_c.py": "import pytest\n\n@pytest.fixture\ndef broken():\n    raise OSError('no')\n\n"
+                 "def test_error(broken):\n    pass\n",
+}
+
+
+@pytest.mark.parametrize("parallel", [[], ["-n", "2", "--dist", "loadscope"]], ids=["one process", "xdist"])
+def test_file_progress_says_each_file_as_it_ends_and_keeps_pytests_failures(parallel, tmp_path):
+    for name, text in PROGRESSED.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")  # this folder is the run's root, not the repository
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "tests")}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "file_progress", "--file-progress",
+                             "-p", "no:cacheprovider", *parallel], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if re.match(r"^test_\w\.py: ", line)]
+    shape = r"^(test_\w\.py): (.*) \((\d) of 3 files, (\d) of 8 tests, \d+ s\)$"
+    found = [re.match(shape, line).groups() for line in lines]
+    assert {name: counts for name, counts, _, _ in found} == {
+        "test_a.py": "2 passed", "test_b.py": "3 passed, 1 failed, 1 skipped", "test_c.py": "1 error"}, lines
+    assert [int(done) for _, _, done, _ in found] == [1, 2, 3]  # files done, in the order they ended
+    assert int(found[-1][3]) == 8 and int(found[0][3]) == {"test_a.py": 2, "test_b.py": 5, "test_c.py": 1}[found[0][0]]
+    # pytest's own report is still there: the failure's assertion and the summary
+    assert "assert (1 + 1) == 3" in result.stdout and "FAILED test_b.py::test_fails" in result.stdout
+    assert re.search(r"^1 failed, 5 passed, 1 skipped, 1 error in ", result.stdout, re.M), result.stdout
 
 
 def test_every_makefile_target_calls_tasks_py_and_ci_runs_make_test():
@@ -216,7 +261,7 @@ def test_a_failing_command_ends_main_with_its_exit_status(in_tmp, monkeypatch, c
     monkeypatch.setattr(tasks, "ensure_venv", lambda venv, requirements: sys.executable)
     monkeypatch.setattr(tasks, "task_commands", lambda *a: [[sys.executable, "-c", "raise SystemExit(7)"],
                                                             [sys.executable, "-c", "print('not reached')"]])
-    assert tasks.main(["test"]) == 7
+    assert tasks.main(["demo"]) == 7
     out, err = capfd.readouterr()
     assert out.startswith("+ ") and "SystemExit(7)" in out and "not reached" not in out
     assert err == ""  # the command's own status says it; no error line of tasks.py's
