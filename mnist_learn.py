@@ -36,8 +36,9 @@ def main(argv=None):
     args = learn.OPTIONS.check(parser.parse_args(cli.arguments(argv)), learn, parser.error)
     if args.undo:
         return cli.exit_status(lambda: learn.undo(args.model_dir))
+    trainer_args = [*args.trainer_args, *(["--verbose"] if args.verbose else [])]
     return cli.exit_status(lambda: learn.learn(args.model_dir, args.keep_dir, args.steps, args.data_dir, args.share,
-                                               trainer_args=[*args.trainer_args, *(["--verbose"] if args.verbose else [])]),
+                                               trainer_args=trainer_args),
                            interrupted=f"stopped; {args.model_dir} is unchanged")
 
 

@@ -3,8 +3,8 @@ before any work.
 
 Each kind of bound has its cases (a minimum, a maximum, a value to stay above or below, NaN and infinity), and each
 case fails when its check is taken out: the script then goes on to other work in an empty folder and ends otherwise
-(a missing model folder or data, the course's prompt, an unknown --net). The table covers every number flag of
-every script's parser (test_the_cases_cover_every_number_flag), so a new one cannot come without its cases.
+(no model folder, no data or label files, the course's prompt, an unknown --net). The table covers every number flag
+of every script's parser (test_the_cases_cover_every_number_flag), so a new one cannot come without its cases.
 """
 import argparse
 import importlib
@@ -44,8 +44,8 @@ CASES = [
     ("mnist_app.py", "--threshold", ["-1", "256"], "--threshold must be from 0 to 255", []),
     ("mnist_cluster.py", "--ps", ["0"], "--ps must be >= 1", ["--net", "none"]),
     ("mnist_cluster.py", "--workers", ["0", "-2"], "--workers must be >= 1", ["--net", "none"]),
-    ("mnist_generateds.py", "--workers", ["0"], "--workers must be >= 1", ["--no-download", "--jpg-dir", "none"]),
-    ("mnist_generateds.py", "--shards", ["0", "-1"], "--shards must be >= 1", ["--no-download", "--jpg-dir", "none"]),
+    ("mnist_generateds.py", "--workers", ["0"], "--workers must be >= 1", ["--train-images", "none"]),
+    ("mnist_generateds.py", "--shards", ["0", "-1"], "--shards must be >= 1", ["--train-images", "none"]),
     *[(script, *case) for script in ("mnist_backward.py", "mnist_lenet5_backward.py") for case in TRAINER],
     *[(script, *case) for script in ("mnist_test.py", "mnist_lenet5_test.py") for case in EVALUATOR],
 ]
@@ -64,7 +64,7 @@ def test_the_cases_cover_every_number_flag():
 
 
 @pytest.mark.parametrize("script, flag, value, message, more",
-                         [(script, flag, value, message, more)
+                         [pytest.param(script, flag, value, message, more, id=f"{script} {flag}={value}")
                           for script, flag, values, message, more in CASES for value in values])
 def test_a_number_flag_out_of_its_range_is_one_line_and_exit_2(script, flag, value, message, more, tmp_path):
     result = run_main(script, *more, f"{flag}={value}", cwd=tmp_path)  # "=": a value may start with "-"
@@ -78,7 +78,7 @@ def test_a_number_flag_out_of_its_range_is_one_line_and_exit_2(script, flag, val
 @pytest.mark.parametrize("script, args", [
     ("mnist_learn.py", ["--share", "0.999", "--steps", "1"]), ("mnist_learn.py", ["--share", "1e-6"]),
     ("mnist_app.py", ["--threshold", "0", "--port", "65535"]), ("mnist_app.py", ["--threshold", "255", "--port", "0"]),
-    ("mnist_generateds.py", ["--shards", "1", "--workers", "1", "--no-download", "--jpg-dir", "none"]),
+    ("mnist_generateds.py", ["--shards", "1", "--workers", "1", "--train-images", "none"]),
     ("mnist_cluster.py", ["--ps", "1", "--workers", "1", "--net", "none"]),
 ])
 def test_the_values_at_the_ends_of_a_range_are_taken(script, args, tmp_path):
