@@ -1,5 +1,6 @@
-"""What every script's command line shares: its parser, its arguments when called from a notebook, and
-how it ends: one line on stderr and an exit status (exit_status).
+"""What every script's command line shares: its options, declared once (Option, Options) with their ranges
+(within, span), its parser, its arguments when called from a notebook, and how it ends: one line on stderr and
+an exit status (exit_status).
 
 Building a parser imports no TensorFlow, so `--help` and flag errors are
 instant.
@@ -27,26 +28,28 @@ END_OF_INPUT_KEY = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D"
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    """One option of a trainer, declared once: its keyword (and --flag), default, help text and checks.
+    """One option of a script, declared once: its keyword (and --flag), default, help text and checks.
 
-    name: backward()'s keyword and Settings' attribute; the flag is
-    `--name-with-dashes` (flag_name). type: the flag's argparse type
-    (default: the default's type); choices: allowed values; minimum: the
-    smallest allowed number; above: a number the value must exceed (a
-    learning rate above 0). A number option (minimum or above) must also be
-    finite: NaN and infinity are refused. maximum: the largest allowed number;
-    below: a number the value must stay under (a share below 1). flag=False: a keyword of backward() only
-    (log). resolve: turns the value given into the one Settings holds.
-    metavar: the value's name in --help; append: a repeatable flag whose value
-    is the list of every value given (argparse's action="append"), None when
-    none is.
-    constant: the name of the trainer script's constant that gives the
-    default ("BATCH_SIZE"), read from the trainer's module when its parser
+    name: the parsed arguments' attribute (a trainer's: backward()'s keyword
+    and Settings' attribute); the flag is `--name-with-dashes` (flag_name).
+    type: the flag's argparse type (default: the default's type); choices:
+    allowed values. A number's range: minimum, the smallest allowed number,
+    or above, a number the value must exceed (a learning rate above 0);
+    maximum, the largest allowed number, or below, a number the value must
+    stay under (a share below 1). A number option with a range must also be
+    finite: NaN and infinity are refused (within). flag=False: a keyword of
+    backward() only (log). resolve: turns the value given into the one
+    Settings holds. metavar: the value's name in --help; append: a
+    repeatable flag whose value is the list of every value given
+    (argparse's action="append"), None when none is.
+    constant: the name of the script's constant that gives the default
+    ("BATCH_SIZE"), read from the script's module when its parser
     is built or backward() is called (Options.defaults), so that an edited
     constant takes effect; `default` is used when the module has no such
     constant.
 
-    resume (a keyword, required of a trainer's options): what a run resuming a model folder does
+    resume (a keyword; every trainer option has one, none of another
+    script's): what a run resuming a model folder does
     when this option's value differs from the one the folder's record holds
     (every flag option's value is recorded: Options.record), one of
     RESUMES: "refuse" (the model would train on otherwise than it was
@@ -55,8 +58,7 @@ class Option:
     (nothing: the option does not change the model). why: for a refusing
     option, why(settings, recorded value, records per epoch, global_step)
     says what the other value would do (training.schedule_jump); else
-    "would change how it trains". None: an option of another script, which
-    no model folder records (mnist_app.py's, mnist_learn.py's, ...).
+    "would change how it trains".
     """
     name: str
     default: object
