@@ -122,8 +122,8 @@ class _LazyTF(types.ModuleType):
     _lock = threading.Lock()
 
     def __getattr__(self, name):
-        if name.startswith("__"):  # copy, pickle and pytest probe dunders: no import for them
-            raise AttributeError(name)
+        if name.startswith("_"):  # no import for a probe: copy and pickle read dunders, pytest's collection reads
+            raise AttributeError(name)  # _mock_name of every name in a test module (TensorFlow has no such API)
         with self._lock:
             module = self.__dict__.get("_module")
             if module is None:

@@ -130,6 +130,18 @@ def test_make_test_says_first_how_long_it_takes_and_which_check_takes_a_minute(r
         assert f"{tasks.SUITE_TIME} on 2 cores" in Path(ROOT, document).read_text(encoding="utf-8"), document
 
 
+def test_collecting_the_quick_tier_imports_no_tensorflow():
+    """Each of test-quick's workers collects every quick file; TensorFlow's import (about 5 CPU-seconds) must not come
+    with it. A module holding tf_compat's `tf` is probed by pytest's collection (`_mock_name`), which must not load it."""
+    holding = [f for f in tasks.quick_files() if "from tf_compat import tf" in Path(ROOT, f).read_text(encoding="utf-8")]
+    assert holding  # else this test would check nothing
+    probe = ("import sys, pytest; status = pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', *sys.argv[1:]]); "
+             "print('tensorflow imported:', 'tensorflow' in sys.modules); sys.exit(status)")
+    result = subprocess.run([sys.executable, "-c", probe, *holding], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "tensorflow imported: False"
+
+
 PROGRESSED = {  # test files of a small suite, run below with --file-progress
     "test_a.py": "def test_one():\n    pass\n\ndef test_two():\n    pass\n",
     "test_b.py": ("import pytest\n\ndef test_fails():\n    assert 1 + 1 == 3\n\n@pytest.mark.skip('later')\n"
