@@ -323,7 +323,6 @@ OPTIONS = cli.Options([
     Option("json", False, "print one JSON list: file, prediction, top 3"),
     Option("show_input", None, "write the 28x28 network input: to PATH.png (one picture), or into folder PATH as "
            "<picture's name>.png (photos/a.jpg -> PATH/a.png)", type=cli.path, metavar="PATH"),
-    Option("verbose", False, "show TensorFlow's own log lines"),
     Option("serve", False, "serve the drawing board (draw a digit, drop a photo) and TF Serving's REST API "
            "(POST /v1/models/<name>:predict) for --model-dir, until Ctrl-C"),
     Option("host", board.HOST, "--serve: the address to listen on; 0.0.0.0 opens it to your network (a phone can "
@@ -343,13 +342,14 @@ OPTIONS = cli.Options([
 
 
 def build_parser():
-    """The command line's argparse parser (the pictures, then OPTIONS' flags); building it imports no TensorFlow
-    (fast --help and flag errors)."""
+    """The command line's argparse parser (the pictures, OPTIONS' flags, --verbose); building it imports no
+    TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
     parser.add_argument("images", type=cli.path, nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     OPTIONS.add_to(parser, sys.modules[__name__])
+    parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
 
 

@@ -69,7 +69,7 @@ class Option:
     above: float = None
     flag: bool = True
     resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
-    constant: str = None  # the trainer script's constant holding the default (BATCH_SIZE for --batch-size)
+    constant: str = None  # the script's constant holding the default (BATCH_SIZE for --batch-size)
     resume: str = dataclasses.field(default=None, kw_only=True)  # "refuse", "note" or "free": a resume at another value
     why: Callable = None  # a refusal's reason (see above)
     maximum: float = None
@@ -107,8 +107,8 @@ class Options(tuple):
     """
 
     def defaults(self, module):
-        """{option name: default}: each option's constant (Option.constant) as the trainer script's module
-        `module` holds it now, else the option's own default."""
+        """{option name: default}: each option's constant (Option.constant) as the script's module `module`
+        holds it now, else the option's own default."""
         return {o.name: getattr(module, o.constant, o.default) if o.constant else o.default for o in self}
 
     def add_to(self, parser, module):
