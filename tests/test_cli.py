@@ -1,5 +1,6 @@
 """The command line before any work: --help and flag errors without importing TensorFlow, modules that are not scripts."""
 import glob
+import importlib
 import os
 import subprocess
 import sys
@@ -84,6 +85,15 @@ def test_help_prints_usage_without_importing_tensorflow(script, tmp_path):
     assert result.stdout.startswith(f"usage: {script} ") and "--verbose" in result.stdout
     assert result.stderr == ""
     assert tensorflow_modules(imported) == []
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_describes_the_script_by_its_own_docstring(script):
+    # mnist_learn.py's --help once showed mnistkit/learn.py's docstring, the module its command line lived in
+    module = importlib.import_module(os.path.splitext(script)[0])
+    described = module.build_parser().description
+    assert described == module.__doc__.split("\n\n")[0], (script, described)
 
 
 @pytest.mark.quick
