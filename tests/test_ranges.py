@@ -107,7 +107,7 @@ def test_an_edited_constant_out_of_range_is_named_as_the_constant(module, consta
 def test_another_scripts_options_join_a_parser_under_a_prefix_with_their_bounds():
     # How mnist_app.py --serve takes mnist_learn.py's --steps and --share: the same declarations, one call each.
     options = learn.OPTIONS.prefixed("learn", "steps", "share")
-    parser = argparse.ArgumentParser(prog="app", exit_on_error=False)
+    parser = argparse.ArgumentParser(prog="app")
     options.add_to(parser.add_argument_group("--serve: learning"), learn)
     assert "--learn-steps LEARN_STEPS" in parser.format_help() and "--steps " not in parser.format_help()
     given = options.check(parser.parse_args(["--learn-share", "0.5"]), learn, parser.error)
