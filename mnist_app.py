@@ -311,7 +311,7 @@ def end_of_input(given, count):
 
 
 # Each option of the app once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
-Option = cli.Option
+Option = cli.ScriptOption
 OPTIONS = cli.Options([
     Option("model_dir", MODEL_SAVE_PATH, "checkpoint folder, of any network (./model_lenet5/ for LeNet-5), or an "
            "export of mnist_export.py: a SavedModel version folder (export/mnist/1), its base path (export/mnist: "

@@ -218,12 +218,12 @@ def networks_help():
 
 
 # Each option of the launcher once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
+Option = cli.ScriptOption
 OPTIONS = cli.Options([
-    cli.Option("ps", PS_TASKS, "number of parameter servers (2 or more split the largest weights among them)",
-               minimum=1, constant="PS_TASKS"),
-    cli.Option("workers", WORKER_TASKS, "number of workers (worker 0 is the chief)", minimum=1,
-               constant="WORKER_TASKS"),
-    cli.Option("net", "mlp", networks_help()),
+    Option("ps", PS_TASKS, "number of parameter servers (2 or more split the largest weights among them)", minimum=1,
+           constant="PS_TASKS"),
+    Option("workers", WORKER_TASKS, "number of workers (worker 0 is the chief)", minimum=1, constant="WORKER_TASKS"),
+    Option("net", "mlp", networks_help()),
 ])
 
 

@@ -241,7 +241,7 @@ get_tfrecord = get_tfRecord  # the course's generateds spells it get_tfRecord; i
 # ---------------------------------------------------------------- command line
 
 # Each option of the command line once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
-Option = cli.Option
+Option = cli.ScriptOption
 OPTIONS = cli.Options([
     Option("train_images", None, f"training image folder (course: {image_train_path})", type=cli.path),
     Option("train_labels", None, f"training label file (course: {label_train_path})", type=cli.path),

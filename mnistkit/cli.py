@@ -7,6 +7,7 @@ instant.
 """
 import argparse
 import dataclasses
+import functools
 import inspect
 import math
 import os
@@ -48,8 +49,8 @@ class Option:
     constant takes effect; `default` is used when the module has no such
     constant.
 
-    resume (a keyword; every trainer option has one, none of another
-    script's): what a run resuming a model folder does
+    resume (a required keyword; None for an option of a script that trains
+    nothing: ScriptOption): what a run resuming a model folder does
     when this option's value differs from the one the folder's record holds
     (every flag option's value is recorded: Options.record), one of
     RESUMES: "refuse" (the model would train on otherwise than it was
@@ -70,7 +71,7 @@ class Option:
     flag: bool = True
     resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
     constant: str = None  # the script's constant holding the default (BATCH_SIZE for --batch-size)
-    resume: str = dataclasses.field(default=None, kw_only=True)  # "refuse", "note" or "free": a resume at another value
+    resume: str = dataclasses.field(kw_only=True)  # "refuse", "note" or "free": a resume at another value
     why: Callable = None  # a refusal's reason (see above)
     maximum: float = None
     below: float = None
@@ -95,6 +96,10 @@ class Option:
 
 
 RESUMES = ("refuse", "note", "free")  # Option.resume's choices
+
+# An Option of a script that trains nothing (mnist_app.py, mnist_learn.py, mnist_cluster.py, mnist_generateds.py):
+# no model folder records its value, so it has no resume (None); a trainer's options must each say theirs.
+ScriptOption = functools.partial(Option, resume=None)
 
 
 class Options(tuple):

@@ -48,15 +48,14 @@ INDEX_LINE = re.compile(r'^(model_checkpoint_path|all_model_checkpoint_paths): "
 
 # A learn's settings, each once (cli.Options, as mnist_backward.OPTIONS): mnist_learn.py's flags, which another
 # script's parser takes under a prefix (OPTIONS.prefixed("learn", "steps", "share"): --learn-steps, --learn-share).
+Option = cli.ScriptOption
 OPTIONS = cli.Options([
-    cli.Option("model_dir", "./model/", "the model folder to learn into", type=cli.path),
-    cli.Option("keep_dir", keep.DEFAULT_FOLDER, "the kept digits (with their label file <keep-dir>.txt beside)",
-               type=cli.path),
-    cli.Option("steps", DEFAULT_STEPS, "steps to train past the newest checkpoint", minimum=1,
-               constant="DEFAULT_STEPS"),
-    cli.Option("share", records.MIX_SHARE, "part of every batch drawn from the kept digits", above=0, below=1),
-    cli.Option("data_dir", records.DATA_DIR, "the training TFRecords (mnist_generateds.py's --data-dir)",
-               type=cli.path),
+    Option("model_dir", "./model/", "the model folder to learn into", type=cli.path),
+    Option("keep_dir", keep.DEFAULT_FOLDER, "the kept digits (with their label file <keep-dir>.txt beside)",
+           type=cli.path),
+    Option("steps", DEFAULT_STEPS, "steps to train past the newest checkpoint", minimum=1, constant="DEFAULT_STEPS"),
+    Option("share", records.MIX_SHARE, "part of every batch drawn from the kept digits", above=0, below=1),
+    Option("data_dir", records.DATA_DIR, "the training TFRecords (mnist_generateds.py's --data-dir)", type=cli.path),
 ])
 
 
