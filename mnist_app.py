@@ -37,7 +37,8 @@ import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
-from mnistkit import board, checkpoints, cli, deployed, keep, pictures, places
+from mnistkit import checkpoints, cli, deployed, keep, pictures, places
+from mnistkit.board import app as board, guard
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
 
@@ -394,20 +395,20 @@ def serve(args):
     The predictor is load_predictor's (shared by the server's threads), and
     each picture is prepared by prepared_pixels with --preprocess and
     --threshold, as the app reads a photo; --allow-host and --allow-origin
-    say who else may use it (board.Access); the page keeps corrected
+    say who else may use it (guard.Access); the page keeps corrected
     digits in --keep-dir (keep.KeptDigits). A newer model in --model-dir
     (checkpoint, export version, .tflite) is loaded by load_predictor too
-    and answers from then on (board.Follower). Runs until Ctrl-C or SIGTERM,
-    which it raises as KeyboardInterrupt; raises DataError as
-    load_predictor does, or when --host/--port cannot be listened on.
+    and answers from then on (board.open_board: its Follower, which the
+    learn waits on). Runs until Ctrl-C or SIGTERM, which it raises as
+    errors.Interrupted; raises DataError as load_predictor does, or when
+    --host/--port cannot be listened on.
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
-    model = board.Model(load_predictor(args.model_dir),
-                        lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name))
-    board.Follower(model, lambda: load_predictor(args.model_dir), args.model_dir).start()
-    access = board.Access(args.host, args.allow_host or (), args.allow_origin or ())
-    board.serve(model, args.host, args.port, access=access, kept=kept)
-
+    served = board.open_board(lambda: load_predictor(args.model_dir),
+                              lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
+                              args.model_dir, kept)
+    access = guard.Access(args.host, args.allow_host or (), args.allow_origin or ())
+    board.serve(served, args.host, args.port, access=access)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -59,6 +59,14 @@ def discard(path):
         pass
 
 
+def listing(folder):
+    """os.listdir(folder), or [] when it cannot be listed (missing, not a folder, not readable)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
 def missing_folders(path):
     """The folders of `path` that do not exist yet (path itself and its missing parents), deepest first."""
     missing = []

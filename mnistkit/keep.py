@@ -12,13 +12,10 @@ never given again. Every file is written under a temporary name and
 renamed into place, the label file last and whole, so a stopped keep
 leaves the layout as it was; threads and processes keep one at a time
 (a threading.Lock, and fcntl.flock on the lock file where there is fcntl).
-The board (mnistkit/board.py, kept_routes) serves a store to its page (docs/teach.md).
+The board's teach routes (mnistkit/board/teach.py) serve a store to its page (docs/teach.md).
 """
-import base64
-import binascii
 import contextlib
 import io
-import json
 import os
 import re
 import threading
@@ -200,7 +197,7 @@ class KeptDigits:
         places = [(self.folder, "."), (os.path.join(self.folder, ORIGINALS), "."),
                   (parent, "." + os.path.basename(self.labels) + ".")]  # files.write_atomically's temporary names
         for folder, temporary in places:
-            for name in _names(folder):
+            for name in files.listing(folder):
                 stem = os.path.splitext(name)[0]
                 orphan = folder != parent and STEM.fullmatch(stem) and stem not in stems
                 if orphan or (name.startswith(temporary) and name.endswith(".tmp")):
@@ -211,17 +208,9 @@ class KeptDigits:
         _write(self.labels, "".join(f"{name} {digit}\n" for name, digit in entries).encode())
 
 
-def _names(folder):
-    """The names in folder; [] when it is missing."""
-    try:
-        return os.listdir(folder)
-    except FileNotFoundError:
-        return []
-
-
 def _visible(folder):
     """The names in folder that do not start with a dot (those the generator reads); [] when it is missing."""
-    return [name for name in _names(folder) if not name.startswith(".")]
+    return [name for name in files.listing(folder) if not name.startswith(".")]
 
 
 def _write(path, data):
@@ -247,64 +236,3 @@ def jpg_bytes(pixels):
     if decoded.count(decoded[:1]) == IMAGE_PIXELS:
         raise ValueError(f"the input is blank (every pixel is {decoded[0]}): there is no digit to keep")
     return out.getvalue()
-
-
-
-KEEP_KEYS = ("digit", "input", "original", "name")
-KEEP_FORM = '{"digit": 0-9, "input": [784 ints 0-255]} and/or "original": the picture in base64, "name": its file name'
-
-
-def keep_request(body):
-    """(digit int, pixels uint8 [28, 28] or None, original bytes or None, name str) of a POST /board/keep body.
-
-    body: JSON bytes of KEEP_FORM; "input" is the prepared input
-    /board/predict answered, row by row; without it the original is
-    prepared again on the server. Raises ValueError (one line) for
-    anything else.
-    """
-    try:
-        request = json.loads(body)
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        raise ValueError(f"the body is not JSON; send {KEEP_FORM}") from None
-    if not isinstance(request, dict) or set(request) - set(KEEP_KEYS):
-        raise ValueError(f"send a JSON object with only {', '.join(KEEP_KEYS)}: {KEEP_FORM}")
-    digit, values, original, name = (request.get(key) for key in KEEP_KEYS)
-    if type(digit) is not int or not 0 <= digit < NUM_CLASSES:
-        raise ValueError(f'"digit" must be an integer 0-9, not {json.dumps(digit)[:20]}')
-    pixels = None
-    if values is not None:
-        if not (isinstance(values, list) and len(values) == IMAGE_PIXELS
-                and all(type(v) is int and 0 <= v <= 255 for v in values)):
-            raise ValueError(f'"input" must be {IMAGE_PIXELS} integers 0-255, the {IMAGE_SIZE}x{IMAGE_SIZE} input '
-                             "/board/predict answered, row by row")
-        pixels = np.array(values, np.uint8).reshape(IMAGE_SIZE, IMAGE_SIZE)
-    if original is not None:
-        try:
-            original = base64.b64decode(original, validate=True) if isinstance(original, str) else b""
-        except (binascii.Error, ValueError):
-            original = b""
-        if not original:
-            raise ValueError('"original" must be the picture\'s bytes in base64')
-    if pixels is None and original is None:
-        raise ValueError('send "input" (the prepared input), "original" (the picture in base64), or both')
-    if name is not None and not isinstance(name, str):
-        raise ValueError('"name" must be the picture\'s file name (a string)')
-    name = "".join(c for c in os.path.basename((name or "").replace("\\", "/")) if c.isprintable())[:100]
-    return digit, pixels, original, name or "picture"
-
-
-def prepared(prepare, original, name):
-    """prepare(original, name) of the picture's bytes `original`: uint8 [28, 28], read from memory.
-
-    Raises ValueError with prepare's DataError (which names the picture `name`).
-    """
-    try:
-        return prepare(original, name)
-    except DataError as e:
-        raise ValueError(str(e)) from None
-
-
-def listing(store):
-    """{"count": n, "entries": [{"name", "digit"}, ...]}: the store's digits in label-file order."""
-    entries = [{"name": name, "digit": digit} for name, digit in store.entries()]
-    return {"count": len(entries), "entries": entries}

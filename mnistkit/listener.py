@@ -1,26 +1,34 @@
-"""The drawing board's connections: uvicorn's h11 protocol and a listening socket that keep the server answering.
+"""The drawing board's sockets and connections: the listening socket, uvicorn's h11 protocol, a bounded shutdown.
 
-Used by mnistkit.board.serve: run(app, sock) serves a Starlette app on a
-bound socket until Ctrl-C or SIGTERM. What it adds to uvicorn:
+Used by mnistkit.board.app.serve: bind() makes the listening socket and
+run(app, sock, grace) serves an ASGI app on it until Ctrl-C or SIGTERM.
+What it adds to uvicorn:
 
 - Connection (connection_class): uvicorn's H11Protocol, closed when no
   complete request head arrives within HEAD_TIMEOUT of connecting or of
-  its last answer, and SHUTDOWN_GRACE after a stop signal. uvicorn times
-  out only a kept-alive connection after an answer (timeout_keep_alive),
-  and its limit_concurrency answers 503 only once a request head arrives:
-  clients that connect and send nothing hold a descriptor each, forever.
+  its last answer. uvicorn times out only a kept-alive connection after an
+  answer (timeout_keep_alive), and its limit_concurrency answers 503 only
+  once a request head arrives: clients that connect and send nothing hold
+  a descriptor each, forever.
 - Listener: the listening socket. asyncio's selector event loop calls its
   accept(); when connections reach the Room's ceiling of descriptors (the
   open-file limit less RESERVE), the connection that has waited longest
   for a request is closed to make room, or, when every one is busy, the
   new one is refused with 503. Out of descriptors, it says so once.
-- run(): a second Ctrl-C or SIGTERM ends the process at once.
+- The shutdown: a first Ctrl-C or SIGTERM stops accepting, closes the idle
+  connections and gives the requests under way `grace` seconds; then each
+  connection still open is aborted, whatever its client does (a request
+  still running, an upload that stalled, an answer its client does not
+  read: close() would wait for that client), its request's task is
+  cancelled (uvicorn's timeout_graceful_shutdown), and run() says how many
+  requests were cut. A second signal ends the process at once.
 
 Other event loops (uvloop, Windows' proactor) accept by themselves: there,
 the timeouts and the shutdown still hold, not the ceiling.
 """
 import asyncio
 import collections
+import contextlib
 import errno
 import logging
 import os
@@ -28,8 +36,10 @@ import signal
 import socket
 import sys
 
+from .errors import DataError
+
 HEAD_TIMEOUT = 5.0  # seconds a connection may take to send a request head, first or next
-SHUTDOWN_GRACE = 3.0  # seconds a request under way may take to end after Ctrl-C or SIGTERM
+SHUTDOWN_GRACE = 3.0  # seconds a request under way may take to end after Ctrl-C or SIGTERM (--shutdown-grace)
 RESERVE = 64  # descriptors kept from connections: the model's files, threads, the page's uploads
 MAX_CONNECTIONS = 1000  # connections at most, whatever the open-file limit
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
@@ -38,6 +48,9 @@ REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\
            b"content-length: %d\r\n\r\n%s" % (len(REFUSAL_BODY), REFUSAL_BODY))
 FULL_WARNING = ("warning: connections have taken the {ceiling} open files this server gives them (of {soft}: "
                 "`ulimit -n`); the ones that sent no request are closed to let others in")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # this computer's own names: a server there is not open to others
+EVERY_INTERFACE = ("0.0.0.0", "::", "")  # a host to listen on that is every interface of the machine
+ROUTE_PROBES = ("10.254.254.254", "172.31.254.254", "192.168.254.254")  # private: routes to each network's interface
 
 
 def open_file_limit():
@@ -64,6 +77,7 @@ class Room:
                                                                       MAX_CONNECTIONS)
         self.waiting = collections.OrderedDict()  # Connection -> None, in the order they began to wait
         self.warned = False
+        self.cut = 0  # requests the shutdown's grace cut (Connection.cut)
 
     def make_room(self):
         """Close the connection that has waited longest for a request; False when none waits."""
@@ -128,15 +142,17 @@ class Listener(socket.socket):
 
 
 class Quiet(logging.Filter):
-    """Drops uvicorn's traceback of a request whose client went away (Starlette's ClientDisconnect): not an error here."""
+    """Drops what uvicorn logs of the requests the shutdown cuts (run() says how many): its count of the tasks it
+    cancels, and each cancelled task's traceback."""
 
     def filter(self, record):
-        from starlette.requests import ClientDisconnect
-        return not (record.exc_info and isinstance(record.exc_info[1], ClientDisconnect))
+        cancelled = record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError)
+        return not (cancelled or record.getMessage().startswith("Cancel "))
 
 
-def connection_class(room):
-    """uvicorn's H11Protocol with the timeouts of the module's docstring, its waiting connections kept in `room`.
+def connection_class(room, grace):
+    """uvicorn's H11Protocol with the timeouts of the module's docstring, its waiting connections kept in `room`;
+    `grace`: the seconds a connection may stay after the shutdown began.
 
     A subclass, since uvicorn has no timeout for a request head, nor one
     for a request under way at shutdown (its timeout_graceful_shutdown
@@ -146,6 +162,7 @@ def connection_class(room):
 
     class Connection(H11Protocol):
         timer = None
+        lost = False
 
         def connection_made(self, transport):
             super().connection_made(transport)
@@ -174,30 +191,38 @@ def connection_class(room):
                 self.wait()
 
         def connection_lost(self, exc):
+            self.lost = True
             self.stop_waiting()
             super().connection_lost(exc)
 
         def shutdown(self):
-            super().shutdown()  # closes it unless a request is under way
-            if not self.transport.is_closing():
-                self.loop.call_later(SHUTDOWN_GRACE, self.transport.abort)
+            super().shutdown()  # closes it unless a request is under way: its answer may still wait for its client
+            self.loop.call_later(grace, self.cut)
+
+        def cut(self):
+            """The grace is over: abort the connection unless it has ended (a request, or its answer, is cut)."""
+            if not self.lost:
+                room.cut += 1
+                self.transport.abort()
 
     return Connection
 
 
-def run(app, sock, cleanup=lambda: None):
-    """Serve the ASGI `app` on the listening socket `sock` (taken over) until Ctrl-C or SIGTERM; returns its number.
+def run(app, sock, grace=SHUTDOWN_GRACE):
+    """Serve the ASGI `app` on the listening socket `sock` (taken over) until Ctrl-C or SIGTERM.
 
-    uvicorn stops on the first signal: no new connections, SHUTDOWN_GRACE
-    for the requests under way. A second signal ends the process at once
-    (os._exit) with the one line `<SIGNAL>: stopped` and 128 + its
-    number, after cleanup().
+    Returns (the signal's number, how many requests the shutdown cut). The
+    first signal stops the server within `grace` seconds (and a tenth),
+    whatever the clients do (the module's docstring); a second one ends
+    the process at once (os._exit) with the one line `<SIGNAL>: stopped`
+    and 128 + its number.
     """
     import uvicorn
 
     room = Room()
     listener = Listener.of(sock, room)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", http=connection_class(room))
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            http=connection_class(room, grace), timeout_graceful_shutdown=grace)
     server = uvicorn.Server(config)
     stopped = []
     original = server.handle_exit
@@ -205,11 +230,9 @@ def run(app, sock, cleanup=lambda: None):
     def handle_exit(sig, frame):
         if stopped:
             print(f"{signal.Signals(sig).name}: stopped", file=sys.stderr, flush=True)
-            try:
+            with contextlib.suppress(Exception):
                 sys.stdout.flush()
-                cleanup()
-            finally:
-                os._exit(128 + sig)
+            os._exit(128 + sig)
         stopped.append(sig)
         original(sig, frame)
 
@@ -227,4 +250,72 @@ def run(app, sock, cleanup=lambda: None):
     finally:
         logging.getLogger("uvicorn.error").removeFilter(quiet)
         listener.close()
-    return stopped[0] if stopped else signal.SIGINT
+    return (stopped[0] if stopped else signal.SIGINT), room.cut
+
+
+def bind(host, port):
+    """A listening TCP socket on host:port (port 0: any free one); raises DataError when it cannot be bound.
+
+    Made with proto IPPROTO_TCP, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on connections
+    whose socket says TCP, and with it on, an answer's body waited for the client's delayed ACK of its headers
+    (40 ms on Linux) on every request of a kept-alive connection.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as e:
+        sock.close()
+        hint = "give another --port" if e.errno in (98, 48, 10048) else "check --host"
+        raise DataError(f"{host}:{port}: cannot listen there ({e.strerror or e}); {hint}") from None
+    except (socket.gaierror, UnicodeError) as e:
+        raise DataError(f"{host}: not a host name or address of this computer ({e}); check --host") from None
+    return sock
+
+
+def address(sock):
+    """The page's address, http://HOST:PORT/, of a bound socket (the host as bound: 0.0.0.0 for every address)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def network_addresses():
+    """This computer's own IPv4 addresses other than loopback (list of str, first the default route's); no packet sent.
+
+    A UDP socket connect()ed to a private address takes the address of the
+    interface the route to it leaves by, without sending anything; the host
+    name's addresses add the others. Each one is kept only if a socket can
+    be bound to it (a host name may resolve to an address of no interface).
+    """
+    found = []
+    for target in ROUTE_PROBES:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe, contextlib.suppress(OSError):
+            probe.connect((target, 9))
+            found.append(probe.getsockname()[0])
+    with contextlib.suppress(OSError, UnicodeError):
+        found += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)]
+    own = []
+    for host in dict.fromkeys(found):
+        if host.startswith(("127.", "0.", "169.254.")):  # loopback, none, link-local
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as check, contextlib.suppress(OSError):
+            check.bind((host, 0))
+            own.append(host)
+    return own
+
+
+def addresses(sock, own=network_addresses):
+    """The page's addresses for a bound socket: (this computer's, [a phone's on the network]).
+
+    A socket bound to one address: that address, and no other. Bound to
+    every address (0.0.0.0, ::): http://127.0.0.1:PORT/ (http://[::1]:PORT/)
+    and an address for each of own() (network_addresses: str IPv4
+    addresses), which a phone on the same network can open.
+    """
+    host, port = sock.getsockname()[:2]
+    if host not in EVERY_INTERFACE:
+        return address(sock), []
+    here = f"http://127.0.0.1:{port}/" if host == "0.0.0.0" else f"http://[::1]:{port}/"
+    return here, [f"http://{other}:{port}/" for other in own()]

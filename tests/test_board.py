@@ -26,7 +26,8 @@ from PIL import Image
 import handmade
 import mnist_app
 from conftest import ROOT, TRAIN_STEPS
-from mnistkit import board, pictures
+from mnistkit import listener, pictures
+from mnistkit.board import model, page, serving, table
 from mnistkit.errors import DataError
 
 ADDRESS = re.compile(r"at (http://\S+/)")
@@ -222,18 +223,19 @@ def test_unknown_model_unknown_path_and_too_large_body(tflite_server):
     status, answer = request(tflite_server.url + "v1/models/mnist_lenet5:predict", {"instances": [[0.0] * 784]})
     assert status == 404 and "mnist_lenet5" in answer["error"] and '"mnist"' in answer["error"]
     assert request(tflite_server.url + "v1/models/mnist/versions/2")[0] == 404
-    for path in ("etc/passwd", "..%2f..%2fetc%2fpasswd", "board_static/index.html", "board.py", "%2e%2e/README.md"):
+    for path in ("etc/passwd", "..%2f..%2fetc%2fpasswd", "board_static/index.html", "static/index.html", "board.py",
+                 "%2e%2e/README.md"):
         status, answer = request(tflite_server.url + path)
         assert status == 404 and "error" in answer, path
     status, answer = request(tflite_server.url + "board/predict")  # a GET where only POST is served
     assert status == 405 and answer["error"] == "GET /board/predict: not allowed"
     for path in ("board/predict", "v1/models/mnist:predict"):
         status, answer = declared_too_large(tflite_server.url, path)
-        assert status == 413 and f"limit of {board.MAX_BODY:,} bytes" in answer["error"], answer
+        assert status == 413 and f"limit of {table.MAX_BODY:,} bytes" in answer["error"], answer
 
 
 def declared_too_large(url, path):
-    """(status, JSON answer) of a POST whose headers declare a body one byte over board.MAX_BODY.
+    """(status, JSON answer) of a POST whose headers declare a body one byte over table.MAX_BODY.
 
     The server answers from the headers alone, before the body (which is never sent): a client sending
     the whole body would meet a closed connection halfway, as with any server that refuses early.
@@ -242,7 +244,7 @@ def declared_too_large(url, path):
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
     try:
         connection.putrequest("POST", "/" + path)
-        connection.putheader("Content-Length", str(board.MAX_BODY + 1))
+        connection.putheader("Content-Length", str(table.MAX_BODY + 1))
         connection.endheaders()
         answer = connection.getresponse()
         return answer.status, json.loads(answer.read())
@@ -298,9 +300,9 @@ def test_saved_model_base_path_and_the_open_hosts_warning(exported_workdir):
 
 
 def test_a_tflite_server_starts_without_importing_tensorflow(exported_workdir):
-    script = ("import sys; import mnist_app; from mnistkit import board; "
-              "m = board.Model(mnist_app.load_predictor('export/mnist.tflite'), mnist_app.prepared_pixels); "
-              "board.create_app(m); import uvicorn; print('tensorflow' in sys.modules, m.form)")
+    script = ("import sys; import mnist_app; from mnistkit.board import app, model; "
+              "m = model.Model(mnist_app.load_predictor('export/mnist.tflite'), mnist_app.prepared_pixels); "
+              "app.create_app(app.Served(m)); import uvicorn; print('tensorflow' in sys.modules, m.form)")
     result = subprocess.run([sys.executable, "-c", script], cwd=exported_workdir, capture_output=True, text=True,
                             timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
     assert result.stdout.split() == ["False", "LiteRT"], result.stderr
@@ -320,11 +322,11 @@ def test_serve_flags_are_checked_before_anything_loads(tmp_path):
 @pytest.mark.quick
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
 def test_the_servers_connections_send_small_writes_at_once(host):
-    """Nagle's algorithm off (TCP_NODELAY) on every connection asyncio accepts on board.bind's socket, as uvicorn
+    """Nagle's algorithm off (TCP_NODELAY) on every connection asyncio accepts on listener.bind's socket, as uvicorn
     serves it: with it on, each answer's body waited for the client's delayed ACK of its headers (40 ms on
     Linux) on a kept-alive connection, which held 8 clients to 182 requests/s."""
     try:
-        listening = board.bind(host, 0)
+        listening = listener.bind(host, 0)
     except DataError as e:  # no IPv6 on this machine
         pytest.skip(f"no {host} here: {e}")
     seen = []
@@ -367,11 +369,11 @@ def test_request_formats_are_read_as_tf_serving_reads_them():
     for request_body, layout in (({"instances": [row, row]}, "row"), ({"instances": [{"images": row}]}, "row"),
                                  ({"inputs": [row]}, "columnar"), ({"inputs": {"images": [row, row, row]}}, "columnar"),
                                  ({"instances": [[1] * 784]}, "row")):  # whole numbers are floats too
-        images, got = board.images_of(request_body)
+        images, got = serving.images_of(request_body)
         assert got == layout and images.dtype == np.float32 and images.shape[1] == 784
     for wrong in ([row], {"instances": [row], "inputs": [row]}, {"instances": []}, {"instances": [[None] * 784]}):
-        with pytest.raises(board.BoardError) as refused:
-            board.images_of(wrong)
+        with pytest.raises(table.BoardError) as refused:
+            serving.images_of(wrong)
         assert refused.value.status == 400
 
 
@@ -379,8 +381,8 @@ def test_request_formats_are_read_as_tf_serving_reads_them():
 def test_names_steps_and_the_export_name_of_each_network():
     from mnistkit.networks import LENET5, MLP
     assert (MLP.export_name, LENET5.export_name) == ("mnist", "mnist_lenet5")
-    assert board.picture_name("C%3A%5CUsers%5Cme%5Cdigit%20one.jpg") == "digit one.jpg"
-    assert board.picture_name("../../etc/passwd") == "passwd" and board.picture_name(None) == board.PICTURE_NAME
+    assert page.picture_name("C:\\Users\\me\\digit one.jpg") == "digit one.jpg"
+    assert page.picture_name("../../etc/passwd") == "passwd" and page.picture_name(None) == page.PICTURE_NAME
 
     class Checkpoint:
         source = "model/mnist_model-2000"
@@ -388,9 +390,9 @@ def test_names_steps_and_the_export_name_of_each_network():
     class Stepped:
         source, global_step = "export/mnist.tflite", 1500
 
-    assert board.global_step_of(Checkpoint()) == 2000 and board.global_step_of(Stepped()) == 1500
+    assert model.global_step_of(Checkpoint()) == 2000 and model.global_step_of(Stepped()) == 1500
     Checkpoint.source = "export/mnist-2/1"
-    assert board.global_step_of(Checkpoint()) is None
+    assert model.global_step_of(Checkpoint()) is None
 
 
 @pytest.mark.quick

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import ROOT
-from mnistkit import board, listener
+from mnistkit import listener
 from test_board import ADDRESS, START_TIMEOUT, Server, request
 
 LOWERED = ("import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, ({limit}, "
@@ -125,7 +125,7 @@ def test_a_connection_past_the_ceiling_closes_the_oldest_waiting_one_or_is_refus
     room.ceiling = 0  # every descriptor is past it
     older, newer = Waiting(), Waiting()
     room.waiting.update({older: None, newer: None})
-    with listener.Listener.of(board.bind("127.0.0.1", 0), room) as listening:
+    with listener.Listener.of(listener.bind("127.0.0.1", 0), room) as listening:
         with socket.create_connection(listening.getsockname(), timeout=60):
             accepted, _ = listening.accept()  # room made: the oldest waiting connection is closed
             accepted.close()
@@ -166,22 +166,22 @@ def test_a_stalled_upload_does_not_keep_the_server_up(exported_workdir, signals)
 
 @pytest.mark.quick
 def test_a_server_on_every_address_gives_the_addresses_a_phone_opens():
-    with board.bind("0.0.0.0", 0) as every:
+    with listener.bind("0.0.0.0", 0) as every:
         port = every.getsockname()[1]
-        here, network = board.addresses(every, own=lambda: ["192.168.1.20", "10.0.0.7"])
+        here, network = listener.addresses(every, own=lambda: ["192.168.1.20", "10.0.0.7"])
         assert (here, network) == (f"http://127.0.0.1:{port}/", [f"http://192.168.1.20:{port}/",
                                                                  f"http://10.0.0.7:{port}/"])
-        for host in board.network_addresses():  # this computer's own: each one reaches the server
+        for host in listener.network_addresses():  # this computer's own: each one reaches the server
             assert host.count(".") == 3 and not host.startswith("127.")
             socket.create_connection((host, port), timeout=10).close()
-    with board.bind("127.0.0.1", 0) as one:
-        assert board.addresses(one) == (f"http://127.0.0.1:{one.getsockname()[1]}/", [])
+    with listener.bind("127.0.0.1", 0) as one:
+        assert listener.addresses(one) == (f"http://127.0.0.1:{one.getsockname()[1]}/", [])
 
 
 def test_the_served_lines_for_every_address_name_no_0_0_0_0(exported_workdir):
     server = Server(exported_workdir, "--model-dir", TFLITE, "--host", "0.0.0.0")
     try:
-        network = [f"http://{host}:{host_port(server.url)[1]}/" for host in board.network_addresses()]
+        network = [f"http://{host}:{host_port(server.url)[1]}/" for host in listener.network_addresses()]
         for url in [server.url, *network]:
             assert request(url + "v1/models/mnist")[0] == 200
     finally:

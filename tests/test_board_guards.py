@@ -3,7 +3,7 @@
 What is checked: the Host a request names (DNS rebinding), the Origin of a POST (another site's page), CORS
 when --allow-origin lets a site in, numbers outside [0, 1] (NaN, infinities, past float32, 0-255), TF Serving's
 statuses for every malformed path and method, bodies sent chunked past the limit, and that a large predict
-body is parsed on a thread. Pure decisions (board.Access, board.images_of) are checked without a server;
+body is parsed on a thread. Pure decisions (guard.Access, serving.images_of) are checked without a server;
 the rest through HTTP against the app run as a user runs it (test_board's Server).
 """
 import asyncio
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from mnistkit import board
+from mnistkit.board import app, guard, model, serving, table
 from test_board import Server, drawn, png_bytes, request, tflite_server  # noqa: F401  (tflite_server: a fixture)
 
 ZERO_ROW = [0.0] * 784
@@ -57,11 +57,11 @@ def open_server(exported_workdir):
     server.stop()
 
 
-# --- who may use the server: board.Access, without a server
+# --- who may use the server: guard.Access, without a server
 
 @pytest.mark.quick
 def test_the_host_names_answered_to_and_the_ones_refused():
-    access = board.Access()
+    access = guard.Access()
     for host in ("127.0.0.1:8501", "localhost:8501", "LocalHost", "[::1]:8501", "localhost.:8501"):
         assert access.refusal("GET", {"host": host}) is None, host
     assert access.refusal("GET", {}) is None  # HTTP/1.0 without Host: no browser sends that
@@ -69,27 +69,27 @@ def test_the_host_names_answered_to_and_the_ones_refused():
     assert refused.startswith("Host 'evil.example:8501': not a name this server answers to")
     assert refused.endswith("start it with --allow-host evil.example")
     assert access.refusal("GET", {"host": "127.0.0.1.evil.example"}) is not None
-    allowed = board.Access("127.0.0.1", allow_hosts=["Board.LAN"])
+    allowed = guard.Access("127.0.0.1", allow_hosts=["Board.LAN"])
     assert allowed.refusal("POST", {"host": "board.lan:8501"}) is None
     assert allowed.refusal("POST", {"host": "other.lan:8501"}) is not None
-    assert board.Access(allow_hosts=["*"]).refusal("GET", {"host": "evil.example"}) is None
+    assert guard.Access(allow_hosts=["*"]).refusal("GET", {"host": "evil.example"}) is None
 
 
 @pytest.mark.quick
 def test_every_address_answers_to_the_machines_names_and_the_address_reached():
     import socket
-    everywhere = board.Access("0.0.0.0")
+    everywhere = guard.Access("0.0.0.0")
     assert everywhere.refusal("GET", {"host": f"{socket.gethostname()}:8501"}) is None
     assert everywhere.refusal("GET", {"host": "0.0.0.0:8501"}) is None
     reached = ("203.0.113.7", 8501)  # the address a phone connected to (TEST-NET-3: not this machine's)
     assert everywhere.refusal("GET", {"host": "203.0.113.7:8501"}, server=reached) is None
     assert everywhere.refusal("GET", {"host": "203.0.113.8:8501"}, server=reached) is not None
-    assert board.Access("::").hosts >= everywhere.hosts - {"0.0.0.0"}
+    assert guard.Access("::").hosts >= everywhere.hosts - {"0.0.0.0"}
 
 
 @pytest.mark.quick
 def test_a_post_from_another_sites_page_is_refused_and_one_from_the_page_itself_is_not():
-    access, own = board.Access(), {"host": "127.0.0.1:8501"}
+    access, own = guard.Access(), {"host": "127.0.0.1:8501"}
     assert access.refusal("POST", {**own, "origin": "http://127.0.0.1:8501"}) is None
     assert access.refusal("POST", {"host": "localhost", "origin": "http://LOCALHOST:80"}) is None  # default port
     assert access.refusal("POST", own) is None  # curl, Python, TF Serving's clients: no Origin, no Referer
@@ -108,21 +108,21 @@ def test_a_post_from_another_sites_page_is_refused_and_one_from_the_page_itself_
 
 @pytest.mark.quick
 def test_allow_origin_lets_a_site_in_with_cors():
-    access = board.Access(allow_origins=["http://localhost:3000/"])
+    access = guard.Access(allow_origins=["http://localhost:3000/"])
     own = {"host": "127.0.0.1:8501"}
     assert access.refusal("POST", {**own, "origin": "http://LocalHost:3000"}) is None
     assert access.cors_origin({**own, "origin": "http://LocalHost:3000"}) == "http://LocalHost:3000"
     assert access.refusal("POST", {**own, "origin": "http://localhost:3001"}) is not None
     assert access.cors_origin({**own, "origin": "http://127.0.0.1:8501"}) is None  # the page itself: no CORS
-    anyone = board.Access(allow_origins=["*"])
+    anyone = guard.Access(allow_origins=["*"])
     assert anyone.refusal("POST", {**own, "origin": EVIL}) is None
     assert anyone.cors_origin({**own, "origin": EVIL}) == "*"
     with pytest.raises(ValueError, match="not an origin"):
-        board.Access(allow_origins=["localhost:3000"])
-    assert board.origin_key("https://A.example/x?y") == "https://a.example:443" and board.origin_key("null") is None
+        guard.Access(allow_origins=["localhost:3000"])
+    assert guard.origin_key("https://A.example/x?y") == "https://a.example:443" and guard.origin_key("null") is None
 
 
-# --- what a predict may hold: board.images_of, without a server
+# --- what a predict may hold: serving.images_of, without a server
 
 BAD_NUMBERS = {"NaN": "NaN, not a number", "Infinity": "Infinity, not a finite number",
                "-Infinity": "-Infinity, not a finite number", "1e39": "1e+39, past float32's range",
@@ -141,8 +141,8 @@ def body_with(text, columnar=False, row=2, column=5):
 @pytest.mark.parametrize("columnar", [False, True], ids=["row", "columnar"])
 @pytest.mark.parametrize("text", list(BAD_NUMBERS))
 def test_a_number_outside_0_1_is_refused_naming_its_place(text, columnar):
-    with pytest.raises(board.BoardError) as refused:
-        board.images_of(json.loads(body_with(text, columnar)))
+    with pytest.raises(table.BoardError) as refused:
+        serving.images_of(json.loads(body_with(text, columnar)))
     assert refused.value.status == 400
     assert str(refused.value) == (f"images: row 2, column 5 is {BAD_NUMBERS[text]}; "
                                   "pixels are in [0, 1]: divide 0-255 values by 255")
@@ -152,30 +152,30 @@ def test_a_number_outside_0_1_is_refused_naming_its_place(text, columnar):
 def test_the_first_bad_number_is_named_and_0_and_1_are_pixels():
     rows = [[0.0] * 784, [1.0] * 784]
     rows[1][9], rows[1][3] = 2.0, float("nan")
-    with pytest.raises(board.BoardError, match="row 1, column 3 is NaN"):
-        board.images_of({"instances": rows})
-    images, _ = board.images_of({"instances": [[0] * 784, [1] * 784]})
+    with pytest.raises(table.BoardError, match="row 1, column 3 is NaN"):
+        serving.images_of({"instances": rows})
+    images, _ = serving.images_of({"instances": [[0] * 784, [1] * 784]})
     assert images.dtype == np.float32 and images.min() == 0 and images.max() == 1
 
 
 @pytest.mark.quick
 @pytest.mark.parametrize("form", ["instances", "inputs"])
 def test_an_empty_signature_name_is_the_default_and_another_is_refused_in_both_forms(form):
-    images, _ = board.images_of({"signature_name": "", form: [ZERO_ROW]})
+    images, _ = serving.images_of({"signature_name": "", form: [ZERO_ROW]})
     assert images.shape == (1, 784)
-    images, _ = board.images_of({"signature_name": "serving_default", form: [ZERO_ROW]})
+    images, _ = serving.images_of({"signature_name": "serving_default", form: [ZERO_ROW]})
     assert images.shape == (1, 784)
-    with pytest.raises(board.BoardError, match='"predict" not found') as refused:
-        board.images_of({"signature_name": "predict", form: [ZERO_ROW]})
+    with pytest.raises(table.BoardError, match='"predict" not found') as refused:
+        serving.images_of({"signature_name": "predict", form: [ZERO_ROW]})
     assert refused.value.status == 400
 
 
 @pytest.mark.quick
 def test_long_requests_are_read_block_by_block_as_one_array():
     rows = np.random.default_rng(0).random((130, 784)).round(4)
-    assert np.array_equal(board.rows_array(rows.tolist()), rows)
+    assert np.array_equal(serving.rows_array(rows.tolist()), rows)
     with pytest.raises(ValueError):
-        board.rows_array(rows.tolist() + [[0.5] * 3])  # ragged in the last block only
+        serving.rows_array(rows.tolist() + [[0.5] * 3])  # ragged in the last block only
 
 
 # --- the application itself, called in this process (ASGI): where the work runs, what an error answers
@@ -215,11 +215,11 @@ def call(app, method, path, body=b"", headers=()):
 @pytest.mark.quick
 @pytest.mark.parametrize("form", ["checkpoint", "LiteRT"])
 def test_a_large_predict_body_is_parsed_and_read_off_the_event_loop(monkeypatch, form):
-    model = board.Model(Stand(), lambda path: None)
-    model.form = form
-    app = board.create_app(model)
+    served = model.Model(Stand(), lambda path: None)
+    served.form = form
+    board = app.create_app(app.Served(served))
     threads = {}
-    loads, images_of = json.loads, board.images_of
+    loads, images_of = json.loads, serving.images_of
 
     def recorded(name, function):
         def run(*args, **kwargs):
@@ -227,11 +227,11 @@ def test_a_large_predict_body_is_parsed_and_read_off_the_event_loop(monkeypatch,
             return function(*args, **kwargs)
         return run
 
-    monkeypatch.setattr(board.json, "loads", recorded("loads", loads))
-    monkeypatch.setattr(board, "images_of", recorded("images_of", images_of))
-    body = json.dumps({"instances": [[0.25] * 784] * 40}).encode()  # 160 kB: past INLINE_BODY
-    assert len(body) > board.INLINE_BODY
-    status, answer = call(app, "POST", "/v1/models/mnist:predict", body)
+    monkeypatch.setattr(table.json, "loads", recorded("loads", loads))
+    monkeypatch.setattr(serving, "images_of", recorded("images_of", images_of))
+    body = json.dumps({"instances": [[0.25] * 784] * 40}).encode()  # 160 kB: past LARGE_JSON
+    assert len(body) > table.LARGE_JSON
+    status, answer = call(board, "POST", "/v1/models/mnist:predict", body)
     assert status == 200 and [p["classes"] for p in answer["predictions"]] == [7] * 40
     assert set(threads) == {"loads", "images_of"}
     assert threads["loads"] is not threading.current_thread()  # call() runs the event loop on this thread
@@ -240,8 +240,9 @@ def test_a_large_predict_body_is_parsed_and_read_off_the_event_loop(monkeypatch,
 
 @pytest.mark.quick
 def test_an_unexpected_error_is_a_json_500_and_one_line_on_stderr(capsys):
-    app = board.create_app(board.Model(Stand(fail=RuntimeError("lost the weights\nsecond line")), lambda path: None))
-    status, answer = call(app, "POST", "/v1/models/mnist:predict", json.dumps({"instances": [ZERO_ROW]}).encode())
+    board = app.create_app(app.Served(model.Model(Stand(fail=RuntimeError("lost the weights\nsecond line")),
+                                                  lambda path: None)))
+    status, answer = call(board, "POST", "/v1/models/mnist:predict", json.dumps({"instances": [ZERO_ROW]}).encode())
     assert status == 500
     assert answer == {"error": "POST /v1/models/mnist:predict: internal error (RuntimeError: lost the weights "
                                "second line)"}
@@ -290,7 +291,7 @@ def test_allow_host_and_allow_origin_let_them_in_with_cors(open_server):
     status, headers, answer = raw_request(url, "OPTIONS", "/board/predict", headers={
         "Origin": site, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-filename"})
     assert status == 204 and answer == b"" and headers["access-control-allow-origin"] == site
-    assert headers["access-control-allow-methods"] == "GET, POST, OPTIONS"
+    assert headers["access-control-allow-methods"] == "POST, OPTIONS"  # the methods of the path's routes
     assert headers["access-control-allow-headers"] == "Content-Type, X-Filename"
     status, headers, _ = raw_request(url, "GET", "/board/model", headers={"Origin": site})
     assert status == 200 and headers["access-control-allow-origin"] == site
@@ -352,12 +353,12 @@ def test_a_chunked_body_past_the_limit_is_413(tflite_server, path):
 
     connection = http.client.HTTPConnection(*host_and_port(tflite_server.url), timeout=120)
     try:
-        connection.request("POST", path, body=blocks(board.MAX_BODY + 1), encode_chunked=True)
+        connection.request("POST", path, body=blocks(table.MAX_BODY + 1), encode_chunked=True)
         answer = connection.getresponse()
         status, error = answer.status, json.loads(answer.read())["error"]
     finally:
         connection.close()
-    assert status == 413 and f"limit of {board.MAX_BODY:,} bytes" in error
+    assert status == 413 and f"limit of {table.MAX_BODY:,} bytes" in error
     connection = http.client.HTTPConnection(*host_and_port(tflite_server.url), timeout=60)
     try:  # within the limit, chunked works
         body = json.dumps({"instances": [ZERO_ROW]}).encode()

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from test_board import Server, request
-from mnistkit import board, learn
+from mnistkit import learn
+from mnistkit.board import table, teach
 
 LEARN_TIMEOUT = 300  # seconds for a learn of learn.DEFAULT_STEPS steps on 2 loaded cores, and the board to switch
 
@@ -74,12 +75,12 @@ def test_an_export_learns_into_the_folder_its_record_names_or_says_what_is_neede
     model = type("Model", (), {})()
     model.form, model.predictor = "LiteRT", Export({"checkpoint": os.path.join(str(trained_copy), "model",
                                                                             "mnist_model-2000")})
-    assert board.learn_folder(model) == os.path.join(str(trained_copy), "model")
+    assert teach.learn_folder(model) == os.path.join(str(trained_copy), "model")
     model.predictor = Export({"checkpoint": "./gone/mnist_model-2000"})
-    with pytest.raises(board.BoardError) as refused:
-        board.learn_folder(model)
+    with pytest.raises(table.BoardError) as refused:
+        teach.learn_folder(model)
     assert refused.value.status == 409 and "learning needs the checkpoint folder" in str(refused.value)
     assert "./gone holds no checkpoint" in str(refused.value)
     model.predictor = Export(None)
-    with pytest.raises(board.BoardError, match="--model-dir FOLDER"):
-        board.learn_folder(model)
+    with pytest.raises(table.BoardError, match="--model-dir FOLDER"):
+        teach.learn_folder(model)

@@ -25,7 +25,8 @@ from PIL import Image, ImageChops
 import handmade
 import mnist_app
 from conftest import ROOT
-from mnistkit import board, pictures
+from mnistkit import pictures
+from mnistkit.board import model, page, table
 from mnistkit.errors import DataError
 from test_board import Server, drawn, png_bytes, request
 
@@ -165,11 +166,11 @@ def test_a_picture_is_prepared_from_bytes_or_a_file_object_named_as_given(tmp_pa
 
 
 def fake_model(prepare):
-    """A board.Model around `prepare` and a predictor that answers 1/10 for every digit."""
+    """A model.Model around `prepare` and a predictor that answers 1/10 for every digit."""
     network = types.SimpleNamespace(export_name="mnist", label="784-500-10")
     predictor = types.SimpleNamespace(network=network, source="model/mnist_model-1",
                                       predict=lambda rows: np.full((len(rows), 10), 0.1, np.float32))
-    return board.Model(predictor, prepare)
+    return model.Model(predictor, prepare)
 
 
 def test_the_board_prepares_at_most_two_pictures_at_once():
@@ -184,18 +185,18 @@ def test_the_board_prepares_at_most_two_pictures_at_once():
             active[0] -= 1
         return np.zeros((28, 28), np.uint8)
 
-    model = fake_model(prepare)
-    threads = [threading.Thread(target=board.read_picture, args=(model, b"", "p")) for _ in range(6)]
+    answering = fake_model(prepare)
+    threads = [threading.Thread(target=page.read_picture, args=(answering, b"", "p")) for _ in range(6)]
     for thread in threads:
         thread.start()
     deadline = time.monotonic() + 60
-    while most[0] < board.PREPARED_AT_ONCE and time.monotonic() < deadline:
+    while most[0] < model.PREPARED_AT_ONCE and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.5)  # the others had time to start preparing, were they let
     go.set()
     for thread in threads:
         thread.join(60)
-    assert most[0] == board.PREPARED_AT_ONCE == 2
+    assert most[0] == model.PREPARED_AT_ONCE == 2
 
 
 def phone_png():
@@ -215,7 +216,7 @@ def test_uploads_are_read_from_memory_and_a_phone_png_fits(exported_workdir, tmp
     try:
         assert os.listdir(temp) == []
         body = phone_png()
-        assert 8 * 2 ** 20 < len(body) and board.MAX_BODY == 32 * 2 ** 20
+        assert 8 * 2 ** 20 < len(body) and table.MAX_BODY == 32 * 2 ** 20
         status, answer = request(server.url + "board/predict", body, {"X-Filename": "phone.png"})
         assert status == 200 and len(answer["input"]) == 784 and max(answer["input"]) == 255, answer
         status, answer = request(server.url + "board/predict", b"not a picture", {"X-Filename": "photo.jpg"})

@@ -18,7 +18,8 @@ import numpy as np
 from conftest import copy_into
 from test_board import Server, request
 from test_board_guards import call
-from mnistkit import board, deployed
+from mnistkit import deployed
+from mnistkit.board import app, model
 from mnistkit.places import INDEX_FILE, MODEL_NAME
 
 ZERO_ROW = [0.0] * 784
@@ -106,14 +107,14 @@ def test_a_newer_checkpoint_is_served_and_nan_or_cut_ones_are_said_once_and_skip
             f.truncate(os.path.getsize(data) // 2)
         move_in(staging, model_dir, 2004)
         wait_for(lambda: len(warnings_of(server)) == 2, "the cut checkpoint's warning", server)
-        time.sleep(3 * board.POLL_SECS)  # polls that must not say it again
+        time.sleep(3 * model.POLL_SECS)  # polls that must not say it again
         assert answered(server) == (described, before, "2000")
 
         os.replace(whole, os.path.join(model_dir, f"{MODEL_NAME}-2004.data-00000-of-00001"))  # made whole
         made_whole = time.monotonic()
         wait_for(lambda: request(server.url + "board/model")[1]["global_step"] == 2004, "checkpoint 2004", server)
         summary_line(f"board reload: a checkpoint made whole answered after {time.monotonic() - made_whole:.1f} s "
-                     f"(POLL_SECS {board.POLL_SECS}, SETTLE_SECS {board.SETTLE_SECS})")
+                     f"(POLL_SECS {model.POLL_SECS}, SETTLE_SECS {model.SETTLE_SECS})")
         described, after, version = answered(server)
         assert after == [FAVOURED, FAVOURED] and version == "2004"
         assert described == {"name": "mnist", "network": "784-500-10", "global_step": 2004, "form": "checkpoint",
@@ -198,18 +199,18 @@ def test_an_answer_in_flight_during_a_switch_is_the_old_models_whole(tmp_path):
     served.write_bytes(b"first")
     switched = threading.Event()
     old = Blocking(1, 100, str(served), hold=switched)
-    model = board.Model(old, lambda data, name: np.zeros((28, 28), np.uint8))
+    answering = model.Model(old, lambda data, name: np.zeros((28, 28), np.uint8))
     lines = []
-    follower = board.Follower(model, lambda: Blocking(2, 200, str(served)), str(served), out=lines.append)
-    app = board.create_app(model)
+    follower = model.Follower(answering, lambda: Blocking(2, 200, str(served)), str(served), out=lines.append)
+    board = app.create_app(app.Served(answering, follower))
     answers = []
-    thread = threading.Thread(target=lambda: answers.append(call(app, "POST", "/board/predict", b"a picture")))
+    thread = threading.Thread(target=lambda: answers.append(call(board, "POST", "/board/predict", b"a picture")))
     thread.start()
     assert old.entered.wait(60)  # the request is being answered by the old predictor
     served.write_bytes(b"second")
     os.utime(served, (time.time() - 10, time.time() - 10))  # written a while ago: settled
     assert follower.poll()
-    assert call(app, "GET", "/board/model") == (200, {**answers_model(200), "source": str(served)})
+    assert call(board, "GET", "/board/model") == (200, {**answers_model(200), "source": str(served)})
     switched.set()
     thread.join(60)
     status, answer = answers[0]

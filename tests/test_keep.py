@@ -1,12 +1,14 @@
 """The user's kept digits (mnistkit/keep.py), a folder in the course's JPG layout.
 
 Through the store: what keep and remove write, names never given twice, threads and processes keeping at once,
-refusals of folders the store cannot use, and the generator reading the layout back. Through the routes: a real
-uvicorn server on a free port, in a thread, asked over HTTP (urllib; httpx, for Starlette's TestClient, is not
-installed).
+refusals of folders the store cannot use, and the generator reading the layout back. Through the routes: the
+board's app (mnistkit/board/teach.py's routes) on a real uvicorn server on a free port, in a thread, asked over
+HTTP (urllib).
 """
 import asyncio
 import base64
+import contextlib
+import dataclasses
 import io
 import json
 import multiprocessing
@@ -14,6 +16,7 @@ import os
 import re
 import threading
 import time
+import types
 import urllib.error
 import urllib.request
 
@@ -23,7 +26,8 @@ from PIL import Image
 
 import handmade
 from conftest import run_main
-from mnistkit import board, keep, pictures
+from mnistkit import keep, listener, pictures
+from mnistkit.board import app, model
 from mnistkit.errors import DataError
 from mnistkit.images import load_image
 
@@ -295,26 +299,40 @@ def test_the_generator_reads_the_kept_layout(tmp_path):
 
 # ---------------------------------------------------------------- the routes
 
-@pytest.fixture
-def server(tmp_path):
-    """(address, store): board.kept_routes of a store in tmp_path/my_digits, served by uvicorn in a thread."""
+def served_store(store, routes=app.ROUTES):
+    """The board's app for `store`, its model a stand-in whose pictures are prepared by `prepare`."""
+    from mnistkit.networks import MLP
+    predictor = types.SimpleNamespace(network=MLP, source="stand/mnist_model-1",
+                                      predict=lambda rows: np.full((len(rows), 10), 0.1, np.float32))
+    return app.create_app(app.Served(model.Model(predictor, prepare), kept=store), routes=routes)
+
+
+@contextlib.contextmanager
+def serving(board):
+    """The address of the ASGI app `board` served by uvicorn on a free port in a thread, while the block runs."""
     import uvicorn
-    from starlette.applications import Starlette
-    store = keep.KeptDigits(str(tmp_path / "my_digits"))
-    sock = board.bind("127.0.0.1", 0)
-    config = uvicorn.Config(Starlette(routes=board.kept_routes(store, prepare)), log_level="warning", access_log=False,
-                            lifespan="off")
-    served = uvicorn.Server(config)
+    sock = listener.bind("127.0.0.1", 0)
+    served = uvicorn.Server(uvicorn.Config(board, log_level="warning", access_log=False, lifespan="off"))
     thread = threading.Thread(target=lambda: asyncio.run(served.serve(sockets=[sock])))
     thread.start()
     deadline = time.monotonic() + SERVER_TIMEOUT
     while not served.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert served.started
-    yield board.address(sock), store
-    served.should_exit = True
-    thread.join(SERVER_TIMEOUT)
-    sock.close()
+    try:
+        yield listener.address(sock)
+    finally:
+        served.should_exit = True
+        thread.join(SERVER_TIMEOUT)
+        sock.close()
+
+
+@pytest.fixture
+def server(tmp_path):
+    """(address, store): the board's keep routes of a store in tmp_path/my_digits, served in a thread."""
+    store = keep.KeptDigits(str(tmp_path / "my_digits"))
+    with serving(served_store(store)) as address:
+        yield address, store
 
 
 def ask(url, body=None, method=None):
@@ -382,7 +400,7 @@ def test_only_listed_names_reach_the_filesystem(server):
 
 
 @pytest.mark.quick
-def test_bad_keep_requests_get_one_line_and_keep_nothing(server, monkeypatch):
+def test_bad_keep_requests_get_one_line_and_keep_nothing(server):
     address, store = server
     row = prepared(4).reshape(-1).tolist()
     for body, why in [(b"digit=4", "the body is not JSON"),
@@ -405,9 +423,11 @@ def test_bad_keep_requests_get_one_line_and_keep_nothing(server, monkeypatch):
         status, answer = ask_json(address + "board/keep", body)
         assert status == 400 and list(answer) == ["error"], body
         assert why in answer["error"] and "\n" not in answer["error"] and "mnist-keep-" not in answer["error"], answer
-    monkeypatch.setattr(board, "MAX_BODY", 1000)  # the board's limit, read by read_body at each request
+    smaller = tuple(dataclasses.replace(route, body=1000) if route.path == "/board/keep" else route
+                    for route in app.ROUTES)  # the keep route's limit, 1,000 bytes
     body = json.dumps({"digit": 4, "input": row}).encode()
-    status, answer = ask_json(address + "board/keep", body)
+    with serving(served_store(store, smaller)) as small:
+        status, answer = ask_json(small + "board/keep", body)
     assert status == 413 and answer == {"error": f"request body of {len(body):,} bytes is over this server's limit "
                                                  "of 1,000 bytes"}
     assert store.entries() == [] and not os.path.exists(store.labels)

@@ -1,0 +1,153 @@
+"""The drawing board's assembly: its route table, what it serves, and serve().
+
+Used by `mnist_app.py --serve`, which passes in its loader (load_predictor:
+a checkpoint, a SavedModel or a .tflite file) and its own preparation of a
+picture (prepared_pixels, the same as --show-input writes): the board never
+imports a course script. open_board() builds what is served in one place
+(Served: the Model, the Follower that keeps it the newest model of
+--model-dir, the kept digits and the learn, which waits on that Follower);
+create_app() gives it its routes; serve() listens until Ctrl-C.
+
+The routes, each one entry of ROUTES (tests/test_board_routes.py checks
+this list and docs/deploy.md's table against it):
+
+  GET     /                                              the page (static/index.html)
+  GET     /board.js                                      the page's script
+  GET     /board.css                                     the page's style
+  GET     /board/model                                   which model answers: network, global_step, form, source
+  POST    /board/predict                                 a picture's bytes (PNG, JPEG, ...) -> digit, probabilities, input
+  POST    /board/keep                                    a corrected digit kept (teach.py)
+  GET     /board/kept                                    the kept digits
+  GET     /board/kept/<name>                             one kept digit's JPG
+  DELETE  /board/kept/<name>                             one kept digit removed
+  GET     /board/learn                                   the learn's state
+  POST    /board/learn                                   a learn started on the served folder
+  POST    /v1/models/<name>[/versions/<N>]:predict       TF Serving's predict: {"instances": ...} or {"inputs": ...}
+  GET     /v1/models/<name>[/versions/<N>][/metadata]    TF Serving's version status, or its metadata
+  ANY     /v1/...                                        anything else there: TF Serving's 400 "Malformed request"
+
+Every route passes the table's guard, body limit and error form
+(table.Board). Requests run on several threads; the predictors are
+thread-safe (mnistkit.deployed, mnist_app.Predictor).
+"""
+import dataclasses
+import signal
+import sys
+
+from .. import listener, records
+from ..errors import Interrupted
+from ..learn import DEFAULT_STEPS
+from . import page, serving, teach
+from .guard import Access, origin_key  # noqa: F401  (origin_key: mnist_app.main's --allow-origin check)
+from .model import Follower, Model
+from .table import ANY, JSON, LOOP, MAX_BODY, Board, Route
+
+HOST, PORT = listener.LOOPBACK[0], 8501  # 8501: TF Serving's REST port
+OPEN_WARNING = ("warning: --host {host}: anyone on your network can use this server (draw, send pictures); "
+                "the default --host 127.0.0.1 keeps it to this computer")
+
+ROUTES = (
+    Route("GET", "/", page.page, runs=LOOP),
+    Route("GET", "/board.js", page.page, runs=LOOP),
+    Route("GET", "/board.css", page.page, runs=LOOP),
+    Route("GET", "/board/model", page.model_line, runs=LOOP),
+    Route("POST", "/board/predict", page.predict, body=MAX_BODY),
+    Route("POST", "/board/keep", teach.keep_digit, body=MAX_BODY, takes=JSON, form=teach.KEEP_FORM),
+    Route("GET", "/board/kept", teach.kept_list),
+    Route("GET", "/board/kept/<name>", teach.kept_jpg),
+    Route("DELETE", "/board/kept/<name>", teach.kept_remove),
+    Route("GET", "/board/learn", teach.learn_status, runs=LOOP),
+    Route("POST", "/board/learn", teach.learn_start),
+    Route("POST", "/v1/models/<name>[/versions/<N>]:predict", serving.predict, body=MAX_BODY, takes=JSON,
+          pattern=serving.PREDICT_PATH),
+    Route("GET", "/v1/models/<name>[/versions/<N>][/metadata]", serving.status, runs=LOOP,
+          pattern=serving.STATUS_PATH),
+    Route(ANY, "/v1/...", serving.malformed, body=MAX_BODY, runs=LOOP, pattern=serving.ANY_PATH),
+)
+
+
+@dataclasses.dataclass
+class Served:
+    """What one board serves, handed to every handler (table.Call.served).
+
+    model: the model.Model whose `current` answers; follower: the
+    model.Follower that keeps it the newest, or None; kept: the
+    keep.KeptDigits store of the page's corrected digits, or None (no keep
+    routes: 404); learning: the teach.Learning on them, or None.
+    """
+    model: Model
+    follower: Follower = None
+    kept: object = None
+    learning: teach.Learning = None
+
+
+def open_board(load, prepare, path, kept=None, steps=DEFAULT_STEPS, share=records.MIX_SHARE,
+               data_dir=records.DATA_DIR):
+    """Served for the model at `path`: its Model, the Follower of `path` and, with a store, the learn on it.
+
+    load(): the predictor of the newest model at `path` (raises DataError
+    when it cannot be served); prepare(data, name): a picture's bytes ->
+    uint8 [28, 28] (Model's); kept: a keep.KeptDigits store or None; steps,
+    share, data_dir: the learn's (teach.Learning). Raises DataError as
+    load() does.
+    """
+    model = Model(load(), prepare)
+    follower = Follower(model, load, path)
+    learning = None if kept is None else teach.Learning(kept, follower, steps, share, data_dir)
+    return Served(model, follower, kept, learning)
+
+
+def create_app(served, access=None, routes=ROUTES):
+    """The ASGI application serving `served` (Served) through `routes` (table.Route, in order).
+
+    access: a guard.Access, who may use it; None: Access(), the loopback
+    names only. Each request reads served.model.current once (a Follower
+    may put a newer Model there) and is answered by that Model to its end.
+    """
+    return Board(routes, served, access or Access())
+
+
+def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.SHUTDOWN_GRACE):
+    """Serve `served` (Served) at host:port until Ctrl-C or SIGTERM, then raise errors.Interrupted with the stop line.
+
+    access: a guard.Access (--allow-host, --allow-origin); None:
+    Access(host). Prints the address (`http://127.0.0.1:8501/`) once the
+    socket listens, and for --host 0.0.0.0 a second line with the addresses
+    a phone on the network opens; a one-line warning first when host is not
+    a loopback address. The Follower polls while it serves. Raises
+    DataError when the address cannot be bound. The connections are
+    mnistkit.listener's: a first signal stops the server within `grace`
+    seconds, whatever clients do, and is raised here afterwards as
+    Interrupted (the script ends with 128 + its number), its line naming the
+    requests the grace cut; a second one ends the process at once.
+    """
+    sock = listener.bind(host, port)
+    if host not in listener.LOOPBACK:
+        print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
+    app = create_app(served, access or Access(host))
+    here, network = listener.addresses(sock)
+    model = served.model
+    out(f"serving {model.name} ({model.predictor.network.label}, {model.form}: {model.predictor.source}) "
+        f"at {here}  (Ctrl-C stops)")
+    if sock.getsockname()[0] in listener.EVERY_INTERFACE:
+        out(f"  from a phone on this network: {'  '.join(network)}" if network else
+            "  no network address found for a phone: is this computer on a network?")
+    sys.stdout.flush()
+    if served.follower is not None:
+        served.follower.start()
+    try:
+        signum, cut = listener.run(app, sock, grace)
+    finally:
+        sock.close()
+        if served.follower is not None:
+            served.follower.stop()
+    raise Interrupted(signum, stop_line(signum, cut, grace))
+
+
+def stop_line(signum, cut, grace):
+    """The server's last line: `SIGINT: stopped`, and how many requests the grace cut, when it cut any."""
+    line = f"{signal.Signals(signum).name}: stopped"
+    if cut:
+        line += f": {cut} request{'s' if cut > 1 else ''} still running {'were' if cut > 1 else 'was'} cut after " \
+                f"{grace:g} s"
+    return line

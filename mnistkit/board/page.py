@@ -1,0 +1,73 @@
+"""The board's page and its own endpoints: the page's files, the model line, a picture's answer.
+
+The page's files (static/: index.html, board.js, board.css) are read once,
+from a fixed list: no path from a request reaches the filesystem. A picture
+is prepared from memory by the app's own preparation (Model.prepare: the
+same as mnist_app.py --show-input writes), at most PREPARED_AT_ONCE at a
+time, and answered by the model serving the request.
+"""
+import functools
+import os
+import urllib.parse
+
+import numpy as np
+
+from ..errors import DataError
+from ..records import IMAGE_PIXELS
+from .table import BoardError, Reply
+
+STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+PAGES = {"/": ("index.html", "text/html; charset=utf-8"), "/board.js": ("board.js", "text/javascript; charset=utf-8"),
+         "/board.css": ("board.css", "text/css; charset=utf-8")}  # the only files served
+PICTURE_NAME = "picture"  # how a refusal names a picture sent without a name
+NO_CACHE = {"Cache-Control": "no-cache"}
+
+
+@functools.lru_cache(maxsize=None)
+def page_file(path):
+    """(bytes, media type) of one of PAGES, read from STATIC the first time it is asked for."""
+    file_name, media_type = PAGES[path]
+    with open(os.path.join(STATIC, file_name), "rb") as f:
+        return f.read(), media_type
+
+
+def page(call):
+    """GET /, /board.js, /board.css: the page's files."""
+    content, media_type = page_file(call.path)
+    return Reply(content, media_type=media_type, headers=NO_CACHE)
+
+
+def model_line(call):
+    """GET /board/model: which model answers (Model.describe): name, network, global_step, form, source, version."""
+    return call.model.describe()
+
+
+def predict(call):
+    """POST /board/predict, a picture's bytes (its name in an X-Filename header): read_picture's answer."""
+    return read_picture(call.model, call.body, picture_name(urllib.parse.unquote(call.headers.get("x-filename", ""))))
+
+
+def read_picture(model, data, name):
+    """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model.
+
+    The bytes are prepared from memory as `mnist_app.py --show-input` would
+    prepare the file, PREPARED_AT_ONCE pictures at a time (a thread waits
+    its turn); a refusal (not an image, HEIC, too large to read, no digit,
+    several digits) is a BoardError 400 with the app's message, naming the
+    picture as `name`.
+    """
+    try:
+        with model.preparing:
+            pixels = model.prepare(data, name)
+    except DataError as e:
+        raise BoardError(400, str(e)) from None
+    probabilities = model.predictor.predict(pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255)[0]
+    return {"digit": int(np.argmax(probabilities)), "probabilities": [float(p) for p in probabilities],
+            "input": pixels.reshape(-1).tolist(), "model": model.describe()}
+
+
+def picture_name(name):
+    """A picture's file name as a client sent it (a path, maybe Windows'), reduced to a short base name for
+    messages and the kept original's suffix; PICTURE_NAME when there is none."""
+    name = os.path.basename((name or "").replace("\\", "/")).strip()
+    return "".join(c for c in name if c.isprintable())[:100] or PICTURE_NAME

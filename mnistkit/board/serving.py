@@ -1,0 +1,189 @@
+"""TF Serving's REST API on the board: its predict, version status and metadata, with its paths and errors.
+
+The routes (app.ROUTES) match TF Serving's own two patterns (PREDICT_PATH
+for POST, STATUS_PATH for GET) and answer anything else under /v1/ with its
+400 "Malformed request" (malformed), as TF Serving's http_rest_api_handler
+does. <name> is the export's name of the network (its declaration's
+export_name: mnist, mnist_lenet5); /versions/<N> may follow it, as in TF
+Serving. Paths under /v1/ are matched without regard to case, as TF
+Serving's are (a model's name keeps its case). Errors are JSON,
+{"error": "..."}, with TF Serving's statuses: 404 for another model name
+or version number, 400 for the rest (another method or path, a version
+label, :classify, :regress, a body that is not a request).
+"""
+import re
+
+import numpy as np
+
+from ..export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
+from ..records import IMAGE_PIXELS
+from .table import BoardError
+
+PREDICT_PATH = re.compile(r"/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
+                          r":(?P<verb>classify|regress|predict)", re.IGNORECASE)  # TF Serving's two patterns: POST
+STATUS_PATH = re.compile(r"/v1/models(?:/(?P<name>[^/:]+))?(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
+                         r"(?P<metadata>/metadata)?", re.IGNORECASE)  # and GET
+ANY_PATH = re.compile(r"/v1/.*", re.IGNORECASE | re.DOTALL)  # the rest under /v1/: malformed
+PIXEL_RANGE = "pixels are in [0, 1]: divide 0-255 values by 255"
+
+
+def predict(call):
+    """POST /v1/models/<name>[/versions/<N>]:predict: TF Serving's predictions of call.json for call.model.
+
+    {"predictions": [...]} for the row format, {"outputs": {...}} for the
+    columnar one (images_of). BoardError 404 for another model or version,
+    400 for a label, :classify or :regress, and whatever images_of refuses.
+    """
+    model = servable(call)
+    if call.params["verb"].lower() != "predict":
+        raise BoardError(400, f"{call.method} {call.path}: this server answers :predict only; {SIGNATURE_KEY} is a "
+                              f"predict signature, not a classification or regression one")
+    images, layout = images_of(call.json)
+    return predict_answer(model, images, layout)
+
+
+def status(call):
+    """GET /v1/models/<name>[/versions/<N>][/metadata]: the version status, or the metadata (the signature).
+
+    BoardError 400 for a path without a model's name or with a label, 404
+    for another model or version.
+    """
+    if call.params["name"] is None:
+        raise BoardError(400, f"Missing model name in request: {call.method} {call.path}; this server serves "
+                              f"/v1/models/{call.model.name}")
+    model = servable(call)
+    return metadata(model) if call.params["metadata"] else version_status(model)
+
+
+def malformed(call):
+    """Any other method or path under /v1/: TF Serving's 400, naming what this server answers."""
+    name = call.model.name
+    raise BoardError(400, f"Malformed request: {call.method} {call.path}; this server answers "
+                          f"POST /v1/models/{name}:predict and GET /v1/models/{name}[/metadata]")
+
+
+def servable(call):
+    """call.model, when the path's name, version and label name it; BoardError 400 for a label, 404 otherwise."""
+    model, found = call.model, call.params
+    if found["label"] is not None:
+        raise BoardError(400, f"Unrecognized servable version label: {found['label']}; this server has no labels: "
+                              f"give /versions/{model.version} or no version")
+    if found["name"] != model.name:
+        raise BoardError(404, f"Servable not found for request: Latest({found['name']}); "
+                              f"this server serves \"{model.name}\"")
+    if found["version"] is not None and int(found["version"]) != model.version:
+        raise BoardError(404, f"Servable not found for request: Specific({found['name']}, "
+                              f"{found['version']}); this server serves version {model.version}")
+    return model
+
+
+def images_of(request):
+    """The `images` of a TF Serving predict request (a parsed JSON object): float32 [n, 784], and its format.
+
+    Row format: {"instances": [[784 numbers], ...]} or [{"images": [...]}, ...];
+    columnar: {"inputs": [[...]]} or {"inputs": {"images": [[...]]}}.
+    Returns (images, "row" or "columnar"). Raises BoardError 400 naming
+    what is wrong: the format, the signature's name ("" or absent: the
+    default, serving_default), the input's name, a dtype other than
+    numbers, a shape other than [n, 784], and the first value (row, column)
+    outside [0, 1]: NaN, an infinity, one past float32's range (1e39), 255.
+    """
+    if not isinstance(request, dict) or ("instances" in request) == ("inputs" in request):
+        raise BoardError(400, 'JSON Value: the request must be an object with either "instances" (row format) '
+                              'or "inputs" (columnar format)')
+    signature = request.get("signature_name") or SIGNATURE_KEY
+    if signature != SIGNATURE_KEY:
+        raise BoardError(400, f"Serving signature name: \"{signature}\" not found in signature def "
+                              f"(this model has \"{SIGNATURE_KEY}\")")
+    if "instances" in request:
+        values, layout = request["instances"], "row"
+        if isinstance(values, list) and values and all(isinstance(v, dict) for v in values):
+            values = [named_input(v) for v in values]
+    else:
+        values, layout = request["inputs"], "columnar"
+        if isinstance(values, dict):
+            values = named_input(values)
+    try:
+        images = rows_array(values)
+    except ValueError:  # ragged lists
+        raise BoardError(400, f"{INPUT_KEY}: rows of different lengths; expected float32 [N, {IMAGE_PIXELS}]") from None
+    if images.size and images.dtype.kind not in "iuf":
+        raise BoardError(400, f"{INPUT_KEY}: expected numbers (DT_FLOAT), got {json_kind(images)}")
+    if images.ndim != 2 or images.shape[1] != IMAGE_PIXELS or images.shape[0] == 0:
+        raise BoardError(400, f"{INPUT_KEY}: expected shape [N, {IMAGE_PIXELS}] (N >= 1), got {list(images.shape)}")
+    with np.errstate(over="ignore"):  # past float32's range: inf, refused below
+        pixels = images.astype(np.float32)
+    outside = ~((pixels >= 0) & (pixels <= 1))  # NaN compares false: outside too
+    if outside.any():
+        row, column = (int(i) for i in np.argwhere(outside)[0])
+        raise BoardError(400, f"{INPUT_KEY}: row {row}, column {column} is {out_of_range(images[row, column])}; "
+                              f"{PIXEL_RANGE}")
+    return pixels, layout
+
+
+def rows_array(values, block=64):
+    """np.array(values), made `block` rows at a time when values is a longer list; raises ValueError when ragged.
+
+    NumPy holds the GIL while it reads a nested list (a tenth of a second
+    for 1,000 rows of 784), which would keep the event loop's thread from
+    answering anyone meanwhile; between blocks other threads get their turn.
+    """
+    if not isinstance(values, list) or len(values) <= block:
+        return np.array(values)
+    return np.concatenate([np.array(values[i:i + block]) for i in range(0, len(values), block)])
+
+
+def out_of_range(value):
+    """What is wrong with one number of a request, as JSON writes it: 'NaN, not a number', '1e+39, past float32', ..."""
+    value = value.item()
+    if value != value:
+        return "NaN, not a number"
+    if abs(value) == float("inf"):
+        return f"{'-' if value < 0 else ''}Infinity, not a finite number"
+    if abs(value) > float(np.finfo(np.float32).max):
+        return f"{value}, past float32's range"
+    return f"{value}, outside [0, 1]"
+
+
+def named_input(values):
+    """The `images` entry of a dict of named inputs; raises BoardError 400 for another name or more names."""
+    if set(values) != {INPUT_KEY}:
+        raise BoardError(400, f"input names {sorted(values)}: this signature takes one input, \"{INPUT_KEY}\"")
+    return values[INPUT_KEY]
+
+
+def json_kind(array):
+    """What a JSON array holds, as a message says it: strings, booleans, objects or mixed values."""
+    return {"U": "strings", "b": "booleans"}.get(array.dtype.kind, "objects or mixed values")
+
+
+def predict_answer(model, images, layout):
+    """TF Serving's answer to a predict request: {"predictions": [...]} (row) or {"outputs": {...}} (columnar)."""
+    probabilities = model.predictor.predict(images)
+    classes = np.argmax(probabilities, axis=1)
+    if layout == "row":
+        return {"predictions": [{PROBABILITIES_KEY: p.tolist(), CLASSES_KEY: int(c)}
+                                for p, c in zip(probabilities, classes)]}
+    return {"outputs": {PROBABILITIES_KEY: probabilities.tolist(), CLASSES_KEY: classes.tolist()}}
+
+
+def version_status(model):
+    """TF Serving's answer to GET /v1/models/<name>: one version, AVAILABLE."""
+    return {"model_version_status": [{"version": str(model.version), "state": "AVAILABLE",
+                                      "status": {"error_code": "OK", "error_message": ""}}]}
+
+
+def tensor_info(name, dtype, dims):
+    """One tensor of a signature as TF Serving's metadata writes it."""
+    return {"dtype": dtype, "tensor_shape": {"dim": [{"size": str(d), "name": ""} for d in dims],
+                                             "unknown_rank": False}, "name": name}
+
+
+def metadata(model):
+    """TF Serving's answer to GET /v1/models/<name>/metadata: the serving_default signature of the export."""
+    signature = {"inputs": {INPUT_KEY: tensor_info(f"{INPUT_KEY}:0", "DT_FLOAT", [-1, IMAGE_PIXELS])},
+                 "outputs": {PROBABILITIES_KEY: tensor_info(f"{PROBABILITIES_KEY}:0", "DT_FLOAT", [-1, 10]),
+                             CLASSES_KEY: tensor_info(f"{CLASSES_KEY}:0", "DT_INT64", [-1])},
+                 "method_name": "tensorflow/serving/predict"}
+    return {"model_spec": {"name": model.name, "signature_name": "", "version": str(model.version)},
+            "metadata": {"signature_def": {"signature_def": {SIGNATURE_KEY: signature}}}}

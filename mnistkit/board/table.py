@@ -1,0 +1,329 @@
+"""The board's route table: each route declared once, and one ASGI app that gives every route the same handling.
+
+A Route declares what differs between routes: its methods, its path, its
+body limit, where its handler runs (a worker thread, or the event loop for
+a handler that only reads memory) and whether it takes JSON. Everything
+else is Board's, the same for every route, in this order (the model:
+Jupyter's base handler, which checks Host and Origin before any handler
+runs, and TF Serving's REST handler, one table of path patterns whose every
+error has the same JSON form):
+
+  1. the guard (guard.Access): a foreign Host, or another site's page
+     sending anything but GET or HEAD, is refused with 403; an allowed
+     site's CORS preflight gets 204 with the methods the path's routes take;
+  2. the path: no route's pattern matches, 404; no route of the path takes
+     the method, 405 with an Allow header;
+  3. the body, read no further than the route's limit: past it, 413;
+  4. on a worker thread (THREAD) or on the event loop (LOOP): the body
+     parsed when the route takes JSON (not JSON: 400), then the handler;
+  5. the answer: a dict or list is JSON with 200, a Reply is sent as it
+     says, a BoardError is {"error": its line} with its status, and any
+     other exception a one-line JSON 500 and one line on stderr, no
+     traceback.
+A handler is handler(call) -> answer, with `call` a Call: the request's
+method, path, params, query, headers, body and parsed JSON, and what the
+board serves (the model answering now, read once per request). Handlers
+never see the ASGI scope, build an error's JSON or import Starlette.
+"""
+import asyncio
+import dataclasses
+import json
+import queue
+import re
+import sys
+import threading
+import urllib.parse
+
+from .guard import CORS_HEADERS
+
+MAX_BODY = 32 * 1024 * 1024  # bytes of a request body: a phone's photo, even as PNG, fits; more is refused with 413
+THREAD, LOOP = "thread", "loop"  # where a handler runs: a worker thread (files, a model run) or the event loop
+JSON = "json"  # what a route takes: its body parsed as JSON (Call.json)
+ANY = "GET HEAD POST PUT PATCH DELETE OPTIONS"  # every method: a route that answers each one itself
+METHODS = tuple(ANY.split())  # the order methods are listed in (Allow, Access-Control-Allow-Methods)
+LARGE_JSON = 64 * 1024  # bytes of JSON past which floats are parsed through number_of (see parse_json)
+WORKERS = 40  # worker threads at most; more handlers wait for one
+SEGMENT = re.compile(r"<(\w+)>")  # a path's named part: /board/kept/<name>
+
+
+class BoardError(Exception):
+    """A request answered {"error": message} with HTTP `status` (and `headers`, e.g. 405's Allow): 400 bad request,
+    404 not found, 405 method not allowed, 409 conflict (a learn running, a model folder gone), 413 too large,
+    500 a folder the board cannot read or write."""
+
+    def __init__(self, status, message, headers=None):
+        super().__init__(message)
+        self.status, self.headers = status, headers
+
+
+@dataclasses.dataclass(frozen=True)
+class Route:
+    """One entry of the table: `methods` (space-separated, GET also answers HEAD), `path` as the docs write it
+    (/board/kept/<name>: <name> is one path segment, Call.params["name"]), and:
+
+    handler: handler(call) -> a dict or list (JSON, 200) or a Reply; raises
+      BoardError for an answer other than 200.
+    body: the bytes of body it takes at most (0: none); a larger one is 413.
+    runs: THREAD (the default: the handler may block) or LOOP (it only reads
+      memory: no file, no model run, no lock held for long).
+    takes: JSON when the body is parsed as JSON into Call.json (with `form`,
+      what it should be, in the message for a body that is not JSON), or None.
+    pattern: a compiled regular expression matched instead of `path`, with
+      its groups as params (TF Serving's paths); None: made from `path`.
+    """
+    methods: str
+    path: str
+    handler: object
+    body: int = 0
+    runs: str = THREAD
+    takes: str = None
+    form: str = ""
+    pattern: re.Pattern = None
+
+    def __post_init__(self):
+        if self.pattern is None:
+            parts = SEGMENT.split(self.path)  # text, name, text, name, ...
+            regex = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>[^/]+)" for i, part in enumerate(parts))
+            object.__setattr__(self, "pattern", re.compile(regex))
+        if self.runs not in (THREAD, LOOP) or self.takes not in (None, JSON) or self.body < 0:
+            raise ValueError(f"route {self.methods} {self.path}: runs is THREAD or LOOP, takes JSON or None, "
+                             f"body >= 0")
+
+    def allows(self, method):
+        """Whether this route answers `method` (HEAD where it answers GET)."""
+        listed = self.methods.split()
+        return method in listed or (method == "HEAD" and "GET" in listed)
+
+
+@dataclasses.dataclass
+class Reply:
+    """An answer other than a JSON 200: `content` (bytes, sent with `media_type`; anything else: JSON), its status
+    and headers."""
+    content: object
+    status: int = 200
+    media_type: str = None
+    headers: dict = None
+
+
+class Call:
+    """One request as a handler sees it.
+
+    method, path (str); params: the path's named parts; query: the query
+    string's values, the first of each name; headers: lower-case names ->
+    str; body: bytes (b"" for a route that takes none); json: the parsed
+    body (routes that take JSON), else None; served: what the board
+    serves (app.Served); model: the Model answering this request, read once
+    (model.current), so a request is answered by one model to its end.
+    """
+
+    def __init__(self, method, path, params, query, headers, served):
+        self.method, self.path, self.params, self.query, self.headers = method, path, params, query, headers
+        self.served, self.body, self.json = served, b"", None
+        self.model = served.model.current if served is not None else None
+
+    @property
+    def kept(self):
+        """The served keep.KeptDigits store; BoardError 404 when the board keeps no digits."""
+        return self._part("kept", "this server keeps no digits (start it with mnist_app.py --serve)")
+
+    @property
+    def learning(self):
+        """The served teach.Learning; BoardError 404 when the board does not learn."""
+        return self._part("learning", "this server does not learn (start it with mnist_app.py --serve)")
+
+    def _part(self, name, missing):
+        part = getattr(self.served, name, None)
+        if part is None:
+            raise BoardError(404, f"{self.method} {self.path}: {missing}")
+        return part
+
+
+def number_of(text):
+    """float(text), for json.loads(parse_float=): a Python call, at which the GIL passes to a thread waiting for it."""
+    return float(text)
+
+
+def parse_json(data, form=""):
+    """The JSON value of a request body (bytes); BoardError 400 (one line, with `form` when given) when not JSON.
+
+    A body past LARGE_JSON has its floats parsed by number_of, a Python
+    function: json's C parser holds the GIL for its whole run (about half a
+    second for 8 MB), and the event loop's thread would wait that long to
+    answer anyone.
+    """
+    try:
+        return json.loads(data, parse_float=None if len(data) <= LARGE_JSON else number_of)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
+        line = " ".join(str(e).split())[:200]
+        raise BoardError(400, f"JSON Parse error: the body is not JSON ({line})" + (f"; send {form}" if form else "")
+                         ) from None
+
+
+class Workers:
+    """Daemon threads that run handlers off the event loop: at most `most` at once, the others wait their turn.
+
+    Daemon threads, not asyncio's executor nor anyio's: a handler still
+    running when the server stops (a model run cut by the shutdown grace)
+    must not keep the process from ending, and neither pool lets go of its
+    threads then.
+    """
+
+    def __init__(self, most=WORKERS):
+        self.most, self.jobs, self.lock, self.threads, self.idle = most, queue.SimpleQueue(), threading.Lock(), 0, 0
+
+    async def run(self, function, *args):
+        """function(*args)'s value, computed on a worker thread while the event loop goes on."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        with self.lock:
+            if self.idle <= 0 and self.threads < self.most:
+                self.threads += 1  # a new thread for this job
+                threading.Thread(target=self.work, name="board-worker", daemon=True).start()
+            else:
+                self.idle -= 1  # an idle thread takes it; below 0: it waits for the next thread that is done
+        self.jobs.put((loop, future, function, args))
+        return await future
+
+    def work(self):
+        while True:
+            loop, future, function, args = self.jobs.get()
+            try:
+                result, error = function(*args), None
+            except BaseException as e:  # noqa: BLE001  (handed to the awaiting request, which answers it)
+                result, error = None, e
+            with self.lock:
+                self.idle += 1
+            try:
+                loop.call_soon_threadsafe(settle, future, result, error)
+            except RuntimeError:  # the event loop has closed: the server stopped meanwhile
+                pass
+
+
+def settle(future, result, error):
+    """Give a worker's result or error to its future, unless the request awaiting it was cancelled."""
+    if not future.cancelled():
+        future.set_exception(error) if error is not None else future.set_result(result)
+
+
+class TooLarge(Exception):
+    """A body past its route's limit (read_body), answered 413."""
+
+
+class Board:
+    """The ASGI app of a route table: routes (Route, in order: the first whose pattern and method match answers),
+    served (what the handlers serve: app.Served), access (guard.Access). See the module's docstring."""
+
+    def __init__(self, routes, served, access):
+        from starlette.responses import JSONResponse, Response  # here: --help imports this module too
+        self.routes, self.served, self.access = tuple(routes), served, access
+        self.json_response, self.response, self.workers = JSONResponse, Response, Workers()
+
+    def matching(self, path):
+        """[(route, params)] of the routes whose pattern matches `path`, in table order."""
+        found = ((route, route.pattern.fullmatch(path)) for route in self.routes)
+        return [(route, match.groupdict()) for route, match in found if match]
+
+    def methods(self, matched):
+        """The methods the matched routes list, and OPTIONS, in METHODS' order (a preflight's and a 405's list)."""
+        listed = {m for route, _ in matched for m in route.methods.split()} | {"OPTIONS"}
+        return ", ".join(m for m in METHODS if m in listed)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        method, path, scheme = scope["method"], scope["path"], scope.get("scheme", "http")
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        extra = {}
+        try:
+            refused = self.access.refusal(method, headers, scheme, scope.get("server"))
+            if refused is not None:
+                raise BoardError(403, refused)
+            cors = self.access.cors_origin(headers, scheme)
+            extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
+            reply = await self.answer(scope, receive, method, path, headers, cors)
+        except BoardError as e:
+            reply = error_reply(e.status, str(e), e.headers)
+        except Disconnected:  # the client left while sending its body: nobody to answer
+            return
+        except Exception as e:  # noqa: BLE001  (any: a server answers, it does not die or print a traceback)
+            line = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+            print(f"error: {method} {path}: {line}", file=sys.stderr, flush=True)
+            reply = error_reply(500, f"{method} {path}: internal error ({line})")
+        await self.send(reply, extra, scope, receive, send)
+
+    async def answer(self, scope, receive, method, path, headers, cors):
+        """The Reply or data of a request that passed the guard (steps 2 to 4 of the module's docstring)."""
+        matched = self.matching(path)
+        if not matched:
+            raise BoardError(404, f"{method} {path}: not found")
+        if cors is not None and method == "OPTIONS" and "access-control-request-method" in headers:
+            private = {"Access-Control-Allow-Private-Network": "true"} if (  # Chrome: a public site's page, a
+                "access-control-request-private-network" in headers) else {}  # local server
+            return Reply(b"", 204, None, {**CORS_HEADERS, **private, "Access-Control-Allow-Methods": self.methods(matched)})
+        route, params = next(((r, p) for r, p in matched if r.allows(method)), (None, None))
+        if route is None:
+            raise BoardError(405, f"{method} {path}: not allowed", {"Allow": self.methods(matched)})
+        query = {k: v[0] for k, v in urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
+        call = Call(method, path, params, query, headers, self.served)
+        call.body = await read_body(receive, headers, route, f"{method} {path}")
+        if route.runs == LOOP:
+            return handled(route, call)
+        return await self.workers.run(handled, route, call)
+
+    async def send(self, reply, extra, scope, receive, send):
+        if not isinstance(reply, Reply):
+            reply = Reply(reply)
+        headers = {**(reply.headers or {}), **extra}
+        if not isinstance(reply.content, bytes):
+            response = self.json_response(reply.content, status_code=reply.status, headers=headers)
+        else:
+            response = self.response(reply.content, status_code=reply.status, media_type=reply.media_type,
+                                     headers=headers)
+        await response(scope, receive, send)
+
+
+class Disconnected(Exception):
+    """The client went away before its request's body arrived."""
+
+
+def error_reply(status, message, headers=None):
+    """The one form of every error: {"error": message} with `status`."""
+    return Reply({"error": message}, status, None, headers)
+
+
+def handled(route, call):
+    """route.handler(call), after parsing the body when the route takes JSON; runs where the route says."""
+    if route.takes == JSON:
+        call.json = parse_json(call.body, route.form)
+    return route.handler(call)
+
+
+async def read_body(receive, headers, route, said):
+    """The request's body (bytes), read no further than route.body; BoardError 413 past it, named by `said`.
+
+    A Content-Length over the limit is refused before anything is read; a
+    chunked body as soon as its chunks pass the limit. Raises Disconnected
+    when the client goes away meanwhile.
+    """
+    declared = headers.get("content-length", "")
+    if declared.isdecimal() and int(declared) > route.body:
+        raise too_large(route, said, int(declared))
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Disconnected()
+        chunk, more = message.get("body", b""), message.get("more_body", False)
+        size += len(chunk)
+        if size > route.body:
+            raise too_large(route, said)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def too_large(route, said, size=None):
+    """The 413 BoardError of a body past route.body (size: its declared bytes, when it declared them)."""
+    if route.body == 0:
+        return BoardError(413, f"{said} takes no request body" + (f" ({size:,} bytes sent)" if size else ""))
+    return BoardError(413, f"request body{'' if size is None else f' of {size:,} bytes'} is over this server's "
+                           f"limit of {route.body:,} bytes")

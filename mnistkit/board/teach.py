@@ -1,0 +1,237 @@
+"""Teaching the board: the routes that keep corrected digits (keep.KeptDigits) and learn from them (mnistkit.learn).
+
+- POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count", "entries"}
+- GET    /board/kept          {"count", "entries": [{"name", "digit"}, ...]}
+- GET    /board/kept/<name>   the kept 28x28 JPG (only names the store lists)
+- DELETE /board/kept/<name>   removes it -> {"count", "entries"}
+- GET    /board/learn         Learning.status(): state, line, step, steps, folder
+- POST   /board/learn         starts a learn on the served checkpoint's folder -> 202 and the status
+Errors (table.BoardError): 400 a bad request, 404 a name not kept, 409 a
+learn running or no checkpoint folder to learn into, 500 a keep folder
+that cannot be written or read (DataError's line).
+
+A learn runs on a thread of its own, its scripts in processes
+(mnistkit.learn). Its stages: "idle" before the first; "running" (the
+kept digits turned into TFRecords, the trainer's steps, the promote into
+the model folder, then the Follower's swap to the learned checkpoint);
+"done" once the board answers with it; "failed" with the error's line,
+the model folder as it was and the board answering on.
+"""
+import base64
+import binascii
+import json
+import os
+import re
+import threading
+
+import numpy as np
+
+from .. import checkpoints, learn, records
+from ..errors import DataError
+from ..keep import NotKept
+from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
+from .model import POLL_SECS
+from .page import picture_name
+from .table import BoardError, Reply
+
+KEEP_KEYS = ("digit", "input", "original", "name")
+KEEP_FORM = '{"digit": 0-9, "input": [784 ints 0-255]} and/or "original": the picture in base64, "name": its file name'
+TRAINER_STEP = re.compile(r"After (\d+) training step")  # mnist_backward.py's loss line, as the course prints it
+
+
+def keep_digit(call):
+    """POST /board/keep: one digit kept (keep_request's form), prepared again from its original when it comes
+    without its input; the store's listing with the entry kept."""
+    digit, pixels, original, name = keep_request(call.json)
+    if pixels is None:
+        pixels = prepared(call.model.prepare, original, name)
+    kept, digit = store_call(call.kept.keep, pixels, digit, original, name)
+    return {"kept": {"name": kept, "digit": digit}, **listing(call.kept)}
+
+
+def kept_list(call):
+    """GET /board/kept: the store's listing."""
+    return listing(call.kept)
+
+
+def kept_jpg(call):
+    """GET /board/kept/<name>: the kept JPG's bytes."""
+    return Reply(store_call(call.kept.jpg, call.params["name"]), media_type="image/jpeg",
+                 headers={"Cache-Control": "no-cache"})
+
+
+def kept_remove(call):
+    """DELETE /board/kept/<name>: the digit removed; the store's listing."""
+    store_call(call.kept.remove, call.params["name"])
+    return listing(call.kept)
+
+
+def learn_status(call):
+    """GET /board/learn: Learning.status()."""
+    return call.learning.status()
+
+
+def learn_start(call):
+    """POST /board/learn: a learn started on the served model's checkpoint folder: 202 and the status."""
+    return Reply(call.learning.start(call.model), status=202)
+
+
+def store_call(work, *args):
+    """work(*args), a keep store's call, with its refusals as BoardErrors: 400 (ValueError), 404 (NotKept), 500
+    (DataError: a folder it cannot use)."""
+    try:
+        return work(*args)
+    except ValueError as e:
+        raise BoardError(400, str(e)) from None
+    except NotKept as e:
+        raise BoardError(404, f"no kept digit {e.args[0]!r}; GET /board/kept lists them") from None
+    except DataError as e:
+        raise BoardError(500, str(e)) from None
+
+
+def listing(store):
+    """{"count": n, "entries": [{"name", "digit"}, ...]}: the store's digits in label-file order."""
+    entries = [{"name": name, "digit": digit} for name, digit in store_call(store.entries)]
+    return {"count": len(entries), "entries": entries}
+
+
+def keep_request(request):
+    """(digit int, pixels uint8 [28, 28] or None, original bytes or None, name str) of a POST /board/keep body.
+
+    request: the parsed JSON of KEEP_FORM; "input" is the prepared input
+    /board/predict answered, row by row; without it the original is
+    prepared again on the server. Raises BoardError 400 (one line) for
+    anything else.
+    """
+    if not isinstance(request, dict) or set(request) - set(KEEP_KEYS):
+        raise BoardError(400, f"send a JSON object with only {', '.join(KEEP_KEYS)}: {KEEP_FORM}")
+    digit, values, original, name = (request.get(key) for key in KEEP_KEYS)
+    if type(digit) is not int or not 0 <= digit < NUM_CLASSES:
+        raise BoardError(400, f'"digit" must be an integer 0-9, not {json.dumps(digit)[:20]}')
+    pixels = None
+    if values is not None:
+        if not (isinstance(values, list) and len(values) == IMAGE_PIXELS
+                and all(type(v) is int and 0 <= v <= 255 for v in values)):
+            raise BoardError(400, f'"input" must be {IMAGE_PIXELS} integers 0-255, the {IMAGE_SIZE}x{IMAGE_SIZE} '
+                                  "input /board/predict answered, row by row")
+        pixels = np.array(values, np.uint8).reshape(IMAGE_SIZE, IMAGE_SIZE)
+    if original is not None:
+        try:
+            original = base64.b64decode(original, validate=True) if isinstance(original, str) else b""
+        except (binascii.Error, ValueError):
+            original = b""
+        if not original:
+            raise BoardError(400, '"original" must be the picture\'s bytes in base64')
+    if pixels is None and original is None:
+        raise BoardError(400, 'send "input" (the prepared input), "original" (the picture in base64), or both')
+    if name is not None and not isinstance(name, str):
+        raise BoardError(400, '"name" must be the picture\'s file name (a string)')
+    return digit, pixels, original, picture_name(name)
+
+
+def prepared(prepare, original, name):
+    """prepare(original, name) of the picture's bytes `original`: uint8 [28, 28], read from memory.
+
+    Raises BoardError 400 with prepare's DataError (which names the picture `name`).
+    """
+    try:
+        return prepare(original, name)
+    except DataError as e:
+        raise BoardError(400, str(e)) from None
+
+
+class Learning:
+    """The page's "Learn from my digits": one mnistkit.learn run at a time, on a thread, its scripts in processes.
+
+    kept: the keep.KeptDigits store whose digits are learned; follower:
+    the model.Follower of the served folder (None: nothing follows it);
+    steps, share, data_dir: mnist_learn.py's --steps, --share and
+    --data-dir. The learned checkpoint is promoted into the model folder,
+    where the Follower finds it and the board answers with it; until then
+    the board answers with the model it has. status() is what GET
+    /board/learn answers: state ("idle", "running", "done", "failed"),
+    line (the last line printed), step (the trainer's last reported
+    global_step, or None), steps (the target), folder. `thread`: the last
+    learn's thread, or None.
+    """
+
+    def __init__(self, kept, follower=None, steps=learn.DEFAULT_STEPS, share=records.MIX_SHARE,
+                 data_dir=records.DATA_DIR):
+        self.kept, self.follower, self.steps, self.share, self.data_dir = kept, follower, steps, share, data_dir
+        self.lock, self.thread = threading.Lock(), None
+        self.state = {"state": "idle", "line": "", "step": None, "steps": None, "folder": None}
+
+    def status(self):
+        with self.lock:
+            return dict(self.state)
+
+    def start(self, model):
+        """Start learning into the checkpoint folder of `model` (a model.Model); returns the status. BoardError 409
+        when one runs or there is no checkpoint folder to learn into (an export without its record's folder, a
+        served folder gone), 400 when nothing is kept."""
+        folder = learn_folder(model)
+        count = store_call(self.kept.count)
+        if not count:
+            raise BoardError(400, f"{self.kept.folder}: no kept digits yet; keep some with the digit buttons first")
+        with self.lock:
+            if self.state["state"] == "running":
+                raise BoardError(409, f"a learn is running on {self.state['folder']}; wait until it ends")
+            start = checkpoints.step_of(newest_in(folder))
+            self.state = {"state": "running", "line": f"learning from {count} kept digits into {folder}",
+                          "step": start, "steps": start + self.steps, "folder": folder}
+            self.thread = threading.Thread(target=self.run, args=(folder, model), name="learn", daemon=True)
+        self.thread.start()
+        return self.status()
+
+    def run(self, folder, model):
+        """Learn into `folder`; "done" once the Follower answers with the learned checkpoint (model: the Model the
+        learn started on), or after TAKEN_SECS; "failed" with the error's line."""
+        try:
+            learned = learn.learn(folder, self.kept.folder, self.steps, self.data_dir, self.share, out=self.said)
+            step = checkpoints.step_of(learned)
+            with self.lock:
+                self.state["step"] = step
+            if model.form == "checkpoint" and self.follower is not None:  # an export's folder is not followed
+                self.follower.wait_until(lambda answering: answering.global_step == step, TAKEN_SECS)
+            ended = "done"
+        except (DataError, OSError, KeyboardInterrupt) as e:
+            self.said(f"error: {e}")
+            ended = "failed"
+        with self.lock:
+            self.state["state"] = ended
+
+    def said(self, line):
+        """One line of the learn's output: the page shows the last; a trainer's step line moves `step`."""
+        found = TRAINER_STEP.search(line)
+        with self.lock:
+            self.state["line"] = line
+            if found:
+                self.state["step"] = int(found.group(1))
+
+
+TAKEN_SECS = 5 * POLL_SECS  # how long a finished learn waits for the Follower to serve its checkpoint
+
+
+def learn_folder(model):
+    """The checkpoint folder a learn on `model` (a model.Model) trains: a checkpoint's own folder; an export's,
+    named by its export record, when that folder still holds checkpoints. BoardError 409 otherwise."""
+    if model.form == "checkpoint":
+        return os.path.dirname(str(model.predictor.source)) or "."
+    record = getattr(model.predictor, "record", None) or {}
+    folder = os.path.dirname(str(record.get("checkpoint", "")))
+    if folder and checkpoints.latest(folder) is not None:
+        return folder
+    raise BoardError(409, f"{model.predictor.source}: learning needs the checkpoint folder this export came from"
+                          + (f" ({folder} holds no checkpoint)" if folder else "") +
+                          "; serve that folder (mnist_app.py --serve --model-dir FOLDER) and learn there")
+
+
+def newest_in(folder):
+    """The newest checkpoint's prefix in the served folder; BoardError 409 naming the folder when it is gone or
+    holds none any more (moved or deleted while the board served it)."""
+    newest = checkpoints.latest(folder)
+    if newest is None:
+        gone = "is gone" if not os.path.isdir(folder) else "holds no checkpoint any more"
+        raise BoardError(409, f"{folder}: the model folder the board serves {gone}; put it back, or serve another "
+                              "(mnist_app.py --serve --model-dir FOLDER)")
+    return newest
