@@ -21,7 +21,7 @@ from test_board import ADDRESS, START_TIMEOUT, Server, request
 LOWERED = ("import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, ({limit}, "
            "resource.getrlimit(resource.RLIMIT_NOFILE)[1])); sys.path.insert(0, {root!r}); "
            "import mnist_app; sys.exit(mnist_app.main(sys.argv[1:]))")
-STALLED_UPLOAD = b"POST /board/predict HTTP/1.1\r\nHost: board\r\nContent-Length: 1000000\r\n\r\nsome bytes"
+STALLED_UPLOAD = b"POST /board/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000\r\n\r\nsome bytes"
 TFLITE = os.path.join("export", "mnist.tflite")
 
 
@@ -139,6 +139,87 @@ def test_a_connection_past_the_ceiling_closes_the_oldest_waiting_one_or_is_refus
     assert room.warned
 
 
+@pytest.mark.quick
+def test_the_ceiling_is_the_open_file_limit_less_the_reserve_and_at_least_half_of_it():
+    assert listener.Room(soft=256).ceiling == 256 - listener.RESERVE == 192
+    assert listener.Room(soft=100).ceiling == 50  # 100 - RESERVE would leave 36
+    assert listener.Room(soft=10 ** 6).ceiling == listener.MAX_CONNECTIONS
+
+
+@pytest.mark.quick
+def test_a_connection_whose_descriptor_reaches_the_ceiling_is_past_it():
+    room = listener.Room()
+    with listener.Listener.of(listener.bind("127.0.0.1", 0), room) as listening:
+        for past in (False, True):
+            with socket.create_connection(listening.getsockname(), timeout=60) as client:
+                free = os.dup(client.fileno())  # the lowest free descriptor: the one the next accept takes
+                os.close(free)
+                room.ceiling = free if past else free + 1
+                if past:  # nobody waits to be closed: refused with 503
+                    with pytest.raises(BlockingIOError):
+                        listening.accept()
+                    assert client.recv(1000).startswith(b"HTTP/1.1 503 ")
+                else:
+                    accepted, _ = listening.accept()
+                    assert accepted.fileno() == free and not room.warned
+                    accepted.close()
+    assert room.warned
+
+
+HELD = r"""
+import sys, threading
+sys.path.insert(0, {root!r})
+import numpy as np
+from mnistkit import cli
+from mnistkit.board import app, model, table
+from mnistkit.networks import MLP
+
+class Held:
+    network, source = MLP, "held/mnist_model-1"
+
+    def predict(self, rows):
+        print("predicting", len(rows), flush=True)
+        threading.Event().wait()  # never answers: the grace must cut it
+
+big = table.Route("GET", "/big", lambda call: table.Reply(b"x" * {big}, media_type="text/plain"), runs=table.LOOP)
+served = app.Served(model.Model(Held(), None))
+sys.exit(cli.exit_status(lambda: app.serve(served, port=0, grace={grace}, routes=app.ROUTES + (big,))))
+"""
+
+
+def test_the_grace_cuts_a_large_predict_in_flight_and_an_answer_nobody_reads(tmp_path):
+    """A server whose predictions never end and a client that reads none of a 64 MB answer: one SIGTERM ends it
+    within its short grace, and its last line says what was cut. (Before: close() waited for the unread answer and
+    the abort was never scheduled; a thread's predict kept the process.)"""
+    grace = 0.2
+    code = HELD.format(root=ROOT, big=64 * 2 ** 20, grace=grace)
+    process = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        url = ADDRESS.search(process.stdout.readline()).group(1)
+        rows = ",".join(["[" + ",".join(["0.5"] * 784) + "]"] * 2000)
+        predict = socket.create_connection(host_port(url), timeout=60)
+        body = ('{"instances": [%s]}' % rows).encode()  # about 3 MB
+        predict.sendall(b"POST /v1/models/mnist:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n"
+                        b"\r\n" % len(body) + body)
+        assert process.stdout.readline() == "predicting 2000\n"  # parsed; in the model now, for ever
+        unread = socket.socket()
+        unread.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a client that takes a little, then nothing
+        unread.connect(host_port(url))
+        unread.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert select.select([unread], [], [], 60)[0]  # the answer has begun: the rest waits in the server
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)  # TimeoutExpired: the server stayed up
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signal.SIGTERM and "Traceback" not in err, err
+    assert err.strip().splitlines() == [f"SIGTERM: stopped: 2 requests still running were cut after {grace:g} s"]
+    predict.close()
+    unread.close()
+
+
 @pytest.mark.parametrize("signals", [[signal.SIGTERM], [signal.SIGINT, signal.SIGINT]], ids=["sigterm", "ctrl-c-twice"])
 def test_a_stalled_upload_does_not_keep_the_server_up(exported_workdir, signals):
     server = Server(exported_workdir, "--model-dir", TFLITE)
@@ -161,7 +242,8 @@ def test_a_stalled_upload_does_not_keep_the_server_up(exported_workdir, signals)
     # came as the server was already ending (a loaded machine), by the signal itself (-N; a shell says 128 + N).
     allowed = (128 + signals[-1],) if len(signals) == 1 else (128 + signals[-1], -signals[-1])
     assert status in allowed and "Traceback" not in err, err
-    assert err.strip().splitlines()[-1] == f"{signal.Signals(signals[-1]).name}: stopped" and took < 60
+    cut = f": 1 request still running was cut after {listener.SHUTDOWN_GRACE:g} s" if len(signals) == 1 else ""
+    assert err.strip().splitlines()[-1] == f"{signal.Signals(signals[-1]).name}: stopped{cut}" and took < 60
 
 
 @pytest.mark.quick

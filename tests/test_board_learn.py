@@ -4,15 +4,18 @@ checkpoint folder while the board keeps answering, and the board then answers wi
 A real server (`mnist_app.py --serve`, test_board.Server) on a copy of the trained model; the kept digits are kept
 through the page's own endpoint. Refusals: another origin, nothing kept, an export without its checkpoint folder.
 """
+import json
 import os
 import time
 
 import numpy as np
 import pytest
 
+from conftest import tree_digests
 from test_board import Server, request
-from mnistkit import learn
-from mnistkit.board import table, teach
+from test_board_routes import Asked, Stand
+from mnistkit import keep, learn
+from mnistkit.board import app, model, table, teach
 
 LEARN_TIMEOUT = 300  # seconds for a learn of learn.DEFAULT_STEPS steps on 2 loaded cores, and the board to switch
 
@@ -84,3 +87,43 @@ def test_an_export_learns_into_the_folder_its_record_names_or_says_what_is_neede
     model.predictor = Export(None)
     with pytest.raises(table.BoardError, match="--model-dir FOLDER"):
         teach.learn_folder(model)
+
+
+def board_on(model_dir, tmp_path):
+    """(the board's app, its Served) for a stand-in model served from model_dir, one digit kept in tmp_path."""
+    stand = Stand()
+    stand.source = os.path.join(str(model_dir), "mnist_model-2000")
+    kept = keep.KeptDigits(str(tmp_path / "my_digits"))
+    kept.keep(np.array(kept_input(0), np.uint8).reshape(28, 28), 8)
+    served = app.Served(model.Model(stand, None), None, kept, teach.Learning(kept))
+    return app.create_app(served), served
+
+
+@pytest.mark.quick
+def test_a_learn_after_the_served_folder_was_deleted_says_so_in_one_line(tmp_path):
+    board, _ = board_on(tmp_path / "model", tmp_path)  # never made: as if deleted while served
+    refused = Asked(board, "POST", "/board/learn")
+    assert refused.status == 409
+    assert refused.error() == (f"{tmp_path / 'model'}: the model folder the board serves is gone; put it back, or "
+                               "serve another (mnist_app.py --serve --model-dir FOLDER)")
+    (tmp_path / "model").mkdir()  # there again, empty
+    assert "holds no checkpoint any more" in Asked(board, "POST", "/board/learn").error()
+    assert Asked(board, "GET", "/board/learn").body.startswith(b'{"state":"idle"')
+
+
+def test_a_learn_that_fails_in_the_boards_thread_says_failed_and_the_board_goes_on(trained_copy, tmp_path):
+    model_dir = trained_copy / "model"
+    before = tree_digests(model_dir)
+    board, served = board_on(model_dir, tmp_path)
+    (name, _), = served.kept.entries()
+    (tmp_path / "my_digits" / name).write_bytes(b"not a JPG")  # damaged after it was kept
+    started = Asked(board, "POST", "/board/learn")
+    assert started.status == 202 and b'"state":"running"' in started.body
+    served.learning.thread.join(LEARN_TIMEOUT)
+    status = json.loads(Asked(board, "GET", "/board/learn").body)
+    assert status["state"] == "failed", status
+    assert status["line"] == (f"error: mnist_generateds.py exited with status 1 ({tmp_path / 'my_digits' / name}: "
+                              f"not an image file); the kept digits were not turned into TFRecords; {model_dir} is "
+                              "unchanged")
+    assert Asked(board, "GET", "/board/model").status == 200  # the board goes on
+    assert tree_digests(model_dir) == before  # and its folder is as it was, no lock left

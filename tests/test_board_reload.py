@@ -7,6 +7,7 @@ while the old model answers. Newer checkpoints are written in this process (writ
 folder, and moved in with os.replace, as a trainer's Saver renames its files into place. An answer in flight
 during a switch is checked with stand-in predictors (no server, no TensorFlow).
 """
+import io
 import os
 import shutil
 import threading
@@ -14,12 +15,14 @@ import time
 import types
 
 import numpy as np
+import pytest
 
 from conftest import copy_into
 from test_board import Server, request
 from test_board_guards import call
 from mnistkit import deployed
 from mnistkit.board import app, model
+from mnistkit.errors import DataError
 from mnistkit.places import INDEX_FILE, MODEL_NAME
 
 ZERO_ROW = [0.0] * 784
@@ -222,3 +225,51 @@ def test_an_answer_in_flight_during_a_switch_is_the_old_models_whole(tmp_path):
 def answers_model(step):
     """/board/model's answer for a Blocking at global_step `step` (its source left out)."""
     return {"name": "mnist", "network": "784-500-10", "global_step": step, "form": "checkpoint", "version": step}
+
+
+@pytest.mark.quick
+def test_a_refused_model_is_tried_again_after_the_retry_time_though_no_file_changed(tmp_path):
+    """As a checkpoint made unreadable (chmod 000) and readable again: its files' sizes and times stay, and it is
+    taken at the first poll RETRY_SECS after it was refused (of the follower's clock), said once meanwhile."""
+    served = tmp_path / "mnist.tflite"
+    served.write_bytes(b"first")
+    now, readable, lines, warned = [1000.0], [False], [], io.StringIO()
+
+    def load():
+        if not readable[0]:
+            raise DataError(f"{served}: cannot read it (Permission denied)")
+        return Blocking(2, 200, str(served))
+
+    answering = model.Model(Blocking(1, 100, str(served)), lambda data, name: None)
+    follower = model.Follower(answering, load, str(served), out=lines.append, err=warned, clock=lambda: now[0])
+    served.write_bytes(b"second")
+    os.utime(served, (time.time() - 10, time.time() - 10))  # written a while ago: settled
+    assert not follower.poll() and answering.current.global_step == 100  # refused
+    now[0] += model.RETRY_SECS
+    assert not follower.poll()  # tried again: still refused, not said again
+    readable[0] = True  # chmod back: no file changed
+    now[0] += model.RETRY_SECS - 1
+    assert not follower.poll() and answering.current.global_step == 100  # not due yet
+    now[0] += 1
+    assert follower.poll() and answering.current.global_step == 200
+    assert warned.getvalue() == (f"warning: {served}: cannot read it (Permission denied); still serving {served} "
+                                 "(global_step 100)\n")
+    assert lines == [f"now serving {served} (global_step 200)"]
+
+
+@pytest.mark.quick
+def test_a_learn_waits_for_the_followers_swap_not_for_a_clock(tmp_path):
+    served = tmp_path / "mnist.tflite"
+    served.write_bytes(b"first")
+    answering = model.Model(Blocking(1, 100, str(served)), lambda data, name: None)
+    follower = model.Follower(answering, lambda: Blocking(2, 300, str(served)), str(served), out=lambda line: None)
+    waited = []
+    waiting = threading.Thread(target=lambda: waited.append(
+        follower.wait_until(lambda current: current.global_step == 300, 600)), daemon=True)
+    waiting.start()
+    served.write_bytes(b"second")
+    os.utime(served, (time.time() - 10, time.time() - 10))
+    assert follower.poll()  # the swap wakes the learn's wait, long before its time-out
+    waiting.join(60)
+    assert waited == [True] and not waiting.is_alive()
+    assert not follower.wait_until(lambda current: current.global_step == 400, 0.01)

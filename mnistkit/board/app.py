@@ -107,11 +107,11 @@ def create_app(served, access=None, routes=ROUTES):
     return Board(routes, served, access or Access())
 
 
-def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.SHUTDOWN_GRACE):
+def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.SHUTDOWN_GRACE, routes=ROUTES):
     """Serve `served` (Served) at host:port until Ctrl-C or SIGTERM, then raise errors.Interrupted with the stop line.
 
     access: a guard.Access (--allow-host, --allow-origin); None:
-    Access(host). Prints the address (`http://127.0.0.1:8501/`) once the
+    Access(host); routes: create_app's. Prints the address (`http://127.0.0.1:8501/`) once the
     socket listens, and for --host 0.0.0.0 a second line with the addresses
     a phone on the network opens; a one-line warning first when host is not
     a loopback address. The Follower polls while it serves. Raises
@@ -124,7 +124,7 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     sock = listener.bind(host, port)
     if host not in listener.LOOPBACK:
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
-    app = create_app(served, access or Access(host))
+    app = create_app(served, access or Access(host), routes)
     here, network = listener.addresses(sock)
     model = served.model
     out(f"serving {model.name} ({model.predictor.network.label}, {model.form}: {model.predictor.source}) "
