@@ -24,7 +24,17 @@ fact in one place, reached from them through a few named calls:
   formats      a file named from its first bytes (HEIC, GZIP TFRecord, IDX, ...)
   export       the SavedModel and LiteRT files of mnist_export.py
   deployed     those files read back for the app
-  board        the drawing board and TF Serving's REST API (mnist_app.py --serve)
+  keep         the digits a user corrects on the board, kept in the course's JPG layout
+  learn        training on from the kept digits, in the course's scripts (mnist_learn.py; the board's learn)
+  listener     the board's socket and connections: a ceiling of descriptors, a bounded shutdown
+  board/       the drawing board and TF Serving's REST API (mnist_app.py --serve), a package:
+    app          its route table, what it serves and serve()
+    table        the one ASGI app every route goes through: guard, body limit, thread, error form
+    guard        the Host and Origin checks
+    page         the page's files and a picture's answer
+    serving      TF Serving's predict, status and metadata
+    teach        keeping digits and learning from them
+    model        the model that answers, and the Follower of the newest
 
 docs/design.md follows one image and one training step through them.
 """
