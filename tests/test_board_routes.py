@@ -159,7 +159,8 @@ def test_every_route_runs_where_it_says_and_a_handler_that_raises_is_one_line_50
     board, path = app.create_app(served, routes=with_handler(app.ROUTES, route, broken)), example_path(route)
     method = methods_of(route)[0]
     answer = Asked(board, method, path, valid_body(route))
-    assert answer.status == 500 and answer.error() == f"{method} {path}: internal error (RuntimeError: lost the weights)"
+    assert answer.status == 500
+    assert answer.error() == f"{method} {path}: internal error (RuntimeError: lost the weights)"
     assert capsys.readouterr().err == f"error: {method} {path}: RuntimeError: lost the weights\n"
     assert (ran[0] is threading.current_thread()) == (route.runs == table.LOOP)  # the event loop runs on this thread
 
@@ -199,6 +200,13 @@ def test_a_preflight_lists_the_methods_of_the_paths_routes(served):
     assert answer.headers["access-control-allow-origin"] == "http://localhost:3000"
     assert Asked(board, "OPTIONS", "/board/learn", headers=preflight).headers[
         "access-control-allow-methods"] == "GET, POST, OPTIONS"
+
+
+def test_head_is_answered_where_get_is_but_tf_servings_paths_keep_their_400(served):
+    board = app.create_app(served)
+    assert Asked(board, "HEAD", "/").status == Asked(board, "HEAD", "/board/model").status == 200
+    assert Asked(board, "GET", "/v1/models/mnist").status == 200
+    assert Asked(board, "HEAD", "/v1/models/mnist").error().startswith("Malformed request: HEAD /v1/models/mnist;")
 
 
 def test_a_picture_sent_with_an_encoded_windows_name_is_named_by_its_base_name(served):

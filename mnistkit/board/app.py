@@ -15,7 +15,7 @@ this list and docs/deploy.md's table against it):
   GET     /board.js                                      the page's script
   GET     /board.css                                     the page's style
   GET     /board/model                                   which model answers: network, global_step, form, source
-  POST    /board/predict                                 a picture's bytes (PNG, JPEG, ...) -> digit, probabilities, input
+  POST    /board/predict                                 a picture's bytes (PNG, JPEG, ...) -> digit, probabilities
   POST    /board/keep                                    a corrected digit kept (teach.py)
   GET     /board/kept                                    the kept digits
   GET     /board/kept/<name>                             one kept digit's JPG

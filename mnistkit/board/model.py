@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from .. import deployed, files
+from .. import checkpoints, deployed, files
 from ..errors import DataError
 from ..places import CHECKPOINT_FILE, INDEX_FILE
 
@@ -131,7 +131,6 @@ class Follower:
         elif model.form == "SavedModel":
             self.stamp_of, self.newest = self.version_files, lambda: deployed.newest_version(self.path)
         else:
-            from .. import checkpoints  # here: a .tflite is served without importing TensorFlow
             self.stamp_of, self.newest = self.checkpoint_files, lambda: checkpoints.latest(self.path)
         self.stamp = self.stamp_of()
         source = str(model.current.predictor.source)

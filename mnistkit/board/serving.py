@@ -45,9 +45,12 @@ def predict(call):
 def status(call):
     """GET /v1/models/<name>[/versions/<N>][/metadata]: the version status, or the metadata (the signature).
 
-    BoardError 400 for a path without a model's name or with a label, 404
-    for another model or version.
+    BoardError 400 for a path without a model's name or with a label, and
+    for HEAD (which the table lets every GET route answer, and TF Serving
+    calls malformed), 404 for another model or version.
     """
+    if call.method != "GET":
+        malformed(call)
     if call.params["name"] is None:
         raise BoardError(400, f"Missing model name in request: {call.method} {call.path}; this server serves "
                               f"/v1/models/{call.model.name}")

@@ -119,7 +119,7 @@ class Call:
     def __init__(self, method, path, params, query, headers, served):
         self.method, self.path, self.params, self.query, self.headers = method, path, params, query, headers
         self.served, self.body, self.json = served, b"", None
-        self.model = served.model.current if served is not None else None
+        self.model = served.model.current
 
     @property
     def kept(self):
@@ -205,10 +205,6 @@ def settle(future, result, error):
         future.set_exception(error) if error is not None else future.set_result(result)
 
 
-class TooLarge(Exception):
-    """A body past its route's limit (read_body), answered 413."""
-
-
 class Board:
     """The ASGI app of a route table: routes (Route, in order: the first whose pattern and method match answers),
     served (what the handlers serve: app.Served), access (guard.Access). See the module's docstring."""
@@ -259,7 +255,8 @@ class Board:
         if cors is not None and method == "OPTIONS" and "access-control-request-method" in headers:
             private = {"Access-Control-Allow-Private-Network": "true"} if (  # Chrome: a public site's page, a
                 "access-control-request-private-network" in headers) else {}  # local server
-            return Reply(b"", 204, None, {**CORS_HEADERS, **private, "Access-Control-Allow-Methods": self.methods(matched)})
+            return Reply(b"", 204, None, {**CORS_HEADERS, **private,
+                                          "Access-Control-Allow-Methods": self.methods(matched)})
         route, params = next(((r, p) for r, p in matched if r.allows(method)), (None, None))
         if route is None:
             raise BoardError(405, f"{method} {path}: not allowed", {"Allow": self.methods(matched)})
