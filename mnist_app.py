@@ -37,7 +37,7 @@ import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
-from mnistkit import checkpoints, cli, deployed, keep, pictures, places
+from mnistkit import checkpoints, cli, deployed, keep, learn, listener, pictures, places
 from mnistkit.board import app as board, guard
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
@@ -339,7 +339,11 @@ OPTIONS = cli.Options([
     Option("keep_dir", keep.DEFAULT_FOLDER, "--serve: where the page keeps the digits you correct, in the course's "
            "layout: FOLDER/*.jpg and FOLDER.txt (default: ./%(default)s; docs/teach.md)", type=cli.path,
            metavar="FOLDER"),
+    Option("shutdown_grace", listener.SHUTDOWN_GRACE, "--serve: seconds the requests under way get after Ctrl-C "
+           "or SIGTERM; then they are cut, and the last line says how many", minimum=0, metavar="SECONDS"),
 ])
+# The page's "Learn from my digits": mnist_learn.py's own declarations, as --learn-steps, --learn-share, ...
+LEARN_OPTIONS = learn.OPTIONS.prefixed("learn", "steps", "share", "data_dir")
 
 
 def build_parser():
@@ -350,6 +354,8 @@ def build_parser():
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     OPTIONS.add_to(parser, sys.modules[__name__])
+    LEARN_OPTIONS.add_to(parser.add_argument_group(
+        "--serve's learn (the page's \"Learn from my digits\"; mnist_learn.py's --steps, --share, --data-dir)"), learn)
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
 
@@ -358,10 +364,11 @@ def main(argv=None):
     """The command line of mnist_app.py; returns the exit status (1 when a picture failed)."""
     parser = build_parser()
     args = OPTIONS.check(parser.parse_args(cli.arguments(argv)), sys.modules[__name__], parser.error)
+    LEARN_OPTIONS.check(args, learn, parser.error)
     if args.serve and (args.images or args.json or args.show_input):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
     for origin in args.allow_origin or ():
-        if origin != "*" and board.origin_key(origin) is None:
+        if origin != "*" and guard.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
                          "(http://localhost:3000), or *")
     failed = []
@@ -392,23 +399,21 @@ def run(args):
 def serve(args):
     """--serve: the drawing board and TF Serving's REST API for --model-dir, with this app's preparation.
 
-    The predictor is load_predictor's (shared by the server's threads), and
-    each picture is prepared by prepared_pixels with --preprocess and
-    --threshold, as the app reads a photo; --allow-host and --allow-origin
-    say who else may use it (guard.Access); the page keeps corrected
-    digits in --keep-dir (keep.KeptDigits). A newer model in --model-dir
-    (checkpoint, export version, .tflite) is loaded by load_predictor too
-    and answers from then on (board.open_board: its Follower, which the
-    learn waits on). Runs until Ctrl-C or SIGTERM, which it raises as
-    errors.Interrupted; raises DataError as load_predictor does, or when
-    --host/--port cannot be listened on.
+    Pictures are prepared by prepared_pixels with --preprocess and
+    --threshold, as the app reads a photo, and answered by load_predictor's
+    predictor, loaded again for a newer model in --model-dir
+    (board.open_board); the page keeps corrected digits in --keep-dir and
+    learns with LEARN_OPTIONS; --allow-host and --allow-origin say who else
+    may use it. Runs until Ctrl-C or SIGTERM, raised as errors.Interrupted
+    within --shutdown-grace seconds; raises DataError as load_predictor
+    does, or when --host/--port cannot be listened on.
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
     served = board.open_board(lambda: load_predictor(args.model_dir),
                               lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
-                              args.model_dir, kept)
+                              args.model_dir, kept, args.learn_steps, args.learn_share, args.learn_data_dir)
     access = guard.Access(args.host, args.allow_host or (), args.allow_origin or ())
-    board.serve(served, args.host, args.port, access=access)
+    board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -25,7 +25,7 @@ from PIL import Image
 
 import handmade
 import mnist_app
-from conftest import ROOT, TRAIN_STEPS
+from conftest import ROOT, TRAIN_STEPS, run_main
 from mnistkit import listener, pictures
 from mnistkit.board import model, page, serving, table
 from mnistkit.errors import DataError
@@ -311,12 +311,16 @@ def test_a_tflite_server_starts_without_importing_tensorflow(exported_workdir):
 @pytest.mark.quick
 def test_serve_flags_are_checked_before_anything_loads(tmp_path):
     for args, message in ((["--serve", "pic.png"], "--serve takes no pictures"),
-                          (["--serve", "--port", "70000"], "--port must be from 0 to 65535")):
-        result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), *args], cwd=tmp_path,
-                                capture_output=True, text=True, timeout=60)
-        assert result.returncode == 2 and message in result.stderr
-    assert "--serve" in subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--help"],
-                                       capture_output=True, text=True, timeout=60).stdout
+                          (["--serve", "--port", "70000"], "--port must be from 0 to 65535"),
+                          (["--serve", "--shutdown-grace", "-1"], "--shutdown-grace must be a finite number >= 0"),
+                          (["--serve", "--learn-share", "1"], "--learn-share must be a finite number between 0 and 1"),
+                          (["--serve", "--learn-steps", "0"], "--learn-steps must be >= 1")):
+        result = run_main("mnist_app.py", *args, cwd=tmp_path)
+        assert result.returncode == 2 and f" error: {message}" in result.stderr.splitlines()[-1], args
+    shown = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--help"], capture_output=True,
+                           text=True, timeout=60).stdout
+    for flag in ("--serve", "--shutdown-grace SECONDS", "--learn-steps", "--learn-share", "--learn-data-dir"):
+        assert flag in shown, flag
 
 
 @pytest.mark.quick

@@ -14,10 +14,11 @@ import pytest
 from conftest import tree_digests
 from test_board import Server, request
 from test_board_routes import Asked, Stand
-from mnistkit import keep, learn
+from mnistkit import keep
 from mnistkit.board import app, model, table, teach
 
-LEARN_TIMEOUT = 300  # seconds for a learn of learn.DEFAULT_STEPS steps on 2 loaded cores, and the board to switch
+LEARN_TIMEOUT = 300  # seconds for a learn of LEARN_STEPS steps on 2 loaded cores, and the board to switch
+LEARN_STEPS = 60  # the board's learn, set as mnist_app.py --serve --learn-steps (mnist_learn.py's --steps)
 
 
 def kept_input(seed):
@@ -39,7 +40,7 @@ def wait_for(condition, what, timeout=LEARN_TIMEOUT):
 
 
 def test_learn_from_the_page_trains_the_served_folder_and_the_board_follows(trained_copy, tmp_path):
-    served = Server(trained_copy, "--keep-dir", str(tmp_path / "mine"))
+    served = Server(trained_copy, "--keep-dir", str(tmp_path / "mine"), "--learn-steps", str(LEARN_STEPS))
     try:
         status, answer = request(served.url + "board/learn", b"", method="POST")
         assert status == 400 and "no kept digits" in answer["error"]
@@ -50,11 +51,11 @@ def test_learn_from_the_page_trains_the_served_folder_and_the_board_follows(trai
         before = request(served.url + "board/model")[1]
         assert before["global_step"] == 2000 and before["version"] == 2000
         status, started = request(served.url + "board/learn", b"", method="POST")
-        assert status == 202 and started["state"] == "running" and started["steps"] == 2000 + learn.DEFAULT_STEPS
+        assert status == 202 and started["state"] == "running" and started["steps"] == 2000 + LEARN_STEPS
         assert request(served.url + "board/learn", b"", method="POST")[0] == 409  # one at a time
         ended = wait_for(lambda: (lambda s: s if s["state"] != "running" else None)(
             request(served.url + "board/learn")[1]), "the learn ended")
-        learned = 2000 + learn.DEFAULT_STEPS
+        learned = 2000 + LEARN_STEPS
         assert ended["state"] == "done" and ended["step"] == learned, ended
         assert ended["line"].startswith("learned: ") and "--undo" in ended["line"]
         after = request(served.url + "board/model")[1]  # "done": the board answers with it already

@@ -38,7 +38,7 @@ from .. import listener, records
 from ..errors import Interrupted
 from ..learn import DEFAULT_STEPS
 from . import page, serving, teach
-from .guard import Access, origin_key  # noqa: F401  (origin_key: mnist_app.main's --allow-origin check)
+from .guard import Access
 from .model import Follower, Model
 from .table import ANY, JSON, LOOP, MAX_BODY, Board, Route
 
