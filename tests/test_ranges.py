@@ -42,6 +42,10 @@ CASES = [
      "--share must be a finite number between 0 and 1", []),
     ("mnist_app.py", "--port", ["-1", "65536"], "--port must be from 0 to 65535", []),
     ("mnist_app.py", "--threshold", ["-1", "256"], "--threshold must be from 0 to 255", []),
+    ("mnist_app.py", "--shutdown-grace", ["-1", "nan", "inf"], "--shutdown-grace must be a finite number >= 0", []),
+    ("mnist_app.py", "--learn-steps", ["0", "-5"], "--learn-steps must be >= 1", []),  # mnist_learn.py's --steps
+    ("mnist_app.py", "--learn-share", ["0", "1", "nan"], "--learn-share must be a finite number between 0 and 1",
+     []),
     ("mnist_cluster.py", "--ps", ["0"], "--ps must be >= 1", ["--net", "none"]),
     ("mnist_cluster.py", "--workers", ["0", "-2"], "--workers must be >= 1", ["--net", "none"]),
     ("mnist_generateds.py", "--workers", ["0"], "--workers must be >= 1", ["--train-images", "none"]),
@@ -78,6 +82,7 @@ def test_a_number_flag_out_of_its_range_is_one_line_and_exit_2(script, flag, val
 @pytest.mark.parametrize("script, args", [
     ("mnist_learn.py", ["--share", "0.999", "--steps", "1"]), ("mnist_learn.py", ["--share", "1e-6"]),
     ("mnist_app.py", ["--threshold", "0", "--port", "65535"]), ("mnist_app.py", ["--threshold", "255", "--port", "0"]),
+    ("mnist_app.py", ["--shutdown-grace", "0", "--learn-steps", "1", "--learn-share", "0.999"]),
     ("mnist_generateds.py", ["--shards", "1", "--workers", "1", "--train-images", "none"]),
     ("mnist_cluster.py", ["--ps", "1", "--workers", "1", "--net", "none"]),
 ])
