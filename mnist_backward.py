@@ -12,8 +12,8 @@ global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
 On a terminal a progress bar shows the step, rate, time left, loss and
 learning rate; TensorBoard summaries go to <model folder>/train
 (`tensorboard --logdir model` shows them beside mnist_test.py's eval/).
-With --steps-per-run K, one sess.run trains K steps (steps_loop: a
-tf.while_loop whose every step dequeues its own batch from the same queue),
+With --steps-per-run K, one sess.run trains K steps (mnistkit.steps: a
+tf.while_loop of this file's own step, each dequeuing its own batch),
 and loss lines, checkpoints, summaries and stops come at the first run
 boundary at or after their step.
 
@@ -36,7 +36,6 @@ request_stop and join); the last checkpoint.
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
-import dataclasses
 import functools
 import os
 import sys
@@ -44,7 +43,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, records, training
+from mnistkit import checkpoints, cli, inputs, records, steps, training
 from mnistkit.errors import DataError, Interrupted
 from mnistkit.networks import LOSSES_COLLECTION
 
@@ -136,15 +135,14 @@ def in_graph_only(settings, other):
 
 
 def build_graph(settings, data, sync_replicas=None):
-    """The course's graph: get_tfrecord -> forward -> loss, learning rate, moving averages; a training.TrainGraph.
+    """The course's graph: get_tfrecord -> forward -> loss, learning rate, the update; a training.TrainGraph.
 
-    The batches: batch_source's (tf.data's with --pipeline tfdata; the
-    checkpoint's variables are the same). data: records.training_data's
-    TrainingData. sync_replicas: None, or (replicas_to_aggregate,
-    total_num_replicas) for a cluster's SyncReplicasOptimizer. At
-    --steps-per-run above 1 graph.loop holds steps_loop's StepsLoop, run
-    instead of train_op. Raises DataError when settings.net.NETWORK names
-    a variable (or split) its forward() lacks (checkpoints.check_graph).
+    The batches: batch_source's. data: records.training_data's. sync_replicas:
+    None, or (replicas_to_aggregate, total_num_replicas) for SyncReplicasOptimizer.
+    One function, update, builds the update (optimizer step, global_step += 1,
+    then the moving averages) of the single step and of each step of
+    steps.steps_loop (graph.loop at --steps-per-run above 1, run instead of
+    train_op). DataError: NETWORK names a variable forward() lacks (check_graph).
     """
     if settings.mix_records:  # a share of each batch from --mix-records' files, through a second such chain
         (img_batch, label_batch), next_batch = records.mixed(functools.partial(batch_source, settings, data),
@@ -158,7 +156,6 @@ def build_graph(settings, data, sync_replicas=None):
         x, y_ = img_batch, label_batch
     y = settings.net.forward(x, settings.regularizer, train=True)
     checkpoints.check_graph(settings.net.NETWORK)
-    variables = checkpoints.checkpoint_variables(tf.trainable_variables())  # the network's, in creation order
     # The course's step counter, int64 under TensorFlow's own name and key (tf.train.global_step, clusters find it).
     global_step = tf.Variable(0, trainable=False, name="global_step", dtype=tf.int64,
                               collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
@@ -173,25 +170,27 @@ def build_graph(settings, data, sync_replicas=None):
                                                    staircase=True)
         return cem + regularization, cem, regularization, learning_rate
     loss, cem, regularization, learning_rate = loss_and_rate(y, y_, global_step)
-    optimizer = tf.train.GradientDescentOptimizer(learning_rate)
-    if sync_replicas is None:
-        train_step = optimizer.minimize(loss, global_step=global_step)
-        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
-        ema_ops = []
-        for var in tf.trainable_variables():
-            with tf.device(var.device):  # on a cluster: on the variable's parameter server, not on the worker
-                ema_ops.append(ema.apply([var]))
-        with tf.control_dependencies([train_step, *ema_ops]):
-            train_op = tf.no_op(name="train")
-    else:  # a cluster's aggregated updates: its chief applies them, then the moving averages
+    building = {}  # differs from the course: a callable rate, so that each of steps_loop's steps takes its own
+    optimizer = tf.train.GradientDescentOptimizer(lambda: building["learning_rate"])
+    ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
+    if sync_replicas:  # a cluster's aggregated updates: its chief applies them, then the moving averages
         from mnistkit import distributed
-        ema = tf.train.ExponentialMovingAverage(settings.moving_average_decay, global_step)
         optimizer = distributed.sync_optimizer(optimizer, ema, sync_replicas)
-        train_op = optimizer.minimize(loss, global_step=global_step)
+
+    def update(loss, learning_rate, var_list=None):  # the training update: the single step's, steps_loop's steps'
+        building["learning_rate"] = learning_rate
+        train_step = optimizer.minimize(loss, global_step=global_step, var_list=var_list)
+        if sync_replicas:
+            return train_step
+        with tf.control_dependencies([train_step]):  # the averages of the weights this step made, beside each
+            ema_op = training.AveragesBesideVariables(ema).apply(var_list or tf.trainable_variables())
+        with tf.control_dependencies([train_step, ema_op]):
+            return tf.no_op(name="train")
+    train_op = update(loss, learning_rate)
     with tf.control_dependencies([train_op]):
         step_after = global_step.read_value()  # the step number this update produced (others move it too)
     # On the same variables (same checkpoint); its summary first, to keep the summaries' tags whatever the K.
-    loop = steps_loop(settings, loss_and_rate, next_batch, list(variables.values()), global_step, ema) if (
+    loop = steps.steps_loop(settings, loss_and_rate, update, next_batch, global_step) if (
         settings.steps_per_run > 1) else None
     summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
@@ -200,106 +199,6 @@ def build_graph(settings, data, sync_replicas=None):
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
     return training.TrainGraph(x, y_, img_batch, label_batch, loss, learning_rate, global_step, train_op,
                                step_after, summary, optimizer, saver, finite, finite_names, loop)
-
-
-@dataclasses.dataclass
-class StepsLoop:
-    """The in-graph loop of --steps-per-run (steps_loop): what train_loop feeds and fetches instead of train_op.
-
-    count: int32 placeholder, the steps of this run (at most steps_per_run);
-    fetches: [steps run, the last step's loss, global_step after the run,
-    the last step's learning rate]; summary: the merged summary of the
-    last step (training.summaries of the loop's outputs).
-    """
-    count: object
-    fetches: list
-    summary: object
-
-
-def steps_loop(settings, loss_and_rate, next_batch, variables, global_step, ema):
-    """Up to settings.steps_per_run training steps in one sess.run: a tf.while_loop over the course's step; a StepsLoop.
-
-    Each iteration trains on its own batch (next_batch(), from the same
-    queue or iterator as the single step) and dequeues the next step's
-    while it computes (the run's first batch is dequeued before the loop,
-    and its last step dequeues none, so a run draws exactly its steps'
-    batches); it runs forward() on the existing
-    `variables` (checkpoints.checkpoint_variables' values, in creation
-    order: forward_on), the loss with L2 and the learning rate at the current
-    global_step (loss_and_rate(y, y_, step, l2_terms): build_graph's, the
-    course's formulas), the gradient step with global_step += 1, then the moving
-    averages as tf.train.ExponentialMovingAverage computes them (decay
-    min(d, (1 + step) / (10 + step)) at the step after the update) on its
-    own shadow variables `ema`. The loop stops early after a step whose
-    loss is not finite, so that train_loop's NaN stop names that step.
-    settings_for refuses the course pipeline (its batches are fed from Python).
-    """
-    count = tf.placeholder(tf.int32, [], name="steps_this_run")
-
-    def step(i, *previous):
-        x, y_ = previous[-2:]  # this step's batch, dequeued by the step before (the first: before the loop)
-        # The next step's batch, dequeued while this one computes (nothing here waits for it); none after the last.
-        following = tf.cond(i + 1 < count, lambda: batch_shaped(next_batch()), lambda: (x, y_))
-        y, l2_terms, reads = forward_on(settings, x, variables)
-        loss, cem, regularization, learning_rate = loss_and_rate(y, y_, global_step.read_value(), l2_terms)
-        parts = [part for part, _ in reads]
-        grads = tf.gradients(loss, [read for _, read in reads])
-        update = tf.train.GradientDescentOptimizer(learning_rate).apply_gradients(zip(grads, parts), global_step)
-        with tf.control_dependencies([update]):
-            after = tf.cast(global_step.read_value(), tf.float32)
-            decay = tf.minimum(settings.moving_average_decay, (1.0 + after) / (10.0 + after))
-            averages = []
-            for part in parts:
-                shadow = ema.average(part)
-                with tf.device(part.device):
-                    averages.append(shadow.assign_sub((shadow - part.read_value()) * (1.0 - decay)))
-        with tf.control_dependencies(averages):
-            return [i + 1] + [tf.identity(t) for t in (loss, cem, regularization, learning_rate)] + [
-                tf.ensure_shape(y, labels.shape), y_] + list(following)  # y_: batch_shaped already
-
-    def batch_shaped(batch):  # a mixed batch's dimension is not static; the loop's variables need it
-        return (tf.ensure_shape(batch[0], [settings.batch_size, records.IMAGE_PIXELS]),
-                tf.ensure_shape(batch[1], labels.shape))
-
-    labels = tf.zeros([settings.batch_size, settings.net.OUTPUT_NODE])
-    start = [tf.constant(0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0), tf.constant(0.0, tf.float32),
-             labels, labels, *batch_shaped(next_batch())]  # the run's first batch
-    ran, loss, cem, regularization, learning_rate, y, y_, _, _ = tf.while_loop(
-        lambda i, loss, *_: tf.logical_and(i < count, tf.math.is_finite(loss)), step, start,
-        back_prop=False, parallel_iterations=1, name="steps_per_run")  # 1: a step starts after the last one ended
-    with tf.control_dependencies([ran]):
-        step_after = global_step.read_value()
-    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
-                                 queue_fill=settings.pipeline.queue_runners)
-    return StepsLoop(count, [ran, loss, step_after, learning_rate], summary)
-
-
-def forward_on(settings, x, variables):
-    """settings.net.forward(x) on existing variables, inside a tf.while_loop: (logits, L2 terms, [(part, read)]).
-
-    Variables cannot be made in a while_loop: a tf.compat.v1.variable_creator_scope
-    hands forward() a fresh read of each of `variables` (a variable, or a
-    checkpoints.Whole's parts concatenated) in the order it creates them,
-    instead of a new variable. The L2 terms forward() adds to the 'losses'
-    collection are returned and taken out of it again; reads: each variable
-    (or part) and the value it was read as, for the gradients.
-    """
-    reads, given = [], iter(variables)
-
-    def existing(next_creator, **kwargs):
-        var = next(given)
-        parts = var.parts if isinstance(var, checkpoints.Whole) else [var]
-        values = [part.read_value() for part in parts]
-        reads.extend(zip(parts, values))
-        return values[0] if len(values) == 1 else tf.concat(values, 0)
-
-    collected = tf.get_collection_ref(LOSSES_COLLECTION)
-    before = len(collected)
-    with tf.variable_creator_scope(existing):
-        y = settings.net.forward(x, settings.regularizer, train=True)
-    l2_terms = collected[before:]
-    del collected[before:]
-    return y, l2_terms, reads
 
 
 def batch_source(settings, data, num, files=None):

@@ -28,6 +28,7 @@ Usage: `from tf_compat import tf`; `first_line(error)` quotes a TensorFlow
 error in the one-line messages every script prints; `not_a_script(...)` is
 the whole command line of a module that is imported, not run.
 """
+import contextlib
 import dataclasses
 import errno
 import importlib
@@ -339,6 +340,28 @@ def saved_as(variable):
     if info is None:
         return variable.op.name, variable.shape.as_list()
     return info.full_name, list(info.full_shape)
+
+
+@contextlib.contextmanager
+def uncached(variables):
+    """Ops built in the block read each of `variables` afresh, not through the read the variable caches.
+
+    A variable made with a caching_device (a cluster's weights:
+    mnistkit.distributed.place_variables) hands every use the one read it
+    keeps in its private _cached_value, which a session run makes once.
+    Inside a tf.while_loop that read would be the run's first value at
+    every step; built in this block, each use (the moving averages' update
+    of mnistkit.steps.steps_loop's steps) reads the variable at its own
+    step. Variables without a cached read are left as they are.
+    """
+    cached = [(v, v._cached_value) for v in variables if getattr(v, "_cached_value", None) is not None]
+    try:
+        for variable, _ in cached:
+            variable._cached_value = None
+        yield
+    finally:
+        for variable, value in cached:
+            variable._cached_value = value
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ to the memory-fed graph. Rows:
   Keras fit, spe 1 / 10   the same network in Keras model.fit, steps_per_execution 1 and 10 (bench.keras_child);
   constant batch K=1 / 10 the trainer's graph with one constant batch inside it (no input at all), in the
                           trainer's session (training.session_config): its train op, and its K=10
-                          tf.while_loop (mnist_backward.steps_loop): the in-graph limit.
+                          tf.while_loop (mnistkit.steps.steps_loop): the in-graph limit.
 Beside them, the test accuracy of each ours run after its steps (mnist_test.evaluate), K=1 against K=10.
 Training data: the first 10,000 MNIST training digits (../shared/data/mnist-first10k), test: the official
 10,000 (../shared/data/mnist); without ../shared, the bundled sample.

@@ -207,36 +207,13 @@ def sync_optimizer(optimizer, ema, sync_replicas):
 
     sync_replicas: (replicas_to_aggregate, total_num_replicas). The chief's
     queue runner applies the averaged gradients and then the moving
-    averages, so both advance once per aggregated step, as on one machine.
+    averages, each beside its variable (training.AveragesBesideVariables),
+    so both advance once per aggregated step, as on one machine.
     """
     replicas_to_aggregate, total_num_replicas = sync_replicas
     return tf.train.SyncReplicasOptimizer(
         optimizer, replicas_to_aggregate=replicas_to_aggregate, total_num_replicas=total_num_replicas,
-        variable_averages=AveragesBesideVariables(ema), variables_to_average=tf.trainable_variables())
-
-
-class AveragesBesideVariables:
-    """Moving averages for SyncReplicasOptimizer whose update of each variable runs on that variable's device.
-
-    SyncReplicasOptimizer calls variable_averages.apply(variables) on
-    global_step's parameter server; a variable on another one would then
-    cross between the parameter servers twice per step (read there, its
-    average's update sent back). This apply() is
-    tf.train.ExponentialMovingAverage.apply (`ema`) for each variable under
-    tf.device(its device), where its average lives, as one machine's
-    trainer does for asynchronous updates (mnist_backward.build_graph).
-    """
-
-    def __init__(self, ema):
-        self.ema = ema
-
-    def apply(self, var_list):
-        """One op updating the moving average of each variable in var_list, beside the variable."""
-        updates = []
-        for var in var_list:
-            with tf.device(var.device):
-                updates.append(self.ema.apply([var]))
-        return tf.group(*updates)
+        variable_averages=training.AveragesBesideVariables(ema), variables_to_average=tf.trainable_variables())
 
 
 def train_distributed(cluster, task_index, settings, trainer, sync_replicas, startup_timeout):

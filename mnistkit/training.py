@@ -116,6 +116,30 @@ class Settings(types.SimpleNamespace):
 
 
 @dataclasses.dataclass
+class AveragesBesideVariables:
+    """The moving averages `ema` (a tf.train.ExponentialMovingAverage) applied beside each variable.
+
+    apply(var_list) is ema.apply for each variable under tf.device(its
+    device), where its average lives: on a cluster the update of a weight's
+    average then runs on that weight's parameter server, instead of its
+    value and its average crossing to a worker and back every step. The
+    trainer's update (mnist_backward.build_graph, the steps of
+    mnistkit.steps.steps_loop too) and a cluster's SyncReplicasOptimizer
+    (its variable_averages: mnistkit.distributed.sync_optimizer) apply the
+    averages through it. Source: tf.train.ExponentialMovingAverage.apply.
+    """
+    ema: object
+
+    def apply(self, var_list):
+        """One op updating the moving average of each variable in var_list, beside the variable."""
+        updates = []
+        for var in var_list:
+            with tf.device(var.device):
+                updates.append(self.ema.apply([var]))
+        return tf.group(*updates)
+
+
+@dataclasses.dataclass
 class TrainGraph:
     """The tensors and ops of the course's graph that the step loop runs (mnist_backward.build_graph makes it)."""
     x: object
@@ -132,7 +156,7 @@ class TrainGraph:
     saver: object  # the tf.train.Saver of the checkpoints (built last: it saves every variable)
     finite: object = None  # bool [len(finite_names)]: each variable finite (finite_flags), read before each save
     finite_names: tuple = ()
-    loop: object = None  # at --steps-per-run above 1: mnist_backward.steps_loop's StepsLoop, run instead of train_op
+    loop: object = None  # at --steps-per-run above 1: mnistkit.steps.steps_loop's StepsLoop, run instead of train_op
 
 
 # ---------------------------------------------------------------- the loop

@@ -1,4 +1,4 @@
-"""--steps-per-run K: K training steps in one session run (mnist_backward.steps_loop), and the run boundaries.
+"""--steps-per-run K: K training steps in one session run (mnistkit.steps.steps_loop), and the run boundaries.
 
 In process: the trainer's backward() with a log that collects its lines,
 and the graph itself for the in-loop update, which must be the K single
@@ -7,6 +7,7 @@ steps' (gradient step, global_step, moving averages).
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, run_main
 import mnist_backward
 import mnist_forward
 import mnist_lenet5_backward
@@ -156,6 +157,47 @@ def test_k_steps_in_the_loop_are_k_single_steps_with_their_moving_averages(tmp_p
     for got, want, first in zip(averaged, expected, start):
         assert np.abs(want - first).max() > 1e-3  # the averages moved: the comparison can fail
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def with_optimizer_option(monkeypatch):
+    """Declare a test-only option --optimizer {sgd,momentum} (recorded, refused on resume at another value), and its
+    use where a developer would put it: build_graph makes its optimizer with tf.train.MomentumOptimizer (momentum
+    0.9, slots "<variable>/Momentum") instead of tf.train.GradientDescentOptimizer when it is "momentum"."""
+    monkeypatch.setattr(mnist_backward, "OPTIONS", cli.Options([*mnist_backward.OPTIONS, cli.Option(
+        "optimizer", "sgd", "the optimizer", choices=("sgd", "momentum"), resume="refuse")]))
+    build_graph = mnist_backward.build_graph
+
+    def build(settings, data, *rest):
+        with monkeypatch.context() as patch:
+            if settings.optimizer == "momentum":
+                patch.setattr(tf.train, "GradientDescentOptimizer", lambda rate: tf.train.MomentumOptimizer(rate, 0.9))
+            return build_graph(settings, data, *rest)
+    monkeypatch.setattr(mnist_backward, "build_graph", build)
+
+
+def test_an_option_that_swaps_the_optimizer_trains_the_same_weights_and_slots_at_one_and_two_steps_a_run(
+        tmp_path, monkeypatch):
+    with_optimizer_option(monkeypatch)
+    (tmp_path / "data").mkdir()
+    write_one_record_file(tmp_path / "data" / "mnist_train.tfrecords")  # every batch the same: one order of data
+
+    def train(model, steps, per_run):
+        result = run_main("mnist_backward.py", "--data-dir", "data", "--model-dir", model, "--batch-size", "20",
+                          "--steps", str(steps), "--steps-per-run", str(per_run), "--optimizer", "momentum",
+                          "--quiet", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        return checkpoints.read_checkpoint(str(tmp_path / model / f"mnist_model-{steps}"))
+    start = train("start", 1, 1)  # one step: the same weights and slots to go on from
+    for per_run in (1, 2):
+        shutil.copytree(tmp_path / "start", tmp_path / f"k{per_run}")
+    one, two = train("k1", 7, 1), train("k2", 7, 2)
+    slots = [name for name in one if name.endswith("/Momentum")]
+    assert sorted(slots) == ["b1/Momentum", "b2/Momentum", "w1/Momentum", "w2/Momentum"]
+    assert sorted(two) == sorted(one) == sorted(start)  # the loop made no variables of its own
+    for name in slots:
+        assert np.abs(one[name] - start[name]).max() > 1e-3, name  # the slots moved: the comparison can fail
+    for name in sorted(one):  # weights, slots, moving averages, global_step
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-7, err_msg=name)
 
 
 def upstream_types(nodes, name):

@@ -4,6 +4,7 @@ Each pattern is checked against what this TensorFlow really does, so that a
 version that words a message otherwise fails here (run on the floor
 TensorFlow too: requirements-floor.txt), not in a user's run.
 """
+import contextlib
 import errno
 import os
 import sys
@@ -118,3 +119,29 @@ def test_a_partitioned_variable_is_saved_under_its_whole_name_and_shape(tmp_path
             sess.run(tf.global_variables_initializer())
             prefix = tf.train.Saver().save(sess, str(tmp_path / "m"), write_meta_graph=False)
     assert tf.train.list_variables(prefix) == [("b", [4]), ("w", [6, 3])]  # what saved_as said
+
+
+def test_a_cached_variable_is_read_afresh_at_each_step_of_a_loop_built_uncached():
+    """A cluster's weights have a caching_device (mnistkit.distributed.place_variables): one read a session run,
+    kept in the private _cached_value. Inside a tf.while_loop that read is the run's first value at every step;
+    built under uncached() each step reads the value the step before left."""
+    with tf.Graph().as_default():
+        variable = tf.Variable(0.0, caching_device="/cpu:0")
+        assert variable._cached_value is not None  # the private field uncached() sets aside
+
+        def sum_of_three_steps(context):
+            def body(i, total):
+                with tf.control_dependencies([variable.assign_add(1.0)]):
+                    return i + 1, total + tf.identity(variable)
+            with context:
+                return tf.while_loop(lambda i, total: i < 3, body, [tf.constant(0), tf.constant(0.0)],
+                                     back_prop=False, parallel_iterations=1)[1]
+        cached, fresh = sum_of_three_steps(contextlib.nullcontext()), sum_of_three_steps(tf_compat.uncached([variable]))
+        assert variable._cached_value is not None  # put back after the block
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            # One read for the whole run, taken before or after the first step's add: every step sees it.
+            assert sess.run(cached) in (0.0 * 3, 1.0 * 3)
+            variable.load(0.0, sess)
+            assert sess.run(fresh) == 1.0 + 2.0 + 3.0
+
