@@ -43,7 +43,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, records, steps, training
+from mnistkit import checkpoints, cli, folders, inputs, records, steps, training
 from mnistkit.errors import DataError, Interrupted
 from mnistkit.networks import LOSSES_COLLECTION
 
@@ -129,7 +129,8 @@ def settings_for(net, *args, constants=None, error=None, **options):
 
 
 def in_graph_only(settings, other):
-    """The one line refusing --steps-per-run above 1 with `other`, a setting that needs one step per session run."""
+    """The one line refusing --steps-per-run above 1 with `other`, a setting that needs one step per session run
+    (settings: what has steps_per_run, training.Settings or the parsed flags)."""
     return (f"--steps-per-run {settings.steps_per_run} runs its steps inside the graph: it cannot go with {other}; "
             "give --steps-per-run 1")
 
@@ -155,7 +156,7 @@ def build_graph(settings, data, sync_replicas=None):
     else:  # differs from the course: the batch tensors feed the network directly, without a trip through Python
         x, y_ = img_batch, label_batch
     y = settings.net.forward(x, settings.regularizer, train=True)
-    checkpoints.check_graph(settings.net.NETWORK)
+    folders.check_graph(settings.net.NETWORK)
     # The course's step counter, int64 under TensorFlow's own name and key (tf.train.global_step, clusters find it).
     global_step = tf.Variable(0, trainable=False, name="global_step", dtype=tf.int64,
                               collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP])
@@ -257,35 +258,32 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
         with tf.Session(config=training.session_config()) as sess:
             init_op = [tf.global_variables_initializer(), tf.local_variables_initializer()]
             sess.run(init_op)
-            checkpoints.prepare_model_dir(settings.model_dir, settings.net.NETWORK, settings.log, settings.model_name)
             try:  # the course's `checkpoint` index file; one of binary junk raises, and then the files alone count
                 ckpt = tf.train.get_checkpoint_state(settings.model_dir)
             except (tf.errors.OpError, ValueError):
                 ckpt = None
-            # Differs from the course's restore of ckpt.model_checkpoint_path: resume_checked takes the newest
-            # checkpoint files even when the index is lost or stale (and says so), read whole and checked first.
+            # Differs from the course's restore of ckpt.model_checkpoint_path: the folder is locked (one writer) and
+            # checked once; the newest checkpoint files are taken even when the index is lost or stale (said so),
+            # read whole and checked against the folder's network and settings and the graph first.
             var_list = {v.op.name: v for v in tf.global_variables()}
-            restored, stored = checkpoints.resume_checked(
-                settings.model_dir, settings.net.NETWORK, var_list, settings.log, ckpt, settings.model_name,
-                check=lambda prefix: training.check_resumed(settings, data.examples, prefix))  # a changed setting
-            if restored:
-                with checkpoints.restoring(restored, var_list, stored) as path:  # a literal path; errors one line
-                    graph.saver.restore(sess, path)
-            first_step = int(sess.run(graph.global_step))
-            # The same model (network, settings, graph checked): --keep rotates its checkpoints too.
-            saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, data.examples),
-                                         resumed_step=first_step if restored else None, name=settings.model_name)
-            training.announce(settings, data, restored, first_step)
-            # The graph goes into the first run's events only; a resumed run has the same one.
-            with training.running(settings, data, saves, first_step, graph=None if restored else sess.graph) as run:
-                try:
-                    train_loop(sess, graph, settings, run)
-                except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps done
-                    error = training.one_line_error(e, data.where)
-                    if not isinstance(error, (checkpoints.SaveFailed, training.Diverged)):  # NaN weights stay unsaved
-                        error = training.saved_note(error, save_if_possible(sess, graph, settings, run))
-                    raise error from None
-                save_last(sess, graph, settings, run, restored)
+            with training.resumed(settings, data.examples, graph.saver, var_list, ckpt) as resumed:
+                restored = resumed.prefix
+                if restored:
+                    with checkpoints.restoring(restored, var_list, resumed.stored) as path:  # errors one line
+                        graph.saver.restore(sess, path)
+                first_step = int(sess.run(graph.global_step))
+                training.announce(settings, data, restored, first_step)
+                # The graph goes into the first run's events only; a resumed run has the same one.
+                with training.running(settings, data, resumed.saves, first_step,
+                                      graph=None if restored else sess.graph) as run:
+                    try:
+                        train_loop(sess, graph, settings, run)
+                    except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps
+                        error = training.one_line_error(e, data.where)
+                        if not isinstance(error, (folders.SaveFailed, training.Diverged)):  # NaN weights unsaved
+                            error = training.saved_note(error, save_if_possible(sess, graph, settings, run))
+                        raise error from None
+                    save_last(sess, graph, settings, run, restored)
     return finish(settings, run, first_step)
 
 
@@ -369,7 +367,7 @@ def save(sess, graph, run, settings):
     diverged raises training.Diverged and saves nothing, so the newest
     checkpoint stays the last good one.
 
-    run.saves.attempts (checkpoints.save_attempts) adds what the course
+    run.saves.attempts (folders.save_attempts) adds what the course
     never had: no save over another run's checkpoint, the .meta written
     first, a save refused by a file another process holds tried again, and
     a failed save removed whole and raised as one line (SaveFailed).
@@ -418,7 +416,7 @@ def finish(settings, run, first_step):
         raise Interrupted(run.stop.signal, f"{run.stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
     if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where it ended
         settings.log(f"done at step {step}; checkpoint saved to {path}")
-    note = checkpoints.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written, settings.model_name)
+    note = folders.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written, settings.model_name)
     if note:
         settings.log(note)
     return step
@@ -457,15 +455,16 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     module), of another network's trainer (mnist_lenet5_backward.py). Returns the exit status."""
     parser = build_parser(net, doc, constants)
     args = parser.parse_args(cli.arguments(argv))
-    settings = settings_for(args.net, constants=constants, error=parser.error,
-                            **{o.name: getattr(args, o.name) for o in OPTIONS if o.flag})
-    if settings.steps_per_run > 1 and args.sync_replicas:  # a cluster's flag, not a setting: refused here
-        parser.error(in_graph_only(settings, "--sync_replicas (SyncReplicasOptimizer aggregates one step per "
-                                             "session run)"))
+    if args.steps_per_run > 1 and args.sync_replicas:  # a cluster's flag, not a setting: refused here
+        parser.error(in_graph_only(args, "--sync_replicas (SyncReplicasOptimizer aggregates one step per "
+                                         "session run)"))
+    # The flags' settings; a value out of its range is a usage error (parser.error, exit 2).
+    settings = functools.partial(settings_for, args.net, constants=constants, error=parser.error,
+                                 **{o.name: getattr(args, o.name) for o in OPTIONS if o.flag})
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
-        return distributed.main(args, parser, settings, sys.modules[__name__])
-    return cli.exit_status(lambda: backward(settings=settings),
+        return distributed.main(args, parser, settings(), sys.modules[__name__])
+    return cli.exit_status(lambda: backward(settings=settings()),
                            interrupted="interrupted before training started; nothing saved")
 
 

@@ -29,7 +29,7 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, inputs, places, records, training
+from mnistkit import checkpoints, cli, folders, inputs, places, records, training
 from mnistkit import report as reporting
 from mnistkit.errors import DataError
 
@@ -59,13 +59,13 @@ def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False
     training that diverged), CheckpointDamaged, CheckpointGone (deleted by the trainer's rotation
     while read), or DataError when the checkpoint holds another network or
     does not fit this one, or net.NETWORK names a variable its graph lacks
-    (checkpoints.check_graph), or a reader thread fails.
+    (folders.check_graph), or a reader thread fails.
     """
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, net.OUTPUT_NODE])
         y = net.forward(x, None, train=False)
-        checkpoints.check_graph(net.NETWORK)
+        folders.check_graph(net.NETWORK)
         global_step = tf.train.get_or_create_global_step()  # restored too: the step the checkpoint was saved at
         ema = tf.train.ExponentialMovingAverage(mnist_backward.MOVING_AVERAGE_DECAY)
         ema_restore = ema.variables_to_restore()  # {name in the checkpoint: variable}: the weights' moving averages

@@ -60,7 +60,7 @@ SUITE_TIME = "7 to 9 minutes"  # `make test` on 2 quiet cores (docs/tests.md has
 STARTS = {"test": f"the whole suite: {SUITE_TIME} on 2 quiet cores, longer while other work runs; a line shows each "
                   "test file as it ends (the slowest start first). `make test-quick` (tasks.py test-quick) is the "
                   "one-minute check before a commit."}
-MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.checkpoints.FOLDER_FILE)
+MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.folders.FOLDER_FILE)
 CLEANED = ("export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")
 

@@ -1,28 +1,25 @@
-"""Checkpoints of a model folder: found, verified, restored and saved so that trained work is never lost.
+"""A checkpoint of a model folder read whole, verified and restored, so that trained work is never lost.
 
-Used by the trainers (resume and save: mnist_backward.py, through which
-mnist_lenet5_backward.py, and mnistkit.training), the distributed chief
-(mnistkit.distributed), mnist_test.py (evaluate), mnist_app.py (predict),
-mnist_export.py (export), and the board (mnistkit.board: the newest
-checkpoint; mnistkit.learn: learning from the kept digits).
+Used by the trainers (resume: mnist_backward.py, through which
+mnist_lenet5_backward.py, mnistkit.training, the distributed chief),
+mnist_test.py (evaluate), mnist_app.py (predict), mnist_export.py (export)
+and the board (mnistkit.board: the newest checkpoint; mnistkit.learn:
+learning from the kept digits). What a model folder holds and how a
+trainer writes it (checkpoint names, the `checkpoint` index file, the
+folder's record, the saves) is mnistkit.folders'; its names a reader uses
+(latest, step_of, prefix_of, ...) are reached here too.
 
 tf.compat.v1.train.Saver writes each checkpoint as three kinds of file,
 <folder>/<name>-<global_step>.index, .data-00000-of-00001 and .meta, where
 <name> is the trainer's MODEL_NAME (the course's "mnist_model"): the
-functions that find or write a folder's checkpoints take that `name`, and
-readers that were given none take the name the folder's `checkpoint` index
-file uses (checkpoint_name).
-Saver.save on its own writes the .index and .data, then rewrites the
-`checkpoint` index file that names the newest, deletes what its rotation
-drops, and writes the .meta last, so a kill in between leaves the newest
-named checkpoint without its .meta; save() here writes the .meta first,
-so the index file names only whole checkpoints. The
-index file alone is not trusted here: with absolute paths in it a moved or
-copied folder points nowhere, and it can be missing or damaged while the
-checkpoint files are fine. So:
-- checkpoints are written with paths relative to their folder;
+functions that find a folder's checkpoints take that `name`, and readers
+that were given none take the name the folder's `checkpoint` index file
+uses (folders.checkpoint_name). The index file alone is not trusted here:
+with absolute paths in it a moved or copied folder points nowhere, and it
+can be missing or damaged while the checkpoint files are fine. So:
 - the newest checkpoint is found from the files that are there, the index
-  file only breaking the tie with a checkpoint still being written;
+  file only breaking the tie with a checkpoint still being written
+  (folders.latest);
 - a checkpoint is read whole before it is used: every tensor's checksum is
   verified, so a cut or bit-flipped file is one clear error (CheckpointDamaged),
   never a traceback and never a silent start from scratch;
@@ -32,36 +29,32 @@ checkpoint files are fine. So:
 - a checkpoint in the older V1 format (one file <folder>/mnist_model-<step>,
   no .index) is read too;
 - every folder name is a literal path: TensorFlow's checkpoint reader and
-  Saver's rotation treat a prefix as a glob pattern (`model[1]` would match
-  `model1`), so they never see one with glob characters (readable_prefix,
-  save's own rotation).
+  Saver.restore treat a prefix as a glob pattern (`model[1]` would match
+  `model1`), so they never see one with glob characters (readable_prefix).
 """
 import collections
 import contextlib
 import glob
 import importlib.util
-import json
 import os
-import re
 import shutil
 import tempfile
 import time
 
 import numpy as np
 
-from tf_compat import disk_full, file_held, first_line, saved_as, tensor_read_problem, tf
-from . import cli, files, networks, places
+from tf_compat import first_line, tensor_read_problem, tf
+from . import cli, networks, places
 from .errors import DataError
-from .places import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, INDEX_FILE, MODEL_NAME
+from .folders import (MODEL_NAME, checkpoint_format, checkpoint_name, checkpoint_steps, folder_network, latest,
+                      name_of, prefix_of, step_of)
 
-FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
 # Saver.save on its own writes a checkpoint's .meta last, after the index file
-# names it (save() below does not; other writers of a folder may); a reader
-# waits this long for the .meta of a checkpoint written less than FRESH_SECS
-# ago before calling it damaged.
+# names it (the trainer's save does not: folders.save_attempts; other writers
+# of a folder may); a reader waits this long for the .meta of a checkpoint
+# written less than FRESH_SECS ago before calling it damaged.
 META_WAIT_SECS = 10
 FRESH_SECS = 120
-KEEP_NEVER_HOURS = 10000.0  # tf.train.Saver's default keep_checkpoint_every_n_hours, which keeps none on time
 
 
 class CheckpointDamaged(DataError):
@@ -78,145 +71,6 @@ class NoCheckpoint(DataError):
 
 class NotFinite(DataError):
     """A checkpoint holding a NaN or an infinity (a training that diverged); str() is the one-line message."""
-
-
-class SaveFailed(DataError):
-    """A checkpoint that could not be saved (a full disk); none of its files is left. str() is the one line."""
-
-
-def prefix_of(model_dir, step, name=MODEL_NAME):
-    """The checkpoint prefix <model_dir>/<name>-<step> (str), e.g. model/mnist_model-2000."""
-    return os.path.join(model_dir, f"{name}-{step}")
-
-
-def name_of(prefix):
-    """The name (a trainer's MODEL_NAME) in a checkpoint prefix, e.g. "mnist_model" for model/mnist_model-2000."""
-    return os.path.basename(prefix).rsplit("-", 1)[0]
-
-
-def step_of(prefix):
-    """The global_step (int) in a checkpoint prefix's name, e.g. 2000 for model/mnist_model-2000."""
-    return int(prefix.rsplit("-", 1)[1])
-
-
-def checkpoint_steps(model_dir, name=MODEL_NAME):
-    """The global_steps (sorted ints) of the checkpoints named `name` whose files are in model_dir, whole or not.
-
-    Any of a checkpoint's files (.index, .data-*, .meta, or the one file of
-    the V1 format) counts, so that a checkpoint that lost its .index is
-    still seen, and reported damaged instead of being passed over.
-    """
-    try:
-        names = os.listdir(model_dir)
-    except OSError:
-        return []
-    pattern = re.compile(CHECKPOINT_FILE_OF % re.escape(name))  # re's cache compiles it once
-    return sorted({int(m.group("step")) for m in map(pattern.match, names) if m})
-
-
-def checkpoint_names(model_dir):
-    """The names (a set of str) of the V2 checkpoints whose files are in model_dir: {"mnist_model"}, or more."""
-    try:
-        names = os.listdir(model_dir)
-    except OSError:
-        return set()
-    return {m.group("name") for m in map(ANY_CHECKPOINT_FILE.match, names) if m}
-
-
-def checkpoint_name(model_dir, default=MODEL_NAME, state=None):
-    """The name of model_dir's checkpoints, for a reader: the one its `checkpoint` index file names (as the
-    course's tf.train.get_checkpoint_state tells it), else the one name of the checkpoint files there, else
-    `default` (the MODEL_NAME of the trainer that writes the folder). state: see indexed_prefix."""
-    names = checkpoint_names(model_dir)
-    if not names:
-        return default  # no V2 checkpoint files (nor TensorFlow's import to read the index file)
-    indexed = indexed_prefix(model_dir, state)
-    if indexed is not None:
-        return name_of(indexed)
-    return names.pop() if len(names) == 1 else default
-
-
-def checkpoint_format(prefix):
-    """"V2" when prefix.index is there, "V1" when the single V1-format file `prefix` is, else None.
-
-    V2 (TensorFlow's default since 1.x): <prefix>.index and .data-NNNNN-of-NNNNN
-    files. V1 (tf.train.Saver(write_version=SaverDef.V1), and TensorFlow
-    before the V2 default): all tensors in the one file <prefix>.
-    """
-    if os.path.exists(prefix + ".index"):
-        return "V2"
-    return "V1" if os.path.isfile(prefix) else None
-
-
-def indexed_prefix(model_dir, state=None):
-    """The checkpoint the `checkpoint` index file names, as a path in model_dir, or None.
-
-    The index may hold a path that is gone (the folder was moved or copied
-    with absolute paths in it): only its file name, <name>-<step> of any
-    name, is used, in model_dir.
-    None when the index is missing or unreadable. state: the index as
-    tf.train.get_checkpoint_state(model_dir) returned it, when the caller
-    read it already.
-    """
-    try:
-        state = state or tf.train.get_checkpoint_state(model_dir)
-    except (tf.errors.OpError, ValueError, UnicodeDecodeError):  # a damaged text protobuf
-        return None
-    if state is None or not state.model_checkpoint_path:
-        return None
-    name = os.path.basename(state.model_checkpoint_path.replace("\\", "/"))
-    return os.path.join(model_dir, name) if re.fullmatch(r".+-\d+", name) else None
-
-
-def unfinished_saves(model_dir, steps=None, name=MODEL_NAME):
-    """Prefixes (sorted list) of the saves in model_dir that never finished: what a killed Saver.save leaves.
-
-    The index file is the last thing a save changes (save() writes the
-    .meta, then tf.train.Saver renames the .data and .index into place and
-    names the checkpoint in the index), except that Saver.save on its own
-    writes the .meta after the index. Files of a step newer than the one
-    the index names, without their .index or .meta, are therefore a save
-    still running (mnist_test.py beside the trainer) or a save that was
-    killed (the trainer at start-up). A newer step with both is a whole
-    checkpoint whose index update was lost, and counts. Empty
-    when the index file does not lead to a checkpoint: then nothing can be
-    told apart, and every checkpoint counts. steps: checkpoint_steps(model_dir,
-    name) when the caller already listed the folder (one listing, one answer).
-    name: the checkpoints' (a trainer's MODEL_NAME); an index naming
-    checkpoints of another name tells nothing about these.
-    """
-    steps = checkpoint_steps(model_dir, name) if steps is None else steps
-    if not steps:
-        return []  # no checkpoint files: nothing unfinished (nor TensorFlow's import to read the index file)
-    indexed = indexed_prefix(model_dir)
-    if indexed is None or name_of(indexed) != name or checkpoint_format(indexed) is None:
-        return []
-    return [prefix_of(model_dir, s, name) for s in steps
-            if s > step_of(indexed) and not _whole(prefix_of(model_dir, s, name))]
-
-
-def _whole(prefix):
-    """True when a checkpoint's files say its save finished: .index and .meta (V2), or the V1 file."""
-    return os.path.isfile(prefix) or all(os.path.exists(prefix + ext) for ext in (".index", ".meta"))
-
-
-def latest(model_dir, name=MODEL_NAME):
-    """The prefix (str) of the newest checkpoint named `name` (a trainer's MODEL_NAME) in model_dir, or None.
-
-    Found from the checkpoint files that are there, whatever the `checkpoint`
-    index file says (it may be missing, damaged, or name a folder that was
-    moved), passing over unfinished_saves. The checkpoint is not verified
-    here: see read_checkpoint.
-    """
-    # One listing of the folder: with two, a save that began between them
-    # could be missing from the first (so not unfinished) and be taken
-    # from the second before its .index is there.
-    steps = checkpoint_steps(model_dir, name)
-    if not steps:
-        return None  # no checkpoint files (nor TensorFlow's import to read the index file)
-    unfinished = set(unfinished_saves(model_dir, steps, name))
-    steps = [s for s in steps if prefix_of(model_dir, s, name) not in unfinished]
-    return prefix_of(model_dir, steps[-1], name) if steps else None
 
 
 def signature(prefix):
@@ -456,30 +310,6 @@ def check_variables(prefix, stored, var_list):
                             f"{want} here")
 
 
-Whole = collections.namedtuple("Whole", "shape parts")
-Whole.__doc__ = """A partitioned variable as a checkpoint holds it: its full `shape` (tf.TensorShape), its `parts`."""
-
-
-def checkpoint_variables(variables):
-    """{name in checkpoint: variable} for the variables tf.train.Saver saves, e.g. tf.global_variables().
-
-    The parts of a partitioned variable (tf.compat.v1.get_variable with a
-    partitioner: `fc1_w/part_0`, `fc1_w/part_1`, and their moving averages)
-    are saved by tf.train.Saver as one variable of the full shape under
-    the unpartitioned name (`fc1_w`); they come as one Whole here, so
-    that check_variables compares a cluster's graph with checkpoints of one
-    machine. Every other variable comes under its op name.
-    """
-    found = {}
-    for var in variables:
-        name, shape = saved_as(var)
-        if name == var.op.name:
-            found[name] = var
-        else:
-            found.setdefault(name, Whole(tf.TensorShape(shape), [])).parts.append(var)
-    return found
-
-
 @contextlib.contextmanager
 def restoring(prefix, var_list, stored=None):
     """Around the course's `saver.restore(sess, path)`: yields the path to give it, after checking the checkpoint.
@@ -506,311 +336,6 @@ def restoring(prefix, var_list, stored=None):
                 raise CheckpointGone(f"{prefix}: checkpoint was deleted while it was read") from None
             raise CheckpointDamaged(f"{prefix}: checkpoint is damaged "
                                     f"({first_line(e).replace(literal, prefix)})") from None
-
-
-def continue_rotation(checkpoint_saver, model_dir, written, resumed_step, name=MODEL_NAME):
-    """Take the model folder's checkpoints up to resumed_step into this run's --keep rotation.
-
-    A run resumed from a checkpoint (checked to be this model's: its
-    network, settings and graph) continues the rotation of the run that
-    wrote it, as tf.train.Saver.recover_last_checkpoints and TF2's
-    CheckpointManager do: `--keep N` then means the folder's newest N, and
-    a Ctrl-C and the same command again leave no older checkpoints behind.
-    written: the set of steps this run may replace (updated); the saver
-    learns them oldest first, with their files' times. Those beyond the
-    newest --keep are removed now (the saver drops only one per save); the
-    one resumed from is the newest and stays. name: the checkpoints' (MODEL_NAME).
-    """
-    steps = [step for step in checkpoint_steps(model_dir, name) if step <= resumed_step]
-    known = []
-    for step in steps:
-        prefix = prefix_of(model_dir, step, name)
-        try:
-            known.append((prefix, os.path.getmtime(prefix + ".index")))
-        except OSError:
-            continue  # a damaged or vanished checkpoint: not this run's to delete
-    keep = checkpoint_saver.saver_def.max_to_keep
-    if keep and len(known) > keep:
-        for prefix, _ in known[:-keep]:
-            remove_save(prefix)
-        known = known[-keep:]
-    checkpoint_saver.set_last_checkpoints_with_time(known)
-    written.update(step_of(prefix) for prefix, _ in known)
-
-
-class SaveAttempt:
-    """One try of a save, a context manager: a tf.errors.OpError or OSError in its body is kept in .error."""
-
-    error = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, traceback):
-        if isinstance(error, (tf.errors.OpError, OSError)):
-            self.error = error
-            return True
-        return False
-
-
-def save_attempts(sess, checkpoint_saver, model_dir, step, written, name=MODEL_NAME):
-    """The tries of one save at global_step `step`: SaveAttempts, in whose body the caller saves.
-
-    The body is the course's `checkpoint_saver.save(sess, <model_dir>/<name>,
-    global_step=step, write_meta_graph=False)`, name the trainer's MODEL_NAME. Around it: a checkpoint of
-    that step that this run did not write is never overwritten (DataError,
-    before the first try); each try writes the .meta first, so that the
-    `checkpoint` index, which Saver.save updates last, only ever names a
-    checkpoint whose files are all there; after a try that worked, the
-    files of the checkpoints the Saver's max_to_keep dropped are deleted
-    (rotate). A try refused because another process holds a file (Windows:
-    an evaluator or TensorBoard reading the index while TensorFlow renames
-    over it) is followed by another for files.RETRY_SECS. A save that fails
-    (a full disk, a folder gone read-only, a refusal that lasts) leaves
-    none of its files and raises SaveFailed naming the newest checkpoint
-    that is there, e.g. `model: no space left on device while saving
-    mnist_model-1500; the newest checkpoint is model/mnist_model-1000`.
-    written: set of the steps this run saved, updated here.
-    """
-    prefix = prefix_of(model_dir, step, name)
-    if step not in written and step in checkpoint_steps(model_dir, name):
-        raise DataError(f"{prefix}: a checkpoint of another run is already there; not overwriting it "
-                        f"(move it away or use another --model-dir)")
-    written.add(step)
-    deadline = time.monotonic() + files.RETRY_SECS
-    while True:
-        attempt, kept = SaveAttempt(), list(checkpoint_saver.last_checkpoints)
-        with attempt, sess.graph.as_default():
-            checkpoint_saver.export_meta_graph(prefix + ".meta")
-        if attempt.error is None:
-            yield attempt
-        if attempt.error is None:
-            rotate(checkpoint_saver, kept, written)
-            return
-        if refused(attempt.error) and time.monotonic() < deadline:
-            time.sleep(0.1)  # Windows: a reader holds the index file; TensorFlow's rename over it waits
-            continue
-        written.discard(step)
-        remove_save(prefix)
-        raise save_failed(model_dir, prefix, attempt.error) from None
-
-
-def rotate(checkpoint_saver, before, written):
-    """Delete the files of this run's checkpoints that Saver.save's max_to_keep rotation dropped (prefixes).
-
-    before: checkpoint_saver.last_checkpoints before the save. Saver deletes
-    them by glob pattern, which finds nothing in a folder named like
-    `model[1]`: --keep would keep every checkpoint. Deleted here by their
-    literal names, and only what the rotation meant to delete: checkpoints
-    of this run (written, steps) dropped by max_to_keep. A Saver that keeps
-    one checkpoint every N hours (keep_checkpoint_every_n_hours) drops such
-    a checkpoint from its list but means to keep its files, so with that
-    option on nothing is deleted here. Where Saver did delete them, nothing
-    is left to do.
-    """
-    if checkpoint_saver.saver_def.keep_checkpoint_every_n_hours < KEEP_NEVER_HOURS:
-        return
-    for prefix in set(before) - set(checkpoint_saver.last_checkpoints):
-        if step_of(prefix) in written:
-            remove_save(prefix)
-
-
-class RunSaves:
-    """The checkpoints one training run writes into model_dir with its tf.train.Saver, and the steps it saved.
-
-    attempts(sess, step) are the tries of one save (save_attempts), never
-    over a checkpoint of another run; `written` is the set of steps this
-    run saved or took over from the run it resumed (continue_rotation), the
-    only ones it may replace or (through the Saver's max_to_keep) rotate
-    away. record: (network, records per epoch, {option name: value})
-    (cli.Options.record), written into the folder's FOLDER_FILE before the
-    run's first save (write_folder_record), so that a folder holding a
-    checkpoint says which network it holds and how it was trained.
-    resumed_step: the global_step of the checkpoint a resumed run restored
-    (checked to be the same model: network, settings, graph), whose
-    rotation this run continues; None for a fresh start. name: the
-    checkpoints' (the trainer's MODEL_NAME): <model_dir>/<name>-<step>.
-    """
-
-    def __init__(self, checkpoint_saver, model_dir, record, resumed_step=None, name=MODEL_NAME):
-        self.saver, self.model_dir, self.written, self.record = checkpoint_saver, model_dir, set(), record
-        self.name = name
-        if resumed_step is not None:
-            self.continue_rotation(resumed_step)
-
-    def attempts(self, sess, step):
-        """The tries of a save at global_step `step` (save_attempts), for the caller's saver.save in each."""
-        if self.record is not None:
-            write_folder_record(self.model_dir, *self.record)
-            self.record = None
-        return save_attempts(sess, self.saver, self.model_dir, step, self.written, self.name)
-
-    def prefix(self, step):
-        """The prefix of this run's checkpoint at global_step `step`: <model_dir>/<name>-<step>."""
-        return prefix_of(self.model_dir, step, self.name)
-
-    def continue_rotation(self, resumed_step):
-        """Take the folder's checkpoints up to resumed_step into this run's rotation (module's continue_rotation)."""
-        continue_rotation(self.saver, self.model_dir, self.written, resumed_step, self.name)
-
-
-def older_checkpoints_note(model_dir, keep, written, name=MODEL_NAME):
-    """A note on the checkpoints in model_dir that this run did not write, or None when --keep covers all.
-
-    written: the steps this run saved (RunSaves.written). --keep rotates
-    only this run's own checkpoints, so that a run never deletes work it
-    did not do; the note says how many others there are, their size and
-    how to remove them.
-    """
-    older = [s for s in checkpoint_steps(model_dir, name) if s not in written]
-    if not older or len(older) + min(len(written), keep) <= keep:
-        return None
-    size = sum(os.path.getsize(p) for s in older for p in glob.glob(glob.escape(prefix_of(model_dir, s, name)) + ".*"))
-    return (f"note: {model_dir} also holds {len(older)} checkpoint(s) of earlier runs "
-            f"(steps {older[0]} to {older[-1]}, {size / 1e6:.1f} MB), which --keep leaves alone; "
-            f"delete {prefix_of(model_dir, '<step>', name)}.* files you no longer need")
-
-
-def refused(error):
-    """True for an error that says another process holds a file (Windows' sharing rules), worth a retry."""
-    return isinstance(error, (PermissionError, tf.errors.PermissionDeniedError)) or file_held(error)
-
-
-def remove_save(prefix):
-    """Delete every file a save of `prefix` may have begun: .meta, .index, .data shards and their temporaries."""
-    for path in glob.glob(glob.escape(prefix) + ".*") + glob.glob(glob.escape(prefix) + "_temp*"):
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            try:
-                os.remove(path)
-            except OSError:
-                pass
-
-
-def save_failed(model_dir, prefix, error):
-    """The SaveFailed for a save of `prefix` that failed with `error` (an OSError or TensorFlow's OpError)."""
-    newest = latest(model_dir, name_of(prefix))
-    newest = f"the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
-    if disk_full(error):
-        return SaveFailed(f"{model_dir}: no space left on device while saving {os.path.basename(prefix)}; {newest}")
-    return SaveFailed(f"{prefix}: cannot save checkpoint ({first_line(error)}); {newest}")
-
-
-def prepare_model_dir(model_dir, network, log=print, name=MODEL_NAME):
-    """Make model_dir ready for a trainer of checkpoints named `name`: created if needed, cleared of killed saves.
-
-    A trainer writes and resumes only checkpoints of its own name (its
-    MODEL_NAME), so that a folder never holds two series that readers would
-    take for one: a folder holding checkpoints of another name
-    (places.ANY_CHECKPOINT_FILE) is refused, naming the constant to set to
-    resume them (network: the one trained, whose train_script holds
-    MODEL_NAME). Then what a killed Saver.save left is deleted:
-    `<name>-<step>_temp` folders, and unfinished_saves (each said through
-    `log`). save() writes a checkpoint's .meta, then
-    tf.train.Saver writes into such a folder, renames the .index and .data
-    files into place and only then updates the `checkpoint` index file; a
-    kill on the way leaves files that no reader uses and that this run
-    would otherwise have to save over. Raises DataError for those other
-    checkpoints, and for a folder that cannot be made, read or written.
-    """
-    try:
-        os.makedirs(model_dir, exist_ok=True)
-        entries = os.listdir(model_dir)
-        others = sorted({m.group("name") for m in map(ANY_CHECKPOINT_FILE.match, entries) if m} - {name})
-        if others:
-            raise DataError(f"{model_dir}: its checkpoints are named {others[0]}-<step>, not {name}-<step>; set "
-                            f"MODEL_NAME = {others[0]!r} in {network.train_script} to resume them, or use another "
-                            "--model-dir")
-        for entry in entries:
-            path = os.path.join(model_dir, entry)
-            if entry.startswith(name + "-") and entry.endswith("_temp") and os.path.isdir(path):
-                shutil.rmtree(path, ignore_errors=True)
-        for prefix in unfinished_saves(model_dir, name=name):
-            for path in glob.glob(glob.escape(prefix) + ".*"):
-                os.remove(path)
-            log(f"removed {prefix}.*, a save that did not finish (not in the `checkpoint` index file, and no .index "
-                "or no .meta)")
-    except OSError as e:
-        raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
-    if not os.access(model_dir, os.W_OK):
-        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
-
-
-def folder_record(model_dir):
-    """model_dir's FOLDER_FILE as a dict; {} when it is missing or unreadable (a folder of an earlier version)."""
-    try:
-        with open(os.path.join(model_dir, FOLDER_FILE), encoding="utf-8") as f:
-            record = json.load(f)
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
-
-
-def folder_network(model_dir, names=None):
-    """The networks.Network model_dir holds: the one FOLDER_FILE records, else networks.guess(names), else None."""
-    record = folder_record(model_dir).get("network")
-    if isinstance(record, dict):
-        try:
-            return networks.from_record(record)
-        except DataError:  # a declaration of another version
-            pass
-    return networks.guess(names) if names is not None else None
-
-
-def write_folder_record(model_dir, network, examples, settings):
-    """Record in model_dir's FOLDER_FILE the network it holds, the records of its epoch and the settings it trains
-    at: {"network": networks.to_record(network), "records": examples, <option name>: <value>, ...}.
-
-    settings: {option name: JSON value} (cli.Options.record), at the top
-    level where "batch_size" always was (mnistkit.learn reads it), so that
-    a record without the other options is read and checked alike.
-    """
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"network": networks.to_record(network), "records": examples, **settings}, f, indent=1)
-            f.write("\n")
-    files.write_atomically(os.path.join(model_dir, FOLDER_FILE), write, what="the model folder's record")
-
-
-def resume_checked(model_dir, network, var_list, log=print, state=None, name=MODEL_NAME, check=None):
-    """The checkpoint training resumes from, read whole and checked to fit the graph about to train:
-    (prefix, {name: array}), or (None, None) when model_dir holds no checkpoint named `name`.
-
-    The newest checkpoint files in model_dir (latest), even when the
-    `checkpoint` index file is missing, damaged or names a path that is
-    gone (a moved or copied folder); `log` says so when the index did not
-    lead to them. state: the index as tf.train.get_checkpoint_state read
-    it, or None (then it is read here). var_list: {name in checkpoint:
-    variable} of this graph. Raises DataError naming the checkpoint when it
-    is damaged (with the newest intact one in the hint: training never
-    starts from scratch over checkpoint files, nor saves over them), holds
-    another network than `network` (networks.check_network), is refused by
-    check(prefix), the caller's check of its settings against the folder's
-    record (training.check_resumed: a changed setting is named as itself,
-    before the variables are compared), or does not fit var_list (a
-    checkpoint of another graph: it was read whole, so nothing in the
-    folder changes). name: the checkpoints' (the trainer's MODEL_NAME;
-    prepare_model_dir refuses a folder of another name's).
-    """
-    prefix = latest(model_dir, name)
-    if prefix is None:
-        return None, None
-    stored = read_or_hint(model_dir, prefix)
-    indexed = indexed_prefix(model_dir, state)
-    if indexed is None or name_of(indexed) != name or checkpoint_format(indexed) is None:
-        log(f"note: {os.path.join(model_dir, INDEX_FILE)} is missing or names files that are "
-            f"not there; resuming from the newest checkpoint files, {prefix}")
-    elif indexed != prefix:
-        log(f"note: {prefix} is newer than {indexed}, the newest in the `checkpoint` index file; resuming from it")
-    networks.check_network(prefix, folder_network(model_dir, stored), network)
-    if check is not None:
-        check(prefix)
-    try:
-        check_variables(prefix, stored, var_list)
-    except DataError as e:
-        raise DataError(f"{e}; use another --model-dir") from None
-    return prefix, stored
 
 
 Found = collections.namedtuple("Found", "prefix stored network")
@@ -889,26 +414,3 @@ def read_or_hint(model_dir, prefix):
         return read_checkpoint(prefix)
     except CheckpointDamaged as e:
         raise CheckpointDamaged(f"{e}; {damaged_hint(model_dir, prefix)}") from None
-
-
-def check_graph(network):
-    """Raise DataError when a network's declaration names a variable (in variables or split) that the default
-    graph's trainable variables lack, as checkpoint_variables names them (a cluster's split parts count as
-    their whole).
-
-    Called once the forward module's forward() has built the graph, before a
-    step runs (mnist_backward.build_graph, mnist_test.evaluate), as
-    check_variables checks a checkpoint against the graph: a misspelt split
-    would otherwise not be split, and a misspelt variable would be recorded
-    in the model folder. The message names the declaration, the names it
-    lacks and the graph's, e.g. `mnist_deep_forward.NETWORK names split
-    'W1', which the graph of mnist_deep_forward.forward lacks (its
-    variables: b1, b2, w1, w2); correct the declaration`.
-    """
-    names = set(checkpoint_variables(tf.trainable_variables()))
-    lacked = [f"{field} {name!r}" for field in ("variables", "split")
-              for name in getattr(network, field) if name not in names]
-    if lacked:
-        raise DataError(f"{network.forward}.NETWORK names {', '.join(lacked)}, which the graph of "
-                        f"{network.forward}.forward lacks (its variables: {', '.join(sorted(names)) or 'none'}); "
-                        f"correct the declaration")

@@ -160,7 +160,7 @@ class Options(tuple):
         naming the flag: `--batch-size must be >= 1`), or without `error`
         raises ValueError naming the keyword; a value that is the module's
         constant (an edited `LEARNING_RATE_BASE = -1`) is named as the
-        constant in its file instead. Each value is then resolved
+        constant in its file instead. Each value but None is then resolved
         (Option.resolve: a --pipeline name to its records.Pipeline).
         """
         keywords = [inspect.Parameter(o.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None) for o in self]
@@ -179,7 +179,7 @@ class Options(tuple):
                 if error is None:
                     raise ValueError(keyword_message)
                 error(flag_message)
-            if o.resolve is not None:
+            if o.resolve is not None and values[o.name] is not None:  # None: an option left unset stays so
                 values[o.name] = o.resolve(values[o.name])
         return values
 
@@ -193,7 +193,7 @@ class Options(tuple):
 
     def changed(self, settings, record):
         """[(option, recorded value, value now)] for each option not "free" (Option.resume) whose value in
-        `settings` differs from the one in `record`, a model folder's (checkpoints.folder_record); refusing
+        `settings` differs from the one in `record`, a model folder's (folders.folder_record); refusing
         options first. An option the record lacks (a folder of an earlier version) is not compared."""
         now = self.record(settings)
         found = [(o, record[o.name], now[o.name]) for o in self

@@ -27,7 +27,7 @@ import threading
 import time
 
 from tf_compat import LazyMapping, first_line, task_addresses, tf
-from . import checkpoints, cli, records, training
+from . import checkpoints, cli, folders, records, training
 from .errors import STOP_SIGNALS, ClusterError, DataError, Interrupted
 
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
@@ -239,28 +239,25 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
     num_workers, is_chief, me = cluster.num_tasks("worker"), task_index == 0, f"worker {task_index}"
     data = records.training_data(settings.data_dir, settings.train_file)
     mine = data.for_worker(worker_shards(data.files, task_index, num_workers))
-    if is_chief:
-        checkpoints.prepare_model_dir(settings.model_dir, settings.net.NETWORK, settings.log, settings.model_name)
     server = start_server(cluster, "worker", task_index)
     graph, parts = build_worker_graph(cluster, task_index, settings, mine, trainer.build_graph, sync_replicas)
-    ckpt = None  # the chief restores the newest checkpoint (checked against the graph just built), or initializes
-    if is_chief:
-        ckpt, _ = checkpoints.resume_checked(
-            settings.model_dir, settings.net.NETWORK, checkpoints.checkpoint_variables(tf.global_variables()),
-            settings.log, name=settings.model_name,
-            check=lambda prefix: training.check_resumed(settings, data.examples, prefix))  # a changed setting
-    tf.get_default_graph().finalize()
-    with checkpoints.readable_prefix(ckpt) if ckpt else contextlib.nullcontext() as literal:  # Saver.restore globs
-        sess = open_session(server, parts, cluster, task_index, literal, startup_timeout, settings.log)
-    worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
-    try:
-        progress = worker_steps(sess, graph, settings, worker, trainer)
-    except BaseException as e:
-        failure = cluster_failure(e, me, ",".join(cluster.job_tasks("ps")), settings.model_dir, sync_replicas)
-        progress = None
-    else:
-        failure = None
-    shut_down(sess, worker.sync_coord, worker.sync_threads, failure, me)
+    # Only the chief writes the model folder: it locks it and restores the newest checkpoint (checked against the
+    # folder's network and settings and the graph just built), or initializes; the others never save.
+    with training.resumed(settings, data.examples, graph.saver, folders.checkpoint_variables(tf.global_variables())) \
+            if is_chief else contextlib.nullcontext(training.Resumed(None, None, None)) as resumed:
+        ckpt = resumed.prefix
+        tf.get_default_graph().finalize()
+        with checkpoints.readable_prefix(ckpt) if ckpt else contextlib.nullcontext() as literal:  # Saver.restore globs
+            sess = open_session(server, parts, cluster, task_index, literal, startup_timeout, settings.log)
+        worker = Worker(me, is_chief, sync_replicas, ckpt, mine, parts)
+        try:
+            progress = worker_steps(sess, graph, settings, worker, trainer, resumed.saves)
+        except BaseException as e:
+            failure = cluster_failure(e, me, ",".join(cluster.job_tasks("ps")), settings.model_dir, sync_replicas)
+            progress = None
+        else:
+            failure = None
+        shut_down(sess, worker.sync_coord, worker.sync_threads, failure, me)
     settings.log(f"{me}: {progress.local_steps} local steps; global_step {progress.step}")
     return progress.step
 
@@ -369,7 +366,7 @@ def place_variables(cluster, worker_device, network):
     tasks): one part per parameter server, initialized from the slices of
     the value the network gave it. Checkpoints name it as on one machine
     (tf.train.Saver saves the parts as one variable); see
-    checkpoints.checkpoint_variables.
+    folders.checkpoint_variables.
     """
     num_ps = cluster.num_tasks("ps")
 
@@ -416,11 +413,13 @@ def split_variable(name, initial_value, num_parts):
                            partitioner=tf.fixed_size_partitioner(num_parts), caching_device=read_beside_variable)
 
 
-def worker_steps(sess, graph, settings, worker, trainer):
+def worker_steps(sess, graph, settings, worker, trainer, saves=None):
     """The trainer's own loop (trainer.train_loop) for this worker, then the chief's last save; a training.Progress.
 
-    Raises Interrupted after SIGINT/SIGTERM, ClusterError when training
-    ended before the target, TensorFlow's errors as they come.
+    saves: the chief's folders.RunSaves (training.resumed's); None for the
+    other workers, which never save. Raises Interrupted after
+    SIGINT/SIGTERM, ClusterError when training ended before the target,
+    TensorFlow's errors as they come.
     """
     me = worker.me
     step = int(sess.run(graph.global_step, options=tf.RunOptions(timeout_in_ms=training.STEP_TIMEOUT_MS)))
@@ -430,10 +429,6 @@ def worker_steps(sess, graph, settings, worker, trainer):
                  f"{worker.data.examples} records from {worker.data.where}; target global_step {settings.steps}; "
                  + ("synchronous updates (SyncReplicasOptimizer)" if worker.sync_replicas
                     else "asynchronous updates"))
-    # The same model as the checkpoint resumed from: --keep rotates the folder's checkpoints as one run's.
-    saves = checkpoints.RunSaves(graph.saver, settings.model_dir, training.record_of(settings, worker.data.examples),
-                                 resumed_step=checkpoints.step_of(worker.ckpt) if worker.is_chief and worker.ckpt
-                                 else None, name=settings.model_name)
     with training.running(settings, worker.data, saves, step, worker=worker) as run:
         trainer.train_loop(sess, graph, settings, run)
         step = trainer.save_last(sess, graph, settings, run, worker.ckpt)

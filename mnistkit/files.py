@@ -1,7 +1,8 @@
 """Files written so that nothing half-written is ever left: temporary names, atomic renames.
 
 Used by the generator (TFRecord files, the JPG layout), the evaluator's
-report and the app's --show-input.
+report, the app's --show-input and a model folder's writers
+(mnistkit.folders, which also holds the one-writer lock of a folder).
 """
 import os
 import tempfile
@@ -112,105 +113,3 @@ def write_atomically(path, write, what="report"):
         if isinstance(e, OSError):
             raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
         raise
-
-
-LOCK_FILE = ".mnist.lock"  # hidden: in a folder a process is writing, holding that process's PID
-LOCK_WRITE_SECS = 3.0  # a lock file still without a PID this long after it was made is a stopped writer's
-
-
-class FolderLock:
-    """Exclusive writing in one folder: `with FolderLock(folder, "mnist_generateds.py"):`.
-
-    The lock is a hidden file LOCK_FILE created exclusively (O_EXCL) and
-    holding the owner's PID; it is removed on exit. A lock whose process is
-    gone (killed) is taken over. Raises DataError naming the folder and the
-    other process when a live one holds it. Works alike on POSIX and
-    Windows (no fcntl).
-    """
-
-    def __init__(self, folder, who):
-        self.path, self.folder, self.who = os.path.join(folder, LOCK_FILE), folder, who
-
-    def __enter__(self):
-        for _ in range(3):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                self._take_over()
-                continue
-            try:
-                with os.fdopen(fd, "w") as f:
-                    f.write(f"{os.getpid()}\n")
-            except OSError:  # a full disk: no lock file is left behind; the caller names what it was writing
-                remove(self.path)
-                raise
-            return self
-        raise DataError(f"{self.folder}: cannot take the folder's lock {self.path}; remove it if no other "
-                        f"{self.who} runs")
-
-    def _take_over(self):
-        """Remove the lock file of a process that is gone; DataError when a live one holds it.
-
-        Our own PID in it is a run of ours that ended (a container starts
-        every run as PID 1), never another owner. A lock without a readable
-        PID is one whose writer was stopped between creating it and writing
-        the PID: stale once LOCK_WRITE_SECS old, waited for until then.
-        """
-        deadline = time.monotonic() + LOCK_WRITE_SECS
-        while True:
-            owner = lock_owner(self.path)
-            if owner is not None or not os.path.exists(self.path):
-                break
-            try:
-                age = time.time() - os.path.getmtime(self.path)
-            except OSError:
-                break
-            if age >= LOCK_WRITE_SECS or time.monotonic() >= deadline:
-                break
-            time.sleep(0.05)
-        if owner is not None and owner != os.getpid() and pid_alive(owner):
-            raise DataError(f"{self.folder}: another {self.who} (pid {owner}) is writing here; wait until "
-                            "it ends, or use another folder") from None
-        remove(self.path)  # left by a process that is gone
-
-    def __exit__(self, *exc):
-        if lock_owner(self.path) == os.getpid():
-            remove(self.path)
-
-
-def lock_owner(path):
-    """The PID (int > 0) written in a lock file, or None when it is missing, empty or holds no PID."""
-    try:
-        with open(path) as f:
-            pid = int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-    return pid if pid > 0 else None
-
-
-def pid_alive(pid):
-    """True when a process with this PID runs (POSIX: signal 0; Windows: OpenProcess and its exit code).
-
-    False for a PID <= 0: os.kill(0 or -1, 0) would ask about a whole
-    process group, or every process we may signal, and say yes.
-    """
-    if pid <= 0:
-        return False
-    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
-        import ctypes
-        kernel32 = ctypes.windll.kernel32
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        try:
-            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
-        finally:
-            kernel32.CloseHandle(handle)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # another user's process
-    return True

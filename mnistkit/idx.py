@@ -22,7 +22,7 @@ import urllib.request
 import numpy as np
 from PIL import Image
 
-from . import files
+from . import files, folders
 from .errors import DataError
 
 # The four standard IDX file names, per split.
@@ -311,7 +311,7 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     new_folders = files.missing_folders(jpg_dir)
     try:
         os.makedirs(jpg_dir, exist_ok=True)
-        with files.FolderLock(jpg_dir, "mnist_generateds.py"):  # another build would remove this one's folders
+        with folders.FolderLock(jpg_dir, "--jpg-dir"):  # another build would remove this one's folders
             return write_layout(jpg_dir, splits, source, layout, log)
     except BaseException as e:
         files.remove_empty_folders(new_folders)  # a stopped or failed first build leaves no empty folder

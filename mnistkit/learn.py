@@ -28,7 +28,6 @@ import contextlib
 import glob
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -36,15 +35,13 @@ import sys
 import tempfile
 import threading
 
-from . import checkpoints, cli, files, keep, records
+from . import checkpoints, cli, files, folders, keep, records
 from .errors import DataError
-from .places import INDEX_FILE
 
 DEFAULT_STEPS = 600  # steps past the newest checkpoint (docs/teach.md, "What it gives")
 RECORD_FILE = "learned.json"  # in the model folder: [{"before": "mnist_model-2000", "after": "mnist_model-2300"}, ...]
 UNDONE_FOLDER = "undone"  # undo() moves the checkpoint it takes back here, not away
 GENERATOR = "mnist_generateds.py"
-INDEX_LINE = re.compile(r'^(model_checkpoint_path|all_model_checkpoint_paths): "(.*)"$')
 
 # A learn's settings, each once (cli.Options, as mnist_backward.OPTIONS): mnist_learn.py's flags, which another
 # script's parser takes under a prefix (OPTIONS.prefixed("learn", "steps", "share"): --learn-steps, --learn-share).
@@ -78,6 +75,11 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
     the generator or the trainer fails (model_dir unchanged); KeyboardInterrupt
     after a Ctrl-C, once the trainer has stopped (model_dir unchanged).
     """
+    with one_at_a_time(model_dir):  # before anything is read: a trainer writing the folder refuses this learn
+        return _learn(model_dir, keep_dir, steps, data_dir, share, script_dir, out, trainer_args)
+
+
+def _learn(model_dir, keep_dir, steps, data_dir, share, script_dir, out, trainer_args):
     before = checkpoints.latest(model_dir)
     if before is None:
         raise DataError(f"{model_dir}: no checkpoint to learn from; train one first "
@@ -90,13 +92,13 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
     if network is None:
         raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + steps
-    with one_at_a_time(model_dir), tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
+    with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
         kept = os.path.join(staging, "data")
         run([script(GENERATOR, script_dir), "--train-images", keep_dir, "--train-labels", labels,
              "--test-images", keep_dir, "--test-labels", labels, "--data-dir", kept, "--workers", "1", "--quiet"],
             out, f"the kept digits were not turned into TFRecords; {model_dir} is unchanged")
         stage(before, staging)
-        batch = checkpoints.folder_record(model_dir).get("batch_size")
+        batch = folders.folder_record(model_dir).get("batch_size")
         run([script(network.train_script, script_dir), "--model-dir", staging, "--data-dir", data_dir,
              "--mix-records", f"{os.path.join(kept, records.TRAIN_FILE)}:{share}", "--steps", str(target), "--quiet",
              *(["--batch-size", str(batch)] if isinstance(batch, int) else []), *trainer_args],
@@ -117,8 +119,10 @@ _learning, _learning_lock = set(), threading.Lock()  # the model folders a learn
 def one_at_a_time(model_dir):
     """Around a learn or an undo of model_dir: one at a time, across threads (the board's) and processes.
 
-    Processes: files.FolderLock's hidden lock file in model_dir, removed at
-    the end. Raises DataError naming the folder when another holds it.
+    Processes: the one-writer lock of model_dir (folders.FolderLock) that
+    the trainer takes too, so that a learn and a trainer never write one
+    folder at once; removed at the end. Raises DataError naming the folder,
+    and the process that writes it, when another holds it.
     """
     key = os.path.realpath(model_dir)
     with _learning_lock:
@@ -126,7 +130,7 @@ def one_at_a_time(model_dir):
             raise DataError(f"{model_dir}: another learn is working on this model folder; wait until it ends")
         _learning.add(key)
     try:
-        with files.FolderLock(model_dir, "learn (mnist_learn.py)"):
+        with folders.FolderLock(model_dir, "--model-dir", "a learn"):
             yield
     finally:
         with _learning_lock:
@@ -173,27 +177,11 @@ def stage(before, staging):
     model_dir = os.path.dirname(before) or os.curdir
     for path in glob.glob(glob.escape(before) + ".*"):
         shutil.copy2(path, staging)
-    record = os.path.join(model_dir, checkpoints.FOLDER_FILE)
+    record = os.path.join(model_dir, folders.FOLDER_FILE)
     if os.path.isfile(record):
         shutil.copy2(record, staging)
     name = os.path.basename(before)
-    with open(os.path.join(staging, INDEX_FILE), "w", encoding="utf-8") as f:
-        f.write(index_text(name, [name]))
-
-
-def index_text(newest, names):
-    """The `checkpoint` index file's text (tf.train.CheckpointState, text format): newest, and all of names."""
-    return f'model_checkpoint_path: "{newest}"\n' + "".join(f'all_model_checkpoint_paths: "{n}"\n' for n in names)
-
-
-def indexed_names(model_dir):
-    """The checkpoint names (file names, not paths) model_dir's index lists in all_model_checkpoint_paths; [] when none."""
-    try:
-        with open(os.path.join(model_dir, INDEX_FILE), encoding="utf-8") as f:
-            found = [INDEX_LINE.match(line.strip()) for line in f]
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [os.path.basename(m.group(2).replace("\\", "/")) for m in found if m and m.group(1).startswith("all")]
+    folders.write_index(staging, name, [name])
 
 
 def promote(learned, model_dir, before):
@@ -213,17 +201,11 @@ def promote(learned, model_dir, before):
                                    lambda tmp, path=path: shutil.copyfile(path, tmp), what="a learned checkpoint file")
         history = learned_record(model_dir) + [{"before": os.path.basename(before), "after": name}]
         write_record(model_dir, history)
-        names = [n for n in indexed_names(model_dir) if n != name] or [os.path.basename(before)]
-        write_index(model_dir, name, names + [name])
+        names = [n for n in folders.indexed_names(model_dir) if n != name] or [os.path.basename(before)]
+        folders.write_index(model_dir, name, names + [name])
     except OSError as e:
         raise DataError(f"{model_dir}: cannot add the learned checkpoint ({e.strerror or e})") from None
     return os.path.join(model_dir, name)
-
-
-def write_index(model_dir, newest, names):
-    """Rewrite model_dir's `checkpoint` index file (atomically) to name `newest` among `names`."""
-    files.write_atomically(os.path.join(model_dir, INDEX_FILE), text_writer(index_text(newest, names)),
-                           what="the checkpoint index")
 
 
 def text_writer(text):
@@ -281,7 +263,8 @@ def _undo(model_dir, out):
     os.makedirs(moved, exist_ok=True)
     for path in sorted(glob.glob(glob.escape(after) + ".*"), key=lambda p: not p.endswith(".index")):
         files.replace(path, os.path.join(moved, os.path.basename(path)))  # the .index first: no longer whole
-    write_index(model_dir, last["before"], [n for n in indexed_names(model_dir) if n != last["after"]] or [last["before"]])
+    folders.write_index(model_dir, last["before"],
+                        [n for n in folders.indexed_names(model_dir) if n != last["after"]] or [last["before"]])
     write_record(model_dir, history[:-1])
     out(f"back to {before}; the learned checkpoint is in {moved}")
     return before

@@ -15,7 +15,7 @@ trainer script's constants. The trainer, the evaluator, the app, the exporter, t
 cluster launcher and the messages all read the declaration; no table lists
 the networks.
 
-A model folder says which network it holds: its checkpoints.FOLDER_FILE
+A model folder says which network it holds: its folders.FOLDER_FILE
 (schedule.json) records the whole declaration (to_record), with the batch
 size it trains at, when the first checkpoint is saved. The evaluator, the
 app and the exporter read it there (checkpoints.folder_network) and import
@@ -50,7 +50,7 @@ class Network:
     name. split: the variables a cluster with several parameter servers
     splits (its largest weights; distributed.place_variables). The
     trainer and the evaluator check both against the graph the forward
-    module builds (checkpoints.check_graph). Two
+    module builds (folders.check_graph). Two
     declarations are the same network when they name the same forward
     module (same()), and equal when every field is; one read back from
     JSON holds lists where the declaration has tuples.

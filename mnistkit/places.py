@@ -17,16 +17,9 @@ import re
 from . import cli
 from .errors import DataError
 from .export import TFLITE_SUFFIX, versions
+from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, INDEX_FILE, MODEL_NAME  # a model folder's names
 
-MODEL_NAME = "mnist_model"  # the course's MODEL_NAME: <folder>/mnist_model-<global_step>, unless a trainer says otherwise
-INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
-V2_SUFFIX = r"(\.index|\.meta|\.data-\d{5}-of-\d{5})"  # a V2 checkpoint's files: <prefix>.index, .meta, .data-*
-# A file of a V2 checkpoint of any name: <name>-<global_step>.index, .meta or .data-NNNNN-of-NNNNN.
-ANY_CHECKPOINT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)" + V2_SUFFIX + "$")
-# A file of a checkpoint named %s (re.escape'd: a trainer's MODEL_NAME): <name>-<step> with a V2 suffix, or
-# alone (the one file of the V1 format); groups `name` and `step`. checkpoints.checkpoint_steps fills in its name.
-CHECKPOINT_FILE_OF = r"(?P<name>%s)-(?P<step>\d+)" + V2_SUFFIX + "?$"
-CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # the course's own name's
+CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # a file of the course's own name's checkpoints
 SAVED_MODEL_FILE = "saved_model.pb"
 VARIABLES_FOLDER = "variables"
 APP, EXPORTER = "mnist_app.py", "mnist_export.py"

@@ -12,7 +12,7 @@ at the first run boundary at or after their step.
 import dataclasses
 
 from tf_compat import tf, uncached
-from . import checkpoints, records, training
+from . import folders, records, training
 from .networks import LOSSES_COLLECTION
 
 
@@ -48,7 +48,7 @@ def steps_loop(settings, loss_and_rate, update, next_batch, global_step):
     fed from Python), main() a cluster's synchronous updates.
     """
     count = tf.placeholder(tf.int32, [], name="steps_this_run")
-    variables = list(checkpoints.checkpoint_variables(tf.trainable_variables()).values())  # in creation order
+    variables = list(folders.checkpoint_variables(tf.trainable_variables()).values())  # in creation order
 
     def step(i, *previous):
         x, y_ = previous[-2:]  # this step's batch, dequeued by the step before (the first: before the loop)
@@ -83,7 +83,7 @@ def forward_on(settings, x, variables):
 
     Variables cannot be made in a while_loop: a tf.compat.v1.variable_creator_scope
     hands forward() a fresh read of each of `variables` (a variable, or a
-    checkpoints.Whole's parts concatenated) in the order it creates them,
+    folders.Whole's parts concatenated) in the order it creates them,
     instead of a new variable. The L2 terms forward() adds to the 'losses'
     collection are returned and taken out of it again; the variables read
     (a Whole's parts each) are what the step's update trains.
@@ -92,7 +92,7 @@ def forward_on(settings, x, variables):
 
     def existing(next_creator, **kwargs):
         var = next(given)
-        read = var.parts if isinstance(var, checkpoints.Whole) else [var]
+        read = var.parts if isinstance(var, folders.Whole) else [var]
         parts.extend(read)
         values = [part.read_value() for part in read]
         return values[0] if len(values) == 1 else tf.concat(values, 0)

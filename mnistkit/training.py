@@ -9,15 +9,19 @@ loop reaches through a few named calls, and what it carries:
   one_line_error, saved_note   the error a failed run ends with;
   finite_flags, check_loss, check_weights   a loss or weights gone NaN end the run (Diverged);
   stop_flag, PauseWatch     stop signals as a flag the loop checks; a paused process told from a stuck input;
-  summaries, SummaryMeter   TensorBoard: the step's scalars, examples per second, events files.
+  summaries, SummaryMeter   TensorBoard: the step's scalars, examples per second, events files;
+  resume                  the model folder checked once before a run goes on from it;
+  AveragesBesideVariables the moving averages of the trainer's update, each beside its variable.
 The training options (cli.Option, cli.Options) are cli.py's, and Settings
 holds their values; the training files, checked whole and unchanged at each
 step, are records.TrainingData. The model folder's record of its network and
-of each option it trains at is checkpoints.FOLDER_FILE (record_of), checked
-on resume (check_resumed).
+of each option it trains at is folders.FOLDER_FILE (record_of), checked on
+resume (check_settings).
 """
+import collections
 import contextlib
 import dataclasses
+import functools
 import math
 import os
 import signal
@@ -26,7 +30,7 @@ import time
 import types
 
 from tf_compat import events_file, first_line, tf
-from . import checkpoints, cli
+from . import checkpoints, cli, folders, networks
 from .errors import STOP_SIGNALS, DataError
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
@@ -66,13 +70,83 @@ def schedule_jump(settings, trained, examples, step):
 
 
 def record_of(settings, examples):
-    """What checkpoints.RunSaves writes into the model folder's record: (network, records per epoch,
+    """What folders.RunSaves writes into the model folder's record: (network, records per epoch,
     {option name: value} of every flag option, cli.Options.record)."""
     return settings.net.NETWORK, examples, settings.options.record(settings)
 
 
-def check_resumed(settings, examples, prefix):
-    """Check this run's settings against the model folder's record before it resumes checkpoint `prefix`.
+Resumed = collections.namedtuple("Resumed", "prefix stored saves")
+Resumed.__doc__ = """What a run goes on from (resumed): the checkpoint's `prefix` and its tensors read whole ({name: array}),
+both None for a fresh start; `saves`, the folders.RunSaves of the run's checkpoints."""
+
+
+@contextlib.contextmanager
+def resumed(settings, examples, saver, var_list, state=None):
+    """Around a run that trains into settings.model_dir: the folder locked and checked once; yields a Resumed.
+
+    The folder is made when missing and locked for the block (folders.writing:
+    a second trainer, or a learn, is refused in one line naming this run);
+    then resume() answers from one look at the folder, and the run's saves
+    (folders.RunSaves with `saver`, the graph's tf.train.Saver) continue the
+    --keep rotation of the checkpoint resumed from. examples, var_list: see
+    resume(); state: the `checkpoint` index file as the course's
+    tf.train.get_checkpoint_state read it. Raises DataError as
+    folders.writing and resume().
+    """
+    saves = folders.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
+                             name=settings.model_name)  # the record: what the run trains with, at its first save
+    with folders.writing(settings.model_dir, "training", settings.model_name, settings.net.NETWORK, settings.log,
+                         state) as found:
+        prefix, stored = resume(settings, examples, var_list, found)
+        if prefix:  # the same model (network, settings, graph checked): --keep rotates its checkpoints too
+            saves.continue_rotation(folders.step_of(prefix))
+        yield Resumed(prefix, stored, saves)
+
+
+def resume(settings, examples, var_list, found):
+    """The checkpoint a run goes on from, from one look at its model folder: (prefix, {name: array}), or
+    (None, None) when settings.model_dir holds no checkpoint named settings.model_name (a fresh start).
+
+    found: the folder's folders.Survey (one listing, the `checkpoint` index
+    file read once; folders.writing's, after it cleared the folder), and its record
+    read once (folders.folder_record). In this order: the newest checkpoint
+    is read whole (even when the index file is missing, damaged or names a
+    path that is gone: said through settings.log; a damaged one names the
+    newest intact one: checkpoints.read_or_hint); it must hold
+    settings.net's network (networks.check_network: the record's network,
+    else the one its variables tell); when it will train (its step below
+    settings.steps), each option whose value differs from the record's does
+    what it declares (check_settings), before the variables are compared,
+    so that a changed setting is named as itself; and its tensors must fit
+    var_list, {name in checkpoint: variable} of the graph about to train
+    (checkpoints.check_variables: a checkpoint of another graph). Raises
+    DataError naming what is wrong and what to do; nothing in the folder
+    changes. examples: the records per epoch, for a refusal's reason.
+    """
+    prefix = found.newest
+    if prefix is None:
+        return None, None
+    stored = checkpoints.read_or_hint(settings.model_dir, prefix)
+    if found.indexed is None or folders.name_of(found.indexed) != found.name or \
+            folders.checkpoint_format(found.indexed) is None:
+        settings.log(f"note: {os.path.join(settings.model_dir, folders.INDEX_FILE)} is missing or names files that "
+                     f"are not there; resuming from the newest checkpoint files, {prefix}")
+    elif found.indexed != prefix:
+        settings.log(f"note: {prefix} is newer than {found.indexed}, the newest in the `checkpoint` index file; "
+                     "resuming from it")
+    record = folders.folder_record(settings.model_dir)
+    networks.check_network(prefix, folders.folder_network(settings.model_dir, stored, record), settings.net.NETWORK)
+    if folders.step_of(prefix) < settings.steps:  # a setting matters only for the steps it trains
+        check_settings(settings, record, examples, folders.step_of(prefix))
+    try:
+        checkpoints.check_variables(prefix, stored, var_list)
+    except DataError as e:
+        raise DataError(f"{e}; use another --model-dir") from None
+    return prefix, stored
+
+
+def check_settings(settings, record, examples, step):
+    """Check this run's settings against the model folder's record (folders.folder_record), resuming at `step`.
 
     Each option whose value differs from the recorded one does what it
     declares (cli.Option.resume): "refuse" raises DataError
@@ -83,7 +157,6 @@ def check_resumed(settings, examples, prefix):
     option the record lacks (a folder of an earlier version) is not
     compared. examples: the records per epoch, for a refusal's reason.
     """
-    record = checkpoints.folder_record(settings.model_dir)
     for option, trained, given in settings.options.changed(settings, record):
         flag = option.flag_name
         if option.resume == "note":
@@ -92,7 +165,7 @@ def check_resumed(settings, examples, prefix):
         why = "would change how it trains"
         if option.why:
             with contextlib.suppress(TypeError, ValueError, ArithmeticError):  # a hand-edited record's value
-                why = option.why(settings, trained, examples, checkpoints.step_of(prefix))
+                why = option.why(settings, trained, examples, step)
         raise DataError(f"{settings.model_dir}: this model was trained at {flag} {trained}; resuming at {given} "
                         f"{why}; give {flag} {trained}, or another --model-dir for a new model")
 
@@ -166,7 +239,7 @@ class Run:
     """One process's part in a training run, as the step loop sees it (mnist_backward.train_loop); see running().
 
     data: the records.TrainingData read, checked unchanged at every step
-    (and `where`, for messages); saves: the checkpoints.RunSaves of this
+    (and `where`, for messages); saves: the folders.RunSaves of this
     run's checkpoints; stop: the stop_flag; progress: its Progress; worker:
     None on one machine, a cluster worker's distributed.Worker; chief: this
     process saves checkpoints and writes summaries (the one machine, or
@@ -195,7 +268,7 @@ def running(settings, data, saves, step, worker=None, graph=None):
     summaries into <model folder>/train (graph: written into the events,
     a fresh run's) and closes them at the end; the progress bar, from
     global_step `step` to settings.steps, runs on a terminal (not on a
-    cluster). saves: the checkpoints.RunSaves; worker: a cluster worker's
+    cluster). saves: the folders.RunSaves; worker: a cluster worker's
     distributed.Worker, or None on one machine.
     """
     with stop_flag() as stop:
@@ -331,7 +404,7 @@ def check_weights(flags, names, step, learning_rate, settings, where):
 
 def diverged(what, step, learning_rate, settings, where):
     """The one-line Diverged for a training gone non-finite at `step`: what happened, what to try, what was kept."""
-    newest = checkpoints.latest(settings.model_dir, settings.model_name) if settings.model_dir else None
+    newest = folders.latest(settings.model_dir, settings.model_name) if settings.model_dir else None
     kept = f"nothing non-finite was saved; the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
     return Diverged(f"step {step}: {what} (learning rate {learning_rate:g}): the training diverged; "
                     f"lower LEARNING_RATE_BASE in {settings.net.NETWORK.train_script}, or check the training "

@@ -14,7 +14,7 @@ import tempfile
 from collections import deque
 
 from tf_compat import tf
-from . import files
+from . import files, folders
 from .errors import DataError
 from .images import check_not_blank, load_image
 from .records import NUM_CLASSES, output_files, shard_files
@@ -291,14 +291,14 @@ class Staging:
     the other form (the single file, or shards of another count) are
     removed, and one line per split is logged. On any error the staged files
     and the folders this run created are removed. The folder is locked
-    (files.FolderLock) for the whole time, so a second generator on it
+    (folders.FolderLock) for the whole time, so a second generator on it
     stops with one line instead of deleting this one's files; under the
     lock, temporaries of earlier, killed runs are removed on entry.
     """
 
     def __init__(self, data_dir, log=print):
         self.data_dir, self.log, self.staged = data_dir, log, []
-        self.lock = files.FolderLock(data_dir, "mnist_generateds.py")
+        self.lock = folders.FolderLock(data_dir, "--data-dir")
 
     def __enter__(self):
         self.new_folders = files.missing_folders(self.data_dir)

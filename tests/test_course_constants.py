@@ -18,6 +18,7 @@ import pytest
 
 from conftest import ROOT
 import mnistkit.checkpoints
+import mnistkit.folders
 import mnistkit.networks
 from mnistkit.errors import DataError
 
@@ -164,7 +165,8 @@ def test_messages_name_the_edited_network_and_the_constant_that_has_an_effect(ed
     folder = str(work / "my_models")
     # The course's unedited trainer on that folder: its MODEL_NAME is not the folder's, and it says which to set.
     with pytest.raises(DataError) as refused:
-        mnistkit.checkpoints.prepare_model_dir(folder, mnistkit.networks.MLP, name="mnist_model")
+        with mnistkit.folders.writing(folder, "training", "mnist_model", mnistkit.networks.MLP):
+            pass
     assert str(refused.value) == (f"{folder}: its checkpoints are named my_model-<step>, not mnist_model-<step>; set "
                                   "MODEL_NAME = 'my_model' in mnist_backward.py to resume them, or use another "
                                   "--model-dir")

@@ -20,6 +20,7 @@ from tf_compat import tf
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import soak  # noqa: E402
 import mnistkit.checkpoints
+import mnistkit.folders
 import mnistkit.idx
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
@@ -172,7 +173,7 @@ def stopped_between_saves(proc, model, at_least):
     names = set(os.listdir(model)) if model.exists() else set()
     steps = mnistkit.checkpoints.checkpoint_steps(str(model))
     whole = {f"mnist_model-{s}.{ext}" for s in steps for ext in ("index", "data-00000-of-00001", "meta")}
-    indexed = mnistkit.checkpoints.indexed_prefix(str(model))
+    indexed = mnistkit.folders.indexed_prefix(str(model))
     if (steps and steps[-1] >= at_least and names == whole | {"checkpoint", "train", "schedule.json"}
             and indexed == str(model / f"mnist_model-{steps[-1]}")):
         return steps[-1]
@@ -210,7 +211,7 @@ def test_signal_saves_a_checkpoint_and_exits_promptly(sample_workdir, tmp_path, 
     model = tmp_path / "model"
     proc = start("mnist_backward.py", "--steps", "1000000", "--save-every", "50", cwd=tmp_path)
     try:
-        wait_for(lambda: mnistkit.checkpoints.indexed_prefix(str(model)), "the first checkpoint (step 50)", proc)
+        wait_for(lambda: mnistkit.folders.indexed_prefix(str(model)), "the first checkpoint (step 50)", proc)
         proc.send_signal(signum)
         # Promptly: 10^6 steps would take hours; the wait matters only when the signal is ignored.
         out, err = proc.communicate(timeout=PATIENCE_SECS)

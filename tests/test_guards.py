@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from mnistkit import files, training, writer
+from mnistkit import folders, training, writer
 from mnistkit.errors import DataError
 
 pytestmark = pytest.mark.quick  # every test here: make test-quick
@@ -58,40 +58,41 @@ def test_the_pause_watch_counts_a_jump_of_either_clock(monkeypatch, jump, counte
 def test_a_lock_holding_our_own_pid_is_ours_to_take(tmp_path, monkeypatch):
     """In a container every run is PID 1, alive: a lock naming it is what an earlier run of ours left."""
     monkeypatch.setattr(os, "getpid", lambda: 1)
-    assert files.pid_alive(1)
-    (tmp_path / files.LOCK_FILE).write_text("1\n")
-    with files.FolderLock(str(tmp_path), "mnist_generateds.py"):
-        assert files.lock_owner(str(tmp_path / files.LOCK_FILE)) == 1
-    assert not (tmp_path / files.LOCK_FILE).exists()
+    assert folders.pid_alive(1)
+    (tmp_path / folders.LOCK_FILE).write_text("1\n")
+    with folders.FolderLock(str(tmp_path), "--data-dir"):
+        assert folders.lock_owner(str(tmp_path / folders.LOCK_FILE)) == 1
+    assert not (tmp_path / folders.LOCK_FILE).exists()
 
 
 def test_a_lock_of_another_live_process_is_refused(tmp_path):
-    (tmp_path / files.LOCK_FILE).write_text(f"{os.getppid()}\n")
-    with pytest.raises(DataError, match=rf"another mnist_generateds.py \(pid {os.getppid()}\) is writing here"):
-        files.FolderLock(str(tmp_path), "mnist_generateds.py").__enter__()
+    (tmp_path / folders.LOCK_FILE).write_text(f"{os.getppid()}\n")
+    with pytest.raises(DataError, match=rf"another process \(pid {os.getppid()}\) is writing this folder; wait for "
+                                        "it or use another --data-dir"):
+        folders.FolderLock(str(tmp_path), "--data-dir").__enter__()
 
 
 @pytest.mark.parametrize("content", ["", "\n", "garbled", "-1", "0"])
 def test_a_lock_without_a_pid_is_stale_once_it_is_old_and_waited_for_until_then(tmp_path, monkeypatch, content):
-    monkeypatch.setattr(files, "LOCK_WRITE_SECS", 60)  # a wait would be a minute: taken at once, even at load 8
-    lock = tmp_path / files.LOCK_FILE
+    monkeypatch.setattr(folders, "LOCK_WRITE_SECS", 60)  # a wait would be a minute: taken at once, even at load 8
+    lock = tmp_path / folders.LOCK_FILE
     lock.write_text(content)
     old = time.time() - 100
     os.utime(lock, (old, old))  # a generator killed between creating the lock and writing its PID, long ago
     start = time.monotonic()
-    with files.FolderLock(str(tmp_path), "mnist_generateds.py"):
+    with folders.FolderLock(str(tmp_path), "--data-dir"):
         assert time.monotonic() - start < 30  # taken at once
-    monkeypatch.setattr(files, "LOCK_WRITE_SECS", 0.5)
+    monkeypatch.setattr(folders, "LOCK_WRITE_SECS", 0.5)
     lock.write_text(content)  # just made: its writer may be about to write the PID
     start = time.monotonic()
-    with files.FolderLock(str(tmp_path), "mnist_generateds.py"):
+    with folders.FolderLock(str(tmp_path), "--data-dir"):
         assert time.monotonic() - start >= 0.45
-    assert files.lock_owner(str(lock)) is None
+    assert folders.lock_owner(str(lock)) is None
 
 
 @pytest.mark.parametrize("pid", [0, -1, -os.getpid()], ids=["0", "-1", "-own"])  # ids alike in each xdist worker
 def test_no_pid_below_one_is_alive(pid):
-    assert not files.pid_alive(pid)  # os.kill(-1, 0) would succeed: it signals every process we may signal
+    assert not folders.pid_alive(pid)  # os.kill(-1, 0) would succeed: it signals every process we may signal
 
 
 def test_a_temporary_file_made_just_before_a_stop_is_removed(tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from PIL import Image
 from conftest import ROOT, copy_into, run_main, run_script, tree_digests
 import mnist_backward
 import mnist_forward
-from mnistkit import checkpoints, files, keep, learn, records
+from mnistkit import checkpoints, folders, keep, learn, records
 from mnistkit.errors import DataError
 from tf_compat import tf
 
@@ -188,10 +188,10 @@ def test_one_learn_at_a_time_per_model_folder(trained_workdir, sample_workdir, t
     with learn.one_at_a_time(str(work / "model")):  # a learn of this process (another thread of the board)
         with pytest.raises(DataError, match="another learn is working on this model folder; wait until it ends"):
             learn.learn(str(work / "model"), str(work / "my_digits"), steps=1, out=lambda line: None)
-    (work / "model" / files.LOCK_FILE).write_text(f"{os.getppid()}\n")  # a live process of another learn
+    (work / "model" / folders.LOCK_FILE).write_text(f"{os.getppid()}\n")  # a live process of another learn
     with pytest.raises(DataError, match=rf"another learn \(mnist_learn.py\) \(pid {os.getppid()}\)"):
         learn.undo(str(work / "model"))
-    os.remove(work / "model" / files.LOCK_FILE)
+    os.remove(work / "model" / folders.LOCK_FILE)
     assert tree_digests(work / "model", with_folders=True) == before
 
 

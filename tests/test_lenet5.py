@@ -18,6 +18,7 @@ import mnist_lenet5_test
 import mnist_test
 from tf_compat import tf
 import mnistkit.checkpoints
+import mnistkit.folders
 import mnistkit.cli
 import mnistkit.distributed
 import mnistkit.idx
@@ -259,7 +260,7 @@ def test_folders_name_their_network_and_older_ones_are_recognised_exactly(two_mo
     # Each trainer recorded its network in the folder it saved into.
     assert mnistkit.checkpoints.folder_network(str(two_models / "model_lenet5")).forward == "mnist_lenet5_forward"
     assert mnistkit.checkpoints.folder_network(str(two_models / "model")).forward == "mnist_forward"
-    assert mnistkit.checkpoints.folder_record(str(two_models / "model"))["network"] == mnistkit.networks.to_record(mlp)
+    assert mnistkit.folders.folder_record(str(two_models / "model"))["network"] == mnistkit.networks.to_record(mlp)
     # A folder of an earlier version (no record) is recognised from its variables, exactly.
     guess = mnistkit.networks.guess
     assert guess(names(tf.train.latest_checkpoint(str(two_models / "model_lenet5")))) == lenet5
@@ -317,8 +318,9 @@ def test_checkpoints_move_between_one_machine_and_a_cluster_that_splits_the_larg
                                        for suffix in ("", mnistkit.networks.EMA_SUFFIX))
         assert [split[f"{name}/part_{i}"].device for i in range(2)] == ["/job:ps/task:0", "/job:ps/task:1"]
         # The chief's check of a checkpoint against its graph takes one machine's.
-        found, _ = mnistkit.checkpoints.resume_checked(settings.model_dir, net.NETWORK, mnistkit.checkpoints.
-                                                       checkpoint_variables(tf.global_variables()), log=lambda _: None)
+        found, _ = mnistkit.training.resume(settings, data.examples,
+                                            mnistkit.folders.checkpoint_variables(tf.global_variables()),
+                                            mnistkit.folders.survey(settings.model_dir))
         assert found == ckpt
         # One machine -> cluster: the chief restores the parts from the whole variable.
         with tf.train.SessionManager().prepare_session(worker.target, init_op=parts.init_op, saver=parts.saver,

@@ -1,4 +1,4 @@
-"""Every setting travels with its model: the folder's record (checkpoints.FOLDER_FILE) holds each training option's
+"""Every setting travels with its model: the folder's record (folders.FOLDER_FILE) holds each training option's
 value, and a resume at another value does what the option declares (cli.Option.resume): refuse, note, or nothing.
 
 Runs the trainer in this process (conftest.run_main) for 1-2 steps at a batch of 10 on the bundled sample.
@@ -10,7 +10,7 @@ import pytest
 
 from conftest import copy_into, run_main, tree_digests
 import mnist_backward
-from mnistkit import checkpoints, cli
+from mnistkit import cli, folders
 
 BATCH = "10"
 
@@ -23,7 +23,7 @@ def train(work, data, *flags):
 
 def record(work):
     """The model folder work/m's record, as written."""
-    return json.loads((work / "m" / checkpoints.FOLDER_FILE).read_text(encoding="utf-8"))
+    return json.loads((work / "m" / folders.FOLDER_FILE).read_text(encoding="utf-8"))
 
 
 def with_variable(monkeypatch, needed):
@@ -120,7 +120,7 @@ def test_an_option_declared_here_alone_is_recorded_and_checked_on_resume(sample_
 
 
 def test_a_record_without_the_options_resumes_without_complaint_and_gets_them(work, sample_workdir):
-    path = work / "m" / checkpoints.FOLDER_FILE
+    path = work / "m" / folders.FOLDER_FILE
     written = record(work)
     path.write_text(json.dumps({"network": written["network"], "batch_size": 10, "records": 8000}))  # an earlier one
     result = train(work, sample_workdir / "data", "--steps", "2", "--learning-rate-base", "0.7")
@@ -132,7 +132,7 @@ def test_a_record_without_the_options_resumes_without_complaint_and_gets_them(wo
 def test_a_hand_edited_record_value_is_refused_in_one_line(sample_workdir, tmp_path):
     work = copy_into(tmp_path / "work", sample_workdir, "data")
     assert run_main("mnist_backward.py", "--steps", "1", "--batch-size", "10", cwd=work).returncode == 0
-    record_path = work / "model" / checkpoints.FOLDER_FILE
+    record_path = work / "model" / folders.FOLDER_FILE
     record = json.loads(record_path.read_text())
     record["batch_size"] = "abc"
     record_path.write_text(json.dumps(record))

@@ -20,7 +20,7 @@ import mnist_backward
 import mnist_forward
 import mnist_lenet5_backward
 import mnist_lenet5_forward
-from mnistkit import checkpoints, cli, records, training
+from mnistkit import checkpoints, cli, folders, records, training
 from mnistkit.errors import Interrupted
 from tf_compat import tf
 
@@ -74,7 +74,7 @@ def test_a_model_trained_at_one_step_a_run_resumes_at_ten_and_back(sample_workdi
     assert train(data, model, lines, steps=27) == 27
     assert loss_steps(lines) == [1, 2, 3, 13, 23, 25, 26, 27]
     assert not any("note:" in line or "error" in line for line in lines), lines
-    with open(os.path.join(str(model), checkpoints.FOLDER_FILE)) as f:
+    with open(os.path.join(str(model), folders.FOLDER_FILE)) as f:
         assert "steps_per_run" in json.dumps(json.load(f))  # recorded like every flag, free on resume
 
 

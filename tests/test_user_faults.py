@@ -200,8 +200,8 @@ def test_a_second_generator_on_the_same_folder_says_so_and_the_first_finishes(sa
     writer_end = wait_for(lambda: reader_blocked_on(first), "generator A reading the named pipe", a)
     b = run_script("mnist_generateds.py", "--jpg-dir", "jpg", "--data-dir", "out", "--workers", "1", cwd=work)
     assert b.returncode == 1
-    assert b.stderr == f"error: out: another mnist_generateds.py (pid {a.pid}) is writing here; wait until it ends, " \
-                       "or use another folder\n"
+    assert b.stderr == (f"error: out: `python mnist_generateds.py --jpg-dir jpg --data-dir out --workers 1` (pid "
+                        f"{a.pid}) is writing this folder; wait for it or use another --data-dir\n")
     os.write(writer_end, pixels)  # A reads its image and goes on
     os.close(writer_end)
     out, err = a.communicate(timeout=PATIENCE_SECS)

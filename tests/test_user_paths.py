@@ -20,7 +20,7 @@ import mnist_learn
 import mnist_lenet5_backward
 import mnist_lenet5_test
 import mnist_test
-from mnistkit import checkpoints, cli, files, idx, networks, records, writer
+from mnistkit import checkpoints, cli, files, folders, idx, networks, records, writer
 from mnistkit.errors import DataError
 from tf_compat import tf
 
@@ -178,7 +178,8 @@ def test_a_v1_checkpoint_is_found_read_and_kept(trained_workdir, tmp_path):
     assert checkpoints.latest(str(model)) == prefix
     got = checkpoints.read_checkpoint(prefix)
     assert sorted(got) == sorted(stored) and all(np.array_equal(got[k], stored[k]) for k in stored)
-    checkpoints.prepare_model_dir(str(model), networks.MLP, log=lambda line: None)
+    with folders.writing(str(model), "training", network=networks.MLP, log=lambda line: None) as found:
+        assert found.unfinished == [] and found.newest == prefix
     assert os.path.isfile(prefix)  # never taken for an unfinished save
     with open(prefix, "r+b") as f:  # cut short: really damaged, and said so
         f.truncate(os.path.getsize(prefix) // 2)
@@ -285,7 +286,7 @@ def test_what_the_generator_wrote_itself_is_its_own(tmp_path):
     cache = tmp_path / "cache" / "idx"
     cache.mkdir(parents=True)
     (cache / "train-images-idx3-ubyte.gz.part").write_bytes(b"")  # a download that was stopped
-    (tmp_path / "cache" / files.LOCK_FILE).write_text("")
+    (tmp_path / "cache" / folders.LOCK_FILE).write_text("")
     idx.check_ours(str(tmp_path / "cache"))
     (tmp_path / "built").mkdir()
     (tmp_path / "built" / idx.MANIFEST).write_text("source: x (build not finished)\n")

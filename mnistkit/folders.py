@@ -1,0 +1,712 @@
+"""The folders the scripts write, one writer each, and what a model folder holds.
+
+One writer per folder: FolderLock, a hidden file LOCK_FILE naming the
+process that writes the folder (its PID and command line). The generator
+takes it on its JPG and data folders; on a model folder the trainer (on a
+cluster, its chief), a learn (mnistkit.learn: mnist_learn.py and the
+board) take it, so that a second writer is refused in one line naming the
+first; readers (mnist_test.py, the app, the board's predictions) take none.
+The exporter takes it on its export folder, for its commit only
+(mnistkit.export; docs/deploy.md says why).
+
+A model folder, written here and read through these functions alone:
+  <name>-<step>.index, .data-NNNNN-of-NNNNN, .meta   a checkpoint, <name> a trainer's MODEL_NAME
+        (prefix_of, name_of, step_of; checkpoint_steps, survey, latest; older: the one V1 file <name>-<step>)
+  checkpoint      the index file naming the newest checkpoints (indexed_prefix, indexed_names; write_index),
+                  TensorFlow's CheckpointState as its text format
+  schedule.json   FOLDER_FILE, the folder's record: its network, records per epoch and each option trained at
+                  (folder_record, folder_network; write_folder_record)
+  .mnist.lock     LOCK_FILE, while a process writes the folder
+  train/, eval/   TensorBoard's (mnistkit.training, mnist_test.py)
+What a trainer clears before it writes (writing), the saves it makes
+(RunSaves: the .meta first, never over another run's checkpoint, its
+--keep rotation) and the names its graph's variables have in a checkpoint
+(checkpoint_variables, check_graph) are here too; reading a checkpoint
+whole, verified, and restoring it is mnistkit.checkpoints'.
+"""
+import collections
+import contextlib
+import dataclasses
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import sys
+import time
+
+from tf_compat import disk_full, file_held, first_line, saved_as, tf
+from . import files, networks
+from .errors import DataError
+
+MODEL_NAME = "mnist_model"  # the course's MODEL_NAME: <folder>/mnist_model-<global_step>, unless a trainer says otherwise
+INDEX_FILE = "checkpoint"  # tf.train.Saver's index of the newest checkpoints
+V2_SUFFIX = r"(\.index|\.meta|\.data-\d{5}-of-\d{5})"  # a V2 checkpoint's files: <prefix>.index, .meta, .data-*
+# A file of a V2 checkpoint of any name: <name>-<global_step>.index, .meta or .data-NNNNN-of-NNNNN.
+ANY_CHECKPOINT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)" + V2_SUFFIX + "$")
+# A file of a checkpoint named %s (re.escape'd: a trainer's MODEL_NAME): <name>-<step> with a V2 suffix, or
+# alone (the one file of the V1 format); groups `name` and `step`. checkpoint_steps fills in its name.
+CHECKPOINT_FILE_OF = r"(?P<name>%s)-(?P<step>\d+)" + V2_SUFFIX + "?$"
+FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
+KEEP_NEVER_HOURS = 10000.0  # tf.train.Saver's default keep_checkpoint_every_n_hours, which keeps none on time
+
+# ---------------------------------------------------------------- one writer per folder
+
+LOCK_FILE = ".mnist.lock"  # hidden: in a folder a process is writing: its PID, what it does, its command line
+LOCK_WRITE_SECS = 3.0  # a lock file still without a PID this long after it was made is a stopped writer's
+COMMAND_CHARS = 200  # of the command line a lock file names
+
+
+@dataclasses.dataclass
+class FolderLock:
+    """Exclusive writing in one folder: `with FolderLock(folder, "--model-dir", "training"):`.
+
+    The lock is a hidden file LOCK_FILE in the folder (which must exist),
+    created exclusively (O_EXCL), holding this process's PID, `what` it
+    does and its command line; it is removed on exit. A lock whose process
+    is gone (killed) is taken over silently. When a live process holds it,
+    DataError names that process and what to do, in one line:
+    ``model: `python mnist_backward.py --steps 8000` (pid 1234, training)
+    is writing this folder; wait for it or use another --model-dir``
+    (instead: the flag that gives another folder). wait: seconds to wait for such a
+    process to let go first (an export's short commit), else none. Works
+    alike on POSIX and Windows (no fcntl).
+    """
+    folder: str
+    instead: str
+    what: str = ""
+    wait: float = 0.0
+
+    def __enter__(self):
+        path, deadline, takeovers = os.path.join(self.folder, LOCK_FILE), time.monotonic() + self.wait, 0
+        while True:
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    self._take_over(path)
+                except DataError:
+                    if time.monotonic() >= deadline:
+                        raise
+                    time.sleep(0.05)
+                    continue
+                takeovers += 1
+                if takeovers < 3:
+                    continue
+                raise DataError(f"{self.folder}: cannot take the folder's lock {path}; remove it if no "
+                                "other process writes this folder") from None
+            # This process's command line on one line, as its user typed it: `python mnist_backward.py --steps 8000`.
+            script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+            command = " ".join(shlex.join((["python"] if script.endswith(".py") else []) + [script, *sys.argv[1:]])
+                               .split("\n"))
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(f"{os.getpid()}\n{self.what}\n{command[:COMMAND_CHARS]}\n")
+            except OSError:  # a full disk: no lock file is left behind; the caller names what it was writing
+                files.remove(path)
+                raise
+            return self
+
+    def _take_over(self, path):
+        """Remove the lock file `path` of a process that is gone; DataError when a live one holds it.
+
+        Our own PID in it is a run of ours that ended (a container starts
+        every run as PID 1), never another owner. A lock without a readable
+        PID is one whose writer was stopped between creating it and writing
+        the PID: stale once LOCK_WRITE_SECS old, waited for until then.
+        """
+        deadline = time.monotonic() + LOCK_WRITE_SECS
+        while True:
+            owner = lock_owner(path)
+            if owner is not None or not os.path.exists(path):
+                break
+            try:
+                age = time.time() - os.path.getmtime(path)
+            except OSError:
+                break
+            if age >= LOCK_WRITE_SECS or time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        if owner is not None and owner != os.getpid() and pid_alive(owner):
+            what, command = lock_holder(path)
+            holder = f"`{command}` ({', '.join(filter(None, (f'pid {owner}', what)))})" if command else \
+                f"another process (pid {owner})"  # a lock file written before it named its command
+            raise DataError(f"{self.folder}: {holder} is writing this folder; wait for it or use another "
+                            f"{self.instead}") from None
+        files.remove(path)  # left by a process that is gone
+
+    def __exit__(self, *exc):
+        path = os.path.join(self.folder, LOCK_FILE)
+        if lock_owner(path) == os.getpid():
+            files.remove(path)
+
+
+def lock_owner(path):
+    """The PID (int > 0) written in a lock file, or None when it is missing, empty or holds no PID."""
+    try:
+        with open(path) as f:
+            pid = int(f.readline().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if pid > 0 else None
+
+
+def lock_holder(path):
+    """(what it does, its command line) as a lock file tells them: str each, "" when it says none (older lock files)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")
+    except OSError:
+        return "", ""
+    return (lines[1].strip() if len(lines) > 1 else ""), (lines[2].strip() if len(lines) > 2 else "")
+
+
+def pid_alive(pid):
+    """True when a process with this PID runs (POSIX: signal 0; Windows: OpenProcess and its exit code).
+
+    False for a PID <= 0: os.kill(0 or -1, 0) would ask about a whole
+    process group, or every process we may signal, and say yes.
+    """
+    if pid <= 0:
+        return False
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        try:
+            return bool(kernel32.GetExitCodeProcess(handle, ctypes.byref(code))) and code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
+# ---------------------------------------------------------------- a model folder's checkpoints and its index file
+
+
+def prefix_of(model_dir, step, name=MODEL_NAME):
+    """The checkpoint prefix <model_dir>/<name>-<step> (str), e.g. model/mnist_model-2000."""
+    return os.path.join(model_dir, f"{name}-{step}")
+
+
+def name_of(prefix):
+    """The name (a trainer's MODEL_NAME) in a checkpoint prefix, e.g. "mnist_model" for model/mnist_model-2000."""
+    return os.path.basename(prefix).rsplit("-", 1)[0]
+
+
+def step_of(prefix):
+    """The global_step (int) in a checkpoint prefix's name, e.g. 2000 for model/mnist_model-2000."""
+    return int(prefix.rsplit("-", 1)[1])
+
+
+def checkpoint_steps(model_dir, name=MODEL_NAME, entries=None):
+    """The global_steps (sorted ints) of the checkpoints named `name` whose files are in model_dir, whole or not.
+
+    Any of a checkpoint's files (.index, .data-*, .meta, or the one file of
+    the V1 format) counts, so that a checkpoint that lost its .index is
+    still seen, and reported damaged instead of being passed over.
+    entries: model_dir's listing, when the caller has made it (survey).
+    """
+    try:
+        names = os.listdir(model_dir) if entries is None else entries
+    except OSError:
+        return []
+    pattern = re.compile(CHECKPOINT_FILE_OF % re.escape(name))  # re's cache compiles it once
+    return sorted({int(m.group("step")) for m in map(pattern.match, names) if m})
+
+
+def checkpoint_names(model_dir):
+    """The names (a set of str) of the V2 checkpoints whose files are in model_dir: {"mnist_model"}, or more."""
+    try:
+        names = os.listdir(model_dir)
+    except OSError:
+        return set()
+    return {m.group("name") for m in map(ANY_CHECKPOINT_FILE.match, names) if m}
+
+
+def checkpoint_name(model_dir, default=MODEL_NAME, state=None):
+    """The name of model_dir's checkpoints, for a reader: the one its `checkpoint` index file names (as the
+    course's tf.train.get_checkpoint_state tells it), else the one name of the checkpoint files there, else
+    `default` (the MODEL_NAME of the trainer that writes the folder). state: see indexed_prefix."""
+    names = checkpoint_names(model_dir)
+    if not names:
+        return default  # no V2 checkpoint files (nor TensorFlow's import to read the index file)
+    indexed = indexed_prefix(model_dir, state)
+    if indexed is not None:
+        return name_of(indexed)
+    return names.pop() if len(names) == 1 else default
+
+
+def checkpoint_format(prefix):
+    """"V2" when prefix.index is there, "V1" when the single V1-format file `prefix` is, else None.
+
+    V2 (TensorFlow's default since 1.x): <prefix>.index and .data-NNNNN-of-NNNNN
+    files. V1 (tf.train.Saver(write_version=SaverDef.V1), and TensorFlow
+    before the V2 default): all tensors in the one file <prefix>.
+    """
+    if os.path.exists(prefix + ".index"):
+        return "V2"
+    return "V1" if os.path.isfile(prefix) else None
+
+
+Survey = collections.namedtuple("Survey", "model_dir name entries steps indexed unfinished newest")
+Survey.__doc__ = """What a model folder holds for checkpoints named `name`, from one listing and one read of its index.
+
+entries: the folder's file and folder names (sorted; [] when it cannot be
+listed); steps: checkpoint_steps'; indexed: the checkpoint the index file
+names, as a path in model_dir, or None (indexed_prefix); unfinished: the
+prefixes of saves that never finished (see survey); newest: the prefix of
+the newest checkpoint among the rest, or None (what latest() returns)."""
+
+
+def survey(model_dir, name=MODEL_NAME, state=None):
+    """The Survey of model_dir for checkpoints named `name`: one listing of it, and its index file read once.
+
+    Found from the checkpoint files that are there, whatever the `checkpoint`
+    index file says (it may be missing, damaged, or name a folder that was
+    moved). Unfinished saves: the index file is the last thing a save
+    changes (the trainer's save writes the .meta, then tf.train.Saver
+    renames the .data and .index into place and names the checkpoint in
+    the index), except that Saver.save on its own writes the .meta after
+    the index. Files of a step newer than the one the index names, without
+    their .index or .meta, are therefore a save still running (mnist_test.py
+    beside the trainer) or a save that was killed (the trainer at start-up).
+    A newer step with both is a whole checkpoint whose index update was
+    lost, and counts. None is unfinished when the index file does not lead
+    to a checkpoint of this name: then nothing can be told apart, and every
+    checkpoint counts. state: the index as tf.train.get_checkpoint_state
+    read it, when the caller has (the trainer: the course's call).
+    """
+    try:
+        entries = sorted(os.listdir(model_dir))
+    except OSError:
+        entries = []
+    steps = checkpoint_steps(model_dir, name, entries)
+    if not steps:  # no checkpoint files: nothing unfinished (nor TensorFlow's import to read the index file)
+        return Survey(model_dir, name, entries, steps, None, [], None)
+    indexed = indexed_prefix(model_dir, state)
+    unfinished = []
+    if indexed is not None and name_of(indexed) == name and checkpoint_format(indexed) is not None:
+        unfinished = [prefix_of(model_dir, s, name) for s in steps
+                      if s > step_of(indexed) and not _whole(prefix_of(model_dir, s, name))]
+    whole = [s for s in steps if prefix_of(model_dir, s, name) not in unfinished]
+    return Survey(model_dir, name, entries, steps, indexed, unfinished,
+                  prefix_of(model_dir, whole[-1], name) if whole else None)
+
+
+def latest(model_dir, name=MODEL_NAME):
+    """The prefix (str) of the newest checkpoint named `name` (a trainer's MODEL_NAME) in model_dir, or None.
+
+    From one listing of the folder (survey): with two, a save that began
+    between them could be missing from the first (so not unfinished) and be
+    taken from the second before its .index is there. Saves that did not
+    finish are passed over. The checkpoint is not verified here: see
+    checkpoints.read_checkpoint.
+    """
+    return survey(model_dir, name).newest
+
+
+def _whole(prefix):
+    """True when a checkpoint's files say its save finished: .index and .meta (V2), or the V1 file."""
+    return os.path.isfile(prefix) or all(os.path.exists(prefix + ext) for ext in (".index", ".meta"))
+
+
+def indexed_prefix(model_dir, state=None):
+    """The checkpoint the `checkpoint` index file names, as a path in model_dir, or None.
+
+    The index may hold a path that is gone (the folder was moved or copied
+    with absolute paths in it): only its file name, <name>-<step> of any
+    name, is used, in model_dir.
+    None when the index is missing or unreadable. state: the index as
+    tf.train.get_checkpoint_state(model_dir) returned it, when the caller
+    read it already.
+    """
+    state = state or index_state(model_dir)
+    if state is None or not state.model_checkpoint_path:
+        return None
+    name = os.path.basename(state.model_checkpoint_path.replace("\\", "/"))
+    return os.path.join(model_dir, name) if re.fullmatch(r".+-\d+", name) else None
+
+
+def indexed_names(model_dir):
+    """The checkpoint names (file names, not paths) model_dir's index file lists, oldest first; [] when none."""
+    state = index_state(model_dir)
+    return [os.path.basename(p.replace("\\", "/")) for p in state.all_model_checkpoint_paths] if state else []
+
+
+def index_state(model_dir):
+    """model_dir's `checkpoint` index file as TensorFlow reads it (tf.train.get_checkpoint_state: a
+    CheckpointState), or None when it is missing, or damaged (binary junk, a cut text protobuf)."""
+    try:
+        return tf.train.get_checkpoint_state(model_dir)
+    except (tf.errors.OpError, ValueError, UnicodeDecodeError):
+        return None
+
+
+def write_index(model_dir, newest, names):
+    """Rewrite model_dir's `checkpoint` index file (atomically) to name `newest` among `names` (oldest first).
+
+    The names are file names in model_dir (<name>-<step>), written relative,
+    as the trainer's Saver writes them (save_relative_paths): TensorFlow's
+    CheckpointState (tf.train.generate_checkpoint_state_proto) in its text
+    format, what tf.train.get_checkpoint_state reads. Raises DataError when
+    model_dir cannot be written.
+    """
+    from google.protobuf import text_format  # TensorFlow's own writer of the index file uses it
+    state = tf.train.generate_checkpoint_state_proto(os.path.abspath(model_dir), newest, list(names))  # abs: kept as is
+    text = text_format.MessageToString(state)
+
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+    files.write_atomically(os.path.join(model_dir, INDEX_FILE), write, what="the checkpoint index")
+
+
+# ---------------------------------------------------------------- the folder's record
+
+
+def folder_record(model_dir):
+    """model_dir's FOLDER_FILE as a dict; {} when it is missing or unreadable (a folder of an earlier version)."""
+    try:
+        with open(os.path.join(model_dir, FOLDER_FILE), encoding="utf-8") as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def folder_network(model_dir, names=None, record=None):
+    """The networks.Network model_dir holds: the one FOLDER_FILE records, else networks.guess(names), else None.
+
+    record: model_dir's record as folder_record read it, when the caller has."""
+    record = (folder_record(model_dir) if record is None else record).get("network")
+    if isinstance(record, dict):
+        try:
+            return networks.from_record(record)
+        except DataError:  # a declaration of another version
+            pass
+    return networks.guess(names) if names is not None else None
+
+
+def write_folder_record(model_dir, network, examples, settings):
+    """Record in model_dir's FOLDER_FILE the network it holds, the records of its epoch and the settings it trains
+    at: {"network": networks.to_record(network), "records": examples, <option name>: <value>, ...}.
+
+    settings: {option name: JSON value} (cli.Options.record), at the top
+    level where "batch_size" always was (mnistkit.learn reads it), so that
+    a record without the other options is read and checked alike.
+    """
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"network": networks.to_record(network), "records": examples, **settings}, f, indent=1)
+            f.write("\n")
+    files.write_atomically(os.path.join(model_dir, FOLDER_FILE), write, what="the model folder's record")
+
+
+# ---------------------------------------------------------------- what a trainer clears, and its saves
+
+
+@contextlib.contextmanager
+def writing(model_dir, what, name=MODEL_NAME, network=None, log=print, state=None):
+    """Around a trainer's run in model_dir: the folder made when missing, locked, listed once and cleared; yields
+    its Survey.
+
+    what: what the run does, for the line refusing a second writer
+    ("training"): the FolderLock on model_dir, held for the block. Under
+    it, one listing (survey: name, the checkpoints' name, a trainer's
+    MODEL_NAME; state, the index file as the caller read it), then:
+    a trainer writes and resumes only checkpoints of its own name, so that
+    a folder never holds two series that readers would take for one: a
+    folder holding checkpoints of another name (ANY_CHECKPOINT_FILE) is
+    refused, naming the constant to set to resume them (network: the one
+    trained, whose train_script holds MODEL_NAME). Then what a killed
+    Saver.save left is deleted: `<name>-<step>_temp` folders, and the
+    unfinished saves (each said through `log`). The trainer's save writes a
+    checkpoint's .meta, then tf.train.Saver writes into such a folder,
+    renames the .index and .data files into place and only then updates the
+    `checkpoint` index file; a kill on the way leaves files that no reader
+    uses and that this run would otherwise have to save over; under the
+    lock, no other writer's save is taken for one. Raises DataError when
+    the folder cannot be made or written (choose another --model-dir), when
+    another live process writes it, for checkpoints of another name, and
+    for files that cannot be removed.
+    """
+    try:
+        os.makedirs(model_dir, exist_ok=True)
+    except OSError as e:
+        raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
+    if not os.access(model_dir, os.W_OK):
+        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
+    with FolderLock(model_dir, "--model-dir", what):
+        found = survey(model_dir, name, state)
+        others = sorted({m.group("name") for m in map(ANY_CHECKPOINT_FILE.match, found.entries) if m} - {name})
+        if others:
+            raise DataError(f"{model_dir}: its checkpoints are named {others[0]}-<step>, not {name}-<step>; set "
+                            f"MODEL_NAME = {others[0]!r} in {network.train_script} to resume them, or use another "
+                            "--model-dir")
+        try:
+            for entry in found.entries:
+                path = os.path.join(model_dir, entry)
+                if entry.startswith(name + "-") and entry.endswith("_temp") and os.path.isdir(path):
+                    shutil.rmtree(path, ignore_errors=True)
+            for prefix in found.unfinished:
+                for path in glob.glob(glob.escape(prefix) + ".*"):
+                    os.remove(path)
+                log(f"removed {prefix}.*, a save that did not finish (not in the `checkpoint` index file, and no "
+                    ".index or no .meta)")
+        except OSError as e:
+            raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
+        yield found
+
+
+class SaveFailed(DataError):
+    """A checkpoint that could not be saved (a full disk); none of its files is left. str() is the one line."""
+
+
+def refused(error):
+    """True for an error that says another process holds a file (Windows' sharing rules), worth a retry."""
+    return isinstance(error, (PermissionError, tf.errors.PermissionDeniedError)) or file_held(error)
+
+
+def remove_save(prefix):
+    """Delete every file a save of `prefix` may have begun: .meta, .index, .data shards and their temporaries."""
+    for path in glob.glob(glob.escape(prefix) + ".*") + glob.glob(glob.escape(prefix) + "_temp*"):
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
+def save_failed(model_dir, prefix, error):
+    """The SaveFailed for a save of `prefix` that failed with `error` (an OSError or TensorFlow's OpError)."""
+    newest = latest(model_dir, name_of(prefix))
+    newest = f"the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
+    if disk_full(error):
+        return SaveFailed(f"{model_dir}: no space left on device while saving {os.path.basename(prefix)}; {newest}")
+    return SaveFailed(f"{prefix}: cannot save checkpoint ({first_line(error)}); {newest}")
+
+
+def continue_rotation(checkpoint_saver, model_dir, written, resumed_step, name=MODEL_NAME):
+    """Take the model folder's checkpoints up to resumed_step into this run's --keep rotation.
+
+    A run resumed from a checkpoint (checked to be this model's: its
+    network, settings and graph) continues the rotation of the run that
+    wrote it, as tf.train.Saver.recover_last_checkpoints and TF2's
+    CheckpointManager do: `--keep N` then means the folder's newest N, and
+    a Ctrl-C and the same command again leave no older checkpoints behind.
+    written: the set of steps this run may replace (updated); the saver
+    learns them oldest first, with their files' times. Those beyond the
+    newest --keep are removed now (the saver drops only one per save); the
+    one resumed from is the newest and stays. name: the checkpoints' (MODEL_NAME).
+    """
+    steps = [step for step in checkpoint_steps(model_dir, name) if step <= resumed_step]
+    known = []
+    for step in steps:
+        prefix = prefix_of(model_dir, step, name)
+        try:
+            known.append((prefix, os.path.getmtime(prefix + ".index")))
+        except OSError:
+            continue  # a damaged or vanished checkpoint: not this run's to delete
+    keep = checkpoint_saver.saver_def.max_to_keep
+    if keep and len(known) > keep:
+        for prefix, _ in known[:-keep]:
+            remove_save(prefix)
+        known = known[-keep:]
+    checkpoint_saver.set_last_checkpoints_with_time(known)
+    written.update(step_of(prefix) for prefix, _ in known)
+
+
+class SaveAttempt:
+    """One try of a save, a context manager: a tf.errors.OpError or OSError in its body is kept in .error."""
+
+    error = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, traceback):
+        if isinstance(error, (tf.errors.OpError, OSError)):
+            self.error = error
+            return True
+        return False
+
+
+def save_attempts(sess, checkpoint_saver, model_dir, step, written, name=MODEL_NAME):
+    """The tries of one save at global_step `step`: SaveAttempts, in whose body the caller saves.
+
+    The body is the course's `checkpoint_saver.save(sess, <model_dir>/<name>,
+    global_step=step, write_meta_graph=False)`, name the trainer's MODEL_NAME. Around it: a checkpoint of
+    that step that this run did not write is never overwritten (DataError,
+    before the first try); each try writes the .meta first, so that the
+    `checkpoint` index, which Saver.save updates last, only ever names a
+    checkpoint whose files are all there; after a try that worked, the
+    files of the checkpoints the Saver's max_to_keep dropped are deleted
+    (rotate). A try refused because another process holds a file (Windows:
+    an evaluator or TensorBoard reading the index while TensorFlow renames
+    over it) is followed by another for files.RETRY_SECS. A save that fails
+    (a full disk, a folder gone read-only, a refusal that lasts) leaves
+    none of its files and raises SaveFailed naming the newest checkpoint
+    that is there, e.g. `model: no space left on device while saving
+    mnist_model-1500; the newest checkpoint is model/mnist_model-1000`.
+    written: set of the steps this run saved, updated here.
+    """
+    prefix = prefix_of(model_dir, step, name)
+    if step not in written and step in checkpoint_steps(model_dir, name):
+        raise DataError(f"{prefix}: a checkpoint of another run is already there; not overwriting it "
+                        f"(move it away or use another --model-dir)")
+    written.add(step)
+    deadline = time.monotonic() + files.RETRY_SECS
+    while True:
+        attempt, kept = SaveAttempt(), list(checkpoint_saver.last_checkpoints)
+        with attempt, sess.graph.as_default():
+            checkpoint_saver.export_meta_graph(prefix + ".meta")
+        if attempt.error is None:
+            yield attempt
+        if attempt.error is None:
+            rotate(checkpoint_saver, kept, written)
+            return
+        if refused(attempt.error) and time.monotonic() < deadline:
+            time.sleep(0.1)  # Windows: a reader holds the index file; TensorFlow's rename over it waits
+            continue
+        written.discard(step)
+        remove_save(prefix)
+        raise save_failed(model_dir, prefix, attempt.error) from None
+
+
+def rotate(checkpoint_saver, before, written):
+    """Delete the files of this run's checkpoints that Saver.save's max_to_keep rotation dropped (prefixes).
+
+    before: checkpoint_saver.last_checkpoints before the save. Saver deletes
+    them by glob pattern, which finds nothing in a folder named like
+    `model[1]`: --keep would keep every checkpoint. Deleted here by their
+    literal names, and only what the rotation meant to delete: checkpoints
+    of this run (written, steps) dropped by max_to_keep. A Saver that keeps
+    one checkpoint every N hours (keep_checkpoint_every_n_hours) drops such
+    a checkpoint from its list but means to keep its files, so with that
+    option on nothing is deleted here. Where Saver did delete them, nothing
+    is left to do.
+    """
+    if checkpoint_saver.saver_def.keep_checkpoint_every_n_hours < KEEP_NEVER_HOURS:
+        return
+    for prefix in set(before) - set(checkpoint_saver.last_checkpoints):
+        if step_of(prefix) in written:
+            remove_save(prefix)
+
+
+@dataclasses.dataclass
+class RunSaves:
+    """The checkpoints one training run writes into model_dir with its tf.train.Saver `saver`, and the steps it saved.
+
+    attempts(sess, step) are the tries of one save (save_attempts), never
+    over a checkpoint of another run; `written` is the set of steps this
+    run saved or took over from the run it resumed (continue_rotation), the
+    only ones it may replace or (through the Saver's max_to_keep) rotate
+    away. record: a function returning (network, records per epoch,
+    {option name: value}) (cli.Options.record), called before the run's
+    first save, whose answer is written into the folder's FOLDER_FILE
+    (write_folder_record), so that a folder holding a checkpoint says which
+    network it holds and how it was trained; None writes none. A resumed
+    run continues the rotation of the checkpoint it restored, once that is
+    checked to be the same model (network, settings, graph):
+    continue_rotation. name: the checkpoints' (the trainer's MODEL_NAME):
+    <model_dir>/<name>-<step>.
+    """
+
+    saver: object
+    model_dir: str
+    record: object
+    name: str = MODEL_NAME
+    written: set = dataclasses.field(default_factory=set)
+
+    def attempts(self, sess, step):
+        """The tries of a save at global_step `step` (save_attempts), for the caller's saver.save in each."""
+        if self.record is not None:
+            write_folder_record(self.model_dir, *self.record())
+            self.record = None
+        return save_attempts(sess, self.saver, self.model_dir, step, self.written, self.name)
+
+    def prefix(self, step):
+        """The prefix of this run's checkpoint at global_step `step`: <model_dir>/<name>-<step>."""
+        return prefix_of(self.model_dir, step, self.name)
+
+    def continue_rotation(self, resumed_step):
+        """Take the folder's checkpoints up to resumed_step into this run's rotation (module's continue_rotation)."""
+        continue_rotation(self.saver, self.model_dir, self.written, resumed_step, self.name)
+
+
+def older_checkpoints_note(model_dir, keep, written, name=MODEL_NAME):
+    """A note on the checkpoints in model_dir that this run did not write, or None when --keep covers all.
+
+    written: the steps this run saved (RunSaves.written). --keep rotates
+    only this run's own checkpoints, so that a run never deletes work it
+    did not do; the note says how many others there are, their size and
+    how to remove them.
+    """
+    older = [s for s in checkpoint_steps(model_dir, name) if s not in written]
+    if not older or len(older) + min(len(written), keep) <= keep:
+        return None
+    size = sum(os.path.getsize(p) for s in older for p in glob.glob(glob.escape(prefix_of(model_dir, s, name)) + ".*"))
+    return (f"note: {model_dir} also holds {len(older)} checkpoint(s) of earlier runs "
+            f"(steps {older[0]} to {older[-1]}, {size / 1e6:.1f} MB), which --keep leaves alone; "
+            f"delete {prefix_of(model_dir, '<step>', name)}.* files you no longer need")
+
+# ---------------------------------------------------------------- the graph's variables as a checkpoint names them
+
+
+Whole = collections.namedtuple("Whole", "shape parts")
+Whole.__doc__ = """A partitioned variable as a checkpoint holds it: its full `shape` (tf.TensorShape), its `parts`."""
+
+
+def checkpoint_variables(variables):
+    """{name in checkpoint: variable} for the variables tf.train.Saver saves, e.g. tf.global_variables().
+
+    The parts of a partitioned variable (tf.compat.v1.get_variable with a
+    partitioner: `fc1_w/part_0`, `fc1_w/part_1`, and their moving averages)
+    are saved by tf.train.Saver as one variable of the full shape under
+    the unpartitioned name (`fc1_w`); they come as one Whole here, so
+    that check_variables compares a cluster's graph with checkpoints of one
+    machine. Every other variable comes under its op name.
+    """
+    found = {}
+    for var in variables:
+        name, shape = saved_as(var)
+        if name == var.op.name:
+            found[name] = var
+        else:
+            found.setdefault(name, Whole(tf.TensorShape(shape), [])).parts.append(var)
+    return found
+
+
+def check_graph(network):
+    """Raise DataError when a network's declaration names a variable (in variables or split) that the default
+    graph's trainable variables lack, as checkpoint_variables names them (a cluster's split parts count as
+    their whole).
+
+    Called once the forward module's forward() has built the graph, before a
+    step runs (mnist_backward.build_graph, mnist_test.evaluate), as
+    check_variables checks a checkpoint against the graph: a misspelt split
+    would otherwise not be split, and a misspelt variable would be recorded
+    in the model folder. The message names the declaration, the names it
+    lacks and the graph's, e.g. `mnist_deep_forward.NETWORK names split
+    'W1', which the graph of mnist_deep_forward.forward lacks (its
+    variables: b1, b2, w1, w2); correct the declaration`.
+    """
+    names = {saved_as(var)[0] for var in tf.trainable_variables()}  # as checkpoint_variables names them
+    lacked = [f"{field} {name!r}" for field in ("variables", "split")
+              for name in getattr(network, field) if name not in names]
+    if lacked:
+        raise DataError(f"{network.forward}.NETWORK names {', '.join(lacked)}, which the graph of "
+                        f"{network.forward}.forward lacks (its variables: {', '.join(sorted(names)) or 'none'}); "
+                        f"correct the declaration")
