@@ -15,7 +15,11 @@ Both .tflite files carry the SavedModel's signature; all three record
 where they came from (read_metadata).
 Everything is built in temporary names inside the export folder and renamed
 into place at the end, so a failure leaves nothing half-written, and a
-server watching the folder never sees a version being written.
+server watching the folder never sees a version being written. Only that
+last step, the commit, takes the export folder's one-writer lock
+(mnistkit.folders.FolderLock), waiting for another export's commit; the
+model folder is only read (its checkpoint read whole first), so an export
+runs beside a trainer or a learn (docs/deploy.md).
 mnistkit.deployed reads these files back. Source: tf.compat.v1.saved_model.Builder,
 tf.compat.v1.lite.TFLiteConverter.from_session.
 """
@@ -31,7 +35,7 @@ import threading
 import numpy as np
 
 from tf_compat import VERBOSE, first_line, tf
-from . import files, networks, records
+from . import files, folders, networks, records
 from .errors import DataError
 from .records import IMAGE_PIXELS
 
@@ -42,6 +46,7 @@ PROBABILITIES_KEY, CLASSES_KEY = "probabilities", "classes"  # float32 [None, 10
 TFLITE_SUFFIX, INT8_SUFFIX = ".tflite", "_int8"
 CALIBRATION_RECORDS = 300  # training records the int8 file's value ranges are measured on
 _QUIET_LOCK = threading.RLock()  # quiet_output's, around the process's file descriptors 1 and 2
+COMMIT_WAIT_SECS = 30.0  # another export's commit (its renames) waited for before this one is refused
 METADATA_NAME = "mnist_export"  # the .tflite files' Model.metadata entry: the export's provenance, JSON
 ASSETS_EXTRA, METADATA_FILE = "assets.extra", "mnist_export.json"  # the same in the SavedModel
 
@@ -325,28 +330,33 @@ def commit(staging, export_dir, name, stamp=lambda version: None):
     """Rename the staged SavedModel to export_dir/name/<next version> and the .tflite files into export_dir.
 
     stamp(version) writes the version's provenance into the staged files
-    before each try. A version that another export took meanwhile is passed
-    over, never written into (and the next one stamped). When a .tflite
-    rename fails, the new version is taken back out, so the export is all
-    there or not at all. Returns an Export.
+    before each try. Another export's commit is waited for (export_dir's
+    folders.FolderLock, up to COMMIT_WAIT_SECS), so that the newest version
+    and the .tflite files beside it come from one export. A version that
+    another writer took meanwhile (its folder there when the rename comes:
+    Linux says ENOTEMPTY, others EEXIST) is passed over, never written into,
+    and the next one stamped. When a .tflite rename fails, the new version
+    is taken back out, so the export is all there or not at all. Returns an
+    Export. Raises DataError when another export holds the folder longer.
     """
     base = os.path.join(export_dir, name)
-    while True:
-        number = (versions(base) or [0])[-1] + 1
-        version = os.path.join(base, str(number))
-        stamp(number)
+    with folders.FolderLock(export_dir, "--export-dir", "an export", wait=COMMIT_WAIT_SECS):
+        while True:
+            number = (versions(base) or [0])[-1] + 1
+            version = os.path.join(base, str(number))
+            stamp(number)
+            try:
+                os.rename(os.path.join(staging, "saved_model"), version)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(version):
+                    raise
+        tflite = [os.path.join(export_dir, name + suffix + TFLITE_SUFFIX) for suffix in ("", INT8_SUFFIX)]
         try:
-            os.rename(os.path.join(staging, "saved_model"), version)
-            break
-        except OSError as e:
-            if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(version):
-                raise
-    tflite = [os.path.join(export_dir, name + suffix + TFLITE_SUFFIX) for suffix in ("", INT8_SUFFIX)]
-    try:
-        for path in tflite:
-            staged = os.path.join(staging, os.path.basename(path))
-            files.replace(staged, path)
-    except BaseException:
-        shutil.rmtree(version, ignore_errors=True)
-        raise
+            for path in tflite:
+                staged = os.path.join(staging, os.path.basename(path))
+                files.replace(staged, path)
+        except BaseException:
+            shutil.rmtree(version, ignore_errors=True)
+            raise
     return Export(version, *tflite)

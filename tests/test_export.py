@@ -20,6 +20,7 @@ import mnist_export
 import mnist_test
 import mnistkit.cli
 import mnistkit.deployed
+import mnistkit.export
 import mnistkit.idx
 import mnistkit.networks
 import mnist_forward
@@ -100,6 +101,33 @@ def test_a_second_export_is_a_new_version_and_the_first_is_untouched(exports, tm
     assert tree_digests(export_dir / "mnist" / "1") == first
     assert sorted(os.listdir(export_dir / "mnist")) == ["1", "2"]  # no staging folder left beside them
     assert sorted(os.listdir(export_dir)) == ["mnist", "mnist.tflite", "mnist_int8.tflite"]
+
+
+@pytest.mark.quick
+def test_a_version_another_export_took_meanwhile_is_passed_over_for_the_next(tmp_path):
+    """Two exports race for one number: the one that finds it taken when it renames its SavedModel into place
+    (Linux answers ENOTEMPTY, other systems EEXIST) takes the next one, never writing into the other's."""
+    export_dir = tmp_path / "export"
+    (export_dir / "mnist" / "1").mkdir(parents=True)  # an export of before
+
+    def staged(label):
+        staging = tmp_path / f"staging-{label}"
+        (staging / "saved_model").mkdir(parents=True)
+        (staging / "saved_model" / "saved_model.pb").write_text(label)
+        for suffix in ("", "_int8"):
+            (staging / f"mnist{suffix}.tflite").write_text(label)
+        return staging
+    other, stamped = staged("other"), []
+
+    def stamp(version):  # between this export's look at the versions and its rename, the other one renames its own
+        stamped.append(version)
+        if version == 2:
+            os.rename(other / "saved_model", export_dir / "mnist" / "2")
+    written = mnistkit.export.commit(str(staged("this")), str(export_dir), "mnist", stamp)
+    assert (stamped, written.saved_model) == ([2, 3], str(export_dir / "mnist" / "3"))
+    assert [(export_dir / "mnist" / v / "saved_model.pb").read_text() for v in ("2", "3")] == ["other", "this"]
+    assert sorted(os.listdir(export_dir / "mnist")) == ["1", "2", "3"]
+    assert (export_dir / "mnist.tflite").read_text() == "this"
 
 
 def test_the_app_gives_the_same_digit_from_checkpoint_saved_model_and_litert(exports, tmp_path):

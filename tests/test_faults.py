@@ -164,7 +164,8 @@ def stopped_between_saves(proc, model, at_least):
 
     Between saves the model folder holds only whole checkpoints (.index, .data,
     .meta), the newest of them named in the `checkpoint` index, no `_temp`
-    folder and no half-written index file (besides train/ and schedule.json).
+    folder and no half-written index file (besides train/, schedule.json and
+    the trainer's lock, which names it while it runs).
     """
     if proc.poll() is not None:
         return None
@@ -174,7 +175,8 @@ def stopped_between_saves(proc, model, at_least):
     steps = mnistkit.checkpoints.checkpoint_steps(str(model))
     whole = {f"mnist_model-{s}.{ext}" for s in steps for ext in ("index", "data-00000-of-00001", "meta")}
     indexed = mnistkit.folders.indexed_prefix(str(model))
-    if (steps and steps[-1] >= at_least and names == whole | {"checkpoint", "train", "schedule.json"}
+    held = {"checkpoint", "train", "schedule.json", mnistkit.folders.LOCK_FILE}
+    if (steps and steps[-1] >= at_least and names == whole | held
             and indexed == str(model / f"mnist_model-{steps[-1]}")):
         return steps[-1]
     proc.send_signal(signal.SIGCONT)
@@ -203,6 +205,7 @@ def test_trainer_killed_resumes_from_the_latest_complete_checkpoint(sample_workd
     assert final.endswith(f"mnist_model-{step + 10}")
     assert tf.train.load_variable(final, "global_step") == step + 10
     assert not (model / f"mnist_model-{step + 20}_temp").exists()
+    assert not (model / mnistkit.folders.LOCK_FILE).exists()  # the killed run's, taken over and let go
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
