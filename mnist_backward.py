@@ -1,36 +1,21 @@
 """Course step 2: train the network of mnist_forward.py (784-500-10 in the course) from data/mnist_train.tfrecords.
 
-Run after mnist_generateds.py. Batches come from tf.compat.v1 queue runners
-(string_input_producer -> TFRecordReader -> parse -> shuffle_batch, 2
-threads) started under a Coordinator around the step loop; with --pipeline
-tfdata, tf.data gives the same batches (docs/migrating.md). The course's
-schedule: exponentially decayed learning rate (x0.99 per epoch, staircase),
-L2 regularization, moving averages of all trainable variables (which
-mnist_test.py and mnist_app.py restore), a checkpoint every 1,000 steps.
-A run resumes from the latest checkpoint in the model folder and trains until
-global_step reaches --steps. Ctrl-C or SIGTERM saves a checkpoint and exits.
-On a terminal a progress bar shows the step, rate, time left, loss and
-learning rate; TensorBoard summaries go to <model folder>/train
-(`tensorboard --logdir model` shows them beside mnist_test.py's eval/).
-With --steps-per-run K, one sess.run trains K steps (mnistkit.steps: a
-tf.while_loop of this file's own step, each dequeuing its own batch),
-and loss lines, checkpoints, summaries and stops come at the first run
-boundary at or after their step.
-
-With --job_name ps|worker, --task_index, --ps_hosts and --worker_hosts the
-same graph and the same loop train on TensorFlow's distributed runtime
-instead, one process per task: mnistkit/distributed.py makes the server, the
-session and the synchronous optimizer, and its Worker is the loop's `worker`
-(mnist_cluster.py starts such a cluster on one machine).
+Run after mnist_generateds.py. Batches come from tf.compat.v1 queue runners (string_input_producer ->
+TFRecordReader -> parse -> shuffle_batch, 2 threads) under a Coordinator; --pipeline tfdata: tf.data's
+(docs/migrating.md). The course's schedule: a learning rate decayed x0.99 per epoch, L2 regularization, moving
+averages (which mnist_test.py and mnist_app.py restore), a checkpoint every 1,000 steps. A run resumes from the
+model folder's latest checkpoint and trains until global_step reaches --steps; Ctrl-C or SIGTERM saves and exits.
+TensorBoard summaries go to <model folder>/train. --steps-per-run K: K steps a sess.run (mnistkit.steps);
+--job_name, --task_index, --ps_hosts, --worker_hosts: the same graph and loop on TensorFlow's distributed runtime
+(mnistkit/distributed.py; mnist_cluster.py starts such a cluster on one machine).
 
 Reading order, as in the course: the constants (edit one and it takes
-effect: --help shows it, and mnist_test.py, mnist_app.py, mnist_export.py
-and mnist_cluster.py, which read this file's, follow it); build_graph() (get_tfrecord
--> forward -> loss with the 'losses' collection, exponential_decay,
-GradientDescentOptimizer, ExponentialMovingAverage, the train op, the
-Saver); backward() (Session, restore, then train_loop(): Coordinator and
-queue runners, the step loop with its sess.run, loss lines and saves,
-request_stop and join); the last checkpoint.
+effect: --help shows it, and the scripts that read this file's follow it);
+build_graph() (get_tfrecord -> forward -> loss with the 'losses' collection,
+exponential_decay, GradientDescentOptimizer, ExponentialMovingAverage, the
+update, the Saver); backward() (Session, restore, then train_loop():
+Coordinator and queue runners, the step loop with its sess.run, loss lines
+and saves, request_stop and join); the last checkpoint.
 """
 
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
@@ -44,7 +29,6 @@ from tf_compat import tf
 import mnist_forward
 import mnist_generateds
 from mnistkit import checkpoints, cli, folders, inputs, records, steps, training
-from mnistkit.errors import DataError, Interrupted
 from mnistkit.networks import LOSSES_COLLECTION
 
 BATCH_SIZE = 200  # examples per step (--batch-size)
@@ -61,11 +45,9 @@ PRINT_EVERY = 1000  # steps between the course's loss lines
 SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slow training
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
 
-# Each training option once: its keyword and --flag, default and help. build_parser, backward()'s keywords and
-# training.Settings come from here; an option with a `constant` defaults to that constant of the trainer script
-# (this file, or mnist_lenet5_backward.py), read when the parser is built or backward() is called. Each flag's value
-# is written into the model folder's record; `resume` says what a resume at another value does: "refuse", "note"
-# or "free" (docs/design.md, "The settings record").
+# Each training option once: its keyword and --flag, default and help (build_parser, backward()'s keywords, Settings);
+# a `constant` default is that constant of the trainer script, read when used. Each flag's value goes into the model
+# folder's record; `resume`: what a resume at another value does (docs/design.md, "The settings record").
 Option = cli.Option
 OPTIONS = cli.Options([
     Option("steps", STEPS, "train until global_step reaches this", minimum=0, constant="STEPS", resume="free"),
@@ -102,37 +84,32 @@ SCHEDULE = {"learning_rate_decay": "LEARNING_RATE_DECAY", "regularizer": "REGULA
             "moving_average_decay": "MOVING_AVERAGE_DECAY", "print_every": "PRINT_EVERY", "model_name": "MODEL_NAME"}
 
 
-def settings_for(net, *args, constants=None, error=None, **options):
+def settings_for(net, *args, constants=None, error=None, typed=None, **options):
     """The training.Settings of backward(*args, **options) for net, or of a command line's flag values (options).
 
-    OPTIONS' values, bound, checked and resolved (cli.Options.bind: TypeError
-    for an unknown keyword; a value below its minimum calls error(message),
-    argparse's parser.error, else raises ValueError), with the trainer's
-    schedule (SCHEDULE) and the training file's name. constants: the
-    trainer script's module, whose constants (read now) are the defaults;
-    None: this file's, which also give what a trainer script added beside
-    the course leaves out. --steps-per-run above 1 with --pipeline course
-    (whose batches are fed from Python, one per run) is refused the same
-    way: error(message), else ValueError.
+    OPTIONS' values, bound, checked and resolved (cli.Options.bind: TypeError for an unknown keyword; a value out
+    of range calls error(message), argparse's parser.error, else raises ValueError), with SCHEDULE and the training
+    file's name. constants: the trainer script's module, whose constants (read now) are the defaults (None: this
+    file's). typed: the flags a command line typed (cli.Options.typed), None for backward()'s keywords; how each
+    value came is kept (Settings.given) for messages. --steps-per-run above 1 with --pipeline course (fed from
+    Python, one batch a run) is refused the same way.
     """
     constants = constants or sys.modules[__name__]
-    settings = training.Settings(net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants, error),
-                                 **{name: getattr(constants, constant, globals()[constant])
-                                    for name, constant in SCHEDULE.items()},
-                                 train_file=mnist_generateds.tfRecord_train)
+    given = set(typed if typed is not None else [o.name for o in OPTIONS][:len(args)] + list(options))
+    settings = training.Settings(
+        net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants, error),
+        **{name: getattr(constants, constant, globals()[constant]) for name, constant in SCHEDULE.items()},
+        train_file=mnist_generateds.tfRecord_train, command_line=typed is not None,
+        script=os.path.basename(getattr(constants, "__file__", "") or "the trainer script"),
+        given={o.name: ("flag" if typed is not None else "keyword") if o.name in given else
+               "constant" if o.constant and hasattr(constants, o.constant) else "default" for o in OPTIONS})
     if settings.steps_per_run > 1 and settings.pipeline.fed:
-        message = in_graph_only(settings, "--pipeline course (which feeds each batch from Python)")
+        message = training.in_graph_only(settings, f"{settings.phrase('pipeline', 'course')} (which feeds each batch "
+                                                   "from Python)")
         if error is None:
             raise ValueError(message)
         error(message)
     return settings
-
-
-def in_graph_only(settings, other):
-    """The one line refusing --steps-per-run above 1 with `other`, a setting that needs one step per session run
-    (settings: what has steps_per_run, training.Settings or the parsed flags)."""
-    return (f"--steps-per-run {settings.steps_per_run} runs its steps inside the graph: it cannot go with {other}; "
-            "give --steps-per-run 1")
 
 
 def build_graph(settings, data, sync_replicas=None):
@@ -205,14 +182,10 @@ def build_graph(settings, data, sync_replicas=None):
 def batch_source(settings, data, num, files=None):
     """((img_batch, label_batch), next_batch) of settings.pipeline: num examples a batch, from `files` or data's.
 
-    img_batch float32 [num, 784] in [0, 1], label_batch float32 [num, 10]
-    one-hot. "fast" and "course": the course's get_tfrecord (queue
-    runners) over data.files; "tfdata": inputs.tfdata_iterator, the same
-    batches through tf.data, the queue runners' successor
-    (docs/migrating.md). files: --mix-records' (records.mixed), read one
-    record per op as the course reads. next_batch() makes new batch
-    tensors drawn from the same queue (its dequeue_many) or iterator each
-    time it is called: one per step of steps_loop.
+    img_batch float32 [num, 784] in [0, 1], label_batch float32 [num, 10] one-hot. "fast" and "course": the
+    course's get_tfrecord (queue runners) over data.files; "tfdata": inputs.tfdata_iterator, the same batches
+    through tf.data (docs/migrating.md). files: --mix-records' (records.mixed), read as the course reads.
+    next_batch() makes new batch tensors from the same queue or iterator: one per step of steps.steps_loop.
     """
     if not settings.pipeline.queue_runners:
         iterator = inputs.tfdata_iterator(files or data.files, num)
@@ -229,26 +202,20 @@ def batch_source(settings, data, num, files=None):
 def backward(*args, net=mnist_forward, constants=None, settings=None, **options):
     """Train until global_step reaches `steps`; returns the final global_step.
 
-    The keywords are OPTIONS' (steps, batch_size, data_dir, model_dir,
-    pipeline, save_every, keep, log, quiet, summary_every,
-    learning_rate_base), each defaulting to the trainer script's constant
-    (STEPS, BATCH_SIZE, MODEL_SAVE_PATH, ...) as it is when called. net:
-    the network's forward module; constants: the trainer script's module
-    (None: this file; mnist_lenet5_backward passes LeNet-5's and itself).
-    settings: a training.Settings made already (main()'s, from the command
-    line, by settings_for), used instead of net, constants and the keywords.
-    Reads data_dir's training TFRecord file(s) (a folder, file or pattern:
-    records.tfrecord_files); saves model_dir/<MODEL_NAME>-<global_step>
-    every `save_every` steps (the newest `keep` of this run kept), at the
-    end and on SIGINT/SIGTERM, after which it raises errors.Interrupted.
-    TensorBoard summaries (training.summaries, and examples_per_sec) go to
-    model_dir/train every `summary_every` steps; a progress bar runs on a
-    terminal unless `quiet`. Raises DataError on bad input (missing or
-    corrupted TFRecord file, unwritable model folder, damaged checkpoint or
-    one of another graph, a failing reader thread); TypeError for an
-    unknown keyword, ValueError for a value below its minimum (batch_size=0).
-    Builds a new tf.Graph, so it can run again in one process (a notebook
-    cell run twice).
+    The keywords are OPTIONS' (steps, batch_size, data_dir, model_dir, ...),
+    each defaulting to the trainer script's constant (STEPS, BATCH_SIZE,
+    MODEL_SAVE_PATH, ...) as it is when called. net: the network's forward
+    module; constants: the trainer script's module (None: this file).
+    settings: a training.Settings made already (main()'s), used instead.
+    Reads data_dir's training TFRecords (records.tfrecord_files); saves
+    model_dir/<MODEL_NAME>-<global_step> every `save_every` steps (the
+    newest `keep` kept), at the end and on SIGINT/SIGTERM, after which it
+    raises errors.Interrupted; TensorBoard summaries go to model_dir/train.
+    Raises DataError on bad input (a missing or corrupted TFRecord file, a
+    model folder another process writes or that cannot be written, a
+    damaged checkpoint or one of another graph, a failing reader thread);
+    TypeError for an unknown keyword, ValueError for a value out of range.
+    Builds a new tf.Graph, so it can run again in one process (a notebook).
     """
     settings = settings or settings_for(net, *args, constants=constants, **options)
     data = records.training_data(settings.data_dir, settings.train_file)  # every file checked whole first
@@ -280,28 +247,28 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
                         train_loop(sess, graph, settings, run)
                     except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps
                         error = training.one_line_error(e, data.where)
-                        if not isinstance(error, (folders.SaveFailed, training.Diverged)):  # NaN weights unsaved
-                            error = training.saved_note(error, save_if_possible(sess, graph, settings, run))
+                        if not isinstance(error, (checkpoints.SaveFailed, training.Diverged)):  # NaN weights unsaved
+                            error = training.saved_note(error, training.save_if_possible(
+                                run, lambda: save_last(sess, graph, settings, run, restored=True)))
                         raise error from None
                     save_last(sess, graph, settings, run, restored)
-    return finish(settings, run, first_step)
+    return training.finish(settings, run, first_step)
 
 
 def train_loop(sess, graph, settings, run):
     """The step loop, between starting and joining the queue runners; for one machine and a cluster worker alike.
 
     Trains until global_step reaches settings.steps, a stop signal
-    (run.stop) or a stopped Coordinator; run.progress follows each step.
-    Differs from the course's `for i in range(STEPS)`: --steps is a target
-    global_step, so a resumed run trains only the steps still to do; and as
-    other workers move global_step too, a summary, a loss line or a
-    checkpoint is due when a multiple of its period lies between the
-    previous step and this one (training.crossed). Only the chief
-    (run.chief) saves and writes training. run.worker: None on one
-    machine; on a cluster, the distributed.Worker whose hooks start and
-    stop the synchronous updates and whose errors are tried again.
+    (run.stop) or a stopped Coordinator. Differs from the course's `for i in
+    range(STEPS)`: --steps is a target global_step, so a resumed run trains
+    only the steps still to do; and as other workers move global_step too,
+    a loss line or a checkpoint is due when a multiple of its period lies
+    between the previous step and this one (training.crossed). Only the
+    chief (run.chief) saves. run.worker: None on one machine; on a cluster,
+    the distributed.Worker whose hooks start and stop the synchronous
+    updates.
     """
-    worker, meter, loop = run.worker, run.meter, graph.loop
+    worker, loop = run.worker, graph.loop
     coord = tf.train.Coordinator()
     threads = tf.train.start_queue_runners(sess=sess, coord=coord)
     fetches = loop.fetches if loop else [graph.train_op, graph.loss, graph.step_after, graph.learning_rate]
@@ -310,20 +277,13 @@ def train_loop(sess, graph, settings, run):
         if worker:
             worker.started(sess)  # the chief's synchronous-update queue runner
         while run.progress.step < settings.steps and not run.stop.signal and not coord.should_stop():
-            previous, summarize = run.progress.step, meter.due
+            previous = run.progress.step
             feed = {loop.count: min(settings.steps_per_run, settings.steps - previous)} if loop else None
-            out = run_step(sess, graph, fetches + [summary] if summarize else fetches, settings, run.guard, feed)
+            out = run_step(sess, graph, fetches + [summary] if run.meter.due else fetches, settings, run.guard, feed)
             if out is None:
                 continue  # a step to try again
-            run.data.check_unchanged()
-            _, loss_value, step, learning_rate = out[:4]
-            training.check_loss(loss_value, step, learning_rate, settings, run.data.where)  # NaN: stop here
             joined = worker and run.progress.local_steps == 0  # a worker says when it joined
-            run.progress.step = step
-            run.progress.local_steps += out[0] if loop else 1  # the loop's first fetch: the steps it ran
-            run.bar.update(step - previous)
-            run.bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
-            meter.add(out[4] if summarize else None, step)
+            step, loss_value = run.took(out, loop, settings)  # NaN loss: Diverged here
             if training.crossed(previous, step, settings.print_every) or previous == 0 or joined:
                 with run.bar.external_write_mode():
                     settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
@@ -364,13 +324,10 @@ def save(sess, graph, run, settings):
     """The course's saver.save at the global_step read now; returns that step.
 
     The same read tells whether every variable is finite: a training that
-    diverged raises training.Diverged and saves nothing, so the newest
-    checkpoint stays the last good one.
-
-    run.saves.attempts (folders.save_attempts) adds what the course
-    never had: no save over another run's checkpoint, the .meta written
-    first, a save refused by a file another process holds tried again, and
-    a failed save removed whole and raised as one line (SaveFailed).
+    diverged raises training.Diverged and saves nothing. run.saves.attempts
+    (checkpoints.save_attempts) adds what the course never had: no save over
+    another run's checkpoint, the .meta first, tries again while another
+    process holds a file, a failed save removed whole (SaveFailed).
     """
     step, finite, learning_rate = sess.run([graph.global_step, graph.finite, graph.learning_rate],
                                            options=run.guard.options)
@@ -385,10 +342,7 @@ def save(sess, graph, run, settings):
 
 def save_last(sess, graph, settings, run, restored):
     """After the loop: the chief saves the steps not yet saved (or a first checkpoint); returns global_step.
-
-    restored: the checkpoint the run started from, or None (then even a run
-    of no steps saves, so that its folder holds a checkpoint).
-    """
+    restored: the checkpoint the run started from, or None (then even a run of no steps saves)."""
     progress = run.progress
     progress.step = max(progress.step, int(sess.run(graph.global_step, options=run.guard.options)))
     if run.chief and (progress.step != progress.saved_step or restored is None):
@@ -396,40 +350,12 @@ def save_last(sess, graph, settings, run, restored):
     return progress.step
 
 
-def save_if_possible(sess, graph, settings, run):
-    """On a failure: the chief saves the steps done since the last checkpoint; its prefix, or None when none
-    was due or the session or the disk cannot save any more."""
-    if not run.chief:
-        return None
-    before = run.progress.saved_step
-    try:
-        saved = save_last(sess, graph, settings, run, restored=True) != before
-    except (DataError, tf.errors.OpError):
-        return None
-    return run.saves.prefix(run.progress.saved_step) if saved else None
-
-
-def finish(settings, run, first_step):
-    """After the last save: Interrupted after a stop signal; else the closing lines. Returns the final global_step."""
-    step, path = run.progress.step, run.saves.prefix(run.progress.saved_step)
-    if run.stop.signal:
-        raise Interrupted(run.stop.signal, f"{run.stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
-    if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where it ended
-        settings.log(f"done at step {step}; checkpoint saved to {path}")
-    note = folders.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written, settings.model_name)
-    if note:
-        settings.log(note)
-    return step
-
-
 def build_parser(net=mnist_forward, doc=__doc__, constants=None):
     """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
 
-    Its training flags are OPTIONS', their defaults the constants of the
-    trainer script's module `constants` as they are now (None: this file;
-    mnist_lenet5_backward.py passes itself and LeNet-5's forward module as
-    net), then the cluster's flags. doc: the script's docstring, whose
-    first paragraph is the --help description.
+    Its training flags are OPTIONS', their defaults the constants of the trainer script's module `constants` as
+    they are now (None: this file; mnist_lenet5_backward.py passes itself and LeNet-5's forward module as net),
+    then the cluster's flags. doc: the script's docstring (its first paragraph is the --help description).
     """
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)  # for a cluster task too
@@ -456,10 +382,11 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     parser = build_parser(net, doc, constants)
     args = parser.parse_args(cli.arguments(argv))
     if args.steps_per_run > 1 and args.sync_replicas:  # a cluster's flag, not a setting: refused here
-        parser.error(in_graph_only(args, "--sync_replicas (SyncReplicasOptimizer aggregates one step per "
+        parser.error(training.in_graph_only(args, "--sync_replicas (SyncReplicasOptimizer aggregates one step per "
                                          "session run)"))
     # The flags' settings; a value out of its range is a usage error (parser.error, exit 2).
     settings = functools.partial(settings_for, args.net, constants=constants, error=parser.error,
+                                 typed=OPTIONS.typed(parser, cli.arguments(argv)),
                                  **{o.name: getattr(args, o.name) for o in OPTIONS if o.flag})
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it

@@ -183,6 +183,18 @@ class Options(tuple):
                 values[o.name] = o.resolve(values[o.name])
         return values
 
+    def typed(self, parser, argv):
+        """The names of the options whose --flag the command line `argv` typed (a set), as `parser` reads it
+        (add_to's): typed at its default value too, and not when argparse filled in the default."""
+        unset = object()
+        defaults = {o.name: parser.get_default(o.name) for o in self if o.flag}
+        parser.set_defaults(**dict.fromkeys(defaults, unset))
+        try:
+            args = parser.parse_args(argv)
+        finally:
+            parser.set_defaults(**defaults)
+        return {name for name in defaults if getattr(args, name) is not unset}
+
     def record(self, settings):
         """{name: value} of every flag option in `settings` (training.Settings), as a model folder's record holds
         them (JSON: a dataclass such as records.Pipeline or records.Mix as the dict of its fields): what the run

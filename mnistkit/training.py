@@ -31,7 +31,7 @@ import types
 
 from tf_compat import events_file, first_line, tf
 from . import checkpoints, cli, folders, networks
-from .errors import STOP_SIGNALS, DataError
+from .errors import STOP_SIGNALS, DataError, Interrupted
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
 RETRY_SECS = 1  # pause before trying a failed step again (a cluster's retried errors)
@@ -70,14 +70,14 @@ def schedule_jump(settings, trained, examples, step):
 
 
 def record_of(settings, examples):
-    """What folders.RunSaves writes into the model folder's record: (network, records per epoch,
+    """What checkpoints.RunSaves writes into the model folder's record: (network, records per epoch,
     {option name: value} of every flag option, cli.Options.record)."""
     return settings.net.NETWORK, examples, settings.options.record(settings)
 
 
 Resumed = collections.namedtuple("Resumed", "prefix stored saves")
 Resumed.__doc__ = """What a run goes on from (resumed): the checkpoint's `prefix` and its tensors read whole ({name: array}),
-both None for a fresh start; `saves`, the folders.RunSaves of the run's checkpoints."""
+both None for a fresh start; `saves`, the checkpoints.RunSaves of the run's checkpoints."""
 
 
 @contextlib.contextmanager
@@ -87,13 +87,13 @@ def resumed(settings, examples, saver, var_list, state=None):
     The folder is made when missing and locked for the block (folders.writing:
     a second trainer, or a learn, is refused in one line naming this run);
     then resume() answers from one look at the folder, and the run's saves
-    (folders.RunSaves with `saver`, the graph's tf.train.Saver) continue the
+    (checkpoints.RunSaves with `saver`, the graph's tf.train.Saver) continue the
     --keep rotation of the checkpoint resumed from. examples, var_list: see
     resume(); state: the `checkpoint` index file as the course's
     tf.train.get_checkpoint_state read it. Raises DataError as
     folders.writing and resume().
     """
-    saves = folders.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
+    saves = checkpoints.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
                              name=settings.model_name)  # the record: what the run trains with, at its first save
     with folders.writing(settings.model_dir, "training", settings.model_name, settings.net.NETWORK, settings.log,
                          state) as found:
@@ -141,7 +141,7 @@ def resume(settings, examples, var_list, found):
     try:
         checkpoints.check_variables(prefix, stored, var_list)
     except DataError as e:
-        raise DataError(f"{e}; use another --model-dir") from None
+        raise DataError(f"{e}; use another {settings.advice('model_dir')}") from None
     return prefix, stored
 
 
@@ -153,21 +153,27 @@ def check_settings(settings, record, examples, step):
     (`<model folder>: this model was trained at --batch-size 200; resuming
     at 5000 would ...; give --batch-size 200, or another --model-dir for a
     new model`); "note" logs `note: --learning-rate-base 0.7 (this folder
-    was trained at 0.1); going on with 0.7`; "free" is not compared. An
+    was trained at 0.1); going on with 0.7`; each names the option as the
+    user set it (Settings.named: an edited constant with its file, a
+    backward() keyword); "free" is not compared. An
     option the record lacks (a folder of an earlier version) is not
     compared. examples: the records per epoch, for a refusal's reason.
     """
     for option, trained, given in settings.options.changed(settings, record):
-        flag = option.flag_name
+        name = option.name
         if option.resume == "note":
-            settings.log(f"note: {flag} {given} (this folder was trained at {trained}); going on with {given}")
+            settings.log(f"note: {settings.phrase(name, given)} (this folder was trained at {trained}); going on "
+                         f"with {given}")
             continue
         why = "would change how it trains"
         if option.why:
             with contextlib.suppress(TypeError, ValueError, ArithmeticError):  # a hand-edited record's value
                 why = option.why(settings, trained, examples, step)
-        raise DataError(f"{settings.model_dir}: this model was trained at {flag} {trained}; resuming at {given} "
-                        f"{why}; give {flag} {trained}, or another --model-dir for a new model")
+        edited = settings.named(name) != settings.advice(name)  # a constant edited in its file
+        now, trained_at = (f"{given} ({settings.named(name)})" if edited else given), settings.phrase(name, trained)
+        raise DataError(f"{settings.model_dir}: this model was trained at {trained_at.split(' in ')[0]}; resuming at "
+                        f"{now} {why}; {settings.give(name, trained)}, or {'give ' if edited else ''}another "
+                        f"{settings.advice('model_dir')} for a new model")
 
 
 class Settings(types.SimpleNamespace):
@@ -185,7 +191,43 @@ class Settings(types.SimpleNamespace):
     model_name: the trainer's MODEL_NAME, its checkpoints' name
     (<model_dir>/<model_name>-<global_step>); train_file: the training
     file's name in a data_dir folder (mnist_generateds.tfRecord_train).
+    given: how each option got its value, {name: "flag" (typed on the
+    command line), "keyword" (given to backward()), "constant" (the
+    trainer script's constant, in the file `script`) or "default"};
+    command_line: the run's options came from a command line. Messages
+    name an option as the user set it (named, phrase, give) and tell
+    what to give as they would (advice).
     """
+
+    def _how(self, name):
+        """(the Option `name`, how it got its value: see given)."""
+        return next(o for o in self.options if o.name == name), getattr(self, "given", {}).get(name, "default")
+
+    def advice(self, name):
+        """Option `name` as a message tells the user to give it: its --flag on a command line, else backward()'s
+        keyword."""
+        option, _ = self._how(name)
+        return option.flag_name if getattr(self, "command_line", True) else name
+
+    def named(self, name):
+        """Option `name` as a message names its value, the way the user set it: `BATCH_SIZE in mnist_backward.py`
+        for an edited constant, else advice(name) (the --flag typed, or backward()'s keyword)."""
+        option, how = self._how(name)
+        return f"{option.constant} in {self.script}" if how == "constant" else self.advice(name)
+
+    def phrase(self, name, value):
+        """Option `name` at `value` as a message says it: `--batch-size 200`, `batch_size=200` (backward()'s
+        keyword), `BATCH_SIZE = 200 in mnist_backward.py` (an edited constant)."""
+        option, how = self._how(name)
+        if how == "constant":
+            return f"{option.constant} = {value!r} in {self.script}"
+        return f"{option.flag_name} {value}" if getattr(self, "command_line", True) else f"{name}={value!r}"
+
+    def give(self, name, value):
+        """What to do to set option `name` to `value`, where the user set it: `give --batch-size 200`, `give
+        batch_size=200`, `set BATCH_SIZE = 200 in mnist_backward.py`."""
+        _, how = self._how(name)
+        return ("set " if how == "constant" else "give ") + self.phrase(name, value)
 
 
 @dataclasses.dataclass
@@ -239,7 +281,7 @@ class Run:
     """One process's part in a training run, as the step loop sees it (mnist_backward.train_loop); see running().
 
     data: the records.TrainingData read, checked unchanged at every step
-    (and `where`, for messages); saves: the folders.RunSaves of this
+    (and `where`, for messages); saves: the checkpoints.RunSaves of this
     run's checkpoints; stop: the stop_flag; progress: its Progress; worker:
     None on one machine, a cluster worker's distributed.Worker; chief: this
     process saves checkpoints and writes summaries (the one machine, or
@@ -258,6 +300,22 @@ class Run:
     meter: object = None
     bar: object = None
 
+    def took(self, out, loop, settings):
+        """After a session run of the step loop that fetched `out` ([the train op's output or the steps run, loss,
+        global_step after, learning rate, (summary)]; loop: the graph's StepsLoop or None): the training files
+        checked unchanged, the loss checked finite (Diverged), the progress, its bar and the summaries moved on.
+        Returns (global_step, loss)."""
+        self.data.check_unchanged()
+        ran, loss_value, step, learning_rate = out[:4]
+        check_loss(loss_value, step, learning_rate, settings, self.data.where)  # NaN: stop here
+        summary = out[4] if len(out) > 4 else None
+        self.bar.update(step - self.progress.step)
+        self.bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
+        self.progress.step = step
+        self.progress.local_steps += ran if loop else 1  # the loop's first fetch: the steps it ran
+        self.meter.add(summary, step)
+        return step, loss_value
+
 
 @contextlib.contextmanager
 def running(settings, data, saves, step, worker=None, graph=None):
@@ -268,7 +326,7 @@ def running(settings, data, saves, step, worker=None, graph=None):
     summaries into <model folder>/train (graph: written into the events,
     a fresh run's) and closes them at the end; the progress bar, from
     global_step `step` to settings.steps, runs on a terminal (not on a
-    cluster). saves: the folders.RunSaves; worker: a cluster worker's
+    cluster). saves: the checkpoints.RunSaves; worker: a cluster worker's
     distributed.Worker, or None on one machine.
     """
     with stop_flag() as stop:
@@ -303,7 +361,44 @@ def announce(settings, data, restored, first_step):
                  + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
                  + f"; running on {device}")
     if first_step >= settings.steps:
-        settings.log(f"global_step {first_step} already reaches the target; raise --steps to train further")
+        settings.log(f"global_step {first_step} already reaches the target; raise {settings.named('steps')} to train "
+                     "further")
+
+
+def in_graph_only(settings, other):
+    """The one line refusing --steps-per-run above 1 with `other`, a setting that needs one step per session run
+    (settings: a Settings, whose messages name its options as the user gave them, or parsed flags)."""
+    if not isinstance(settings, Settings):  # the command line's flags themselves
+        return (f"--steps-per-run {settings.steps_per_run} runs its steps inside the graph: it cannot go with "
+                f"{other}; give --steps-per-run 1")
+    return (f"{settings.phrase('steps_per_run', settings.steps_per_run)} runs its steps inside the graph: it cannot "
+            f"go with {other}; {settings.give('steps_per_run', 1)}")
+
+
+def save_if_possible(run, save_last):
+    """On a failure: the chief saves the steps done since its last checkpoint (save_last(), the trainer's); that
+    checkpoint's prefix, or None when none was due or the session or the disk cannot save any more."""
+    if not run.chief:
+        return None
+    before = run.progress.saved_step
+    try:
+        saved = save_last() != before
+    except (DataError, tf.errors.OpError):
+        return None
+    return run.saves.prefix(run.progress.saved_step) if saved else None
+
+
+def finish(settings, run, first_step):
+    """After the last save: Interrupted after a stop signal; else the closing lines. Returns the final global_step."""
+    step, path = run.progress.step, run.saves.prefix(run.progress.saved_step)
+    if run.stop.signal:
+        raise Interrupted(run.stop.signal, f"{run.stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
+    if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where it ended
+        settings.log(f"done at step {step}; checkpoint saved to {path}")
+    note = checkpoints.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written, settings.model_name)
+    if note:
+        settings.log(note)
+    return step
 
 
 @dataclasses.dataclass
@@ -407,8 +502,7 @@ def diverged(what, step, learning_rate, settings, where):
     newest = folders.latest(settings.model_dir, settings.model_name) if settings.model_dir else None
     kept = f"nothing non-finite was saved; the newest checkpoint is {newest}" if newest else "no checkpoint was saved"
     return Diverged(f"step {step}: {what} (learning rate {learning_rate:g}): the training diverged; "
-                    f"lower LEARNING_RATE_BASE in {settings.net.NETWORK.train_script}, or check the training "
-                    f"data ({where}); {kept}")
+                    f"lower {settings.named('learning_rate_base')}, or check the training data ({where}); {kept}")
 
 
 def one_line_error(error, where):

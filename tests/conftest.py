@@ -277,16 +277,16 @@ def new_saver(keep):
 
 
 def save_checkpoint(sess, saver, model_dir, step, written):
-    """Save a checkpoint at `step` as mnist_backward.save does (folders.RunSaves' attempts around the
+    """Save a checkpoint at `step` as mnist_backward.save does (checkpoints.RunSaves' attempts around the
     course's saver.save); written: this run's steps, updated. Returns the checkpoint's prefix."""
-    import mnistkit.folders
-    saves = mnistkit.folders.RunSaves(saver, model_dir, None)
+    import mnistkit.checkpoints
+    saves = mnistkit.checkpoints.RunSaves(saver, model_dir, None)
     saves.written = written
     for attempt in saves.attempts(sess, step):
         with attempt:
-            saver.save(sess, os.path.join(model_dir, mnistkit.folders.MODEL_NAME), global_step=step,
+            saver.save(sess, os.path.join(model_dir, mnistkit.checkpoints.MODEL_NAME), global_step=step,
                        write_meta_graph=False)
-    return mnistkit.folders.prefix_of(model_dir, step)
+    return mnistkit.checkpoints.prefix_of(model_dir, step)
 
 
 @pytest.fixture(scope="session")

@@ -189,6 +189,15 @@ def test_a_nan_or_infinite_loss_stops_the_training(loss):
     training.check_loss(1e30, 7, 0.1, settings, "x")  # large but finite: training goes on
 
 
+@pytest.mark.quick
+def test_the_diverged_line_names_the_rate_as_backward_was_given_it():
+    settings = mnist_backward.settings_for(mnist_forward, steps=10, data_dir="data", model_dir="", log=None,
+                                           learning_rate_base=5.0)
+    with pytest.raises(training.Diverged) as raised:
+        training.check_loss(math.nan, 7, 5.0, settings, "data/mnist_train.tfrecords")
+    assert "the training diverged; lower learning_rate_base, or check the training data" in str(raised.value)
+
+
 # ---------------------------------------------------------------- an update that overflows after a finite loss
 
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # 1e39 made float32
@@ -206,7 +215,7 @@ def test_a_last_update_that_overflows_after_a_finite_loss_saves_nothing(sample_w
     line = bad.stderr.strip()
     assert "\n" not in line, bad.stderr
     assert re.fullmatch(r"error: step 2: '\S+' holds NaN or infinite values \(learning rate inf\): the training "
-                        r"diverged; lower LEARNING_RATE_BASE in mnist_backward.py, or check the training data "
+                        r"diverged; lower --learning-rate-base, or check the training data "
                         r"\(\S+\); nothing non-finite was saved; the newest checkpoint is model/mnist_model-1",
                         line), line
     after = {name: digest for name, digest in tree_digests(tmp_path / "model").items() if "/" not in name}

@@ -11,6 +11,7 @@ import pytest
 from conftest import copy_into, run_main, tree_digests
 import mnist_backward
 from mnistkit import cli, folders
+from mnistkit.errors import DataError
 
 BATCH = "10"
 
@@ -139,3 +140,72 @@ def test_a_hand_edited_record_value_is_refused_in_one_line(sample_workdir, tmp_p
     result = run_main("mnist_backward.py", "--steps", "2", "--batch-size", "10", cwd=work)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith("error: ") and "--batch-size abc" in result.stderr
+
+
+# ---------------------------------------------------------------- messages name what the user changed
+
+def test_an_edited_batch_size_is_refused_naming_the_constant_in_its_file(work, sample_workdir, monkeypatch):
+    monkeypatch.setattr(mnist_backward, "BATCH_SIZE", 20)  # no --batch-size: the edited constant trains
+    before = tree_digests(work / "m")
+    result = run_main("mnist_backward.py", "--data-dir", str(sample_workdir / "data"), "--model-dir", "m", "--steps",
+                      "2", "--quiet", cwd=work)
+    assert result.returncode == 1
+    assert result.stderr == ("error: m: this model was trained at BATCH_SIZE = 10; resuming at 20 (BATCH_SIZE in "
+                             "mnist_backward.py) would move its learning rate from 0.1 to 0.1 at once (the schedule "
+                             "decays once per epoch of steps); set BATCH_SIZE = 10 in mnist_backward.py, or give "
+                             "another --model-dir for a new model\n")
+    assert tree_digests(work / "m") == before
+
+
+def test_lenet5s_edited_batch_size_is_named_in_its_own_trainer(two_models, tmp_path, monkeypatch):
+    import mnist_lenet5_backward
+    shutil.copytree(two_models / "model_lenet5", tmp_path / "model_lenet5")
+    monkeypatch.setattr(mnist_lenet5_backward, "BATCH_SIZE", 50)
+    result = run_main("mnist_lenet5_backward.py", "--data-dir", str(two_models / "data"), "--steps", "1000",
+                      "--quiet", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ./model_lenet5/: this model was trained at BATCH_SIZE = 100; resuming "
+                                    "at 50 (BATCH_SIZE in mnist_lenet5_backward.py) would move")
+    assert result.stderr.endswith("; set BATCH_SIZE = 100 in mnist_lenet5_backward.py, or give another --model-dir "
+                                  "for a new model\n")
+
+
+def test_a_batch_size_given_to_backward_is_refused_naming_the_keyword(work, sample_workdir):
+    with pytest.raises(DataError) as refused:
+        mnist_backward.backward(data_dir=str(sample_workdir / "data"), model_dir=str(work / "m"), steps=2,
+                                batch_size=20, quiet=True, log=lambda line: None)
+    assert str(refused.value).startswith(f"{work / 'm'}: this model was trained at batch_size=10; resuming at 20 "
+                                         "would move its learning rate")
+    assert str(refused.value).endswith("; give batch_size=10, or another model_dir for a new model")
+
+
+def test_the_resume_note_names_the_edited_constant_or_the_keyword(work, sample_workdir, monkeypatch):
+    monkeypatch.setattr(mnist_backward, "LEARNING_RATE_BASE", 0.7)
+    noted = train(work, sample_workdir / "data", "--steps", "2")
+    assert noted.returncode == 0, noted.stderr
+    assert [line for line in noted.stdout.splitlines() if line.startswith("note:")] == [
+        "note: LEARNING_RATE_BASE = 0.7 in mnist_backward.py (this folder was trained at 0.1); going on with 0.7"]
+    monkeypatch.undo()
+    lines = []
+    mnist_backward.backward(data_dir=str(sample_workdir / "data"), model_dir=str(work / "m"), steps=3, batch_size=10,
+                            learning_rate_base=0.5, quiet=True, log=lines.append)
+    assert [line for line in lines if line.startswith("note:")] == [
+        "note: learning_rate_base=0.5 (this folder was trained at 0.7); going on with 0.5"]
+
+
+def test_no_resume_note_nor_refusal_when_nothing_will_train(work, sample_workdir, monkeypatch):
+    monkeypatch.setattr(mnist_backward, "STEPS", 1)  # the folder is at step 1 already
+
+    def checkpoints_and_record():  # the folder but TensorBoard's events, which every run opens
+        return {name: digest for name, digest in tree_digests(work / "m").items() if not name.startswith("train")}
+    before = checkpoints_and_record()
+    result = run_main("mnist_backward.py", "--data-dir", str(sample_workdir / "data"), "--model-dir", "m",
+                      "--batch-size", "20", "--learning-rate-base", "0.7", "--quiet", cwd=work)
+    assert result.returncode == 0 and result.stderr == ""
+    assert not [line for line in result.stdout.splitlines() if line.startswith("note:")]
+    assert ("global_step 1 already reaches the target; raise STEPS in mnist_backward.py to train further"
+            in result.stdout.splitlines())
+    assert checkpoints_and_record() == before  # nothing trained, nothing saved, the record as it was
+    flagged = train(work, sample_workdir / "data", "--steps", "1")
+    assert "global_step 1 already reaches the target; raise --steps to train further" in flagged.stdout.splitlines()
+

@@ -299,11 +299,11 @@ def test_what_cannot_run_steps_in_the_graph_is_refused_in_one_line(flags, refuse
         "give --steps-per-run 1")
 
 
-def test_backward_refuses_the_course_pipeline_at_k_above_1_with_the_same_line(tmp_path):
+def test_backward_refuses_the_course_pipeline_at_k_above_1_naming_its_keywords(tmp_path):
     with pytest.raises(ValueError) as raised:
         mnist_backward.backward(steps=20, steps_per_run=10, pipeline="course", model_dir=str(tmp_path / "model"))
-    assert str(raised.value) == ("--steps-per-run 10 runs its steps inside the graph: it cannot go with --pipeline "
-                                 "course (which feeds each batch from Python); give --steps-per-run 1")
+    assert str(raised.value) == ("steps_per_run=10 runs its steps inside the graph: it cannot go with "
+                                 "pipeline='course' (which feeds each batch from Python); give steps_per_run=1")
     assert not (tmp_path / "model").exists()  # refused before any file is read or written
 
 
