@@ -324,6 +324,8 @@ ONE_HOT = [0, 0, 0, 1, 0, 0, 0, 0, 0, 0]
      "record 4: features ['image', 'label'], expected ['img_raw', 'label']"),
     (lambda p: write_records(p, [good_record()] + [bad_example(img_raw=bytes_feature(bytes(783)), label=int_feature(ONE_HOT))]),
      "record 1: img_raw holds 783 bytes, expected 784"),
+    (lambda p: write_records(p, [good_record()] * 2 + [bad_example(img_raw=bytes_feature(bytes(785)), label=int_feature(ONE_HOT))]),
+     "record 2: img_raw holds 785 bytes, expected 784"),  # one byte too many is refused too (records.SCHEMA's check)
     (lambda p: write_records(p, [bad_example(img_raw=bytes_feature(bytes(784)), label=int_feature([3]))]),
      "record 0: feature 'label' must hold 10 value(s) in its int64_list"),
     (lambda p: write_records(p, [bad_example(img_raw=bytes_feature(bytes(784)), label=int_feature([1] * 10))]),

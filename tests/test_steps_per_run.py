@@ -109,6 +109,27 @@ def test_a_diverging_loop_stops_at_the_nan_step_and_saves_nothing_non_finite(sam
             str(tmp_path / "model"), s))) is None
 
 
+def test_the_loop_stops_at_the_first_non_finite_step_as_single_steps_do(tmp_path):
+    """From one start, on one batch repeated, a rate that makes the loss non-finite within a few steps: the error
+    names the same step at one step a run and at ten, not the run's boundary, and global_step stops there."""
+    (tmp_path / "data").mkdir()
+    write_one_record_file(tmp_path / "data" / "mnist_train.tfrecords")
+
+    def diverged_at(model, per_run, *flags):
+        result = run_main("mnist_backward.py", "--data-dir", "data", "--model-dir", model, "--batch-size", "20",
+                          "--steps-per-run", str(per_run), "--quiet", *flags, cwd=tmp_path)
+        match = re.search(r"error: step (\d+): the loss is (?:nan|inf|-inf) ", result.stderr)
+        return int(match.group(1)) if match else result
+    assert run_main("mnist_backward.py", "--data-dir", "data", "--model-dir", "start", "--batch-size", "20",
+                    "--steps", "1", "--quiet", cwd=tmp_path).returncode == 0
+    steps = {}
+    for per_run in (1, 10):
+        shutil.copytree(tmp_path / "start", tmp_path / f"k{per_run}")
+        steps[per_run] = diverged_at(f"k{per_run}", per_run, "--steps", "100", "--learning-rate-base", "1e6")
+    assert isinstance(steps[1], int) and steps[1] not in (11, 21, 31), steps  # a step inside the loop's first runs
+    assert steps[10] == steps[1]
+
+
 def write_one_record_file(path, copies=60):
     """A TFRecord file of `copies` identical records (a graded image, digit 7): every batch is the same whatever the
     shuffle."""
