@@ -95,7 +95,7 @@ class FolderLock:
                     continue
                 raise DataError(f"{self.folder}: cannot take the folder's lock {path}; remove it if no "
                                 "other process writes this folder") from None
-            # This process's command line on one line, as its user typed it: `python mnist_backward.py --steps 8000`.
+            # The command line of this process, on one line, about as its user typed it (python mnist_backward.py ...).
             script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
             command = " ".join(shlex.join((["python"] if script.endswith(".py") else []) + [script, *sys.argv[1:]])
                                .split("\n"))

@@ -130,7 +130,9 @@ def one_at_a_time(model_dir):
             raise DataError(f"{model_dir}: another learn is working on this model folder; wait until it ends")
         _learning.add(key)
     try:
-        with folders.FolderLock(model_dir, "--model-dir", "a learn"):
+        # A folder that is not there has no writer to wait for (and nothing to learn from: learn() says so).
+        with folders.FolderLock(model_dir, "--model-dir", "a learn") if os.path.isdir(model_dir) else \
+                contextlib.nullcontext():
             yield
     finally:
         with _learning_lock:

@@ -96,8 +96,8 @@ def test_the_weights_are_checked_in_one_read_before_a_save():
     with pytest.raises(training.Diverged) as raised:
         training.check_weights(values, names, 1000, 50.0, settings, "data/mnist_train.tfrecords")
     assert str(raised.value) == ("step 1000: 'b' holds NaN or infinite values (learning rate 50): the training "
-                                 "diverged; lower LEARNING_RATE_BASE in mnist_backward.py, or check the training "
-                                 "data (data/mnist_train.tfrecords); no checkpoint was saved")
+                                 "diverged; lower learning_rate_base, or check the training data "
+                                 "(data/mnist_train.tfrecords); no checkpoint was saved")  # the keyword it was given
     training.check_weights([True, True], ("a", "b"), 1000, 50.0, settings, "x")  # finite: no error
 
 
