@@ -9,6 +9,7 @@ fact in one place, reached from them through a few named calls:
   errors       DataError, ClusterError, Interrupted, Stopped; the stop signals
   cli          the parser every script builds, its options (Option), its exit status, progress bars
   files        atomic writes, removal
+  folders      one writer per folder (the lock); a model folder's layout: checkpoint names, the index file, its record
   records      the TFRecord schema, file naming, verifying files whole, the queue runners' readers
   images       image files to 8-bit grayscale pixels (generator and app)
   idx          IDX files to the course's JPG layout (download, bundled sample)
@@ -16,8 +17,9 @@ fact in one place, reached from them through a few named calls:
   inputs       tf.data over the same files; a failing reader in one line
   networks     each network's declaration; the course's two
   places       what a --model-dir holds: checkpoint files by name, SavedModels, .tflite files, one level off
-  checkpoints  a model folder: finding, verifying, restoring and saving checkpoints; the network it holds
-  training     the step loop's machinery: settings, retries, stop signals, TensorBoard, progress, errors
+  checkpoints  a checkpoint read whole, verified and restored; the trainer's saves; which one a reader takes
+  training     the step loop's machinery: settings, the resume check, retries, stop signals, TensorBoard, progress
+  steps        --steps-per-run: K of the trainer's own steps in one tf.while_loop
   distributed  parameter servers and workers: server, session, synchronous optimizer
   report       the evaluation report (mnist_test.py --report)
   pictures     a user's picture to the network's input (mnist_app.py)

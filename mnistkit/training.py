@@ -181,7 +181,7 @@ class Settings(types.SimpleNamespace):
 
     Built by mnist_backward.settings_for. options: the trainer's cli.Options
     (what the model folder records and checks on resume:
-    record_of, check_resumed). net: the network's forward module
+    record_of, check_settings). net: the network's forward module
     (forward(x, regularizer, train), INPUT_NODE, OUTPUT_NODE, NETWORK).
     The schedule is the course's: learning_rate_base decayed by
     learning_rate_decay once per epoch (staircase), L2 weight
