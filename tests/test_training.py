@@ -91,7 +91,7 @@ def test_resume_continues_global_step(sample_workdir, tmp_path):
     with tf.Graph().as_default():
         lines = []
         assert mnist_backward.backward(steps=40, data_dir=data, model_dir=model, log=lines.append) == 50
-    assert lines[1] == "global_step 50 already reaches the target; raise --steps to train further"
+    assert lines[1] == "global_step 50 already reaches the target; raise steps to train further"  # the keyword
     assert tf.train.latest_checkpoint(model) == ckpt
 
 
