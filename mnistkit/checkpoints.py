@@ -54,7 +54,7 @@ from .folders import (MODEL_NAME, checkpoint_format, checkpoint_name, checkpoint
                       name_of, prefix_of, step_of, write_folder_record)
 
 # Saver.save on its own writes a checkpoint's .meta last, after the index file
-# names it (the trainer's save does not: folders.save_attempts; other writers
+# names it (the trainer's save does not: save_attempts below; other writers
 # of a folder may); a reader waits this long for the .meta of a checkpoint
 # written less than FRESH_SECS ago before calling it damaged.
 META_WAIT_SECS = 10
