@@ -433,9 +433,8 @@ def worker_steps(sess, graph, settings, worker, trainer, saves=None):
         trainer.train_loop(sess, graph, settings, run)
         step = trainer.save_last(sess, graph, settings, run, worker.ckpt)
         if run.stop.signal:
-            saved = f"; checkpoint saved to {saves.prefix(run.progress.saved_step)}"
-            raise Interrupted(run.stop.signal, f"{me}: {run.stop.signal.name}: stopped at global_step {step}"
-                              + (saved if worker.is_chief else ""))
+            saved = f"; checkpoint saved to {saves.prefix(run.progress.saved_step)}" if worker.is_chief else ""
+            raise Interrupted(run.stop.signal, f"{me}: {run.stop.signal.name}: stopped at global_step {step}{saved}")
         if step < settings.steps:
             raise ClusterError(f"{me}: training ended at global_step {step}, before the target {settings.steps}"
                                + (": the chief stopped the synchronous updates" if worker.sync_replicas else ""))
