@@ -83,6 +83,15 @@ def load_image(img_path):
         raise DataError(f"{img_path}: image file not found") from None
     except OSError as e:
         raise DataError(f"{img_path}: cannot read image ({e.strerror})") from None
+    return decode_image(data, img_path)
+
+
+def decode_image(data, img_path):
+    """load_image's decoding of a course image's bytes `data`: (IMAGE_PIXELS bytes, note), DataError naming img_path.
+
+    The generator's rule for every file it reads, also used by the keep
+    store on a digit it is about to keep (mnistkit.keep: its blank check).
+    """
     pixels = decode_gray_jpeg(data)
     if pixels is not None:
         return pixels, None

@@ -12,9 +12,12 @@ stroke (find_ink), and the app's file handling: the pictures a folder
 holds, --show-input's files.
 """
 import contextlib
+import ctypes
+import functools
 import io
 import math
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -86,24 +89,72 @@ def load_picture(picture, name=None):
     DataError naming the picture when it is missing, not an image, empty, or
     too large to read (check_size: MAX_READ_BYTES).
     """
+    img, _ = read_picture(picture, name)
+    return img
+
+
+def picture_format(picture, name=None, decoded=False):
+    """The format Pillow reads a picture as ("PNG", "JPEG", "MPO", "HEIF", ...): the board's kept originals.
+
+    The picture is decoded as load_picture decodes it, within the same
+    limits, and raises DataError as load_picture does; decoded=True: it was
+    decoded so already (a preparation read it), and only its header is read.
+    """
+    if decoded:
+        with contextlib.suppress(UnidentifiedImageError, OSError):  # else: read as any other
+            with open_picture(io.BytesIO(picture) if isinstance(picture, bytes) else picture) as img:
+                return img.format
+    img, format_name = read_picture(picture, name)
+    img.close()
+    return format_name
+
+
+def read_picture(picture, name=None):
+    """(load_picture's image, the format Pillow read it as); arguments and errors as load_picture's."""
     name = picture_name(picture, name)
     source = io.BytesIO(picture) if isinstance(picture, (bytes, bytearray, memoryview)) else picture
     try:
         with open_picture(source) as img:
             if img.width == 0 or img.height == 0:
                 raise DataError(f"{name}: empty image (0 pixels)")
+            format_name = img.format
             img, orientation = read_reduced(img, name)
         if img.mode == "RGBA":  # once the picture read at full size is let go
             img = flatten_alpha(img)
         if orientation in ORIENTATIONS:
             img = img.transpose(ORIENTATIONS[orientation])
-        return img
+        return img, format_name
     except FileNotFoundError:
         raise DataError(f"{name}: file not found") from None
     except UnidentifiedImageError:
         raise not_an_image(name, head_of(source)) from None
     except (OSError, Image.DecompressionBombError) as e:
         raise DataError(f"{name}: cannot read image ({e})") from None
+
+
+def give_back_memory():
+    """Hand the memory a picture's reading freed back to the system: glibc's malloc_trim(0); nothing elsewhere.
+
+    glibc keeps freed heap memory in its arenas (one per thread that
+    allocated) for the next allocation; after a large picture, read on one
+    of a server's worker threads, that is hundreds of MB the process keeps
+    holding. malloc_trim releases the free pages of every arena. Cheap
+    (microseconds when little is free).
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim():
+    """glibc's malloc_trim, or None (another C library, or another system)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # musl and others have none
+        return None
 
 
 def picture_name(picture, name=None):

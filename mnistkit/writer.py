@@ -35,17 +35,14 @@ def read_label_file(label_path):
     and line for anything else (missing or empty file, a line without a
     digit, a digit outside 0-9, a name listed twice).
     """
-    entries, seen = [], {}
+    entries = []
     try:
         with open(label_path, "rb") as f:
-            for number, raw in enumerate(f, start=1):  # streamed: the lines are never all held at once
-                try:
-                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError as e:
-                    raise DataError(f"{label_path}:{number}: not UTF-8 text ({e.reason} at byte {e.start} of the line)") from None
-                entry = _parse_label_line(line, label_path, number, seen)
+            for number, entry in label_lines(f, label_path):  # streamed: the lines are never all held at once
+                if isinstance(entry, DataError):
+                    raise entry
                 if entry is not None:
-                    entries.append(entry)
+                    entries.append((*entry, number))
     except FileNotFoundError:
         raise DataError(f"{label_path}: label file not found") from None
     except OSError as e:
@@ -55,8 +52,30 @@ def read_label_file(label_path):
     return entries
 
 
+def label_lines(f, label_path):
+    """Each line of a label file as the generator reads it: yields (line number, entry), streamed.
+
+    f: the label file opened in binary; entry: (name, digit) for a line the
+    generator reads, None for a blank one, or the DataError (one line, naming
+    label_path and the line) the generator refuses that line with. The one
+    reading of a label file, for the generator (read_label_file) and the
+    board's kept digits (mnistkit.keep), which lists the lines it can read.
+    """
+    seen = {}
+    for number, raw in enumerate(f, start=1):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            yield number, DataError(f"{label_path}:{number}: not UTF-8 text ({e.reason} at byte {e.start} of the line)")
+            continue
+        try:
+            yield number, _parse_label_line(line, label_path, number, seen)
+        except DataError as e:
+            yield number, e
+
+
 def _parse_label_line(line, label_path, number, seen):
-    """(name, digit, number) for one label-file line, None for a blank one; DataError otherwise."""
+    """(name, digit) for one label-file line, None for a blank one; DataError otherwise."""
     line = line.strip()
     if not line:
         return None
@@ -69,7 +88,7 @@ def _parse_label_line(line, label_path, number, seen):
     if name in seen:
         raise DataError(f"{label_path}:{number}: {name!r} is listed again (first on line {seen[name]})")
     seen[name] = number
-    return name, int(digit), number
+    return name, int(digit)
 
 
 def encode_images(image_path, batch, templates, label_path=""):

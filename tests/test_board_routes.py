@@ -28,11 +28,12 @@ OWN_HOST = (b"host", b"127.0.0.1:8501")
 EVIL = "http://evil.example"
 EXAMPLES = {"/v1/models/<name>[/versions/<N>]:predict": "/v1/models/mnist:predict",  # pattern routes: a path each
             "/v1/models/<name>[/versions/<N>][/metadata]": "/v1/models/mnist", "/v1/...": "/v1/nothing"}
+KEPT = keep.LAYOUT.name(1, 3)  # a kept digit's name, for /board/kept/<name>
 
 
 def example_path(route):
     """A path the route's pattern matches: its example, or its path with each <part> filled in."""
-    path = EXAMPLES.get(route.path) or re.sub(r"<\w+>", "000001_3.jpg", route.path)
+    path = EXAMPLES.get(route.path) or re.sub(r"<\w+>", KEPT, route.path)
     assert route.pattern.fullmatch(path), (route.path, path)
     return path
 
@@ -195,7 +196,7 @@ def test_a_throwaway_route_gets_the_guard_the_limit_the_thread_and_the_error_for
 def test_a_preflight_lists_the_methods_of_the_paths_routes(served):
     board = app.create_app(served, access=guard.Access(allow_origins=["http://localhost:3000"]))
     preflight = [OWN_HOST, (b"origin", b"http://localhost:3000"), (b"access-control-request-method", b"DELETE")]
-    answer = Asked(board, "OPTIONS", "/board/kept/000001_3.jpg", headers=preflight)
+    answer = Asked(board, "OPTIONS", "/board/kept/" + KEPT, headers=preflight)
     assert answer.status == 204 and answer.headers["access-control-allow-methods"] == "GET, DELETE, OPTIONS"
     assert answer.headers["access-control-allow-origin"] == "http://localhost:3000"
     assert Asked(board, "OPTIONS", "/board/learn", headers=preflight).headers[
@@ -248,6 +249,6 @@ def test_a_route_is_declared_with_what_the_table_knows():
     with pytest.raises(ValueError, match="runs is THREAD or LOOP"):
         table.Route("GET", "/x", print, runs="process")
     route = table.Route("GET DELETE", "/board/kept/<name>", print)
-    assert route.pattern.fullmatch("/board/kept/000001_3.jpg")["name"] == "000001_3.jpg"
+    assert route.pattern.fullmatch("/board/kept/" + KEPT)["name"] == KEPT
     assert not route.pattern.fullmatch("/board/kept/a/b") and route.allows("HEAD") and not route.allows("POST")
     assert (route.body, route.runs, route.takes) == (0, table.THREAD, None)  # the plain way: no body, a thread

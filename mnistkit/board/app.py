@@ -114,7 +114,8 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     Access(host); routes: create_app's. Prints the address (`http://127.0.0.1:8501/`) once the
     socket listens, and for --host 0.0.0.0 a second line with the addresses
     a phone on the network opens; a one-line warning first when host is not
-    a loopback address. The Follower polls while it serves. Raises
+    a loopback address, and one naming a line of the kept digits' label
+    file the store cannot read. The Follower polls while it serves. Raises
     DataError when the address cannot be bound. The connections are
     mnistkit.listener's: a first signal stops the server within `grace`
     seconds, whatever clients do, and is raised here afterwards as
@@ -133,6 +134,9 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
         out(f"  from a phone on this network: {'  '.join(network)}" if network else
             "  no network address found for a phone: is this computer on a network?")
     sys.stdout.flush()
+    problem = None if served.kept is None else served.kept.problem()
+    if problem is not None:  # said once; the page lists the rest, and keeping waits for the fix
+        print(f"warning: {problem}", file=sys.stderr, flush=True)
     if served.follower is not None:
         served.follower.start()
     try:

@@ -4,7 +4,8 @@ The page's files (static/: index.html, board.js, board.css) are read once,
 from a fixed list: no path from a request reaches the filesystem. A picture
 is prepared from memory by the app's own preparation (Model.prepare: the
 same as mnist_app.py --show-input writes), at most PREPARED_AT_ONCE at a
-time, and answered by the model serving the request.
+time (under_limits, also the keep route's for an original), and answered by
+the model serving the request.
 """
 import functools
 import os
@@ -12,6 +13,7 @@ import urllib.parse
 
 import numpy as np
 
+from .. import pictures
 from ..errors import DataError
 from ..records import IMAGE_PIXELS
 from .table import BoardError, Reply
@@ -56,14 +58,26 @@ def read_picture(model, data, name):
     several digits) is a BoardError 400 with the app's message, naming the
     picture as `name`.
     """
-    try:
-        with model.preparing:
-            pixels = model.prepare(data, name)
-    except DataError as e:
-        raise BoardError(400, str(e)) from None
+    pixels = under_limits(model, model.prepare, data, name)
     probabilities = model.predictor.predict(pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255)[0]
     return {"digit": int(np.argmax(probabilities)), "probabilities": [float(p) for p in probabilities],
             "input": pixels.reshape(-1).tolist(), "model": model.describe()}
+
+
+def under_limits(model, read, *args):
+    """read(*args), a picture's preparation or reading, within the picture limits of every route: at most
+    PREPARED_AT_ONCE at a time (model.preparing, of the Model served: a thread waits its turn), the memory it
+    freed given back to the system (pictures.give_back_memory), its DataError a BoardError 400 with its line."""
+    refused = None
+    try:
+        with model.preparing:
+            result = read(*args)
+    except DataError as e:
+        refused = str(e)  # only the line: the error's frames, and the pictures they hold, go before the trim
+    pictures.give_back_memory()
+    if refused is not None:
+        raise BoardError(400, refused)
+    return result
 
 
 def picture_name(name):

@@ -1,14 +1,20 @@
 """Teaching the board: the routes that keep corrected digits (keep.KeptDigits) and learn from them (mnistkit.learn).
 
-- POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count", "entries"}
-- GET    /board/kept          {"count", "entries": [{"name", "digit"}, ...]}
-- GET    /board/kept/<name>   the kept 28x28 JPG (only names the store lists)
-- DELETE /board/kept/<name>   removes it -> {"count", "entries"}
+- POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count"}: the same size at any count
+- GET    /board/kept          a page of them, newest first: ?limit=N (PAGE; at most MOST_PAGE), ?before=NAME
+                              (those kept before NAME) -> {"count", "entries": [{"name", "digit"}, ...], "more",
+                              "unreadable": [one line per label line the store cannot read]}
+- GET    /board/kept/<name>   the kept 28x28 picture (only names the store lists)
+- DELETE /board/kept/<name>   removes it -> {"removed": name, "count"}
 - GET    /board/learn         Learning.status(): state, line, step, steps, folder
 - POST   /board/learn         starts a learn on the served checkpoint's folder -> 202 and the status
-Errors (table.BoardError): 400 a bad request, 404 a name not kept, 409 a
-learn running or no checkpoint folder to learn into, 500 a keep folder
-that cannot be written or read (DataError's line).
+Errors (table.BoardError): 400 a bad request (a picture that is not one,
+past the picture limits), 404 a name not kept, 409 a label line the store
+cannot read (keep, remove and learn: the line, and the fix), the most
+digits kept, a learn running or no checkpoint folder to learn into, 500 a
+keep folder that cannot be written or read (DataError's line). A keep's
+original is read within predict's picture limits (page.under_limits) and
+kept under its decoded format's suffix.
 
 A learn runs on a thread of its own, its scripts in processes
 (mnistkit.learn). Its stages: "idle" before the first; "running" (the
@@ -20,50 +26,69 @@ the model folder as it was and the board answering on.
 import base64
 import binascii
 import json
+import mimetypes
 import os
 import re
 import threading
 
 import numpy as np
 
-from .. import checkpoints, learn, records
+from .. import checkpoints, learn, pictures, records
 from ..errors import DataError
-from ..keep import NotKept
+from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
 from .model import POLL_SECS
-from .page import picture_name
+from .page import picture_name, under_limits
 from .table import BoardError, Reply
 
 KEEP_KEYS = ("digit", "input", "original", "name")
 KEEP_FORM = '{"digit": 0-9, "input": [784 ints 0-255]} and/or "original": the picture in base64, "name": its file name'
+PAGE, MOST_PAGE = 100, 1000  # kept digits a GET /board/kept answers by default, at most
 TRAINER_STEP = re.compile(r"After (\d+) training step")  # mnist_backward.py's loss line, as the course prints it
 
 
 def keep_digit(call):
-    """POST /board/keep: one digit kept (keep_request's form), prepared again from its original when it comes
-    without its input; the store's listing with the entry kept."""
+    """POST /board/keep: one digit kept (keep_request's form); its original read as a picture within the picture
+    limits, and prepared again when the digit comes without its input. Answers the entry and the count."""
     digit, pixels, original, name = keep_request(call.json)
+    kind = None
+    if original is not None:
+        pixels, kind = under_limits(call.model, read_original, call.model.prepare, original, name, pixels)
+    kept, digit, count = store_call(call.kept.keep, pixels, digit, original, kind)
+    return {"kept": {"name": kept, "digit": digit}, "count": count}
+
+
+def read_original(prepare, original, name, pixels):
+    """(pixels, Pillow's format) of a keep's original picture `original` (bytes): pixels prepared from it by
+    prepare(original, name) when None, else as given, the picture then decoded only to check it is one (and
+    which). Raises DataError (naming `name`) for bytes that are not a picture, or one past the limits."""
     if pixels is None:
-        pixels = prepared(call.model.prepare, original, name)
-    kept, digit = store_call(call.kept.keep, pixels, digit, original, name)
-    return {"kept": {"name": kept, "digit": digit}, **listing(call.kept)}
+        return prepare(original, name), pictures.picture_format(original, name, decoded=True)
+    return pixels, pictures.picture_format(original, name)
 
 
 def kept_list(call):
-    """GET /board/kept: the store's listing."""
-    return listing(call.kept)
+    """GET /board/kept[?limit=N][&before=NAME]: a page of the kept digits, newest first (KeptDigits.page), and
+    the label lines the store cannot read."""
+    limit = call.query.get("limit", str(PAGE))
+    if not (limit.isdecimal() and 1 <= int(limit) <= MOST_PAGE):
+        raise BoardError(400, f"limit must be a number of kept digits 1-{MOST_PAGE}, not {limit[:20]!r}")
+    count, entries, more = store_call(call.kept.page, call.query.get("before"), int(limit))
+    return {"count": count, "entries": [{"name": name, "digit": digit} for name, digit in entries], "more": more,
+            "unreadable": store_call(call.kept.unreadable)}
 
 
 def kept_jpg(call):
-    """GET /board/kept/<name>: the kept JPG's bytes."""
-    return Reply(store_call(call.kept.jpg, call.params["name"]), media_type="image/jpeg",
+    """GET /board/kept/<name>: the kept picture's bytes."""
+    name = call.params["name"]
+    return Reply(store_call(call.kept.read, name), media_type=mimetypes.guess_type(name)[0] or "image/jpeg",
                  headers={"Cache-Control": "no-cache"})
 
 
 def kept_remove(call):
-    """DELETE /board/kept/<name>: the digit removed; the store's listing."""
-    store_call(call.kept.remove, call.params["name"])
-    return listing(call.kept)
+    """DELETE /board/kept/<name>: the digit removed; the name and the count."""
+    name = call.params["name"]
+    return {"removed": name, "count": store_call(call.kept.remove, name)}
 
 
 def learn_status(call):
@@ -77,22 +102,18 @@ def learn_start(call):
 
 
 def store_call(work, *args):
-    """work(*args), a keep store's call, with its refusals as BoardErrors: 400 (ValueError), 404 (NotKept), 500
-    (DataError: a folder it cannot use)."""
+    """work(*args), a keep store's call, with its refusals as BoardErrors: 400 (ValueError), 404 (NotKept), 409
+    (KeepRefused: a label line it cannot read, the most digits kept), 500 (DataError: a folder it cannot use)."""
     try:
         return work(*args)
     except ValueError as e:
         raise BoardError(400, str(e)) from None
     except NotKept as e:
         raise BoardError(404, f"no kept digit {e.args[0]!r}; GET /board/kept lists them") from None
+    except KeepRefused as e:
+        raise BoardError(409, str(e)) from None
     except DataError as e:
         raise BoardError(500, str(e)) from None
-
-
-def listing(store):
-    """{"count": n, "entries": [{"name", "digit"}, ...]}: the store's digits in label-file order."""
-    entries = [{"name": name, "digit": digit} for name, digit in store_call(store.entries)]
-    return {"count": len(entries), "entries": entries}
 
 
 def keep_request(request):
@@ -127,17 +148,6 @@ def keep_request(request):
     if name is not None and not isinstance(name, str):
         raise BoardError(400, '"name" must be the picture\'s file name (a string)')
     return digit, pixels, original, picture_name(name)
-
-
-def prepared(prepare, original, name):
-    """prepare(original, name) of the picture's bytes `original`: uint8 [28, 28], read from memory.
-
-    Raises BoardError 400 with prepare's DataError (which names the picture `name`).
-    """
-    try:
-        return prepare(original, name)
-    except DataError as e:
-        raise BoardError(400, str(e)) from None
 
 
 class Learning:

@@ -1,7 +1,8 @@
 // The drawing board's page: strokes on #board are sent as a PNG to /board/predict when each one ends, and the
 // answer (digit, ten probabilities, the 28x28 input after the app's own preparation) is shown. No library.
 // After an answer, ten buttons (#teach) keep the picture under the digit it was (POST /board/keep); the kept digits
-// are listed under the board (/board/kept), and "Learn from my digits" (#learn) starts /board/learn and follows it.
+// are listed under the board (/board/kept, a page at a time, each picture once in view), and "Learn from my
+// digits" (#learn) starts /board/learn and follows it.
 // The page speaks Chinese or English: the browser's language, until the switch (#lang) picks one, which is kept.
 "use strict";
 
@@ -19,6 +20,7 @@ const TEXT = {
     unsure: "Maybe {} ({}) — or {}? Tell me which it was below.",
     teach: "That was a …", teachDigit: "That was {a}", kept: "Kept as {a}.", keepFailed: "Not kept: {}",
     keptTitle: "Kept digits", remove: "Remove kept digit {} ({})", removeFailed: "Not removed: {}",
+    labelsUnreadable: "Label lines the board cannot read: {}; keeping waits until they are fixed: {}",
     learn: "Learn from my digits", learnRunning: "Learning", learnDone: "Learned", learnFailed: "Learning failed",
     learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
     named: digit => (digit === 8 ? "an " : "a ") + digit,  // a digit as {a} says it: "That was an 8"
@@ -36,6 +38,7 @@ const TEXT = {
     unsure: "可能是 {}（{}）——也可能是 {}？请在下面告诉我是哪个。",
     teach: "这是…", teachDigit: "这是 {a}", kept: "已保存为 {a}。", keepFailed: "没有保存：{}",
     keptTitle: "保存的数字", remove: "删除保存的数字 {}（{}）", removeFailed: "没有删除：{}",
+    labelsUnreadable: "无法读取的标签行：{} 行；改好之前不能保存：{}",
     learn: "从我的数字学习", learnRunning: "正在学习", learnDone: "学习完成", learnFailed: "学习失败",
     learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
     named: digit => String(digit),
@@ -113,7 +116,7 @@ function applyLanguage() {
   showVerdict();
   showTeach();
   for (const item of thumbs.children) labelThumb(item);
-  document.getElementById("kept-status").textContent = say(keptNote);
+  showKeptNote();
   showLearn();
 }
 
@@ -459,7 +462,8 @@ async function keepShown(digit) {
   const kept = reply.status === 200 && reply.body && reply.body.kept;
   if (kept) {
     answer.kept = digit;
-    showKept(reply.body);
+    showKeptCount(reply.body.count);
+    addThumbs([kept], true);
   }
   if (answer === shown) {  // else a newer answer is shown, with its own buttons
     teachNote = kept ? ["kept", digit] : refusal(reply, "keepFailed");
@@ -468,13 +472,51 @@ async function keepShown(digit) {
 }
 
 // ---------------------------------------------------------------- the kept digits
+// GET /board/kept answers a page at a time, newest first. The next page is asked for when the list's last item
+// scrolls into view, and a thumbnail's picture only when it does: thousands of kept digits cost the page what it
+// shows.
 
-function showKept(listing) {  // listing: {count, entries: [{name, digit}]} in the order kept; the newest shown first
-  document.getElementById("kept").textContent = String(listing.count);
-  const names = new Set(listing.entries.map(entry => entry.name));
-  for (const item of Array.from(thumbs.children)) if (!names.has(item.dataset.name)) item.remove();
+const KEPT_PAGE = 100;   // kept digits asked for at a time (GET /board/kept?limit=)
+let keptMore = false;    // whether digits kept before the last one listed are left to ask for
+let keptAsking = false;  // a page of them is being asked for
+const thumbInView = new IntersectionObserver(seen => {  // a thumbnail scrolled into view: its picture is asked for
+  for (const entry of seen) {
+    if (!entry.isIntersecting) continue;
+    const picture = entry.target.querySelector("img");
+    picture.src = picture.dataset.src;
+    thumbInView.unobserve(entry.target);
+  }
+}, {root: thumbs, rootMargin: "64px"});
+const endInView = new IntersectionObserver(seen => {  // the last item scrolled into view: the next page
+  if (seen.some(entry => entry.isIntersecting)) loadOlder();
+}, {root: thumbs, rootMargin: "64px"});
+
+function showKeptCount(count) {
+  document.getElementById("kept").textContent = String(count);
+}
+
+function showKeptNote() {
+  document.getElementById("kept-status").textContent = say(keptNote);
+}
+
+function addThumbs(entries, newer) {  // entries [{name, digit}] newest first; newer: kept after those shown
   const present = new Set(Array.from(thumbs.children, item => item.dataset.name));
-  for (const entry of listing.entries) if (!present.has(entry.name)) thumbs.prepend(makeThumb(entry));
+  const items = entries.filter(entry => !present.has(entry.name)).map(makeThumb);
+  if (newer) thumbs.prepend(...items); else thumbs.append(...items);
+  watchEnd();
+}
+
+function watchEnd() {  // the list's last item is watched while older digits are left to ask for
+  endInView.disconnect();
+  if (keptMore && thumbs.lastElementChild) endInView.observe(thumbs.lastElementChild);
+}
+
+function heardPage(listing) {  // a page of GET /board/kept: its count, whether more are left, unreadable lines
+  showKeptCount(listing.count);
+  keptMore = Boolean(listing.more);
+  const unreadable = Array.isArray(listing.unreadable) ? listing.unreadable : [];
+  keptNote = unreadable.length ? ["labelsUnreadable", unreadable.length, unreadable[0]] : null;
+  showKeptNote();
 }
 
 function makeThumb(entry) {
@@ -482,7 +524,7 @@ function makeThumb(entry) {
   item.dataset.name = entry.name;
   item.dataset.digit = String(entry.digit);
   const picture = document.createElement("img");
-  picture.src = "/board/kept/" + encodeURIComponent(entry.name);
+  picture.dataset.src = "/board/kept/" + encodeURIComponent(entry.name);  // asked for once in view (thumbInView)
   picture.width = picture.height = 28;
   picture.alt = "";  // the label beside it says the digit; the picture is the network's input, for the eye
   const label = document.createElement("span");
@@ -494,6 +536,7 @@ function makeThumb(entry) {
   remove.addEventListener("click", () => removeKept(item));
   item.append(picture, label, remove);
   labelThumb(item);
+  thumbInView.observe(item);
   return item;
 }
 
@@ -508,9 +551,11 @@ async function removeKept(item) {  // DELETE /board/kept/<name>; the focus goes 
   remove.disabled = true;
   const next = item.nextElementSibling || item.previousElementSibling;
   const reply = await call("/board/kept/" + encodeURIComponent(item.dataset.name), {method: "DELETE"});
-  if (reply.status === 200 && reply.body && Array.isArray(reply.body.entries)) {
+  if (reply.status === 200 && reply.body && typeof reply.body.count === "number") {
     keptNote = null;
-    showKept(reply.body);
+    item.remove();
+    showKeptCount(reply.body.count);
+    watchEnd();
   } else if (reply.status === 404) {  // removed meanwhile, from another page
     keptNote = null;
     await loadKept();
@@ -518,19 +563,42 @@ async function removeKept(item) {  // DELETE /board/kept/<name>; the focus goes 
     keptNote = refusal(reply, "removeFailed");
     remove.disabled = false;
   }
-  document.getElementById("kept-status").textContent = say(keptNote);
+  showKeptNote();
   if (next && next.isConnected && !item.isConnected) next.querySelector(".remove").focus();
 }
 
-async function loadKept() {  // GET /board/kept; a server that keeps no digits: the section is hidden
-  const reply = await call("/board/kept");
+function listed(reply) {  // whether a reply is a page of GET /board/kept
+  return reply.status === 200 && reply.body && Array.isArray(reply.body.entries);
+}
+
+async function loadKept() {  // the newest page of GET /board/kept; a server that keeps no digits: the section is hidden
+  const reply = await call(`/board/kept?limit=${KEPT_PAGE}`);
   if (reply.status === 404) {
     document.getElementById("kept-digits").hidden = document.getElementById("teach").hidden = true;
-  } else if (reply.status === 200 && reply.body && Array.isArray(reply.body.entries)) {
-    showKept(reply.body);
+  } else if (listed(reply)) {
+    thumbs.replaceChildren();
+    heardPage(reply.body);
+    addThumbs(reply.body.entries, false);
   } else {
     keptNote = refusal(reply, "keepFailed");
-    document.getElementById("kept-status").textContent = say(keptNote);
+    showKeptNote();
+  }
+}
+
+async function loadOlder() {  // the page of digits kept before the last one listed
+  if (keptAsking || !keptMore || !thumbs.lastElementChild) return;
+  keptAsking = true;
+  const before = thumbs.lastElementChild.dataset.name;
+  const reply = await call(`/board/kept?limit=${KEPT_PAGE}&before=${encodeURIComponent(before)}`);
+  keptAsking = false;
+  if (listed(reply)) {
+    heardPage(reply.body);
+    addThumbs(reply.body.entries, false);
+  } else if (reply.status === 404) {  // that digit was removed meanwhile: from the newest again
+    await loadKept();
+  } else {
+    keptNote = refusal(reply, "keepFailed");
+    showKeptNote();
   }
 }
 
