@@ -14,6 +14,7 @@ import json
 import multiprocessing
 import os
 import re
+import sys
 import threading
 import time
 import types
@@ -669,6 +670,80 @@ def test_past_the_most_digits_a_keep_is_one_409_line(tmp_path):
     assert status == 409 and answer == {"error": f"{store.folder}: 2 digits are kept, the most a keep folder holds; "
                                                  "remove some (x on the page) or keep in another folder (--keep-dir)"}
     assert store.count() == 2 and keep.MOST == 10_000
+
+
+def fill(folder, count, start):
+    """Write `count` kept 8s straight into a keep folder, numbered from `start`, as the store lays them out (its
+    layout's names and encoder, a label line each, its counter): a large store made in a moment."""
+    data, lines = keep.LAYOUT.encode(prepared(8)), []
+    for number in range(start, start + count):
+        (folder / kept(number, 8)).write_bytes(data)
+        lines.append(f"{kept(number, 8)} 8\n")
+    with open(str(folder) + keep.LAYOUT.labels, "a") as f:
+        f.write("".join(lines))
+    (folder / keep.COUNTER_FILE).write_text(f"{start + count}\n")
+
+
+FILE_EVENTS = {"open", "os.listdir", "os.scandir", "os.rename", "os.remove", "os.truncate", "os.mkdir"}
+_counting = []  # the FileWork counting now: an audit hook cannot be taken out once added, so it looks here
+
+
+class FileWork:
+    """Around a block: the file work done under `root` (every thread): {audit event: count} (sys.addaudithook's
+    open, listings, renames, removes, truncations) and the bytes of the files opened for reading."""
+
+    hooked = False
+
+    def __init__(self, root):
+        self.root, self.events, self.read_bytes = str(root), {}, 0
+
+    def __enter__(self):
+        if not FileWork.hooked:
+            sys.addaudithook(lambda event, args: _counting and event in FILE_EVENTS and _counting[-1].saw(event, args))
+            FileWork.hooked = True
+        _counting.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _counting.remove(self)
+
+    def saw(self, event, args):
+        path = args[0]
+        if not isinstance(path, (str, bytes, os.PathLike)) or not os.fsdecode(path).startswith(self.root):
+            return
+        self.events[event] = self.events.get(event, 0) + 1
+        if event == "open" and not args[2] & (os.O_WRONLY | os.O_RDWR) and os.path.isfile(path):
+            self.read_bytes += os.path.getsize(path)
+
+
+@pytest.mark.quick
+def test_a_keep_does_the_same_file_work_and_answers_the_same_size_with_5000_kept(tmp_path):
+    from test_board_routes import Asked
+    folder = tmp_path / "my_digits"
+    body = json.dumps({"digit": 3, "input": prepared(3).reshape(-1).tolist()}).encode()
+
+    def keep_one(store):
+        board = served_store(store)
+        with FileWork(tmp_path) as work:
+            answer = Asked(board, "POST", "/board/keep", body)
+        assert answer.status == 200, answer.body
+        return json.loads(answer.body), len(answer.body), work
+
+    store = keep.KeptDigits(str(folder))
+    store.keep(prepared(1), 1)
+    second, second_size, second_work = keep_one(store)
+    fill(folder, 5000, start=3)
+    store = keep.KeptDigits(str(folder))  # the board starts: the label file is read once
+    last, last_size, last_work = keep_one(store)
+    assert second == {"kept": {"name": kept(2, 3), "digit": 3}, "count": 2}
+    assert last == {"kept": {"name": kept(5003, 3), "digit": 3}, "count": 5003}
+    assert last_size - second_size == len("5003") - len("2")  # the same answer, but for the count's digits
+    assert last_work.events == second_work.events and last_work.events["open"] >= 5, last_work.events
+    assert last_work.read_bytes == second_work.read_bytes + len("5003") - len("3") < 100  # the counter alone
+    listed = Asked(served_store(store), "GET", "/board/kept")
+    answer = json.loads(listed.body)
+    assert answer["count"] == 5003 and len(answer["entries"]) == 100 and answer["more"] is True
+    assert answer["entries"][0] == {"name": kept(5003, 3), "digit": 3} and len(listed.body) < 5000
 
 
 @pytest.mark.quick
