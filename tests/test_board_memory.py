@@ -148,6 +148,23 @@ def test_a_large_phone_jpeg_is_read_at_reduced_size_in_200_mb(tmp_path, small, s
     assert quarter.max() == 255 and np.abs(np.array(answer["pixels"]) - quarter.astype(int)).mean() < 8
 
 
+@pytest.mark.parametrize("size, read", [((6000, 5400), (2048, 1843)), ((8192, 4608), (2048, 1152))],
+                         ids=["halved", "quartered"])
+def test_a_large_jpeg_is_decoded_reduced_by_the_largest_factor_that_keeps_max_side(tmp_path, size, read):
+    """pictures.read_reduced's draft: a JPEG whose whole decoding is over the limit is decoded at 1/2 or 1/4 (as
+    libjpeg scales its DCT), never smaller than MAX_SIDE, and reads as the picture reduced from its whole."""
+    path = tmp_path / "photo.jpg"
+    small = Image.fromarray(np.round(255 * (1 - handmade.draw_digit(3, 600, 0.06, seed=3))).astype(np.uint8))
+    small.resize(size, Image.Resampling.BILINEAR).convert("RGB").save(path, quality=90)
+    with Image.open(path) as img:
+        assert pictures.read_bytes(img) > pictures.MAX_READ_BYTES  # decoded whole, it would be refused
+        whole = img.convert("L")
+    whole.thumbnail((pictures.MAX_SIDE, pictures.MAX_SIDE), Image.Resampling.BOX)
+    loaded = pictures.load_picture(str(path))
+    assert (loaded.mode, loaded.size) == ("L", read) == ("L", whole.size)
+    assert np.abs(np.asarray(loaded, dtype=int) - np.asarray(whole, dtype=int)).mean() < 2
+
+
 def test_a_picture_is_prepared_from_bytes_or_a_file_object_named_as_given(tmp_path):
     path = tmp_path / "three.png"
     path.write_bytes(png_bytes(drawn(3)))
@@ -226,6 +243,60 @@ def test_uploads_are_read_from_memory_and_a_phone_png_fits(exported_workdir, tmp
         assert os.listdir(temp) == []
     finally:
         assert server.stop() == 130
+
+
+def large_png(side):
+    """A drawn 3 on white, RGB side x side, as PNG bytes: a small file (about 100 KB at 3600) of a large picture."""
+    ink = handmade.draw_digit(3, 600, 0.06, seed=3)
+    pixels = Image.fromarray(np.round(255 * (1 - ink)).astype(np.uint8))
+    out = io.BytesIO()
+    pixels.resize((side, side), Image.Resampling.NEAREST).convert("RGB").save(out, format="PNG")
+    return out.getvalue()
+
+
+def process_memory(pid, key):
+    """VmRSS (now) or VmHWM (the peak since clear_refs) of a process, in bytes, from /proc/PID/status."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="memory is read from Linux's /proc")
+def test_keeps_of_large_pictures_stay_within_the_picture_limits_and_memory_goes_back(exported_workdir, tmp_path,
+                                                                                      summary_line):
+    """12 keeps of a large PNG at once (their originals prepared on the server) peak within what the predict path
+    allows (PREPARED_AT_ONCE pictures of MAX_GROWTH); after 50 large pictures, kept and predicted, the server's
+    memory is back within 300 MB of where it started."""
+    import concurrent.futures
+    import base64
+    png = large_png(3600)
+    server = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"),
+                    "--keep-dir", str(tmp_path / "my_digits"))
+    try:
+        pid = server.process.pid
+        assert request(server.url + "board/predict", png_bytes(drawn(3)))[0] == 200  # its modules are loaded
+        start = process_memory(pid, "VmRSS")
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")  # the peak (VmHWM) is now the present size
+        keep = {"digit": 3, "original": base64.b64encode(png).decode(), "name": "large.png"}
+        with concurrent.futures.ThreadPoolExecutor(12) as clients:
+            kept = list(clients.map(lambda _: request(server.url + "board/keep", keep), range(12)))
+        peak = process_memory(pid, "VmHWM") - start
+        assert [status for status, _ in kept] == [200] * 12, kept[0]
+        assert len(os.listdir(tmp_path / "my_digits" / ".originals")) == 12
+        assert all(name.endswith(".png") for name in os.listdir(tmp_path / "my_digits" / ".originals"))
+
+        def one(i):  # 38 more large pictures, a predict or a keep, from 4 clients at once
+            return request(server.url + "board/predict", png) if i % 2 else request(server.url + "board/keep", keep)
+        with concurrent.futures.ThreadPoolExecutor(4) as clients:
+            answers = list(clients.map(one, range(38)))
+        assert {status for status, _ in answers} == {200} and answers[1][1]["digit"] == 3
+        after = process_memory(pid, "VmRSS") - start
+    finally:
+        assert server.stop() == 130
+    summary_line(f"board memory: 12 keeps of a 3600x3600 PNG ({len(png):,} bytes) at once peaked at "
+                 f"+{peak / 1e6:.0f} MB; after 50 large pictures +{after / 1e6:.0f} MB")
+    assert peak <= model.PREPARED_AT_ONCE * MAX_GROWTH, peak
+    assert after < 300 * 10 ** 6, after
 
 
 CHANGE_UNDER = r"""

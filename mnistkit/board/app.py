@@ -34,7 +34,7 @@ import dataclasses
 import signal
 import sys
 
-from .. import listener, records
+from .. import listener, pictures, records
 from ..errors import Interrupted
 from ..learn import DEFAULT_STEPS
 from . import page, serving, teach
@@ -123,6 +123,7 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     requests the grace cut; a second one ends the process at once.
     """
     sock = listener.bind(host, port)
+    pictures.map_large_allocations()  # a large picture's memory goes back to the system once it is read
     if host not in listener.LOOPBACK:
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
     app = create_app(served, access or Access(host), routes)
