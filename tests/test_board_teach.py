@@ -6,15 +6,16 @@ keep folder's files; an unsure answer (probabilities given by page.route) is sho
 "Learn from my digits" button is hidden by a server without /board/learn and follows a mocked one.
 """
 import os
-import re
 
 import numpy
 import pytest
 from PIL import Image
 
+from mnistkit import keep
 from test_board import Server, drawn, png_bytes, request
 from test_board_browser import browser  # noqa: F401  (the fixture)
 from test_board_browser import ANSWER_TIMEOUT, ONE, PHONE, SEVEN, answers, draw_with_mouse, open_page, wait_answer
+from test_keep import fill, kept
 
 AMBER, GREEN = "rgb(227, 155, 0)", "rgb(27, 158, 62)"  # board.css: the top bar of an unsure answer, of a sure one
 
@@ -35,8 +36,10 @@ def server(exported_workdir, keep_dir):
 @pytest.fixture
 def kept_nothing(server):
     """The module's store, emptied through the server before the test."""
-    for entry in request(server.url + "board/kept")[1]["entries"]:
+    listed = request(server.url + "board/kept?limit=1000")[1]
+    for entry in listed["entries"]:
         assert request(server.url + "board/kept/" + entry["name"], method="DELETE")[0] == 200
+    assert not listed["more"]
 
 
 def label_lines(keep_dir):
@@ -46,9 +49,9 @@ def label_lines(keep_dir):
 
 def files_in(folder):
     """The names of the visible files in folder and in its .originals/."""
-    originals = folder / ".originals"
+    originals = folder / keep.ORIGINALS
     return sorted([p.name for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")] +
-                  ([".originals/" + p.name for p in originals.iterdir()] if originals.exists() else []))
+                  ([f"{keep.ORIGINALS}/{p.name}" for p in originals.iterdir()] if originals.exists() else []))
 
 
 def teach_disabled(page):
@@ -72,10 +75,10 @@ def test_a_drawing_kept_as_a_3_is_listed_with_its_picture_and_removed_again(brow
     assert teach_disabled(page) == [True] * 10  # that answer is kept: no second keep of it
     (line,) = label_lines(keep_dir)
     name = line.split()[0]
-    assert re.fullmatch(r"\d{6}_3\.jpg 3", line)
+    assert keep.LAYOUT.parse(name)[1] == 3 and line == f"{name} 3"
     jpg = numpy.asarray(Image.open(keep_dir / name))
     assert jpg.shape == (28, 28) and jpg.max() > 200 and jpg[0, 0] < 30  # a bright stroke on black
-    original = Image.open(keep_dir / ".originals" / name.replace(".jpg", ".png"))
+    original = Image.open(keep_dir / keep.ORIGINALS / (keep.stem_of(name) + ".png"))
     assert original.size == (280, 280)  # the drawing as sent to /board/predict
     thumb = page.locator("#thumbs li")
     assert thumb.count() == 1 and thumb.get_attribute("data-name") == name
@@ -107,8 +110,8 @@ def test_a_photo_read_right_is_kept_with_its_own_bytes(browser, server, keep_dir
     assert page.text_content("#teach-status") == "Kept as a 4."  # said again in the language chosen
     (line,) = label_lines(keep_dir)
     name = line.split()[0]
-    assert re.fullmatch(r"\d{6}_4\.jpg 4", line)
-    assert (keep_dir / ".originals" / name.replace(".jpg", ".png")).read_bytes() == photo.read_bytes()
+    assert keep.LAYOUT.parse(name)[1] == 4 and line == f"{name} 4"
+    assert (keep_dir / keep.ORIGINALS / (keep.stem_of(name) + ".png")).read_bytes() == photo.read_bytes()
     page.context.close()
     page = open_page(browser, server, locale="en-US")  # a page opened later lists it
     wait_kept(page, 1)
@@ -247,5 +250,63 @@ def test_a_refused_keep_says_why_and_a_photo_too_big_is_kept_by_its_input(browse
     assert [sorted(request) for request in sent] == [["digit", "input", "name", "original"], ["digit", "input", "name"]]
     assert sent[0]["name"] == "drawing.png" and sent[1]["input"] == sent[0]["input"]
     assert [line.split()[1] for line in label_lines(keep_dir)] == ["7"]
-    assert not (keep_dir / ".originals").exists() or not list((keep_dir / ".originals").iterdir())
+    assert not (keep_dir / keep.ORIGINALS).exists() or not list((keep_dir / keep.ORIGINALS).iterdir())
     page.context.close()
+
+
+IN_VIEW = """list => Array.from(list.children).filter(item => {  // thumbnails within the list's box and its margin
+  const box = item.getBoundingClientRect(), seen = list.getBoundingClientRect();
+  return box.bottom >= seen.top - 64 && box.top <= seen.bottom + 64;
+}).length"""
+FETCHED = "performance.getEntriesByType('resource').filter(entry => entry.name.includes('/board/kept/')).length"
+
+
+def test_many_kept_digits_are_listed_a_page_at_a_time_and_drawn_as_they_scroll_into_view(browser, server, keep_dir,
+                                                                                          kept_nothing):
+    fill(keep_dir, 250, start=1000)  # as a long use of the board leaves the folder
+    try:
+        page = open_page(browser, server, locale="en-US")
+        wait_kept(page, 250)
+        assert page.locator("#thumbs li").count() == 100  # the first page, newest first
+        assert page.get_attribute("#thumbs li", "data-name") == kept(1249, 8)
+        page.wait_for_function("document.querySelector('#thumbs img').naturalWidth === 28", timeout=ANSWER_TIMEOUT)
+        in_view = page.eval_on_selector("#thumbs", IN_VIEW)
+        assert 0 < page.evaluate(FETCHED) <= in_view < 100  # only the thumbnails in view are asked for
+        assert page.evaluate("document.querySelectorAll('#thumbs img[src]').length") <= in_view
+        for shown in (200, 250):  # scrolled to the end: the next page
+            page.eval_on_selector("#thumbs", "list => { list.scrollTop = list.scrollHeight; }")
+            page.wait_for_function(f"document.querySelectorAll('#thumbs li').length === {shown}",
+                                   timeout=ANSWER_TIMEOUT)
+        page.eval_on_selector("#thumbs", "list => { list.scrollTop = list.scrollHeight; }")
+        assert page.get_attribute("#thumbs li:last-child", "data-name") == kept(1000, 8)
+        page.wait_for_function("document.querySelector('#thumbs li:last-child img').naturalWidth === 28",
+                               timeout=ANSWER_TIMEOUT)
+        drawn_now = page.evaluate("document.querySelectorAll('#thumbs img[src]').length")
+        assert page.evaluate(FETCHED) == drawn_now < 250  # those jumped over by the scrolls never asked for
+        assert page.text_content("#kept-status") == ""
+        page.context.close()
+    finally:
+        (keep_dir.parent / (keep_dir.name + ".txt")).write_text("")
+        for number in range(1000, 1250):
+            (keep_dir / kept(number, 8)).unlink()
+
+
+def test_a_label_line_the_board_cannot_read_is_said_under_the_kept_digits(browser, server, keep_dir, kept_nothing):
+    labels = keep_dir.parent / (keep_dir.name + ".txt")
+    labels.write_text("garbage\n")
+    try:
+        page = open_page(browser, server, locale="en-US")
+        page.wait_for_function("document.getElementById('kept-status').textContent !== ''", timeout=ANSWER_TIMEOUT)
+        assert page.text_content("#kept-status") == (
+            f"Label lines the board cannot read: 1; keeping waits until they are fixed: {labels}:1: expected "
+            "'<file name> <digit>', found 'garbage'")
+        draw_with_mouse(page, SEVEN)
+        page.click('#teach button[data-digit="7"]')
+        page.wait_for_function("document.getElementById('teach-status').textContent !== ''", timeout=ANSWER_TIMEOUT)
+        assert page.text_content("#teach-status").startswith(f"Not kept: {labels}:1: expected")
+        assert page.text_content("#kept") == "0" and labels.read_text() == "garbage\n"
+        page.click("#lang [data-lang=zh]")
+        assert page.text_content("#kept-status").startswith("无法读取的标签行：1 行；改好之前不能保存：")
+        page.context.close()
+    finally:
+        labels.write_text("")

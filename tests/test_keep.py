@@ -676,6 +676,7 @@ def fill(folder, count, start):
     """Write `count` kept 8s straight into a keep folder, numbered from `start`, as the store lays them out (its
     layout's names and encoder, a label line each, its counter): a large store made in a moment."""
     data, lines = keep.LAYOUT.encode(prepared(8)), []
+    folder.mkdir(parents=True, exist_ok=True)
     for number in range(start, start + count):
         (folder / kept(number, 8)).write_bytes(data)
         lines.append(f"{kept(number, 8)} 8\n")
