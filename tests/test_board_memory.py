@@ -8,6 +8,8 @@ size. ru_maxrss is no measure here: a process started by one that already used m
 peak across exec. Uploads are prepared from memory, with no temporary folder; the served .tflite file is
 read into memory, so a file replaced or truncated under the server changes nothing.
 """
+import base64
+import concurrent.futures
 import io
 import json
 import os
@@ -25,7 +27,7 @@ from PIL import Image, ImageChops
 import handmade
 import mnist_app
 from conftest import ROOT
-from mnistkit import pictures
+from mnistkit import keep, pictures
 from mnistkit.board import model, page, table
 from mnistkit.errors import DataError
 from test_board import Server, drawn, png_bytes, request
@@ -266,8 +268,6 @@ def test_keeps_of_large_pictures_stay_within_the_picture_limits_and_memory_goes_
     """12 keeps of a large PNG at once (their originals prepared on the server) peak within what the predict path
     allows (PREPARED_AT_ONCE pictures of MAX_GROWTH); after 50 large pictures, kept and predicted, the server's
     memory is back within 300 MB of where it started."""
-    import concurrent.futures
-    import base64
     png = large_png(3600)
     server = Server(exported_workdir, "--model-dir", os.path.join("export", "mnist.tflite"),
                     "--keep-dir", str(tmp_path / "my_digits"))
@@ -277,16 +277,16 @@ def test_keeps_of_large_pictures_stay_within_the_picture_limits_and_memory_goes_
         start = process_memory(pid, "VmRSS")
         with open(f"/proc/{pid}/clear_refs", "w") as f:
             f.write("5")  # the peak (VmHWM) is now the present size
-        keep = {"digit": 3, "original": base64.b64encode(png).decode(), "name": "large.png"}
+        body = {"digit": 3, "original": base64.b64encode(png).decode(), "name": "large.png"}
         with concurrent.futures.ThreadPoolExecutor(12) as clients:
-            kept = list(clients.map(lambda _: request(server.url + "board/keep", keep), range(12)))
+            kept = list(clients.map(lambda _: request(server.url + "board/keep", body), range(12)))
         peak = process_memory(pid, "VmHWM") - start
         assert [status for status, _ in kept] == [200] * 12, kept[0]
-        assert len(os.listdir(tmp_path / "my_digits" / ".originals")) == 12
-        assert all(name.endswith(".png") for name in os.listdir(tmp_path / "my_digits" / ".originals"))
+        originals = os.listdir(tmp_path / "my_digits" / keep.ORIGINALS)
+        assert len(originals) == 12 and all(name.endswith(".png") for name in originals)  # its format's suffix
 
         def one(i):  # 38 more large pictures, a predict or a keep, from 4 clients at once
-            return request(server.url + "board/predict", png) if i % 2 else request(server.url + "board/keep", keep)
+            return request(server.url + "board/predict", png) if i % 2 else request(server.url + "board/keep", body)
         with concurrent.futures.ThreadPoolExecutor(4) as clients:
             answers = list(clients.map(one, range(38)))
         assert {status for status, _ in answers} == {200} and answers[1][1]["digit"] == 3

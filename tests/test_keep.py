@@ -182,7 +182,7 @@ def test_the_blank_check_reads_the_kept_file_as_the_generator_does(tmp_path):
     with pytest.raises(ValueError, match=r"^the input is blank \(every pixel is 9\)"):
         store.keep(np.full((28, 28), 9, np.uint8), 4)
     name, _, _ = store.keep(prepared(4), 4)
-    assert name == layout.name(1, 4) == "000001_4.png"
+    assert name == layout.name(1, 4) and name.endswith(".png")
     assert (read_jpg(tmp_path / "my_digits" / name) == prepared(4)).all()  # PNG: the pixels exactly
 
 
@@ -472,10 +472,10 @@ def test_a_folder_kept_in_an_older_layout_is_still_read_or_named_in_one_line(tmp
         "generator reads it as it is; keep in a new --keep-dir" for n in (1, 2)]
     store = keep.KeptDigits(str(folder), dataclasses.replace(png, older=(jpg,)))  # with it: read
     assert store.entries() == [(kept(1, 1), 1), (kept(2, 2), 2)] and store.problem() is None
-    assert store.keep(prepared(3), 3)[0] == "000003_3.png"
+    assert store.keep(prepared(3), 3)[0] == png.name(3, 3)
     assert store.read(kept(1, 1)) == (folder / kept(1, 1)).read_bytes()
     assert store.remove(kept(1, 1)) == 2 and not (folder / kept(1, 1)).exists()
-    assert label_lines(store) == [f"{kept(2, 2)} 2", "000003_3.png 3"]
+    assert label_lines(store) == [f"{kept(2, 2)} 2", f"{png.name(3, 3)} 3"]
 
 
 # ---------------------------------------------------------------- the generator reads it
