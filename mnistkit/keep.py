@@ -49,7 +49,7 @@ from . import files
 from .errors import DataError
 from .idx import JPG_QUALITY
 from .images import BLANK_IMAGES, decode_image
-from .records import IMAGE_SIZE, NUM_CLASSES
+from .records import IMAGE_SIZE, NUM_CLASSES, file_signature
 from .writer import label_lines
 
 try:
@@ -283,7 +283,7 @@ class KeptDigits:
             listing.index[name] = len(listing.entries)
             listing.entries.append((name, digit))
             listing.mentioned.add(name)
-            listing.stamp, listing.newline = _stamp(self.labels), True
+            listing.stamp, listing.newline = file_signature(self.labels), True
             files.remove(self._path(PENDING_FILE))
             return name, digit, len(listing.entries)
 
@@ -315,7 +315,7 @@ class KeptDigits:
     def _listing(self):
         """The Listing of the label file, read again only when the file changed since it was last read."""
         with self._lock:
-            if self._read is None or self._read.stamp != _stamp(self.labels):
+            if self._read is None or self._read.stamp != file_signature(self.labels):
                 self._read = self._read_labels()
             return self._read
 
@@ -505,15 +505,6 @@ def original_suffix(format_name):
 def stem_of(name):
     """A kept file's name without its suffix: '000017_9.jpg' -> '000017_9'."""
     return os.path.splitext(name)[0]
-
-
-def _stamp(path):
-    """(inode, bytes, mtime ns) of a file, None when it is not there: what tells the label file changed."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _visible(folder):

@@ -412,12 +412,18 @@ def refused(work, *args):
     return str(raised.value)
 
 
-@pytest.mark.quick
-def test_blank_lines_crlf_and_a_missing_last_line_break_are_read_as_the_generator_reads_them(tmp_path):
-    folder, labels = tmp_path / "my_digits", tmp_path / "my_digits.txt"
+def kept_two(tmp_path):
+    """(folder, label file) of a store in tmp_path/my_digits that kept a 1 and a 2."""
+    folder = tmp_path / "my_digits"
     store = keep.KeptDigits(str(folder))
     for digit in (1, 2):
         store.keep(prepared(digit), digit)
+    return folder, tmp_path / "my_digits.txt"
+
+
+@pytest.mark.quick
+def test_blank_lines_crlf_and_a_missing_last_line_break_are_read_as_the_generator_reads_them(tmp_path):
+    folder, labels = kept_two(tmp_path)
     labels.write_bytes(f"\ufeff{kept(1, 1)} 1\r\n\r\n   \n{kept(2, 2)}  2 \r\n\n".encode())  # an editor's
     store = keep.KeptDigits(str(folder))
     assert store.entries() == [(kept(1, 1), 1), (kept(2, 2), 2)] and store.problem() is None
@@ -431,10 +437,7 @@ def test_blank_lines_crlf_and_a_missing_last_line_break_are_read_as_the_generato
 
 @pytest.mark.quick
 def test_a_line_the_store_cannot_read_is_named_and_keeping_waits_for_its_fix(tmp_path):
-    folder, labels = tmp_path / "my_digits", tmp_path / "my_digits.txt"
-    store = keep.KeptDigits(str(folder))
-    for digit in (1, 2):
-        store.keep(prepared(digit), digit)
+    folder, labels = kept_two(tmp_path)
     good = labels.read_text()
     for lines, why in [("garbage\n", "expected '<file name> <digit>', found 'garbage'"),
                        (f"{kept(1, 1)} 1\n", f"'{kept(1, 1)}' is listed again (first on line 1)"),
