@@ -60,7 +60,7 @@ OPTIONS = cli.Options([
     Option("pipeline", "fast", "fast: queue runners, many records per reader op, batches wired into the network; "
            "course: queue runners, one record per op, batches fetched and fed back by feed_dict; "
            "tfdata: tf.data instead of queue runners (docs/migrating.md)", choices=tuple(records.PIPELINES),
-           resolve=records.pipeline_of, resume="free"),
+           resolve=records.PIPELINES, resume="free"),
     Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1, constant="SAVE_EVERY", resume="free"),
     Option("keep", KEEP_CHECKPOINTS, "newest checkpoints to keep", minimum=1, constant="KEEP_CHECKPOINTS",
            resume="free"),
@@ -84,20 +84,21 @@ SCHEDULE = {"learning_rate_decay": "LEARNING_RATE_DECAY", "regularizer": "REGULA
             "moving_average_decay": "MOVING_AVERAGE_DECAY", "print_every": "PRINT_EVERY", "model_name": "MODEL_NAME"}
 
 
-def settings_for(net, *args, constants=None, error=None, typed=None, **options):
+def settings_for(net, *args, constants=None, error=None, typed=None, values=None, **options):
     """The training.Settings of backward(*args, **options) for net, or of a command line's flag values (options).
 
     OPTIONS' values, bound, checked and resolved (cli.Options.bind: TypeError for an unknown keyword; a value out
     of range calls error(message), argparse's parser.error, else raises ValueError), with SCHEDULE and the training
     file's name. constants: the trainer script's module, whose constants (read now) are the defaults (None: this
     file's). typed: the flags a command line typed (cli.Options.typed), None for backward()'s keywords; how each
-    value came is kept (Settings.given) for messages. --steps-per-run above 1 with --pipeline course (fed from
-    Python, one batch a run) is refused the same way.
+    value came is kept (Settings.given) for messages; values: OPTIONS.bind's of those flags, bound already (main's),
+    instead of binding args and options. --steps-per-run above 1 with --pipeline course (fed from Python, one batch
+    a run) is refused the same way.
     """
     constants = constants or sys.modules[__name__]
     given = set(typed if typed is not None else [o.name for o in OPTIONS][:len(args)] + list(options))
     settings = training.Settings(
-        net=net, options=OPTIONS, **OPTIONS.bind(args, options, constants, error),
+        net=net, options=OPTIONS, **(values or OPTIONS.bind(args, options, constants, error)),
         **{name: getattr(constants, constant, globals()[constant]) for name, constant in SCHEDULE.items()},
         train_file=mnist_generateds.tfRecord_train, command_line=typed is not None,
         script=os.path.basename(getattr(constants, "__file__", "") or "the trainer script"),
@@ -218,8 +219,8 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
     Builds a new tf.Graph, so it can run again in one process (a notebook).
     """
     settings = settings or settings_for(net, *args, constants=constants, **options)
-    data = records.training_data(settings.data_dir, settings.train_file)  # every file checked whole first
-    records.log_reader(data, settings.pipeline, settings.log)  # a file the fast path cannot take: one line saying so
+    # Every file checked whole first; a file the fast pipeline cannot read at fixed offsets is said in one line.
+    data = records.training_data(settings.data_dir, settings.train_file, settings.pipeline, settings.log)
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
         with tf.Session(config=training.session_config()) as sess:
@@ -385,9 +386,11 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
         parser.error(training.in_graph_only(args, "--sync_replicas (SyncReplicasOptimizer aggregates one step per "
                                          "session run)"))
     # The flags' settings; a value out of its range is a usage error (parser.error, exit 2).
-    settings = functools.partial(settings_for, args.net, constants=constants, error=parser.error,
-                                 typed=OPTIONS.typed(parser, cli.arguments(argv)),
-                                 **{o.name: getattr(args, o.name) for o in OPTIONS if o.flag})
+    typed = OPTIONS.typed(parser, cli.arguments(argv))
+    values = OPTIONS.bind((), {o.name: getattr(args, o.name) for o in OPTIONS if o.flag},
+                          constants or sys.modules[__name__], parser.error)
+    settings = functools.partial(settings_for, args.net, constants=constants, error=parser.error, typed=typed,
+                                 values=values)
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings(), sys.modules[__name__])

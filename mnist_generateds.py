@@ -218,7 +218,8 @@ def get_tfRecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=N
     Needs tf.local_variables_initializer() (the epoch counter).
     """
     path = files or records.tfrecord_files(data_dir, isTrain, tfRecord_train if isTrain else tfRecord_test)
-    pipeline = records.pipeline_of(pipeline)
+    if isinstance(pipeline, str):  # a --pipeline word, as the course's calls and mnist_test.py give it
+        pipeline = records.pipeline_of(pipeline)
     if once:  # differs from the course's one shuffle_batch draw, which repeats some records and misses others
         img, label = read_tfRecord(path, num_epochs=1, shuffle=False, records_per_read=num)
         img_batch, label_batch = tf.train.batch([img, label], batch_size=num, num_threads=1, capacity=2 * num,
@@ -251,8 +252,9 @@ OPTIONS = cli.Options([
     Option("idx_dir", None, "build the JPG layout from the 4 MNIST-format IDX files in this folder", type=cli.path),
     Option("no_download", False, "do not try to download the official MNIST"),
     Option("data_dir", data_path, "output folder for the TFRecord files", type=cli.path),
-    Option("workers", writer.default_workers(), "processes decoding images (1: decode in this process, one image at "
-           "a time)", minimum=1),
+    Option("workers", None, "processes decoding images (1: decode in this process, one image at a time; none "
+           f"given: one per CPU this process may run on, at most {writer.MAX_WORKERS}, and 1 on 2 CPUs or fewer)",
+           type=int, minimum=1),
     Option("shards", 1, "split the training records round-robin into this many files "
            "mnist_train-00000-of-0000N.tfrecords ... (for distributed training)", minimum=1),
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)"),

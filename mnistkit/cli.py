@@ -14,6 +14,7 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Mapping
 from typing import Callable
 
 from tqdm import tqdm
@@ -40,7 +41,8 @@ class Option:
     stay under (a share below 1). A number option with a range must also be
     finite: NaN and infinity are refused (within). flag=False: a keyword of
     backward() only (log). resolve: turns the value given into the one
-    Settings holds. metavar: the value's name in --help; append: a
+    Settings holds: a function of it, or a mapping from a flag's word to what it stands for (a value given
+    as what a word stands for is kept). metavar: the value's name in --help; append: a
     repeatable flag whose value is the list of every value given
     (argparse's action="append"), None when none is.
     constant: the name of the script's constant that gives the default
@@ -69,7 +71,7 @@ class Option:
     minimum: float = None
     above: float = None
     flag: bool = True
-    resolve: Callable = None  # turns the given value into Settings' (records.pipeline_of for --pipeline)
+    resolve: object = None  # turns the given value into Settings': a function, or a mapping of words (records.PIPELINES)
     constant: str = None  # the script's constant holding the default (BATCH_SIZE for --batch-size)
     resume: str = dataclasses.field(kw_only=True)  # "refuse", "note" or "free": a resume at another value
     why: Callable = None  # a refusal's reason (see above)
@@ -179,8 +181,11 @@ class Options(tuple):
                 if error is None:
                     raise ValueError(keyword_message)
                 error(flag_message)
-            if o.resolve is not None and values[o.name] is not None:  # None: an option left unset stays so
-                values[o.name] = o.resolve(values[o.name])
+            value = values[o.name]
+            if isinstance(o.resolve, Mapping) and isinstance(value, str):  # a flag's word (a --pipeline name)
+                values[o.name] = o.resolve[value]  # KeyError for another word
+            elif callable(o.resolve) and value is not None:  # None: an option left unset stays so
+                values[o.name] = o.resolve(value)
         return values
 
     def typed(self, parser, argv):

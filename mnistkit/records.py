@@ -15,7 +15,7 @@ so bad data is one line naming the file and record, not an error inside a
 queue-runner thread. What the course never had for its queue runners is
 here too: what a --pipeline name means (Pipeline), reading many records per
 reader op (read_many), the one line saying when a file
-cannot take the fixed-length path (log_reader), and a second set of records
+cannot take the fixed-length path (training_data says so), and a second set of records
 drawn into every batch (Mix, mixed: the trainer's --mix-records).
 """
 import argparse
@@ -148,7 +148,7 @@ def template_offsets(schema):
     None when records are laid out otherwise: a protobuf version that
     serializes differently, or a schema with another feature whose value
     depends on the digit (then no file takes the template path, and
-    log_reader says so). Cached per schema: ten serializations.
+    training_data says so). Cached per schema: ten serializations.
     """
     records = [make_example(MARKER, digit, schema).SerializeToString(deterministic=True)
                for digit in range(NUM_CLASSES)]
@@ -451,9 +451,10 @@ def file_signature(path):
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def training_data(data_dir, name=TRAIN_FILE):
+def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print):
     """The TrainingData of a folder, file or pattern (tfrecord_files; name: a folder's training file's), every
-    file checked whole by scan_tfrecord.
+    file checked whole by scan_tfrecord; its note said through `log` when `pipeline` (a Pipeline or its name;
+    None: no reader yet) is one that reads data.layout (--pipeline fast), as a trainer starts.
 
     Its layout tells the fast pipeline how it may read the files: None
     (TFRecordReader) when their records do not all have one length, else a
@@ -463,8 +464,9 @@ def training_data(data_dir, name=TRAIN_FILE):
     the first file that keeps the fast pipeline off it and saying what it
     reads with instead: TFRecordReader when record lengths differ (within
     the file, or from the first file's), parsing each fixed-length record
-    when the lengths agree but the layout is not the writer's. Printed by
-    log_reader. Raises DataError on missing or bad data.
+    when the lengths agree but the layout is not the writer's; the course
+    and tf.data pipelines parse every record anyway, so it is said only for
+    one that reads the layout. Raises DataError on missing or bad data.
     """
     paths = tfrecord_files(data_dir, True, name)
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
@@ -487,19 +489,9 @@ def training_data(data_dir, name=TRAIN_FILE):
             f"note: {odd}: its records are not laid out as mnist_generateds.py writes them (another feature order "
             "or schema); --pipeline fast parses each fixed-length record instead of slicing pixels and label at "
             "fixed offsets")
+    if note is not None and pipeline is not None and pipeline_of(pipeline).records_per_read is not None:
+        log(note)
     return TrainingData(paths, counts, where, layout, sum(counts.values()), note, signatures)
-
-
-def log_reader(data, pipeline, log=print):
-    """Log data.note (one line) when `pipeline` is one that reads data.layout (--pipeline fast), else nothing.
-
-    data: a TrainingData; pipeline: a Pipeline or its name. The note names
-    the first file whose records cannot take the fixed-length path and the
-    reader used instead; the course and tf.data pipelines parse every record
-    anyway.
-    """
-    if data.note is not None and pipeline_of(pipeline).records_per_read is not None:
-        log(data.note)
 
 
 # ---------------------------------------------------------------- reading them through queue runners

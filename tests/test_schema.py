@@ -184,7 +184,7 @@ def write_records(path, make):
 
 def notes(data_dir, pipeline):
     lines = []
-    mnistkit.records.log_reader(mnistkit.records.training_data(str(data_dir)), pipeline, lines.append)
+    mnistkit.records.training_data(str(data_dir), pipeline=pipeline, log=lines.append)
     return lines
 
 
