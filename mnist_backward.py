@@ -91,9 +91,8 @@ def settings_for(net, *args, constants=None, error=None, typed=None, values=None
     of range calls error(message), argparse's parser.error, else raises ValueError), with SCHEDULE and the training
     file's name. constants: the trainer script's module, whose constants (read now) are the defaults (None: this
     file's). typed: the flags a command line typed (cli.Options.typed), None for backward()'s keywords; how each
-    value came is kept (Settings.given) for messages; values: OPTIONS.bind's of those flags, bound already (main's),
-    instead of binding args and options. --steps-per-run above 1 with --pipeline course (fed from Python, one batch
-    a run) is refused the same way.
+    value came is kept (Settings.given) for messages; values: main's OPTIONS.bind of those flags, bound already.
+    --steps-per-run above 1 with --pipeline course (fed from Python, one batch a run) is refused the same way.
     """
     constants = constants or sys.modules[__name__]
     given = set(typed if typed is not None else [o.name for o in OPTIONS][:len(args)] + list(options))
@@ -386,11 +385,10 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
         parser.error(training.in_graph_only(args, "--sync_replicas (SyncReplicasOptimizer aggregates one step per "
                                          "session run)"))
     # The flags' settings; a value out of its range is a usage error (parser.error, exit 2).
-    typed = OPTIONS.typed(parser, cli.arguments(argv))
-    values = OPTIONS.bind((), {o.name: getattr(args, o.name) for o in OPTIONS if o.flag},
-                          constants or sys.modules[__name__], parser.error)
-    settings = functools.partial(settings_for, args.net, constants=constants, error=parser.error, typed=typed,
-                                 values=values)
+    flags = {o.name: getattr(args, o.name) for o in OPTIONS if o.flag}
+    values = OPTIONS.bind((), flags, constants or sys.modules[__name__], parser.error)
+    settings = functools.partial(settings_for, args.net, constants=constants, error=parser.error, values=values,
+                                 typed=OPTIONS.typed(parser, cli.arguments(argv)))
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings(), sys.modules[__name__])

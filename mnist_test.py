@@ -217,7 +217,9 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                 continue
             except tf.errors.OpError as e:
                 raise DataError(f"{ckpt}: cannot evaluate checkpoint ({first_line(e)})") from None
-            last_seen = seen
+            # The files as scored: a save still finishing when `seen` was taken (its index being written) is the
+            # same checkpoint, not one to score again.
+            last_seen = (ckpt, checkpoints.signature(ckpt))
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
             writer = writer or open_eval_writer(model_dir)
             result = publish(result, writer, report, report_json, log)
