@@ -21,6 +21,7 @@ Two preparations (--preprocess):
   python mnist_app.py --model-dir export/mnist.tflite pic.png   # an export of mnist_export.py
   python mnist_app.py --serve             # the drawing board: http://127.0.0.1:8501/ (mnistkit.board)
   python mnist_app.py --serve --host 0.0.0.0   # for a phone too: prints this computer's addresses to open
+  python mnist_app.py --serve --compare model_lenet5   # both networks side by side, each read layer by layer
 """
 
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
@@ -37,7 +38,7 @@ import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
-from mnistkit import checkpoints, cli, deployed, keep, learn, listener, pictures, places
+from mnistkit import checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places
 from mnistkit.board import app as board, guard
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
@@ -107,15 +108,16 @@ def restore_model(testPicArr, model_dir=MODEL_SAVE_PATH):
 class Predictor:
     """restore_network's network, restored once for many pictures: `net` (its forward module), `ckpt` (its path).
 
-    `network` (its networks.Network) and `source` (= ckpt) are what the
-    exports' predictors (mnistkit.deployed) have too. It may be shared
-    between threads (the drawing board's server): tf.Session.run is
-    thread-safe, and the graph is finalized, so no thread adds to it.
+    `network` (its networks.Network), `source` (= ckpt) and `inside` (its
+    layers, mnistkit.layers) are what the exports' predictors
+    (mnistkit.deployed) have too. It may be shared between threads (the
+    board's server): tf.Session.run is thread-safe, and the graph is finalized.
     """
 
     def __init__(self, model_dir=MODEL_SAVE_PATH):
         self.sess, self.x, _, self.probabilities, self.net, self.ckpt = restore_network(model_dir)
         self.network, self.source = self.net.NETWORK, self.ckpt
+        self.inside = layers.GraphInside.of_forward(self.network, self.sess, self.x, self.probabilities)
         self.sess.graph.finalize()
 
     def predict(self, pictures):
@@ -167,11 +169,9 @@ def course_pixels(img, threshold=THRESHOLD):
 def load_predictor(model_dir):
     """The predictor --model-dir names: a checkpoint folder's Predictor, or an export (mnistkit.deployed).
 
-    An export is a SavedModel version folder (export/mnist/1), its base
-    path (export/mnist: the newest version) or a .tflite file written by
-    mnist_export.py; each has Predictor's predict, `network` and `source`.
-    A .tflite file is run without importing TensorFlow. Raises DataError as
-    Predictor or deployed.load does.
+    An export is a SavedModel version folder (export/mnist/1), its base path (export/mnist: the newest version)
+    or a .tflite file written by mnist_export.py; each has Predictor's predict, `network`, `source` and `inside`.
+    A .tflite file is run without importing TensorFlow. Raises DataError as Predictor or deployed.load does.
     """
     if str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX):
         return deployed.load(model_dir)
@@ -186,9 +186,9 @@ def load_predictor(model_dir):
 def picture_paths(args):
     """The pictures named on the command line, each folder replaced by its picture files.
 
-    A folder contributes its files (not subfolders) whose extension names a
-    format Pillow can open, sorted by name, hidden files left out. Files named directly are
-    kept whatever their extension. Raises DataError for a folder without pictures.
+    A folder contributes its files (not subfolders) whose extension names a format Pillow can open, sorted by
+    name, hidden files left out. Files named directly are kept whatever their extension. Raises DataError for
+    a folder without pictures.
     """
     extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
     paths = []
@@ -215,20 +215,15 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
                 preprocess="mnist", as_json=False, show_input=None, count=None, name_pictures=True):
     """Predict each picture in `paths`; returns the number of pictures that failed.
 
-    paths: a list, or any iterable (ask_paths: the course's prompts, each
-    asked after the previous picture's line is printed); None asks as the
-    course did (ask_count, then ask_paths, pictures not named). The network is
-    restored once, before the first path is taken; a network other than
-    the 784-500-10 one is named on stderr (`using LeNet-5 from CKPT`).
-    Prints one line per picture (`<path>: The prediction number is: D (top
-    3: ...)`; without the `<path>: ` when not name_pictures), or with
-    `as_json` one JSON list of {"file", "prediction", "top3": [{"digit",
-    "probability"}], "network"} ({"file", "error"} for a failed picture).
-    show_input: see input_path and claim_input_path; count: how many
-    pictures it is given for (default len(paths)); the 28x28 PNG holds
-    exactly what the network got, times 255, and each file written is
-    named on stderr (`input written to PATH`). Unreadable pictures are
-    reported on stderr and skipped.
+    paths: a list, or any iterable (ask_paths: the course's prompts, each asked after the previous picture's
+    line is printed); None asks as the course did (ask_count, then ask_paths, pictures not named). The network
+    is restored once, before the first path is taken; a network other than the 784-500-10 one is named on
+    stderr (`using LeNet-5 from CKPT`). Prints one line per picture (`<path>: The prediction number is: D (top
+    3: ...)`; without the `<path>: ` when not name_pictures), or with `as_json` one JSON list of {"file",
+    "prediction", "top3": [{"digit", "probability"}], "network"} ({"file", "error"} for a failed picture).
+    show_input: see input_path and claim_input_path; count: how many pictures it is given for (default
+    len(paths)); the 28x28 PNG holds exactly what the network got, times 255, and each file written is named
+    on stderr (`input written to PATH`). Unreadable pictures are reported on stderr and skipped.
     """
     if paths is None:
         count, name_pictures = ask_count(), False
@@ -273,9 +268,8 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
 def ask_count():
     """The course's first prompt: how many pictures (int >= 0); None at end of input (Ctrl-D).
 
-    An answer that is not a whole number gets its error line and the prompt
-    again (cli.ask_whole_number), as a wrong path does. An answer of 0 ends
-    with NO_PICTURES on stderr, not silently.
+    An answer that is not a whole number gets its error line and the prompt again (cli.ask_whole_number), as a
+    wrong path does. An answer of 0 ends with NO_PICTURES on stderr, not silently.
     """
     count = cli.ask_whole_number(COUNT_PROMPT, "the number of test pictures")
     if count is None:
@@ -305,10 +299,8 @@ def ask_paths(count):
 def end_of_input(given, count):
     """Finish the prompt's line and say on stderr where the input ended (given of count pictures)."""
     print(flush=True)
-    if count is None:
-        print("end of input: no pictures to read", file=sys.stderr, flush=True)
-    else:
-        print(f"end of input: {given} of {count} test pictures given", file=sys.stderr, flush=True)
+    said = "no pictures to read" if count is None else f"{given} of {count} test pictures given"
+    print(f"end of input: {said}", file=sys.stderr, flush=True)
 
 
 # Each option of the app once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
@@ -341,6 +333,9 @@ OPTIONS = cli.Options([
            metavar="FOLDER"),
     Option("shutdown_grace", listener.SHUTDOWN_GRACE, "--serve: seconds the requests under way get after Ctrl-C "
            "or SIGTERM; then they are cut, and the last line says how many", minimum=0, metavar="SECONDS"),
+    Option("compare", None, "--serve: a second model served beside --model-dir, a folder or export as it takes "
+           "(model_lenet5 beside model): the page shows both answers and insides; teach and learn stay on "
+           "--model-dir", type=cli.path, metavar="DIR"),
 ])
 # The page's "Learn from my digits": mnist_learn.py's own declarations, as --learn-steps, --learn-share, ...
 LEARN_OPTIONS = learn.OPTIONS.prefixed("learn", "steps", "share", "data_dir")
@@ -367,6 +362,8 @@ def main(argv=None):
     LEARN_OPTIONS.check(args, learn, parser.error)
     if args.serve and (args.images or args.json or args.show_input):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
+    if args.compare and not args.serve:
+        parser.error("--compare serves a second model beside the first: give --serve too")
     for origin in args.allow_origin or ():
         if origin != "*" and guard.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
@@ -402,16 +399,17 @@ def serve(args):
     Pictures are prepared by prepared_pixels with --preprocess and
     --threshold, as the app reads a photo, and answered by load_predictor's
     predictor, loaded again for a newer model in --model-dir
-    (board.open_board); the page keeps corrected digits in --keep-dir and
-    learns with LEARN_OPTIONS; --allow-host and --allow-origin say who else
-    may use it. Runs until Ctrl-C or SIGTERM, raised as errors.Interrupted
+    (board.open_board), and by --compare's beside it; the page keeps
+    corrected digits in --keep-dir and learns with LEARN_OPTIONS;
+    --allow-host and --allow-origin say who else may use it. Runs until Ctrl-C or SIGTERM, raised as errors.Interrupted
     within --shutdown-grace seconds; raises DataError as load_predictor
     does, or when --host/--port cannot be listened on.
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
     served = board.open_board(lambda: load_predictor(args.model_dir),
                               lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
-                              args.model_dir, kept, args.learn_steps, args.learn_share, args.learn_data_dir)
+                              args.model_dir, kept, args.learn_steps, args.learn_share, args.learn_data_dir,
+                              compare=args.compare and (lambda: load_predictor(args.compare), args.compare))
     access = guard.Access(args.host, args.allow_host or (), args.allow_origin or ())
     board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace)
 

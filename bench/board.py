@@ -5,6 +5,7 @@ or with --work naming a folder that holds model/ and export/):
   python bench/board.py                       # all four figures, both forms
   python bench/board.py --screenshot docs/board.png   # the checkpoint's page after a 7
   python bench/board.py --page-under-load     # figure 4 alone (no browser)
+  python bench/board.py --inside              # figure 5 alone: the Inside panel open and closed
 
 Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
   1. Command to first answer: from starting `python mnist_app.py --serve --port 0`
@@ -20,11 +21,18 @@ Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
      PAGE_PAUSE s for --seconds while --big-clients processes post
      BIG_ROWS-row predicts (about 7.5 MB each) one after another: its median,
      90th percentile and slowest time (.tflite only).
+  5. The Inside panel (--inside): stroke end to answer shown with the panel
+     closed (POST /board/predict) and open (POST /board/inside, the layers
+     drawn), alternating, --strokes strokes each, for the 784-500-10
+     checkpoint (model/), LeNet-5's (model_lenet5/) and --compare with both;
+     and the bytes of an inside answer.
 Beside them, what the page reads for the digits 0-9 drawn with the mouse from
 tests/handmade.py's pen strokes (as a user draws them: one to two strokes each).
 Targets: 1. <= 2 s (.tflite), import + 2 s (checkpoint); 2. <= 100 ms
 (.tflite), <= 150 ms (checkpoint); 3. >= 500 requests/s; 4. a median of at
-most 0.1 s. Figures go to docs/performance.md.
+most 0.1 s; 5. panel open, median <= 100 ms (784-500-10), <= 150 ms
+(LeNet-5), <= 200 ms (--compare), an answer <= 100 KB. Figures go to
+docs/performance.md.
 """
 import argparse
 import http.client
@@ -47,11 +55,15 @@ BIG_ROWS = 2400  # rows of a big predict: 7.5 MB of JSON, as in issue 46's measu
 PAGE_PAUSE = 0.05  # seconds between the page's GETs in figure 4
 
 
-def start(work, model_dir):
+INSIDE_SERVERS = {"784-500-10": ("model",), "LeNet-5": ("model_lenet5",),
+                  "--compare": ("model", "--compare", "model_lenet5")}  # figure 5's: --model-dir, more arguments
+
+
+def start(work, model_dir, *more):
     """(process, url, seconds from the command to its first predict answer) of `mnist_app.py --serve --port 0`."""
     began = time.perf_counter()
     process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
-                                "--model-dir", model_dir], cwd=work, stdout=subprocess.PIPE,
+                                "--model-dir", model_dir, *more], cwd=work, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True)
     line = process.stdout.readline()
     found = ADDRESS.search(line)
@@ -60,7 +72,8 @@ def start(work, model_dir):
     url = found.group(1)
     host, port = url.split("//")[1].rstrip("/").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
-    connection.request("POST", "/v1/models/mnist:predict", REQUEST)
+    name = "mnist_lenet5" if "lenet5" in model_dir else "mnist"
+    connection.request("POST", f"/v1/models/{name}:predict", REQUEST)
     answer = connection.getresponse()
     answer.read()
     assert answer.status == 200, answer.status
@@ -89,6 +102,57 @@ def stroke_latencies(browser, url, strokes, screenshot=None):
     times = page.evaluate("window.boardTimes")
     page.context.close()
     return [shown - ended for ended, shown in times[:strokes]]
+
+
+def inside_latencies(browser, url, strokes):
+    """({"closed": [ms], "open": [ms]}, bytes of an inside answer): stroke end to answer shown with the Inside
+    panel closed and open, alternating, `strokes` of each (a 7 and a 0 in turn)."""
+    from test_board_browser import SEVEN, ZERO, draw_with_mouse
+    page = browser.new_context(locale="en-US", viewport={"width": 1100, "height": 900}).new_page()
+    page.goto(url)
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+    draw_with_mouse(page, SEVEN)  # the first answer brings the panel's button
+    found = {"closed": [], "open": []}
+    for i in range(2 * strokes):
+        state = "open" if i % 2 else "closed"
+        if (page.get_attribute("#inside-open", "aria-expanded") == "true") != (state == "open"):
+            page.click("#inside-open")
+        page.click("#clear")
+        before = len(page.evaluate("window.boardTimes"))
+        draw_with_mouse(page, SEVEN if i % 4 < 2 else ZERO)
+        ended, shown = page.evaluate("window.boardTimes")[before]
+        found[state].append(shown - ended)
+    size = page.evaluate("""async () => {
+        const blob = await new Promise(r => document.getElementById('board').toBlob(r, 'image/png'));
+        const answer = await fetch('/board/inside', {method: 'POST', body: blob});
+        return (await answer.arrayBuffer()).byteLength; }""")
+    page.context.close()
+    return found, size
+
+
+def inside_figure(args):
+    """Figure 5: print the stroke-to-answer times with the Inside panel closed and open, and an answer's size."""
+    from playwright.sync_api import sync_playwright
+    before = load_average()
+    rows = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+        for name, served in INSIDE_SERVERS.items():
+            process, url, _ = start(args.work, *served)
+            try:
+                found, size = inside_latencies(browser, url, args.strokes)
+            finally:
+                stop(process)
+            rows.append((name, *(statistics.median(found[state]) for state in ("closed", "open")),
+                         max(found["open"]), size))
+        browser.close()
+    load = " -> ".join("?" if value is None else f"{value:.1f}" for value in (before, load_average()))
+    print(f"Inside panel, {args.strokes} strokes each way (load {load}):")
+    print("| served | stroke end to answer, panel closed (median) | panel open (median) | open, slowest | "
+          "inside answer |")
+    print("|---|---|---|---|---|")
+    for name, closed, opened, slowest, size in rows:
+        print(f"| {name} | {closed:.0f} ms | {opened:.0f} ms | {slowest:.0f} ms | {size / 1000:.0f} KB |")
 
 
 def client(url, seconds, counts, i):
@@ -196,7 +260,10 @@ def main():
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser Playwright drives")
     parser.add_argument("--big-clients", type=int, default=2, help="clients posting big predicts (figure 4)")
     parser.add_argument("--page-under-load", action="store_true", help="figure 4 alone, on the .tflite")
+    parser.add_argument("--inside", action="store_true", help="figure 5 alone (--work holds model/ and model_lenet5/)")
     args = parser.parse_args()
+    if args.inside:
+        return inside_figure(args)
     page_figure(args)
     if args.page_under_load:
         return

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import cli
 from .errors import DataError
-from . import networks
+from . import layers, networks
 from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, read_metadata, versions
 
 SAVED_MODEL_FILE = "saved_model.pb"
@@ -158,11 +158,17 @@ class LiteRTModel:
         self.source, self.record = str(path), read_metadata(path)
         shapes = {tuple(int(d) for d in t["shape"]) for t in self.interpreter.get_tensor_details()}
         self.network = network_from(path, self.record, lambda: network_of_shapes(shapes))
-        self.lock = threading.Lock()  # one interpreter, many threads: see predict
+        self.lock = threading.Lock()  # one interpreter, many threads: see outputs
         self.shape = tuple(self.input["shape"])  # the input shape the interpreter's tensors are allocated for
+        self.inside = layers.LiteInside.of(self)  # the layers of its `inside` signature (or why it has none)
 
     def predict(self, pictures):
-        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]; safe from any thread.
+        """Class probabilities float32 [n, 10] for pictures float32 [n, 784] in [0, 1]; safe from any thread."""
+        return self.outputs(pictures, [self.output])[0]
+
+    def outputs(self, pictures, details):
+        """The output tensors `details` (of get_output_details) of one invoke on pictures float32 [n, 784] in
+        [0, 1], each float32 (dequantized); safe from any thread.
 
         The interpreter's input and output tensors are shared state: resize,
         allocate, set, invoke and get run under one lock, so no call sees
@@ -177,8 +183,8 @@ class LiteRTModel:
                 self.shape = pictures.shape
             self.interpreter.set_tensor(self.input["index"], pictures)
             self.interpreter.invoke()
-            probabilities = self.interpreter.get_tensor(self.output["index"])  # a copy, not a view of the tensor
-        return dequantize(probabilities, self.output)
+            values = [self.interpreter.get_tensor(d["index"]) for d in details]  # copies, not views of the tensors
+        return [dequantize(v, d) for v, d in zip(values, details)]
 
 
 def plain(shape):
@@ -227,6 +233,8 @@ class SavedModelModel:
         self.network = network_from(path, self.record, lambda: networks.guess(names))
         self.images = signature.inputs[INPUT_KEY].name
         self.probabilities = signature.outputs[PROBABILITIES_KEY].name
+        self.inside = layers.saved_model_inside(self.sess, meta_graph, self.record, path, self.images,
+                                                 self.probabilities)  # its `inside` signature's layers
         self.graph.finalize()  # shared between threads: nothing may add to the graph while another runs it
 
     def predict(self, pictures):

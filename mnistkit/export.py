@@ -5,14 +5,19 @@ into a session. What is written into the export folder (--export-dir):
 - <export>/<model name>/<N>/: a SavedModel in TF Serving's layout, N one
   more than the highest version there. Its serving_default signature takes
   `images`, float32 [None, 784] in [0, 1] (the course's x), and returns
-  `probabilities`, float32 [None, 10], and `classes`, int64 [None].
+  `probabilities`, float32 [None, 10], and `classes`, int64 [None]. Its
+  second signature, `inside`, takes the same `images` and returns each
+  layer of forward() under forward()'s name for it (y1, y; conv1, ...,
+  fc1, y: mnistkit.layers), from the same graph: serving_default is
+  unchanged by it. A network that declares no layers gets serving_default
+  alone, after a note.
 - <export>/<model name>.tflite: the same network for LiteRT, float32
   input and output;
 - <export>/<model name>_int8.tflite: fully int8 (weights, activations,
   input and output), calibrated on training records (those of the bundled
   MNIST sample when --data-dir holds none).
-Both .tflite files carry the SavedModel's signature; all three record
-where they came from (read_metadata).
+Both .tflite files carry the SavedModel's signatures; all three record
+where they came from and their layers (read_metadata).
 Everything is built in temporary names inside the export folder and renamed
 into place at the end, so a failure leaves nothing half-written, and a
 server watching the folder never sees a version being written. Only that
@@ -35,7 +40,7 @@ import threading
 import numpy as np
 
 from tf_compat import VERBOSE, first_line, tf
-from . import files, folders, networks, records
+from . import files, folders, layers, networks, records
 from .errors import DataError
 from .records import IMAGE_PIXELS
 
@@ -63,6 +68,18 @@ def serving_outputs(logits):
     probabilities = tf.nn.softmax(logits, name=PROBABILITIES_KEY)
     classes = tf.argmax(logits, 1, output_type=tf.int64, name=CLASSES_KEY)
     return probabilities, classes
+
+
+def inside_outputs(network, logits, log=print):
+    """The `inside` signature's outputs for forward()'s logits: ([layers.Layer], {layer name: its tensor, named
+    inside/<name>}); ([], {}) after a note when the network declares no layers or they do not fit its graph."""
+    try:
+        found = layers.graph_layers(network, logits)
+    except DataError as e:
+        log(f"note: {e}; the export has serving_default alone, no `{layers.SIGNATURE_KEY}` signature")
+        return [], {}
+    outputs = {layer.name: tf.identity(tensor, name=f"{layers.SCOPE}/{layer.name}") for layer, tensor, _ in found}
+    return [layer for layer, _, _ in found], outputs
 
 
 def versions(base):
@@ -142,12 +159,14 @@ def tflite_model(sess, images, outputs, calibration=None):
         raise DataError(f"cannot convert the network to LiteRT ({first_line(e)})") from None
 
 
-def signed(flatbuffer, record):
-    """A .tflite flatbuffer (bytes) with the SavedModel's signature and `record` (JSON-able) as its metadata.
+def signed(flatbuffer, record, inside=()):
+    """A .tflite flatbuffer (bytes) with the SavedModel's signatures and `record` (JSON-able) as its metadata.
 
-    The signature: SIGNATURE_KEY, INPUT_KEY -> PROBABILITIES_KEY,
-    CLASSES_KEY, the tensors of those names, so that LiteRT's and Android's
-    SignatureRunner find them as TF Serving finds the SavedModel's. The
+    The signatures: SIGNATURE_KEY, INPUT_KEY -> PROBABILITIES_KEY,
+    CLASSES_KEY, the tensors of those names, and with `inside` (layer
+    names) layers.SIGNATURE_KEY, INPUT_KEY -> each layer, the tensor
+    inside/<name>, so that LiteRT's and Android's SignatureRunner find them
+    as TF Serving finds the SavedModel's. The
     record: a Model.metadata entry METADATA_NAME holding UTF-8 JSON, which
     any reader of the LiteRT schema reads back (read_metadata, with
     ai_edge_litert alone); entries of that name already there are replaced.
@@ -161,16 +180,21 @@ def signed(flatbuffer, record):
     index = {graph.tensors[i].name.decode() if isinstance(graph.tensors[i].name, bytes) else graph.tensors[i].name: i
              for i in list(graph.inputs) + list(graph.outputs)}
 
-    def tensor_map(name):
+    def tensor_map(name, tensor=None):
         entry = schema.TensorMapT()
-        entry.name, entry.tensorIndex = name, index[name]
+        entry.name, entry.tensorIndex = name, index[tensor or name]
         return entry
 
-    signature = schema.SignatureDefT()
-    signature.signatureKey, signature.subgraphIndex = SIGNATURE_KEY, 0
-    signature.inputs = [tensor_map(INPUT_KEY)]
-    signature.outputs = [tensor_map(PROBABILITIES_KEY), tensor_map(CLASSES_KEY)]
-    model.signatureDefs = [signature]
+    def signature(key, outputs):
+        made = schema.SignatureDefT()
+        made.signatureKey, made.subgraphIndex = key, 0
+        made.inputs, made.outputs = [tensor_map(INPUT_KEY)], outputs
+        return made
+
+    model.signatureDefs = [signature(SIGNATURE_KEY, [tensor_map(PROBABILITIES_KEY), tensor_map(CLASSES_KEY)])]
+    if inside:
+        model.signatureDefs.append(signature(layers.SIGNATURE_KEY, [tensor_map(name, f"{layers.SCOPE}/{name}")
+                                                                    for name in inside]))
     buffer = schema.BufferT()
     buffer.data = np.frombuffer(json.dumps(record, sort_keys=True).encode("utf-8"), np.uint8)
     model.buffers.append(buffer)
@@ -189,8 +213,9 @@ def export(sess, images, logits, network, export_dir, calibration, source, log=p
     the networks.Network it is (its export_name names the files); calibration:
     see tflite_model; source: {"checkpoint": its path, "global_step": int},
     what the export is made from. The SavedModel is written first, then the
-    .tflite files, given its signature (signed); each of the three records where
-    it came from (provenance: the source, the export version, the network)
+    .tflite files, given its signatures (signed; the `inside` one of
+    inside_outputs); each of the three records where it came from
+    (provenance: the source, the export version, the network, its layers)
     in METADATA_FILE under the SavedModel's assets.extra/ and in the
     .tflite files' metadata (read_metadata). Everything is written under
     temporary names in export_dir first; only when all of it is there is
@@ -200,27 +225,29 @@ def export(sess, images, logits, network, export_dir, calibration, source, log=p
     """
     name = network.export_name
     probabilities, classes = serving_outputs(logits)
+    shown, inside = inside_outputs(network, logits, log)
     created = files.missing_folders(os.path.join(export_dir, name))  # taken back out on failure
     staging = None
     try:
         os.makedirs(os.path.join(export_dir, name), exist_ok=True)
         staging = tempfile.mkdtemp(prefix=f".{name}-export-", dir=export_dir)
         saved_model = os.path.join(staging, "saved_model")
-        log(f"writing the SavedModel ({SIGNATURE_KEY}: {INPUT_KEY} -> {PROBABILITIES_KEY}, {CLASSES_KEY})")
-        write_saved_model(sess, images, probabilities, classes, saved_model)
+        log(f"writing the SavedModel ({SIGNATURE_KEY}: {INPUT_KEY} -> {PROBABILITIES_KEY}, {CLASSES_KEY}"
+            + (f"; {layers.SIGNATURE_KEY}: {INPUT_KEY} -> {', '.join(inside)})" if inside else ")"))
+        write_saved_model(sess, images, probabilities, classes, saved_model, inside)
         converted = {}
         for suffix, data in (("", None), (INT8_SUFFIX, calibration)):
             log(f"converting to LiteRT: {name}{suffix}{TFLITE_SUFFIX}"
                 + (f" (int8, calibrated on {len(calibration)} training digits)" if data is not None else ""))
-            converted[suffix] = tflite_model(sess, images, [probabilities, classes], data)
+            converted[suffix] = tflite_model(sess, images, [probabilities, classes, *inside.values()], data)
 
         def stamp(version):
             """(Re)write the provenance of export version `version` into the staged files."""
-            record = provenance(network, source, version, os.path.join(export_dir, name, str(version)))
+            record = provenance(network, source, version, os.path.join(export_dir, name, str(version)), shown)
             write_json(os.path.join(saved_model, ASSETS_EXTRA, METADATA_FILE), record)
             for suffix, flatbuffer in converted.items():
                 with open(os.path.join(staging, name + suffix + TFLITE_SUFFIX), "wb") as f:
-                    f.write(signed(flatbuffer, record))
+                    f.write(signed(flatbuffer, record, list(inside)))
 
         written = commit(staging, export_dir, name, stamp)
     except BaseException as e:  # a full disk, a read-only folder, Ctrl-C: nothing of this export stays
@@ -236,10 +263,12 @@ def export(sess, images, logits, network, export_dir, calibration, source, log=p
     return written
 
 
-def provenance(network, source, version, saved_model):
-    """What an export records of where it came from: a JSON-able dict (see export)."""
+def provenance(network, source, version, saved_model, shown=()):
+    """What an export records of where it came from, and its layers (shown: layers.Layer, in the `inside`
+    signature): a JSON-able dict (see export)."""
     return {"checkpoint": source["checkpoint"], "global_step": int(source["global_step"]), "version": int(version),
-            "saved_model": saved_model, "network": networks.to_record(network), "written_by": "mnist_export.py"}
+            "saved_model": saved_model, "network": networks.to_record(network), "written_by": "mnist_export.py",
+            "inside": [layer.to_record() for layer in shown]}
 
 
 def write_json(path, record):
@@ -311,18 +340,22 @@ def quiet_output():
                 os.close(fd)
 
 
-def write_saved_model(sess, images, probabilities, classes, path):
+def write_saved_model(sess, images, probabilities, classes, path, inside=None):
     """Write sess's graph and variables as a SavedModel at path (a folder that must not exist yet).
 
     One meta graph, tagged `serve`, with the serving_default signature
-    (INPUT_KEY -> PROBABILITIES_KEY, CLASSES_KEY). Source:
-    tf.compat.v1.saved_model.Builder, predict_signature_def.
+    (INPUT_KEY -> PROBABILITIES_KEY, CLASSES_KEY) and, given `inside`
+    ({layer name: tensor}), the layers' signature (INPUT_KEY -> each layer).
+    Source: tf.compat.v1.saved_model.Builder, predict_signature_def.
     """
-    signature = tf.saved_model.signature_def_utils.predict_signature_def(
-        inputs={INPUT_KEY: images}, outputs={PROBABILITIES_KEY: probabilities, CLASSES_KEY: classes})
+    predict = tf.saved_model.signature_def_utils.predict_signature_def
+    signatures = {SIGNATURE_KEY: predict(inputs={INPUT_KEY: images},
+                                         outputs={PROBABILITIES_KEY: probabilities, CLASSES_KEY: classes})}
+    if inside:
+        signatures[layers.SIGNATURE_KEY] = predict(inputs={INPUT_KEY: images}, outputs=dict(inside))
     builder = tf.saved_model.Builder(path)
     builder.add_meta_graph_and_variables(sess, [tf.saved_model.tag_constants.SERVING],
-                                         signature_def_map={SIGNATURE_KEY: signature}, strip_default_attrs=True)
+                                         signature_def_map=signatures, strip_default_attrs=True)
     builder.save()
 
 

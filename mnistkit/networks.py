@@ -48,7 +48,12 @@ class Network:
     names beside the forward module). export_name: mnist_export.py's
     <export>/<export_name>/<N> and <export_name>.tflite, TF Serving's model
     name. split: the variables a cluster with several parameter servers
-    splits (its largest weights; distributed.place_variables). The
+    splits (its largest weights; distributed.place_variables). inside: the
+    layers the board's Inside panel and the exports' `inside` signature
+    show, as (name, kind) pairs in forward()'s order, with the names
+    forward() gives them: kind "dense" or "conv" (a ReLU's output), "pool"
+    (a max-pool's), last "logits" (forward()'s return); mnistkit.layers
+    finds them in the graph forward() builds. The
     trainer and the evaluator check both against the graph the forward
     module builds (folders.check_graph). Two
     declarations are the same network when they name the same forward
@@ -64,17 +69,21 @@ class Network:
     export_name: str
     split: tuple = ()
     layers: tuple = ()
+    inside: tuple = ()
 
 
 # The course's two networks at the course's sizes. Each forward module's NETWORK is its own at the sizes its
 # constants give (dataclasses.replace of one of these), so that an edited layer size shows in every message.
 MLP = Network(forward="mnist_forward", name="the 784-500-10 network", label="784-500-10",
               variables=("w1", "b1", "w2", "b2"), train_script="mnist_backward.py", test_script="mnist_test.py",
-              export_name="mnist", split=("w1",), layers=(784, 500, 10))
+              export_name="mnist", split=("w1",), layers=(784, 500, 10),
+              inside=(("y1", "dense"), ("y", "logits")))
 LENET5 = Network(forward="mnist_lenet5_forward", name="LeNet-5", label="LeNet-5",
                  variables=("conv1_w", "conv1_b", "conv2_w", "conv2_b", "fc1_w", "fc1_b", "fc2_w", "fc2_b"),
                  train_script="mnist_lenet5_backward.py", test_script="mnist_lenet5_test.py",
-                 export_name="mnist_lenet5", split=("fc1_w",), layers=(784, 32, 64, 512, 10))
+                 export_name="mnist_lenet5", split=("fc1_w",), layers=(784, 32, 64, 512, 10),
+                 inside=(("conv1", "conv"), ("pool1", "pool"), ("conv2", "conv"), ("pool2", "pool"), ("fc1", "dense"),
+                         ("y", "logits")))
 COURSE_NETWORKS = (MLP, LENET5)  # the networks of folders and exports written before they recorded theirs
 
 
@@ -84,8 +93,11 @@ def same(network, other):
 
 
 def to_record(network):
-    """The declaration as a JSON-ready dict (tuples as lists), as FOLDER_FILE and the exports' metadata hold it."""
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(network).items()}
+    """The declaration as a JSON-ready dict (tuples as lists, inside's pairs too), as FOLDER_FILE and the exports'
+    metadata hold it."""
+    def plain(value):
+        return [plain(v) for v in value] if isinstance(value, (tuple, list)) else value
+    return {k: plain(v) for k, v in dataclasses.asdict(network).items()}
 
 
 def from_record(record):

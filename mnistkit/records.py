@@ -400,6 +400,20 @@ def check_tfrecord(tfRecord_path):
     return scan_tfrecord(tfRecord_path)[0]
 
 
+def read_examples(tfRecord_paths):
+    """(images uint8 [n, 784], digits int64 [n]) of every record of the TFRecord files, in order, each file checked
+    whole first (check_tfrecord): the board's test set (mnistkit.board.mistakes). Raises DataError as
+    scan_tfrecord does. Source: tf.io.tf_record_iterator, tf.train.Example."""
+    images, digits = [], []
+    for path in tfRecord_paths:
+        check_tfrecord(path)
+        for serialized in tf.io.tf_record_iterator(path):
+            feature = tf.train.Example.FromString(serialized).features.feature
+            images.append(feature[IMAGE_FEATURE].bytes_list.value[0])
+            digits.append(int(np.argmax(feature[LABEL_FEATURE].int64_list.value)))
+    return np.frombuffer(b"".join(images), np.uint8).reshape(-1, IMAGE_PIXELS), np.array(digits, np.int64)
+
+
 RecordLayout = collections.namedtuple("RecordLayout", "length template")
 
 

@@ -6,7 +6,10 @@ Run by tests/test_export.py in a fresh process, and by hand for docs/deploy.md's
 network exported in EXPORT_DIR (mnist, mnist_lenet5), on every record of TEST_TFRECORDS: the newest
 SavedModel version's accuracy through tf.saved_model.load and its serving_default signature, and the two
 .tflite files' through ai_edge_litert's Interpreter, with the largest difference between the float file's
-probabilities and the SavedModel's. Prints one JSON object: {model name: {...}}.
+probabilities and the SavedModel's; and the second signature, inside (forward()'s layers), called as a
+client calls it: its outputs, and how far the softmax of its logits is from serving_default's
+probabilities, in the SavedModel and in the float file's signature runner. Prints one JSON object:
+{model name: {...}}.
 """
 import json
 import os
@@ -56,7 +59,14 @@ def check(export_dir, name, images, labels):
     int8 = os.path.join(export_dir, name + "_int8.tflite")
     float_probabilities = litert_probabilities(tflite, images)
     int8_probabilities = litert_probabilities(int8, images)
+    inside = model.signatures["inside"]
+    logits = inside(images=tf.constant(images[:200]))["y"]
+    lite = Interpreter(model_path=tflite).get_signature_runner("inside")(images=images[:1])
     return {"version": int(version), "executing_eagerly": tf.executing_eagerly(),
+            "inside": {k: [str(v.dtype.name), v.shape.as_list()] for k, v in inside.structured_outputs.items()},
+            "inside_difference": float(np.abs(tf.nn.softmax(logits).numpy() - probabilities[:200]).max()),
+            "tflite_inside": {k: list(v.shape) for k, v in lite.items()},
+            "tflite_inside_difference": float(np.abs(tf.nn.softmax(lite["y"]).numpy() - probabilities[:1]).max()),
             "signature": {"inputs": {k: [str(v.dtype.name), v.shape.as_list()]
                                      for k, v in serve.structured_input_signature[1].items()},
                           "outputs": {k: [str(v.dtype.name), v.shape.as_list()]

@@ -43,15 +43,18 @@ def methods_of(route):
 
 
 class Asked:
-    """One request given to an ASGI app in this thread's event loop: the answer, and how much of the body it read."""
+    """One request given to an ASGI app in this thread's event loop (path: with its ?query, if any): the answer, and
+    how much of the body it read."""
 
     def __init__(self, board, method, path, body=b"", headers=(OWN_HOST,), chunk=None, declare=True):
         chunk = chunk or max(len(body), 1)
         self.chunks = [body[i:i + chunk] for i in range(0, len(body), chunk)] or [b""]
         self.read, sent = 0, []
         declared = [(b"content-length", str(len(body)).encode())] if declare and body else []
+        path, _, query = path.partition("?")
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method,
-                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query.encode(),
+                 "root_path": "",
                  "headers": [*headers, *declared], "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8501)}
 
         async def receive():

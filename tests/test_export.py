@@ -6,6 +6,7 @@ two_models (LENET5_STEPS steps, short, so its figures are not those of docs/depl
 """
 import importlib
 import json
+import linecache
 import os
 import shutil
 import subprocess
@@ -22,11 +23,16 @@ import mnistkit.cli
 import mnistkit.deployed
 import mnistkit.export
 import mnistkit.idx
+import mnistkit.layers
 import mnistkit.networks
 import mnist_forward
 import mnist_lenet5_forward
 
 MLP, LENET5 = mnist_forward.NETWORK, mnist_lenet5_forward.NETWORK
+INSIDE = {MLP.label: [mnistkit.layers.Layer("y1", "dense", (500,)), mnistkit.layers.Layer("y", "logits", (10,))],
+          LENET5.label: [mnistkit.layers.Layer(name, kind, shape) for name, kind, shape in (
+              ("conv1", "conv", (28, 28, 32)), ("pool1", "pool", (14, 14, 32)), ("conv2", "conv", (14, 14, 64)),
+              ("pool2", "pool", (7, 7, 64)), ("fc1", "dense", (512,)), ("y", "logits", (10,)))]}
 
 MAX_DIFFERENCE = 1e-4  # float .tflite probabilities against the SavedModel's
 INT8_POINTS = 0.01  # the int8 file's accuracy, at most 1 point from the SavedModel's
@@ -68,6 +74,11 @@ def test_tf2_eager_saved_model_and_litert_files_score_as_the_checkpoint(exports,
     assert got["saved_model_accuracy"] == exports["accuracy"][network.label]  # the same 2,000 records, the same answers
     assert got["classes_are_argmax"]
     assert got["tflite_max_difference"] <= MAX_DIFFERENCE
+    # The second signature, inside: forward()'s layers by their names, its logits those of serving_default.
+    shapes = {layer.name: list(layer.shape) for layer in INSIDE[network.label]}
+    assert got["inside"] == {name: ["float32", [None, *shape]] for name, shape in shapes.items()}
+    assert got["tflite_inside"] == {name: [1, *shape] for name, shape in shapes.items()}
+    assert got["inside_difference"] <= 1e-6 and got["tflite_inside_difference"] <= MAX_DIFFERENCE
     assert abs(got["int8_accuracy"] - got["saved_model_accuracy"]) <= INT8_POINTS
     assert got["int8_bytes"] <= INT8_SIZE * got["tflite_bytes"]
     summary_line(f"export {name}: accuracy {got['saved_model_accuracy']:.4f} (checkpoint, SavedModel, float .tflite "
@@ -83,7 +94,8 @@ def test_export_writes_tf_servings_layout_with_progress(exports):
         assert sorted(os.listdir(work / "export" / name)) == ["1"]
         assert sorted(os.listdir(work / "export" / name / "1")) == ["assets.extra", "saved_model.pb", "variables"]
     assert log[0] == f"exporting the 784-500-10 network from {work / 'model'}/mnist_model-2000 (moving averages)"
-    assert log[1] == "writing the SavedModel (serving_default: images -> probabilities, classes)"
+    assert log[1] == ("writing the SavedModel (serving_default: images -> probabilities, classes; "
+                      "inside: images -> y1, y)")
     assert log[2:4] == ["converting to LiteRT: mnist.tflite",
                         "converting to LiteRT: mnist_int8.tflite (int8, calibrated on 300 training digits)"]
     assert log[4] == (f"wrote {work / 'export'}/mnist/1 (SavedModel), {work / 'export'}/mnist.tflite and "
@@ -232,8 +244,9 @@ def test_the_tflite_files_carry_the_saved_models_signature_and_score_as_it_does(
     name = network.export_name
     path = exports["work"] / "export" / f"{name}{suffix}.tflite"
     interpreter = Interpreter(model_path=str(path))
-    assert interpreter.get_signature_list() == {"serving_default": {"inputs": ["images"],
-                                                                    "outputs": ["classes", "probabilities"]}}
+    assert interpreter.get_signature_list() == {
+        "serving_default": {"inputs": ["images"], "outputs": ["classes", "probabilities"]},
+        "inside": {"inputs": ["images"], "outputs": sorted(layer.name for layer in INSIDE[network.label])}}
     runner = interpreter.get_signature_runner("serving_default")
     pictures = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")[0][:20].reshape(-1, 784)
     pictures = pictures.astype(np.float32) / 255
@@ -247,6 +260,31 @@ def test_the_tflite_files_carry_the_saved_models_signature_and_score_as_it_does(
     if not suffix:  # the float file is the checkpoint's network: the SavedModel (scored equal to it) agrees
         saved = mnistkit.deployed.load(str(exports["work"] / "export" / name / "1")).predict(pictures)
         assert np.abs(probabilities - saved).max() <= MAX_DIFFERENCE
+
+
+@pytest.mark.parametrize("network", [MLP, LENET5], ids=["mlp", "lenet5"])
+def test_each_exported_form_gives_the_checkpoints_layers_and_weights_from_its_inside_signature(exports, network):
+    work, name = exports["work"], network.export_name
+    pictures = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")[0][:20].reshape(-1, 784) / np.float32(255)
+    checkpoint = mnist_app.Predictor(str(work / ("model" if network is MLP else "model_lenet5"))).inside
+    expected, layers = checkpoint.run(pictures)[1], checkpoint.weights()
+    forms = {"saved_model": (work / "export" / name / "1", 1e-5), "tflite": (work / "export" / f"{name}.tflite", 1e-4),
+             "int8": (work / "export" / f"{name}_int8.tflite", None)}
+    for form, (path, tolerance) in forms.items():
+        model = mnistkit.deployed.load(str(path))
+        probabilities, values = model.inside.run(pictures)
+        assert model.inside.layers == [layer for layer in checkpoint.layers]  # names, kinds, shapes, lines
+        assert np.array_equal(probabilities, model.predict(pictures))  # the one run gives serving_default's answer
+        if tolerance is None:  # int8: rounded activations, the same logits' order on nearly every digit
+            assert sum(np.argmax(values[-1], 1) == np.argmax(expected[-1], 1)) >= len(pictures) - 1, form
+            continue
+        for got, want, layer in zip(values, expected, checkpoint.layers):
+            np.testing.assert_allclose(got, want, atol=tolerance * max(1.0, float(np.abs(want).max())),
+                                       err_msg=f"{form} {layer.name}")
+        weights = model.inside.weights()
+        assert sorted(weights) == sorted(layers)
+        for layer in weights:
+            np.testing.assert_allclose(weights[layer], layers[layer], atol=1e-6, err_msg=f"{form} {layer}")
 
 
 READ_RECORD = ("import sys; sys.path.insert(0, sys.argv[1]); import json; from mnistkit import export; "
@@ -267,7 +305,17 @@ def test_every_export_records_its_checkpoint_step_version_and_network_read_back_
         expected = {"checkpoint": f"{work / model_dir}/mnist_model-{step}", "global_step": step, "version": 1,
                     "saved_model": f"{work / 'export'}/{name}/1", "network": mnistkit.networks.to_record(network),
                     "written_by": "mnist_export.py"}
-        assert json.loads(records) == [expected] * 3
+        found = json.loads(records)
+        inside = [record.pop("inside") for record in found]
+        assert found == [expected] * 3 and inside == [inside[0]] * 3
+        # its layers: forward()'s names, kinds and shapes, each with the line of forward() that computes it
+        assert [(e["name"], e["kind"], tuple(e["shape"])) for e in inside[0]] == [
+            (layer.name, layer.kind, layer.shape) for layer in INSIDE[network.label]]
+        for entry in inside[0]:
+            file, number = entry["at"].split(":")
+            assert file == network.forward + ".py" and entry["line"]
+            assert linecache.getline(os.path.join(ROOT, file), int(number)).strip() == entry["line"]
+    assert inside[0][-1]["line"] == "return tf.matmul(fc1, fc2_w) + fc2_b"  # LeNet-5's logits
 
 
 def without_record(source, target):

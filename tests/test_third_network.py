@@ -25,7 +25,7 @@ from mnistkit import networks
 NETWORK = networks.Network(forward="mnist_deep_forward", name="the 784-300-100-10 network", label="784-300-100-10",
                            variables=("w1", "b1", "w2", "b2", "w3", "b3"), train_script="mnist_deep_backward.py",
                            test_script="mnist_test.py", export_name="mnist_deep", split=("w1",),
-                           layers=(784, 300, 100, 10))
+                           layers=(784, 300, 100, 10), inside=(("y1", "dense"), ("y2", "dense"), ("y", "logits")))
 INPUT_NODE, LAYER1_NODE, LAYER2_NODE, OUTPUT_NODE = 784, 300, 100, 10
 
 
@@ -118,6 +118,13 @@ def test_third_network_trains_evaluates_predicts_and_exports(deep):
     assert exported.stdout.startswith(f"exporting the 784-300-100-10 network from model_deep/mnist_model-{STEPS}")
     assert (work / "export" / "mnist_deep" / "1" / "saved_model.pb").is_file()
     assert (work / "export" / "mnist_deep.tflite").is_file() and (work / "export" / "mnist_deep_int8.tflite").is_file()
+    # Its declared layers are found in the graph its forward() builds: the export's second signature holds them.
+    record = json.loads((work / "export" / "mnist_deep" / "1" / "assets.extra" / "mnist_export.json").read_text())
+    assert [(e["name"], e["kind"], e["shape"], e["line"]) for e in record["inside"]] == [
+        ("y1", "dense", [300], "y1 = tf.nn.relu(tf.matmul(x, w1) + b1)"),
+        ("y2", "dense", [100], "y2 = tf.nn.relu(tf.matmul(y1, w2) + b2)"),
+        ("y", "logits", [10], "return tf.matmul(y2, w3) + b3")]
+    assert "inside: images -> y1, y2, y)" in exported.stdout
 
     assert product_digests() == before  # no product file was edited (or written) to get here
 

@@ -5,8 +5,9 @@ a checkpoint, a SavedModel or a .tflite file) and its own preparation of a
 picture (prepared_pixels, the same as --show-input writes): the board never
 imports a course script. open_board() builds what is served in one place
 (Served: the Model, the Follower that keeps it the newest model of
---model-dir, the kept digits and the learn, which waits on that Follower);
-create_app() gives it its routes; serve() listens until Ctrl-C.
+--model-dir, the kept digits and the learn, which waits on that Follower,
+the test set's mistakes, and with --compare a second Model and its own
+Follower); create_app() gives it its routes; serve() listens until Ctrl-C.
 
 The routes, each one entry of ROUTES (tests/test_board_routes.py checks
 this list and docs/deploy.md's table against it):
@@ -14,8 +15,13 @@ this list and docs/deploy.md's table against it):
   GET     /                                              the page (static/index.html)
   GET     /board.js                                      the page's script
   GET     /board.css                                     the page's style
+  GET     /inside.js                                     the Inside panel's script
+  GET     /inside.css                                    the Inside panel's style
   GET     /board/model                                   which model answers: network, global_step, form, source
   POST    /board/predict                                 a picture's bytes (PNG, JPEG, ...) -> digit, probabilities
+  POST    /board/inside                                  a picture's bytes -> the same, and forward()'s layers
+  GET     /board/inside/unit                             ?layer=L&unit=N: a unit's incoming and outgoing weights
+  GET     /board/mistakes                                the test set's confusion matrix, a cell, a digit's inside
   POST    /board/keep                                    a corrected digit kept (teach.py)
   GET     /board/kept                                    the kept digits
   GET     /board/kept/<name>                             one kept digit's JPG
@@ -37,8 +43,9 @@ import sys
 from .. import listener, pictures, records
 from ..errors import Interrupted
 from ..learn import DEFAULT_STEPS
-from . import page, serving, teach
+from . import inside, mistakes, page, serving, teach
 from .guard import Access
+from .mistakes import Mistakes
 from .model import Follower, Model
 from .table import ANY, JSON, LOOP, MAX_BODY, Board, Route
 
@@ -50,8 +57,13 @@ ROUTES = (
     Route("GET", "/", page.page, runs=LOOP),
     Route("GET", "/board.js", page.page, runs=LOOP),
     Route("GET", "/board.css", page.page, runs=LOOP),
+    Route("GET", "/inside.js", page.page, runs=LOOP),
+    Route("GET", "/inside.css", page.page, runs=LOOP),
     Route("GET", "/board/model", page.model_line, runs=LOOP),
     Route("POST", "/board/predict", page.predict, body=MAX_BODY),
+    Route("POST", "/board/inside", inside.inside, body=MAX_BODY),
+    Route("GET", "/board/inside/unit", inside.unit),
+    Route("GET", "/board/mistakes", mistakes.mistakes),
     Route("POST", "/board/keep", teach.keep_digit, body=MAX_BODY, takes=JSON, form=teach.KEEP_FORM),
     Route("GET", "/board/kept", teach.kept_list),
     Route("GET", "/board/kept/<name>", teach.kept_jpg),
@@ -73,28 +85,45 @@ class Served:
     model: the model.Model whose `current` answers; follower: the
     model.Follower that keeps it the newest, or None; kept: the
     keep.KeptDigits store of the page's corrected digits, or None (no keep
-    routes: 404); learning: the teach.Learning on them, or None.
+    routes: 404); learning: the teach.Learning on them, or None;
+    mistakes: the test set's scorings (mistakes.Mistakes); compare: the
+    second Model (--compare), or None, and compare_follower its Follower.
+    Teach and learn are the first model's.
     """
     model: Model
     follower: Follower = None
     kept: object = None
     learning: teach.Learning = None
+    mistakes: Mistakes = dataclasses.field(default_factory=Mistakes)
+    compare: Model = None
+    compare_follower: Follower = None
+
+    def followers(self):
+        """The Followers to start and stop with the server."""
+        return [f for f in (self.follower, self.compare_follower) if f is not None]
 
 
 def open_board(load, prepare, path, kept=None, steps=DEFAULT_STEPS, share=records.MIX_SHARE,
-               data_dir=records.DATA_DIR):
+               data_dir=records.DATA_DIR, compare=None):
     """Served for the model at `path`: its Model, the Follower of `path` and, with a store, the learn on it.
 
     load(): the predictor of the newest model at `path` (raises DataError
     when it cannot be served); prepare(data, name): a picture's bytes ->
     uint8 [28, 28] (Model's); kept: a keep.KeptDigits store or None; steps,
-    share, data_dir: the learn's (teach.Learning). Raises DataError as
-    load() does.
+    share, data_dir: the learn's (teach.Learning; data_dir's test records
+    are the mistakes'); compare: (load, path) of a second model served
+    beside the first, with a Follower of its own, or None. Raises DataError
+    as load() does.
     """
     model = Model(load(), prepare)
     follower = Follower(model, load, path)
     learning = None if kept is None else teach.Learning(kept, follower, steps, share, data_dir)
-    return Served(model, follower, kept, learning)
+    served = Served(model, follower, kept, learning, Mistakes(data_dir))
+    if compare:
+        second_load, second_path = compare
+        served.compare = Model(second_load(), prepare, model.preparing)
+        served.compare_follower = Follower(served.compare, second_load, second_path)
+    return served
 
 
 def create_app(served, access=None, routes=ROUTES):
@@ -128,8 +157,10 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
     app = create_app(served, access or Access(host), routes)
     here, network = listener.addresses(sock)
-    model = served.model
-    out(f"serving {model.name} ({model.predictor.network.label}, {model.form}: {model.predictor.source}) "
+    model, second = served.model, served.compare
+    beside = "" if second is None else (f" beside {second.name} ({second.predictor.network.label}, {second.form}: "
+                                        f"{second.predictor.source})")
+    out(f"serving {model.name} ({model.predictor.network.label}, {model.form}: {model.predictor.source}){beside} "
         f"at {here}  (Ctrl-C stops)")
     if sock.getsockname()[0] in listener.EVERY_INTERFACE:
         out(f"  from a phone on this network: {'  '.join(network)}" if network else
@@ -138,14 +169,15 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     problem = None if served.kept is None else served.kept.problem()
     if problem is not None:  # said once; the page lists the rest, and keeping waits for the fix
         print(f"warning: {problem}", file=sys.stderr, flush=True)
-    if served.follower is not None:
-        served.follower.start()
+    for follower in served.followers():
+        follower.start()
     try:
         signum, cut = listener.run(app, sock, grace)
     finally:
         sock.close()
-        if served.follower is not None:
-            served.follower.stop()
+        for follower in served.followers():
+            follower.stop()
+        served.mistakes.stop()
     raise Interrupted(signum, stop_line(signum, cut, grace))
 
 

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from .. import checkpoints, deployed, files
+from .. import checkpoints, deployed, files, layers
 from ..errors import DataError
 from ..places import CHECKPOINT_FILE, INDEX_FILE
 
@@ -38,7 +38,9 @@ class Model:
     """What the server answers with: a predictor and what it is.
 
     predictor: predict(float32 [n, 784] in [0, 1]) -> float32 [n, 10],
-    thread-safe, with `network` (networks.Network) and `source` (its path).
+    thread-safe, with `network` (networks.Network), `source` (its path)
+    and `inside` (its layers: mnistkit.layers), which is `inside` here too
+    (a predictor without one: layers.Refused, saying so).
     prepare(data, name): a picture's bytes -> uint8 [28, 28], the network's
     input x 255 (the app's prepared_pixels), read from memory; raises
     DataError naming the picture as `name`. At most PREPARED_AT_ONCE
@@ -56,6 +58,8 @@ class Model:
 
     def __init__(self, predictor, prepare, preparing=None):
         self.predictor, self.prepare = predictor, prepare
+        self.inside = getattr(predictor, "inside", None) or layers.Refused(
+            f"{predictor.source}: this model shows no layers")
         self.preparing = preparing or threading.BoundedSemaphore(PREPARED_AT_ONCE)
         self.name = predictor.network.export_name  # as mnist_export.py names its folder: mnist, mnist_lenet5, ...
         self.form = ("LiteRT" if isinstance(predictor, deployed.LiteRTModel)

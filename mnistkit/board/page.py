@@ -1,11 +1,13 @@
 """The board's page and its own endpoints: the page's files, the model line, a picture's answer.
 
-The page's files (static/: index.html, board.js, board.css) are read once,
-from a fixed list: no path from a request reaches the filesystem. A picture
-is prepared from memory by the app's own preparation (Model.prepare: the
-same as mnist_app.py --show-input writes), at most PREPARED_AT_ONCE at a
-time (under_limits, also the keep route's for an original), and answered by
-the model serving the request.
+The page's files (static/: index.html, board.js, board.css, and the Inside
+panel's inside.js, inside.css) are read once, from a fixed list: no path
+from a request reaches the filesystem. A picture is prepared from memory
+by the app's own preparation (Model.prepare: the same as mnist_app.py
+--show-input writes), at most PREPARED_AT_ONCE at a time (under_limits,
+also the keep route's for an original, and the Inside panel's), and
+answered by the model serving the request, and by the --compare model
+beside it.
 """
 import functools
 import os
@@ -19,8 +21,10 @@ from ..records import IMAGE_PIXELS
 from .table import BoardError, Reply
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
-PAGES = {"/": ("index.html", "text/html; charset=utf-8"), "/board.js": ("board.js", "text/javascript; charset=utf-8"),
-         "/board.css": ("board.css", "text/css; charset=utf-8")}  # the only files served
+SCRIPT, STYLE = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+PAGES = {"/": ("index.html", "text/html; charset=utf-8"), "/board.js": ("board.js", SCRIPT),
+         "/board.css": ("board.css", STYLE), "/inside.js": ("inside.js", SCRIPT),
+         "/inside.css": ("inside.css", STYLE)}  # the only files served
 PICTURE_NAME = "picture"  # how a refusal names a picture sent without a name
 NO_CACHE = {"Cache-Control": "no-cache"}
 
@@ -34,34 +38,51 @@ def page_file(path):
 
 
 def page(call):
-    """GET /, /board.js, /board.css: the page's files."""
+    """GET /, /board.js, /board.css, /inside.js, /inside.css: the page's files."""
     content, media_type = page_file(call.path)
     return Reply(content, media_type=media_type, headers=NO_CACHE)
 
 
 def model_line(call):
-    """GET /board/model: which model answers (Model.describe): name, network, global_step, form, source, version."""
-    return call.model.describe()
+    """GET /board/model: which model answers (Model.describe): name, network, global_step, form, source, version;
+    with --compare, the second model's under "compare"."""
+    line = call.model.describe()
+    if call.compare is not None:
+        line["compare"] = call.compare.describe()
+    return line
 
 
 def predict(call):
     """POST /board/predict, a picture's bytes (its name in an X-Filename header): read_picture's answer."""
-    return read_picture(call.model, call.body, picture_name(urllib.parse.unquote(call.headers.get("x-filename", ""))))
+    return read_picture(call.model, call.body, named(call), call.compare)
 
 
-def read_picture(model, data, name):
-    """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model.
+def named(call):
+    """The picture's name a request gives in its X-Filename header (URL-encoded), for messages (picture_name)."""
+    return picture_name(urllib.parse.unquote(call.headers.get("x-filename", "")))
+
+
+def read_picture(model, data, name, compare=None):
+    """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model;
+    with a compare Model, its digit, probabilities and model under "compare", for the same input.
 
     The bytes are prepared from memory as `mnist_app.py --show-input` would
-    prepare the file, PREPARED_AT_ONCE pictures at a time (a thread waits
-    its turn); a refusal (not an image, HEIC, too large to read, no digit,
-    several digits) is a BoardError 400 with the app's message, naming the
-    picture as `name`.
+    prepare the file, within under_limits; a refusal (not an image, HEIC,
+    too large to read, no digit, several digits) is a BoardError 400 with
+    the app's message, naming the picture as `name`.
     """
     pixels = under_limits(model, model.prepare, data, name)
-    probabilities = model.predictor.predict(pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255)[0]
+    rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    answer = {**answer_of(model, model.predictor.predict(rows)[0]), "input": pixels.reshape(-1).tolist()}
+    if compare is not None:
+        answer["compare"] = answer_of(compare, compare.predictor.predict(rows)[0])
+    return answer
+
+
+def answer_of(model, probabilities):
+    """{"digit", "probabilities" [10], "model": Model.describe()} of one picture's probabilities float32 [10]."""
     return {"digit": int(np.argmax(probabilities)), "probabilities": [float(p) for p in probabilities],
-            "input": pixels.reshape(-1).tolist(), "model": model.describe()}
+            "model": model.describe()}
 
 
 def under_limits(model, read, *args):

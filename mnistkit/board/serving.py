@@ -4,8 +4,11 @@ The routes (app.ROUTES) match TF Serving's own two patterns (PREDICT_PATH
 for POST, STATUS_PATH for GET) and answer anything else under /v1/ with its
 400 "Malformed request" (malformed), as TF Serving's http_rest_api_handler
 does. <name> is the export's name of the network (its declaration's
-export_name: mnist, mnist_lenet5); /versions/<N> may follow it, as in TF
-Serving. Paths under /v1/ are matched without regard to case, as TF
+export_name: mnist, mnist_lenet5), of the first model or the --compare one
+(as TF Serving serves several models by name); /versions/<N> may follow
+it, as in TF Serving. A predict with "signature_name": "inside" answers
+forward()'s layers (the exports' second signature, mnistkit.layers), at
+most INSIDE_ROWS instances at a time. Paths under /v1/ are matched without regard to case, as TF
 Serving's are (a model's name keeps its case). Errors are JSON,
 {"error": "..."}, with TF Serving's statuses: 404 for another model name
 or version number, 400 for the rest (another method or path, a version
@@ -15,6 +18,8 @@ import re
 
 import numpy as np
 
+from .. import layers
+from ..errors import DataError
 from ..export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from ..records import IMAGE_PIXELS
 from .table import BoardError
@@ -25,6 +30,8 @@ STATUS_PATH = re.compile(r"/v1/models(?:/(?P<name>[^/:]+))?(?:/versions/(?P<vers
                          r"(?P<metadata>/metadata)?", re.IGNORECASE)  # and GET
 ANY_PATH = re.compile(r"/v1/.*", re.IGNORECASE | re.DOTALL)  # the rest under /v1/: malformed
 PIXEL_RANGE = "pixels are in [0, 1]: divide 0-255 values by 255"
+SIGNATURES = (SIGNATURE_KEY, layers.SIGNATURE_KEY)  # serving_default, and inside: forward()'s layers
+INSIDE_ROWS = 16  # instances an `inside` predict takes at most (LeNet-5's layers: about 48,000 numbers each)
 
 
 def predict(call):
@@ -39,6 +46,8 @@ def predict(call):
         raise BoardError(400, f"{call.method} {call.path}: this server answers :predict only; {SIGNATURE_KEY} is a "
                               f"predict signature, not a classification or regression one")
     images, layout = images_of(call.json)
+    if call.json.get("signature_name") == layers.SIGNATURE_KEY:
+        return inside_answer(model, images, layout)
     return predict_answer(model, images, layout)
 
 
@@ -66,14 +75,17 @@ def malformed(call):
 
 
 def servable(call):
-    """call.model, when the path's name, version and label name it; BoardError 400 for a label, 404 otherwise."""
-    model, found = call.model, call.params
+    """The Model the path's name, version and label name: call.model's, or else the --compare one's name;
+    BoardError 400 for a label, 404 otherwise."""
+    found = call.params
+    served = [m for m in (call.model, call.compare) if m is not None]
+    model = next((m for m in served if m.name == found["name"]), call.model)
     if found["label"] is not None:
         raise BoardError(400, f"Unrecognized servable version label: {found['label']}; this server has no labels: "
                               f"give /versions/{model.version} or no version")
     if found["name"] != model.name:
         raise BoardError(404, f"Servable not found for request: Latest({found['name']}); "
-                              f"this server serves \"{model.name}\"")
+                              f"this server serves {' and '.join(chr(34) + m.name + chr(34) for m in served)}")
     if found["version"] is not None and int(found["version"]) != model.version:
         raise BoardError(404, f"Servable not found for request: Specific({found['name']}, "
                               f"{found['version']}); this server serves version {model.version}")
@@ -95,9 +107,9 @@ def images_of(request):
         raise BoardError(400, 'JSON Value: the request must be an object with either "instances" (row format) '
                               'or "inputs" (columnar format)')
     signature = request.get("signature_name") or SIGNATURE_KEY
-    if signature != SIGNATURE_KEY:
+    if signature not in SIGNATURES:
         raise BoardError(400, f"Serving signature name: \"{signature}\" not found in signature def "
-                              f"(this model has \"{SIGNATURE_KEY}\")")
+                              f"(this model has \"{SIGNATURE_KEY}\" and \"{layers.SIGNATURE_KEY}\")")
     if "instances" in request:
         values, layout = request["instances"], "row"
         if isinstance(values, list) and values and all(isinstance(v, dict) for v in values):
@@ -170,6 +182,26 @@ def predict_answer(model, images, layout):
     return {"outputs": {PROBABILITIES_KEY: probabilities.tolist(), CLASSES_KEY: classes.tolist()}}
 
 
+def inside_answer(model, images, layout):
+    """TF Serving's answer to a predict of the `inside` signature: each layer of forward() under its name, as
+    {"predictions": [{name: values}, ...]} (row) or {"outputs": {name: [values, ...]}} (columnar); values nested
+    as the layer's shape. BoardError 400 past INSIDE_ROWS instances, and as TF Serving says it for a model without
+    the signature."""
+    if len(images) > INSIDE_ROWS:
+        raise BoardError(400, f"{INPUT_KEY}: {len(images)} instances; the \"{layers.SIGNATURE_KEY}\" signature "
+                              f"answers at most {INSIDE_ROWS} at a time (each is every layer's values)")
+    inside = model.inside
+    try:
+        _, values = inside.run(images)
+    except DataError as e:
+        raise BoardError(400, f"Serving signature name: \"{layers.SIGNATURE_KEY}\" not found in signature def "
+                              f"({e})") from None
+    names = [layer.name for layer in inside.layers]
+    if layout == "row":
+        return {"predictions": [{name: v[i].tolist() for name, v in zip(names, values)} for i in range(len(images))]}
+    return {"outputs": {name: v.tolist() for name, v in zip(names, values)}}
+
+
 def version_status(model):
     """TF Serving's answer to GET /v1/models/<name>: one version, AVAILABLE."""
     return {"model_version_status": [{"version": str(model.version), "state": "AVAILABLE",
@@ -183,10 +215,16 @@ def tensor_info(name, dtype, dims):
 
 
 def metadata(model):
-    """TF Serving's answer to GET /v1/models/<name>/metadata: the serving_default signature of the export."""
-    signature = {"inputs": {INPUT_KEY: tensor_info(f"{INPUT_KEY}:0", "DT_FLOAT", [-1, IMAGE_PIXELS])},
-                 "outputs": {PROBABILITIES_KEY: tensor_info(f"{PROBABILITIES_KEY}:0", "DT_FLOAT", [-1, 10]),
-                             CLASSES_KEY: tensor_info(f"{CLASSES_KEY}:0", "DT_INT64", [-1])},
-                 "method_name": "tensorflow/serving/predict"}
+    """TF Serving's answer to GET /v1/models/<name>/metadata: the export's signatures, serving_default and, when
+    the model has its layers, inside."""
+    images = {INPUT_KEY: tensor_info(f"{INPUT_KEY}:0", "DT_FLOAT", [-1, IMAGE_PIXELS])}
+    predict = "tensorflow/serving/predict"
+    signatures = {SIGNATURE_KEY: {"inputs": images, "method_name": predict, "outputs": {
+        PROBABILITIES_KEY: tensor_info(f"{PROBABILITIES_KEY}:0", "DT_FLOAT", [-1, 10]),
+        CLASSES_KEY: tensor_info(f"{CLASSES_KEY}:0", "DT_INT64", [-1])}}}
+    if model.inside.problem is None:
+        signatures[layers.SIGNATURE_KEY] = {"inputs": images, "method_name": predict, "outputs": {
+            layer.name: tensor_info(f"{layers.SCOPE}/{layer.name}:0", "DT_FLOAT", [-1, *layer.shape])
+            for layer in model.inside.layers}}
     return {"model_spec": {"name": model.name, "signature_name": "", "version": str(model.version)},
-            "metadata": {"signature_def": {"signature_def": {SIGNATURE_KEY: signature}}}}
+            "metadata": {"signature_def": {"signature_def": signatures}}}

@@ -113,13 +113,16 @@ class Call:
     str; body: bytes (b"" for a route that takes none); json: the parsed
     body (routes that take JSON), else None; served: what the board
     serves (app.Served); model: the Model answering this request, read once
-    (model.current), so a request is answered by one model to its end.
+    (model.current), so a request is answered by one model to its end;
+    compare: the --compare Model beside it, read once too, or None.
     """
 
     def __init__(self, method, path, params, query, headers, served):
         self.method, self.path, self.params, self.query, self.headers = method, path, params, query, headers
         self.served, self.body, self.json = served, b"", None
         self.model = served.model.current
+        second = getattr(served, "compare", None)
+        self.compare = None if second is None else second.current
 
     @property
     def kept(self):

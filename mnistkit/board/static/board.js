@@ -4,6 +4,8 @@
 // are listed under the board (/board/kept, a page at a time, each picture once in view), and "Learn from my
 // digits" (#learn) starts /board/learn and follows it.
 // The page speaks Chinese or English: the browser's language, until the switch (#lang) picks one, which is kept.
+// The Inside panel is inside.js's (window.insidePanel): it is told each answer, the language and the model line, and
+// while it is open the drawing goes to /board/inside, which answers the same and forward()'s layers in one run.
 "use strict";
 
 const TEXT = {
@@ -81,6 +83,8 @@ let learning = null;     // GET /board/learn's last answer {state, line, step, s
 let learnNote = null;
 let polling = null;      // the timeout of the next GET /board/learn
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
+const insidePanel = window.insidePanel || {wanted: () => false, show() {}, language() {}, model() {}};  // inside.js
+window.boardAgain = () => { if (shown) send(shown.blob, shown.name); };  // the Inside panel opened: ask again
 
 function storedLanguage() {
   try {
@@ -118,6 +122,7 @@ function applyLanguage() {
   for (const item of thumbs.children) labelThumb(item);
   showKeptNote();
   showLearn();
+  insidePanel.language(language);
 }
 
 function say(note) {  // note: [key of TEXT, values for its {}s in order ({a}: a digit, named), or null for ""
@@ -196,6 +201,7 @@ function endStroke() {
 
 function resetAnswer() {
   asked++;
+  insidePanel.show(null);
   showAnswer(null);
   digitView.textContent = "?";
   showMessage(null);
@@ -227,7 +233,7 @@ async function ask(blob, name) {
   // TEXT, detail]} when there is no answer to read: then the page says so plainly, not the browser's exception.
   let response;
   try {
-    response = await fetch("/board/predict", {method: "POST", body: blob,
+    response = await fetch(insidePanel.wanted() ? "/board/inside" : "/board/predict", {method: "POST", body: blob,
       headers: {"Content-Type": blob.type || "application/octet-stream", "X-Filename": encodeURIComponent(name)}});
   } catch (e) {  // no answer at all: the server stopped, or the network is down
     return {problem: ["offline", ""]};
@@ -259,6 +265,7 @@ async function send(blob, name, ended) {
     showAnswer({digit: answer.digit, probabilities: answer.probabilities, input: answer.input, blob, name,
                 kept: null, keeping: false});
   }
+  insidePanel.show(answer.problem || answer.error !== undefined ? null : answer);
   document.body.dataset.answers = String(Number(document.body.dataset.answers || 0) + 1);
   if (ended !== undefined) window.boardTimes.push([ended, performance.now()]);
 }
@@ -689,6 +696,7 @@ async function showModel() {
     return;
   }
   showModelLine();
+  insidePanel.model(model);
 }
 
 makeBars();
