@@ -10,6 +10,7 @@ than its forward() builds, is refused in one line.
 import base64
 import dataclasses
 import json
+import linecache
 import os
 import shutil
 import time
@@ -20,7 +21,7 @@ import pytest
 import mnist_app
 import mnist_forward
 import mnist_lenet5_forward
-from conftest import run_main
+from conftest import ROOT, run_main
 from mnistkit import idx, layers, networks, records
 from mnistkit.board import app, inside, mistakes
 from mnistkit.errors import DataError
@@ -93,9 +94,14 @@ def test_each_layer_is_numpys_on_the_checkpoints_moving_averages(served, network
             assert served_values[i].shape == layer.shape == expected.shape
             np.testing.assert_allclose(served_values[i], expected, rtol=TOLERANCE, atol=TOLERANCE,
                                        err_msg=f"{network.label} {layer.name}")
+    # each layer tied to the line of forward() that computes it (a pool to its conv's line, not max_pool_2x2's)
     assert predictor.inside.layers[0].line == ("y1 = tf.nn.relu(tf.matmul(x, w1) + b1)" if network is MLP else
                                                "pool1 = max_pool_2x2(tf.nn.relu(tf.nn.bias_add(conv2d(images, "
                                                "conv1_w), conv1_b)))")
+    for layer in predictor.inside.layers:
+        file, number = layer.at.split(":")
+        assert file == network.forward + ".py" and linecache.getline(os.path.join(ROOT, file), int(number)).strip() \
+            == layer.line and (layer.line.startswith("return ") if layer.kind == "logits" else layer.name in layer.line)
 
 
 def decoded(maps):
