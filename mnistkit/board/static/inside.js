@@ -7,59 +7,61 @@
 // window.boardAgain() once, to have the answer shown asked again with its layers when the panel opens.
 "use strict";
 (() => {
-const TEXT = {
-  en: {
-    open: "See inside", close: "Hide inside", title: "Inside the network",
-    intro: "What forward() computes between the 28x28 input x and the ten probabilities, for the picture read above.",
-    dense: "{n} units, each a ReLU of a weighted sum of {from}; the brighter, the larger its activation.",
-    conv: "{n} feature maps of {h}x{w}: each a 5x5 filter slid over {from}, plus a bias, then ReLU.",
-    pool: "{n} maps of {h}x{w}: each 2x2 square of {from} keeps its largest value (max-pool).",
-    logits: "The 10 logits, before softmax: softmax(y) gives the probabilities. Pick a digit to see what pushed it.",
-    x: "the input x", pushes: "The units that pushed {d} most (activation × weight to {d}; share of all positive pushes)",
-    pushSum: "These {k} give {s} of all the positive push to {d}.", noPush: "No unit pushed {d} up.",
-    unit: "{layer} unit {u}", map: "{layer} map {u}", activation: "activation {v}",
-    incoming: "Its weights from {from}", filter: "Its 5x5 filter over each map of {from}",
-    outgoing: "Its weights to {to}", colours: "red: positive, blue: negative; strongest ±{m}",
-    refused: "No layers to show: {}", unitFailed: "Cannot show its weights: {}", hint: "Hover, tap or focus a unit.",
-    beside: "Beside it: {net} · global_step {step} · {form}", reads: "{net} reads {d} ({p})",
-    agree: "Both networks read {d}.", disagree: "The networks disagree: {a} reads {da}, {b} reads {db}.",
-    teachFirst: "Teach and learn work on the first model, {net}.",
-    mistakes: "The test set's mistakes", mistakesOf: "Of {net}", reading: "Reading the test records…",
-    scoring: "Scoring {done} of {total} test digits…",
-    matrix: "{right} of {total} test digits read right ({p}). Rows: the true digit; columns: the digit read. A cell opens its digits.",
-    cell: "{count} test digits that are {t}, read as {r}", cellMore: "; the first {k} shown",
-    record: "Test digit #{n}: a {t}, read as {r}. Test digits are the evaluation set: they are never kept.",
-    back: "Back to my drawing", noMistakes: "No mistakes to show: {}", truth: "true", read: "read",
-  },
-  zh: {
-    open: "看看内部", close: "收起内部", title: "网络内部",
-    intro: "对上面识别的图片，forward() 在 28x28 输入 x 与十个概率之间算出的每一层。",
-    dense: "{n} 个单元，每个是 {from} 加权和的 ReLU；越亮，激活值越大。",
-    conv: "{n} 张 {h}x{w} 的特征图：每张是一个 5x5 卷积核在 {from} 上滑动，加偏置，再经 ReLU。",
-    pool: "{n} 张 {h}x{w} 的图：{from} 的每个 2x2 方块只留最大值（最大池化）。",
-    logits: "10 个 logits（softmax 之前）：softmax(y) 得到概率。选一个数字，看是什么推动了它。",
-    x: "输入 x", pushes: "最推动 {d} 的单元（激活值 × 到 {d} 的权重；占全部正向推动的比例）",
-    pushSum: "这 {k} 个单元占推向 {d} 的全部正向推动的 {s}。", noPush: "没有单元把 {d} 往上推。",
-    unit: "{layer} 第 {u} 个单元", map: "{layer} 第 {u} 张图", activation: "激活值 {v}",
-    incoming: "它来自 {from} 的权重", filter: "它在 {from} 每张图上的 5x5 卷积核",
-    outgoing: "它到 {to} 的权重", colours: "红：正，蓝：负；最强 ±{m}",
-    refused: "没有可显示的层：{}", unitFailed: "无法显示它的权重：{}", hint: "把鼠标移到单元上、点一下或用键盘选中。",
-    beside: "旁边：{net} · 训练步数 global_step {step} · {form}", reads: "{net} 识别为 {d}（{p}）",
-    agree: "两个网络都识别为 {d}。", disagree: "两个网络意见不同：{a} 识别为 {da}，{b} 识别为 {db}。",
-    teachFirst: "教和学习只作用于第一个模型 {net}。",
-    mistakes: "测试集上的错误", mistakesOf: "{net} 的", reading: "正在读取测试记录…",
-    scoring: "已评分 {done} / {total} 个测试数字…",
-    matrix: "{total} 个测试数字中识别正确 {right} 个（{p}）。行：真实数字；列：识别结果。点一个格子看其中的数字。",
-    cell: "{count} 个是 {t} 却识别为 {r} 的测试数字", cellMore: "；显示前 {k} 个",
-    record: "测试数字 #{n}：是 {t}，识别为 {r}。测试数字是评估集，从不保存。",
-    back: "回到我写的数字", noMistakes: "无法显示错误：{}", truth: "真实", read: "识别",
-  },
+const TEXT = {  // each of the panel's words: [English, 中文]
+  open: ["See inside", "看看内部"],
+  close: ["Hide inside", "收起内部"],
+  title: ["Inside the network", "网络内部"],
+  intro: ["What forward() computes between the 28x28 input x and the ten probabilities, for the picture read above.",
+          "对上面识别的图片，forward() 在 28x28 输入 x 与十个概率之间算出的每一层。"],
+  dense: ["{n} units, each a ReLU of a weighted sum of {from}; the brighter, the larger its activation.",
+          "{n} 个单元，每个是 {from} 加权和的 ReLU；越亮，激活值越大。"],
+  conv: ["{n} feature maps of {h}x{w}: each a 5x5 filter slid over {from}, plus a bias, then ReLU.",
+         "{n} 张 {h}x{w} 的特征图：每张是一个 5x5 卷积核在 {from} 上滑动，加偏置，再经 ReLU。"],
+  pool: ["{n} maps of {h}x{w}: each 2x2 square of {from} keeps its largest value (max-pool).",
+         "{n} 张 {h}x{w} 的图：{from} 的每个 2x2 方块只留最大值（最大池化）。"],
+  logits: ["The 10 logits, before softmax: softmax(y) gives the probabilities. Pick a digit to see what pushed it.",
+           "10 个 logits（softmax 之前）：softmax(y) 得到概率。选一个数字，看是什么推动了它。"],
+  x: ["the input x", "输入 x"],
+  pushes: ["The units that pushed {d} most (activation × weight to {d}; share of all positive pushes)",
+           "最推动 {d} 的单元（激活值 × 到 {d} 的权重；占全部正向推动的比例）"],
+  pushSum: ["These {k} give {s} of all the positive push to {d}.", "这 {k} 个单元占推向 {d} 的全部正向推动的 {s}。"],
+  noPush: ["No unit pushed {d} up.", "没有单元把 {d} 往上推。"],
+  unit: ["{layer} unit {u}", "{layer} 第 {u} 个单元"],
+  map: ["{layer} map {u}", "{layer} 第 {u} 张图"],
+  activation: ["activation {v}", "激活值 {v}"],
+  incoming: ["Its weights from {from}", "它来自 {from} 的权重"],
+  filter: ["Its 5x5 filter over each map of {from}", "它在 {from} 每张图上的 5x5 卷积核"],
+  outgoing: ["Its weights to {to}", "它到 {to} 的权重"],
+  colours: ["red: positive, blue: negative; strongest ±{m}", "红：正，蓝：负；最强 ±{m}"],
+  refused: ["No layers to show: {}", "没有可显示的层：{}"],
+  unitFailed: ["Cannot show its weights: {}", "无法显示它的权重：{}"],
+  hint: ["Hover, tap or focus a unit.", "把鼠标移到单元上、点一下或用键盘选中。"],
+  beside: ["Beside it: {net} · global_step {step} · {form}", "旁边：{net} · 训练步数 global_step {step} · {form}"],
+  reads: ["{net} reads {d} ({p})", "{net} 识别为 {d}（{p}）"],
+  agree: ["Both networks read {d}.", "两个网络都识别为 {d}。"],
+  disagree: ["The networks disagree: {a} reads {da}, {b} reads {db}.", "两个网络意见不同：{a} 识别为 {da}，{b} 识别为 {db}。"],
+  teachFirst: ["Teach and learn work on the first model, {net}.", "教和学习只作用于第一个模型 {net}。"],
+  mistakes: ["The test set's mistakes", "测试集上的错误"],
+  mistakesOf: ["Of {net}", "{net} 的"],
+  reading: ["Reading the test records…", "正在读取测试记录…"],
+  scoring: ["Scoring {done} of {total} test digits…", "已评分 {done} / {total} 个测试数字…"],
+  matrix: ["{right} of {total} test digits read right ({p}). Rows: the true digit; columns: the digit read. A cell opens its digits.",
+           "{total} 个测试数字中识别正确 {right} 个（{p}）。行：真实数字；列：识别结果。点一个格子看其中的数字。"],
+  cell: ["{count} test digits that are {t}, read as {r}", "{count} 个是 {t} 却识别为 {r} 的测试数字"],
+  cellMore: ["; the first {k} shown", "；显示前 {k} 个"],
+  record: ["Test digit #{n}: a {t}, read as {r}. Test digits are the evaluation set: they are never kept.",
+           "测试数字 #{n}：是 {t}，识别为 {r}。测试数字是评估集，从不保存。"],
+  back: ["Back to my drawing", "回到我写的数字"],
+  noMistakes: ["No mistakes to show: {}", "无法显示错误：{}"],
+  truth: ["true", "真实"],
+  read: ["read", "识别"],
 };
 const POLL_MS = 500;       // how often GET /board/mistakes is asked while the test set is scored
 const HOVER_MS = 120;      // a unit hovered this long shows its weights
 const MAP_PIXELS = 3;      // a map's size on the page: its pixels times this (at most 56 px), a filter's times 8
 const MOST_PICTURES = 64;  // a unit's weights drawn as at most this many pictures (conv2's to fc1: 512 of 7x7)
-let T = TEXT.en, language = "en";
+let language = "en";
+const T = new Proxy(TEXT, {get: (text, key) => text[key][language === "zh" ? 1 : 0]});  // T.open: in the language
 let open = false;          // whether the panel is open (and drawings go to /board/inside)
 let line = null;           // /board/model's answer
 let drawing = null;        // the last answer to a drawing or photo
@@ -178,7 +180,7 @@ function buildNet(column, slot, look) {  // the figures of one network's layers 
   const pushes = element("div", "pushes");
   pushes.append(element("p", "push-title"), element("ol"), element("p", "push-sum"));
   pushes.hidden = true;
-  column.append(pushes, element("div", "detail"));
+  column.append(pushes, element("div", "detail", T.hint));
   column.querySelector(".detail").setAttribute("aria-live", "polite");
 }
 
@@ -622,7 +624,6 @@ window.insidePanel = {
   },
   language(code) {
     language = code;
-    T = TEXT[code] || TEXT.en;
     label();
     showCompare(drawing);
     if (open) showPanel();

@@ -1,0 +1,215 @@
+"""The Inside panel in Chromium: both networks' layers, a unit's weights, the pushes, --compare and the mistakes.
+
+One server for the module, `mnist_app.py --serve --model-dir model --compare model_lenet5` on conftest's
+two_models (the 784-500-10 network beside LeNet-5, the sample's test records in data/), and one browser
+(test_board_browser's). What the page draws is read back from its elements and canvases and compared with
+the checkpoints' own tensors (test_inside.shadows).
+"""
+import io
+import os
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import mnist_app
+from conftest import LENET5_STEPS
+from mnistkit import idx
+from test_board import Server, png_bytes
+from test_board_browser import (ANSWER_TIMEOUT, PHONE, SEVEN, answers, browser, draw_with_mouse,  # noqa: F401
+                                drop, open_page, wait_answer)
+from test_inside import shadows
+
+SHOWN = "document.getElementById('inside').dataset.shown"
+
+
+@pytest.fixture(scope="module")
+def server(two_models):
+    started = Server(two_models, "--model-dir", "model", "--compare", "model_lenet5")
+    yield started
+    started.stop()
+
+
+def opened(browser, server, **context):  # noqa: F811
+    """A page of the board with a 7 drawn and the Inside panel open, its layers shown."""
+    page = open_page(browser, server, **{"locale": "en-US", **context})
+    draw_with_mouse(page, SEVEN)
+    page.click("#inside-open")
+    page.wait_for_function(f"{SHOWN} === document.getElementById('digit').textContent", timeout=ANSWER_TIMEOUT)
+    return page
+
+
+def net(slot):
+    return f'#inside .net[data-slot="{slot}"]'
+
+
+def test_the_panel_shows_500_units_of_the_mlp_and_32_and_64_maps_of_lenet5(browser, server):  # noqa: F811
+    page = opened(browser, server)
+    assert page.locator(f'{net("first")} button.unit[data-layer="y1"]').count() == 500
+    assert page.locator(f'{net("compare")} button.map[data-layer="conv1"]').count() == 32
+    assert page.locator(f'{net("compare")} button.map[data-layer="pool1"]').count() == 32
+    assert page.locator(f'{net("compare")} button.map[data-layer="conv2"]').count() == 64
+    assert page.locator(f'{net("compare")} button.unit[data-layer="fc1"]').count() == 512
+    for slot in ("first", "compare"):
+        assert page.locator(f'{net(slot)} button.logit').count() == 10
+    values = page.eval_on_selector_all(f'{net("first")} button.unit', "bs => bs.map(b => Number(b.dataset.value))")
+    brightest = int(np.argmax(values))  # brightness is the activation: the largest is white, a zero black
+    assert page.eval_on_selector(f'{net("first")} button.unit[data-unit="{brightest}"]',
+                                 "b => b.style.backgroundColor") == "rgb(255, 255, 255)"
+    dark = values.index(0.0)
+    assert page.eval_on_selector(f'{net("first")} button.unit[data-unit="{dark}"]',
+                                 "b => b.style.backgroundColor") == "rgb(0, 0, 0)"
+    logits = page.eval_on_selector_all(f'{net("first")} button.logit', "bs => bs.map(b => Number(b.dataset.value))")
+    assert int(np.argmax(logits)) == int(page.text_content("#digit"))  # the logits before softmax, beside it
+    page.context.close()
+
+
+PICTURE = """(selector) => {
+    const canvas = document.querySelector(selector);
+    return Array.from(canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data);
+}"""
+
+
+def signed_picture(rgba, strongest):
+    """The weights a picture of inside.js's paintSigned shows: white 0, red up to +strongest, blue to -strongest."""
+    r, g, b = (np.array(rgba, float).reshape(-1, 4)[:, k] for k in range(3))
+    return np.where(r > b, 1, np.where(b > r, -1, 0)) * (1 - g / 255) * strongest
+
+
+def test_a_units_weight_picture_is_the_checkpoints_column_and_the_keys_move_to_the_next(browser, server,  # noqa: F811
+                                                                                         two_models):
+    page = opened(browser, server)
+    v = shadows(mnist_app.Predictor(str(two_models / "model")).ckpt)
+    page.focus(f'{net("first")} button.unit[data-unit="42"]')
+    for unit in (42, 43):
+        detail = f'{net("first")} .detail'
+        page.wait_for_function(f"document.querySelector('{detail}').dataset.shown === 'y1 {unit}'",
+                               timeout=ANSWER_TIMEOUT)
+        strongest = float(page.get_attribute(f"{detail} figure.incoming", "data-strongest"))
+        shown = signed_picture(page.evaluate(PICTURE, f"{detail} figure.incoming canvas"), strongest)
+        column = v["w1"][:, unit]
+        assert strongest == pytest.approx(np.abs(column).max(), rel=1e-4)
+        assert np.abs(shown - column).max() <= 2.5 * strongest / 255  # 8 bits to the page, 8 bits on the canvas
+        outgoing = page.eval_on_selector_all(f"{detail} figure.weights:not(.incoming) .value",
+                                             "vs => vs.map(v => Number(v.textContent))")
+        np.testing.assert_allclose(outgoing, v["w2"][unit], rtol=5e-3, atol=1e-3)  # its 10 weights to y, shown
+        page.keyboard.press("ArrowRight")  # the keyboard moves to the next unit, which shows its own
+    assert page.evaluate("document.activeElement.dataset.unit") == "44"
+    page.context.close()
+
+
+def test_the_top_pushes_are_activation_times_weight_and_sum_as_said(browser, server, two_models):  # noqa: F811
+    page = opened(browser, server)
+    v = shadows(mnist_app.Predictor(str(two_models / "model")).ckpt)
+    values = "bs => bs.map(b => Number(b.dataset.value))"
+    y1 = np.array(page.eval_on_selector_all(f'{net("first")} button.unit', values))
+    for digit in (int(page.text_content("#digit")), 3):
+        if digit == 3:  # another digit picked among the logits: what pushed it
+            page.click(f'{net("first")} button.logit[data-unit="3"]')
+        box = f'{net("first")} .pushes'
+        assert page.get_attribute(box, "data-digit") == str(digit)
+        listed = page.eval_on_selector_all(f"{box} button.push", "bs => bs.map(b => [Number(b.dataset.pushUnit), "
+                                                                 "Number(b.dataset.push), Number(b.dataset.share)])")
+        push = y1 * v["w2"][:, digit]
+        units = [u for u in np.argsort(-push, kind="stable")[:10] if push[u] > 0]
+        assert [u for u, _, _ in listed] == units
+        np.testing.assert_allclose([p for _, p, _ in listed], push[units], rtol=1e-3)
+        np.testing.assert_allclose([s for _, _, s in listed], push[units] / push.clip(0).sum(), rtol=1e-3)
+        total = sum(s for _, _, s in listed)
+        assert page.text_content(f"{box} .push-sum") == f"These {len(units)} give {100 * total:.1f}% of all the " \
+                                                       f"positive push to {digit}."
+        marked = page.eval_on_selector_all(f'{net("first")} button.unit.pushed',
+                                           "bs => bs.map(b => Number(b.dataset.unit))")
+        assert sorted(marked) == sorted(units)
+    page.context.close()
+
+
+@pytest.fixture(scope="module")
+def disagreed(two_models):
+    """PNG bytes of a bundled test digit the two networks read differently, and of one they agree on."""
+    first = mnist_app.Predictor(str(two_models / "model"))
+    second = mnist_app.Predictor(str(two_models / "model_lenet5"))
+    images = idx.read_idx_split(idx.BUNDLED_DIR, "test")[0]
+    found = {}
+    for image in images[:400]:
+        photo = png_bytes(np.array(Image.fromarray(255 - image).resize((140, 140), Image.Resampling.BICUBIC)))
+        rows = mnist_app.prepared_pixels(io.BytesIO(photo), name="digit").reshape(1, 784) / np.float32(255)
+        agree = int(first.predict(rows).argmax()) == int(second.predict(rows).argmax())
+        found.setdefault(agree, photo)
+        if len(found) == 2:
+            return found
+    pytest.fail("the two networks agree on the first 400 test digits")
+
+
+def test_compare_shows_both_answers_and_marks_a_disagreement(browser, server, disagreed):  # noqa: F811
+    page = open_page(browser, server, locale="en-US")
+    beside = f"Beside it: LeNet-5 · global_step {LENET5_STEPS} · checkpoint"
+    assert page.text_content("#compare-answer .beside") == beside
+    assert page.text_content("#compare-answer .teach-first") == "Teach and learn work on the first model, 784-500-10."
+    for agree, photo in ((False, disagreed[False]), (True, disagreed[True])):
+        before = answers(page)
+        drop(page, photo, "digit.png", "image/png")
+        digit, _ = wait_answer(page, before)
+        other = page.get_attribute("#compare-answer .reads", "data-digit")
+        assert (other == digit) == agree and page.get_attribute("#compare-answer", "data-agree") == str(agree).lower()
+        assert ("disagree" in (page.get_attribute("#compare-answer", "class") or "")) != agree
+        verdict = page.text_content("#compare-answer .verdict")
+        assert verdict == (f"Both networks read {digit}." if agree else
+                           f"The networks disagree: 784-500-10 reads {digit}, LeNet-5 reads {other}.")
+    page.context.close()
+
+
+def test_the_mistakes_grid_opens_a_cells_digits_and_one_digits_inside_never_kept(browser, server):  # noqa: F811
+    page = opened(browser, server)
+    page.click("#inside .mistakes-open")
+    page.wait_for_selector("#inside table.matrix", timeout=120_000)
+    assert page.locator("#inside table.matrix tr").count() == 11
+    cell = page.locator("#inside table.matrix td.wrong button").first
+    count = int(cell.text_content())
+    cell.click()
+    page.wait_for_selector("#inside .tests button.test", timeout=ANSWER_TIMEOUT)
+    assert page.locator("#inside .tests button.test").count() == min(count, 50)
+    truth, read = cell.get_attribute("data-digit"), cell.get_attribute("data-read")
+    teach = page.eval_on_selector_all("#teach .digits button", "bs => bs.map(b => b.disabled)")
+    page.locator("#inside .tests button.test").first.click()
+    page.wait_for_function("!document.querySelector('#inside .record').hidden", timeout=ANSWER_TIMEOUT)
+    banner = page.text_content("#inside .record p")
+    assert banner.startswith("Test digit #") and f": a {truth}, read as {read}." in banner
+    assert banner.endswith("Test digits are the evaluation set: they are never kept.")
+    assert page.evaluate(SHOWN) == read  # its layers, read as the cell says
+    assert page.eval_on_selector_all("#teach .digits button", "bs => bs.map(b => b.disabled)") == teach
+    page.click("#inside .record .back")
+    assert page.evaluate(SHOWN) == page.text_content("#digit")  # the drawing's layers again
+    page.context.close()
+
+
+@pytest.mark.parametrize("locale, words", [
+    ("zh-CN", ("看看内部", "500 个单元，每个是 输入 x 加权和的 ReLU；越亮，激活值越大。")),
+    ("en-US", ("See inside", "500 units, each a ReLU of a weighted sum of the input x; the brighter, the larger its "
+                             "activation."))])
+def test_the_captions_quote_forward_in_the_pages_language(browser, server, locale, words):  # noqa: F811
+    page = open_page(browser, server, locale=locale)
+    draw_with_mouse(page, SEVEN)
+    assert page.text_content("#inside-open") == words[0]
+    page.click("#inside-open")
+    page.wait_for_function(f"{SHOWN} !== ''", timeout=ANSWER_TIMEOUT)
+    y1 = f'{net("first")} figure[data-layer="y1"] figcaption'
+    assert page.text_content(f"{y1} .line") == "y1 = tf.nn.relu(tf.matmul(x, w1) + b1)"
+    assert page.text_content(f"{y1} .at").startswith("mnist_forward.py:")
+    assert page.text_content(f"{y1} .what") == words[1]
+    assert page.text_content(f'{net("compare")} figure[data-layer="fc1"] .line') == \
+        "fc1 = tf.nn.relu(tf.matmul(reshaped, fc1_w) + fc1_b)"
+    page.context.close()
+
+
+def test_on_a_phone_the_panel_fits_its_width_and_a_tap_shows_a_units_weights(browser, server):  # noqa: F811
+    page = opened(browser, server, **PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]
+    page.tap(f'{net("compare")} button.map[data-layer="conv1"][data-unit="3"]')
+    page.wait_for_function(f"document.querySelector('{net('compare')} .detail').dataset.shown === 'conv1 3'",
+                           timeout=ANSWER_TIMEOUT)
+    page.tap(f'{net("compare")} button.map[data-layer="pool1"][data-unit="4"]')  # a pooled map: its conv's filter
+    page.wait_for_function(f"document.querySelector('{net('compare')} .detail').dataset.shown === 'conv1 4'",
+                           timeout=ANSWER_TIMEOUT)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]
+    page.context.close()
