@@ -16,6 +16,7 @@ fact in one place, reached from them through a few named calls:
   writer       label files and images to TFRecord files (the generator's machinery)
   inputs       tf.data over the same files; a failing reader in one line
   networks     each network's declaration; the course's two
+  layers       forward()'s layers, found from the declaration, run with the answer; a unit's weights
   places       what a --model-dir holds: checkpoint files by name, SavedModels, .tflite files, one level off
   checkpoints  a checkpoint read whole, verified and restored; the trainer's saves; which one a reader takes
   training     the step loop's machinery: settings, the resume check, retries, stop signals, TensorBoard, progress
@@ -34,9 +35,11 @@ fact in one place, reached from them through a few named calls:
     table        the one ASGI app every route goes through: guard, body limit, thread, error form
     guard        the Host and Origin checks
     page         the page's files and a picture's answer
+    inside       the Inside panel's answers: a picture's layers, a unit's weights
+    mistakes     the test set's confusion matrix, scored on a thread, and its misread digits
     serving      TF Serving's predict, status and metadata
     teach        keeping digits and learning from them
-    model        the model that answers, and the Follower of the newest
+    model        the model that answers (and the --compare one), and the Follower of the newest
 
 docs/design.md follows one image and one training step through them.
 """

@@ -182,6 +182,19 @@ def test_the_pages_endpoint_answers_digit_probabilities_and_the_input_show_input
     assert status == 200 and model == answer["model"]
 
 
+def test_a_tflite_board_shows_the_layers_of_the_files_inside_signature(tflite_server, digits):
+    pngs, rows = digits
+    status, answer = request(tflite_server.url + "board/inside", pngs[3], {"Content-Type": "image/png"})
+    assert status == 200 and answer["digit"] == 3 and [e["name"] for e in answer["layers"]] == ["y1", "y"]
+    _, predicted = request(tflite_server.url + "board/predict", pngs[3], {"Content-Type": "image/png"})
+    assert answer["probabilities"] == predicted["probabilities"] and answer["input"] == predicted["input"]
+    logits = np.array(answer["layers"][1]["values"])  # the logits: their softmax is the answer
+    np.testing.assert_allclose(np.exp(logits) / np.exp(logits).sum(), answer["probabilities"], atol=1e-5)
+    assert answer["layers"][0]["line"] == "y1 = tf.nn.relu(tf.matmul(x, w1) + b1)"  # from the export's record
+    status, unit = request(tflite_server.url + "board/inside/unit?layer=y1&unit=5")
+    assert status == 200 and unit["to"] == "y" and len(unit["outgoing"]["values"]) == 10
+
+
 PICTURE_REFUSALS = {
     "not an image": (b"just some text\n", "photo.jpg: not an image file"),
     "heic": (b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(64), "photo.jpg: HEIC"),

@@ -21,7 +21,7 @@ import pytest
 import mnist_app
 import mnist_forward
 import mnist_lenet5_forward
-from conftest import ROOT, run_main
+from conftest import MLP_STEPS, ROOT, TRAIN_STEPS, run_main
 from mnistkit import idx, layers, networks, records
 from mnistkit.board import app, inside, mistakes
 from mnistkit.errors import DataError
@@ -201,6 +201,23 @@ def test_compare_answers_both_networks_for_the_same_input_within_100_kb(compared
     assert line["network"] == "784-500-10" and line["compare"]["network"] == "LeNet-5"
     lenet_unit = json.loads(Asked(board, "GET", "/board/inside/unit?layer=conv1&unit=0&model=compare").body)
     assert lenet_unit["layer"] == "conv1" and lenet_unit["to"] == "conv2"
+
+
+def test_the_compare_model_follows_the_newest_checkpoint_of_its_own_folder(served, two_models, trained_workdir,
+                                                                           tmp_path):
+    folder = tmp_path / "second"
+    shutil.copytree(two_models / "model", folder, ignore=shutil.ignore_patterns("train", "eval"))
+    load = lambda: mnist_app.Predictor(str(folder))  # noqa: E731
+    board = app.open_board(lambda: served[LENET5.label], lambda data, name: mnist_app.prepared_pixels(data, name=name),
+                           "unused", compare=(load, folder))
+    assert board.followers() == [board.follower, board.compare_follower]  # serve() starts and stops both
+    assert board.compare.current.global_step == MLP_STEPS and not board.compare_follower.poll()
+    for part in (trained_workdir / "model").glob(f"mnist_model-{TRAIN_STEPS}.*"):  # a newer checkpoint copied in
+        shutil.copy2(part, folder)
+    assert board.compare_follower.poll() and board.compare.current.global_step == TRAIN_STEPS
+    assert board.model.current.predictor is served[LENET5.label]  # the first model stays as it was
+    answer = Asked(app.create_app(board), "POST", "/board/predict", png_bytes(drawn(5)))
+    assert json.loads(answer.body)["compare"]["model"]["global_step"] == TRAIN_STEPS
 
 
 def test_tf_servings_inside_signature_answers_the_layers_of_either_model(compared, served):

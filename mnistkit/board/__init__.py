@@ -3,7 +3,8 @@
 A local web server (uvicorn) that answers a page's drawings and photos with
 the served model's digit, speaks TF Serving's REST API for the same model,
 follows the newest model of --model-dir, keeps the digits a user corrects
-and learns from them. One module per job; app imports the others, and no
+and learns from them, and shows the network's layers for each answer, with
+a second model beside it (--compare). One module per job; app imports the others, and no
 module imports app:
 
   app      the route table (ROUTES), what is served (Served, open_board), create_app, serve
@@ -11,6 +12,8 @@ module imports app:
            the guard, the body limit, the thread hand-off and the error form
   guard    Access: the Host and Origin checks, CORS
   page     the page's files, its model line, a picture's answer
+  inside   the Inside panel: a picture's layers from the same run as its answer, a unit's weights
+  mistakes the test set's confusion matrix, scored once per model version on a thread; its misread digits
   serving  TF Serving's REST API: predict, version status, metadata
   teach    the kept digits' routes and the learn (Learning)
   model    Model (what answers) and Follower (the newest model of --model-dir)

@@ -144,7 +144,7 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     socket listens, and for --host 0.0.0.0 a second line with the addresses
     a phone on the network opens; a one-line warning first when host is not
     a loopback address, and one naming a line of the kept digits' label
-    file the store cannot read. The Follower polls while it serves. Raises
+    file the store cannot read. The Followers poll while it serves. Raises
     DataError when the address cannot be bound. The connections are
     mnistkit.listener's: a first signal stops the server within `grace`
     seconds, whatever clients do, and is raised here afterwards as
