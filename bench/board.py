@@ -6,6 +6,7 @@ or with --work naming a folder that holds model/ and export/):
   python bench/board.py --screenshot docs/board.png   # the checkpoint's page after a 7
   python bench/board.py --page-under-load     # figure 4 alone (no browser)
   python bench/board.py --inside              # figure 5 alone: the Inside panel open and closed
+  python bench/board.py --inside-pictures docs --unit 332   # docs/inside.md's screenshots (unit: a y1 unit)
 
 Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
   1. Command to first answer: from starting `python mnist_app.py --serve --port 0`
@@ -155,6 +156,53 @@ def inside_figure(args):
         print(f"| {name} | {closed:.0f} ms | {opened:.0f} ms | {slowest:.0f} ms | {size / 1000:.0f} KB |")
 
 
+def inside_pictures(args):
+    """docs/inside.md's screenshots into args.inside_pictures, from --work's model/ beside model_lenet5/:
+    inside-mlp.png and inside-lenet5.png (a 0 drawn: each network's layers, y1 unit args.unit's weights and
+    conv1 map 0's filter),
+    inside-compare.png (the answer to a narrow 9, which the two networks may read differently) and
+    inside-mistakes.png (a cell of the test set's grid opened)."""
+    import handmade
+    from playwright.sync_api import sync_playwright
+    from test_board_browser import ZERO, draw_with_mouse
+    process, url, _ = start(args.work, *INSIDE_SERVERS["--compare"])
+    def shot(selector, name):  # the element's screenshot, in 128 colours (a third of the bytes)
+        from PIL import Image
+        path = os.path.join(args.inside_pictures, name)
+        page.locator(selector).screenshot(path=path)
+        Image.open(path).convert("RGB").quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+            page = browser.new_context(locale="en-US", viewport={"width": 900, "height": 900}).new_page()
+            page.goto(url)
+            page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+            draw_with_mouse(page, [[(0.15 + 0.4 * x, 0.1 + 0.8 * y) for x, y in stroke]
+                                   for stroke in handmade.STROKES[9]])
+            shot(".answer", "inside-compare.png")
+            page.click("#clear")
+            draw_with_mouse(page, ZERO)
+            page.click("#inside-open")
+            page.wait_for_function("document.getElementById('inside').dataset.shown === '0'")
+            page.mouse.move(0, 0)  # no unit hovered: the ones focused below show their weights
+            page.focus(f'.net[data-slot="first"] button.unit[data-unit="{args.unit}"]')
+            page.wait_for_function("document.querySelector('.net[data-slot=\"first\"] .detail').dataset.shown "
+                                   f"=== 'y1 {args.unit}'")
+            shot('.net[data-slot="first"]', "inside-mlp.png")
+            page.focus('.net[data-slot="compare"] button.map[data-layer="conv1"][data-unit="0"]')
+            page.wait_for_function("document.querySelector('.net[data-slot=\"compare\"] .detail').dataset.shown "
+                                   "=== 'conv1 0'")
+            shot('.net[data-slot="compare"]', "inside-lenet5.png")
+            page.click("#inside .mistakes-open")
+            page.wait_for_selector("#inside table.matrix", timeout=300_000)
+            page.locator("#inside table.matrix td.wrong button").first.click()
+            page.wait_for_selector("#inside .tests button.test")
+            shot("#inside .mistakes", "inside-mistakes.png")
+            browser.close()
+    finally:
+        stop(process)
+
+
 def client(url, seconds, counts, i):
     """One client: single-image predict requests over one kept-alive connection for `seconds`; counts[i] answers."""
     host, port = url.split("//")[1].rstrip("/").split(":")
@@ -261,7 +309,11 @@ def main():
     parser.add_argument("--big-clients", type=int, default=2, help="clients posting big predicts (figure 4)")
     parser.add_argument("--page-under-load", action="store_true", help="figure 4 alone, on the .tflite")
     parser.add_argument("--inside", action="store_true", help="figure 5 alone (--work holds model/ and model_lenet5/)")
+    parser.add_argument("--inside-pictures", metavar="FOLDER", help="docs/inside.md's screenshots, into FOLDER")
+    parser.add_argument("--unit", type=int, default=0, help="--inside-pictures: the y1 unit whose weights are shown")
     args = parser.parse_args()
+    if args.inside_pictures:
+        return inside_pictures(args)
     if args.inside:
         return inside_figure(args)
     page_figure(args)

@@ -32,6 +32,8 @@ const TEXT = {  // each of the panel's words: [English, 中文]
   incoming: ["Its weights from {from}", "它来自 {from} 的权重"],
   filter: ["Its 5x5 filter over each map of {from}", "它在 {from} 每张图上的 5x5 卷积核"],
   outgoing: ["Its weights to {to}", "它到 {to} 的权重"],
+  evidence: ["x × its weights: what this picture gives it, pixel by pixel (sum {s}, before its bias b1)",
+             "x × 它的权重：这张图逐像素给它的输入（总和 {s}，未加偏置 b1）"],
   colours: ["red: positive, blue: negative; strongest ±{m}", "红：正，蓝：负；最强 ±{m}"],
   refused: ["No layers to show: {}", "没有可显示的层：{}"],
   unitFailed: ["Cannot show its weights: {}", "无法显示它的权重：{}"],
@@ -47,7 +49,7 @@ const TEXT = {  // each of the panel's words: [English, 中文]
   scoring: ["Scoring {done} of {total} test digits…", "已评分 {done} / {total} 个测试数字…"],
   matrix: ["{right} of {total} test digits read right ({p}). Rows: the true digit; columns: the digit read. A cell opens its digits.",
            "{total} 个测试数字中识别正确 {right} 个（{p}）。行：真实数字；列：识别结果。点一个格子看其中的数字。"],
-  cell: ["{count} test digits that are {t}, read as {r}", "{count} 个是 {t} 却识别为 {r} 的测试数字"],
+  cell: ["Test digits that are {t}, read as {r}: {count}", "是 {t} 却识别为 {r} 的测试数字：{count} 个"],
   cellMore: ["; the first {k} shown", "；显示前 {k} 个"],
   record: ["Test digit #{n}: a {t}, read as {r}. Test digits are the evaluation set: they are never kept.",
            "测试数字 #{n}：是 {t}，识别为 {r}。测试数字是评估集，从不保存。"],
@@ -348,8 +350,25 @@ async function showUnit(button) {  // the detail box of the unit's network: its 
   const incoming = weightsFigure(answer.incoming, say(asked.kind === "conv" ? "filter" : "incoming", {from}), columns);
   incoming.classList.add("incoming");
   detail.append(incoming);
+  const input = shownLooks()[0].input;
+  if (asked.kind === "dense" && !before && input) detail.append(evidence(answer.incoming, input));
   if (answer.outgoing) detail.append(weightsFigure(answer.outgoing, say("outgoing", {to: answer.to})));
   detail.dataset.shown = `${asked.name} ${unit}`;
+}
+
+function evidence(incoming, input) {  // x times a first-layer unit's weights: what this picture gives the unit
+  const weights = values(incoming, 0, bytes(incoming.data));
+  const product = weights.map((w, i) => w * input[i] / 255);
+  const strongest = Math.max(...product.map(Math.abs));
+  const figure = element("figure", "weights evidence");
+  const canvas = element("canvas");
+  canvas.width = canvas.height = 28;
+  canvas.style.width = canvas.style.height = "112px";
+  paintSigned(canvas, product, strongest);
+  const sum = product.reduce((a, b) => a + b, 0);
+  figure.append(canvas, element("figcaption", "", say("evidence", {s: fixed(sum)}) + " · " +
+                                say("colours", {m: fixed(strongest)})));
+  return figure;
 }
 
 function unitEvent(event) {
