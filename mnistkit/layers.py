@@ -187,11 +187,14 @@ def saved_model_inside(sess, meta_graph, record, path, images, probabilities):
     """The GraphInside of a loaded SavedModel (its `inside` signature, the layers its export record lists; images
     and probabilities: its serving_default tensors' names), or Refused naming path when it was exported without."""
     signature = meta_graph.signature_def.get(SIGNATURE_KEY)
-    if signature is None or not (record or {}).get("inside"):
+    try:
+        layers = [Layer.from_record(entry) for entry in (record or {}).get("inside") or ()]
+        tensors = [sess.graph.get_tensor_by_name(signature.outputs[layer.name].name) for layer in layers]
+    except (KeyError, TypeError, ValueError, AttributeError):
+        layers = ()
+    if not layers:
         return Refused(f"{path}: exported without its layers (no `{SIGNATURE_KEY}` signature); export it again "
                        f"with mnist_export.py")
-    layers = [Layer.from_record(entry) for entry in record["inside"]]
-    tensors = [sess.graph.get_tensor_by_name(signature.outputs[layer.name].name) for layer in layers]
     sources = [t.op.inputs[0] if t.op.type == "Identity" else t for t in tensors]
     weights = [None if layer.kind == "pool" else weights_tensor(t.op, before)
                for layer, t, before in zip(layers, sources, [None] + sources[:-1])]
@@ -209,14 +212,18 @@ class LiteInside:
 
     @classmethod
     def of(cls, model):
-        """The LiteInside of a LiteRTModel, or Refused when its file holds no inside."""
-        entries = (model.record or {}).get("inside")
+        """The LiteInside of a LiteRTModel, or Refused when its file holds no inside (or a record of it that is
+        not one)."""
         by_name = {d["name"]: d for d in model.interpreter.get_output_details()}
-        if not entries or any(f"{SCOPE}/{entry['name']}" not in by_name for entry in entries):
+        try:
+            layers = [Layer.from_record(entry) for entry in (model.record or {}).get("inside") or ()]
+            details = [by_name[f"{SCOPE}/{layer.name}"] for layer in layers]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            layers = ()
+        if not layers:
             return Refused(f"{model.source}: exported without its layers (no `{SIGNATURE_KEY}` signature); export "
                            f"it again with mnist_export.py")
-        layers = [Layer.from_record(entry) for entry in entries]
-        return cls(model, layers, [by_name[f"{SCOPE}/{layer.name}"] for layer in layers])
+        return cls(model, layers, details)
 
     def run(self, pictures):
         """As GraphInside.run: the probabilities and the layers of one invoke."""
@@ -224,10 +231,12 @@ class LiteInside:
         return values[0], [v.reshape((len(v),) + layer.shape) for v, layer in zip(values[1:], self.layers)]
 
     def weights(self):
-        """As GraphInside.weights, from the weights of the operator that computes each layer (lite_weights)."""
+        """As GraphInside.weights, from the weights of the operator that computes each layer (lite_weights), read
+        while no other thread uses the interpreter."""
         with self.lock:
             if self.held is None:
-                self.held = lite_weights(self.model, self.layers, self.details)
+                with self.model.lock:
+                    self.held = lite_weights(self.model, self.layers, self.details)
             return self.held
 
 
@@ -286,7 +295,7 @@ def unit(inside, layer_name, index):
     """
     names = [layer.name for layer in inside.layers]
     if layer_name not in names:
-        raise ValueError(f"no layer {layer_name!r}; the layers are {', '.join(names)}")
+        raise ValueError(f"no layer {layer_name[:40]!r}; the layers are {', '.join(names)}")
     at = names.index(layer_name)
     layer = inside.layers[at]
     if layer.kind == "pool":

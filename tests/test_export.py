@@ -334,11 +334,14 @@ def test_an_export_from_before_records_is_told_by_its_exact_weights(exports, tmp
     without_record(exports["work"] / "export" / f"{name}_int8.tflite", old)
     model = mnistkit.deployed.load(str(old))
     assert model.record is None and model.network == network
+    assert model.inside.problem == (f"{old}: exported without its layers (no `inside` signature); export it again "
+                                    f"with mnist_export.py")  # it answers, without layers to show
     saved = tmp_path / name / "1"
     shutil.copytree(exports["work"] / "export" / name / "1", saved)
     shutil.rmtree(saved / "assets.extra")
     model = mnistkit.deployed.load(str(saved))
     assert model.record is None and model.network == network
+    assert model.inside.problem.startswith(f"{saved}: exported without its layers")
     assert mnistkit.deployed.network_of_shapes({(500, 784), (10, 500), (32, 5, 5, 1)}) is None  # not exactly either
     assert mnistkit.networks.guess(["w1", "b1", "w2", "b2", "w3"]) is None
 

@@ -326,6 +326,14 @@ def test_a_declaration_that_does_not_fit_forward_is_one_line(inside_declared, li
     assert str(refused.value).startswith(line) and "\n" not in str(refused.value)
 
 
+def test_a_compare_model_that_cannot_be_served_is_one_line_before_anything_listens(two_models, tmp_path):
+    result = run_main("mnist_app.py", "--serve", "--port", "0", "--model-dir", str(two_models / "model"),
+                      "--compare", "nowhere", cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("error: --compare: nowhere: no checkpoint found; train first with `python ")
+    assert result.stderr.count("\n") == 1
+
+
 @pytest.mark.quick
 def test_compare_is_a_serve_option(tmp_path):
     result = run_main("mnist_app.py", "--compare", "model_lenet5", "pic.png", cwd=tmp_path)

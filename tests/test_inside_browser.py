@@ -183,22 +183,25 @@ def test_the_mistakes_grid_opens_a_cells_digits_and_one_digits_inside_never_kept
     page.context.close()
 
 
-@pytest.mark.parametrize("locale, words", [
-    ("zh-CN", ("看看内部", "500 个单元，每个是 输入 x 加权和的 ReLU；越亮，激活值越大。")),
-    ("en-US", ("See inside", "500 units, each a ReLU of a weighted sum of the input x; the brighter, the larger its "
-                             "activation."))])
-def test_the_captions_quote_forward_in_the_pages_language(browser, server, locale, words):  # noqa: F811
-    page = open_page(browser, server, locale=locale)
+CAPTIONS = {"en": "500 units, each a ReLU of a weighted sum of the input x; the brighter, the larger its activation.",
+            "zh": "500 个单元，每个是 输入 x 加权和的 ReLU；越亮，激活值越大。"}  # y1's, beside its line
+
+
+def test_the_captions_quote_forward_in_the_pages_language_and_follow_its_switch(browser, server):  # noqa: F811
+    page = open_page(browser, server, locale="zh-CN")
     draw_with_mouse(page, SEVEN)
-    assert page.text_content("#inside-open") == words[0]
     page.click("#inside-open")
     page.wait_for_function(f"{SHOWN} !== ''", timeout=ANSWER_TIMEOUT)
     y1 = f'{net("first")} figure[data-layer="y1"] figcaption'
-    assert page.text_content(f"{y1} .line") == "y1 = tf.nn.relu(tf.matmul(x, w1) + b1)"
-    assert page.text_content(f"{y1} .at").startswith("mnist_forward.py:")
-    assert page.text_content(f"{y1} .what") == words[1]
-    assert page.text_content(f'{net("compare")} figure[data-layer="fc1"] .line') == \
-        "fc1 = tf.nn.relu(tf.matmul(reshaped, fc1_w) + fc1_b)"
+    for language in ("zh", "en"):
+        if language == "en":
+            page.click('#lang [data-lang="en"]')
+        assert page.text_content("#inside-open") == {"zh": "收起内部", "en": "Hide inside"}[language]
+        assert page.text_content(f"{y1} .what") == CAPTIONS[language]
+        assert page.text_content(f"{y1} .line") == "y1 = tf.nn.relu(tf.matmul(x, w1) + b1)"  # the code, in both
+        assert page.text_content(f"{y1} .at").startswith("mnist_forward.py:")
+        assert page.text_content(f'{net("compare")} figure[data-layer="fc1"] .line') == \
+            "fc1 = tf.nn.relu(tf.matmul(reshaped, fc1_w) + fc1_b)"
     page.context.close()
 
 

@@ -41,7 +41,7 @@ import signal
 import sys
 
 from .. import listener, pictures, records
-from ..errors import Interrupted
+from ..errors import DataError, Interrupted
 from ..learn import DEFAULT_STEPS
 from . import inside, mistakes, page, serving, teach
 from .guard import Access
@@ -113,7 +113,7 @@ def open_board(load, prepare, path, kept=None, steps=DEFAULT_STEPS, share=record
     share, data_dir: the learn's (teach.Learning; data_dir's test records
     are the mistakes'); compare: (load, path) of a second model served
     beside the first, with a Follower of its own, or None. Raises DataError
-    as load() does.
+    as load() does (the second's said as --compare's).
     """
     model = Model(load(), prepare)
     follower = Follower(model, load, path)
@@ -121,7 +121,11 @@ def open_board(load, prepare, path, kept=None, steps=DEFAULT_STEPS, share=record
     served = Served(model, follower, kept, learning, Mistakes(data_dir))
     if compare:
         second_load, second_path = compare
-        served.compare = Model(second_load(), prepare, model.preparing)
+        try:
+            second = second_load()
+        except DataError as e:
+            raise DataError(f"--compare: {e}") from None
+        served.compare = Model(second, prepare, model.preparing)
         served.compare_follower = Follower(served.compare, second_load, second_path)
     return served
 

@@ -643,6 +643,7 @@ window.insidePanel = {
   },
   language(code) {
     language = code;
+    panel.querySelectorAll(".net").forEach(column => { column.dataset.shape = ""; });  // captions made again
     label();
     showCompare(drawing);
     if (open) showPanel();
