@@ -105,13 +105,19 @@ def stroke_latencies(browser, url, strokes, screenshot=None):
     return [shown - ended for ended, shown in times[:strokes]]
 
 
+def board_page(browser, url, width, height):
+    """A new page of the board at url in a window of width x height, once its model line is shown."""
+    page = browser.new_context(locale="en-US", viewport={"width": width, "height": height}).new_page()
+    page.goto(url)
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+    return page
+
+
 def inside_latencies(browser, url, strokes):
     """({"closed": [ms], "open": [ms]}, bytes of an inside answer): stroke end to answer shown with the Inside
     panel closed and open, alternating, `strokes` of each (a 7 and a 0 in turn)."""
     from test_board_browser import SEVEN, ZERO, draw_with_mouse
-    page = browser.new_context(locale="en-US", viewport={"width": 1100, "height": 900}).new_page()
-    page.goto(url)
-    page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+    page = board_page(browser, url, 1100, 900)
     draw_with_mouse(page, SEVEN)  # the first answer brings the panel's button
     found = {"closed": [], "open": []}
     for i in range(2 * strokes):
@@ -166,6 +172,7 @@ def inside_pictures(args):
     from playwright.sync_api import sync_playwright
     from test_board_browser import ZERO, draw_with_mouse
     process, url, _ = start(args.work, *INSIDE_SERVERS["--compare"])
+
     def shot(selector, name):  # the element's screenshot, in 128 colours (a third of the bytes)
         from PIL import Image
         path = os.path.join(args.inside_pictures, name)
@@ -174,9 +181,7 @@ def inside_pictures(args):
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
-            page = browser.new_context(locale="en-US", viewport={"width": 900, "height": 900}).new_page()
-            page.goto(url)
-            page.wait_for_function("document.getElementById('model').dataset.form !== undefined")
+            page = board_page(browser, url, 900, 900)
             draw_with_mouse(page, [[(0.15 + 0.4 * x, 0.1 + 0.8 * y) for x, y in stroke]
                                    for stroke in handmade.STROKES[9]])
             shot(".answer", "inside-compare.png")
