@@ -137,7 +137,8 @@ SLOWEST_FILES = ("test_user_faults", "test_learn", "test_distributed", "test_pro
                  "test_diverged", "test_faults", "test_speed_paths", "test_promises_data", "test_tfdata",
                  "test_app", "test_lenet5", "test_pictures", "test_export", "test_records", "test_board_teach",
                  "test_course_constants", "test_board_learn", "test_cli", "test_board_guards", "test_errors",
-                 "test_checkpoints", "test_board_browser", "test_progress", "test_training")
+                 "test_checkpoints", "test_board_browser", "test_inside_browser", "test_inside", "test_progress",
+                 "test_training")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -105,7 +105,10 @@ function values(maps, k, data) {  // map k of a "maps" entry as floats (its 8-bi
 
 function paintGray(canvas, data, offset, width, height) {  // 8-bit values as gray: bright is large
   const image = canvas.getContext("2d").createImageData(width, height);
-  for (let i = 0; i < width * height; i++) image.data.set([data[offset + i], data[offset + i], data[offset + i], 255], 4 * i);
+  for (let i = 0; i < width * height; i++) {
+    const v = data[offset + i];
+    image.data.set([v, v, v, 255], 4 * i);
+  }
   canvas.getContext("2d").putImageData(image, 0, 0);
 }
 
