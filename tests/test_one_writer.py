@@ -62,7 +62,6 @@ def trainer(work, *flags):
     return run_main("mnist_backward.py", "--model-dir", "model", "--quiet", *flags, cwd=work)
 
 
-@pytest.mark.quick
 def test_a_trainer_is_refused_while_a_learn_writes_the_folder_and_a_reader_is_not(trained_workdir, tmp_path, holder):
     work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
     before = sorted(os.listdir(work / "model"))
