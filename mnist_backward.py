@@ -66,6 +66,8 @@ OPTIONS = cli.Options([
            resume="free"),
     Option("log", print, flag=False, resume="free"),
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)", resume="free"),
+    Option("print_every", PRINT_EVERY, "steps between the loss lines (mnist_learn.py asks for finer ones)", minimum=1,
+           constant="PRINT_EVERY", resume="free"),
     Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
            f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
     Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float, above=0,
@@ -81,7 +83,7 @@ OPTIONS = cli.Options([
 
 # The trainer's fixed schedule, no option: {Settings attribute: the trainer script's constant}.
 SCHEDULE = {"learning_rate_decay": "LEARNING_RATE_DECAY", "regularizer": "REGULARIZER",
-            "moving_average_decay": "MOVING_AVERAGE_DECAY", "print_every": "PRINT_EVERY", "model_name": "MODEL_NAME"}
+            "moving_average_decay": "MOVING_AVERAGE_DECAY", "model_name": "MODEL_NAME"}
 
 
 def settings_for(net, *args, constants=None, error=None, typed=None, values=None, **options):

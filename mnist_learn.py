@@ -6,24 +6,36 @@ layout). This script then does what the page's button "Learn from my
 digits" does: mnist_generateds.py turns the kept digits into
 TFRecords, and the model folder's trainer (mnist_backward.py, or
 mnist_lenet5_backward.py) goes on from the newest checkpoint with
---mix-records, in a staging folder; the new checkpoint joins ./model/ only
-when the training ends well. Its --undo goes back to the
-checkpoint from before (mnistkit/learn.py; docs/teach.md).
+--mix-records, in a staging folder; mnist_test.py then scores the learned
+checkpoint against the one before, on the test records and on your
+digits, and the new checkpoint joins ./model/ only when the training ended
+well and no digit got worse by more than 2 points (else it waits: accept
+it with --accept-worse, or --discard it). --undo goes back to the
+checkpoint from before, --redo forward again (mnistkit/learn.py;
+docs/teach.md).
 """
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401
 
 import sys
 
-from mnistkit import cli, learn
+from mnistkit import cli, folders, learn
 
 
 def build_parser():
-    """The command line's argparse parser: learn.OPTIONS' flags (declared once, with their bounds), --undo,
-    --verbose and the trainer's own flags after --. Building it imports no TensorFlow."""
+    """The command line's argparse parser: learn.OPTIONS' flags (declared once, with their bounds), the choices
+    about the learns (--undo, --redo, --accept-worse, --discard), --verbose and the trainer's own flags after --.
+    Building it imports no TensorFlow."""
     parser = cli.new_parser(__doc__)
     learn.OPTIONS.add_to(parser, learn)
-    parser.add_argument("--undo", action="store_true", help="go back to the checkpoint before the last learn")
+    choice = parser.add_mutually_exclusive_group()
+    choice.add_argument("--undo", action="store_true", help="go back to the checkpoint before the last learn")
+    choice.add_argument("--redo", action="store_true", help="put the learned checkpoint the last --undo took back "
+                                                            "in service again")
+    choice.add_argument("--accept-worse", action="store_true",
+                        help="use the learned checkpoint even when a digit got worse: the one waiting for this "
+                             "choice, else the one this learn makes")
+    choice.add_argument("--discard", action="store_true", help="remove the learned checkpoint waiting for a choice")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (the trainer's)")
     parser.add_argument("trainer_args", nargs="*", metavar="-- TRAINER_FLAG",
                         help="after --: more flags for the trainer, e.g. -- --learning-rate-base 0.01")
@@ -31,14 +43,18 @@ def build_parser():
 
 
 def main(argv=None):
-    """The command line of mnist_learn.py: learn.learn(), or learn.undo() with --undo; returns the exit status."""
+    """The command line of mnist_learn.py: learn.learn(), or undo, redo, accept or discard; returns the exit
+    status (1 with one line for a learn held because a digit got worse)."""
     parser = build_parser()
     args = learn.OPTIONS.check(parser.parse_args(cli.arguments(argv)), learn, parser.error)
-    if args.undo:
-        return cli.exit_status(lambda: learn.undo(args.model_dir))
+    for flag, choose in (("undo", learn.undo), ("redo", learn.redo), ("discard", learn.discard)):
+        if getattr(args, flag):
+            return cli.exit_status(lambda: choose(args.model_dir))
+    if args.accept_worse and any(entry.get("state") == "held" for entry in folders.learn_history(args.model_dir)[0]):
+        return cli.exit_status(lambda: learn.accept(args.model_dir))
     trainer_args = [*args.trainer_args, *(["--verbose"] if args.verbose else [])]
     return cli.exit_status(lambda: learn.learn(args.model_dir, args.keep_dir, args.steps, args.data_dir, args.share,
-                                               trainer_args=trainer_args),
+                                               trainer_args=trainer_args, accept_worse=args.accept_worse),
                            interrupted=f"stopped; {args.model_dir} is unchanged")
 
 

@@ -13,6 +13,10 @@ Each score also goes to TensorBoard (<model folder>/eval, beside the
 trainer's train/), and `--report report.png` / `--report-json report.json`
 write an evaluation report: confusion matrix, per-digit precision and
 recall, and the misclassified test digits the network was surest about.
+`--checkpoint PREFIX` scores that checkpoint instead of the newest, once;
+given again, and with --data-dir given again, each checkpoint is scored on
+each test set in one process (mnist_learn.py compares a learned checkpoint
+with the one before on MNIST and on your kept digits that way).
 """
 
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
@@ -230,6 +234,51 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         time.sleep(interval)
 
 
+def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_forward, pipeline="fast",
+               model_dir=mnist_backward.MODEL_SAVE_PATH, trainer=mnist_backward):
+    """Score each checkpoint of ckpt_paths on each data folder's test records, once (--checkpoint, --data-dir again).
+
+    ckpt_paths: checkpoint prefixes (None among them: the newest of
+    model_dir); data_dirs: folders holding mnist_test.tfrecords. One line
+    each, `After N training steps, test accuracy = X (CHECKPOINT, RECORDS)`;
+    report_json: a path for one JSON list of their reports (report.py's
+    numbers, with "checkpoint" and "test_records"), checkpoint by
+    checkpoint. Returns [(global_step, accuracy, count)] in that order.
+    Raises DataError for a checkpoint that is not there, damaged or holding
+    NaN weights, and for test records that are missing or bad.
+    """
+    test_paths = []
+    for data_dir in data_dirs:
+        if not os.path.isdir(data_dir):
+            raise records.no_data(data_dir)
+        test_paths.append(os.path.join(data_dir, mnist_generateds.tfRecord_test))
+        records.check_tfrecord(test_paths[-1])
+    results, reports = [], []
+    for ckpt in ckpt_paths:
+        ckpt = ckpt or newest_checkpoint(model_dir, trainer.MODEL_NAME)
+        if ckpt is None:
+            raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH)
+        if checkpoints.checkpoint_format(ckpt) is None:
+            raise DataError(f"{ckpt}: no such checkpoint (no {os.path.basename(ckpt)}.index there)")
+        try:
+            found = checkpoints.checked(os.path.dirname(ckpt) or os.curdir, ckpt, net.NETWORK, "test_script")
+            for path in test_paths:
+                result = evaluate(ckpt, path, details=report_json is not None, pipeline=pipeline, found=found,
+                                  net=importlib.import_module(found.network.forward))
+                log("After %d training steps, test accuracy = %g (%s, %s)" % (result[0], result[1], ckpt, path))
+                results.append(result[:3])
+                if report_json is not None:
+                    reports.append({"checkpoint": ckpt, "test_records": path, **reporting.report_numbers(
+                        result[0], result[3]["labels"], result[3]["probabilities"])})
+        except (checkpoints.CheckpointDamaged, checkpoints.NotFinite, checkpoints.CheckpointGone) as e:
+            raise DataError(str(e)) from None
+        except tf.errors.OpError as e:
+            raise DataError(f"{ckpt}: cannot evaluate checkpoint ({first_line(e)})") from None
+    if report_json is not None:
+        log("report: " + ", ".join(reporting.write_report(reports, None, json_path=report_json)))
+    return results
+
+
 def publish(result, writer, report, report_json, log=print):
     """A score's accuracy into TensorBoard (writer: a FileWriter, or None), and the report when one is asked for.
 
@@ -257,8 +306,11 @@ def build_parser(net=mnist_forward, doc=__doc__, trainer=mnist_backward, interva
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)
     parser.add_argument("--model-dir", type=cli.path, default=trainer.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
-    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
-                        help=f"folder holding {mnist_generateds.tfRecord_test}")
+    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path, action=cli.Again,
+                        help=f"folder holding {mnist_generateds.tfRecord_test}; given again, each test set is scored")
+    parser.add_argument("--checkpoint", type=cli.path, action="append", metavar="PREFIX",
+                        help="score this checkpoint (e.g. model/mnist_model-2000) instead of the newest in "
+                             "--model-dir, once; give it again to score more in one run")
     parser.add_argument("--interval", type=cli.bounded(float, 0, above=True),
                         default=TEST_INTERVAL_SECS if interval is None else interval,
                         help="seconds between checks for a new checkpoint")
@@ -278,7 +330,14 @@ def main(argv=None, net=mnist_forward, doc=__doc__, trainer=mnist_backward, inte
     mnist_lenet5_test.py."""
     parser = build_parser(net, doc, trainer, interval)
     args = parser.parse_args(cli.arguments(argv))
-    return cli.exit_status(lambda: test(args.model_dir, args.data_dir, args.interval, args.once, report=args.report,
+    data_dirs = args.data_dir if isinstance(args.data_dir, list) else [args.data_dir]
+    if args.checkpoint or len(data_dirs) > 1:
+        if args.report:
+            parser.error("--report draws one checkpoint on one test set: give --report-json for several")
+        return cli.exit_status(lambda: score_each(args.checkpoint or [None], data_dirs, report_json=args.report_json,
+                                                  net=args.net, pipeline=args.pipeline, model_dir=args.model_dir,
+                                                  trainer=trainer))
+    return cli.exit_status(lambda: test(args.model_dir, data_dirs[0], args.interval, args.once, report=args.report,
                                     report_json=args.report_json, net=args.net, pipeline=args.pipeline,
                                     trainer=trainer))
 

@@ -242,6 +242,15 @@ def new_parser(doc, epilog=None):
                                    formatter_class=argparse.ArgumentDefaultsHelpFormatter)
 
 
+class Again(argparse.Action):
+    """An argparse action for a flag that may be given again: the default (one value) while the flag is not given,
+    then the list of the values given (argparse's "append" would keep the default in that list)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = getattr(namespace, self.dest, None)
+        setattr(namespace, self.dest, (given if isinstance(given, list) else []) + [values])
+
+
 def progress_bar(quiet=False, **kwargs):
     """A tqdm progress bar on stderr, or a silent stand-in with the same methods.
 

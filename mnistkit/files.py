@@ -98,6 +98,25 @@ def write_atomically(path, write, what="report"):
 
     Raises DataError naming path (and `what` it is) when the folder cannot be made or written.
     """
+    tmp = prepared(path, write, what)
+    try:
+        replace(tmp, path)
+    except BaseException as e:  # a refused rename, Ctrl-C: the temporary goes
+        discard(tmp)
+        if isinstance(e, OSError):
+            raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+        raise
+
+
+def prepared(path, write, what="report"):
+    """A hidden temporary file beside `path` holding what write(tmp_path) wrote, not yet renamed: its path (str).
+
+    For writes that must all land or none (a learn's promote: the record
+    and the index file after the checkpoint's files): the caller renames
+    it over `path` (replace) or discards it. Raises DataError naming path
+    (and `what` it is) when the folder cannot be made or written; nothing
+    is left then.
+    """
     folder = os.path.dirname(os.path.abspath(path))
     tmp = None
     try:
@@ -106,10 +125,18 @@ def write_atomically(path, write, what="report"):
         os.close(fd)
         write(tmp)
         public_mode(tmp)
-        replace(tmp, path)
-    except BaseException as e:  # a full disk, a refused rename, Ctrl-C: the temporary goes
+        return tmp
+    except BaseException as e:  # a full disk, Ctrl-C: the temporary goes
         if tmp is not None:
             discard(tmp)
         if isinstance(e, OSError):
             raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
         raise
+
+
+def text_writer(text):
+    """A write(tmp) for write_atomically and prepared that writes `text` (UTF-8) into tmp."""
+    def write(tmp):
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+    return write

@@ -15,9 +15,13 @@ A model folder, written here and read through these functions alone:
   checkpoint      the index file naming the newest checkpoints (indexed_prefix, indexed_names; write_index),
                   TensorFlow's CheckpointState as its text format
   schedule.json   FOLDER_FILE, the folder's record: its network, records per epoch and each option trained at
-                  (folder_record, folder_network; write_folder_record)
+                  (folder_record, folder_network; write_folder_record), and its learns (LEARNS, REDO:
+                  learn_history; mnistkit.learn's; an earlier version's learned.json is still read)
+  learns/<n>/     the checkpoint of learn n while it is not in service (held for a choice, or undone)
   .mnist.lock     LOCK_FILE, while a process writes the folder
   train/, eval/   TensorBoard's (mnistkit.training, mnist_test.py)
+change() moves checkpoint files and rewrites the index file and the
+record all at once, or not at all (a learn's promote, undo and redo).
 What a trainer clears before it writes (writing) and the names its
 graph's variables have in a checkpoint (checkpoint_variables,
 check_graph) are here too; reading a checkpoint whole, verified, and
@@ -49,6 +53,9 @@ ANY_CHECKPOINT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)" + V2_SUFFIX + "$"
 # alone (the one file of the V1 format); groups `name` and `step`. checkpoint_steps fills in its name.
 CHECKPOINT_FILE_OF = r"(?P<name>%s)-(?P<step>\d+)" + V2_SUFFIX + "?$"
 FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
+LEARNS, REDO = "learns", "redo"  # the record's learn history (mnistkit.learn's entries) and the learns a redo takes
+LEARNS_FOLDER = "learns"  # <model folder>/learns/<n>/: learn n's checkpoint while it is out of service
+OLDER_LEARNS_FILE = "learned.json"  # an earlier version's learn history: [{"before": name, "after": name}, ...]
 
 # ---------------------------------------------------------------- one writer per folder
 
@@ -355,19 +362,20 @@ def write_index(model_dir, newest, names):
     """Rewrite model_dir's `checkpoint` index file (atomically) to name `newest` among `names` (oldest first).
 
     The names are file names in model_dir (<name>-<step>), written relative,
-    as the trainer's Saver writes them (save_relative_paths): TensorFlow's
-    CheckpointState (tf.train.generate_checkpoint_state_proto) in its text
-    format, what tf.train.get_checkpoint_state reads. Raises DataError when
-    model_dir cannot be written.
+    as the trainer's Saver writes them (save_relative_paths). Raises
+    DataError when model_dir cannot be written.
     """
+    files.write_atomically(os.path.join(model_dir, INDEX_FILE), files.text_writer(index_text(model_dir, newest, names)),
+                           what="the checkpoint index")
+
+
+def index_text(model_dir, newest, names):
+    """The `checkpoint` index file's text naming `newest` among `names` (file names in model_dir, oldest first):
+    TensorFlow's CheckpointState (tf.train.generate_checkpoint_state_proto) in its text format, what
+    tf.train.get_checkpoint_state reads."""
     from google.protobuf import text_format  # TensorFlow's own writer of the index file uses it
     state = tf.train.generate_checkpoint_state_proto(os.path.abspath(model_dir), newest, list(names))  # abs: kept as is
-    text = text_format.MessageToString(state)
-
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-    files.write_atomically(os.path.join(model_dir, INDEX_FILE), write, what="the checkpoint index")
+    return text_format.MessageToString(state)
 
 
 # ---------------------------------------------------------------- the folder's record
@@ -402,13 +410,107 @@ def write_folder_record(model_dir, network, examples, settings):
 
     settings: {option name: JSON value} (cli.Options.record), at the top
     level where "batch_size" always was (mnistkit.learn reads it), so that
-    a record without the other options is read and checked alike.
+    a record without the other options is read and checked alike. The
+    learn history the record holds (LEARNS, REDO) is kept.
     """
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"network": networks.to_record(network), "records": examples, **settings}, f, indent=1)
-            f.write("\n")
-    files.write_atomically(os.path.join(model_dir, FOLDER_FILE), write, what="the model folder's record")
+    kept = {key: value for key, value in folder_record(model_dir).items() if key in (LEARNS, REDO)}
+    record = {"network": networks.to_record(network), "records": examples, **settings, **kept}
+    files.write_atomically(os.path.join(model_dir, FOLDER_FILE), files.text_writer(record_text(record)),
+                           what="the model folder's record")
+
+
+def record_text(record):
+    """FOLDER_FILE's text of a record (a dict): JSON, one item a line."""
+    return json.dumps(record, indent=1) + "\n"
+
+
+def learn_history(model_dir, record=None):
+    """(learns, redo) of model_dir: its record's LEARNS, the learns in it oldest first (dicts, mnistkit.learn's),
+    and REDO, the numbers of the learns an undo took back, the next to redo last; ([], []) when none.
+
+    A folder learned into by an earlier version holds OLDER_LEARNS_FILE
+    instead: its {"before", "after"} pairs are read as learns 1, 2, ...,
+    each promoted. record: model_dir's record as folder_record read it,
+    when the caller has.
+    """
+    record = folder_record(model_dir) if record is None else record
+    learns, redo = record.get(LEARNS), record.get(REDO)
+    if isinstance(learns, list):
+        return [e for e in learns if isinstance(e, dict)], [n for n in redo or () if isinstance(n, int)]
+    try:
+        with open(os.path.join(model_dir, OLDER_LEARNS_FILE), encoding="utf-8") as f:
+            older = json.load(f)
+    except (OSError, ValueError):
+        return [], []
+    return [{"learn": n, "before": e["before"], "after": e["after"], "state": "promoted"}
+            for n, e in enumerate(older if isinstance(older, list) else [], 1)
+            if isinstance(e, dict) and isinstance(e.get("before"), str) and isinstance(e.get("after"), str)], []
+
+
+def change(model_dir, moves=(), index=None, record=None):
+    """Change model_dir all at once or not at all: move checkpoint files, rewrite its index file and its record.
+
+    moves: [(from, to)] file paths on model_dir's file system, renamed in
+    order (a checkpoint's .index last when it comes into the folder, first
+    when it leaves, so that no reader takes it half there); index: (newest,
+    names) for write_index; record: the whole record (a dict) for
+    FOLDER_FILE; the older OLDER_LEARNS_FILE goes once the record holds
+    LEARNS. The index and the record are written to temporary files first
+    (where a full disk fails), the ones they replace kept aside by a hard
+    link, then everything is renamed: a failure anywhere, Ctrl-C included,
+    renames back what was moved and leaves the index and record as they
+    were. A file where a move would go is never written over. Raises
+    DataError naming what could not be done; nothing is changed then.
+    """
+    for _, target in moves:
+        if os.path.lexists(target):
+            raise DataError(f"{target}: a file is there already; nothing changed (move it away first)")
+    writes = []
+    if record is not None:
+        writes.append((os.path.join(model_dir, FOLDER_FILE), record_text(record), "the model folder's record"))
+    if index is not None:
+        writes.append((os.path.join(model_dir, INDEX_FILE), index_text(model_dir, *index), "the checkpoint index"))
+    prepared, kept, moved = [], [], []
+    try:
+        for path, text, what in writes:
+            prepared.append((files.prepared(path, files.text_writer(text), what), path))
+            kept.append((_aside(path), path))
+        for source, target in moves:
+            os.rename(source, target)
+            moved.append((source, target))
+        for tmp, path in prepared:
+            files.replace(tmp, path)
+    except BaseException as e:
+        for aside, path in kept:  # the record and the index as they were, by rename: no room needed
+            os.replace(aside, path) if aside else files.discard(path)
+        for source, target in reversed(moved):
+            os.rename(target, source)
+        if isinstance(e, OSError):
+            raise DataError(f"{model_dir}: cannot change the model folder ({e.strerror or e}); it is as it was") \
+                from None
+        raise
+    finally:
+        for tmp, _ in prepared:
+            files.discard(tmp)
+        for aside, _ in kept:
+            if aside:
+                files.discard(aside)
+    if record is not None and LEARNS in record:
+        files.remove(os.path.join(model_dir, OLDER_LEARNS_FILE))
+
+
+def _aside(path):
+    """A hard link to the file `path` under a hidden temporary name beside it (a copy where links are refused), or
+    None when there is no such file: what change() puts back after a failure."""
+    if not os.path.exists(path):
+        return None
+    aside = f"{os.path.join(os.path.dirname(path), '.' + os.path.basename(path))}.{os.getpid()}.aside"
+    files.discard(aside)
+    try:
+        os.link(path, aside)
+    except OSError:
+        shutil.copy2(path, aside)
+    return aside
 
 
 # ---------------------------------------------------------------- what a trainer clears

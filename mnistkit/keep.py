@@ -40,6 +40,7 @@ import io
 import json
 import os
 import re
+import shutil
 import threading
 
 import numpy as np
@@ -240,6 +241,35 @@ class KeptDigits:
                 return f.read()
         except FileNotFoundError:  # removed meanwhile
             raise NotKept(name) from None
+
+    def snapshot(self, into):
+        """The kept digits as they are now, copied into the folder `into` in the store's layout (a folder, its label
+        file beside it): (that folder, its label file, the count). A learn works on such a copy.
+
+        Taken under the store's lock: a keep or removal waits for it, and
+        one made after it is not in the copy (it goes to the next learn).
+        Files are hard-linked where they can be (the store never writes over
+        a file), else copied. Raises KeepRefused for a label line the store
+        cannot read, DataError naming the folder when the copy cannot be
+        made.
+        """
+        with self._locked():
+            listing = self._ready("learn")
+            folder = os.path.join(into, os.path.basename(self.folder))
+            try:
+                os.makedirs(folder)
+                for name, _ in listing.entries:
+                    source, target = os.path.join(self.folder, name), os.path.join(folder, name)
+                    try:
+                        os.link(source, target)
+                    except OSError:  # another file system, or one without links
+                        shutil.copyfile(source, target)
+                with open(folder + self.layout.labels, "w", encoding="utf-8") as f:
+                    f.writelines(f"{name} {digit}\n" for name, digit in listing.entries)
+            except OSError as e:
+                raise DataError(f"{self.folder}: cannot copy the kept digits for a learn ({e.strerror or e})") \
+                    from None
+            return folder, folder + self.layout.labels, len(listing.entries)
 
     # ------------------------------------------------------------ writing
 

@@ -208,14 +208,15 @@ def connection_class(room, grace):
     return Connection
 
 
-def run(app, sock, grace=SHUTDOWN_GRACE):
+def run(app, sock, grace=SHUTDOWN_GRACE, stopping=None):
     """Serve the ASGI `app` on the listening socket `sock` (taken over) until Ctrl-C or SIGTERM.
 
     Returns (the signal's number, how many requests the shutdown cut). The
     first signal stops the server within `grace` seconds (and a tenth),
-    whatever the clients do (the module's docstring); a second one ends
-    the process at once (os._exit) with the one line `<SIGNAL>: stopped`
-    and 128 + its number.
+    whatever the clients do (the module's docstring), and calls
+    stopping() (quick, never raising: work of the server's own to stop
+    meanwhile, a learn); a second one ends the process at once (os._exit)
+    with the one line `<SIGNAL>: stopped` and 128 + its number.
     """
     import uvicorn
 
@@ -234,6 +235,8 @@ def run(app, sock, grace=SHUTDOWN_GRACE):
                 sys.stdout.flush()
             os._exit(128 + sig)
         stopped.append(sig)
+        if stopping is not None:
+            stopping()
         original(sig, frame)
 
     async def serving():

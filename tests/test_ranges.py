@@ -26,6 +26,7 @@ TRAINER = [
     ("--save-every", ["0"], "--save-every must be >= 1", []),
     ("--keep", ["0"], "--keep must be >= 1", []),
     ("--summary-every", ["0"], "--summary-every must be >= 1", []),
+    ("--print-every", ["0"], "--print-every must be >= 1", []),
     ("--steps-per-run", ["0"], "--steps-per-run must be >= 1", []),
     ("--learning-rate-base", ["0", "-0.1", "nan", "inf"], "--learning-rate-base must be a finite number > 0", []),
     ("--startup-timeout", ["0", "nan", "inf"], "argument --startup-timeout: {} is out of range: give a number > 0",

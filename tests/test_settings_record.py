@@ -59,7 +59,7 @@ def work(trained, tmp_path):
 def test_each_option_declares_its_resume():
     assert {o.name: o.resume for o in mnist_backward.OPTIONS} == {
         "steps": "free", "batch_size": "refuse", "data_dir": "free", "model_dir": "free", "pipeline": "free",
-        "save_every": "free", "keep": "free", "log": "free", "quiet": "free", "summary_every": "free",
+        "save_every": "free", "keep": "free", "log": "free", "quiet": "free", "print_every": "free", "summary_every": "free",
         "learning_rate_base": "note", "mix_records": "free", "steps_per_run": "free"}
     assert set(cli.RESUMES) >= {o.resume for o in mnist_backward.OPTIONS}
     with pytest.raises(TypeError, match="required keyword-only argument: 'resume'"):
@@ -71,7 +71,7 @@ def test_the_first_save_records_every_flag_option(trained, sample_workdir):
     assert written["network"]["layers"] == [784, 500, 10] and written["records"] == 8000
     assert {k: v for k, v in written.items() if k not in ("network", "records", "pipeline")} == {
         "steps": 1, "batch_size": 10, "data_dir": str(sample_workdir / "data"), "model_dir": "m", "save_every": 1000,
-        "keep": 5, "quiet": True, "summary_every": 100, "learning_rate_base": 0.1, "mix_records": None,
+        "keep": 5, "quiet": True, "print_every": 1000, "summary_every": 100, "learning_rate_base": 0.1, "mix_records": None,
         "steps_per_run": 1}
     assert written["pipeline"]["name"] == "fast"
 

@@ -26,8 +26,12 @@ this list and docs/deploy.md's table against it):
   GET     /board/kept                                    the kept digits
   GET     /board/kept/<name>                             one kept digit's JPG
   DELETE  /board/kept/<name>                             one kept digit removed
-  GET     /board/learn                                   the learn's state
+  GET     /board/learn                                   the learn's state, its stage and its check
   POST    /board/learn                                   a learn started on the served folder
+  POST    /board/learn/undo                              the last learn undone
+  POST    /board/learn/redo                              the last undone learn put back
+  POST    /board/learn/accept                            a learn held for a choice used anyway
+  POST    /board/learn/discard                           a learn held for a choice removed
   POST    /v1/models/<name>[/versions/<N>]:predict       TF Serving's predict: {"instances": ...} or {"inputs": ...}
   GET     /v1/models/<name>[/versions/<N>][/metadata]    TF Serving's version status, or its metadata
   ANY     /v1/...                                        anything else there: TF Serving's 400 "Malformed request"
@@ -68,8 +72,12 @@ ROUTES = (
     Route("GET", "/board/kept", teach.kept_list),
     Route("GET", "/board/kept/<name>", teach.kept_jpg),
     Route("DELETE", "/board/kept/<name>", teach.kept_remove),
-    Route("GET", "/board/learn", teach.learn_status, runs=LOOP),
+    Route("GET", "/board/learn", teach.learn_status),
     Route("POST", "/board/learn", teach.learn_start),
+    Route("POST", "/board/learn/undo", teach.learn_undo),
+    Route("POST", "/board/learn/redo", teach.learn_redo),
+    Route("POST", "/board/learn/accept", teach.learn_accept),
+    Route("POST", "/board/learn/discard", teach.learn_discard),
     Route("POST", "/v1/models/<name>[/versions/<N>]:predict", serving.predict, body=MAX_BODY, takes=JSON,
           pattern=serving.PREDICT_PATH),
     Route("GET", "/v1/models/<name>[/versions/<N>][/metadata]", serving.status, runs=LOOP,
@@ -153,7 +161,9 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     mnistkit.listener's: a first signal stops the server within `grace`
     seconds, whatever clients do, and is raised here afterwards as
     Interrupted (the script ends with 128 + its number), its line naming the
-    requests the grace cut; a second one ends the process at once.
+    requests the grace cut; a second one ends the process at once. A learn
+    running is told to stop at that first signal, and given the grace to
+    clean up (teach.Learning.stop, end).
     """
     sock = listener.bind(host, port)
     pictures.map_large_allocations()  # a large picture's memory goes back to the system once it is read
@@ -175,13 +185,16 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
         print(f"warning: {problem}", file=sys.stderr, flush=True)
     for follower in served.followers():
         follower.start()
+    learning = served.learning
     try:
-        signum, cut = listener.run(app, sock, grace)
+        signum, cut = listener.run(app, sock, grace, stopping=learning and learning.stop)
     finally:
         sock.close()
         for follower in served.followers():
             follower.stop()
         served.mistakes.stop()
+        if learning is not None:
+            learning.end(grace)
     raise Interrupted(signum, stop_line(signum, cut, grace))
 
 

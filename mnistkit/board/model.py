@@ -165,13 +165,17 @@ class Follower:
         return thread
 
     def stop(self):
-        """End start()'s polling after the poll under way (the server stops)."""
+        """End start()'s polling after the poll under way (the server stops), and wait_until's waits."""
         self.stopped.set()
+        with self.swapped:
+            self.swapped.notify_all()
 
     def wait_until(self, answering, timeout):
-        """Wait until answering(model.current) is true, woken at each swap; returns it (False after `timeout` s)."""
+        """Wait until answering(model.current) is true, woken at each swap; returns it (False after `timeout` s, or
+        once stop() was called)."""
         with self.swapped:
-            return self.swapped.wait_for(lambda: answering(self.model.current), timeout)
+            return self.swapped.wait_for(lambda: answering(self.model.current) or self.stopped.is_set(), timeout) \
+                and answering(self.model.current)
 
     def poll(self):
         """One look at the path: returns True when a newer model was taken into `model.current`. Never raises:

@@ -6,29 +6,41 @@
                               "unreadable": [one line per label line the store cannot read]}
 - GET    /board/kept/<name>   the kept 28x28 picture (only names the store lists)
 - DELETE /board/kept/<name>   removes it -> {"removed": name, "count"}
-- GET    /board/learn         Learning.status(): state, line, step, steps, folder
+- GET    /board/learn         Learning.status(): the learn running, else where the served folder's learns stand
 - POST   /board/learn         starts a learn on the served checkpoint's folder -> 202 and the status
+- POST   /board/learn/undo    the last learn undone (mnistkit.learn.undo) -> the status
+- POST   /board/learn/redo    the last undone learn put back (learn.redo) -> the status
+- POST   /board/learn/accept  the learn held for a choice put in service anyway (learn.accept) -> the status
+- POST   /board/learn/discard the learn held for a choice removed (learn.discard) -> the status
 Errors (table.BoardError): 400 a bad request (a picture that is not one,
 past the picture limits), 404 a name not kept, 409 a label line the store
 cannot read (keep, remove and learn: the line, and the fix), the most
-digits kept, a learn running or no checkpoint folder to learn into, 500 a
-keep folder that cannot be written or read (DataError's line). A keep's
+digits kept, a learn running, held for a choice, nothing to undo or redo,
+or no checkpoint folder to learn into, 500 a keep folder that cannot be
+written or read (DataError's line). A keep's
 original is read within predict's picture limits (page.under_limits) and
 kept under its decoded format's suffix.
 
 A learn runs on a thread of its own, its scripts in processes
-(mnistkit.learn). Its stages: "idle" before the first; "running" (the
-kept digits turned into TFRecords, the trainer's steps, the promote into
-the model folder, then the Follower's swap to the learned checkpoint);
-"done" once the board answers with it; "failed" with the error's line,
-the model folder as it was and the board answering on.
+(mnistkit.learn). GET /board/learn's state: "running" while it runs,
+with its stage (learn.STAGES: preparing, training with the trainer's
+steps, checking, promoting; then the Follower's swap to the learned
+checkpoint); "failed" with the error's line, the model folder as it was
+and the board answering on. Otherwise what the served folder's record
+says of its last learn, whoever made it (the page, mnist_learn.py in a
+terminal): "done" (in service, with its check: the test records'
+accuracy and each digit's recall before and after, the kept digits read
+right), "held" (not promoted: what fell; "use it anyway" or "discard"),
+"undone", "discarded", or "idle" when it holds none; "undo" and "redo"
+say whether those would do something. The server stopping stops the
+learn (Learning.stop, end): its script ended, its staging folder
+removed, the folder's lock released, within the shutdown grace.
 """
 import base64
 import binascii
 import json
 import mimetypes
 import os
-import re
 import threading
 
 import numpy as np
@@ -44,7 +56,6 @@ from .table import BoardError, Reply
 KEEP_KEYS = ("digit", "input", "original", "name")
 KEEP_FORM = '{"digit": 0-9, "input": [784 ints 0-255]} and/or "original": the picture in base64, "name": its file name'
 PAGE, MOST_PAGE = 100, 1000  # kept digits a GET /board/kept answers by default, at most
-TRAINER_STEP = re.compile(r"After (\d+) training step")  # mnist_backward.py's loss line, as the course prints it
 
 
 def keep_digit(call):
@@ -93,12 +104,32 @@ def kept_remove(call):
 
 def learn_status(call):
     """GET /board/learn: Learning.status()."""
-    return call.learning.status()
+    return call.learning.status(call.model)
 
 
 def learn_start(call):
     """POST /board/learn: a learn started on the served model's checkpoint folder: 202 and the status."""
     return Reply(call.learning.start(call.model), status=202)
+
+
+def learn_undo(call):
+    """POST /board/learn/undo: the served folder's last learn undone (learn.undo); the status."""
+    return call.learning.choose(call.model, learn.undo)
+
+
+def learn_redo(call):
+    """POST /board/learn/redo: the served folder's last undone learn put back (learn.redo); the status."""
+    return call.learning.choose(call.model, learn.redo)
+
+
+def learn_accept(call):
+    """POST /board/learn/accept: the learn held for a choice put in service anyway (learn.accept); the status."""
+    return call.learning.choose(call.model, learn.accept)
+
+
+def learn_discard(call):
+    """POST /board/learn/discard: the learn held for a choice removed (learn.discard); the status."""
+    return call.learning.choose(call.model, learn.discard)
 
 
 def store_call(work, *args):
@@ -153,70 +184,141 @@ def keep_request(request):
 class Learning:
     """The page's "Learn from my digits": one mnistkit.learn run at a time, on a thread, its scripts in processes.
 
-    kept: the keep.KeptDigits store whose digits are learned; follower:
-    the model.Follower of the served folder (None: nothing follows it);
-    steps, share, data_dir: mnist_learn.py's --steps, --share and
-    --data-dir. The learned checkpoint is promoted into the model folder,
-    where the Follower finds it and the board answers with it; until then
-    the board answers with the model it has. status() is what GET
-    /board/learn answers: state ("idle", "running", "done", "failed"),
-    line (the last line printed), step (the trainer's last reported
-    global_step, or None), steps (the target), folder. `thread`: the last
+    kept: the keep.KeptDigits store whose digits are learned (a snapshot
+    of them at the learn's start); follower: the model.Follower of the
+    served folder (None: nothing follows it); steps, share, data_dir:
+    mnist_learn.py's --steps, --share and --data-dir. The learned
+    checkpoint is promoted into the model folder, where the Follower finds
+    it and the board answers with it; until then the board answers with
+    the model it has. status(model) is what GET /board/learn answers (the
+    module's docstring): state, stage, line, step, steps, folder, learn
+    (its number), before, after, check, undo, redo. `thread`: the last
     learn's thread, or None.
     """
 
     def __init__(self, kept, follower=None, steps=learn.DEFAULT_STEPS, share=records.MIX_SHARE,
                  data_dir=records.DATA_DIR):
         self.kept, self.follower, self.steps, self.share, self.data_dir = kept, follower, steps, share, data_dir
-        self.lock, self.thread = threading.Lock(), None
-        self.state = {"state": "idle", "line": "", "step": None, "steps": None, "folder": None}
+        self.lock, self.thread, self.watch, self.failed_at = threading.Lock(), None, None, None
+        self.job = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "folder": None}
 
-    def status(self):
+    def status(self, model):
+        """The learn running (its stage, step, last line), else where the served folder's learns stand."""
         with self.lock:
-            return dict(self.state)
+            job = dict(self.job)
+        folder = job["folder"] if job["state"] == "running" else served_folder(model)
+        stand = learn.standing(folder)
+        shown = stand["held"] or stand["last"]
+        answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
+                  "undo": stand["undo"], "redo": stand["redo"]}
+        if job["state"] == "running" or shown is None or (job["state"] == "failed" and self.failed_at == mark(stand)):
+            return answer
+        state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(shown["state"])
+        return {**answer, "state": state or "idle", "stage": None, "line": "", "step": None, "steps": None,
+                **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
 
     def start(self, model):
         """Start learning into the checkpoint folder of `model` (a model.Model); returns the status. BoardError 409
-        when one runs or there is no checkpoint folder to learn into (an export without its record's folder, a
-        served folder gone), 400 when nothing is kept."""
+        when one runs, one waits for a choice, or there is no checkpoint folder to learn into (an export without
+        its record's folder, a served folder gone), 400 when nothing is kept."""
         folder = learn_folder(model)
         count = store_call(self.kept.count)
         if not count:
             raise BoardError(400, f"{self.kept.folder}: no kept digits yet; keep some with the digit buttons first")
+        if learn.standing(folder)["held"]:
+            raise BoardError(409, f"{folder}: a learned checkpoint waits for your choice: use it anyway or discard "
+                                  "it, then learn again")
         with self.lock:
-            if self.state["state"] == "running":
-                raise BoardError(409, f"a learn is running on {self.state['folder']}; wait until it ends")
+            if self.job["state"] == "running":
+                raise BoardError(409, f"a learn is running on {self.job['folder']}; wait until it ends")
             start = checkpoints.step_of(newest_in(folder))
-            self.state = {"state": "running", "line": f"learning from {count} kept digits into {folder}",
-                          "step": start, "steps": start + self.steps, "folder": folder}
-            self.thread = threading.Thread(target=self.run, args=(folder, model), name="learn", daemon=True)
+            self.job = {"state": "running", "stage": learn.STAGES[0], "line": f"learning from {count} kept digits "
+                        f"into {folder}", "step": start, "steps": start + self.steps, "folder": folder}
+            self.watch = learn.Watch(self.said, self.moved)
+            self.thread = threading.Thread(target=self.run, args=(folder, model, self.watch), name="learn",
+                                           daemon=True)
         self.thread.start()
-        return self.status()
+        return self.status(model)
 
-    def run(self, folder, model):
+    def run(self, folder, model, watch):
         """Learn into `folder`; "done" once the Follower answers with the learned checkpoint (model: the Model the
-        learn started on), or after TAKEN_SECS; "failed" with the error's line."""
+        learn started on), or after TAKEN_SECS; "failed" with the error's line; a held learn: the record's."""
         try:
-            learned = learn.learn(folder, self.kept.folder, self.steps, self.data_dir, self.share, out=self.said)
+            learned = learn.learn(folder, self.kept, self.steps, self.data_dir, self.share, watch=watch)
             step = checkpoints.step_of(learned)
             with self.lock:
-                self.state["step"] = step
+                self.job["step"] = step
             if model.form == "checkpoint" and self.follower is not None:  # an export's folder is not followed
                 self.follower.wait_until(lambda answering: answering.global_step == step, TAKEN_SECS)
             ended = "done"
+        except learn.LearnHeld as e:
+            self.said(str(e))
+            ended = "held"
         except (DataError, OSError, KeyboardInterrupt) as e:
             self.said(f"error: {e}")
             ended = "failed"
         with self.lock:
-            self.state["state"] = ended
+            self.job["state"] = ended
+            self.failed_at = mark(learn.standing(folder)) if ended == "failed" else None
 
     def said(self, line):
-        """One line of the learn's output: the page shows the last; a trainer's step line moves `step`."""
-        found = TRAINER_STEP.search(line)
+        """One line of the learn's output: the page shows the last."""
         with self.lock:
-            self.state["line"] = line
-            if found:
-                self.state["step"] = int(found.group(1))
+            self.job["line"] = line
+
+    def moved(self, stage, step, steps):
+        """A stage begun, or a trainer's step (learn.Watch's progress)."""
+        with self.lock:
+            self.job["stage"] = stage
+            if step is not None:
+                self.job["step"] = step
+            if steps is not None:
+                self.job["steps"] = steps
+
+    def choose(self, model, choice):
+        """choice(folder) (learn.undo, redo, accept or discard) on the served folder, the Follower told at once;
+        the status. BoardError 409 for what cannot be done (one line: a learn running, nothing to undo, ...)."""
+        folder = learn_folder(model)
+        try:
+            choice(folder, out=self.said)
+        except DataError as e:
+            raise BoardError(409, str(e)) from None
+        if self.follower is not None:
+            self.follower.poll()  # the board answers with the checkpoint now in service without waiting a poll
+        return self.status(self.follower.model.current if self.follower is not None else model)
+
+    def stop(self):
+        """The server stops: the learn running is told to stop (its script gets SIGTERM); see end()."""
+        watch = self.watch
+        if watch is not None:
+            watch.stop()
+
+    def end(self, grace):
+        """Wait up to `grace` seconds for a stopped learn to clean up (its staging folder removed, the folder's lock
+        released), its script killed (SIGKILL) if it is still running then; True when no learn runs."""
+        thread, watch = self.thread, self.watch
+        if thread is None:
+            return True
+        self.stop()
+        thread.join(grace)
+        if thread.is_alive() and watch is not None:
+            watch.stop(kill=True)
+            thread.join(grace)
+        return not thread.is_alive()
+
+
+def mark(stand):
+    """Which change of a folder's learns `stand` (learn.standing's) is the last: (its learn, its time), or None."""
+    last = stand["last"]
+    return None if last is None else (last.get("learn"), last.get("changed"))
+
+
+def served_folder(model):
+    """The checkpoint folder of the served `model` whose learns GET /board/learn tells (learn_folder), or None."""
+    try:
+        return learn_folder(model)
+    except BoardError:
+        return None
 
 
 TAKEN_SECS = 5 * POLL_SECS  # how long a finished learn waits for the Follower to serve its checkpoint

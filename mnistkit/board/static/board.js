@@ -2,7 +2,10 @@
 // answer (digit, ten probabilities, the 28x28 input after the app's own preparation) is shown. No library.
 // After an answer, ten buttons (#teach) keep the picture under the digit it was (POST /board/keep); the kept digits
 // are listed under the board (/board/kept, a page at a time, each picture once in view), and "Learn from my
-// digits" (#learn) starts /board/learn and follows it.
+// digits" (#learn) starts /board/learn and follows it: its stage and steps, then its check (the test records'
+// accuracy and a digit's recall before and after, your digits read right), with undo and redo beside it, and "use it
+// anyway" or "discard" for a learn held because a digit got worse. The page follows the model that answers and where
+// the learns stand every FOLLOW_MS, whoever changed them (another page, mnist_learn.py in a terminal).
 // The page speaks Chinese or English: the browser's language, until the switch (#lang) picks one, which is kept.
 // The Inside panel is inside.js's (window.insidePanel): it is told each answer, the language and the model line, and
 // while it is open the drawing goes to /board/inside, which answers the same and forward()'s layers in one run.
@@ -25,6 +28,12 @@ const TEXT = {
     labelsUnreadable: "Label lines the board cannot read: {}; keeping waits until they are fixed: {}",
     learn: "Learn from my digits", learnRunning: "Learning", learnDone: "Learned", learnFailed: "Learning failed",
     learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
+    preparing: "preparing your digits", training: "training", checking: "checking", promoting: "promoting",
+    learnHeld: "Not used: {}", learnUndone: "Undone: back to step {}", learnDiscarded: "Discarded the learn of step {}",
+    testAccuracy: "MNIST {} → {}", recall: "digit {} recall {} → {}", yours: "your digits {}/{} → {}/{}",
+    accuracyFell: "the test accuracy fell {} → {} ({} points)", recallFell: "digit {}'s recall fell {} → {} ({} points)",
+    and: " and ", learnUndo: "Undo the learn", learnRedo: "Redo the learn", learnAccept: "Use it anyway",
+    learnDiscard: "Discard",
     named: digit => (digit === 8 ? "an " : "a ") + digit,  // a digit as {a} says it: "That was an 8"
   },
   zh: {
@@ -43,6 +52,11 @@ const TEXT = {
     labelsUnreadable: "无法读取的标签行：{} 行；改好之前不能保存：{}",
     learn: "从我的数字学习", learnRunning: "正在学习", learnDone: "学习完成", learnFailed: "学习失败",
     learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
+    preparing: "准备你的数字", training: "训练", checking: "检查", promoting: "启用",
+    learnHeld: "未启用：{}", learnUndone: "已撤销：回到第 {} 步", learnDiscarded: "已丢弃第 {} 步的学习结果",
+    testAccuracy: "MNIST {} → {}", recall: "数字 {} 召回率 {} → {}", yours: "你的数字 {}/{} → {}/{}",
+    accuracyFell: "测试准确率从 {} 降到 {}（{} 个百分点）", recallFell: "数字 {} 的召回率从 {} 降到 {}（{} 个百分点）",
+    and: "，", learnUndo: "撤销学习", learnRedo: "重做学习", learnAccept: "仍然使用", learnDiscard: "丢弃",
     named: digit => String(digit),
   },
 };
@@ -66,6 +80,7 @@ const learnButton = document.getElementById("learn");
 // is under this. The ten sum to 1, so this also catches every answer whose second is within 0.4 of its top.
 const UNSURE_BELOW = 0.7;
 const LEARN_POLL_MS = 1000;  // how often GET /board/learn is asked while the network learns
+const FOLLOW_MS = 2000;  // how often GET /board/model and /board/learn are asked otherwise
 const LINE_WIDTH = 18;  // of the board's 280 pixels: a marker's stroke, thinned or thickened by the preparation
 const KEY_STEP = 10, KEY_SMALL_STEP = 3;
 
@@ -79,9 +94,9 @@ let model = null;        // /board/model's answer, for the model line
 let shown = null;        // the answer shown: {digit, probabilities, input, blob, name, kept: digit or null, keeping}
 let teachNote = null;    // [key of TEXT, values for its {}s] shown in #teach-status, or null; keptNote: #kept-status
 let keptNote = null;
-let learning = null;     // GET /board/learn's last answer {state, line, step, steps}, or null; learnNote: a refusal
-let learnNote = null;
-let polling = null;      // the timeout of the next GET /board/learn
+let learning = null;     // GET /board/learn's last answer {state, stage, line, step, steps, check, ...}, or null
+let learnNote = null;    // a refusal of the learn's buttons, shown instead of the learn line until the next answer
+let following = null;    // the timeout of the next GET /board/model and /board/learn
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
 const insidePanel = window.insidePanel || {wanted: () => false, show() {}, language() {}, model() {}};  // inside.js
 window.boardAgain = () => { if (shown) send(shown.blob, shown.name); };  // the Inside panel opened: ask again
@@ -611,25 +626,71 @@ async function loadOlder() {  // the page of digits kept before the last one lis
 
 // ---------------------------------------------------------------- learning from them
 
-function showLearn() {  // #learn and its progress line, of `learning` (or the refusal `learnNote`)
+const LEARN_CHOICES = {"learn-undo": "undo", "learn-redo": "redo", "learn-accept": "accept", "learn-discard": "discard"};
+
+function stepOf(name) {  // the global_step in a checkpoint's name: "mnist_model-2600" -> "2600"
+  return String(name || "").replace(/^.*-/, "");
+}
+
+function checkLine(check) {  // a learn's check, before -> after: the test records, the digit that moved worst, yours
+  const parts = [];
+  const fixed = (value, places) => Number(value).toFixed(places);
+  if (check.test) {
+    parts.push(say(["testAccuracy", fixed(check.test.accuracy[0], 4), fixed(check.test.accuracy[1], 4)]));
+    let worst = null;
+    check.test.recall.forEach((pair, digit) => {
+      if (pair && (worst === null || pair[1] - pair[0] < worst[1][1] - worst[1][0])) worst = [digit, pair];
+    });
+    if (worst) parts.push(say(["recall", worst[0], fixed(worst[1][0], 3), fixed(worst[1][1], 3)]));
+  }
+  const kept = check.kept;
+  parts.push(say(["yours", kept.right[0], kept.count, kept.right[1], kept.count]));
+  return parts.join(" · ");
+}
+
+function fellLine(check) {  // what fell past the limits, in words
+  const points = f => (100 * (f.after - f.before)).toFixed(1).replace("-", "−");
+  return check.fell.map(f => f.digit === null ?
+    say(["accuracyFell", Number(f.before).toFixed(4), Number(f.after).toFixed(4), points(f)]) :
+    say(["recallFell", f.digit, Number(f.before).toFixed(3), Number(f.after).toFixed(3), points(f)])).join(T.and);
+}
+
+function learnLine() {  // the learn line's text, of `learning`
   const state = learning ? learning.state : "";
-  learnButton.disabled = state === "running";
+  if (state === "running") {
+    const parts = [T.learnRunning];
+    if (learning.stage && T[learning.stage]) parts.push(T[learning.stage]);
+    if (learning.steps) parts.push(say(["stepOf", learning.step || 0, learning.steps]));
+    return parts.join(" · ");
+  }
+  if (state === "done" && learning.check) return [T.learnDone, checkLine(learning.check)].join(" · ");
+  if (state === "held" && learning.check) return say(["learnHeld", fellLine(learning.check)]);
+  if (state === "undone") return say(["learnUndone", stepOf(learning.before)]);
+  if (state === "discarded") return say(["learnDiscarded", stepOf(learning.after)]);
+  if (state === "failed") return [T.learnFailed, learning.line].filter(Boolean).join(" · ");
+  return state === "done" ? T.learnDone : "";
+}
+
+function showLearn() {  // #learn, its line and the buttons beside it, of `learning` (or the refusal `learnNote`)
+  const state = learning ? learning.state : "";
+  learnButton.disabled = state === "running" || state === "held";
   const progress = document.getElementById("learn-progress");
   progress.dataset.state = state;
-  if (learnNote) {
-    progress.textContent = say(learnNote);
-    return;
+  progress.textContent = learnNote ? say(learnNote) : learnLine();
+  const shown = {"learn-undo": Boolean(learning && learning.undo) && state !== "running",
+                 "learn-redo": Boolean(learning && learning.redo) && state !== "running",
+                 "learn-accept": state === "held", "learn-discard": state === "held"};
+  for (const [id, key] of Object.entries({"learn-undo": "learnUndo", "learn-redo": "learnRedo",
+                                          "learn-accept": "learnAccept", "learn-discard": "learnDiscard"})) {
+    const button = document.getElementById(id);
+    button.textContent = T[key];
+    button.hidden = !shown[id];
   }
-  const title = {running: T.learnRunning, done: T.learnDone, failed: T.learnFailed}[state];
-  const parts = title ? [title] : [];
-  if (title && learning.steps) parts.push(say(["stepOf", learning.step || 0, learning.steps]));
-  if (title && learning.line) parts.push(learning.line);
-  progress.textContent = parts.join(" · ");
 }
 
 function heard(reply) {  // whether a reply is /board/learn's state; if so it is shown
   if (!(reply.body && typeof reply.body.state === "string")) return false;
-  const finished = learning && learning.state === "running" && reply.body.state === "done";
+  const finished = learning && learning.state === "running" && reply.body.state !== "running";
   learning = reply.body;
   learnNote = null;
   showLearn();
@@ -637,38 +698,55 @@ function heard(reply) {  // whether a reply is /board/learn's state; if so it is
   return true;
 }
 
+async function askLearn() {  // GET /board/learn: shown, or its refusal said
+  const reply = await call("/board/learn");
+  if (!heard(reply) && !learnButton.hidden) {
+    learnNote = refusal(reply, "learnRefused");
+    showLearn();
+  }
+}
+
 async function checkLearn() {  // at page open: a server without /board/learn hides the button
   const reply = await call("/board/learn");
   learnButton.hidden = !heard(reply);
-  if (learning && learning.state === "running") pollLearn();
 }
 
-function pollLearn() {  // GET /board/learn every LEARN_POLL_MS while the network learns
-  clearTimeout(polling);
-  polling = setTimeout(async () => {
-    const reply = await call("/board/learn");
-    if (!heard(reply)) {  // the server stopped or errs: said, and asked again
-      learnNote = refusal(reply, "learnRefused");
-      showLearn();
-    }
-    if (learning && learning.state === "running") pollLearn();
-  }, LEARN_POLL_MS);
+function follow() {  // GET /board/model and /board/learn every FOLLOW_MS, every LEARN_POLL_MS while one learns
+  clearTimeout(following);
+  const running = learning && learning.state === "running";
+  following = setTimeout(async () => {
+    await Promise.all([showModel(true), learnButton.hidden ? null : askLearn()]);
+    follow();
+  }, running ? LEARN_POLL_MS : FOLLOW_MS);
 }
 
 learnButton.addEventListener("click", async () => {
   learnButton.disabled = true;
   const reply = await call("/board/learn", {method: "POST"});
-  if (reply.status >= 200 && reply.status < 300 || reply.status === 409) {  // started, or already learning
+  if (reply.status >= 200 && reply.status < 300) {
     if (!heard(reply)) {
-      learning = {state: "running", line: "", step: 0, steps: 0};
+      learning = {state: "running", stage: null, line: "", step: 0, steps: 0};
       showLearn();
     }
-    pollLearn();
   } else {
     learnNote = refusal(reply, "learnRefused");
     showLearn();
   }
+  follow();
 });
+
+for (const [id, choice] of Object.entries(LEARN_CHOICES)) {
+  document.getElementById(id).addEventListener("click", async event => {
+    event.target.disabled = true;
+    const reply = await call(`/board/learn/${choice}`, {method: "POST"});
+    event.target.disabled = false;
+    if (!(reply.status === 200 && heard(reply))) {
+      learnNote = refusal(reply, "learnRefused");
+      showLearn();
+    }
+    await showModel(true);
+  });
+}
 
 function showModelLine() {
   if (!model) return;
@@ -679,22 +757,21 @@ function showModelLine() {
   line.title = model.source;
   line.dataset.network = model.network;
   line.dataset.form = model.form;
+  line.dataset.step = String(model.global_step);
 }
 
-async function showModel() {
-  let response;
+async function showModel(quiet) {  // GET /board/model; quiet (the page following it): a failure keeps the line
+  let response, answer;
   try {
     response = await fetch("/board/model");
+    answer = await response.json();
   } catch (e) {
-    showMessage(["offline", ""]);
+    if (!quiet) showMessage(response ? ["unreadable", String(response.status)] : ["offline", ""]);
     return;
   }
-  try {
-    model = await response.json();
-  } catch (e) {
-    showMessage(["unreadable", String(response.status)]);
-    return;
-  }
+  if (!response.ok || !answer.form) return;
+  if (model && JSON.stringify(model) === JSON.stringify(answer)) return;  // the same model answers
+  model = answer;
   showModelLine();
   insidePanel.model(model);
 }
@@ -704,5 +781,6 @@ makeTeachButtons();
 applyLanguage();
 redraw();
 showBars(null);
-Promise.all([loadKept(), checkLearn()]).then(showModel);  // the model line last: the page is ready when it shows
+Promise.all([loadKept(), checkLearn()]).then(() => showModel()).then(follow);  // the model line last: the page is
+// ready when it shows
 document.body.dataset.state = "ready";
