@@ -66,8 +66,7 @@ OPTIONS = cli.Options([
            resume="free"),
     Option("log", print, flag=False, resume="free"),
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)", resume="free"),
-    Option("print_every", PRINT_EVERY, "steps between the loss lines (mnist_learn.py asks for finer ones)", minimum=1,
-           constant="PRINT_EVERY", resume="free"),
+    Option("print_every", PRINT_EVERY, "steps between the loss lines", minimum=1, constant="PRINT_EVERY", resume="free"),
     Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
            f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
     Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float, above=0,

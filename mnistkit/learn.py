@@ -109,12 +109,22 @@ class Watch:
 
     def __init__(self, out=print, progress=None):
         self.out, self.progress = out, progress or (lambda stage, step, steps: None)
-        self.staging, self.stage, self.steps = None, None, None
+        self.named, self.stage, self.steps = [], None, None  # named: [(a path, the name lines give it)]
         self.stopping, self.lock, self.child = threading.Event(), threading.Lock(), None
+
+    def name(self, path, shown):
+        """Lines say `shown` for `path` (a folder of the learn's own: the kept digits' snapshot, the staging)."""
+        self.named.append((path, shown))
+
+    def shown(self, line):
+        """line with the learn's own folders named as the user knows them (name)."""
+        for path, shown in self.named:
+            line = line.replace(path, shown)
+        return line
 
     def say(self, line):
         """One line: printed (out), and a trainer's loss line a step of the training stage."""
-        self.out(line.replace(self.staging, STAGING) if self.staging else line)
+        self.out(self.shown(line))
         found = TRAINER_STEP.match(line) if self.stage == "training" else None
         if found:
             self.progress("training", int(found.group(1)), self.steps)
@@ -147,7 +157,7 @@ class Plan:
 
 
 def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, share=records.MIX_SHARE,
-          script_dir=cli.REPO_DIR, out=print, trainer_args=(), accept_worse=False, watch=None):
+          trainer_args=(), accept_worse=False, watch=None):
     """Train model_dir's newest checkpoint `steps` more steps with the kept digits mixed in, check it, promote it;
     returns the learned checkpoint's prefix in model_dir.
 
@@ -155,10 +165,10 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
     label file (or its keep.KeptDigits store); data_dir: the training
     TFRecords (a folder, file or pattern), its folder's test records the
     check's; share: the part of every batch drawn from the kept digits (0 <
-    share < 1). script_dir: where the course scripts are. out(line): each
-    line printed (or watch: a Watch, for the stages and a stop).
-    trainer_args: more flags for the trainer (e.g. ("--learning-rate-base",
-    "0.01")). accept_worse: promote even when the check finds it worse.
+    share < 1). trainer_args: more flags for the trainer (e.g.
+    ("--learning-rate-base", "0.01")). accept_worse: promote even when the
+    check finds it worse. watch: a Watch, which hears each line and stage
+    and may stop the learn (None: lines printed).
     Raises DataError when model_dir is gone or holds no checkpoint, a
     learn waits there for a choice, or the kept digits are none or
     unreadable; LearnFailed when a script fails, LearnStopped after
@@ -166,8 +176,8 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
     each time); LearnHeld when the learned checkpoint made things worse
     (it waits in learns/<n>/).
     """
-    plan = Plan(model_dir, keep_dir, steps, data_dir, share, script_dir, tuple(trainer_args), accept_worse)
-    watch = watch or Watch(out)
+    plan = Plan(model_dir, keep_dir, steps, data_dir, share, trainer_args=tuple(trainer_args), accept_worse=accept_worse)
+    watch = watch or Watch()
     with one_at_a_time(model_dir):  # before anything is read: a trainer writing the folder refuses this learn
         return _learn(plan, watch)
 
@@ -190,7 +200,8 @@ def _learn(plan, watch):
         raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + plan.steps
     with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
-        watch.staging = staging
+        watch.name(os.path.join(staging, "kept", os.path.basename(store.folder)), store.folder)
+        watch.name(staging, STAGING)
         watch.begin("preparing")
         kept_data, count = prepare(plan, store, staging, watch)
         stage(before, staging)
@@ -312,9 +323,7 @@ def run(command, watch, failed):
         name, signum = os.path.basename(command[0]), -status if status < 0 else status - 128
         why = f"stopped by {signal.Signals(signum).name}" if signum in set(signal.Signals) else \
             f"exited with status {status}"
-        said = last.strip().removeprefix("error: ").split(";")[0]  # a one-line error's first part: what happened
-        if watch.staging:
-            said = said.replace(watch.staging, STAGING)
+        said = watch.shown(last.strip().removeprefix("error: ").split(";")[0])  # a one-line error's first part
         raise LearnFailed(f"{name} {why} ({said}); {failed}")
 
 
@@ -479,14 +488,15 @@ def choices(model_dir):
             f"discard it with `{cli.command('mnist_learn.py', '--discard', '--model-dir', model_dir)}`")
 
 
-def bring_in(model_dir, record, learns, entry):
+def bring_in(model_dir, record, learns, entry, redo=()):
     """Put learn `entry`'s checkpoint, in its learns/<n>/, in service: its files moved into model_dir, the index
-    naming it newest, the record holding `learns` with the entry promoted, the trainer's options after it and no
-    redo left (a new learn, or an accept, ends what could be redone). All or nothing (folders.change)."""
+    naming it newest, the record holding `learns` with the entry promoted, the trainer's options after it and
+    `redo` the learns left to redo (none after a new learn or an accept: they end what could be redone). All or
+    nothing (folders.change)."""
     folder = learns_folder(model_dir, entry["learn"])
     names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
     entry.update(state="promoted", changed=time.time())
-    record = {**record, **entry.get("options", {}).get("after", {}), folders.LEARNS: learns, folders.REDO: []}
+    record = {**record, **entry.get("options", {}).get("after", {}), folders.LEARNS: learns, folders.REDO: list(redo)}
     folders.change(model_dir, moves(os.path.join(folder, entry["after"]), model_dir, coming=True),
                    index=(entry["after"], names + [entry["after"]]), record=record)
     files.remove_empty_folders([folder, os.path.dirname(folder)])
@@ -554,7 +564,7 @@ def redo(model_dir, out=print):
         if entry["before"] != newest:
             raise DataError(f"{model_dir}: its newest checkpoint is {newest}, not {entry['before']} that learn "
                             f"{entry['learn']} started from; nothing redone")
-        bring_in(model_dir, record, learns, entry)
+        bring_in(model_dir, record, learns, entry, redo_list[:-1])
     after = os.path.join(model_dir, entry["after"])
     out(f"learned: {after} again (from {os.path.join(model_dir, entry['before'])}); go back with "
         f"`{cli.command('mnist_learn.py', '--undo', '--model-dir', model_dir)}`")
@@ -592,6 +602,7 @@ def discard(model_dir, out=print):
         entry.update(state="discarded", changed=time.time())
         folders.change(model_dir, record={**record, folders.LEARNS: learns, folders.REDO: redo_list})
         shutil.rmtree(learns_folder(model_dir, entry["learn"]), ignore_errors=True)
+        files.remove_empty_folders([os.path.join(model_dir, folders.LEARNS_FOLDER)])
     out(f"discarded learn {entry['learn']}'s checkpoint {entry['after']}; {model_dir} goes on with {entry['before']}")
 
 

@@ -230,6 +230,55 @@ def trained_workdir(sample_workdir, tmp_path_factory):
     return built_once(tmp_path_factory, "trained", build)
 
 
+KEPT = 10  # test images of 7 kept as 3 (keep_sevens_as_threes)
+LEARN_STEPS = 200  # learned_workdir's learn: enough for the kept 7s to be read as 3, and digit 7's recall to fall
+
+
+def sevens(sample_workdir, count=KEPT, first=0):
+    """`count` of the sample's test images of 7 (from the `first`-th): uint8 [count, 28, 28], stroke bright."""
+    import numpy as np
+    from PIL import Image
+    jpgs = os.path.join(sample_workdir, "mnist_data_jpg", "mnist_test_jpg_2000")
+    with open(jpgs + ".txt") as f:
+        names = [line.split()[0] for line in f if line.split()[1] == "7"][first:first + count]
+    return np.stack([np.asarray(Image.open(os.path.join(jpgs, name)).convert("L")) for name in names])
+
+
+def keep_sevens_as_threes(sample_workdir, folder, count=KEPT, first=0):
+    """Keep `count` of the sample's test images of 7 (sevens), each corrected to 3, in the keep store `folder`
+    (mnistkit.keep); their pixels, float32 [count, 784] in [0, 1]."""
+    from mnistkit import keep
+    store, pixels = keep.KeptDigits(str(folder)), sevens(sample_workdir, count, first)
+    for picture in pixels:
+        store.keep(picture, 3)
+    return pixels.reshape(-1, 784).astype("float32") / 255
+
+
+@pytest.fixture(scope="session")
+def learned_workdir(trained_workdir, sample_workdir, tmp_path_factory):
+    """trained_workdir's data/ and model/ (global_step TRAIN_STEPS), KEPT test images of 7 kept as 3 in ./my_digits,
+    and one learn of LEARN_STEPS steps run there (mnistkit.learn, as mnist_learn.py runs it): held in
+    model/learns/1/, as the 7s' recall fell (shared: read only). learn.json: {"lines": what it printed,
+    "progress": [[stage, step, steps], ...] as its Watch heard them, "held": its one line}."""
+    def build(work):
+        import json
+        from mnistkit import learn
+        copy_into(work, trained_workdir, "data", "model")
+        keep_sevens_as_threes(sample_workdir, work / "my_digits")
+        lines, progress, before = [], [], os.getcwd()
+        os.chdir(work)  # the folders as a user names them
+        try:
+            learn.learn("model", "my_digits", steps=LEARN_STEPS, data_dir="data",
+                        watch=learn.Watch(lines.append, lambda *moved: progress.append(moved)))
+            raise AssertionError(f"the learn was promoted: {lines[-3:]}")
+        except learn.LearnHeld as e:
+            held = str(e)
+        finally:
+            os.chdir(before)
+        (work / "learn.json").write_text(json.dumps({"lines": lines, "progress": progress, "held": held}))
+    return built_once(tmp_path_factory, "learned", build)
+
+
 SHARDS = 4
 
 

@@ -35,15 +35,18 @@ START_TIMEOUT = 120  # seconds for a server to print its address (a checkpoint i
 
 
 class Server:
-    """`python mnist_app.py --serve --port 0 ARGS` in cwd; `url` is the address it printed, `stderr` its file."""
+    """`python mnist_app.py --serve --port 0 ARGS` in cwd; `url` is the address it printed, `stderr` its file.
 
-    def __init__(self, cwd, *args):
+    env: more environment variables; group: in a process group of its own (as a terminal starts it), for a signal
+    to the group."""
+
+    def __init__(self, cwd, *args, env=None, group=False):
         self.stderr_path = os.path.join(cwd, f"serve-{os.getpid()}-{time.monotonic_ns()}.stderr")
         self.stderr_file = open(self.stderr_path, "w")
-        env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+        env = {**{k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}, **(env or {})}
         self.process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
                                          *args], cwd=cwd, stdout=subprocess.PIPE, stderr=self.stderr_file, text=True,
-                                        env=env)
+                                        env=env, start_new_session=group)
         self.first_line = self.process.stdout.readline()  # the address, once the socket listens
         found = ADDRESS.search(self.first_line)
         if found is None:

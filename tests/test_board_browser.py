@@ -451,3 +451,29 @@ def test_a_photo_with_a_chinese_name_replaces_the_drawing(browser, server):
     digit, error = wait_answer(page, before)
     assert digit == "?" and "笔记.pdf: a PDF document, not an image file" in error
     page.context.close()
+
+
+UNSURE = {"digit": 2, "probabilities": [0.0, 0.0, 0.52, 0.0, 0.0, 0.0, 0.0, 0.47, 0.01, 0.0],
+          "input": [0] * 392 + [255] * 392}  # read as a guess: the amber "Maybe 2 (52.0%) — or 7?" line
+
+
+def teach_boxes(page):
+    """The bounding boxes of the ten "That was a ..." buttons and their label, as laid out now."""
+    return [page.locator(f'#teach button[data-digit="{d}"]').bounding_box() for d in range(10)] + [
+        page.locator("#teach-label").bounding_box()]
+
+
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_teach_buttons_do_not_move_when_the_amber_line_appears(browser, server, locale, size):
+    page = open_page(browser, server, locale=locale, **(PHONE if size == "phone" else {}))
+    draw_with_mouse(page, ONE)  # a sure answer: no amber line
+    assert page.text_content("#verdict") == "" and page.get_attribute("body", "data-sure") == "true"
+    sure = teach_boxes(page)
+    page.route("**/board/predict", lambda route: route.fulfill(json=UNSURE))
+    page.click("#clear")
+    draw_with_mouse(page, SEVEN)
+    assert page.get_attribute("body", "data-sure") == "false"
+    assert page.text_content("#verdict").startswith({"en-US": "Maybe 2 (52.0%)", "zh-CN": "可能是 2（52.0%）"}[locale])
+    assert teach_boxes(page) == sure
+    page.context.close()

@@ -1,24 +1,27 @@
 """On the board: "Learn from my digits" (POST /board/learn) runs mnistkit.learn on the served
-checkpoint folder while the board keeps answering, and the board then answers with the learned checkpoint.
+checkpoint folder while the board keeps answering; the learn is checked, held when a digit got worse, used anyway,
+undone and redone from the page's routes, and the board answers with the checkpoint in service each time.
 
 A real server (`mnist_app.py --serve`, test_board.Server) on a copy of the trained model; the kept digits are kept
-through the page's own endpoint. Refusals: another origin, nothing kept, an export without its checkpoint folder.
+through the page's own endpoint. Refusals: another origin, nothing kept, a held learn, an export without its
+checkpoint folder. A server stopped while it learns (SIGTERM to it, Ctrl-C to its group) leaves nothing behind.
 """
 import json
 import os
+import signal
 import time
 
 import numpy as np
 import pytest
 
-from conftest import tree_digests
+from conftest import KEPT, LEARN_STEPS, TRAIN_STEPS, keep_sevens_as_threes, sevens, tree_digests
 from test_board import Server, request
 from test_board_routes import Asked, Stand
-from mnistkit import keep
+from test_learn import processes_naming
+from mnistkit import folders, keep, learn
 from mnistkit.board import app, model, table, teach
 
 LEARN_TIMEOUT = 300  # seconds for a learn of LEARN_STEPS steps on 2 loaded cores, and the board to switch
-LEARN_STEPS = 60  # the board's learn, set as mnist_app.py --serve --learn-steps (mnist_learn.py's --steps)
 
 
 def kept_input(seed):
@@ -39,33 +42,93 @@ def wait_for(condition, what, timeout=LEARN_TIMEOUT):
     raise AssertionError(f"{what} within {timeout} s")
 
 
-def test_learn_from_the_page_trains_the_served_folder_and_the_board_follows(trained_copy, tmp_path):
+def learning(url):
+    """GET /board/learn's answer, or None while the learn runs."""
+    status = request(url + "board/learn")[1]
+    return None if status["state"] == "running" else status
+
+
+def serving(url, step):
+    """GET /board/model's answer once it is the checkpoint of `step`, else None."""
+    answer = request(url + "board/model")[1]
+    return answer if answer["global_step"] == step else None
+
+
+def test_a_learn_from_the_page_is_checked_held_then_used_undone_and_redone(trained_copy, sample_workdir, tmp_path):
     served = Server(trained_copy, "--keep-dir", str(tmp_path / "mine"), "--learn-steps", str(LEARN_STEPS))
+    url, learned = served.url, TRAIN_STEPS + LEARN_STEPS
     try:
-        status, answer = request(served.url + "board/learn", b"", method="POST")
+        status, answer = request(url + "board/learn", b"", method="POST")
         assert status == 400 and "no kept digits" in answer["error"]
-        for seed in range(8):
-            assert request(served.url + "board/keep", {"digit": 8, "input": kept_input(seed)})[0] == 200
-        status, answer = request(served.url + "board/learn", b"", {"Origin": "http://evil.example"}, method="POST")
-        assert status == 403 and request(served.url + "board/learn")[1]["state"] == "idle"
-        before = request(served.url + "board/model")[1]
-        assert before["global_step"] == 2000 and before["version"] == 2000
-        status, started = request(served.url + "board/learn", b"", method="POST")
-        assert status == 202 and started["state"] == "running" and started["steps"] == 2000 + LEARN_STEPS
-        assert request(served.url + "board/learn", b"", method="POST")[0] == 409  # one at a time
-        ended = wait_for(lambda: (lambda s: s if s["state"] != "running" else None)(
-            request(served.url + "board/learn")[1]), "the learn ended")
-        learned = 2000 + LEARN_STEPS
-        assert ended["state"] == "done" and ended["step"] == learned, ended
-        assert ended["line"].startswith("learned: ") and "--undo" in ended["line"]
-        after = request(served.url + "board/model")[1]  # "done": the board answers with it already
-        assert after["global_step"] == learned and after["version"] == learned
-        assert after["source"].endswith(f"mnist_model-{learned}")
-        assert os.path.exists(os.path.join(trained_copy, "model", "mnist_model-2000.index"))  # the one from before
-        status, answer = request(served.url + "board/predict", b"")  # the board kept answering throughout
-        assert status == 400
+        for pixels in sevens(sample_workdir):  # 7s corrected to 3: digit 7's recall falls
+            assert request(url + "board/keep", {"digit": 3, "input": pixels.reshape(-1).tolist()})[0] == 200
+        status, answer = request(url + "board/learn", b"", {"Origin": "http://evil.example"}, method="POST")
+        assert status == 403 and request(url + "board/learn")[1]["state"] == "idle"
+        status, started = request(url + "board/learn", b"", method="POST")
+        assert status == 202 and started["state"] == "running" and started["stage"] == "preparing"
+        assert (started["step"], started["steps"]) == (TRAIN_STEPS, learned)
+        assert request(url + "board/learn", b"", method="POST")[0] == 409  # one at a time
+        seen, deadline = [started], time.monotonic() + LEARN_TIMEOUT
+        while seen[-1]["state"] == "running":  # the learn's stages and steps, as the page polls them
+            assert time.monotonic() < deadline, f"the learn ended within {LEARN_TIMEOUT} s: {seen[-1]}"
+            time.sleep(0.2)
+            seen.append(request(url + "board/learn")[1])
+        stages = [s["stage"] for s in seen if s["state"] == "running"]
+        assert [learn.STAGES.index(stage) for stage in stages] == sorted(learn.STAGES.index(stage) for stage in stages)
+        assert {"preparing", "training", "checking"} <= set(stages)
+        assert any(TRAIN_STEPS < s["step"] < learned for s in seen if s["stage"] == "training")  # it moves
+        held = seen[-1]
+        assert held["state"] == "held" and held["stage"] is None and (held["before"], held["after"]) == (
+            f"mnist_model-{TRAIN_STEPS}", f"mnist_model-{learned}")
+        check = held["check"]  # the numbers: the record's, as mnist_learn.py's
+        assert check == folders.learn_history(str(trained_copy / "model"))[0][0]["check"]
+        assert check["kept"] == {"count": KEPT, "right": [check["kept"]["right"][0], KEPT]}
+        assert len(check["test"]["recall"]) == 10 and 7 in [f["digit"] for f in check["fell"]]
+        assert (held["undo"], held["redo"]) == (False, False)
+        assert request(url + "board/model")[1]["global_step"] == TRAIN_STEPS  # not promoted
+        status, answer = request(url + "board/learn", b"", method="POST")
+        assert status == 409 and "waits for your choice: use it anyway or discard it" in answer["error"]
+
+        status, used = request(url + "board/learn/accept", b"", method="POST")
+        assert status == 200 and (used["state"], used["undo"], used["check"]) == ("done", True, check)
+        assert wait_for(lambda: serving(url, learned), "the learned checkpoint answering")["source"].endswith(
+            f"mnist_model-{learned}")
+        status, undone = request(url + "board/learn/undo", b"", method="POST")
+        assert status == 200 and (undone["state"], undone["undo"], undone["redo"]) == ("undone", False, True)
+        wait_for(lambda: serving(url, TRAIN_STEPS), "the checkpoint from before answering")
+        status, redone = request(url + "board/learn/redo", b"", method="POST")
+        assert status == 200 and (redone["state"], redone["undo"], redone["redo"]) == ("done", True, False)
+        wait_for(lambda: serving(url, learned), "the learned checkpoint answering again")
+        status, answer = request(url + "board/learn/redo", b"", method="POST")
+        assert status == 409 and answer["error"].endswith("model: no undone learn to redo")
+        status, answer = request(url + "board/learn/discard", b"", method="POST")
+        assert status == 409 and answer["error"].endswith("model: no learned checkpoint waits for a choice")
+        assert os.path.exists(os.path.join(trained_copy, "model", f"mnist_model-{TRAIN_STEPS}.index"))
+        assert request(url + "board/predict", b"")[0] == 400  # the board kept answering throughout
     finally:
         assert served.stop() == 130
+
+
+@pytest.mark.parametrize("signum, to", [(signal.SIGTERM, "pid"), (signal.SIGINT, "group")])
+def test_a_server_stopped_while_it_learns_ends_the_learn_and_leaves_nothing_behind(trained_copy, sample_workdir,
+                                                                                   tmp_path, signum, to):
+    keep_sevens_as_threes(sample_workdir, tmp_path / "mine")
+    before = tree_digests(trained_copy / "model", with_folders=True)
+    temporary = tmp_path / "tmp"  # the learn's staging folder goes here
+    temporary.mkdir()
+    served = Server(trained_copy, "--keep-dir", str(tmp_path / "mine"), "--learn-steps", "1000000",
+                    env={"TMPDIR": str(temporary)}, group=True)
+    try:
+        assert request(served.url + "board/learn", b"", method="POST")[0] == 202
+        wait_for(lambda: (lambda s: s if s["line"].startswith("training on ") else None)(
+            request(served.url + "board/learn")[1]), "the trainer reading its records")
+        (os.killpg if to == "group" else os.kill)(served.process.pid, signum)
+        assert served.process.wait(60) == 128 + signum
+    finally:
+        served.stop()
+    assert served.stderr().splitlines()[-1] == f"{signal.Signals(signum).name}: stopped"
+    assert tree_digests(trained_copy / "model", with_folders=True) == before  # no lock, nothing learned
+    assert os.listdir(temporary) == [] and processes_naming(str(temporary)) == []  # no staging folder, no trainer
 
 
 class Export:
@@ -125,6 +188,6 @@ def test_a_learn_that_fails_in_the_boards_thread_says_failed_and_the_board_goes_
     assert status["state"] == "failed", status
     assert status["line"] == (f"error: mnist_generateds.py exited with status 1 ({tmp_path / 'my_digits' / name}: "
                               f"not an image file); the kept digits were not turned into TFRecords; {model_dir} is "
-                              "unchanged")
+                              "unchanged")  # the user's folder named, not the learn's copy of it
     assert Asked(board, "GET", "/board/model").status == 200  # the board goes on
     assert tree_digests(model_dir) == before  # and its folder is as it was, no lock left

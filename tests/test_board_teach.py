@@ -157,8 +157,9 @@ def test_an_unsure_answer_is_shown_as_a_guess_and_a_sure_one_as_sure(browser, se
 
 def test_learn_is_shown_by_the_server_and_hidden_by_one_without_it(browser, server):
     page = open_page(browser, server, locale="en-US")
-    assert request(server.url + "board/learn") == (200, {"state": "idle", "line": "", "step": None, "steps": None,
-                                                         "folder": None})
+    status, answer = request(server.url + "board/learn")
+    assert status == 200 and {k: answer[k] for k in ("state", "stage", "step", "check", "undo", "redo")} == {
+        "state": "idle", "stage": None, "step": None, "check": None, "undo": False, "redo": False}
     page.wait_for_function("!document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
     page.context.close()
     context = browser.new_context(locale="en-US")
@@ -170,14 +171,27 @@ def test_learn_is_shown_by_the_server_and_hidden_by_one_without_it(browser, serv
     context.close()
 
 
-def test_learn_shows_its_progress_while_the_server_learns(browser, server):
-    learned = {"state": "idle", "line": "", "step": 0, "steps": 0}
+# A learn's check as GET /board/learn answers it: digit 8's recall moved worst.
+CHECK = {"test": {"records": "data/mnist_test.tfrecords", "count": 10000, "accuracy": [0.9381, 0.9386],
+                  "recall": [[0.99, 0.991], [0.98, 0.98], [0.93, 0.935], [0.92, 0.93], [0.94, 0.94], [0.9, 0.91],
+                             [0.95, 0.95], [0.93, 0.931], [0.951, 0.938], [0.92, 0.925]]},
+         "kept": {"count": 30, "right": [23, 30]}, "fell": []}
+
+
+def shows(page, text):
+    page.wait_for_function("text => document.getElementById('learn-progress').textContent === text", arg=text,
+                           timeout=ANSWER_TIMEOUT)
+
+
+def test_learn_shows_its_stage_its_steps_and_its_check_in_both_languages(browser, server):
+    learned = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "check": None,
+               "undo": False, "redo": False}
     asked = []
 
     def learn(route):
         asked.append(route.request.method)
         if route.request.method == "POST":
-            learned.update(state="running", line="started", step=0, steps=300)
+            learned.update(state="running", stage="preparing", step=2000, steps=2600)
         route.fulfill(json=learned)
 
     context = browser.new_context(locale="en-US")
@@ -187,21 +201,24 @@ def test_learn_shows_its_progress_while_the_server_learns(browser, server):
     page.wait_for_function("!document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
     assert page.text_content("#learn") == "Learn from my digits" and page.text_content("#learn-progress") == ""
     page.click("#learn")
-    page.wait_for_function("document.getElementById('learn-progress').textContent.includes('started')")
-    assert page.text_content("#learn-progress") == "Learning · step 0 of 300 · started"
-    assert page.is_disabled("#learn")
-    learned.update(step=120, line="step 120, loss 0.31")
-    page.wait_for_function("document.getElementById('learn-progress').textContent.includes('120,')",
-                           timeout=ANSWER_TIMEOUT)
-    assert page.text_content("#learn-progress") == "Learning · step 120 of 300 · step 120, loss 0.31"
-    assert page.is_disabled("#learn")
-    learned.update(state="done", step=300, line="accuracy on your digits 0.9")
-    page.wait_for_function("document.getElementById('learn-progress').dataset.state === 'done'", timeout=ANSWER_TIMEOUT)
-    assert page.text_content("#learn-progress") == "Learned · step 300 of 300 · accuracy on your digits 0.9"
-    assert not page.is_disabled("#learn")
-    polls = asked.count("GET")
-    page.wait_for_timeout(2500)  # done: no more asking
-    assert asked.count("GET") == polls and asked.count("POST") == 1 and polls >= 3
+    shows(page, "Learning · preparing your digits · step 2000 of 2600")
+    assert page.is_disabled("#learn") and page.is_hidden("#learn-undo")
+    learned.update(stage="training", step=2150, line="After 2150 training steps, loss on training batch is 0.31.")
+    shows(page, "Learning · training · step 2150 of 2600")  # the trainer's steps, not its raw line
+    learned.update(state="done", stage=None, step=None, steps=None, check=CHECK, undo=True)
+    shows(page, "Learned · MNIST 0.9381 → 0.9386 · digit 8 recall 0.951 → 0.938 · your digits 23/30 → 30/30")
+    assert not page.is_disabled("#learn") and page.is_visible("#learn-undo") and page.is_hidden("#learn-redo")
+    page.click("#lang [data-lang=zh]")
+    shows(page, "学习完成 · MNIST 0.9381 → 0.9386 · 数字 8 召回率 0.951 → 0.938 · 你的数字 23/30 → 30/30")
+    assert page.text_content("#learn-undo") == "撤销学习"
+    fell = {**CHECK, "fell": [{"digit": 0, "before": 0.99, "after": 0.96}]}
+    learned.update(state="held", check=fell, undo=False)
+    shows(page, "未启用：数字 0 的召回率从 0.990 降到 0.960（−3.0 个百分点）")
+    assert [page.text_content(b) for b in ("#learn-accept", "#learn-discard")] == ["仍然使用", "丢弃"]
+    page.click("#lang [data-lang=en]")
+    shows(page, "Not used: digit 0's recall fell 0.990 → 0.960 (−3.0 points)")
+    assert page.is_visible("#learn-accept") and page.is_visible("#learn-discard") and page.is_disabled("#learn")
+    assert asked.count("POST") == 1 and asked.count("GET") >= 4  # followed by asking, not told
     context.close()
 
 

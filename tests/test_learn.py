@@ -1,29 +1,34 @@
-"""Learning from the kept digits (mnistkit/learn.py) and the trainer's --mix-records.
+"""Learning from the kept digits (mnistkit/learn.py, mnist_learn.py) and the trainer's --mix-records.
 
 The mix is checked at the pipeline level, on batches whose kept part is recognizable (constant images, all
-labelled 3, which MNIST never holds); learn() runs the real generator and trainers as subprocesses on copies of
-the shared fixtures, for a few hundred steps at most.
+labelled 3, which MNIST never holds). Learns run the real generator, trainers and evaluators as subprocesses on
+copies of the shared fixtures, for a few hundred steps at most: conftest's learned_workdir is one learn of 10 test
+images of 7 kept as 3, which the check holds (digit 7's recall falls), read by most tests here; the undo and redo
+test adds two more learns on a copy of it.
 """
+import errno
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
-import time
+import tempfile
 
 import numpy as np
 import pytest
-from PIL import Image
 
-from conftest import ROOT, copy_into, run_main, run_script, tree_digests
+from conftest import (KEPT, LEARN_STEPS, ROOT, TRAIN_STEPS, copy_into, keep_sevens_as_threes, run_main, run_script,
+                      tree_digests)
 import mnist_backward
 import mnist_forward
-from mnistkit import checkpoints, folders, keep, learn, records
+import mnist_test
+from mnistkit import checkpoints, files, folders, keep, learn, records
 from mnistkit.errors import DataError
 from tf_compat import tf
 
-KEPT = 10  # digits in the kept sets
-LEARN_STEPS = 200
+LEARNED = f"mnist_model-{TRAIN_STEPS + LEARN_STEPS}"  # the learned_workdir learn's checkpoint
 HUGE_RATE = "1e6"  # a learning rate that makes the loss non-finite within a few steps (test_diverged's)
 
 
@@ -79,18 +84,39 @@ def test_a_mix_share_outside_0_to_1_is_a_usage_error(tmp_path):
     assert records.mix_of("my_data:0.5") == records.Mix("my_data", 0.5)
 
 
-# ---------------------------------------------------------------- learn()
+# ---------------------------------------------------------------- a learn, checked before it is promoted
 
-def kept_sevens_as_threes(sample_workdir, folder):
-    """Keep KEPT of the sample's test images of 7, each corrected to 3, in the store `folder`; their pixels."""
-    jpgs = os.path.join(sample_workdir, "mnist_data_jpg", "mnist_test_jpg_2000")
-    with open(jpgs + ".txt") as f:
-        sevens = [line.split()[0] for line in f if line.split()[1] == "7"][:KEPT]
-    store, pixels = keep.KeptDigits(str(folder)), []
-    for name in sevens:
-        pixels.append(np.asarray(Image.open(os.path.join(jpgs, name)).convert("L")))
-        store.keep(pixels[-1], 3)
-    return np.stack(pixels).reshape(-1, 784).astype(np.float32) / 255
+
+def learned_copy(learned_workdir, tmp_path):
+    """A copy of learned_workdir (data, model with its held learn, the kept digits) to change."""
+    return copy_into(tmp_path / "work", learned_workdir, "data", "model", "my_digits", "my_digits.txt")
+
+
+def said(learned_workdir):
+    """learned_workdir's learn.json: what its learn printed, the progress its Watch heard, its held line."""
+    return json.loads((learned_workdir / "learn.json").read_text())
+
+
+def entries(model_dir):
+    """[(learn number, state)] of the folder's record."""
+    return [(e["learn"], e["state"]) for e in folders.learn_history(str(model_dir))[0]]
+
+
+def newest(model_dir):
+    return os.path.basename(checkpoints.latest(str(model_dir)))
+
+
+def checkpoint_digests(folder, name):
+    """{file name: sha256} of the checkpoint `name`'s files in folder."""
+    return {n: d for n, d in tree_digests(folder).items() if "/" not in n and n.startswith(name + ".")}
+
+
+def kept_pixels(work):
+    """The kept digits of the folder `work`'s store as float32 [n, 784] in [0, 1], in label-file order."""
+    from PIL import Image
+    store = keep.KeptDigits(str(work / "my_digits"))
+    return np.stack([np.asarray(Image.open(work / "my_digits" / name)) for name, _ in store.entries()]
+                    ).reshape(-1, 784).astype(np.float32) / 255
 
 
 def threes_predicted(model_dir, pictures):
@@ -103,91 +129,279 @@ def threes_predicted(model_dir, pictures):
         predictor.sess.close()
 
 
-def test_learn_trains_on_the_kept_digits_and_promotes_beside_the_old_checkpoint(
-        trained_workdir, sample_workdir, tmp_path, summary_line):
-    work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
+def test_a_learn_that_makes_a_digit_worse_is_checked_and_held_saying_what_fell(learned_workdir, trained_workdir):
+    held = said(learned_workdir)["held"]
+    model = learned_workdir / "model"
+    assert "\n" not in held and held.startswith("not promoted: ")
+    assert re.search(r"digit 7's recall fell (0\.\d{3}) → (0\.\d{3}) \(-\d+\.\d points\)", held), held
+    assert held.endswith(f", past the limits (2 points for a digit, 0.5 in all); it waits in "
+                         f"{os.path.join('model', 'learns', '1')}: use it anyway with `python "
+                         f"{os.path.join(ROOT, 'mnist_learn.py')} --accept-worse --model-dir model`, or discard it "
+                         f"with `python {os.path.join(ROOT, 'mnist_learn.py')} --discard --model-dir model`"), held
+    # Nothing of the served model changed: its checkpoints and index as trained; the learned one waits aside.
+    trained = {n: d for n, d in tree_digests(trained_workdir / "model").items() if n != folders.FOLDER_FILE}
+    assert {n: d for n, d in tree_digests(model).items() if n in trained} == trained
+    assert newest(model) == f"mnist_model-{TRAIN_STEPS}"
+    assert sorted(os.listdir(model / "learns" / "1")) == [LEARNED + ext for ext in (".data-00000-of-00001",
+                                                                                  ".index", ".meta")]
+    (entry,) = folders.learn_history(str(model))[0]
+    assert (entry["learn"], entry["state"], entry["before"], entry["after"]) == (1, "held", newest(model), LEARNED)
+    check = entry["check"]
+    # The check's numbers are the evaluator's: the model before, scored here, and the kept 7s read as 3 by it.
+    step, accuracy, count = mnist_test.evaluate(str(model / newest(model)), str(model.parent / "data" / "mnist_test"
+                                                                                ".tfrecords"))
+    assert check["test"]["count"] == count == 2000 and check["test"]["accuracy"][0] == accuracy
+    assert check["kept"] == {"count": KEPT, "right": [threes_predicted(model, kept_pixels(learned_workdir)), KEPT]}
+    seven = check["test"]["recall"][7]
+    assert seven[0] - seven[1] > learn.RECALL_DROP and {"digit": 7, "before": seven[0], "after": seven[1]} in \
+        check["fell"]
+    assert all(pair[0] - pair[1] > learn.RECALL_DROP for pair in (check["test"]["recall"][f["digit"]]
+                                                              for f in check["fell"] if f["digit"] is not None))
+    lines = said(learned_workdir)["lines"]
+    assert f"checked: {learn.summary(check)}" in lines
+    assert re.fullmatch(r"MNIST 0\.\d{4} → 0\.\d{4}; digit \d recall 0\.\d{3} → 0\.\d{3}; your digits 0/10 → "
+                        r"10/10", learn.summary(check))
+
+
+def test_a_learn_says_each_stage_and_every_5_percent_of_its_steps(learned_workdir):
+    progress = said(learned_workdir)["progress"]
+    assert [p[0] for p in progress if p[0] != "training"] == ["preparing", "checking", "promoting"]
+    training = [p for p in progress if p[0] == "training"]
+    target = TRAIN_STEPS + LEARN_STEPS
+    assert training[0] == ["training", TRAIN_STEPS, target] and all(p[2] == target for p in training)
+    steps = [p[1] for p in training]
+    assert steps[-1] == target and max(b - a for a, b in zip(steps, steps[1:])) <= LEARN_STEPS // 20
+    stages = [p[0] for p in progress]
+    assert stages.index("preparing") < stages.index("training") < stages.index("checking") < stages.index("promoting")
+
+
+def test_what_a_learn_prints_and_records_names_no_temporary_folder(learned_workdir):
+    lines = said(learned_workdir)["lines"]
+    shown = "\n".join(lines) + (learned_workdir / "model" / folders.FOLDER_FILE).read_text()
+    assert "mnist-learn-" not in shown and tempfile.gettempdir() + os.sep not in shown
+    assert f"wrote {KEPT} train records to {learn.STAGING}/data/mnist_train.tfrecords" in lines
+    assert lines[0] == f"learning from {KEPT} kept digits of my_digits into model"
+
+
+def test_accept_undo_and_redo_keep_every_checkpoint_under_a_name_of_its_own(learned_workdir, tmp_path):
+    work = learned_copy(learned_workdir, tmp_path)
     model = work / "model"
-    pictures = kept_sevens_as_threes(sample_workdir, work / "my_digits")
-    before = checkpoints.latest(str(model))
-    old = {name: digest for name, digest in tree_digests(model).items() if name.startswith(os.path.basename(before))}
-    threes_before = threes_predicted(model, pictures)
-    lines, started = [], time.monotonic()
-    after = learn.learn(str(model), str(work / "my_digits"), steps=LEARN_STEPS, data_dir=str(work / "data"),
-                        out=lines.append)
-    summary_line(f"learn of {LEARN_STEPS} steps (MLP, {KEPT} kept digits): {time.monotonic() - started:.1f} s")
-    step = checkpoints.step_of(before) + LEARN_STEPS
-    assert after == checkpoints.prefix_of(str(model), step) == checkpoints.latest(str(model))
-    assert f"wrote {KEPT} train records to" in "\n".join(lines)
-    assert any(line.startswith(f"done at step {step}; checkpoint saved to ") for line in lines)
-    assert {n: d for n, d in tree_digests(model).items() if n in old} == old  # the old checkpoint, untouched
-    assert tf.train.get_checkpoint_state(str(model)).model_checkpoint_path.endswith(f"mnist_model-{step}")
-    threes_after = threes_predicted(model, pictures)
-    summary_line(f"kept 7s read as 3: {threes_before}/{KEPT} before the learn, {threes_after}/{KEPT} after")
-    assert threes_after >= threes_before + KEPT // 2
 
-    learn.undo(str(model), out=lines.append)
-    assert checkpoints.latest(str(model)) == before
-    assert sorted(os.listdir(model / learn.UNDONE_FOLDER)) == sorted(
-        os.path.basename(after) + ext for ext in (".data-00000-of-00001", ".index", ".meta"))
-    assert not (model / learn.RECORD_FILE).exists()
-    with pytest.raises(DataError, match="no learn to undo"):
-        learn.undo(str(model))
+    def learn_cli(*flags):
+        return run_main("mnist_learn.py", "--model-dir", "model", *flags, cwd=work)
+    assert learn_cli("--redo").stderr == "error: model: no undone learn to redo\n"
+    assert learn_cli("--undo").stderr == "error: model: no learn to undo (each one here is undone, held or discarded)\n"
+    first = checkpoint_digests(model / "learns" / "1", LEARNED)
+    accepted = learn_cli("--accept-worse")
+    assert accepted.returncode == 0 and accepted.stdout.startswith(
+        f"learned: {os.path.join('model', LEARNED)} (from {os.path.join('model', 'mnist_model-2000')}), though ")
+    assert "digit 7's recall fell " in accepted.stdout and not (model / "learns").exists()
+    record = folders.folder_record(str(model))
+    assert (newest(model), record["steps"], record["print_every"], record["mix_records"]) == (
+        LEARNED, 2200, LEARN_STEPS // 20, {"source": f"{learn.STAGING}/data/mnist_train.tfrecords", "share": 0.25})
+    assert entries(model) == [(1, "promoted")] and record["learns"][0]["settings"]["kept"] == KEPT
+    second = learn_cli("--steps", "20", "--accept-worse")  # a second learn on top of the first: 2200 -> 2220
+    assert second.returncode == 0 and newest(model) == "mnist_model-2220", second.stderr
+    in_service = checkpoint_digests(model, "mnist_model-2220")
+    # Two undos in a row: each checkpoint into a folder of its own, the one from before in service again.
+    assert learn_cli("--undo").returncode == 0 and newest(model) == LEARNED
+    assert learn_cli("--undo").returncode == 0 and newest(model) == "mnist_model-2000"
+    assert checkpoint_digests(model / "learns" / "2", "mnist_model-2220") == in_service
+    assert checkpoint_digests(model / "learns" / "1", LEARNED) == first
+    assert folders.folder_record(str(model))["steps"] == TRAIN_STEPS  # the trainer's options from before, too
+    # Redo twice, in the order they were undone; a third has nothing to redo.
+    assert learn_cli("--redo").returncode == 0 and newest(model) == LEARNED
+    redone = learn_cli("--redo")
+    assert redone.stdout == (f"learned: {os.path.join('model', 'mnist_model-2220')} again (from "
+                             f"{os.path.join('model', LEARNED)}); go back with `python "
+                             f"{os.path.join(ROOT, 'mnist_learn.py')} --undo --model-dir model`\n")
+    assert newest(model) == "mnist_model-2220" and checkpoint_digests(model, "mnist_model-2220") == in_service
+    assert learn_cli("--redo").stderr == "error: model: no undone learn to redo\n"
+    # Undone again, a new learn to the same step: the first learn's mnist_model-2200 stays as it was.
+    assert learn_cli("--undo").returncode == 0 and learn_cli("--undo").returncode == 0
+    again = learn_cli("--steps", str(LEARN_STEPS), "--accept-worse")
+    assert again.returncode == 0 and newest(model) == LEARNED
+    assert checkpoint_digests(model, LEARNED) != first  # another training, another checkpoint of that name
+    assert learn_cli("--redo").returncode == 1  # a new learn ends what could be redone
+    assert learn_cli("--undo").returncode == 0
+    assert checkpoint_digests(model / "learns" / "1", LEARNED) == first
+    assert set(checkpoint_digests(model / "learns" / "3", LEARNED)) == set(first)
+    assert entries(model) == [(1, "undone"), (2, "undone"), (3, "undone")] and newest(model) == "mnist_model-2000"
 
 
-def test_learn_resumes_a_lenet5_folder_with_its_own_trainer(trained_workdir, sample_workdir, tmp_path):
+def test_a_held_learn_waits_for_a_choice_and_is_discarded_on_request(learned_workdir, tmp_path):
+    work = learned_copy(learned_workdir, tmp_path)
+    before = checkpoint_digests(work / "model", "mnist_model-2000")
+    refused = run_main("mnist_learn.py", cwd=work)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith("error: ./model/: learn 1's checkpoint waits for your choice; use it anyway with")
+    assert refused.stderr.endswith("--discard --model-dir ./model/`, then learn again\n")
+    discarded = run_main("mnist_learn.py", "--discard", "--model-dir", "model", cwd=work)
+    assert discarded.returncode == 0 and discarded.stdout == (f"discarded learn 1's checkpoint {LEARNED}; model goes "
+                                                              "on with mnist_model-2000\n")
+    assert not (work / "model" / "learns").exists() and entries(work / "model") == [(1, "discarded")]
+    assert checkpoint_digests(work / "model", "mnist_model-2000") == before
+    assert run_main("mnist_learn.py", "--discard", "--model-dir", "model", cwd=work).stderr == (
+        "error: model: no learned checkpoint waits for a choice\n")
+
+
+def failing(function, name, number):
+    """function(source, target), but OSError `number` for a target whose file name holds `name`."""
+    def call(source, target):
+        if name in os.path.basename(target):
+            raise OSError(number, os.strerror(number))
+        return function(source, target)
+    return call
+
+
+@pytest.mark.parametrize("fails", ["copying the .meta", "renaming the index file"])
+def test_a_promote_that_fails_leaves_the_model_folder_exactly_as_it_was(learned_workdir, trained_workdir, tmp_path,
+                                                                        monkeypatch, fails):
+    work = copy_into(tmp_path / "work", trained_workdir, "model")
+    staged = copy_into(tmp_path / "staging", learned_workdir / "model" / "learns" / "1", *os.listdir(
+        learned_workdir / "model" / "learns" / "1"))
+    (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
+    entry = {k: v for k, v in entry.items() if k in ("before", "after", "check", "settings", "options")}
+    before = tree_digests(work / "model", with_folders=True)
+    if fails == "copying the .meta":  # a disk that fills up at the .meta, after the .data
+        monkeypatch.setattr(learn.shutil, "copyfile", failing(shutil.copyfile, ".meta", errno.ENOSPC))
+    else:  # after the checkpoint's files were moved in and the record put in place
+        monkeypatch.setattr(files, "replace", failing(files.replace, folders.INDEX_FILE, errno.EIO))
+    plan = learn.Plan(str(work / "model"), None, accept_worse=True)
+    with pytest.raises(DataError) as failed:
+        learn.promote(str(staged / LEARNED), plan, entry, learn.Watch(lambda line: None))
+    assert str(failed.value).endswith("; it is as it was") and "\n" not in str(failed.value)
+    assert tree_digests(work / "model", with_folders=True) == before
+
+
+def test_keeps_and_removals_during_a_learn_go_to_the_next_learn(trained_workdir, sample_workdir, tmp_path,
+                                                                monkeypatch):
+    work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
+    keep_sevens_as_threes(sample_workdir, work / "my_digits")
+    meanwhile = keep.KeptDigits(str(work / "my_digits"))  # the board's store, keeping and removing as the learn runs
+    run, lines = learn.run, []
+
+    def during(command, watch, failed):
+        if command[0].endswith(learn.GENERATOR):  # the generator about to read the kept digits
+            for name, _ in meanwhile.entries()[::2]:
+                meanwhile.remove(name)
+            keep_sevens_as_threes(sample_workdir, work / "my_digits", count=3, first=KEPT)
+            run(command, watch, failed)
+            raise learn.LearnFailed("stopped after the generator, by the test")
+        return run(command, watch, failed)
+    monkeypatch.setattr(learn, "run", during)
+    with pytest.raises(learn.LearnFailed, match="by the test"):
+        learn.learn(str(work / "model"), str(work / "my_digits"), data_dir=str(work / "data"),
+                    watch=learn.Watch(lines.append))
+    assert f"wrote {KEPT} train records to {learn.STAGING}/data/mnist_train.tfrecords" in lines  # as at its start
+    assert meanwhile.count() == KEPT // 2 + 3  # the changes are kept, for the next learn
+    assert keep.KeptDigits(str(work / "my_digits")).snapshot(str(tmp_path / "next"))[2] == KEPT // 2 + 3
+
+
+@pytest.mark.quick
+def test_a_learn_into_a_model_folder_that_is_gone_says_so_in_one_line(tmp_path):
+    result = run_main("mnist_learn.py", "--model-dir", "gone", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (f"error: gone: the model folder is gone (deleted or moved?); nothing to learn from: train "
+                             f"one (`python {os.path.join(ROOT, 'mnist_backward.py')} --model-dir gone`) or give "
+                             "another --model-dir\n")
+    assert not (tmp_path / "gone").exists() and not (tmp_path / "my_digits").exists()
+
+
+@pytest.mark.quick
+def test_a_folder_learned_into_by_an_earlier_version_is_still_undone(trained_workdir, tmp_path):
+    work = copy_into(tmp_path / "work", trained_workdir, "model")
+    model = work / "model"
+    (model / folders.OLDER_LEARNS_FILE).write_text(json.dumps([{"before": "mnist_model-1000",
+                                                                 "after": "mnist_model-2000"}]))
+    kept = checkpoint_digests(model, "mnist_model-2000")
+    result = run_main("mnist_learn.py", "--undo", "--model-dir", "model", cwd=work)
+    assert result.returncode == 0, result.stderr
+    assert newest(model) == "mnist_model-1000" and checkpoint_digests(model / "learns" / "1", "mnist_model-2000") == kept
+    assert not (model / folders.OLDER_LEARNS_FILE).exists() and entries(model) == [(1, "undone")]  # one record now
+    assert folders.folder_record(str(model))["network"]["layers"] == [784, 500, 10]
+    assert run_main("mnist_learn.py", "--redo", "--model-dir", "model", cwd=work).returncode == 0
+    assert newest(model) == "mnist_model-2000" and checkpoint_digests(model, "mnist_model-2000") == kept
+
+
+def test_learn_resumes_a_lenet5_folder_with_its_own_trainer_and_evaluator(trained_workdir, sample_workdir, tmp_path):
     work = copy_into(tmp_path / "work", trained_workdir, "data")
     result = run_script("mnist_lenet5_backward.py", "--steps", "5", "--model-dir", "lenet", cwd=work)
     assert result.returncode == 0, result.stderr
-    kept_sevens_as_threes(sample_workdir, work / "my_digits")
+    keep_sevens_as_threes(sample_workdir, work / "my_digits")
+    lines = []
     after = learn.learn(str(work / "lenet"), str(work / "my_digits"), steps=10, data_dir=str(work / "data"),
-                        out=lambda line: None)
+                        watch=learn.Watch(lines.append), accept_worse=True)
     assert after == checkpoints.prefix_of(str(work / "lenet"), 15)
     assert {"conv1_w", "fc2_w"} <= set(checkpoints.read_checkpoint(after))  # LeNet-5's batch of 100: 25 kept each
+    assert any(line.startswith("checked: MNIST ") for line in lines)  # mnist_lenet5_test.py's check
+    assert folders.folder_record(str(work / "lenet"))["learns"][0]["check"]["kept"]["count"] == KEPT
 
 
 def test_a_diverging_learn_leaves_the_model_folder_byte_identical(trained_workdir, sample_workdir, tmp_path):
     work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
-    kept_sevens_as_threes(sample_workdir, work / "my_digits")
+    keep_sevens_as_threes(sample_workdir, work / "my_digits")
     before = tree_digests(work / "model", with_folders=True)
     lines = []
     with pytest.raises(learn.LearnFailed) as failed:
         learn.learn(str(work / "model"), str(work / "my_digits"), steps=LEARN_STEPS, data_dir=str(work / "data"),
-                    out=lines.append, trainer_args=("--learning-rate-base", HUGE_RATE))
+                    watch=learn.Watch(lines.append), trainer_args=("--learning-rate-base", HUGE_RATE))
     assert re.fullmatch(r"mnist_backward\.py exited with status 1 \(step \d+: the loss is (nan|inf) \(learning rate "
                         r"[0-9.e+]+\): the training diverged\); nothing learned; .*/model is unchanged", str(failed.value))
     assert tree_digests(work / "model", with_folders=True) == before
 
 
-def test_a_stopped_learn_leaves_the_model_folder_as_it_was(trained_workdir, sample_workdir, tmp_path):
+def processes_naming(text):
+    """The PIDs of live processes whose command line holds `text` (Linux's /proc; [] elsewhere)."""
+    found = []
+    for pid in filter(str.isdecimal, os.listdir("/proc") if os.path.isdir("/proc") else ()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("signum, to", [(signal.SIGINT, "group"), (signal.SIGTERM, "pid")])
+def test_a_stopped_learn_leaves_the_model_folder_as_it_was_and_nothing_behind(trained_workdir, sample_workdir,
+                                                                              tmp_path, signum, to):
     work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
-    kept_sevens_as_threes(sample_workdir, work / "my_digits")
+    keep_sevens_as_threes(sample_workdir, work / "my_digits")
     before = tree_digests(work / "model", with_folders=True)
-    env = {**os.environ, "PYTHONPATH": ROOT}
+    temporary = tmp_path / "tmp"  # the learn's staging folder goes here
+    temporary.mkdir()
+    env = {**os.environ, "PYTHONPATH": ROOT, "TMPDIR": str(temporary)}
     child = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_learn.py"), "--model-dir", "model", "--keep-dir",
-                              "my_digits", "--steps", "1000000"], cwd=work, env=env, stdout=subprocess.PIPE,
+                              "my_digits", "--steps", "1000000", "--", "--print-every", "1"], cwd=work, env=env,
+                             stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, start_new_session=True)  # its own group, as a terminal's
     try:
         for line in child.stdout:
-            if line.startswith("training on "):
+            if learn.TRAINER_STEP.match(line):  # the trainer in its step loop (a loss line every step)
                 break
-        time.sleep(2)  # into the step loop (a stop before it ends the trainer as well, saving nothing)
-        os.killpg(child.pid, signal.SIGINT)  # Ctrl-C: to the learn and the trainer alike
+        if to == "group":
+            os.killpg(child.pid, signum)  # Ctrl-C: to the learn and the trainer alike
+        else:
+            os.kill(child.pid, signum)  # `kill PID`: the learn alone
         out, err = child.communicate(timeout=300)
     finally:
         if child.poll() is None:
             child.kill()
-    assert child.returncode == 128 + signal.SIGINT, err
-    assert err.splitlines()[-1] == "SIGINT: stopped; model is unchanged"
-    assert tree_digests(work / "model", with_folders=True) == before
+    assert child.returncode == 128 + signum, err
+    assert err.splitlines()[-1] == f"{signal.Signals(signum).name}: stopped; model is unchanged"
+    assert tree_digests(work / "model", with_folders=True) == before  # no lock left either
+    assert os.listdir(temporary) == [] and processes_naming(str(temporary)) == []  # no staging folder, no trainer
 
 
 def test_one_learn_at_a_time_per_model_folder(trained_workdir, sample_workdir, tmp_path):
     work = copy_into(tmp_path / "work", trained_workdir, "model")
-    kept_sevens_as_threes(sample_workdir, work / "my_digits")
+    keep_sevens_as_threes(sample_workdir, work / "my_digits")
     before = tree_digests(work / "model", with_folders=True)
     with learn.one_at_a_time(str(work / "model")):  # a learn of this process (another thread of the board)
         with pytest.raises(DataError, match="another learn is working on this model folder; wait until it ends"):
-            learn.learn(str(work / "model"), str(work / "my_digits"), steps=1, out=lambda line: None)
+            learn.learn(str(work / "model"), str(work / "my_digits"), steps=1, watch=learn.Watch(lambda line: None))
     (work / "model" / folders.LOCK_FILE).write_text(f"{os.getppid()}\n")  # a live process of another learn
     with pytest.raises(DataError, match=rf"model: another process \(pid {os.getppid()}\) is writing this folder; "
                                         "wait for it or use another --model-dir"):

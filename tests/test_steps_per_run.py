@@ -297,11 +297,10 @@ def test_tfdata_with_mixed_records_trains_at_k_steps_a_run(sample_workdir, tmp_p
     assert loss_steps(lines) == [4, 8]
 
 
-def test_lenet5_trains_at_k_steps_a_run(sample_workdir, tmp_path, monkeypatch):
-    monkeypatch.setattr(mnist_backward, "PRINT_EVERY", 1)
+def test_lenet5_trains_at_k_steps_a_run(sample_workdir, tmp_path):
     lines = []
     step = mnist_lenet5_backward.backward(data_dir=str(sample_workdir / "data"), model_dir=str(tmp_path / "model"),
-                                          steps=6, steps_per_run=3, quiet=True, log=lines.append)
+                                          steps=6, steps_per_run=3, quiet=True, log=lines.append, print_every=1)
     assert step == 6 and loss_steps(lines) == [3, 6]
     assert checkpoints.folder_network(str(tmp_path / "model")).forward == mnist_lenet5_forward.NETWORK.forward
 
