@@ -6,6 +6,7 @@ Usage (from the repository root):
   python bench/teach.py --style quirky         a person whose digits are further from MNIST's
   python bench/teach.py --idx-dir DIR          train on the 4 MNIST-format IDX files in DIR (full MNIST)
   python bench/teach.py --model-dir model      start from a model folder of yours (copied, never changed)
+  python bench/teach.py --forgetting           the forgetting row: a hand whose corrections could pull another digit
 
 One run, in the work folder (default bench/work/teach/sample, or a folder
 named for --idx-dir; the data is kept for reuse, the model and the kept
@@ -27,11 +28,21 @@ digits are made anew):
      "That was a N" button).
   3. The page's "Learn from my digits" (#learn): from the click until GET
      /board/model reports the learned global_step (the model answering).
+     A learn the check holds (a digit's recall fell past the limits) is
+     noted, and used anyway ("Use it anyway") to measure it.
   4. The NEW drawings again, read by the learned model; mnist_test.py --once
      on the learned checkpoint.
+--forgetting: the style "forgetting" (the quirky hand with a round,
+snowman 8: two stacked circles, the 8 its slashed 0 is nearest to), only
+its corrections taught (--taught 0:6,1:2,2:2,3:2,4:2: slashed zeros, long-
+flagged 1s, looped 2s, flat-topped 3s, closed 4s; no 8) and 10 new
+drawings of each digit (--new-per-digit), so that a pull of the zeros on
+the 8s shows.
 Prints a Markdown table: the reading of the new drawings and the MNIST test
 accuracy before and after, the learn's wall time, each against its target
-(new drawings >= 95% after; MNIST at most 0.5 points lower; learn <= 60 s).
+(new drawings >= 95% after; MNIST at most 0.5 points lower; learn <= 60 s);
+then each digit: its new drawings read right and its MNIST recall, before
+and after (no digit's recall should fall more than 2 points).
 Figures go to docs/teach.md ("What it gives") and docs/performance.md.
 A benchmark, not a test: the figures move with the model's training (unseeded)
 and the machine's load.
@@ -92,8 +103,11 @@ QUIRKY = {
     3: [[(0.28, 0.15), (0.72, 0.15), (0.45, 0.42)] + arc(0.48, 0.64, 0.22, 0.22, -90, 150, 12)],
     4: [[(0.62, 0.9), (0.62, 0.5), (0.62, 0.14), (0.42, 0.38), (0.25, 0.6), (0.5, 0.6), (0.78, 0.6)]],
 }
-STYLES = {"neat": (NEAT, 0.22), "quirky": (QUIRKY, 0.35)}  # strokes, slant: x moves right this much per unit of
-                                                           # height upward (writing that leans right)
+# The quirky hand with a round "snowman" 8, two stacked circles: what its slashed 0 is nearest to.
+FORGETTING = {**QUIRKY, 8: [arc(0.5, 0.31, 0.2, 0.19, 90, 450, 16) + arc(0.5, 0.7, 0.22, 0.2, -90, 270, 16)]}
+STYLES = {"neat": (NEAT, 0.22), "quirky": (QUIRKY, 0.35),  # strokes, slant: x moves right this much per unit of
+          "forgetting": (FORGETTING, 0.35)}                # height upward (writing that leans right)
+FORGETTING_TAUGHT = "0:6,1:2,2:2,3:2,4:2"  # --forgetting's corrections: its slashed 0s and the digits read wrong
 
 
 def drawn(digit, seed, style="neat"):
@@ -152,18 +166,21 @@ def prepare(work, idx_dir, mnist_dir):
 
 
 def mnist_accuracy(work, scored):
-    """mnist_test.py --once on work/model's newest checkpoint over scored/mnist_test.tfrecords: (accuracy, step)."""
+    """mnist_test.py --once on work/model's newest checkpoint over scored/mnist_test.tfrecords: (accuracy, step,
+    each digit's recall)."""
     report = os.path.join(work, "report.json")
     run("mnist_test.py", "--once", "--model-dir", "model", "--data-dir", scored, "--report-json", report, cwd=work)
     with open(report) as f:
         numbers = json.load(f)
-    return numbers["accuracy"], numbers["global_step"]
+    return numbers["accuracy"], numbers["global_step"], [d["recall"] for d in numbers["per_digit"]]
 
 
-def start_board(work):
-    """(process, url) of `mnist_app.py --serve --port 0 --model-dir model --keep-dir my_digits` in work."""
+def start_board(work, steps=learn.DEFAULT_STEPS, share=records.MIX_SHARE):
+    """(process, url) of `mnist_app.py --serve --port 0 --model-dir model --keep-dir my_digits` in work, learning
+    `steps` steps at `share` (--learn-steps, --learn-share)."""
     process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
-                                "--model-dir", "model", "--keep-dir", "my_digits"], cwd=work,
+                                "--model-dir", "model", "--keep-dir", "my_digits", "--learn-steps", str(steps),
+                                "--learn-share", str(share)], cwd=work,
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     found = ADDRESS.search(process.stdout.readline())
     if found is None:
@@ -210,24 +227,30 @@ def teach(page, drawings):
 
 
 def press_learn(page, url, timeout):
-    """Click #learn; (seconds from the click until /board/model reports the learned step, that step)."""
+    """Click #learn; (seconds from the click until /board/model reports the learned step, that step, the learn line
+    of a learn the check held, else None). A held learn is used anyway (#learn-accept) once the page offers it."""
     page.wait_for_function("!document.getElementById('learn').hidden")
     began = time.perf_counter()
     page.click("#learn")
-    target = None
+    target, held = None, None
     while time.perf_counter() - began < timeout:
         status = get(url + "board/learn")
         if status["state"] == "failed":
             raise SystemExit(f"error: the learn failed: {status['line']}")
         target = status["steps"] or target
+        if status["state"] == "held" and held is None:
+            page.wait_for_function("document.getElementById('learn-progress').dataset.state === 'held'")
+            held = page.text_content("#learn-progress")
+            page.click("#learn-accept")
         if target and get(url + "board/model")["global_step"] == target:
-            return time.perf_counter() - began, target
+            return time.perf_counter() - began, target, held
         time.sleep(0.2)
     raise SystemExit(f"error: no learned model answering {timeout:.0f} s after #learn; last: {status}")
 
 
-def right(answers, drawings):
-    return sum(a == d for a, (d, _) in zip(answers, drawings))
+def right(answers, drawings, digit=None):
+    """How many drawings (of `digit` only, when given) the answers read right."""
+    return sum(a == d for a, (d, _) in zip(answers, drawings) if digit is None or d == digit)
 
 
 def misread(answers, drawings):
@@ -237,27 +260,51 @@ def misread(answers, drawings):
 
 def table(r):
     """The Markdown report of one run's figures (a dict)."""
-    n = len(r["new"])
+    n, t = len(r["new"]), sum(r["taught_count"])
     drop = r["mnist_before"] - r["mnist_after"]
     met = {"new": r["new_after"] / n >= TARGETS["new_after"], "mnist": drop <= TARGETS["mnist_drop"],
            "learn": r["learn_seconds"] <= TARGETS["learn_seconds"]}
     yes = {True: "met", False: "**missed**"}
     return "\n".join([
-        f"One person's style ({r['style']}), {n} taught and {n} new drawings drawn with the mouse in Chromium; "
-        f"model: {r['model']}; MNIST scored on {r['scored']}; learn: the board's ({learn.DEFAULT_STEPS} steps, "
-        f"{records.MIX_SHARE:.0%} of each batch from the kept digits); {datetime.date.today()}, "
+        f"One person's style ({r['style']}), {t} taught and {n} new drawings drawn with the mouse in Chromium; "
+        f"model: {r['model']}; MNIST scored on {r['scored']}; learn: the board's ({r['learn_steps']} steps, "
+        f"{r['learn_share']:.0%} of each batch from the kept digits); {datetime.date.today()}, "
         f"{os.cpu_count()} CPUs, load average {r['load']:.1f} at the end; {r['seconds']:.0f} s in all.", "",
         "| figure | before learning | after | target | |",
         "|---|---|---|---|---|",
         f"| new drawings read right | {r['new_before']}/{n} ({r['new_before'] / n:.0%}) | "
         f"{r['new_after']}/{n} ({r['new_after'] / n:.0%}) | >= 95% after | {yes[met['new']]} |",
-        f"| taught drawings read right (before keeping) | {r['taught_before']}/{n} ({r['taught_before'] / n:.0%}) "
+        f"| taught drawings read right (before keeping) | {r['taught_before']}/{t} ({r['taught_before'] / t:.0%}) "
         f"| | | |",
         f"| MNIST test accuracy | {r['mnist_before']:.4f} (step {r['step_before']}) | {r['mnist_after']:.4f} "
         f"(step {r['step_after']}) | at most 0.5 points lower | {yes[met['mnist']]} ({-100 * drop:+.2f} points) |",
         f"| #learn to the learned model answering | | {r['learn_seconds']:.1f} s | <= 60 s | {yes[met['learn']]} |",
         "", f"Misread new drawings (true->read), before: {r['misread_before']}; after: {r['misread_after']}.",
-        f"Misread taught drawings before keeping: {r['misread_taught']}."])
+        f"Misread taught drawings before keeping: {r['misread_taught']}.",
+        f"The check: {r['held'] or 'used (no digit past the limits)'}.", "",
+        f"| digit | taught | new drawings read right, before | after | MNIST recall, before | after | change |",
+        "|---|---|---|---|---|---|---|",
+        *[f"| {d} | {r['taught_count'][d]} | {r['new_digit_before'][d]}/{r['new_count'][d]} | "
+          f"{r['new_digit_after'][d]}/{r['new_count'][d]} | {r['recall_before'][d]:.3f} | {r['recall_after'][d]:.3f} | "
+          f"{100 * (r['recall_after'][d] - r['recall_before'][d]):+.1f} points |" for d in range(10)],
+        f"Largest fall of a digit's MNIST recall: {worst_fall(r):.1f} points (at most 2: "
+        f"{yes[worst_fall(r) <= 2.0]})."])
+
+
+def worst_fall(r):
+    """The largest fall of a digit's MNIST recall in one run, in points (0 when none fell)."""
+    return max([0.0] + [100 * (b - a) for b, a in zip(r["recall_before"], r["recall_after"])])
+
+
+def taught_of(spec, per_digit):
+    """The (digit, seed) pairs to teach: `spec` "0:6,1:2" (digit:count), or per_digit of each digit."""
+    if not spec:
+        return [(d, s) for s in range(per_digit) for d in range(10)]
+    try:
+        counts = [(int(d), int(n)) for d, n in (part.split(":") for part in spec.split(","))]
+    except ValueError:
+        raise SystemExit(f"error: --taught {spec!r}: give DIGIT:COUNT,..., e.g. {FORGETTING_TAUGHT}") from None
+    return [(d, s) for d, n in counts for s in range(n)]
 
 
 def main(argv=None):
@@ -273,13 +320,24 @@ def main(argv=None):
     parser.add_argument("--style", choices=sorted(STYLES), default="neat",
                         help="the person's way of writing (quirky: further from MNIST's digits)")
     parser.add_argument("--per-digit", type=int, default=3, help="drawings of each digit, taught and new alike")
+    parser.add_argument("--taught", help=f"the drawings taught, DIGIT:COUNT,... (e.g. {FORGETTING_TAUGHT}); "
+                                         "default: --per-digit of each")
+    parser.add_argument("--new-per-digit", type=int, help="new drawings of each digit (default: --per-digit)")
+    parser.add_argument("--forgetting", action="store_true",
+                        help=f"the forgetting row: --style forgetting --taught {FORGETTING_TAUGHT} --new-per-digit 10")
     parser.add_argument("--learn-timeout", type=float, default=600, help="seconds to wait for the learned model")
+    parser.add_argument("--learn-steps", type=int, default=learn.DEFAULT_STEPS, help="the board's learn: its steps")
+    parser.add_argument("--learn-share", type=float, default=records.MIX_SHARE,
+                        help="the board's learn: the part of each batch from the kept digits")
     parser.add_argument("--work-dir", default=os.path.join(WORK_DIR, "teach"),
                         help="data (kept for reuse), the model and the kept digits (made anew)")
     parser.add_argument("--chromium", default="/usr/bin/chromium", help="the browser Playwright drives")
     args = parser.parse_args(argv)
-    if args.per_digit < 1 or args.train_steps < 1:
-        parser.error("--per-digit and --train-steps must be >= 1")
+    if args.forgetting:
+        args.style, args.taught, args.new_per_digit = "forgetting", args.taught or FORGETTING_TAUGHT, \
+            args.new_per_digit or 10
+    if args.per_digit < 1 or args.train_steps < 1 or (args.new_per_digit or 1) < 1:
+        parser.error("--per-digit, --new-per-digit and --train-steps must be >= 1")
     from playwright.sync_api import sync_playwright
 
     began = time.perf_counter()
@@ -300,12 +358,14 @@ def main(argv=None):
             "--quiet", cwd=work)
         described = (f"784-500-10 trained {args.train_steps} steps on "
                      f"{os.path.abspath(args.idx_dir) if args.idx_dir else 'the bundled sample (8,000)'}")
-    r = {"model": described, "scored": scored_name, "style": args.style}
-    r["mnist_before"], r["step_before"] = mnist_accuracy(work, scored)
-    taught = [(d, drawn(d, s, args.style)) for s in range(args.per_digit) for d in range(10)]
-    new = [(d, drawn(d, NEW_SEED + s, args.style)) for s in range(args.per_digit) for d in range(10)]
+    r = {"model": described, "scored": scored_name, "style": args.style, "learn_steps": args.learn_steps,
+         "learn_share": args.learn_share}
+    r["mnist_before"], r["step_before"], r["recall_before"] = mnist_accuracy(work, scored)
+    taught = [(d, drawn(d, s, args.style)) for d, s in taught_of(args.taught, args.per_digit)]
+    new = [(d, drawn(d, NEW_SEED + s, args.style)) for s in range(args.new_per_digit or args.per_digit)
+           for d in range(10)]
     r["new"] = new
-    process, url = start_board(work)
+    process, url = start_board(work, args.learn_steps, args.learn_share)
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
@@ -317,14 +377,18 @@ def main(argv=None):
             note("drawing the digits to teach, keeping each ...")
             taught_read = teach(page, taught)
             note("learning ...")
-            r["learn_seconds"], _ = press_learn(page, url, args.learn_timeout)
+            r["learn_seconds"], _, r["held"] = press_learn(page, url, args.learn_timeout)
             note("drawing the new digits on the learned model ...")
             after = read_all(page, new)
             browser.close()
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(60)
-    r["mnist_after"], r["step_after"] = mnist_accuracy(work, scored)
+    r["mnist_after"], r["step_after"], r["recall_after"] = mnist_accuracy(work, scored)
+    r.update(new_digit_before=[right(before, new, d) for d in range(10)],
+             new_digit_after=[right(after, new, d) for d in range(10)],
+             new_count=[sum(d == digit for d, _ in new) for digit in range(10)],
+             taught_count=[sum(d == digit for d, _ in taught) for digit in range(10)])
     r.update(new_before=right(before, new), new_after=right(after, new), taught_before=right(taught_read, taught),
              misread_before=misread(before, new), misread_after=misread(after, new),
              misread_taught=misread(taught_read, taught), load=os.getloadavg()[0],

@@ -388,7 +388,8 @@ def test_a_stopped_learn_leaves_the_model_folder_as_it_was_and_nothing_behind(tr
         out, err = child.communicate(timeout=300)
     finally:
         if child.poll() is None:
-            child.kill()
+            os.killpg(child.pid, signal.SIGKILL)  # the learn and its trainer
+            child.communicate()
     assert child.returncode == 128 + signum, err
     assert err.splitlines()[-1] == f"{signal.Signals(signum).name}: stopped; model is unchanged"
     assert tree_digests(work / "model", with_folders=True) == before  # no lock left either
