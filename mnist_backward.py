@@ -62,11 +62,10 @@ OPTIONS = cli.Options([
            "tfdata: tf.data instead of queue runners (docs/migrating.md)", choices=tuple(records.PIPELINES),
            resolve=records.PIPELINES, resume="free"),
     Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1, constant="SAVE_EVERY", resume="free"),
-    Option("keep", KEEP_CHECKPOINTS, "newest checkpoints to keep", minimum=1, constant="KEEP_CHECKPOINTS",
-           resume="free"),
+    Option("keep", KEEP_CHECKPOINTS, "newest checkpoints kept", minimum=1, constant="KEEP_CHECKPOINTS", resume="free"),
     Option("log", print, flag=False, resume="free"),
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)", resume="free"),
-    Option("print_every", PRINT_EVERY, "steps between the loss lines", minimum=1, constant="PRINT_EVERY", resume="free"),
+    Option("print_every", PRINT_EVERY, "steps between loss lines", minimum=1, constant="PRINT_EVERY", resume="free"),
     Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
            f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
     Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float, above=0,

@@ -176,7 +176,8 @@ def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, s
     each time); LearnHeld when the learned checkpoint made things worse
     (it waits in learns/<n>/).
     """
-    plan = Plan(model_dir, keep_dir, steps, data_dir, share, trainer_args=tuple(trainer_args), accept_worse=accept_worse)
+    plan = Plan(model_dir, keep_dir, steps, data_dir, share, trainer_args=tuple(trainer_args),
+                accept_worse=accept_worse)
     watch = watch or Watch()
     with one_at_a_time(model_dir):  # before anything is read: a trainer writing the folder refuses this learn
         return _learn(plan, watch)
@@ -607,8 +608,9 @@ def discard(model_dir, out=print):
 
 
 def standing(model_dir):
-    """Where model_dir's learns stand (None: a model without a folder), for the board's page: {"last": the learn changed last (its entry) or None,
-    "undo": whether undo() would do something, "redo": whether redo() would, "held": the held learn or None}."""
+    """Where model_dir's learns stand (None: a model without a folder), for the board's page: {"last": the learn
+    changed last (its entry) or None, "undo": whether undo() would do something, "redo": whether redo() would,
+    "held": the held learn or None}."""
     learns, redo_list = folders.learn_history(model_dir) if model_dir else ([], [])
     if not learns:
         return {"last": None, "undo": False, "redo": False, "held": None}

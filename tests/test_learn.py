@@ -317,7 +317,8 @@ def test_a_folder_learned_into_by_an_earlier_version_is_still_undone(trained_wor
     kept = checkpoint_digests(model, "mnist_model-2000")
     result = run_main("mnist_learn.py", "--undo", "--model-dir", "model", cwd=work)
     assert result.returncode == 0, result.stderr
-    assert newest(model) == "mnist_model-1000" and checkpoint_digests(model / "learns" / "1", "mnist_model-2000") == kept
+    assert newest(model) == "mnist_model-1000"
+    assert checkpoint_digests(model / "learns" / "1", "mnist_model-2000") == kept
     assert not (model / folders.OLDER_LEARNS_FILE).exists() and entries(model) == [(1, "undone")]  # one record now
     assert folders.folder_record(str(model))["network"]["layers"] == [784, 500, 10]
     assert run_main("mnist_learn.py", "--redo", "--model-dir", "model", cwd=work).returncode == 0
