@@ -233,10 +233,11 @@ def _learn(plan, watch):
 def prepare(plan, store, staging, watch):
     """The preparing stage: the kept digits' snapshot in STAGING/kept, written as TFRecords into STAGING/data by
     the generator; returns (that data folder, how many digits)."""
-    if not os.path.isfile(store.labels) or not store.count():  # KeepRefused for a line it cannot read
-        raise DataError(f"{store.labels}: no kept digits" + ("" if os.path.isfile(store.labels) else
-                        " (label file not found)") + "; keep some on the board first")
-    folder, labels, count = store.snapshot(os.path.join(staging, "kept"))
+    found = os.path.isfile(store.labels)  # before the snapshot, which would make the keep folder
+    folder, labels, count = store.snapshot(os.path.join(staging, "kept")) if found else (None, None, 0)
+    if not count:
+        raise DataError(f"{store.labels}: no kept digits{'' if found else ' (label file not found)'}; keep some on "
+                        "the board first")
     watch.say(f"learning from {count} kept digit{'s' * (count != 1)} of {store.folder} into {plan.model_dir}")
     data = os.path.join(staging, "data")
     run([script(GENERATOR, plan.script_dir), "--train-images", folder, "--train-labels", labels, "--test-images",
