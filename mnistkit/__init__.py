@@ -8,8 +8,9 @@ fact in one place, reached from them through a few named calls:
   startup      imported first by every script: Ctrl-C while modules import ends in one line
   errors       DataError, ClusterError, Interrupted, Stopped; the stop signals
   cli          the parser every script builds, its options (Option), its exit status, progress bars
-  files        atomic writes, removal
+  files        atomic writes (one file, or several put in place together), removal
   folders      one writer per folder (the lock); a model folder's layout: checkpoint names, the index file, its record
+               and learn history, a change of them all at once
   records      the TFRecord schema, file naming, verifying files whole, the queue runners' readers
   images       image files to 8-bit grayscale pixels (generator and app)
   idx          IDX files to the course's JPG layout (download, bundled sample)
@@ -28,7 +29,8 @@ fact in one place, reached from them through a few named calls:
   export       the SavedModel and LiteRT files of mnist_export.py
   deployed     those files read back for the app
   keep         the digits a user corrects on the board, kept in the course's JPG layout
-  learn        training on from the kept digits, in the course's scripts (mnist_learn.py; the board's learn)
+  learn        training on from the kept digits, in the course's scripts, checked before it is used; undo, redo
+               (mnist_learn.py; the board's learn)
   listener     the board's socket and connections: a ceiling of descriptors, a bounded shutdown
   board/       the drawing board and TF Serving's REST API (mnist_app.py --serve), a package:
     app          its route table, what it serves and serve()
