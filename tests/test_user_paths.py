@@ -110,6 +110,8 @@ def test_every_path_flag_expands_a_tilde_after_the_equals_sign(script, monkeypat
     args = parser.parse_args(argv + (["~/pic.png"] if script == "mnist_app.py" else []))
     for a in paths:
         expected = [f"{tmp_path}/pic.png"] if a.dest == "images" else f"{tmp_path}/x/{a.dest}"
+        if isinstance(a, cli.Again):  # a flag that may be given again: the list of the values given
+            expected = [expected]
         assert getattr(args, a.dest) == expected
 
 
