@@ -4,7 +4,7 @@ PYTHON ?= python3
 DEMO_STEPS ?= 2000
 IDX_DIR ?= /usr/share/datasets/fashion-mnist
 
-.PHONY: install demo test test-quick test-floor bench bench-quick clean
+.PHONY: install demo test test-long test-quick test-floor bench bench-quick clean
 
 install:
 	$(PYTHON) tasks.py install
@@ -12,9 +12,13 @@ install:
 demo:
 	$(PYTHON) tasks.py demo --steps $(DEMO_STEPS)
 
-# The whole suite, in parallel (pytest-xdist, one worker more than the cores).
+# The suite but its long tests, in parallel (pytest-xdist, one worker more than the cores).
 test:
 	$(PYTHON) tasks.py test
+
+# The long scenario tests (marked long: each takes a quarter of a minute or more), in parallel; CI runs them too.
+test-long:
+	$(PYTHON) tasks.py test-long
 
 # The tests marked quick (they train nothing longer than a few steps): under a minute, the check before a commit.
 test-quick:

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent
 VENV, FLOOR_VENV, STAMP = ".venv", ".venv-floor", "installed"
 CPU, GPU, FLOOR = "requirements.txt", "requirements-gpu.txt", "requirements-floor.txt"
 TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate once",
-         "test": "install, run the whole test suite, in parallel (arguments after the task go to pytest)",
+         "test": "install, run the test suite but its long tests, in parallel (arguments after the task go to pytest)",
+         "test-long": "install, the long scenario tests (marked long), in parallel: CI runs them after test",
          "test-quick": "install, the tests marked quick, in parallel: under a minute, the check before a commit",
          "test-floor": "tests/test_floor_e2e.py in .venv-floor, on the oldest versions allowed (requirements-floor.txt)",
          "bench": "install, the course's loops against ours on full-size data (--idx-dir; extra arguments go to bench.py)",
@@ -35,7 +36,7 @@ TASKS = {"demo": "install, make the TFRecords, train --steps steps, evaluate onc
          "clean": "remove what the README's commands write here: the model folders (model, model_lenet5, "
                   "model_cluster, any folder holding checkpoints or a schedule.json), export, "
                   "mnist_data_jpg, data/*.tfrecords, report.png, report.json, seen.png and bench/work"}
-PASSES_ARGUMENTS = ("test", "test-quick", "test-floor", "bench", "bench-quick")
+PASSES_ARGUMENTS = ("test", "test-long", "test-quick", "test-floor", "bench", "bench-quick")
 # pytest-xdist for test and test-quick: one worker more than the cores, at most MAX_TEST_WORKERS. A worker
 # that waits (on a script's process, a sleep in a fault test, a fixture another worker is building) leaves
 # its core to the others; the tests are mostly TensorFlow processes that use several cores each. loadscope
@@ -55,11 +56,13 @@ def xdist_workers(cores=None):
 
 
 PARALLEL = ("-n", str(xdist_workers()), "--dist", "loadscope")
-SUITE_TIME = "7 to 9 minutes"  # `make test` on 2 quiet cores (docs/tests.md has the measurements)
+SUITE_TIME, LONG_TIME = "7 to 9 minutes", "4 to 5 minutes"  # `make test`, `make test-long` on 2 quiet cores (docs/tests.md)
 # The first line of a task that takes a while: how long, and what to run instead for a quick answer.
-STARTS = {"test": f"the whole suite: {SUITE_TIME} on 2 quiet cores, longer while other work runs; a line shows each "
-                  "test file as it ends (the slowest start first). `make test-quick` (tasks.py test-quick) is the "
-                  "one-minute check before a commit."}
+STARTS = {"test": f"the suite but its long tests: {SUITE_TIME} on 2 quiet cores, longer while other work runs; a line "
+                  "shows each test file as it ends (the slowest start first). `make test-quick` (tasks.py test-quick) "
+                  "is the one-minute check before a commit; `make test-long` runs the long tests.",
+          "test-long": f"the long tests: {LONG_TIME} on 2 quiet cores, longer while other work runs; a line shows "
+                       "each test file as it ends."}
 MODEL_FOLDER_FILES = ("schedule.json", "checkpoint")  # what tells a model folder (mnistkit.folders.FOLDER_FILE)
 CLEANED = ("export", "mnist_data_jpg", "report.png", "report.json", "seen.png",
            "bench/work")
@@ -149,7 +152,10 @@ def task_commands(task, python, steps=2000, idx_dir="/usr/share/datasets/fashion
             "demo": [[py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", str(steps)],
                      [py, "mnist_test.py", "--once"]],
             # floor: test-floor's; --file-progress: a line per finished file (tests/file_progress.py)
-            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor", *PARALLEL, "--file-progress", *extra]],
+            "test": [[py, "-m", "pytest", "-q", "tests", "-m", "not floor and not long", *PARALLEL, "--file-progress",
+                      *extra]],
+            "test-long": [[py, "-m", "pytest", "-q", "tests", "-m", "long and not floor", *PARALLEL, "--file-progress",
+                           *extra]],
             "test-quick": [[py, "-m", "pytest", "-q", *quick_files(), "-m", "quick and not floor", *PARALLEL, *extra]],
             "test-floor": [[py, "-m", "pytest", "-q", "tests/test_floor_e2e.py", *extra]],
             "bench": [[py, "bench/bench.py", "--idx-dir", idx_dir, *extra]],

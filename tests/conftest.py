@@ -119,6 +119,9 @@ def stop_signals_as_the_run_started():
 def pytest_configure(config):
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")
+    config.addinivalue_line("markers", "long: a scenario test that takes a quarter of a minute or more on 2 quiet "
+                                       "cores (a cluster's faults, memory over many large pictures, a learn's "
+                                       "history); `make test` leaves it to `make test-long`, which CI runs after it")
     config.addinivalue_line("markers", "quick: in `make test-quick` (run before a commit): trains nothing longer than "
                                        "a few steps; the whole tier runs in under a minute")
     # A hand-typed `-n 2` (--dist load) runs each file in one worker too. Not loadgroup and xdist_group marks:

@@ -54,6 +54,7 @@ def serving(url, step):
     return answer if answer["global_step"] == step else None
 
 
+@pytest.mark.long
 def test_a_learn_from_the_page_is_checked_held_then_used_undone_and_redone(trained_copy, sample_workdir, tmp_path):
     served = Server(trained_copy, "--keep-dir", str(tmp_path / "mine"), "--learn-steps", str(LEARN_STEPS))
     url, learned = served.url, TRAIN_STEPS + LEARN_STEPS
@@ -109,6 +110,7 @@ def test_a_learn_from_the_page_is_checked_held_then_used_undone_and_redone(train
         assert served.stop() == 130
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("signum, to", [(signal.SIGTERM, "pid"), (signal.SIGINT, "group")])
 def test_a_server_stopped_while_it_learns_ends_the_learn_and_leaves_nothing_behind(trained_copy, sample_workdir,
                                                                                    tmp_path, signum, to):

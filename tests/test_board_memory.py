@@ -117,6 +117,7 @@ LARGE = {  # name: (how it is made, its side, refused or read)
 }
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="peak memory is read from Linux's /proc")
 @pytest.mark.parametrize("kind", list(LARGE))
 def test_a_small_file_of_a_huge_picture_is_refused_or_read_in_200_mb(kind, tmp_path, small, summary_line):
@@ -226,6 +227,7 @@ def phone_png():
     return out.getvalue()
 
 
+@pytest.mark.long
 def test_uploads_are_read_from_memory_and_a_phone_png_fits(exported_workdir, tmp_path, monkeypatch):
     """No temporary folder: a temp cleaner has nothing to remove; a 4096x2160 PNG of 13 MB is read."""
     temp = tmp_path / "temp"
@@ -262,6 +264,7 @@ def process_memory(pid, key):
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="memory is read from Linux's /proc")
 def test_keeps_of_large_pictures_stay_within_the_picture_limits_and_memory_goes_back(exported_workdir, tmp_path,
                                                                                       summary_line):

@@ -82,6 +82,7 @@ def warnings_of(server):
     return [line for line in server.stderr().splitlines() if line.startswith("warning:")]
 
 
+@pytest.mark.long
 def test_a_newer_checkpoint_is_served_and_nan_or_cut_ones_are_said_once_and_skipped(
         exported_workdir, tmp_path, summary_line):
     from mnistkit import checkpoints

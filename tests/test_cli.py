@@ -156,6 +156,7 @@ def test_a_script_a_later_test_starts_does_not_inherit_that_log_level():
     assert seen.strip() == "None"
 
 
+@pytest.mark.long
 def test_verbose_shows_tensorflow_log_lines_and_quiet_hides_them(tmp_path):
     damaged_model(tmp_path)
     quiet = run_script("mnist_app.py", "--model-dir", "model", "x.png", cwd=tmp_path)

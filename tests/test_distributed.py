@@ -470,6 +470,7 @@ def task_args(job, index, ps_host, worker_hosts, *worker_flags):
             ",".join(worker_hosts), *(worker_flags if job == "worker" else ())]
 
 
+@pytest.mark.long
 def test_sync_replicas_started_before_the_ps_make_one_update_per_aggregated_step(sharded_workdir, tmp_path):
     # Order does not matter: worker 1 starts first, then the chief, then the parameter server.
     ps_port, *worker_ports = mnist_cluster.free_ports(1 + WORKERS)
@@ -501,6 +502,7 @@ def test_sync_replicas_started_before_the_ps_make_one_update_per_aggregated_step
     assert WORKERS * SYNC_STEPS <= local <= WORKERS * (SYNC_STEPS + 1)
 
 
+@pytest.mark.long
 def test_sync_replicas_the_chiefs_death_ends_the_others_after_their_wait(sharded_workdir, tmp_path):
     ps_port, *worker_ports = mnist_cluster.free_ports(1 + WORKERS)
     ps_host, worker_hosts = f"127.0.0.1:{ps_port}", [f"127.0.0.1:{p}" for p in worker_ports]
@@ -528,6 +530,7 @@ def test_sync_replicas_the_chiefs_death_ends_the_others_after_their_wait(sharded
         f"resume from the latest checkpoint in {model}")
 
 
+@pytest.mark.long
 def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_resumes(async_run, sharded_workdir, tmp_path):
     status, _, model = async_run
     assert status == 0

@@ -45,6 +45,7 @@ def all_finite(model_dir):
     return found
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("network, pipeline", [("mlp", "fast"), ("mlp", "tfdata"), ("lenet5", "fast"),
                                                ("lenet5", "tfdata")])
 def test_a_diverging_training_stops_at_the_first_nan_loss_and_keeps_the_last_good_checkpoint(
@@ -115,6 +116,7 @@ sys.exit(mnist_backward.main(sys.argv[1:] + ["--learning-rate-base", "{rate}"]))
 """
 
 
+@pytest.mark.long
 @pytest.mark.skipif(os.name != "posix", reason="the cluster's tasks are stopped with POSIX signals")
 def test_a_clusters_chief_stops_at_the_first_nan_loss_and_saves_no_nan(sample_workdir, tmp_path):
     ps_host, worker_host = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"

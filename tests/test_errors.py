@@ -522,6 +522,7 @@ def test_app_bad_files_each_get_one_line_and_the_rest_still_run(trained_workdir,
     assert predictions(result.stdout) == [("good.png", digit)]
 
 
+@pytest.mark.long
 def test_app_huge_16bit_exif_rotated_and_transparent_pictures(trained_workdir, tmp_path):
     img, digit = paper_digit(index=TURNED_DIGIT)
     img.resize((10000, 10000), Image.Resampling.NEAREST).save(tmp_path / "huge.png")

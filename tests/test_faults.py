@@ -76,6 +76,7 @@ def kill9(process):
     process.wait(timeout=30)
 
 
+@pytest.mark.long
 def test_generator_killed_mid_write_leaves_the_previous_output_and_a_rerun_succeeds(sample_workdir, tmp_path):
     # Each killed run is held at its moment by a named pipe in place of an input
     # file, so the moment is reached whatever the machine's speed.
@@ -232,6 +233,7 @@ def test_signal_saves_a_checkpoint_and_exits_promptly(sample_workdir, tmp_path, 
     assert step >= 50  # stopped mid-training, after the checkpoint it was sent upon
 
 
+@pytest.mark.long
 def test_trainer_and_evaluator_side_by_side_until_six_checkpoints_are_scored_with_the_harshest_rotation(
         sample_workdir, tmp_path):
     # --save-every 50 --keep 1: the trainer deletes each checkpoint soon after

@@ -183,6 +183,7 @@ def test_what_a_learn_prints_and_records_names_no_temporary_folder(learned_workd
     assert lines[0] == f"learning from {KEPT} kept digits of my_digits into model"
 
 
+@pytest.mark.long
 def test_accept_undo_and_redo_keep_every_checkpoint_under_a_name_of_its_own(learned_workdir, tmp_path):
     work = learned_copy(learned_workdir, tmp_path)
     model = work / "model"
@@ -325,6 +326,7 @@ def test_a_folder_learned_into_by_an_earlier_version_is_still_undone(trained_wor
     assert newest(model) == "mnist_model-2000" and checkpoint_digests(model, "mnist_model-2000") == kept
 
 
+@pytest.mark.long
 def test_learn_resumes_a_lenet5_folder_with_its_own_trainer_and_evaluator(trained_workdir, sample_workdir, tmp_path):
     work = copy_into(tmp_path / "work", trained_workdir, "data")
     result = run_script("mnist_lenet5_backward.py", "--steps", "5", "--model-dir", "lenet", cwd=work)
@@ -339,6 +341,7 @@ def test_learn_resumes_a_lenet5_folder_with_its_own_trainer_and_evaluator(traine
     assert folders.folder_record(str(work / "lenet"))["learns"][0]["check"]["kept"]["count"] == KEPT
 
 
+@pytest.mark.long
 def test_a_diverging_learn_leaves_the_model_folder_byte_identical(trained_workdir, sample_workdir, tmp_path):
     work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
     keep_sevens_as_threes(sample_workdir, work / "my_digits")

@@ -167,6 +167,7 @@ def test_a_speck_of_dirt_beside_a_digit_changes_nothing(tmp_path):
                                           mnist_app.prepared_pixels(str(tmp_path / "alone.png")))
 
 
+@pytest.mark.long
 def test_bundled_mnist_digits_are_never_refused(tmp_path):
     images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     found = {}
@@ -243,6 +244,7 @@ def test_a_long_spiral_is_one_mark():
 
 # ---------------------------------------------------------------- phone photos (noise, blur, JPEG, shading)
 
+@pytest.mark.long
 def test_phone_photos_are_read_in_both_preparations(phone_photos, trained_workdir, summary_line):
     refused = {os.path.basename(p): outcome(p, "course") for p, _, _ in phone_photos}
     assert {name: line for name, line in refused.items() if line is not None} == {}

@@ -128,6 +128,7 @@ def test_a_plain_run_uses_the_courses_layout(tmp_path):
             assert label == [int(d == digit) for d in range(10)], name
 
 
+@pytest.mark.long
 def test_an_earlier_build_with_its_source_txt_is_reused_over_course_folders(tmp_path):
     """README: a mnist_data_jpg an earlier run built (with SOURCE.txt) is reused, not the course's folders."""
     idx = write_idx_dir(tmp_path / "idx")

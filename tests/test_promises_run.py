@@ -250,6 +250,7 @@ def small_jpg_layout(folder, sample_workdir, count=20):
             "--test-images", "images", "--test-labels", "labels.txt"]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("script", ["mnist_generateds.py", "mnist_backward.py", "mnist_test.py"])
 def test_verbose_brings_tensorflows_log_lines_back(script, sample_workdir, tmp_path, request):
     # The environment must not decide: TF_CPP_MIN_LOG_LEVEL would hide the C++ lines whatever --verbose says,

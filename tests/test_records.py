@@ -119,6 +119,7 @@ def test_training_batches_have_course_shapes_dtypes_and_ranges(sample_workdir, p
     # Shuffling is checked where it can fail, on numbered records: test_speed_paths.py.
 
 
+@pytest.mark.long
 def test_generator_cli_uses_bundled_sample_and_a_rerun_finds_it(tmp_path):
     first = run_script("mnist_generateds.py", "--no-download", cwd=tmp_path)
     assert first.returncode == 0, first.stderr

@@ -196,6 +196,7 @@ def test_fast_and_course_batches_have_the_same_content_and_shuffle_at_least_as_w
     assert min(displacement.values()) >= 0.9 * displacement["course"]
 
 
+@pytest.mark.long
 def test_benchmark_harness_runs_on_small_settings(sample_workdir, tmp_path):
     import bench
     data_dir = str(sample_workdir / "data")

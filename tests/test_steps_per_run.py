@@ -327,6 +327,7 @@ def test_backward_refuses_the_course_pipeline_at_k_above_1_naming_its_keywords(t
     assert not (tmp_path / "model").exists()  # refused before any file is read or written
 
 
+@pytest.mark.long
 def test_asynchronous_workers_with_split_weights_run_k_steps_a_run(sharded_data, tmp_path):
     """2 parameter servers (w1 split between them) and 2 workers at --steps-per-run 10: each update counted once."""
     per_run, target = 10, 60

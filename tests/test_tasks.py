@@ -66,8 +66,11 @@ def test_each_task_runs_the_makefiles_commands():
         [py, "mnist_generateds.py"], [py, "mnist_backward.py", "--steps", "50"], [py, "mnist_test.py", "--once"]]
     parallel = ["-n", str(tasks.xdist_workers()), "--dist", "loadscope"]
     assert [tasks.xdist_workers(cores) for cores in (1, 2, 3, 8)] == [2, 3, 4, 4]
-    assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m", "not floor",
-                                                              *parallel, "--file-progress", "-x"]]
+    assert tasks.task_commands("test", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", "tests", "-m",
+                                                              "not floor and not long", *parallel, "--file-progress",
+                                                              "-x"]]
+    assert tasks.task_commands("test-long", py) == [[py, "-m", "pytest", "-q", "tests", "-m", "long and not floor",
+                                                     *parallel, "--file-progress"]]
     quick = tasks.quick_files()
     assert quick and all(f.startswith("tests/test_") for f in quick)
     assert tasks.task_commands("test-quick", py, extra=["-x"]) == [[py, "-m", "pytest", "-q", *quick, "-m",

@@ -92,6 +92,7 @@ def deep(sample_workdir, tmp_path_factory):
     return work, env, own, before
 
 
+@pytest.mark.long
 def test_third_network_trains_evaluates_predicts_and_exports(deep):
     work, env, own, before = deep
     record = json.loads((work / "model_deep" / "schedule.json").read_text())

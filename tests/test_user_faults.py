@@ -43,6 +43,7 @@ def copy_data(sample_workdir, work):
 
 # ---------------------------------------------------------------- 1. a paused process is not a stuck one
 
+@pytest.mark.long
 @POSIX
 def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, tmp_path):
     copy_data(sample_workdir, tmp_path)
@@ -93,6 +94,7 @@ CORRUPTED_AT_STEP = textwrap.dedent("""
 """)
 
 
+@pytest.mark.long
 def test_a_failing_input_during_training_saves_the_steps_done_first(sample_workdir, tmp_path):
     copy_data(sample_workdir, tmp_path)
     proc = start(["--steps", "100000", "--pipeline", "course", "--quiet"], tmp_path, CORRUPTED_AT_STEP)
@@ -154,6 +156,7 @@ def test_a_full_disk_while_saving_is_one_line_and_keeps_the_earlier_checkpoints(
     assert evaluated.stdout.startswith("After 200 training steps, test accuracy = ")
 
 
+@pytest.mark.long
 @ROOT_ONLY
 def test_a_full_disk_for_the_report_the_input_picture_and_the_jpg_layout_is_one_line_each(trained_workdir,
                                                                                          tmp_path, small_disk):
@@ -341,6 +344,7 @@ def test_two_tasks_on_one_address_are_refused_before_starting(tmp_path, job):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.long
 @POSIX
 def test_the_trainer_piped_into_a_reader_that_stops_early_saves_its_steps_and_ends_quietly(sample_workdir, tmp_path):
     copy_data(sample_workdir, tmp_path)
