@@ -405,6 +405,9 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     misplaced = places.misplaced(model_dir, caller)
     if misplaced is not None:
         return misplaced
+    if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir
+        return NoCheckpoint(f"{model_dir} is a file, not a model folder: give the folder holding the checkpoints"
+                            + (" (or an export: a .tflite file, a SavedModel folder)" if caller == places.APP else ""))
     network = folder_network(model_dir) or network
     kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
     return NoCheckpoint(f"{model_dir}: no checkpoint found; train first with "

@@ -393,14 +393,13 @@ def check(plan, network, before, learned, kept_data, watch):
 
 def summary(found):
     """A check in one line: `MNIST 0.9381 → 0.9386; digit 8 recall 0.951 → 0.938; your digits 23/30 → 30/30` (the
-    digit whose recall moved worst)."""
+    digit whose recall fell most; `no digit's recall fell` when none did)."""
     parts, test = [], found["test"]
     if test:
         parts.append(f"MNIST {test['accuracy'][0]:.4f} → {test['accuracy'][1]:.4f}")
         moved = [(pair[1] - pair[0], d, pair) for d, pair in enumerate(test["recall"]) if pair]
-        if moved:
-            _, digit, pair = min(moved)
-            parts.append(f"digit {digit} recall {pair[0]:.3f} → {pair[1]:.3f}")
+        change, digit, pair = min(moved) if moved else (0, None, None)
+        parts.append(f"digit {digit} recall {pair[0]:.3f} → {pair[1]:.3f}" if change < 0 else "no digit's recall fell")
     kept = found["kept"]
     parts.append(f"your digits {kept['right'][0]}/{kept['count']} → {kept['right'][1]}/{kept['count']}")
     return "; ".join(parts)

@@ -128,7 +128,8 @@ def test_a_server_stopped_while_it_learns_ends_the_learn_and_leaves_nothing_behi
         assert served.process.wait(60) == 128 + signum
     finally:
         served.stop()
-    assert served.stderr().splitlines()[-1] == f"{signal.Signals(signum).name}: stopped"
+    assert served.stderr().splitlines()[-1] == (f"{signal.Signals(signum).name}: stopped; the learn running was "
+                                                "stopped and its model folder left as it was (learn again to go on)")
     assert tree_digests(trained_copy / "model", with_folders=True) == before  # no lock, nothing learned
     assert os.listdir(temporary) == [] and processes_naming(str(temporary)) == []  # no staging folder, no trainer
 

@@ -78,6 +78,20 @@ def test_a_model_dir_that_is_not_there_is_said_without_importing_tensorflow(scri
     assert tensorflow_modules(imported) == []
 
 
+@pytest.mark.parametrize("script, args, exports", [
+    ("mnist_app.py", ["--model-dir", "my_digits.txt", "x.png"], " (or an export: a .tflite file, a SavedModel folder)"),
+    ("mnist_export.py", ["--model-dir", "my_digits.txt"], ""),
+])
+def test_a_model_dir_that_is_a_file_is_said_to_be_one(script, args, exports, tmp_path):
+    """A file given as --model-dir (the kept digits' label file, a picture) is named as a file, not told to train
+    into: training there would fail on the file."""
+    (tmp_path / "my_digits.txt").write_text("000001_7.png 7\n")
+    result, _ = run_traced(script, *args, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == (f"error: my_digits.txt is a file, not a model folder: give the folder holding the "
+                             f"checkpoints{exports}\n")
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_prints_usage_without_importing_tensorflow(script, tmp_path):
     result, imported = run_traced(script, "--help", cwd=tmp_path)

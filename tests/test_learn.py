@@ -163,6 +163,14 @@ def test_a_learn_that_makes_a_digit_worse_is_checked_and_held_saying_what_fell(l
                         r"10/10", learn.summary(check))
 
 
+def test_the_check_names_the_digit_that_fell_most_or_that_none_fell():
+    recall = [[0.98, 0.98]] * 10
+    check = {"test": {"accuracy": [0.9360, 0.9370], "recall": recall}, "kept": {"right": [3, 5], "count": 5}}
+    assert learn.summary(check) == "MNIST 0.9360 → 0.9370; no digit's recall fell; your digits 3/5 → 5/5"
+    check["test"]["recall"] = recall[:2] + [[0.951, 0.938], [0.9, 0.89], None] + recall[5:]
+    assert learn.summary(check) == "MNIST 0.9360 → 0.9370; digit 2 recall 0.951 → 0.938; your digits 3/5 → 5/5"
+
+
 def test_a_learn_says_each_stage_and_every_5_percent_of_its_steps(learned_workdir):
     progress = said(learned_workdir)["progress"]
     assert [p[0] for p in progress if p[0] != "training"] == ["preparing", "checking", "promoting"]

@@ -185,7 +185,7 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
         print(f"warning: {problem}", file=sys.stderr, flush=True)
     for follower in served.followers():
         follower.start()
-    learning = served.learning
+    learning, learn_stopped = served.learning, False
     try:
         signum, cut = listener.run(app, sock, grace, stopping=learning and learning.stop)
     finally:
@@ -194,14 +194,17 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
             follower.stop()
         served.mistakes.stop()
         if learning is not None:
-            learning.end(grace)
-    raise Interrupted(signum, stop_line(signum, cut, grace))
+            learn_stopped = learning.end(grace)
+    raise Interrupted(signum, stop_line(signum, cut, grace, learn_stopped))
 
 
-def stop_line(signum, cut, grace):
-    """The server's last line: `SIGINT: stopped`, and how many requests the grace cut, when it cut any."""
+def stop_line(signum, cut, grace, learn_stopped=False):
+    """The server's last line: `SIGINT: stopped`, how many requests the grace cut, when it cut any, and that the
+    learn running was stopped (learn_stopped), its model folder left as it was."""
     line = f"{signal.Signals(signum).name}: stopped"
     if cut:
         line += f": {cut} request{'s' if cut > 1 else ''} still running {'were' if cut > 1 else 'was'} cut after " \
                 f"{grace:g} s"
+    if learn_stopped:
+        line += "; the learn running was stopped and its model folder left as it was (learn again to go on)"
     return line

@@ -200,6 +200,7 @@ class Learning:
                  data_dir=records.DATA_DIR):
         self.kept, self.follower, self.steps, self.share, self.data_dir = kept, follower, steps, share, data_dir
         self.lock, self.thread, self.watch, self.failed_at = threading.Lock(), None, None, None
+        self.stopped = False  # the server stopped while a learn ran (stop); its stop line says so
         self.job = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "folder": None}
 
     def status(self, model):
@@ -289,22 +290,25 @@ class Learning:
 
     def stop(self):
         """The server stops: the learn running is told to stop (its script gets SIGTERM); see end()."""
+        with self.lock:
+            self.stopped = self.stopped or self.job["state"] == "running"
         watch = self.watch
         if watch is not None:
             watch.stop()
 
     def end(self, grace):
         """Wait up to `grace` seconds for a stopped learn to clean up (its staging folder removed, the folder's lock
-        released), its script killed (SIGKILL) if it is still running then; True when no learn runs."""
+        released), its script killed (SIGKILL) if it is still running then. Returns whether a learn was running
+        (then stopped: its model folder as it was)."""
         thread, watch = self.thread, self.watch
         if thread is None:
-            return True
+            return False
         self.stop()
         thread.join(grace)
         if thread.is_alive() and watch is not None:
             watch.stop(kill=True)
             thread.join(grace)
-        return not thread.is_alive()
+        return self.stopped
 
 
 def mark(stand):

@@ -30,7 +30,7 @@ const TEXT = {
     learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
     preparing: "preparing your digits", training: "training", checking: "checking", promoting: "promoting",
     learnHeld: "Not used: {}", learnUndone: "Undone: back to step {}", learnDiscarded: "Discarded the learn of step {}",
-    testAccuracy: "MNIST {} → {}", recall: "digit {} recall {} → {}", yours: "your digits {}/{} → {}/{}",
+    testAccuracy: "MNIST {} → {}", recall: "digit {} recall {} → {}", noRecallFell: "no digit's recall fell", yours: "your digits {}/{} → {}/{}",
     accuracyFell: "the test accuracy fell {} → {} ({} points)", recallFell: "digit {}'s recall fell {} → {} ({} points)",
     and: " and ", learnUndo: "Undo the learn", learnRedo: "Redo the learn", learnAccept: "Use it anyway",
     learnDiscard: "Discard",
@@ -54,7 +54,7 @@ const TEXT = {
     learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
     preparing: "准备你的数字", training: "训练", checking: "检查", promoting: "启用",
     learnHeld: "未启用：{}", learnUndone: "已撤销：回到第 {} 步", learnDiscarded: "已丢弃第 {} 步的学习结果",
-    testAccuracy: "MNIST {} → {}", recall: "数字 {} 召回率 {} → {}", yours: "你的数字 {}/{} → {}/{}",
+    testAccuracy: "MNIST {} → {}", recall: "数字 {} 召回率 {} → {}", noRecallFell: "没有数字的召回率下降", yours: "你的数字 {}/{} → {}/{}",
     accuracyFell: "测试准确率从 {} 降到 {}（{} 个百分点）", recallFell: "数字 {} 的召回率从 {} 降到 {}（{} 个百分点）",
     and: "，", learnUndo: "撤销学习", learnRedo: "重做学习", learnAccept: "仍然使用", learnDiscard: "丢弃",
     named: digit => String(digit),
@@ -641,7 +641,8 @@ function checkLine(check) {  // a learn's check, before -> after: the test recor
     check.test.recall.forEach((pair, digit) => {
       if (pair && (worst === null || pair[1] - pair[0] < worst[1][1] - worst[1][0])) worst = [digit, pair];
     });
-    if (worst) parts.push(say(["recall", worst[0], fixed(worst[1][0], 3), fixed(worst[1][1], 3)]));
+    parts.push(worst && worst[1][1] < worst[1][0] ? say(["recall", worst[0], fixed(worst[1][0], 3), fixed(worst[1][1], 3)])
+      : T.noRecallFell);
   }
   const kept = check.kept;
   parts.push(say(["yours", kept.right[0], kept.count, kept.right[1], kept.count]));
