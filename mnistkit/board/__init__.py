@@ -17,6 +17,7 @@ module imports app:
   serving  TF Serving's REST API: predict, version status, metadata
   teach    the kept digits' routes and the learn (Learning)
   model    Model (what answers) and Follower (the newest model of --model-dir)
+  memory   the memory of large pictures handed back to the system (glibc's mallopt, malloc_trim)
 
 The sockets and connections are mnistkit.listener's, the kept digits'
 folder mnistkit.keep's, the learn mnistkit.learn's. docs/design.md ("The

@@ -44,10 +44,10 @@ import dataclasses
 import signal
 import sys
 
-from .. import listener, pictures, records
+from .. import listener, records
 from ..errors import DataError, Interrupted
 from ..learn import DEFAULT_STEPS
-from . import inside, mistakes, page, serving, teach
+from . import inside, memory, mistakes, page, serving, teach
 from .guard import Access
 from .mistakes import Mistakes
 from .model import Follower, Model
@@ -166,7 +166,7 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     clean up (teach.Learning.stop, end).
     """
     sock = listener.bind(host, port)
-    pictures.map_large_allocations()  # a large picture's memory goes back to the system once it is read
+    memory.map_large_allocations()  # a large picture's memory goes back to the system once it is read
     if host not in listener.LOOPBACK:
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)
     app = create_app(served, access or Access(host), routes)

@@ -18,6 +18,7 @@ import numpy as np
 from .. import pictures
 from ..errors import DataError
 from ..records import IMAGE_PIXELS
+from . import memory
 from .table import BoardError, Reply
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -88,14 +89,14 @@ def answer_of(model, probabilities):
 def under_limits(model, read, *args):
     """read(*args), a picture's preparation or reading, within the picture limits of every route: at most
     PREPARED_AT_ONCE at a time (model.preparing, of the Model served: a thread waits its turn), the memory it
-    freed given back to the system (pictures.give_back_memory), its DataError a BoardError 400 with its line."""
+    freed given back to the system (memory.give_back_memory), its DataError a BoardError 400 with its line."""
     refused = None
     try:
         with model.preparing:
             result = read(*args)
     except DataError as e:
         refused = str(e)  # only the line: the error's frames, and the pictures they hold, go before the trim
-    pictures.give_back_memory()
+    memory.give_back_memory()
     if refused is not None:
         raise BoardError(400, refused)
     return result
