@@ -239,9 +239,8 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
                     with checkpoints.restoring(restored, var_list, resumed.stored) as path:  # errors one line
                         graph.saver.restore(sess, path)
                 first_step = int(sess.run(graph.global_step))
-                training.announce(settings, data, restored, first_step)
-                # The graph goes into the first run's events only; a resumed run has the same one.
-                with training.running(settings, data, resumed.saves, first_step,
+                # Its first line; the graph goes into the first run's events only (a resumed run has the same one).
+                with training.running(settings, data, resumed.saves, first_step, restored,
                                       graph=None if restored else sess.graph) as run:
                     try:
                         train_loop(sess, graph, settings, run)

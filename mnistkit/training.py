@@ -3,14 +3,14 @@
 mnist_backward.py holds the course's graph and its loop; this is what the
 loop reaches through a few named calls, and what it carries:
   Settings, TrainGraph    one run's settings; the graph's tensors the loop runs;
-  running, Run, Progress  the state of one process's part in a run (with its progress bar);
+  running, Run, Progress  the state of one process's part in a run (its first line, its progress bar);
   StepGuard               a step's time-out, and the errors tried again;
   crossed                 when a period is due;
   one_line_error, saved_note   the error a failed run ends with;
   finite_flags, check_loss, check_weights   a loss or weights gone NaN end the run (Diverged);
   stop_flag, PauseWatch     stop signals as a flag the loop checks; a paused process told from a stuck input;
   summaries, SummaryMeter   TensorBoard: the step's scalars, examples per second, events files;
-  resume                  the model folder checked once before a run goes on from it;
+  resumed                 the model folder locked and checked once before a run goes on from it;
   AveragesBesideVariables the moving averages of the trainer's update, each beside its variable.
 The training options (cli.Option, cli.Options) are cli.py's, and Settings
 holds their values; the training files, checked whole and unchanged at each
@@ -85,64 +85,55 @@ def resumed(settings, examples, saver, var_list, state=None):
     """Around a run that trains into settings.model_dir: the folder locked and checked once; yields a Resumed.
 
     The folder is made when missing and locked for the block (folders.writing:
-    a second trainer, or a learn, is refused in one line naming this run);
-    then resume() answers from one look at the folder, and the run's saves
-    (checkpoints.RunSaves with `saver`, the graph's tf.train.Saver) continue the
-    --keep rotation of the checkpoint resumed from. examples, var_list: see
-    resume(); state: the `checkpoint` index file as the course's
-    tf.train.get_checkpoint_state read it. Raises DataError as
-    folders.writing and resume().
+    a second trainer, or a learn, is refused in one line naming this run),
+    listed once (its folders.Survey; state: the `checkpoint` index file as
+    the course's tf.train.get_checkpoint_state read it) and its record read
+    once (folders.folder_record). A fresh start (no checkpoint named
+    settings.model_name) yields Resumed(None, None, saves). Else, in this
+    order: the newest checkpoint is read whole (even when the index file is
+    missing, damaged or names a path that is gone: said through
+    settings.log; a damaged one names the newest intact one:
+    checkpoints.read_or_hint); it must hold settings.net's network
+    (networks.check_network: the record's network, else the one its
+    variables tell); when it will train (its step below settings.steps),
+    each option whose value differs from the record's does what it declares
+    (check_settings), before the variables are compared, so that a changed
+    setting is named as itself; and its tensors must fit var_list, {name in
+    checkpoint: variable} of the graph about to train
+    (checkpoints.check_variables: a checkpoint of another graph). The run's
+    saves (checkpoints.RunSaves with `saver`, the graph's tf.train.Saver)
+    then continue the --keep rotation of the checkpoint resumed from.
+    examples: the records per epoch, for a refusal's reason. Raises
+    DataError naming what is wrong and what to do (as folders.writing too);
+    nothing in the folder changes.
     """
     saves = checkpoints.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
-                             name=settings.model_name)  # the record: what the run trains with, at its first save
+                                 name=settings.model_name)  # the record: what the run trains with, at its first save
     with folders.writing(settings.model_dir, "training", settings.model_name, settings.net.NETWORK, settings.log,
                          state) as found:
-        prefix, stored = resume(settings, examples, var_list, found)
-        if prefix:  # the same model (network, settings, graph checked): --keep rotates its checkpoints too
-            saves.continue_rotation(folders.step_of(prefix))
+        prefix = found.newest
+        if prefix is None:
+            yield Resumed(None, None, saves)
+            return
+        stored = checkpoints.read_or_hint(settings.model_dir, prefix)
+        if found.indexed is None or folders.name_of(found.indexed) != found.name or \
+                folders.checkpoint_format(found.indexed) is None:
+            settings.log(f"note: {os.path.join(settings.model_dir, folders.INDEX_FILE)} is missing or names files "
+                         f"that are not there; resuming from the newest checkpoint files, {prefix}")
+        elif found.indexed != prefix:
+            settings.log(f"note: {prefix} is newer than {found.indexed}, the newest in the `checkpoint` index file; "
+                         "resuming from it")
+        record = folders.folder_record(settings.model_dir)
+        networks.check_network(prefix, folders.folder_network(settings.model_dir, stored, record),
+                               settings.net.NETWORK)
+        if folders.step_of(prefix) < settings.steps:  # a setting matters only for the steps it trains
+            check_settings(settings, record, examples, folders.step_of(prefix))
+        try:
+            checkpoints.check_variables(prefix, stored, var_list)
+        except DataError as e:
+            raise DataError(f"{e}; use another {settings.advice('model_dir')}") from None
+        saves.continue_rotation(folders.step_of(prefix))  # the same model: --keep rotates its checkpoints too
         yield Resumed(prefix, stored, saves)
-
-
-def resume(settings, examples, var_list, found):
-    """The checkpoint a run goes on from, from one look at its model folder: (prefix, {name: array}), or
-    (None, None) when settings.model_dir holds no checkpoint named settings.model_name (a fresh start).
-
-    found: the folder's folders.Survey (one listing, the `checkpoint` index
-    file read once; folders.writing's, after it cleared the folder), and its record
-    read once (folders.folder_record). In this order: the newest checkpoint
-    is read whole (even when the index file is missing, damaged or names a
-    path that is gone: said through settings.log; a damaged one names the
-    newest intact one: checkpoints.read_or_hint); it must hold
-    settings.net's network (networks.check_network: the record's network,
-    else the one its variables tell); when it will train (its step below
-    settings.steps), each option whose value differs from the record's does
-    what it declares (check_settings), before the variables are compared,
-    so that a changed setting is named as itself; and its tensors must fit
-    var_list, {name in checkpoint: variable} of the graph about to train
-    (checkpoints.check_variables: a checkpoint of another graph). Raises
-    DataError naming what is wrong and what to do; nothing in the folder
-    changes. examples: the records per epoch, for a refusal's reason.
-    """
-    prefix = found.newest
-    if prefix is None:
-        return None, None
-    stored = checkpoints.read_or_hint(settings.model_dir, prefix)
-    if found.indexed is None or folders.name_of(found.indexed) != found.name or \
-            folders.checkpoint_format(found.indexed) is None:
-        settings.log(f"note: {os.path.join(settings.model_dir, folders.INDEX_FILE)} is missing or names files that "
-                     f"are not there; resuming from the newest checkpoint files, {prefix}")
-    elif found.indexed != prefix:
-        settings.log(f"note: {prefix} is newer than {found.indexed}, the newest in the `checkpoint` index file; "
-                     "resuming from it")
-    record = folders.folder_record(settings.model_dir)
-    networks.check_network(prefix, folders.folder_network(settings.model_dir, stored, record), settings.net.NETWORK)
-    if folders.step_of(prefix) < settings.steps:  # a setting matters only for the steps it trains
-        check_settings(settings, record, examples, folders.step_of(prefix))
-    try:
-        checkpoints.check_variables(prefix, stored, var_list)
-    except DataError as e:
-        raise DataError(f"{e}; use another {settings.advice('model_dir')}") from None
-    return prefix, stored
 
 
 def check_settings(settings, record, examples, step):
@@ -318,17 +309,31 @@ class Run:
 
 
 @contextlib.contextmanager
-def running(settings, data, saves, step, worker=None, graph=None):
+def running(settings, data, saves, step, restored=None, worker=None, graph=None):
     """The Run of this process from global_step `step`, with what its step loop needs; a context manager.
 
-    Inside it, SIGINT and SIGTERM set run.stop (stop_flag) instead of
-    raising, so that the loop saves first; the chief writes TensorBoard
-    summaries into <model folder>/train (graph: written into the events,
-    a fresh run's) and closes them at the end; the progress bar, from
-    global_step `step` to settings.steps, runs on a terminal (not on a
-    cluster). saves: the checkpoints.RunSaves; worker: a cluster worker's
-    distributed.Worker, or None on one machine.
+    On one machine it first says what it trains on, from where (restored:
+    the checkpoint resumed, or None), to which global_step and on which
+    device, and when `step` reaches settings.steps already, what to raise
+    (a cluster worker says its own line: distributed.worker_steps). Inside
+    it, SIGINT and SIGTERM set run.stop (stop_flag) instead of raising, so
+    that the loop saves first; the chief writes TensorBoard summaries into
+    <model folder>/train (graph: written into the events, a fresh run's)
+    and closes them at the end; the progress bar, from global_step `step`
+    to settings.steps, runs on a terminal (not on a cluster). saves: the
+    checkpoints.RunSaves; worker: a cluster worker's distributed.Worker, or
+    None on one machine.
     """
+    if worker is None:
+        # "GPU:0" when TensorFlow sees a GPU: it places each op with a GPU kernel there; the queue-runner readers
+        # and shuffle_batch have only CPU kernels, so the input pipeline runs on the CPU either way.
+        device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU"
+        settings.log(f"training on {data.examples} records from {data.where}"
+                     + (f", resuming from {restored}" if restored else "")
+                     + f"; target global_step {settings.steps}; running on {device}")
+        if step >= settings.steps:
+            settings.log(f"global_step {step} already reaches the target; raise {settings.named('steps')} to train "
+                         "further")
     with stop_flag() as stop:
         run = Run(data, saves, stop, Progress(step=step, saved_step=step), worker=worker,
                   chief=worker is None or worker.is_chief)
@@ -345,24 +350,6 @@ def running(settings, data, saves, step, worker=None, graph=None):
         finally:
             if run.writer is not None:
                 close_writer(run.writer, settings.log)
-
-
-def announce(settings, data, restored, first_step):
-    """The trainer's first line(s): what it trains on, from where (restored: the checkpoint resumed, or None), to
-    which global_step, on which device.
-
-    The device is "GPU:0" when TensorFlow sees a GPU, else "CPU": TensorFlow
-    places each op with a GPU kernel on the first GPU; the queue-runner
-    readers and shuffle_batch have only CPU kernels, so the input pipeline
-    runs on the CPU either way.
-    """
-    device = "GPU:0" if tf.config.list_physical_devices("GPU") else "CPU"
-    settings.log(f"training on {data.examples} records from {data.where}"
-                 + (f", resuming from {restored}" if restored else "") + f"; target global_step {settings.steps}"
-                 + f"; running on {device}")
-    if first_step >= settings.steps:
-        settings.log(f"global_step {first_step} already reaches the target; raise {settings.named('steps')} to train "
-                     "further")
 
 
 def in_graph_only(settings, other):

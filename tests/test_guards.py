@@ -117,9 +117,11 @@ def test_a_temporary_file_made_just_before_a_stop_is_removed(tmp_path, monkeypat
 
 @pytest.mark.parametrize("seen, expected", [({"GPU": ["/physical_device:GPU:0"]}, "GPU:0"), ({}, "CPU"),
                                             ({"CPU": ["/physical_device:CPU:0"]}, "CPU")])
-def test_the_device_line_asks_tensorflow_for_gpu_devices(monkeypatch, seen, expected):
+def test_the_device_line_asks_tensorflow_for_gpu_devices(monkeypatch, tmp_path, seen, expected):
     monkeypatch.setattr(training.tf.config, "list_physical_devices", lambda kind=None: seen.get(kind, []))
     lines = []
-    settings = types.SimpleNamespace(log=lines.append, steps=10)
-    training.announce(settings, types.SimpleNamespace(examples=8000, where="data"), None, first_step=0)
+    settings = types.SimpleNamespace(log=lines.append, steps=10, model_dir=str(tmp_path), summary_every=100,
+                                     batch_size=200, steps_per_run=1, quiet=True)
+    with training.running(settings, types.SimpleNamespace(examples=8000, where="data"), None, 0) as run:
+        assert run.chief and run.progress.step == 0
     assert lines == [f"training on 8000 records from data; target global_step 10; running on {expected}"]

@@ -318,10 +318,9 @@ def test_checkpoints_move_between_one_machine_and_a_cluster_that_splits_the_larg
                                        for suffix in ("", mnistkit.networks.EMA_SUFFIX))
         assert [split[f"{name}/part_{i}"].device for i in range(2)] == ["/job:ps/task:0", "/job:ps/task:1"]
         # The chief's check of a checkpoint against its graph takes one machine's.
-        found, _ = mnistkit.training.resume(settings, data.examples,
-                                            mnistkit.folders.checkpoint_variables(tf.global_variables()),
-                                            mnistkit.folders.survey(settings.model_dir))
-        assert found == ckpt
+        with mnistkit.training.resumed(settings, data.examples, graph.saver,
+                                       mnistkit.folders.checkpoint_variables(tf.global_variables())) as found:
+            assert found.prefix == ckpt
         # One machine -> cluster: the chief restores the parts from the whole variable.
         with tf.train.SessionManager().prepare_session(worker.target, init_op=parts.init_op, saver=parts.saver,
                                                        checkpoint_filename_with_path=ckpt) as sess:
