@@ -185,6 +185,18 @@ def clean():
             shutil.rmtree(path) if path.is_dir() else path.unlink()
 
 
+def step_count(text):
+    """--steps (and $DEMO_STEPS) as argparse reads it: a whole number >= 1 (str -> int), else
+    argparse.ArgumentTypeError, which argparse prints as a usage error naming the flag (exit status 2)."""
+    try:
+        steps = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if steps < 1:
+        raise argparse.ArgumentTypeError(f"{text} is out of range: give a whole number >= 1")
+    return steps
+
+
 def build_parser():
     """The command line's parser (task first; unknown arguments are left for the tasks that pass them on)."""
     parser = argparse.ArgumentParser(
@@ -192,7 +204,7 @@ def build_parser():
         description="The project's tasks, run by the Python that .venv is to use (Windows: py -3.11 tasks.py TASK).",
         epilog="tasks:\n" + "\n".join(f"  {name:12} {text}" for name, text in TASKS.items()))
     parser.add_argument("task", choices=TASKS, metavar="TASK", help="one of the tasks below")
-    parser.add_argument("--steps", type=int, default=os.environ.get("DEMO_STEPS", "2000"),
+    parser.add_argument("--steps", type=step_count, default=os.environ.get("DEMO_STEPS", "2000"),
                         help="demo: training steps (default: $DEMO_STEPS, else 2000)")
     parser.add_argument("--idx-dir", default="/usr/share/datasets/fashion-mnist", help="bench: the IDX files' folder")
     flavour = parser.add_mutually_exclusive_group()

@@ -114,6 +114,24 @@ def test_unknown_arguments_are_refused_by_tasks_that_pass_none_on(capsys):
     assert exit.value.code == 2 and "unrecognized arguments: --repeats 2" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("given, said", [(["--steps", "0"], "argument --steps: 0 is out of range: give a whole "
+                                                              "number >= 1"),
+                                         (["--steps", "many"], "argument --steps: 'many' is not a whole number")])
+def test_demo_steps_out_of_range_are_a_usage_error_before_anything_installs(recorded, capsys, given, said):
+    with pytest.raises(SystemExit) as exit:
+        tasks.main(["demo", *given])
+    assert exit.value.code == 2 and said in capsys.readouterr().err and recorded == []
+
+
+def test_demo_steps_from_the_environment_are_checked_too(monkeypatch, capsys):
+    monkeypatch.setenv("DEMO_STEPS", "-3")
+    with pytest.raises(SystemExit) as exit:
+        tasks.build_parser().parse_args(["demo"])
+    assert exit.value.code == 2 and "argument --steps: -3 is out of range" in capsys.readouterr().err
+    monkeypatch.setenv("DEMO_STEPS", "300")
+    assert tasks.build_parser().parse_args(["demo"]).steps == 300
+
+
 def test_help_names_every_task_and_says_where_the_gpu_build_works():
     text = tasks.build_parser().format_help()
     assert all(task in text for task in tasks.TASKS)
