@@ -248,8 +248,9 @@ def prepare(plan, store, staging, watch):
 
 def gone(model_dir):
     """The DataError of a model folder that is not there (deleted or moved, or never made)."""
-    return DataError(f"{model_dir}: the model folder is gone (deleted or moved?); nothing to learn from: train one "
-                     f"(`{cli.command('mnist_backward.py', '--model-dir', model_dir)}`) or give another --model-dir")
+    return DataError(f"{model_dir}: the model folder is not there (not trained yet, or gone: deleted or moved?); "
+                     f"nothing to learn from: train one (`{cli.command('mnist_backward.py', '--model-dir', model_dir)}`)"
+                     " or give another --model-dir")
 
 
 _learning, _learning_lock = set(), threading.Lock()  # the model folders a learn of this process works on

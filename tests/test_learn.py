@@ -311,9 +311,9 @@ def test_keeps_and_removals_during_a_learn_go_to_the_next_learn(trained_workdir,
 def test_a_learn_into_a_model_folder_that_is_gone_says_so_in_one_line(tmp_path):
     result = run_main("mnist_learn.py", "--model-dir", "gone", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == (f"error: gone: the model folder is gone (deleted or moved?); nothing to learn from: train "
-                             f"one (`python {os.path.join(ROOT, 'mnist_backward.py')} --model-dir gone`) or give "
-                             "another --model-dir\n")
+    assert result.stderr == (f"error: gone: the model folder is not there (not trained yet, or gone: deleted or "
+                             f"moved?); nothing to learn from: train one (`python "
+                             f"{os.path.join(ROOT, 'mnist_backward.py')} --model-dir gone`) or give another --model-dir\n")
     assert not (tmp_path / "gone").exists() and not (tmp_path / "my_digits").exists()
 
 
