@@ -159,6 +159,7 @@ def test_k_steps_in_the_loop_are_k_single_steps_with_their_moving_averages(tmp_p
             for _ in range(per_run):
                 loss = sess.run([graph.train_op, graph.loss])[1]
                 single.append((sess.run(weights), loss))
+            single_averaged = sess.run(shadows)  # the single steps' own averages: each after its step's update
             for var, value in zip(weights + shadows, start + start):
                 var.load(value, sess)
             graph.global_step.load(0, sess)
@@ -175,9 +176,10 @@ def test_k_steps_in_the_loop_are_k_single_steps_with_their_moving_averages(tmp_p
     for t, (step_weights, _) in enumerate(single, 1):
         d = min(decay, (1 + t) / (10 + t))
         expected = [shadow - (shadow - w) * (1 - d) for shadow, w in zip(expected, step_weights)]
-    for got, want, first in zip(averaged, expected, start):
+    for got, single_got, want, first in zip(averaged, single_averaged, expected, start):
         assert np.abs(want - first).max() > 1e-3  # the averages moved: the comparison can fail
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(single_got, want, rtol=1e-4, atol=1e-6)
 
 
 def with_optimizer_option(monkeypatch):
