@@ -67,7 +67,7 @@ def restore_network(model_dir=MODEL_SAVE_PATH):
     checkpoint, a damaged one (with the newest intact one in the hint) or
     one of another graph.
     """
-    if not os.path.exists(model_dir):  # a mistyped path: said at once, before TensorFlow's import (NoCheckpoint)
+    if not os.path.isdir(model_dir):  # a mistyped path or a file: said at once, before TensorFlow's import
         checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH, name=MODEL_NAME)
     with tf.Graph().as_default() as tg:
         # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest

@@ -84,12 +84,14 @@ def test_a_model_dir_that_is_not_there_is_said_without_importing_tensorflow(scri
 ])
 def test_a_model_dir_that_is_a_file_is_said_to_be_one(script, args, exports, tmp_path):
     """A file given as --model-dir (the kept digits' label file, a picture) is named as a file, not told to train
-    into: training there would fail on the file."""
+    into: training there would fail on the file. Said at once, as a path that is not there, before TensorFlow's
+    import."""
     (tmp_path / "my_digits.txt").write_text("000001_7.png 7\n")
-    result, _ = run_traced(script, *args, cwd=tmp_path)
+    result, imported = run_traced(script, *args, cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr == (f"error: my_digits.txt is a file, not a model folder: give the folder holding the "
                              f"checkpoints{exports}\n")
+    assert tensorflow_modules(imported) == []
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
