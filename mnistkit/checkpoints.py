@@ -406,12 +406,18 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     if misplaced is not None:
         return misplaced
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir
-        return NoCheckpoint(f"{model_dir} is a file, not a model folder: give the folder holding the checkpoints"
-                            + (" (or an export: a .tflite file, a SavedModel folder)" if caller == places.APP else ""))
+        return a_file(model_dir, caller)
     network = folder_network(model_dir) or network
     kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
     return NoCheckpoint(f"{model_dir}: no checkpoint found; train first with "
                         f"`{cli.command(network.train_script, *kept, *flags)}`")
+
+
+def a_file(model_dir, caller):
+    """The NoCheckpoint for a --model-dir that is a file (a picture, a label file), not a folder: the folder to give
+    instead (for caller places.APP, an export too)."""
+    return NoCheckpoint(f"{model_dir} is a file, not a model folder: give the folder holding the checkpoints"
+                        + (" (or an export: a .tflite file, a SavedModel folder)" if caller == places.APP else ""))
 
 
 def read_or_hint(model_dir, prefix):

@@ -247,7 +247,9 @@ def prepare(plan, store, staging, watch):
 
 
 def gone(model_dir):
-    """The DataError of a model folder that is not there (deleted or moved, or never made)."""
+    """The DataError of a model folder that is not there (deleted or moved, or never made), or is a file."""
+    if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir: no folder to train into there
+        return checkpoints.a_file(model_dir, "mnist_learn.py")
     return DataError(f"{model_dir}: the model folder is not there (not trained yet, or gone: deleted or moved?); "
                      f"nothing to learn from: train one (`{cli.command('mnist_backward.py', '--model-dir', model_dir)}`)"
                      " or give another --model-dir")

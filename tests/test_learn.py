@@ -318,6 +318,16 @@ def test_a_learn_into_a_model_folder_that_is_gone_says_so_in_one_line(tmp_path):
 
 
 @pytest.mark.quick
+def test_a_learn_into_a_file_given_as_model_folder_names_it_a_file(tmp_path):
+    (tmp_path / "seven.png").write_bytes(b"not a folder")
+    result = run_main("mnist_learn.py", "--model-dir", "seven.png", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == ("error: seven.png is a file, not a model folder: give the folder holding the "
+                             "checkpoints\n")
+    assert sorted(os.listdir(tmp_path)) == ["seven.png"] and (tmp_path / "seven.png").read_bytes() == b"not a folder"
+
+
+@pytest.mark.quick
 def test_a_folder_learned_into_by_an_earlier_version_is_still_undone(trained_workdir, tmp_path):
     work = copy_into(tmp_path / "work", trained_workdir, "model")
     model = work / "model"
