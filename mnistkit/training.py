@@ -123,16 +123,16 @@ def resumed(settings, examples, saver, var_list, state=None):
         elif found.indexed != prefix:
             settings.log(f"note: {prefix} is newer than {found.indexed}, the newest in the `checkpoint` index file; "
                          "resuming from it")
-        record = folders.folder_record(settings.model_dir)
+        record, step = folders.folder_record(settings.model_dir), folders.step_of(prefix)
         networks.check_network(prefix, folders.folder_network(settings.model_dir, stored, record),
                                settings.net.NETWORK)
-        if folders.step_of(prefix) < settings.steps:  # a setting matters only for the steps it trains
-            check_settings(settings, record, examples, folders.step_of(prefix))
+        if step < settings.steps:  # a setting matters only for the steps it trains
+            check_settings(settings, record, examples, step)
         try:
             checkpoints.check_variables(prefix, stored, var_list)
         except DataError as e:
             raise DataError(f"{e}; use another {settings.advice('model_dir')}") from None
-        saves.continue_rotation(folders.step_of(prefix))  # the same model: --keep rotates its checkpoints too
+        saves.continue_rotation(step)  # the same model: --keep rotates its checkpoints too
         yield Resumed(prefix, stored, saves)
 
 
