@@ -157,12 +157,14 @@ def build_graph(settings, data, sync_replicas=None):
 
     def update(loss, learning_rate, var_list=None):  # the training update: the single step's, steps_loop's steps'
         building["learning_rate"] = learning_rate
-        train_step = optimizer.minimize(loss, global_step=global_step, var_list=var_list)
         if sync_replicas:
-            return train_step
-        with tf.control_dependencies([train_step]):  # the averages of the weights this step made, beside each
-            ema_op = training.AveragesBesideVariables(ema).apply(var_list or tf.trainable_variables())
-        with tf.control_dependencies([train_step, ema_op]):
+            return optimizer.minimize(loss, global_step=global_step, var_list=var_list)
+        # The averages of the weights this step made, each beside its variable, without waiting for the whole step.
+        update_op = steps.step_and_averages(optimizer, training.AveragesBesideVariables(ema),
+                                            settings.moving_average_decay,
+                                            optimizer.compute_gradients(loss, var_list=var_list), learning_rate,
+                                            global_step)
+        with tf.control_dependencies([update_op]):
             return tf.no_op(name="train")
     train_op = update(loss, learning_rate)
     with tf.control_dependencies([train_op]):

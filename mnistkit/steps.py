@@ -1,6 +1,11 @@
-"""--steps-per-run K: up to K training steps in one session run, a tf.while_loop over the trainer's own step.
+"""The training step's update with its moving averages (step_and_averages), and --steps-per-run K (steps_loop).
 
-mnist_backward.build_graph builds the course's single step; at
+step_and_averages is the body of mnist_backward.build_graph's update: the
+optimizer's step and the moving averages of the weights that step makes,
+without making the averages wait for the step (docs/performance.md).
+
+steps_loop: up to K training steps in one session run, a tf.while_loop
+over the trainer's own step. mnist_backward.build_graph builds the course's single step; at
 --steps-per-run above 1 it also builds steps_loop here, on the same
 variables, passing in its own loss and learning rate (loss_and_rate) and
 its own update (the optimizer's step with global_step += 1, then the moving
@@ -28,6 +33,57 @@ class StepsLoop:
     count: object
     fetches: list
     summary: object
+
+
+def step_and_averages(optimizer, averages, decay, grads_and_vars, learning_rate, global_step):
+    """One op: optimizer.apply_gradients(grads_and_vars, global_step) and the moving averages of the new weights.
+
+    averages: a training.AveragesBesideVariables; decay: its
+    ExponentialMovingAverage's decay (moving_average_decay, float);
+    learning_rate: the float32 scalar tensor the optimizer's rate returns
+    for this step; global_step: the int64 variable the step adds 1 to.
+    Each shadow ends as ExponentialMovingAverage.apply leaves it after the
+    step: shadow - (shadow - w_new) * (1 - d), where w_new is the weight
+    this step made and d = min(decay, (1 + n) / (10 + n)) at n = the
+    global_step the step produces (read before it, plus 1).
+    For tf.train.GradientDescentOptimizer with dense gradients, w_new = w
+    - rate * grad, so the update is split in two halves that need not
+    wait for the step: shadow -= (1 - d) * (shadow - w) on the weight
+    before the step (each weight's apply op waits for it, so w is the
+    old weight, read early while the step computes), then shadow -=
+    (1 - d) * rate * grad as soon as the gradient exists, beside the
+    weight's own apply (both halves are ResourceApplyGradientDescent
+    ops, TensorFlow's fused `var -= alpha * delta`). The result equals
+    the ordered formula up to float32 rounding (tests/test_steps_per_run.py).
+    Any other optimizer (or a sparse gradient): the averages run after the
+    whole step, as ExponentialMovingAverage.apply under
+    control_dependencies. Source: tf.train.ExponentialMovingAverage.apply,
+    tf.raw_ops.ResourceApplyGradientDescent.
+    """
+    pairs = [(g, v) for g, v in grads_and_vars if g is not None]
+    if type(optimizer) is not tf.train.GradientDescentOptimizer or not all(
+            isinstance(g, tf.Tensor) and v.dtype.base_dtype == tf.float32 for g, v in pairs):
+        train_step = optimizer.apply_gradients(grads_and_vars, global_step=global_step)
+        with tf.control_dependencies([train_step]):  # the averages of the weights this step made
+            return tf.group(train_step, averages.apply([v for _, v in pairs]))
+    averages.make_shadows([v for _, v in pairs])
+    after = tf.cast(global_step.read_value() + 1, tf.float32)  # the step this one produces (1 + global_step)
+    keep = tf.minimum(tf.constant(decay, tf.float32), (1.0 + after) / (10.0 + after))
+    pulls = {}
+    for g, v in pairs:  # the first half: towards the weight before the step
+        shadow = averages.ema.average(v)
+        with tf.device(v.device):
+            pulls[v.ref()] = tf.raw_ops.ResourceApplyGradientDescent(
+                var=shadow.handle, alpha=1.0 - keep, delta=shadow.read_value() - v.read_value())
+    with tf.control_dependencies(list(pulls.values())):  # each weight is read for its shadow before it changes
+        train_step = optimizer.apply_gradients(grads_and_vars, global_step=global_step)
+    steps = []
+    for g, v in pairs:  # the second half: the step's own change of the weight, - rate * grad
+        with tf.device(v.device), tf.control_dependencies([pulls[v.ref()]]):
+            steps.append(tf.raw_ops.ResourceApplyGradientDescent(
+                var=averages.ema.average(v).handle, alpha=(1.0 - keep) * tf.cast(learning_rate, tf.float32),
+                delta=g))
+    return tf.group(train_step, *steps)
 
 
 def steps_loop(settings, loss_and_rate, update, next_batch, global_step):

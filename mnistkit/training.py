@@ -244,6 +244,15 @@ class AveragesBesideVariables:
                 updates.append(self.ema.apply([var]))
         return tf.group(*updates)
 
+    def make_shadows(self, var_list):
+        """Each variable's shadow (ema.average(var)) made beside it if it has none yet, with nothing run.
+
+        ema.apply makes a shadow together with its update op; that op is left unused."""
+        for var in var_list:
+            if self.ema.average(var) is None:
+                with tf.device(var.device):
+                    self.ema.apply([var])
+
 
 @dataclasses.dataclass
 class TrainGraph:
