@@ -30,7 +30,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 EMA_MARK = "ExponentialMovingAverage"
-APPLY_TYPES = ("ApplyGradientDescent", "ResourceApplyGradientDescent", "ApplyMomentum", "ResourceApplyMomentum")
 
 
 def spans(step_stats):
@@ -47,7 +46,7 @@ def describe(ops):
     """{span, ema_busy, ema_start, tail} in µs of one step's ops (spans)."""
     start, end = min(o[2] for o in ops), max(o[3] for o in ops)
     ema = [o for o in ops if EMA_MARK in o[0]]
-    applied = [o[3] for o in ops if o[1] in APPLY_TYPES or "ApplyGradientDescent" in o[0]]
+    applied = [o[3] for o in ops if "/update_" in o[0]]  # the optimizer's own apply ops (GradientDescent/update_w1/...)
     return {"span": end - start,
             "ema_busy": sum(o[3] - o[2] for o in ema),
             "ema_start": (min(o[2] for o in ema) - start) if ema else 0,

@@ -72,16 +72,18 @@ def step_and_averages(optimizer, averages, decay, grads_and_vars, learning_rate,
     pulls = {}
     for g, v in pairs:  # the first half: towards the weight before the step
         shadow = averages.ema.average(v)
-        with tf.device(v.device):
+        with tf.device(v.device), tf.name_scope(f"{shadow.op.name}/before_step"):
             pulls[v.ref()] = tf.raw_ops.ResourceApplyGradientDescent(
                 var=shadow.handle, alpha=1.0 - keep, delta=shadow.read_value() - v.read_value())
     with tf.control_dependencies(list(pulls.values())):  # each weight is read for its shadow before it changes
         train_step = optimizer.apply_gradients(grads_and_vars, global_step=global_step)
     steps = []
     for g, v in pairs:  # the second half: the step's own change of the weight, - rate * grad
-        with tf.device(v.device), tf.control_dependencies([pulls[v.ref()]]):
+        shadow = averages.ema.average(v)
+        with tf.device(v.device), tf.control_dependencies([pulls[v.ref()]]), tf.name_scope(
+                f"{shadow.op.name}/the_step"):
             steps.append(tf.raw_ops.ResourceApplyGradientDescent(
-                var=averages.ema.average(v).handle, alpha=(1.0 - keep) * tf.cast(learning_rate, tf.float32),
+                var=shadow.handle, alpha=(1.0 - keep) * tf.cast(learning_rate, tf.float32),
                 delta=g))
     return tf.group(train_step, *steps)
 
