@@ -182,6 +182,43 @@ def test_k_steps_in_the_loop_are_k_single_steps_with_their_moving_averages(tmp_p
         np.testing.assert_allclose(single_got, want, rtol=1e-4, atol=1e-6)
 
 
+def ancestors(op):
+    """Every op `op` waits for in one run: its inputs' ops and control inputs, transitively."""
+    seen, todo = set(), [op]
+    while todo:
+        current = todo.pop()
+        for before in [t.op for t in current.inputs] + list(current.control_inputs):
+            if before not in seen:
+                seen.add(before)
+                todo.append(before)
+    return seen
+
+
+@pytest.mark.quick
+def test_the_moving_averages_wait_for_each_weights_old_value_and_gradient_not_for_the_whole_step(sample_workdir):
+    """The single step's update (issue #54): each shadow's two halves run beside the step, not after it. The weight's
+    apply waits for the first half (the shadow reads the weight before it changes); no part of any average waits for
+    the optimizer's apply of its weight or for global_step += 1, which put the averages on every step's tail."""
+    settings = mnist_backward.settings_for(mnist_forward, data_dir=str(sample_workdir / "data"), batch_size=20)
+    with tf.Graph().as_default():
+        graph = mnist_backward.build_graph(settings, records.training_data(settings.data_dir, settings.train_file))
+        runs = ancestors(graph.train_op)
+        increment = [op for op in runs if op.type == "AssignAddVariableOp" and op.inputs[0].op.name == "global_step"]
+        assert len(increment) == 1
+        for weight in tf.trainable_variables():
+            name = weight.op.name
+            apply = [op for op in runs if op.name.startswith(f"GradientDescent/update_{name}/")
+                     and op.type == "ResourceApplyGradientDescent"]
+            halves = [op for op in runs if op.name.startswith(f"{name}/ExponentialMovingAverage/")
+                      and op.type == "ResourceApplyGradientDescent"]
+            assert len(apply) == 1 and len(halves) == 2, (name, apply, halves)
+            before, step = sorted(halves, key=lambda op: "the_step" in op.name)
+            assert before in ancestors(apply[0])  # the weight read for its shadow before the weight changes
+            for half in halves:
+                assert apply[0] not in ancestors(half) and increment[0] not in ancestors(half), half.name
+                assert half.inputs[0].op.name == f"{name}/ExponentialMovingAverage"  # on the shadow itself
+
+
 def with_optimizer_option(monkeypatch):
     """Declare a test-only option --optimizer {sgd,momentum} (recorded, refused on resume at another value), and its
     use where a developer would put it: build_graph makes its optimizer with tf.train.MomentumOptimizer (momentum
