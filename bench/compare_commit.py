@@ -18,7 +18,7 @@ side's medians and the ratios today / base: the median of the pairs'
 ratios (the figure to quote; under 1.00 today is faster) and the ratio
 of the medians. Records: the 60,000 training images of --idx-dir
 (Fashion-MNIST when dataset-fashion-mnist is installed), else the
-bundled sample's 1,000.
+bundled sample's 8,000.
 """
 import argparse
 import datetime
@@ -190,7 +190,7 @@ def build_parser():
     parser.add_argument("--idx-dir", default=IDX_DIR if os.path.isdir(IDX_DIR) else None,
                         help="folder of the IDX training split to train on (default: Fashion-MNIST if installed, "
                              "else the bundled sample)")
-    parser.add_argument("--sample", action="store_true", help="train on the bundled sample's 1,000 records instead "
+    parser.add_argument("--sample", action="store_true", help="train on the bundled sample's 8,000 records instead "
                                                                "(a smoke test of the command)")
     parser.add_argument("--python", default=sys.executable, help="the Python both trainers run with")
     return parser

@@ -94,5 +94,7 @@ def test_one_pair_of_two_step_runs_prints_both_sides_and_removes_its_worktree(ca
         wall, cpu = float(rows[side][1]), float(rows[side][2])
         assert wall > 0 and cpu > 0  # a whole process each: TensorFlow's import alone costs CPU seconds
     assert "today / base, wall" in rows and "today / base, cpu" in rows
-    assert "1,000 from the bundled sample" in out and "--steps 2," in out
+    import mnistkit.idx
+    count = len(mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "train")[1])
+    assert f"{count:,} from the bundled sample" in out and "--steps 2," in out
     assert worktrees() == before
