@@ -118,7 +118,7 @@ def build_graph(settings, data, sync_replicas=None):
     The batches: batch_source's. data: records.training_data's. sync_replicas:
     None, or (replicas_to_aggregate, total_num_replicas) for SyncReplicasOptimizer.
     One function, update, builds the update (optimizer step, global_step += 1,
-    then the moving averages) of the single step and of each step of
+    the moving averages of the weights it makes: steps.step_and_averages) of the single step and of each step of
     steps.steps_loop (graph.loop at --steps-per-run above 1, run instead of
     train_op). DataError: NETWORK names a variable forward() lacks (check_graph).
     """

@@ -8,8 +8,8 @@ steps_loop: up to K training steps in one session run, a tf.while_loop
 over the trainer's own step. mnist_backward.build_graph builds the course's single step; at
 --steps-per-run above 1 it also builds steps_loop here, on the same
 variables, passing in its own loss and learning rate (loss_and_rate) and
-its own update (the optimizer's step with global_step += 1, then the moving
-averages), so that whatever changes the single step changes the loop's
+its own update (the optimizer's step with global_step += 1, and the moving
+averages of the weights it makes), so that whatever changes the single step changes the loop's
 steps too. mnist_backward.train_loop then runs the StepsLoop's fetches
 instead of the train op; loss lines, checkpoints, summaries and stops come
 at the first run boundary at or after their step.
@@ -100,7 +100,7 @@ def steps_loop(settings, loss_and_rate, update, next_batch, global_step):
     step, l2_terms) -> (loss, cross entropy, L2 term, learning rate) at the
     current global_step, and update(loss, learning_rate, var_list) -> the op
     of one training update of var_list (the optimizer's step, global_step
-    += 1, the moving averages after it). The loop stops early after a step
+    += 1, the moving averages of the weights it makes). The loop stops early after a step
     whose loss is not finite, so that train_loop's NaN stop names that step.
     mnist_backward.settings_for refuses the course pipeline (its batches are
     fed from Python), main() a cluster's synchronous updates.

@@ -228,11 +228,13 @@ class AveragesBesideVariables:
     apply(var_list) is ema.apply for each variable under tf.device(its
     device), where its average lives: on a cluster the update of a weight's
     average then runs on that weight's parameter server, instead of its
-    value and its average crossing to a worker and back every step. The
-    trainer's update (mnist_backward.build_graph, the steps of
-    mnistkit.steps.steps_loop too) and a cluster's SyncReplicasOptimizer
-    (its variable_averages: mnistkit.distributed.sync_optimizer) apply the
-    averages through it. Source: tf.train.ExponentialMovingAverage.apply.
+    value and its average crossing to a worker and back every step. A
+    cluster's SyncReplicasOptimizer (its variable_averages:
+    mnistkit.distributed.sync_optimizer) applies the averages through it;
+    the trainer's update (mnistkit.steps.step_and_averages) makes the
+    shadows through it and updates them itself, or applies it after the
+    step for optimizers other than plain gradient descent.
+    Source: tf.train.ExponentialMovingAverage.apply.
     """
     ema: object
 
