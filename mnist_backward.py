@@ -159,11 +159,10 @@ def build_graph(settings, data, sync_replicas=None):
         building["learning_rate"] = learning_rate
         if sync_replicas:
             return optimizer.minimize(loss, global_step=global_step, var_list=var_list)
+        grads = optimizer.compute_gradients(loss, var_list=var_list)
         # The averages of the weights this step made, each beside its variable, without waiting for the whole step.
         update_op = steps.step_and_averages(optimizer, training.AveragesBesideVariables(ema),
-                                            settings.moving_average_decay,
-                                            optimizer.compute_gradients(loss, var_list=var_list), learning_rate,
-                                            global_step)
+                                            settings.moving_average_decay, grads, learning_rate, global_step)
         with tf.control_dependencies([update_op]):
             return tf.no_op(name="train")
     train_op = update(loss, learning_rate)
