@@ -188,8 +188,8 @@ def build_parser():
     parser.add_argument("--pairs", type=positive, default=5, help="alternating pairs of runs")
     parser.add_argument("--steps", type=positive, default=6000, help="training steps of each run")
     parser.add_argument("--idx-dir", default=IDX_DIR if os.path.isdir(IDX_DIR) else None,
-                        help="folder of the IDX training split to train on (default: Fashion-MNIST if installed, "
-                             "else the bundled sample)")
+                        help="folder of the IDX training split to train on (Fashion-MNIST's when it is installed; "
+                             "without it, the bundled sample)")
     parser.add_argument("--sample", action="store_true", help="train on the bundled sample's 8,000 records instead "
                                                                "(a smoke test of the command)")
     parser.add_argument("--python", default=sys.executable, help="the Python both trainers run with")
