@@ -55,7 +55,7 @@ def model_line(call):
 
 def predict(call):
     """POST /board/predict, a picture's bytes (its name in an X-Filename header): read_picture's answer."""
-    return read_picture(call.model, call.body, named(call), call.compare)
+    return read_picture(call.model, call.body, named(call), call.compare, call.served)
 
 
 def named(call):
@@ -63,8 +63,9 @@ def named(call):
     return picture_name(urllib.parse.unquote(call.headers.get("x-filename", "")))
 
 
-def read_picture(model, data, name, compare=None):
-    """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model;
+def read_picture(model, data, name, compare=None, served=None):
+    """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model,
+    not_a_digit (atlas.judged: true, false, or None while the test digits' map is being made; given `served`);
     with a compare Model, its digit, probabilities and model under "compare", for the same input.
 
     The bytes are prepared from memory as `mnist_app.py --show-input` would
@@ -74,7 +75,13 @@ def read_picture(model, data, name, compare=None):
     """
     pixels = under_limits(model, model.prepare, data, name)
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
-    answer = {**answer_of(model, model.predictor.predict(rows)[0]), "input": pixels.reshape(-1).tolist()}
+    if served is None:
+        probabilities, place = model.predictor.predict(rows)[0], None
+    else:
+        from .atlas import judged  # here: atlas imports this module's neighbours
+        probabilities, place = judged(served, model, rows)
+    answer = {**answer_of(model, probabilities), "input": pixels.reshape(-1).tolist(),
+              "not_a_digit": None if place is None else place["not_a_digit"]}
     if compare is not None:
         answer["compare"] = answer_of(compare, compare.predictor.predict(rows)[0])
     return answer
