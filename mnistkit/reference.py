@@ -50,9 +50,10 @@ CACHE_ENV = "MNISTKIT_CACHE"  # where the references are cached (default: $XDG_C
 
 def test_digits(data_dir=records.DATA_DIR):
     """(images uint8 [n, 784], labels int64 [n], source str) of the test set: data_dir's test records, or the
-    bundled sample's test set when there are none. Raises DataError (one line) for a damaged records file."""
+    bundled sample's test set when there are none or data_dir is None (read without TensorFlow). Raises
+    DataError (one line) for a damaged records file."""
     try:
-        paths = records.tfrecord_files(data_dir, isTrain=False)
+        paths = [] if data_dir is None else records.tfrecord_files(data_dir, isTrain=False)
     except DataError:
         paths = []
     if paths:
@@ -186,10 +187,11 @@ def cache_folder():
 
 
 def cache_key(model_files, source, layer):
-    """The cache file's name for a model's files (board.model.files_state), the test set `source` and the layer."""
-    stats = [(path, os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in source.split(", ")
-             if os.path.isfile(path)]
-    text = json.dumps([FORMAT, list(model_files), stats, source, layer], default=str)
+    """The cache file's name for a model's files (board.model.files_state: names relative to its folder, sizes,
+    times), the test set `source` (its files' names, sizes and times) and the layer."""
+    stats = [(os.path.basename(path), os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in source.split(", ")
+             if os.path.isfile(path)]  # names, sizes and times, not folders: a copy of a model folder finds it too
+    text = json.dumps([FORMAT, list(model_files), stats, layer], default=str)
     return "reference-" + hashlib.sha256(text.encode()).hexdigest()[:24] + ".npz"
 
 
@@ -226,3 +228,41 @@ def reference_of(inside, model_files, data_dir=records.DATA_DIR, progress=lambda
     except OSError as e:
         print(f"note: the map of the test digits is not cached ({path}: {e.strerror or e})", file=sys.stderr)
     return reference
+
+
+class Judge:
+    """"Not a digit" for the app (mnist_app.py): the reference of its predictor, made on the first picture.
+
+    predictor: an app predictor (predict, source, inside); data_dir: where
+    the test records are (reference.test_digits); log: one line on stderr.
+    judge(probabilities, values) -> True, False, or None when the model
+    cannot say (no layers, no test digits: said once through `log`).
+    """
+
+    def __init__(self, predictor, data_dir=records.DATA_DIR, log=None):
+        if type(predictor).__name__ == "LiteRTModel":
+            data_dir = None  # a .tflite runs without TensorFlow, which reads the records: the bundled test digits
+        self.predictor, self.data_dir, self.log, self.made, self.problem = predictor, data_dir, log, None, None
+
+    def reference(self):
+        """The Reference, made (or read from the cache) on the first call; None when it cannot be."""
+        if self.made is None and self.problem is None:
+            from .board.model import files_state  # the same cache key as the board's
+            try:
+                if getattr(self.predictor.inside, "problem", None):
+                    raise DataError(self.predictor.inside.problem)
+                self.made = reference_of(self.predictor.inside, files_state(self.predictor.source), self.data_dir,
+                                         log=self.log)
+            except DataError as e:
+                self.problem = str(e)
+                if self.log is not None:
+                    self.log(f"note: not telling digits from non-digits ({self.problem})")
+        return self.made
+
+    def judge(self, rows):
+        """(probabilities float32 [10], not_a_digit: bool or None) of one input float32 [1, 784], from one run."""
+        made = self.reference()
+        if made is None:
+            return self.predictor.predict(rows)[0], None
+        probabilities, values = self.predictor.inside.run(rows)
+        return probabilities[0], made.place(values[-2][0], probabilities[0])["not_a_digit"]
