@@ -32,7 +32,7 @@ def why(call):
     if refusal is not None:
         raise BoardError(409, refusal)
     pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
-    return why_answer(call.model, pixels, digit, versus)
+    return why_answer(call.model, pixels, digit, versus, call.served)
 
 
 def digit_of(query, name):
@@ -58,7 +58,7 @@ def cannot_explain(model):
     return None
 
 
-def why_answer(model, pixels, digit=None, versus=None):
+def why_answer(model, pixels, digit=None, versus=None, served=None):
     """The reasons for one prepared picture (uint8 [28, 28]) as the page draws them:
 
     digit: the answer; probabilities, model: as /board/predict's;
@@ -69,8 +69,10 @@ def why_answer(model, pixels, digit=None, versus=None):
     "versus" the same for E and "difference" D's less E's ({"digit",
     "versus", "pixels", "bias"}); missing_ink: {"digit": D, "pixels": d
     logit D / d x, per pixel}; line, at: forward()'s line that computes the
-    logits. Raises BoardError 409 (one line) when the model cannot run its
-    layers (DataError).
+    logits. Given `served` (the board's), "atlas" and "not_a_digit" as
+    /board/inside gives them (None while the test digits' map is made).
+    Raises BoardError 409 (one line) when the model cannot run its layers
+    (DataError).
     """
     x = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
     inside = model.inside
@@ -91,6 +93,10 @@ def why_answer(model, pixels, digit=None, versus=None):
               "contributions": shared(explained, *parts[0]),
               "missing_ink": {"digit": explained, "pixels": numbers(grad[0])},
               "line": inside.layers[-1].line, "at": inside.layers[-1].at}
+    if served is not None:
+        from .atlas import placed  # here: atlas imports inside, which this module's neighbours import
+        place = placed(served, model, values, probabilities[0])
+        result.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
     if versus is not None:
         result["versus"] = shared(versus, *parts[1])
         result["difference"] = {**shared(explained, parts[0][0] - parts[1][0], parts[0][1] - parts[1][1]),
