@@ -16,7 +16,9 @@ units, g_d[i] = sum over j in A of w1[i, j] * w2[j, d] and bias_d = sum
 over j in A of b1[j] * w2[j, d] + b2[d]. The pixels' shares and the bias
 add up to the logit exactly (float32 rounding aside).
 
-The gradient is computed here in NumPy, backwards through the layers the
+The gradient is computed here in NumPy (einsum, not BLAS: OpenBLAS's
+threads wait on each other on a loaded machine, 40-100 ms for one small
+product), backwards through the layers the
 network declares (mnistkit.layers: dense, conv, pool, logits), from one
 run's layer values and the served model's own weights (Inside.weights: the
 moving-average weights, from a checkpoint, a SavedModel or a .tflite),
@@ -32,7 +34,7 @@ POOL = 2  # the max-pools' window and stride (mnist_lenet5_forward.max_pool_2x2,
 
 
 def gradients(layers, weights, values, digits):
-    """d logit / d x for each of `digits`: float64 [len(digits), 784].
+    """d logit / d x for each of `digits`: float64 [len(digits), 784] (computed in float32, as the network is).
 
     layers: mnistkit.layers.Layer list in forward()'s order (the last the
     logits); weights: {layer name: incoming weights, TensorFlow's layout}
@@ -40,25 +42,25 @@ def gradients(layers, weights, values, digits):
     [*layer.shape] (Inside.run's, [0] of each); digits: the logits asked
     for (ints). Raises ValueError when a layer is of no kind it knows.
     """
-    grad = np.zeros((len(digits), values[-1].size))
+    grad = np.zeros((len(digits), values[-1].size), np.float32)
     grad[np.arange(len(digits)), list(digits)] = 1.0
     for at in range(len(layers) - 1, -1, -1):
-        layer, value = layers[at], np.asarray(values[at], np.float64)
+        layer, value = layers[at], np.asarray(values[at], np.float32)
         below = layers[at - 1].shape if at else ((IMAGE_SIZE, IMAGE_SIZE, 1) if layer.kind == "conv"
                                                  else (IMAGE_SIZE * IMAGE_SIZE,))
         grad = grad.reshape((len(digits),) + tuple(layer.shape))
         if layer.kind in ("dense", "conv"):
             grad = grad * (value > 0)  # ReLU: the active units pass, the others give nothing
         if layer.kind in ("dense", "logits"):
-            w = np.asarray(weights[layer.name], np.float64)
-            grad = (grad.reshape(len(digits), -1) @ w.T).reshape((len(digits),) + tuple(below))
+            w = np.asarray(weights[layer.name], np.float32)
+            grad = np.einsum("kj,ij->ki", grad.reshape(len(digits), -1), w).reshape((len(digits),) + tuple(below))
         elif layer.kind == "conv":
-            grad = conv_back(grad, np.asarray(weights[layer.name], np.float64))
+            grad = conv_back(grad, np.asarray(weights[layer.name], np.float32))
         elif layer.kind == "pool":
-            grad = pool_back(grad, np.asarray(values[at - 1], np.float64))
+            grad = pool_back(grad, np.asarray(values[at - 1], np.float32))
         else:
             raise ValueError(f"{layer.name}: no gradient through a layer of kind {layer.kind!r}")
-    return grad.reshape(len(digits), -1)
+    return grad.reshape(len(digits), -1).astype(np.float64)
 
 
 def conv_back(grad, w):
@@ -69,7 +71,8 @@ def conv_back(grad, w):
     windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2))  # [k, h, w, out, kh, kw]
     flipped = w[::-1, ::-1].transpose(3, 0, 1, 2).reshape(out * kh * kw, -1)  # [(out, kh, kw), in]
     k, h, width = grad.shape[:3]
-    return (np.ascontiguousarray(windows).reshape(k * h * width, -1) @ flipped).reshape(k, h, width, -1)
+    rows = np.ascontiguousarray(windows).reshape(k * h * width, -1)
+    return np.einsum("nc,ci->ni", rows, flipped).reshape(k, h, width, -1)
 
 
 def pool_back(grad, before):
@@ -79,7 +82,7 @@ def pool_back(grad, before):
     h, w = -(-height // POOL), -(-width // POOL)
     padded = np.pad(before, ((0, h * POOL - height), (0, w * POOL - width), (0, 0)), constant_values=-np.inf)
     windows = padded.reshape(h, POOL, w, POOL, channels).transpose(0, 2, 4, 1, 3).reshape(h, w, channels, -1)
-    chosen = np.eye(POOL * POOL)[windows.argmax(axis=-1)]  # [h, w, c, POOL * POOL], one 1 per window
+    chosen = np.eye(POOL * POOL, dtype=grad.dtype)[windows.argmax(axis=-1)]  # [h, w, c, POOL * POOL], one 1 per window
     spread = grad[..., None] * chosen  # [k, h, w, c, POOL * POOL]
     spread = spread.reshape(len(grad), h, w, channels, POOL, POOL).transpose(0, 1, 4, 2, 5, 3)
     return spread.reshape(len(grad), h * POOL, w * POOL, channels)[:, :height, :width]

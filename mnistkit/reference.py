@@ -94,8 +94,9 @@ class Reference:
 
     def features_of(self, hidden):
         """float32 [n, COMPONENTS + 1]: hidden [n, units] in the first COMPONENTS components, and the rest's length."""
-        centred = hidden.reshape(len(hidden), -1).astype(np.float64) - self.mean
-        inside = centred @ self.components.T.astype(np.float64)
+        centred = hidden.reshape(len(hidden), -1).astype(np.float32) - self.mean
+        inside = np.einsum("nu,cu->nc", centred, self.components).astype(np.float64)  # not BLAS: see reasons.py
+        centred = centred.astype(np.float64)
         rest = np.sqrt(np.maximum((centred ** 2).sum(axis=1) - (inside ** 2).sum(axis=1), 0))
         return np.concatenate([inside, rest[:, None]], axis=1).astype(np.float32)
 
@@ -107,7 +108,7 @@ class Reference:
         many values); probabilities: float [10].
         """
         found = self.features_of(hidden.reshape(1, -1))[0].astype(np.float64)
-        distances = np.sqrt(((self.features.astype(np.float64) - found) ** 2).sum(axis=1))
+        distances = np.sqrt(((self.features - found.astype(np.float32)) ** 2).sum(axis=1)).astype(np.float64)
         nearest = np.argsort(distances, kind="stable")[:NEIGHBOURS]
         score = float(distances[nearest].mean())
         threshold = float(self.thresholds[int(np.argmax(probabilities))])

@@ -30,8 +30,8 @@ def test_the_why_panel_shows_the_shares_whose_sum_is_the_logit_and_the_map(brows
     captions = page.locator("#why .why-maps figcaption .sum").all_text_contents()
     assert len(captions) == 2  # the answer's shares and the runner-up's difference
     digit = page.text_content("#digit")
-    found = re.fullmatch(r"The pixels give (-?[\d.]+), the biases (-?[\d.]+): \S+ \+ \S+ = (-?[\d.]+), the logit of "
-                         r"(\d)\.", captions[0])
+    found = re.fullmatch(r"The pixels give (-?[\d.]+), the biases (-?[\d.]+): \S+ [+−] \S+ = (-?[\d.]+), the logit "
+                         r"of (\d)\.", captions[0])
     assert found and found.group(4) == digit, captions[0]
     assert abs(float(found.group(1)) + float(found.group(2)) - float(found.group(3))) <= 0.002
     lines = page.locator("#why .why-maps figcaption .line").all_text_contents()

@@ -16,8 +16,8 @@ const TEXT = {  // [English, 中文]
           "网络是分段线性的：对这张图，在其激活的 ReLU 单元不变时，每个 logit 都是各像素之和加一个偏置。所以每个像素的贡献是精确的。"],
   shares: ["Each pixel's share of logit {d}: x × d(logit {d})/dx. Red pushes {d} up, blue down.",
            "每个像素对 logit {d} 的贡献：x × d(logit {d})/dx。红色把 {d} 往上推，蓝色往下拉。"],
-  sum: ["The pixels give {s}, the biases {b}: {s} + {b} = {l}, the logit of {d}.",
-        "像素合计 {s}，偏置 {b}：{s} + {b} = {l}，即 {d} 的 logit。"],
+  sum: ["The pixels give {s}, the biases {b}: {s} {sign} {m} = {l}, the logit of {d}.",
+        "像素合计 {s}，偏置 {b}：{s} {sign} {m} = {l}，即 {d} 的 logit。"],
   versus: ["Why {d} and not {e}: {d}'s shares less {e}'s. Red is for {d}, blue for {e}; the logits differ by {g}.",
            "为什么是 {d} 而不是 {e}：{d} 的贡献减去 {e} 的。红色支持 {d}，蓝色支持 {e}；两者 logit 相差 {g}。"],
   missing: ["Missing ink: how far logit {d} moves per unit of ink added at each pixel (the gradient). Red: ink here makes it more a {d}; blue: less.",
@@ -93,6 +93,10 @@ function figure(kind, values, input, captionLines) {
 
 function sum(values) { return values.reduce((a, b) => a + b, 0); }
 
+function sumSaid(s, b, l, d) {  // the caption's sum: "9.752 + 0.222 = 9.974", a negative bias written "− 0.087"
+  return say("sum", {s: fixed(s), b: fixed(b), sign: b < 0 ? "−" : "+", m: fixed(Math.abs(b)), l: fixed(l), d});
+}
+
 function showReasons() {
   const view = panel.querySelector(".why-maps");
   view.replaceChildren();
@@ -102,14 +106,14 @@ function showReasons() {
   const s = sum(c.pixels);
   view.append(figure("shares", c.pixels, reasons.input, [
     ["what", say("shares", {d})],
-    ["sum", say("sum", {s: fixed(s), b: fixed(c.bias), l: fixed(reasons.logits[d]), d})],
+    ["sum", sumSaid(s, c.bias, reasons.logits[d], d)],
     ["line", lineText]]));
   if (reasons.versus) {
     const e = reasons.versus.digit;
     view.append(figure("versus", reasons.difference.pixels, reasons.input, [
       ["what", say("versus", {d, e, g: fixed(reasons.logits[d] - reasons.logits[e])})],
-      ["sum", say("sum", {s: fixed(sum(reasons.difference.pixels)), b: fixed(reasons.difference.bias),
-                          l: fixed(reasons.logits[d] - reasons.logits[e]), d: `${d} − ${e}`})],
+      ["sum", sumSaid(sum(reasons.difference.pixels), reasons.difference.bias, reasons.logits[d] - reasons.logits[e],
+                      `${d} − ${e}`)],
       ["line", lineText]]));
   }
   view.append(figure("missing", reasons.missing_ink.pixels, reasons.input, [
@@ -236,7 +240,13 @@ function build() {
   const canvas = element("canvas");
   canvas.width = canvas.height = MAP_SIZE;
   canvas.setAttribute("role", "img");
-  map.append(canvas, element("p", "atlas-note"), element("div", "why-nearest"));
+  const legend = element("p", "atlas-legend");
+  COLOURS.forEach((colour, d) => {
+    const key = element("span", "key", String(d));
+    key.style.color = colour;
+    legend.append(key);
+  });
+  map.append(canvas, legend, element("p", "atlas-note"), element("div", "why-nearest"));
   panel.append(map);
   toggle.hidden = false;
   toggle.addEventListener("click", () => {
