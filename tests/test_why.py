@@ -27,19 +27,6 @@ EXACT = {MLP.label: 1e-4, LENET5.label: 1e-3}  # the sums' promised precision
 MOST_BYTES = 150_000  # an answer of /board/why (with versus) or /board/atlas
 
 
-@pytest.fixture(scope="module", autouse=True)
-def own_cache(tmp_path_factory):
-    """The references cached in a folder of this module's, not the user's."""
-    folder = tmp_path_factory.mktemp("reference-cache")
-    before = os.environ.get(reference.CACHE_ENV)
-    os.environ[reference.CACHE_ENV] = str(folder)
-    yield folder
-    if before is None:
-        os.environ.pop(reference.CACHE_ENV, None)
-    else:
-        os.environ[reference.CACHE_ENV] = before
-
-
 @pytest.fixture(scope="module")
 def served(two_models):
     """Both networks' Predictors (two_models: the 784-500-10 one in ./model, LeNet-5 in ./model_lenet5)."""
@@ -189,3 +176,63 @@ def test_the_test_digits_are_below_the_threshold_but_for_half_a_percent(served, 
     made = reference.Reference.made("y1", *reference.hidden_of(inside, images), labels, source, images)
     hidden, probabilities = reference.hidden_of(inside, images)
     assert made.said(reference.own_scores(made.features), probabilities.argmax(axis=1)).mean() <= 0.01
+
+
+@pytest.mark.quick
+def test_a_model_without_an_exact_gradient_is_409_in_one_line_and_predict_goes_on():
+    from mnistkit.board import model
+    from test_board_routes import Stand
+    bar = np.zeros((28, 28), np.uint8)
+    bar[6:22, 13:16] = 255
+    asgi = app.create_app(app.Served(model.Model(Stand(), lambda data, name: bar)))
+    refused = Asked(asgi, "POST", "/board/why?versus=1", b"any picture")
+    assert refused.status == 409 and refused.error() == (f"{Stand.source}: this model shows no layers; the reasons "
+                                                         f"need the layers")
+    assert Asked(asgi, "POST", "/board/why?versus=12", b"any picture").status == 400  # the query is checked first
+    assert Asked(asgi, "GET", "/board/atlas").status == 409
+    predicted = json.loads(Asked(asgi, "POST", "/board/predict", b"any picture").body)
+    assert predicted["digit"] == 7 and predicted["not_a_digit"] is None
+
+    class Int8(Stand):
+        source, input = "export/mnist_int8.tflite", {"dtype": np.int8}
+        inside = type("Shown", (), {"problem": None, "layers": ()})()
+    line = why.cannot_explain(model.Model(Int8(), lambda data, name: bar))
+    assert line.startswith("export/mnist_int8.tflite: an int8 .tflite rounds its weights and activations to 8 bits")
+
+
+def test_the_app_says_not_a_digit_in_its_json_and_its_line(two_models, tmp_path):
+    from conftest import run_main
+    made = handmade.non_digits()
+    (tmp_path / "star.png").write_bytes(png_bytes(handmade.on_paper(made["star"])))
+    (tmp_path / "three.png").write_bytes(png_bytes(drawn(3)))
+    model_dir = str(two_models / "model")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--json", str(tmp_path / "star.png"),
+                      str(tmp_path / "three.png"), cwd=two_models)
+    assert result.returncode == 0, result.stderr
+    answers = {os.path.basename(entry["file"]): entry for entry in json.loads(result.stdout)}
+    assert answers["three.png"]["not_a_digit"] is False and answers["three.png"]["prediction"] == 3
+    assert isinstance(answers["star.png"]["not_a_digit"], bool)
+    lines = run_main("mnist_app.py", "--model-dir", model_dir, str(tmp_path / "star.png"), cwd=two_models)
+    said = answers["star.png"]["not_a_digit"]
+    assert lines.stdout.rstrip().endswith(mnist_app.NOT_A_DIGIT) == said, lines.stdout
+    assert ("这不是数字" in lines.stdout) == said
+
+
+def test_the_exports_give_the_checkpoints_reasons_and_the_int8_file_says_it_cannot(exported_workdir):
+    from mnistkit import deployed
+    from mnistkit.board import model
+    work = exported_workdir
+    forms = {"checkpoint": mnist_app.Predictor(str(work / "model")),
+             "SavedModel": deployed.load(str(work / "export" / "mnist")),
+             "LiteRT": deployed.load(str(work / "export" / "mnist.tflite"))}
+    pixels = np.round(bundled_digits(1)[0] * 255).astype(np.uint8).reshape(28, 28)
+    found = {form: why.why_answer(model.Model(predictor, lambda data, name: None), pixels, versus=3)
+             for form, predictor in forms.items()}
+    for form in ("SavedModel", "LiteRT"):
+        for part in ("contributions", "versus", "missing_ink"):
+            np.testing.assert_allclose(found[form][part]["pixels"], found["checkpoint"][part]["pixels"], atol=1e-4,
+                                       err_msg=f"{form} {part}")
+        assert sum(found[form]["contributions"]["pixels"]) + found[form]["contributions"]["bias"] == pytest.approx(
+            found[form]["logits"][found[form]["digit"]], abs=1e-4)
+    int8 = model.Model(deployed.load(str(work / "export" / "mnist_int8.tflite")), lambda data, name: None)
+    assert "an int8 .tflite rounds its weights and activations to 8 bits" in why.cannot_explain(int8)

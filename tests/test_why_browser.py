@@ -1,7 +1,7 @@
 """The Why panel in Chromium: the reasons' maps with their exact sums, the map of the test digits, "not a digit".
 
 One server for the module, `mnist_app.py --serve --model-dir model` on conftest's two_models (the sample's test
-records in data/), its references cached in a folder of the module's, and one browser (test_board_browser's).
+records in data/), its map made anew (a cache folder of the module's), and one browser (test_board_browser's).
 """
 import os
 import re
@@ -17,7 +17,7 @@ MAP_TIMEOUT = 300_000  # ms for the map of the test digits to be made (a loaded 
 @pytest.fixture(scope="module")
 def server(two_models, tmp_path_factory):
     started = Server(two_models, "--model-dir", "model",
-                     env={"MNISTKIT_CACHE": str(tmp_path_factory.mktemp("why-cache"))})
+                     env={"MNISTKIT_CACHE": str(tmp_path_factory.mktemp("why-cache"))})  # the map made, not read
     yield started
     started.stop()
 
