@@ -38,7 +38,7 @@ import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
-from mnistkit import checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places
+from mnistkit import checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places, reference
 from mnistkit.board import app as board, guard
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
@@ -53,6 +53,8 @@ TOP_K = 3
 COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, word for word
 PATH_PROMPT = "the path of test picture:"
 NO_PICTURES = "0 test pictures: nothing to predict"  # the line an answer of 0 ends with
+NOT_A_DIGIT = ("; but that is not a digit, 这不是数字: it lies far from every test digit the network knows "
+               "(docs/inside.md)")  # the end of the line of a picture mnistkit.reference finds no digit in
 
 
 def restore_network(model_dir=MODEL_SAVE_PATH):
@@ -220,7 +222,9 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     is restored once, before the first path is taken; a network other than the 784-500-10 one is named on
     stderr (`using LeNet-5 from CKPT`). Prints one line per picture (`<path>: The prediction number is: D (top
     3: ...)`; without the `<path>: ` when not name_pictures), or with `as_json` one JSON list of {"file",
-    "prediction", "top3": [{"digit", "probability"}], "network"} ({"file", "error"} for a failed picture).
+    "prediction", "top3": [{"digit", "probability"}], "network", "not_a_digit"} ({"file", "error"} for a failed
+    picture); not_a_digit: true, false or null (mnistkit.reference: the test digits the model knows, made on the
+    first picture and cached), true also ending the line with NOT_A_DIGIT.
     show_input: see input_path and claim_input_path; count: how many pictures it is given for (default
     len(paths)); the 28x28 PNG holds exactly what the network got, times 255, and each file written is named
     on stderr (`input written to PATH`). Unreadable pictures are reported on stderr and skipped.
@@ -239,6 +243,8 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
+    judge = reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
+                            tf_compat.VERBOSE else None)
     for path in paths:
         try:
             if not path:
@@ -248,7 +254,8 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
                 target = claim_input_path(show_input, path, count, claimed)
                 write_input(testPicArr, target)
                 print(f"input written to {target}", file=sys.stderr, flush=True)
-            best = top_k(predictor.predict(testPicArr)[0])
+            probabilities, not_a_digit = judge.judge(testPicArr)
+            best = top_k(probabilities)
         except DataError as e:
             print(f"error: {e}", file=sys.stderr, flush=True)
             failed += 1
@@ -256,10 +263,11 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
             continue
         results.append({"file": path, "prediction": best[0][0],
                         "top3": [{"digit": d, "probability": p} for d, p in best],
-                        "network": predictor.network.label})
+                        "network": predictor.network.label, "not_a_digit": not_a_digit})
         if not as_json:
             ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
-            out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})")
+            out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})"
+                + (NOT_A_DIGIT if not_a_digit else ""))
     if as_json:
         out(json.dumps(results, indent=1))
     return failed

@@ -7,6 +7,7 @@ or with --work naming a folder that holds model/ and export/):
   python bench/board.py --page-under-load     # figure 4 alone (no browser)
   python bench/board.py --inside              # figure 5 alone: the Inside panel open and closed
   python bench/board.py --inside-pictures docs --unit 332   # docs/inside.md's screenshots (unit: a y1 unit)
+  python bench/board.py --why                 # figure 6 alone: the Why panel's and the map's answers
 
 Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
   1. Command to first answer: from starting `python mnist_app.py --serve --port 0`
@@ -27,13 +28,19 @@ Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
      drawn), alternating, --strokes strokes each, for the 784-500-10
      checkpoint (model/), LeNet-5's (model_lenet5/) and --compare with both;
      and the bytes of an inside answer.
+  6. Why and the map (--why): POST /board/why?versus=E and POST /board/inside
+     (with where the drawing falls on the map of the test digits) for
+     --strokes drawings (tests/handmade.py's pen), once the map is made, for
+     the 784-500-10 checkpoint and LeNet-5's; the answers' bytes, and how
+     long the map took (the first start: later ones read it from the cache).
 Beside them, what the page reads for the digits 0-9 drawn with the mouse from
 tests/handmade.py's pen strokes (as a user draws them: one to two strokes each).
 Targets: 1. <= 2 s (.tflite), import + 2 s (checkpoint); 2. <= 100 ms
 (.tflite), <= 150 ms (checkpoint); 3. >= 500 requests/s; 4. a median of at
 most 0.1 s; 5. panel open, median <= 100 ms (784-500-10), <= 150 ms
-(LeNet-5), <= 200 ms (--compare), an answer <= 100 KB. Figures go to
-docs/performance.md.
+(LeNet-5), <= 200 ms (--compare), an answer <= 100 KB; 6. each <= 150 ms
+median at a load <= 8 on 2 cores, an answer <= 150 KB. Figures go to
+docs/performance.md (6: docs/inside.md).
 """
 import argparse
 import http.client
@@ -160,6 +167,59 @@ def inside_figure(args):
     print("|---|---|---|---|---|")
     for name, closed, opened, slowest, size in rows:
         print(f"| {name} | {closed:.0f} ms | {opened:.0f} ms | {slowest:.0f} ms | {size / 1000:.0f} KB |")
+
+
+WHY_SERVERS = {"784-500-10": "model", "LeNet-5": "model_lenet5"}  # figure 6's --model-dir
+
+
+def timed_post(connection, path, body):
+    """(seconds, bytes of the answer) of one POST on a kept-alive connection; the answer must be 200."""
+    began = time.perf_counter()
+    connection.request("POST", path, body, {"Content-Type": "image/png"})
+    answer = connection.getresponse()
+    data = answer.read()
+    assert answer.status == 200, (path, answer.status, data[:200])
+    return time.perf_counter() - began, len(data)
+
+
+def why_figure(args):
+    """Figure 6: POST /board/why (with versus) and /board/inside (with the map's place) for drawings, per network,
+    once the map is made: the median and slowest times, the answers' bytes, the load before and after."""
+    import handmade
+    from test_board import png_bytes
+    pngs = [png_bytes(handmade.on_paper(handmade.draw_digit(d % 10, 200, 0.06, seed=d))) for d in range(args.strokes)]
+    before, rows = load_average(), []
+    for name, model_dir in WHY_SERVERS.items():
+        process, url, _ = start(args.work, model_dir)
+        try:
+            host, port = url.split("//")[1].rstrip("/").split(":")
+            connection = http.client.HTTPConnection(host, int(port), timeout=600)
+            began = time.perf_counter()
+            while True:  # the map, made in the background
+                connection.request("GET", "/board/atlas")
+                answer = connection.getresponse()
+                atlas = answer.read()
+                if answer.status != 202:
+                    break
+                time.sleep(0.5)
+            made = time.perf_counter() - began
+            found = {"why": [], "inside": []}
+            for i, png in enumerate(pngs):
+                found["why"].append(timed_post(connection, f"/board/why?versus={(i + 1) % 10}", png))
+                found["inside"].append(timed_post(connection, "/board/inside", png))
+        finally:
+            stop(process)
+        rows.append((name, made, len(atlas), *((statistics.median(t for t, _ in found[k]) * 1000,
+                                                 max(t for t, _ in found[k]) * 1000, max(b for _, b in found[k]))
+                                                for k in ("why", "inside"))))
+    load = " -> ".join("?" if value is None else f"{value:.1f}" for value in (before, load_average()))
+    print(f"Why and the map, {args.strokes} drawings each (load {load}):")
+    print("| served | map ready after the start | atlas answer | why, median | slowest | why answer | inside with the "
+          "map, median | slowest | inside answer |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, made, atlas_bytes, (why_median, why_slowest, why_bytes), (in_median, in_slowest, in_bytes) in rows:
+        print(f"| {name} | {made:.1f} s | {atlas_bytes / 1000:.0f} KB | {why_median:.0f} ms | {why_slowest:.0f} ms | "
+              f"{why_bytes / 1000:.0f} KB | {in_median:.0f} ms | {in_slowest:.0f} ms | {in_bytes / 1000:.0f} KB |")
 
 
 def inside_pictures(args):
@@ -316,7 +376,10 @@ def main():
     parser.add_argument("--inside", action="store_true", help="figure 5 alone (--work holds model/ and model_lenet5/)")
     parser.add_argument("--inside-pictures", metavar="FOLDER", help="docs/inside.md's screenshots, into FOLDER")
     parser.add_argument("--unit", type=int, default=0, help="--inside-pictures: the y1 unit whose weights are shown")
+    parser.add_argument("--why", action="store_true", help="figure 6 alone (--work holds model/ and model_lenet5/)")
     args = parser.parse_args()
+    if args.why:
+        return why_figure(args)
     if args.inside_pictures:
         return inside_pictures(args)
     if args.inside:

@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -82,6 +83,10 @@ def tree_digests(folder, with_folders=False):
     return found
 
 
+# The test digits' references (mnistkit.reference) the board and the app make are cached in a folder of the tests'
+# own, not the user's ~/.cache/mnistkit; the scripts the tests start inherit it.
+os.environ.setdefault("MNISTKIT_CACHE", os.path.join(tempfile.gettempdir(),
+                                                    f"mnistkit-tests-{getattr(os, 'getuid', lambda: 0)()}"))
 STARTING_ENVIRONMENT = dict(os.environ)  # as the run started, before any test (or TensorFlow's import) changed it
 
 

@@ -315,3 +315,49 @@ if __name__ == "__main__":
     with open(os.path.join(out, "labels.txt"), "w") as f:
         f.writelines(f"{os.path.basename(p)} {d}\n" for p, d, _ in photos)
     print(f"wrote {len(photos)} pictures to {out}")
+
+
+NON_DIGIT_LETTERS = "AEFHKMNRWX"  # letters that look like no digit (not O, I, S, Z, B, G, Q, ...)
+
+
+def scribble(size, stroke, seed=0, turns=12):
+    """Ink coverage of a pen's scribble: one stroke wandering through `turns` random points, float [size, size]."""
+    rng = np.random.default_rng(seed)
+    return draw_strokes([[tuple(p) for p in rng.uniform(0.05, 0.95, (turns, 2))]], size, stroke)
+
+
+def non_digits(size=200, stroke=0.06, seeds=3):
+    """Ink coverages that are not one digit, for "not a digit": {name: float [h, w] in [0, 1]}.
+
+    Letters (NON_DIGIT_LETTERS, Pillow's font), shapes (a filled square, a
+    square's outline, a triangle, a star, a cross-hatch), a dot, scribbles,
+    blots of noise and two digits side by side (touching: one ink), each
+    made here, none downloaded.
+    """
+    made = {f"letter {c}": font_number(c, round(size * 0.8), (size, size)) for c in NON_DIGIT_LETTERS}
+    shapes = {"filled square": lambda pen: pen.rectangle((100, 100, 700, 700), fill=255),
+              "square outline": lambda pen: pen.rectangle((100, 100, 700, 700), outline=255, width=50),
+              "triangle": lambda pen: pen.polygon([(400, 80), (720, 700), (80, 700)], outline=255, width=50),
+              "star": lambda pen: pen.line([(400, 60), (600, 720), (80, 300), (720, 300), (200, 720), (400, 60)],
+                                           fill=255, width=50, joint="curve"),
+              "cross-hatch": lambda pen: [pen.line([(a, 60), (a, 740)], fill=255, width=40) for a in (200, 400, 600)]
+              + [pen.line([(60, a), (740, a)], fill=255, width=40) for a in (200, 400, 600)],
+              "dot": lambda pen: pen.ellipse((360, 360, 440, 440), fill=255)}
+    for name, draw in shapes.items():
+        img = Image.new("L", (800, 800), 0)
+        draw(ImageDraw.Draw(img))
+        made[name] = np.asarray(img.resize((size, size), Image.Resampling.BOX), dtype=np.float64) / 255
+    for seed in range(seeds):
+        made[f"scribble {seed}"] = scribble(size, stroke, seed)
+        rng = np.random.default_rng(100 + seed)
+        blots = np.asarray(Image.fromarray((rng.random((8, 8)) > 0.5).astype(np.uint8) * 255).resize(
+            (size, size), Image.Resampling.BILINEAR), dtype=np.float64) / 255
+        made[f"noise {seed}"] = blots
+        pair = (seed * 3 % 10, (seed * 7 + 1) % 10)
+        made[f"two digits {pair[0]}{pair[1]}"] = close_pair(pair, size, stroke, gap=-0.02, seed=seed)
+    return made
+
+
+def on_paper(ink):
+    """Ink coverage float [h, w] in [0, 1] as a picture: dark ink on white paper, uint8 [h, w]."""
+    return np.round(255 * (1 - ink)).astype(np.uint8)

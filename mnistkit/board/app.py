@@ -17,10 +17,13 @@ this list and docs/deploy.md's table against it):
   GET     /board.css                                     the page's style
   GET     /inside.js                                     the Inside panel's script
   GET     /inside.css                                    the Inside panel's style
+  GET     /why.js                                        the Why panel's script
   GET     /board/model                                   which model answers: network, global_step, form, source
   POST    /board/predict                                 a picture's bytes (PNG, JPEG, ...) -> digit, probabilities
   POST    /board/inside                                  a picture's bytes -> the same, and forward()'s layers
   GET     /board/inside/unit                             ?layer=L&unit=N: a unit's incoming and outgoing weights
+  POST    /board/why                                     a picture's bytes -> each pixel's share of a logit (why.py)
+  GET     /board/atlas                                   the test digits on a 2-D map of the last hidden layer
   GET     /board/mistakes                                the test set's confusion matrix, a cell, a digit's inside
   POST    /board/keep                                    a corrected digit kept (teach.py)
   GET     /board/kept                                    the kept digits
@@ -47,7 +50,7 @@ import sys
 from .. import listener, records
 from ..errors import DataError, Interrupted
 from ..learn import DEFAULT_STEPS
-from . import inside, memory, mistakes, page, serving, teach
+from . import atlas, inside, memory, mistakes, page, serving, teach, why
 from .guard import Access
 from .mistakes import Mistakes
 from .model import Follower, Model
@@ -63,10 +66,13 @@ ROUTES = (
     Route("GET", "/board.css", page.page, runs=LOOP),
     Route("GET", "/inside.js", page.page, runs=LOOP),
     Route("GET", "/inside.css", page.page, runs=LOOP),
+    Route("GET", "/why.js", page.page, runs=LOOP),
     Route("GET", "/board/model", page.model_line, runs=LOOP),
     Route("POST", "/board/predict", page.predict, body=MAX_BODY),
     Route("POST", "/board/inside", inside.inside, body=MAX_BODY),
     Route("GET", "/board/inside/unit", inside.unit),
+    Route("POST", "/board/why", why.why, body=MAX_BODY),
+    Route("GET", "/board/atlas", atlas.atlas),
     Route("GET", "/board/mistakes", mistakes.mistakes),
     Route("POST", "/board/keep", teach.keep_digit, body=MAX_BODY, takes=JSON, form=teach.KEEP_FORM),
     Route("GET", "/board/kept", teach.kept_list),
@@ -105,6 +111,7 @@ class Served:
     mistakes: Mistakes = dataclasses.field(default_factory=Mistakes)
     compare: Model = None
     compare_follower: Follower = None
+    atlases: object = None  # atlas.Atlases: the test digits' map per model slot (made on first use when None)
 
     def followers(self):
         """The Followers to start and stop with the server."""
@@ -126,7 +133,7 @@ def open_board(load, prepare, path, kept=None, steps=DEFAULT_STEPS, share=record
     model = Model(load(), prepare)
     follower = Follower(model, load, path)
     learning = None if kept is None else teach.Learning(kept, follower, steps, share, data_dir)
-    served = Served(model, follower, kept, learning, Mistakes(data_dir))
+    served = Served(model, follower, kept, learning, Mistakes(data_dir), atlases=atlas.Atlases(data_dir))
     if compare:
         second_load, second_path = compare
         try:
@@ -193,6 +200,8 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
         for follower in served.followers():
             follower.stop()
         served.mistakes.stop()
+        if served.atlases is not None:
+            served.atlases.stop()
         if learning is not None:
             learn_stopped = learning.end(grace)
     raise Interrupted(signum, stop_line(signum, cut, grace, learn_stopped))

@@ -33,38 +33,47 @@ UNIT_QUERY = "layer=L&unit=N (a layer's name and a unit's number from 0)"
 def inside(call):
     """POST /board/inside, a picture's bytes (its name in an X-Filename header): inside_answer's."""
     pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
-    return inside_answer(call.model, pixels, call.compare)
+    return inside_answer(call.model, pixels, call.compare, call.served)
 
 
-def inside_answer(model, pixels, compare=None):
-    """The answer to one picture with its layers: digit, probabilities, input, model, layers, pushes (look);
-    "compare": the same of the compare model, but the input.
+def inside_answer(model, pixels, compare=None, served=None):
+    """The answer to one picture with its layers: digit, probabilities, input, model, layers, pushes (look), and
+    given `served`, atlas and not_a_digit (look); "compare": the same of the compare model, but the input.
 
     pixels: uint8 [28, 28], the prepared input.
     """
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
-    answer = {**look(model, rows), "input": pixels.reshape(-1).tolist()}
+    answer = {**look(model, rows, served), "input": pixels.reshape(-1).tolist()}
     if compare is not None:
-        answer["compare"] = look(compare, rows)
+        answer["compare"] = look(compare, rows, served, "compare")
     return answer
 
 
-def look(model, rows):
+def look(model, rows, served=None, slot="first"):
     """{digit, probabilities, model, layers, pushes} of one input float32 [1, 784] for `model`, from one run.
 
     layers: one entry per layer in forward()'s order (encoded); pushes:
-    pushes_of. A model without layers to show: its digit and probabilities,
-    "layers" and "pushes" None, and "refused": the line that says why.
+    pushes_of. Given `served` (the board's), "atlas": where the input falls
+    on the test digits' map and its nearest ones (board.atlas.placed), and
+    "not_a_digit" (its bool), both None while that map is being made. A
+    model without layers to show: its digit and probabilities, "layers" and
+    "pushes" None, and "refused": the line that says why.
     """
     inside = model.inside
     try:
         probabilities, values = inside.run(rows)
     except DataError as e:
         return {**page.answer_of(model, model.predictor.predict(rows)[0]), "layers": None, "pushes": None,
-                "refused": str(e)}
-    return {**page.answer_of(model, probabilities[0]),
-            "layers": [encoded(layer, value[0]) for layer, value in zip(inside.layers, values)],
-            "pushes": pushes_of(inside, [value[0] for value in values])}
+                "refused": str(e), **({} if served is None else {"atlas": None, "not_a_digit": None})}
+    values = [value[0] for value in values]
+    answer = {**page.answer_of(model, probabilities[0]),
+              "layers": [encoded(layer, value) for layer, value in zip(inside.layers, values)],
+              "pushes": pushes_of(inside, values)}
+    if served is not None:
+        from .atlas import placed  # here: atlas imports this module
+        place = placed(served, model, values, probabilities[0], slot)
+        answer.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
+    return answer
 
 
 def encoded(layer, values):

@@ -1,7 +1,7 @@
 """The board's page and its own endpoints: the page's files, the model line, a picture's answer.
 
-The page's files (static/: index.html, board.js, board.css, and the Inside
-panel's inside.js, inside.css) are read once, from a fixed list: no path
+The page's files (static/: index.html, board.js, board.css, the Inside
+panel's inside.js, inside.css, and the Why panel's why.js) are read once, from a fixed list: no path
 from a request reaches the filesystem. A picture is prepared from memory
 by the app's own preparation (Model.prepare: the same as mnist_app.py
 --show-input writes), at most PREPARED_AT_ONCE at a time (under_limits,
@@ -25,7 +25,7 @@ STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 SCRIPT, STYLE = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
 PAGES = {"/": ("index.html", "text/html; charset=utf-8"), "/board.js": ("board.js", SCRIPT),
          "/board.css": ("board.css", STYLE), "/inside.js": ("inside.js", SCRIPT),
-         "/inside.css": ("inside.css", STYLE)}  # the only files served
+         "/inside.css": ("inside.css", STYLE), "/why.js": ("why.js", SCRIPT)}  # the only files served
 PICTURE_NAME = "picture"  # how a refusal names a picture sent without a name
 NO_CACHE = {"Cache-Control": "no-cache"}
 
@@ -39,7 +39,7 @@ def page_file(path):
 
 
 def page(call):
-    """GET /, /board.js, /board.css, /inside.js, /inside.css: the page's files."""
+    """GET /, /board.js, /board.css, /inside.js, /inside.css, /why.js: the page's files."""
     content, media_type = page_file(call.path)
     return Reply(content, media_type=media_type, headers=NO_CACHE)
 
@@ -55,7 +55,7 @@ def model_line(call):
 
 def predict(call):
     """POST /board/predict, a picture's bytes (its name in an X-Filename header): read_picture's answer."""
-    return read_picture(call.model, call.body, named(call), call.compare)
+    return read_picture(call.model, call.body, named(call), call.compare, call.served)
 
 
 def named(call):
@@ -63,8 +63,9 @@ def named(call):
     return picture_name(urllib.parse.unquote(call.headers.get("x-filename", "")))
 
 
-def read_picture(model, data, name, compare=None):
-    """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model;
+def read_picture(model, data, name, compare=None, served=None):
+    """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model,
+    not_a_digit (atlas.judged: true, false, or None while the test digits' map is being made; given `served`);
     with a compare Model, its digit, probabilities and model under "compare", for the same input.
 
     The bytes are prepared from memory as `mnist_app.py --show-input` would
@@ -74,7 +75,13 @@ def read_picture(model, data, name, compare=None):
     """
     pixels = under_limits(model, model.prepare, data, name)
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
-    answer = {**answer_of(model, model.predictor.predict(rows)[0]), "input": pixels.reshape(-1).tolist()}
+    if served is None:
+        probabilities, place = model.predictor.predict(rows)[0], None
+    else:
+        from .atlas import judged  # here: atlas imports this module's neighbours
+        probabilities, place = judged(served, model, rows)
+    answer = {**answer_of(model, probabilities), "input": pixels.reshape(-1).tolist(),
+              "not_a_digit": None if place is None else place["not_a_digit"]}
     if compare is not None:
         answer["compare"] = answer_of(compare, compare.predictor.predict(rows)[0])
     return answer

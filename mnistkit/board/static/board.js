@@ -99,6 +99,7 @@ let learnNote = null;    // a refusal of the learn's buttons, shown instead of t
 let following = null;    // the timeout of the next GET /board/model and /board/learn
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
 const insidePanel = window.insidePanel || {wanted: () => false, show() {}, language() {}, model() {}};  // inside.js
+const whyPanel = window.whyPanel || {show() {}, language() {}};  // why.js: the reasons, the map, "not a digit"
 window.boardAgain = () => { if (shown) send(shown.blob, shown.name); };  // the Inside panel opened: ask again
 
 function storedLanguage() {
@@ -138,6 +139,7 @@ function applyLanguage() {
   showKeptNote();
   showLearn();
   insidePanel.language(language);
+  whyPanel.language(language);
 }
 
 function say(note) {  // note: [key of TEXT, values for its {}s in order ({a}: a digit, named), or null for ""
@@ -217,6 +219,7 @@ function endStroke() {
 function resetAnswer() {
   asked++;
   insidePanel.show(null);
+  whyPanel.show(null);
   showAnswer(null);
   digitView.textContent = "?";
   showMessage(null);
@@ -281,6 +284,7 @@ async function send(blob, name, ended) {
                 kept: null, keeping: false});
   }
   insidePanel.show(answer.problem || answer.error !== undefined ? null : answer);
+  whyPanel.show(answer.problem || answer.error !== undefined ? null : answer, blob, name);
   document.body.dataset.answers = String(Number(document.body.dataset.answers || 0) + 1);
   if (ended !== undefined) window.boardTimes.push([ended, performance.now()]);
 }

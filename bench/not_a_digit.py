@@ -1,0 +1,113 @@
+"""Benchmark: how often "that is not a digit" is said, on test digits, on drawings and on made non-digits.
+
+Usage (from a folder holding model/ and data/mnist_test.tfrecords, e.g.
+after `python mnist_generateds.py` on the full MNIST and `python mnist_backward.py`):
+  python bench/not_a_digit.py                          # model/, data/
+  python bench/not_a_digit.py --model-dir model_lenet5 --data-dir data
+
+Three rates, each the share of pictures said to be "not a digit"
+(mnistkit.reference: the distance of the network's last hidden layer to its
+nearest test digits', the top probability as a second signal):
+  1. the test digits of --data-dir (MNIST's test set when the records are
+     the full one), each scored against the others (itself left out): the
+     board promises at most 1 %;
+  2. drawings: tests/handmade.py's pen-drawn digits 0-9, --seeds hands
+     each, prepared as the board prepares a drawing (mnist_app.prepared_pixels);
+  3. non-digits made here (tests/handmade.py non_digits: letters, shapes, a
+     dot, scribbles, noise, two digits touching); pictures the preparation
+     refuses first ("no digit", "several digits") are counted apart: they
+     are told too, by the preparation's own line.
+The figures go to docs/inside.md.
+"""
+import argparse
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # tests/handmade.py's drawings and non-digits
+
+
+def judge(predictor, made, pictures):
+    """[(name, said)] for named uint8 pictures: said True / False, or the preparation's refusal (str)."""
+    import numpy as np
+    import mnist_app
+    from mnistkit.errors import DataError
+    found = []
+    for name, picture in pictures:
+        try:
+            pixels = mnist_app.prepared_pixels(_png(picture), name=name)
+        except DataError as e:
+            found.append((name, str(e)))
+            continue
+        rows = pixels.reshape(1, 784).astype(np.float32) / 255
+        probabilities, values = predictor.inside.run(rows)
+        place = made.place(values[-2][0], probabilities[0])
+        found.append((name, place["not_a_digit"], int(np.argmax(probabilities[0])), float(probabilities[0].max()),
+                      place["score"]))
+    return found
+
+
+def _png(picture):
+    import io
+    from PIL import Image
+    out = io.BytesIO()
+    Image.fromarray(picture, mode="L").save(out, format="PNG")
+    return out.getvalue()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", default="model")
+    parser.add_argument("--data-dir", default="data")
+    parser.add_argument("--seeds", type=int, default=5, help="hands per drawn digit")
+    parser.add_argument("--verbose", action="store_true", help="one line per picture")
+    args = parser.parse_args()
+    import numpy as np
+    import handmade
+    import mnist_app
+    from mnistkit import reference
+    from mnistkit.board.model import files_state
+
+    predictor = mnist_app.load_predictor(args.model_dir)
+    started = time.perf_counter()
+    made = reference.reference_of(predictor.inside, files_state(predictor.source), args.data_dir,
+                                  log=lambda line: print(line, file=sys.stderr))
+    took = time.perf_counter() - started
+    hidden, probabilities = reference.hidden_of(predictor.inside, made.images)
+    said = made.said(reference.own_scores(made.features), probabilities.argmax(axis=1))
+    print(f"{predictor.network.label} from {predictor.source}; reference: {len(made.labels):,} test digits of "
+          f"{made.source} ({took:.1f} s, cached after the first run); thresholds "
+          f"{' '.join(f'{t:.2f}' for t in made.thresholds)}")
+    print(f"1. test digits said not a digit: {said.mean():.2%} ({int(said.sum())} of {len(said):,}); the board "
+          f"promises <= 1%")
+
+    drawings = [(f"drawn {d} hand {s}", handmade.on_paper(handmade.draw_digit(d, 200, 0.06, seed=s)))
+                for d in range(10) for s in range(args.seeds)]
+    said = judge(predictor, made, drawings)
+    judged = [s for s in said if not isinstance(s[1], str)]
+    right = sum(int(s[0].split()[1]) == s[2] for s in judged)
+    print(f"2. drawings said not a digit: {sum(s[1] for s in judged) / max(len(judged), 1):.1%} "
+          f"({sum(s[1] for s in judged)} of {len(judged)}; {len(said) - len(judged)} refused by the preparation; "
+          f"{right} of {len(judged)} read right)")
+
+    others = judge(predictor, made, [(name, handmade.on_paper(ink)) for name, ink in handmade.non_digits().items()])
+    judged = [s for s in others if not isinstance(s[1], str)]
+    caught = sum(s[1] for s in judged)
+    print(f"3. non-digits said not a digit: {caught / max(len(judged), 1):.0%} ({caught} of {len(judged)}; "
+          f"{len(others) - len(judged)} more refused by the preparation first)")
+    kinds = {}
+    for name, *rest in others:
+        kind = name.rsplit(" ", 1)[0] if name.split()[0] in ("letter", "scribble", "noise", "two") else name
+        kinds.setdefault(kind, []).append("refused" if isinstance(rest[0], str) else bool(rest[0]))
+    for kind, values in kinds.items():
+        print(f"   {kind:16s} {sum(v is True for v in values)} of {len(values)} said"
+              + (f", {values.count('refused')} refused first" if "refused" in values else ""))
+    if args.verbose:
+        for line in said + others:
+            print("  ", *line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

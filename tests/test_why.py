@@ -1,0 +1,238 @@
+"""The reasons (POST /board/why), the map (GET /board/atlas) and "not a digit", checked on the checkpoints themselves.
+
+The contributions and the missing ink are recomputed here from each checkpoint's moving averages
+(tf.train.load_checkpoint): for the 784-500-10 network in NumPy, by the exact formula of its active units; for
+LeNet-5 by TensorFlow's own gradient of forward()'s logit, in a graph of its own. The pixels' shares plus the bias
+must give the logit within 1e-4 (784-500-10) and 1e-3 (LeNet-5).
+"""
+import base64
+import json
+import os
+
+import numpy as np
+import pytest
+
+import handmade
+import mnist_app
+import mnist_forward
+import mnist_lenet5_forward
+from mnistkit import reference
+from mnistkit.board import app, atlas, why
+from test_board import drawn, png_bytes
+from test_board_routes import Asked
+from test_inside import bundled_digits, shadows
+
+MLP, LENET5 = mnist_forward.NETWORK, mnist_lenet5_forward.NETWORK
+EXACT = {MLP.label: 1e-4, LENET5.label: 1e-3}  # the sums' promised precision
+MOST_BYTES = 150_000  # an answer of /board/why (with versus) or /board/atlas
+
+
+@pytest.fixture(scope="module")
+def served(two_models):
+    """Both networks' Predictors (two_models: the 784-500-10 one in ./model, LeNet-5 in ./model_lenet5)."""
+    return {MLP.label: mnist_app.Predictor(str(two_models / "model")),
+            LENET5.label: mnist_app.Predictor(str(two_models / "model_lenet5"))}
+
+
+def tf_gradient(network, v, x, digit):
+    """(logit, d logit / d x float64 [784]) of forward() with the variables v, by TensorFlow's tf.gradients."""
+    from tf_compat import tf
+    forward = mnist_forward.forward if network is MLP else mnist_lenet5_forward.forward
+    with tf.Graph().as_default():
+        images = tf.placeholder(tf.float64, [1, 784])
+        logits = forward(tf.cast(images, tf.float32), None)
+        grad = tf.gradients(logits[0, digit], images)[0]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for variable in tf.global_variables():
+                variable.load(v[variable.op.name].astype(np.float32), sess)
+            logit, found = sess.run([logits[0, digit], grad], {images: x[None]})
+    return float(logit), found[0]
+
+
+@pytest.mark.parametrize("network", [MLP, LENET5], ids=["mlp", "lenet5"])
+def test_the_shares_are_the_checkpoints_exact_decomposition(served, network):
+    model = app.open_board(lambda: served[network.label], lambda data, name: None, "unused").model
+    v = shadows(served[network.label].ckpt)
+    for x in bundled_digits(3).astype(np.float64):
+        pixels = np.round(x * 255).astype(np.uint8).reshape(28, 28)
+        x = pixels.reshape(-1) / 255.0
+        answer = why.why_answer(model, pixels)
+        digit = answer["digit"]
+        runner_up = int(np.argsort(-np.array(answer["probabilities"]))[1])
+        both = why.why_answer(model, pixels, digit, runner_up)
+        for part, d in ((answer["contributions"], digit), (both["versus"], runner_up)):
+            assert part["digit"] == d
+            if network is MLP:  # the formula of the active units A
+                active = (x @ v["w1"] + v["b1"]) > 0
+                grad = v["w1"][:, active] @ v["w2"][active, d]
+                bias = v["b1"][active] @ v["w2"][active, d] + v["b2"][d]
+                logit = (np.maximum(x @ v["w1"] + v["b1"], 0) @ v["w2"] + v["b2"])[d]
+                assert part["bias"] == pytest.approx(bias, abs=EXACT[network.label])
+            else:
+                logit, grad = tf_gradient(network, v, x, d)
+            np.testing.assert_allclose(part["pixels"], x * grad, atol=1e-5, rtol=1e-4)
+            assert sum(part["pixels"]) + part["bias"] == pytest.approx(logit, abs=EXACT[network.label])
+            assert both["logits"][d] == pytest.approx(logit, abs=EXACT[network.label])
+            if d == digit:
+                np.testing.assert_allclose(answer["missing_ink"]["pixels"], grad, atol=1e-5, rtol=1e-4)
+                assert answer["missing_ink"]["digit"] == digit
+        assert both["difference"]["pixels"] == pytest.approx(
+            np.array(both["contributions"]["pixels"]) - np.array(both["versus"]["pixels"]), abs=1e-5)
+        assert both["difference"]["bias"] == pytest.approx(both["contributions"]["bias"] - both["versus"]["bias"],
+                                                           abs=1e-5)
+        assert len(json.dumps(both)) <= MOST_BYTES
+        assert both["line"].startswith("return tf.matmul(") and both["at"].startswith(network.forward + ".py:")
+
+
+@pytest.fixture(scope="module")
+def board(served, two_models):
+    """The ASGI app of a board of the 784-500-10 network, LeNet-5 beside it, two_models' test records."""
+    prepare = lambda data, name: mnist_app.prepared_pixels(data, name=name)  # noqa: E731
+    made = app.open_board(lambda: served[MLP.label], prepare, "unused", data_dir=str(two_models / "data"),
+                          compare=(lambda: served[LENET5.label], "unused too"))
+    yield made, app.create_app(made)
+    made.atlases.stop()
+    made.mistakes.stop()
+
+
+def test_the_why_route_answers_as_why_answer_and_refuses_bad_input_in_one_line(board):
+    _, asgi = board
+    png = png_bytes(drawn(4))
+    answer = Asked(asgi, "POST", "/board/why?digit=9&versus=4", png)
+    assert answer.status == 200 and len(answer.body) <= MOST_BYTES
+    found = json.loads(answer.body)
+    assert (found["contributions"]["digit"], found["versus"]["digit"], found["missing_ink"]["digit"]) == (9, 4, 9)
+    assert len(found["input"]) == len(found["contributions"]["pixels"]) == len(found["missing_ink"]["pixels"]) == 784
+    for query, line in (("digit=10", "digit=10: give a digit from 0 to 9"),
+                        ("digit=x", "digit=x: give a digit from 0 to 9"),
+                        ("versus=-1", "versus=-1: give a digit from 0 to 9"),
+                        ("digit=3&colour=red", "colour: not a query of /board/why")):
+        refused = Asked(asgi, "POST", "/board/why?" + query, png)
+        assert refused.status == 400 and refused.error().startswith(line), query
+    assert Asked(asgi, "POST", "/board/why", b"not a picture").status == 400
+    assert Asked(asgi, "GET", "/board/why").status == 405
+    foreign = Asked(asgi, "POST", "/board/why", png, headers=((b"host", b"evil.example"),))
+    assert foreign.status == 403
+
+
+def waited_atlas(asgi, query=""):
+    """GET /board/atlas until it is done (202 meanwhile, each with its progress), within a generous limit."""
+    import time
+    deadline = time.monotonic() + 600
+    while True:
+        answer = Asked(asgi, "GET", "/board/atlas" + query)
+        if answer.status != 202:
+            return answer
+        making = json.loads(answer.body)
+        assert making["status"] == "making" and making["done"] <= making["total"] or not making["total"]
+        assert time.monotonic() < deadline, f"the atlas was still being made after 600 s: {making}"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("query", ["", "?model=compare"], ids=["mlp", "lenet5"])
+def test_the_atlas_places_every_test_digit_with_its_label(board, query, two_models):
+    _, asgi = board
+    answer = waited_atlas(asgi, query)
+    assert answer.status == 200 and len(answer.body) <= MOST_BYTES
+    found = json.loads(answer.body)
+    images, labels, _ = reference.test_digits(str(two_models / "data"))
+    assert found["count"] == len(labels) and found["layer"] == ("y1" if not query else "fc1")
+    assert np.array_equal(np.frombuffer(base64.b64decode(found["labels"]), np.uint8), labels)
+    points = np.frombuffer(base64.b64decode(found["points"]), "<u2").reshape(-1, 2)
+    assert points.min() == 0 and points.max() == atlas.SCALE
+    # the map separates the digits: each digit's points lie nearer their own digit's middle than chance would
+    by_digit = np.array([points[labels == d].mean(axis=0) for d in range(10)])
+    nearest = np.argmin(((points[:, None] - by_digit[None]) ** 2).sum(axis=2), axis=1)
+    assert (nearest == labels).mean() > 0.3
+    assert Asked(asgi, "GET", "/board/atlas?x=1").status == 400
+
+
+CHOSEN = ("star", "triangle", "cross-hatch", "square outline", "letter M", "letter W", "scribble 1")  # of non_digits
+
+
+def test_not_a_digit_on_made_non_digits_and_drawn_digits(board):
+    _, asgi = board
+    waited_atlas(asgi)
+    said = {}
+    made = handmade.non_digits()
+    for name in CHOSEN:
+        said[name] = json.loads(Asked(asgi, "POST", "/board/predict", png_bytes(handmade.on_paper(made[name]))).body
+                                )["not_a_digit"]
+    assert sum(v is True for v in said.values()) >= 3, said  # most of them (a few steps' training: not every one)
+    digits = [json.loads(Asked(asgi, "POST", "/board/predict", png_bytes(drawn(d))).body)["not_a_digit"]
+              for d in range(10)]
+    assert all(isinstance(v, bool) for v in digits) and sum(digits) <= 3, digits
+    inside = json.loads(Asked(asgi, "POST", "/board/inside", png_bytes(drawn(3))).body)
+    place = inside["atlas"]
+    assert len(place["nearest"]) == reference.NEIGHBOURS and inside["not_a_digit"] == place["not_a_digit"]
+    assert [n["distance"] for n in place["nearest"]] == sorted(n["distance"] for n in place["nearest"])
+    assert all(len(n["input"]) == 784 for n in place["nearest"])
+
+
+def test_the_test_digits_are_below_the_threshold_but_for_half_a_percent(served, two_models):
+    inside = served[MLP.label].inside
+    images, labels, source = reference.test_digits(str(two_models / "data"))
+    made = reference.Reference.made("y1", *reference.hidden_of(inside, images), labels, source, images)
+    hidden, probabilities = reference.hidden_of(inside, images)
+    assert made.said(reference.own_scores(made.features), probabilities.argmax(axis=1)).mean() <= 0.01
+
+
+@pytest.mark.quick
+def test_a_model_without_an_exact_gradient_is_409_in_one_line_and_predict_goes_on():
+    from mnistkit.board import model
+    from test_board_routes import Stand
+    bar = np.zeros((28, 28), np.uint8)
+    bar[6:22, 13:16] = 255
+    asgi = app.create_app(app.Served(model.Model(Stand(), lambda data, name: bar)))
+    refused = Asked(asgi, "POST", "/board/why?versus=1", b"any picture")
+    assert refused.status == 409 and refused.error() == (f"{Stand.source}: this model shows no layers; the reasons "
+                                                         f"need the layers")
+    assert Asked(asgi, "POST", "/board/why?versus=12", b"any picture").status == 400  # the query is checked first
+    assert Asked(asgi, "GET", "/board/atlas").status == 409
+    predicted = json.loads(Asked(asgi, "POST", "/board/predict", b"any picture").body)
+    assert predicted["digit"] == 7 and predicted["not_a_digit"] is None
+
+    class Int8(Stand):
+        source, input = "export/mnist_int8.tflite", {"dtype": np.int8}
+        inside = type("Shown", (), {"problem": None, "layers": ()})()
+    line = why.cannot_explain(model.Model(Int8(), lambda data, name: bar))
+    assert line.startswith("export/mnist_int8.tflite: an int8 .tflite rounds its weights and activations to 8 bits")
+
+
+def test_the_app_says_not_a_digit_in_its_json_and_its_line(two_models, tmp_path):
+    from conftest import run_main
+    made = handmade.non_digits()
+    (tmp_path / "star.png").write_bytes(png_bytes(handmade.on_paper(made["star"])))
+    (tmp_path / "three.png").write_bytes(png_bytes(drawn(3)))
+    model_dir = str(two_models / "model")
+    result = run_main("mnist_app.py", "--model-dir", model_dir, "--json", str(tmp_path / "star.png"),
+                      str(tmp_path / "three.png"), cwd=two_models)
+    assert result.returncode == 0, result.stderr
+    answers = {os.path.basename(entry["file"]): entry for entry in json.loads(result.stdout)}
+    assert answers["three.png"]["not_a_digit"] is False and answers["three.png"]["prediction"] == 3
+    assert isinstance(answers["star.png"]["not_a_digit"], bool)
+    lines = run_main("mnist_app.py", "--model-dir", model_dir, str(tmp_path / "star.png"), cwd=two_models)
+    said = answers["star.png"]["not_a_digit"]
+    assert lines.stdout.rstrip().endswith(mnist_app.NOT_A_DIGIT) == said, lines.stdout
+    assert ("这不是数字" in lines.stdout) == said
+
+
+def test_the_exports_give_the_checkpoints_reasons_and_the_int8_file_says_it_cannot(exported_workdir):
+    from mnistkit import deployed
+    from mnistkit.board import model
+    work = exported_workdir
+    forms = {"checkpoint": mnist_app.Predictor(str(work / "model")),
+             "SavedModel": deployed.load(str(work / "export" / "mnist")),
+             "LiteRT": deployed.load(str(work / "export" / "mnist.tflite"))}
+    pixels = np.round(bundled_digits(1)[0] * 255).astype(np.uint8).reshape(28, 28)
+    found = {form: why.why_answer(model.Model(predictor, lambda data, name: None), pixels, versus=3)
+             for form, predictor in forms.items()}
+    for form in ("SavedModel", "LiteRT"):
+        for part in ("contributions", "versus", "missing_ink"):
+            np.testing.assert_allclose(found[form][part]["pixels"], found["checkpoint"][part]["pixels"], atol=1e-4,
+                                       err_msg=f"{form} {part}")
+        assert sum(found[form]["contributions"]["pixels"]) + found[form]["contributions"]["bias"] == pytest.approx(
+            found[form]["logits"][found[form]["digit"]], abs=1e-4)
+    int8 = model.Model(deployed.load(str(work / "export" / "mnist_int8.tflite")), lambda data, name: None)
+    assert "an int8 .tflite rounds its weights and activations to 8 bits" in why.cannot_explain(int8)
