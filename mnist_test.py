@@ -33,7 +33,7 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, inputs, places, records, training
+from mnistkit import checkpoints, cli, folders, history, inputs, places, records, training
 from mnistkit import report as reporting
 from mnistkit.errors import DataError
 
@@ -173,7 +173,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     """Evaluate the newest checkpoint now, then every `interval` seconds (unless once).
 
     A checkpoint already scored is not scored again while its files stay as they were
-    (checkpoints.signature). Each score is written to TensorBoard as `accuracy` at its global_step in
+    (checkpoints.signature). Each score is recorded in the model folder's record (record_score), and
+    written to TensorBoard as `accuracy` at its global_step in
     <model_dir>/eval. report / report_json: paths (see report_path) rewritten for every scored checkpoint.
     net: this script's network's forward module (see evaluate); a folder of another network whose test
     script is this one (a network declared with no evaluator of its own) is scored with the network the
@@ -225,6 +226,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             # same checkpoint, not one to score again.
             last_seen = (ckpt, checkpoints.signature(ckpt))
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
+            record_score(model_dir, result)
             writer = writer or open_eval_writer(model_dir)
             result = publish(result, writer, report, report_json, log)
         if once:
@@ -277,6 +279,16 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
     if report_json is not None:
         log("report: " + ", ".join(reporting.write_report(reports, None, json_path=report_json)))
     return results
+
+
+def record_score(model_dir, result):
+    """The score (evaluate's (global_step, accuracy, ...)) into the model folder's record (history.record_accuracy:
+    the board's playback shows it at that step); a record that cannot be written is one warning, and the watch goes
+    on."""
+    try:
+        history.record_accuracy(model_dir, result[0], result[1])
+    except DataError as e:
+        print(f"warning: {e}; the score is not recorded", file=sys.stderr)
 
 
 def publish(result, writer, report, report_json, log=print):
