@@ -22,6 +22,9 @@ this list and docs/deploy.md's table against it):
   POST    /board/inside                                  a picture's bytes -> the same, and forward()'s layers
   GET     /board/inside/unit                             ?layer=L&unit=N: a unit's incoming and outgoing weights
   GET     /board/mistakes                                the test set's confusion matrix, a cell, a digit's inside
+  GET     /board/history                                 the served folder's training snapshots, with their accuracy
+  GET     /board/history/unit                            ?step=S&layer=L&unit=N: a unit's incoming weights then
+  POST    /board/playback                                a picture's bytes -> every snapshot's probabilities
   POST    /board/keep                                    a corrected digit kept (teach.py)
   GET     /board/kept                                    the kept digits
   GET     /board/kept/<name>                             one kept digit's JPG
@@ -47,7 +50,7 @@ import sys
 from .. import listener, records
 from ..errors import DataError, Interrupted
 from ..learn import DEFAULT_STEPS
-from . import inside, memory, mistakes, page, serving, teach
+from . import inside, memory, mistakes, page, playback, serving, teach
 from .guard import Access
 from .mistakes import Mistakes
 from .model import Follower, Model
@@ -68,6 +71,9 @@ ROUTES = (
     Route("POST", "/board/inside", inside.inside, body=MAX_BODY),
     Route("GET", "/board/inside/unit", inside.unit),
     Route("GET", "/board/mistakes", mistakes.mistakes),
+    Route("GET", "/board/history", playback.history_answer),
+    Route("GET", "/board/history/unit", playback.unit),
+    Route("POST", "/board/playback", playback.playback, body=MAX_BODY),
     Route("POST", "/board/keep", teach.keep_digit, body=MAX_BODY, takes=JSON, form=teach.KEEP_FORM),
     Route("GET", "/board/kept", teach.kept_list),
     Route("GET", "/board/kept/<name>", teach.kept_jpg),
