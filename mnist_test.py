@@ -26,6 +26,7 @@ import importlib
 import os
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -307,8 +308,32 @@ def publish(result, writer, report, report_json, log=print):
     return result[:3]
 
 
+# Each option of the command line once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
+# The defaults named by a constant are read from the trainer script's module and this file's (defaults_of).
+Option = cli.ScriptOption
+OPTIONS = cli.Options([
+    Option("model_dir", mnist_backward.MODEL_SAVE_PATH, "checkpoint folder to evaluate", type=cli.path,
+           constant="MODEL_SAVE_PATH"),
+    Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_test}; given again, "
+           "each test set is scored", type=cli.path, again=True),
+    Option("checkpoint", None, "score this checkpoint (e.g. model/mnist_model-2000) instead of the newest in "
+           "--model-dir, once; give it again to score more in one run", type=cli.path, append=True, metavar="PREFIX"),
+    Option("interval", TEST_INTERVAL_SECS, "seconds between checks for a new checkpoint",
+           type=cli.bounded(float, 0, above=True), constant="TEST_INTERVAL_SECS"),
+    Option("once", False, "evaluate the latest checkpoint once and exit"),
+    # The pipelines that read the test file whole, once: not "course" (a batch fetched and fed back by feed_dict).
+    Option("pipeline", "fast", "fast: queue runners reading many records per op; tfdata: tf.data (docs/migrating.md); "
+           "either scores every test record exactly once",
+           choices=tuple(name for name, pipeline in records.PIPELINES.items() if not pipeline.fed)),
+    Option("report", None, f"write the evaluation report picture: PATH.png, or {reporting.REPORT_FILE} in folder PATH",
+           type=cli.path, metavar="PATH"),
+    Option("report_json", None, "write the report's numbers as JSON to PATH", type=cli.path, metavar="PATH"),
+])
+
+
 def build_parser(net=mnist_forward, doc=__doc__, trainer=mnist_backward, interval=None):
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
+    """The command line's argparse parser (OPTIONS' flags, --verbose); building it imports no TensorFlow (fast
+    --help and flag errors).
 
     Also mnist_lenet5_test.py's: net (the network's forward module), doc
     (the script's docstring, for --help), trainer (the trainer script's
@@ -317,24 +342,16 @@ def build_parser(net=mnist_forward, doc=__doc__, trainer=mnist_backward, interva
     """
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)
-    parser.add_argument("--model-dir", type=cli.path, default=trainer.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
-    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path, action=cli.Again,
-                        help=f"folder holding {mnist_generateds.tfRecord_test}; given again, each test set is scored")
-    parser.add_argument("--checkpoint", type=cli.path, action="append", metavar="PREFIX",
-                        help="score this checkpoint (e.g. model/mnist_model-2000) instead of the newest in "
-                             "--model-dir, once; give it again to score more in one run")
-    parser.add_argument("--interval", type=cli.bounded(float, 0, above=True),
-                        default=TEST_INTERVAL_SECS if interval is None else interval,
-                        help="seconds between checks for a new checkpoint")
-    parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
-    parser.add_argument("--pipeline", choices=("fast", "tfdata"), default="fast",
-                        help="fast: queue runners reading many records per op; tfdata: tf.data (docs/migrating.md); "
-                             "either scores every test record exactly once")
-    parser.add_argument("--report", type=cli.path, metavar="PATH",
-                        help=f"write the evaluation report picture: PATH.png, or {reporting.REPORT_FILE} in folder PATH")
-    parser.add_argument("--report-json", type=cli.path, metavar="PATH", help="write the report's numbers as JSON to PATH")
+    OPTIONS.add_to(parser, defaults_of(trainer, interval))
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
+
+
+def defaults_of(trainer, interval=None):
+    """The module-like namespace OPTIONS' constants are read from: the trainer's MODEL_SAVE_PATH, and `interval`
+    (else this file's TEST_INTERVAL_SECS, as it is now) as TEST_INTERVAL_SECS."""
+    return types.SimpleNamespace(MODEL_SAVE_PATH=trainer.MODEL_SAVE_PATH, __file__=__file__,
+                                 TEST_INTERVAL_SECS=TEST_INTERVAL_SECS if interval is None else interval)
 
 
 def main(argv=None, net=mnist_forward, doc=__doc__, trainer=mnist_backward, interval=None):

@@ -107,9 +107,10 @@ class Snapshots:
 
     Made by training.resumed (the chief only) before the graph is
     finalized: it builds its tf.train.Saver of averaged_variables. start:
-    the global_step the run starts from; snapshots newer than it are of a
-    run that was not kept (a fresh start in an old folder, a resume from an
-    older checkpoint) and go now, said through `log`. The run snapshots at
+    the global_step the run starts from; at 0 (a fresh start) the
+    snapshots there are an earlier run's and go now, said through `log`
+    (a resume from an older checkpoint keeps the newer ones: a snapshot of
+    the same step is written over, the others thinned). The run snapshots at
     planned(target, n, every) past start; a resumed run goes on with the
     spread of the snapshots it finds, and past n the older ones are thinned
     (thinned). due(step) is one comparison, for the step loop; save(sess,
@@ -120,12 +121,11 @@ class Snapshots:
     def __init__(self, tf, model_dir, name, n, target, every, start, log=print):
         self.tf, self.folder, self.name, self.n, self.log = tf, folder_of(model_dir), name, n, log
         self.saver = tf.train.Saver(averaged_variables(tf), max_to_keep=None, save_relative_paths=True)
-        gone = [(s, p) for s, p in listed(model_dir, name) if s > start]
+        gone = listed(model_dir, name) if start == 0 else []  # a fresh start: any snapshot there is another run's
         for _, prefix in gone:
             remove(prefix)
         if gone:
-            log(f"removed {len(gone)} history snapshot(s) past global_step {start} from {self.folder} (of a run "
-                "that was not kept)")
+            log(f"removed {len(gone)} history snapshot(s) of an earlier run from {self.folder}")
         self.plan = [s for s in planned(target, n, every) if s > start]
         self.next = self.plan[0] if self.plan else math.inf
 

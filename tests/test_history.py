@@ -90,14 +90,15 @@ def test_history_0_keeps_none_and_a_fresh_run_clears_an_old_runs(sample_workdir,
     data = sample_workdir / "data"
     assert train(tmp_path, data, "--steps", "2", "--history", "0").returncode == 0
     assert not (tmp_path / "m" / history.FOLDER).exists()
-    # An old run's snapshot past the step a run starts from is not this model's: it goes, said in one line.
+    # A fresh run in a folder holding an earlier run's snapshots: they are not this model's, and go in one line.
     old = tmp_path / "fresh" / "m" / history.FOLDER
     old.mkdir(parents=True)
     for ext in (".index", ".data-00000-of-00001"):
         (old / f"mnist_model-7{ext}").write_bytes(b"old")
     result = train(tmp_path / "fresh", data, "--steps", "2", "--history", "2")
     assert result.returncode == 0, result.stderr
-    assert "removed 1 history snapshot(s) past global_step 0" in result.stdout
+    assert f"removed 1 history snapshot(s) of an earlier run from {os.path.join('m', history.FOLDER)}" in \
+        result.stdout
     assert steps_kept(tmp_path / "fresh") == [1, 2]
 
 

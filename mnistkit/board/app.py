@@ -17,6 +17,7 @@ this list and docs/deploy.md's table against it):
   GET     /board.css                                     the page's style
   GET     /inside.js                                     the Inside panel's script
   GET     /inside.css                                    the Inside panel's style
+  GET     /history.js                                    the playback's script
   GET     /board/model                                   which model answers: network, global_step, form, source
   POST    /board/predict                                 a picture's bytes (PNG, JPEG, ...) -> digit, probabilities
   POST    /board/inside                                  a picture's bytes -> the same, and forward()'s layers
@@ -66,6 +67,7 @@ ROUTES = (
     Route("GET", "/board.css", page.page, runs=LOOP),
     Route("GET", "/inside.js", page.page, runs=LOOP),
     Route("GET", "/inside.css", page.page, runs=LOOP),
+    Route("GET", "/history.js", page.page, runs=LOOP),
     Route("GET", "/board/model", page.model_line, runs=LOOP),
     Route("POST", "/board/predict", page.predict, body=MAX_BODY),
     Route("POST", "/board/inside", inside.inside, body=MAX_BODY),

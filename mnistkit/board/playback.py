@@ -148,11 +148,18 @@ def numpy_forward(network, weights, rows):
             values = max_pool(values)
         elif kind in ("dense", "logits"):
             w, b = next(pairs)
-            values = values.reshape(len(values), -1) @ w + b
+            values = product(values.reshape(len(values), -1), w) + b
             values = np.maximum(values, 0) if kind == "dense" else values
         else:
             raise DataError(f"{network.forward}.NETWORK: layer {name} of kind {kind!r} cannot be played back")
     return values
+
+
+def product(a, b):
+    """a [n, k] @ b [k, m] (float32 [n, m]) in NumPy's own loops (einsum), not BLAS: OpenBLAS's threads, each
+    waiting for a core that the server's other threads hold, made one playback 10 to 100 times slower on a
+    loaded machine (docs/inside.md, "Training played back")."""
+    return np.einsum("nk,km->nm", a, b)
 
 
 def conv_same(values, w):
@@ -160,7 +167,9 @@ def conv_same(values, w):
     kh, kw = w.shape[:2]
     padded = np.pad(values, ((0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)))
     windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2))  # [n, h, w, in, kh, kw]
-    return np.einsum("nhwcij,ijco->nhwo", windows, w, optimize=True)
+    n, h, width = windows.shape[:3]
+    columns = windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * h * width, -1)  # im2col: [n*h*w, kh*kw*in]
+    return product(columns, w.reshape(-1, w.shape[-1])).reshape(n, h, width, -1)
 
 
 def max_pool(values):

@@ -100,6 +100,7 @@ let following = null;    // the timeout of the next GET /board/model and /board/
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
 const insidePanel = window.insidePanel || {wanted: () => false, show() {}, language() {}, model() {}};  // inside.js
 window.boardAgain = () => { if (shown) send(shown.blob, shown.name); };  // the Inside panel opened: ask again
+window.boardPicture = () => (shown ? {blob: shown.blob, name: shown.name} : null);  // history.js plays it back
 
 function storedLanguage() {
   try {
