@@ -28,7 +28,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, inputs, records, steps, training
+from mnistkit import checkpoints, cli, folders, history, inputs, records, steps, training
 from mnistkit.networks import LOSSES_COLLECTION
 
 BATCH_SIZE = 200  # examples per step (--batch-size)
@@ -41,6 +41,7 @@ MODEL_SAVE_PATH = "./model/"  # --model-dir; mnist_test.py, mnist_app.py and mni
 MODEL_NAME = "mnist_model"  # checkpoints are <model folder>/<MODEL_NAME>-<global_step>
 SAVE_EVERY = 1000  # steps between checkpoints
 KEEP_CHECKPOINTS = 5  # newest checkpoints of this run kept (tf.train.Saver's max_to_keep)
+HISTORY = history.HISTORY  # snapshots kept for playback in <model folder>/history, spread over the run (--history)
 PRINT_EVERY = 1000  # steps between the course's loss lines
 SUMMARY_EVERY = 100  # steps between TensorBoard summaries; every step would slow training
 STARTUP_TIMEOUT_SECS = 300  # distributed: wait this long for the parameter servers and the chief
@@ -63,6 +64,9 @@ OPTIONS = cli.Options([
            resolve=records.PIPELINES, resume="free"),
     Option("save_every", SAVE_EVERY, "steps between checkpoints", minimum=1, constant="SAVE_EVERY", resume="free"),
     Option("keep", KEEP_CHECKPOINTS, "newest checkpoints kept", minimum=1, constant="KEEP_CHECKPOINTS", resume="free"),
+    Option("history", HISTORY, f"snapshots of the moving averages kept for the board's playback, spread over the "
+           f"run, in <model-dir>/{history.FOLDER} apart from --keep's checkpoints; 0: none", minimum=0,
+           constant="HISTORY", resume="free"),
     Option("log", print, flag=False, resume="free"),
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)", resume="free"),
     Option("print_every", PRINT_EVERY, "steps between loss lines", minimum=1, constant="PRINT_EVERY", resume="free"),
@@ -289,6 +293,8 @@ def train_loop(sess, graph, settings, run):
                     settings.log("After %d training steps, loss on training batch is %g." % (step, loss_value))
             if run.chief and training.crossed(run.progress.saved_step, step, settings.save_every):
                 run.progress.saved_step = save(sess, graph, run, settings)
+            if run.chief and run.saves.history and run.saves.history.due(step):  # the chief's, at --history's steps only
+                training.snapshot(sess, run, settings)
     except tf.errors.OpError as e:
         if inputs.iterator_failed(e):  # tf.data reads in the step itself, not in a reader thread
             raise inputs.pipeline_failed(run.data.where, e) from None

@@ -71,15 +71,23 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     return written
 
 
+# Each option of the command line once (cli.Options, as mnist_backward.OPTIONS): flag, default and help; the
+# checkpoint folder's default is the trainer's MODEL_SAVE_PATH, read from mnist_backward.py when the parser is built.
+Option = cli.ScriptOption
+OPTIONS = cli.Options([
+    Option("model_dir", mnist_backward.MODEL_SAVE_PATH, "checkpoint folder, of any network (./model_lenet5/ for "
+           "LeNet-5)", type=cli.path, constant="MODEL_SAVE_PATH"),
+    Option("export_dir", EXPORT_DIR, "where the SavedModel versions and .tflite files go", type=cli.path),
+    Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_train} (the int8 "
+           "file's calibration records)", type=cli.path),
+])
+
+
 def build_parser():
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors)."""
+    """The command line's argparse parser (OPTIONS' flags, --verbose); building it imports no TensorFlow (fast
+    --help and flag errors)."""
     parser = cli.new_parser(__doc__)
-    parser.add_argument("--model-dir", type=cli.path, default=mnist_backward.MODEL_SAVE_PATH,
-                        help="checkpoint folder, of any network (./model_lenet5/ for LeNet-5)")
-    parser.add_argument("--export-dir", type=cli.path, default=EXPORT_DIR,
-                        help="where the SavedModel versions and .tflite files go")
-    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path,
-                        help=f"folder holding {mnist_generateds.tfRecord_train} (the int8 file's calibration records)")
+    OPTIONS.add_to(parser, mnist_backward)
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
 

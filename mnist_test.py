@@ -26,6 +26,7 @@ import importlib
 import os
 import sys
 import time
+import types
 
 import numpy as np
 
@@ -33,7 +34,7 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, inputs, places, records, training
+from mnistkit import checkpoints, cli, folders, history, inputs, places, records, training
 from mnistkit import report as reporting
 from mnistkit.errors import DataError
 
@@ -173,7 +174,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     """Evaluate the newest checkpoint now, then every `interval` seconds (unless once).
 
     A checkpoint already scored is not scored again while its files stay as they were
-    (checkpoints.signature). Each score is written to TensorBoard as `accuracy` at its global_step in
+    (checkpoints.signature). Each score is recorded in the model folder's record (record_score), and
+    written to TensorBoard as `accuracy` at its global_step in
     <model_dir>/eval. report / report_json: paths (see report_path) rewritten for every scored checkpoint.
     net: this script's network's forward module (see evaluate); a folder of another network whose test
     script is this one (a network declared with no evaluator of its own) is scored with the network the
@@ -225,6 +227,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             # same checkpoint, not one to score again.
             last_seen = (ckpt, checkpoints.signature(ckpt))
             log("After %d training steps, test accuracy = %g" % (result[0], result[1]))
+            record_score(model_dir, result)
             writer = writer or open_eval_writer(model_dir)
             result = publish(result, writer, report, report_json, log)
         if once:
@@ -279,6 +282,16 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
     return results
 
 
+def record_score(model_dir, result):
+    """The score (evaluate's (global_step, accuracy, ...)) into the model folder's record (history.record_accuracy:
+    the board's playback shows it at that step); a record that cannot be written is one warning, and the watch goes
+    on."""
+    try:
+        history.record_accuracy(model_dir, result[0], result[1])
+    except DataError as e:
+        print(f"warning: {e}; the score is not recorded", file=sys.stderr)
+
+
 def publish(result, writer, report, report_json, log=print):
     """A score's accuracy into TensorBoard (writer: a FileWriter, or None), and the report when one is asked for.
 
@@ -295,8 +308,32 @@ def publish(result, writer, report, report_json, log=print):
     return result[:3]
 
 
+# Each option of the command line once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
+# The defaults named by a constant are read from the trainer script's module and this file's (defaults_of).
+Option = cli.ScriptOption
+OPTIONS = cli.Options([
+    Option("model_dir", mnist_backward.MODEL_SAVE_PATH, "checkpoint folder to evaluate", type=cli.path,
+           constant="MODEL_SAVE_PATH"),
+    Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_test}; given again, "
+           "each test set is scored", type=cli.path, again=True),
+    Option("checkpoint", None, "score this checkpoint (e.g. model/mnist_model-2000) instead of the newest in "
+           "--model-dir, once; give it again to score more in one run", type=cli.path, append=True, metavar="PREFIX"),
+    Option("interval", TEST_INTERVAL_SECS, "seconds between checks for a new checkpoint",
+           type=cli.bounded(float, 0, above=True), constant="TEST_INTERVAL_SECS"),
+    Option("once", False, "evaluate the latest checkpoint once and exit"),
+    # The pipelines that read the test file whole, once: not "course" (a batch fetched and fed back by feed_dict).
+    Option("pipeline", "fast", "fast: queue runners reading many records per op; tfdata: tf.data (docs/migrating.md); "
+           "either scores every test record exactly once",
+           choices=tuple(name for name, pipeline in records.PIPELINES.items() if not pipeline.fed)),
+    Option("report", None, f"write the evaluation report picture: PATH.png, or {reporting.REPORT_FILE} in folder PATH",
+           type=cli.path, metavar="PATH"),
+    Option("report_json", None, "write the report's numbers as JSON to PATH", type=cli.path, metavar="PATH"),
+])
+
+
 def build_parser(net=mnist_forward, doc=__doc__, trainer=mnist_backward, interval=None):
-    """The command line's argparse parser; building it imports no TensorFlow (fast --help and flag errors).
+    """The command line's argparse parser (OPTIONS' flags, --verbose); building it imports no TensorFlow (fast
+    --help and flag errors).
 
     Also mnist_lenet5_test.py's: net (the network's forward module), doc
     (the script's docstring, for --help), trainer (the trainer script's
@@ -305,24 +342,16 @@ def build_parser(net=mnist_forward, doc=__doc__, trainer=mnist_backward, interva
     """
     parser = cli.new_parser(doc)
     parser.set_defaults(net=net)
-    parser.add_argument("--model-dir", type=cli.path, default=trainer.MODEL_SAVE_PATH, help="checkpoint folder to evaluate")
-    parser.add_argument("--data-dir", type=cli.path, default=mnist_generateds.data_path, action=cli.Again,
-                        help=f"folder holding {mnist_generateds.tfRecord_test}; given again, each test set is scored")
-    parser.add_argument("--checkpoint", type=cli.path, action="append", metavar="PREFIX",
-                        help="score this checkpoint (e.g. model/mnist_model-2000) instead of the newest in "
-                             "--model-dir, once; give it again to score more in one run")
-    parser.add_argument("--interval", type=cli.bounded(float, 0, above=True),
-                        default=TEST_INTERVAL_SECS if interval is None else interval,
-                        help="seconds between checks for a new checkpoint")
-    parser.add_argument("--once", action="store_true", help="evaluate the latest checkpoint once and exit")
-    parser.add_argument("--pipeline", choices=("fast", "tfdata"), default="fast",
-                        help="fast: queue runners reading many records per op; tfdata: tf.data (docs/migrating.md); "
-                             "either scores every test record exactly once")
-    parser.add_argument("--report", type=cli.path, metavar="PATH",
-                        help=f"write the evaluation report picture: PATH.png, or {reporting.REPORT_FILE} in folder PATH")
-    parser.add_argument("--report-json", type=cli.path, metavar="PATH", help="write the report's numbers as JSON to PATH")
+    OPTIONS.add_to(parser, defaults_of(trainer, interval))
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines")
     return parser
+
+
+def defaults_of(trainer, interval=None):
+    """The module-like namespace OPTIONS' constants are read from: the trainer's MODEL_SAVE_PATH, and `interval`
+    (else this file's TEST_INTERVAL_SECS, as it is now) as TEST_INTERVAL_SECS."""
+    return types.SimpleNamespace(MODEL_SAVE_PATH=trainer.MODEL_SAVE_PATH, __file__=__file__,
+                                 TEST_INTERVAL_SECS=TEST_INTERVAL_SECS if interval is None else interval)
 
 
 def main(argv=None, net=mnist_forward, doc=__doc__, trainer=mnist_backward, interval=None):

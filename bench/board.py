@@ -8,6 +8,8 @@ or with --work naming a folder that holds model/ and export/):
   python bench/board.py --inside              # figure 5 alone: the Inside panel open and closed
   python bench/board.py --inside-pictures docs --unit 332   # docs/inside.md's screenshots (unit: a y1 unit)
   python bench/board.py --why                 # figure 6 alone: the Why panel's and the map's answers
+  python bench/board.py --playback            # figure 7 alone: POST /board/playback over 20 snapshots
+  python bench/board.py --playback-picture docs/history.png   # docs/inside.md's playback screenshot (LeNet-5's)
 
 Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
   1. Command to first answer: from starting `python mnist_app.py --serve --port 0`
@@ -33,14 +35,21 @@ Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
      --strokes drawings (tests/handmade.py's pen), once the map is made, for
      the 784-500-10 checkpoint and LeNet-5's; the answers' bytes, and how
      long the map took (the first start: later ones read it from the cache).
+  7. Playback (--playback): POST /board/playback of a drawn 4, --strokes
+     times after one to read the snapshots, for model/ and model_lenet5/
+     (each trained with --history's default 20): the median and slowest
+     time, POST /board/predict's median for the same picture (asked in
+     turn: the picture's preparation and the request's own cost), the
+     answer's bytes and the snapshots' megabytes on disk.
 Beside them, what the page reads for the digits 0-9 drawn with the mouse from
 tests/handmade.py's pen strokes (as a user draws them: one to two strokes each).
 Targets: 1. <= 2 s (.tflite), import + 2 s (checkpoint); 2. <= 100 ms
 (.tflite), <= 150 ms (checkpoint); 3. >= 500 requests/s; 4. a median of at
 most 0.1 s; 5. panel open, median <= 100 ms (784-500-10), <= 150 ms
 (LeNet-5), <= 200 ms (--compare), an answer <= 100 KB; 6. each <= 150 ms
-median at a load <= 8 on 2 cores, an answer <= 150 KB. Figures go to
-docs/performance.md (6: docs/inside.md).
+median at a load <= 8 on 2 cores, an answer <= 150 KB; 7. a median of at
+most 150 ms, an answer <= 150 KB, the 784-500-10 network's snapshots <= 60 MB.
+Figures go to docs/performance.md (6: docs/inside.md).
 """
 import argparse
 import http.client
@@ -354,6 +363,64 @@ def load_average():
         return None
 
 
+def playback_figure(args):
+    """Figure 6: POST /board/playback's time (ms: median, slowest), bytes, and the snapshots' MB, per network."""
+    from test_board import drawn, png_bytes
+    body = png_bytes(drawn(4))
+    print("| network | snapshots | median ms | slowest ms | predict's median ms | answer bytes | history/ MB |\n"
+          "|---|---|---|---|---|---|---|")
+    for label, model_dir in (("784-500-10", "model"), ("LeNet-5", "model_lenet5")):
+        folder = os.path.join(args.work, model_dir, "history")
+        if not os.path.isdir(folder):
+            print(f"| {label} | none in {folder} | | | | | |")
+            continue
+        size = sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder)) / 1e6
+        process, url, _ = start(args.work, model_dir)
+        try:
+            host, port = url.split("//")[1].rstrip("/").split(":")
+            connection = http.client.HTTPConnection(host, int(port), timeout=120)
+            times = {"/board/playback": [], "/board/predict": []}
+            answer = b""
+            for _ in range(args.strokes + 1):  # the first reads the snapshots from disk: not counted
+                for path, kept in times.items():  # in turn, so that both see the same load
+                    began = time.perf_counter()
+                    connection.request("POST", path, body)
+                    reply = connection.getresponse().read()
+                    kept.append(1000 * (time.perf_counter() - began))
+                    answer = reply if path == "/board/playback" else answer
+            count, played = len(json.loads(answer)["snapshots"]), times["/board/playback"][1:]
+            print(f"| {label} | {count} | {statistics.median(played):.0f} | {max(played):.0f} | "
+                  f"{statistics.median(times['/board/predict'][1:]):.0f} | {len(answer):,} | {size:.1f} |")
+        finally:
+            stop(process)
+
+
+def playback_picture(args):
+    """docs/inside.md's playback screenshot: the board of --work's args.playback_model (a folder), a 4 drawn, the
+    playback open at its 4th snapshot."""
+    from playwright.sync_api import sync_playwright
+    from test_board_browser import draw_with_mouse
+    import handmade
+    process, url, _ = start(args.work, args.playback_model)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+            page = board_page(browser, url, 900, 900)
+            draw_with_mouse(page, [[(0.15 + 0.7 * x, 0.1 + 0.8 * y) for x, y in stroke]
+                                   for stroke in handmade.STROKES[4]])
+            page.click("#history-open")
+            page.wait_for_function("document.getElementById('history').dataset.state === 'played'", timeout=120_000)
+            page.eval_on_selector("#history-slider", "s => { s.value = '3'; s.dispatchEvent(new Event('input')); }")
+            page.wait_for_function("(document.querySelector('#history figure.unit').dataset.shown || '')"
+                                   ".startsWith(document.getElementById('history').dataset.step + ' ')")
+            page.locator("#history").screenshot(path=args.playback_picture)
+            from PIL import Image
+            Image.open(args.playback_picture).convert("RGB").quantize(colors=128).save(args.playback_picture,
+                                                                                      optimize=True)
+    finally:
+        stop(process)
+
+
 def tensorflow_import_seconds():
     """Seconds `import tensorflow.compat.v1` takes in a fresh process, through tf_compat as the scripts do."""
     code = "import time, tf_compat; t = time.perf_counter(); tf_compat.tf.Graph; print(time.perf_counter() - t)"
@@ -377,9 +444,16 @@ def main():
     parser.add_argument("--inside-pictures", metavar="FOLDER", help="docs/inside.md's screenshots, into FOLDER")
     parser.add_argument("--unit", type=int, default=0, help="--inside-pictures: the y1 unit whose weights are shown")
     parser.add_argument("--why", action="store_true", help="figure 6 alone (--work holds model/ and model_lenet5/)")
+    parser.add_argument("--playback", action="store_true", help="figure 7 alone (--work's model/ and model_lenet5/)")
+    parser.add_argument("--playback-picture", metavar="PNG", help="docs/inside.md's playback screenshot, as PNG")
+    parser.add_argument("--playback-model", default="model_lenet5", help="--playback-picture's model folder")
     args = parser.parse_args()
     if args.why:
         return why_figure(args)
+    if args.playback:
+        return playback_figure(args)
+    if args.playback_picture:
+        return playback_picture(args)
     if args.inside_pictures:
         return inside_pictures(args)
     if args.inside:

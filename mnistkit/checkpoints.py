@@ -587,7 +587,7 @@ class RunSaves:
     run continues the rotation of the checkpoint it restored, once that is
     checked to be the same model (network, settings, graph):
     continue_rotation. name: the checkpoints' (the trainer's MODEL_NAME):
-    <model_dir>/<name>-<step>.
+    <model_dir>/<name>-<step>. history: the run's history.Snapshots (--history), or None.
     """
 
     saver: object
@@ -595,6 +595,7 @@ class RunSaves:
     record: object
     name: str = MODEL_NAME
     written: set = dataclasses.field(default_factory=set)
+    history: object = None
 
     def attempts(self, sess, step):
         """The tries of a save at global_step `step` (save_attempts), for the caller's saver.save in each."""

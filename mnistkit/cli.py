@@ -44,7 +44,9 @@ class Option:
     Settings holds: a function of it, or a mapping from a flag's word to what it stands for (a value given
     as what a word stands for is kept). metavar: the value's name in --help; append: a
     repeatable flag whose value is the list of every value given
-    (argparse's action="append"), None when none is.
+    (argparse's action="append"), None when none is; again: one whose
+    value is its default until it is given, then the list of the values
+    given (Again).
     constant: the name of the script's constant that gives the default
     ("BATCH_SIZE"), read from the script's module when its parser
     is built or backward() is called (Options.defaults), so that an edited
@@ -79,6 +81,7 @@ class Option:
     below: float = None
     metavar: str = None
     append: bool = False
+    again: bool = False  # a flag that may be given again: its one default, else the list of values given (Again)
 
     @property
     def flag_name(self):
@@ -129,8 +132,9 @@ class Options(tuple):
                 parser.add_argument(o.flag_name, action="store_true", help=o.help)
             else:
                 kind = o.type or (type(o.default) if o.default is not None else None)
+                action = {"action": "append"} if o.append else {"action": Again} if o.again else {}
                 parser.add_argument(o.flag_name, type=kind, choices=o.choices, default=defaults[o.name], help=o.help,
-                                    metavar=o.metavar, **({"action": "append"} if o.append else {}))
+                                    metavar=o.metavar, **action)
 
     def check(self, args, module, error):
         """Check and resolve the values of these options' flags in `args`, an argparse Namespace, in place (bind:

@@ -16,7 +16,9 @@ A model folder, written here and read through these functions alone:
                   TensorFlow's CheckpointState as its text format
   schedule.json   FOLDER_FILE, the folder's record: its network, records per epoch and each option trained at
                   (folder_record, folder_network; write_folder_record), and its learns (LEARNS, REDO:
-                  learn_history; mnistkit.learn's; an earlier version's learned.json is still read)
+                  learn_history; mnistkit.learn's; an earlier version's learned.json is still read), and the
+                  test accuracy of each checkpoint mnist_test.py scored (ACCURACY: mnistkit.history)
+  history/        the snapshots --history keeps for playback, apart from the index file (mnistkit.history)
   learns/<n>/     the checkpoint of learn n while it is not in service (held for a choice, or undone)
   .mnist.lock     LOCK_FILE, while a process writes the folder
   train/, eval/   TensorBoard's (mnistkit.training, mnist_test.py)
@@ -54,6 +56,7 @@ ANY_CHECKPOINT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)" + V2_SUFFIX + "$"
 CHECKPOINT_FILE_OF = r"(?P<name>%s)-(?P<step>\d+)" + V2_SUFFIX + "?$"
 FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
 LEARNS, REDO = "learns", "redo"  # the record's learn history (mnistkit.learn's entries) and the learns a redo takes
+ACCURACY = "accuracy"  # the record's test accuracy of each checkpoint scored, {global_step: accuracy} (mnistkit.history)
 LEARNS_FOLDER = "learns"  # <model folder>/learns/<n>/: learn n's checkpoint while it is out of service
 OLDER_LEARNS_FILE = "learned.json"  # an earlier version's learn history: [{"before": name, "after": name}, ...]
 
@@ -411,9 +414,9 @@ def write_folder_record(model_dir, network, examples, settings):
     settings: {option name: JSON value} (cli.Options.record), at the top
     level where "batch_size" always was (mnistkit.learn reads it), so that
     a record without the other options is read and checked alike. The
-    learn history the record holds (LEARNS, REDO) is kept.
+    learn history the record holds (LEARNS, REDO) and the scores mnist_test.py recorded (ACCURACY) are kept.
     """
-    kept = {key: value for key, value in folder_record(model_dir).items() if key in (LEARNS, REDO)}
+    kept = {key: value for key, value in folder_record(model_dir).items() if key in (LEARNS, REDO, ACCURACY)}
     record = {"network": networks.to_record(network), "records": examples, **settings, **kept}
     files.write_atomically(os.path.join(model_dir, FOLDER_FILE), files.text_writer(record_text(record)),
                            what="the model folder's record")

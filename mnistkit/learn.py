@@ -210,7 +210,7 @@ def _learn(plan, watch):
         batch = folders.folder_record(model_dir).get("batch_size")
         run([script(network.train_script, plan.script_dir), "--model-dir", staging, "--data-dir", plan.data_dir,
              "--mix-records", f"{os.path.join(kept_data, records.TRAIN_FILE)}:{plan.share}", "--steps", str(target),
-             "--print-every", str(max(1, plan.steps // PROGRESS_LINES)), "--quiet",
+             "--print-every", str(max(1, plan.steps // PROGRESS_LINES)), "--quiet", "--history", "0",
              *(["--batch-size", str(batch)] if isinstance(batch, int) else []), *plan.trainer_args],
             watch, f"nothing learned; {model_dir} is unchanged")
         learned = checkpoints.latest(staging)

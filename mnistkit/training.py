@@ -30,7 +30,7 @@ import time
 import types
 
 from tf_compat import events_file, first_line, tf
-from . import checkpoints, cli, folders, networks
+from . import checkpoints, cli, folders, history, networks
 from .errors import STOP_SIGNALS, DataError, Interrupted
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
@@ -113,6 +113,7 @@ def resumed(settings, examples, saver, var_list, state=None):
                          state) as found:
         prefix = found.newest
         if prefix is None:
+            saves.history = snapshots(settings, 0)
             yield Resumed(None, None, saves)
             return
         stored = checkpoints.read_or_hint(settings.model_dir, prefix)
@@ -133,7 +134,27 @@ def resumed(settings, examples, saver, var_list, state=None):
         except DataError as e:
             raise DataError(f"{e}; use another {settings.advice('model_dir')}") from None
         saves.continue_rotation(step)  # the same model: --keep rotates its checkpoints too
+        saves.history = snapshots(settings, step)
         yield Resumed(prefix, stored, saves)
+
+
+def snapshots(settings, start):
+    """The history.Snapshots of a run from global_step `start` (settings.history of them), or None for none."""
+    if not getattr(settings, "history", 0):
+        return None
+    return history.Snapshots(tf, settings.model_dir, settings.model_name, settings.history, settings.steps,
+                             settings.save_every, start, settings.log)
+
+
+def snapshot(sess, run, settings):
+    """The step loop's history snapshot at the step run.progress is at (run.saves.history's save). One that cannot
+    be written is said once and the run goes on without more: the checkpoints are the run's work, not these."""
+    try:
+        run.saves.history.save(sess, run.progress.step)
+    except DataError as e:
+        with run.bar.external_write_mode():
+            settings.log(f"warning: {e}; no more history snapshots this run")
+        run.saves.history = None
 
 
 def check_settings(settings, record, examples, step):

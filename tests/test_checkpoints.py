@@ -128,8 +128,8 @@ def test_keep_rotation_continues_on_resume_so_keep_means_the_folders_newest(mode
     assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [1000, 2000]
     assert run_trainer(model, trained_workdir / "data", 2200, "--save-every", "50", "--keep", "1") == 0
     assert mnistkit.checkpoints.checkpoint_steps(str(model)) == [2200]
-    assert sorted(os.listdir(model)) == ["checkpoint", "mnist_model-2200.data-00000-of-00001", "mnist_model-2200.index",
-                                         "mnist_model-2200.meta", "schedule.json", "train"]
+    assert sorted(os.listdir(model)) == ["checkpoint", "history", "mnist_model-2200.data-00000-of-00001",
+                                         "mnist_model-2200.index", "mnist_model-2200.meta", "schedule.json", "train"]
     assert (model / "checkpoint").read_text() == ('model_checkpoint_path: "mnist_model-2200"\n'
                                                   'all_model_checkpoint_paths: "mnist_model-2200"\n')
     assert "note:" not in capsys.readouterr().out

@@ -181,3 +181,28 @@ def test_verbose_shows_tensorflow_log_lines_and_quiet_hides_them(tmp_path):
     assert quiet.returncode == verbose.returncode == 1
     assert error.startswith("error: model/mnist_model-1: checkpoint is damaged") and error.count("\n") == 1, error
     assert verbose.stderr.endswith(error) and len(verbose.stderr.splitlines()) > 1  # TensorFlow's C++ lines first
+
+
+# Each script's command line from one declaration (cli.Options), issue 52 §6: the flags its parser has beyond
+# OPTIONS' are only the ones every script shares (--verbose, -h) and a trainer's cluster flags.
+SHARED = {"--help", "--verbose", "--job_name", "--task_index", "--ps_hosts", "--worker_hosts", "--sync_replicas",
+          "--startup-timeout"}
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", ["mnist_test.py", "mnist_lenet5_test.py", "mnist_export.py"])
+def test_the_evaluator_and_the_exporter_declare_their_options(script):
+    from mnistkit import cli, records
+    module = importlib.import_module(script[:-3])
+    declared = getattr(module, "OPTIONS", None) or importlib.import_module("mnist_test").OPTIONS
+    assert isinstance(declared, cli.Options)
+    parser = module.build_parser()
+    flags = {action.option_strings[0] for action in parser._actions if action.option_strings}
+    flags = {f if f != "-h" else "--help" for f in flags}
+    assert flags - SHARED == {o.flag_name for o in declared if o.flag}
+    if script != "mnist_export.py":  # the pipelines that read a test file once: records.PIPELINES' unfed ones
+        pipeline = next(a for a in parser._actions if "--pipeline" in a.option_strings)
+        assert list(pipeline.choices) == [n for n, p in records.PIPELINES.items() if not p.fed] == ["fast", "tfdata"]
+    lenet5 = script == "mnist_lenet5_test.py"
+    model_dir = next(a for a in parser._actions if "--model-dir" in a.option_strings)
+    assert model_dir.default == ("./model_lenet5/" if lenet5 else "./model/")  # the trainer's MODEL_SAVE_PATH

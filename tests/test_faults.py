@@ -177,7 +177,7 @@ def stopped_between_saves(proc, model, at_least):
     whole = {f"mnist_model-{s}.{ext}" for s in steps for ext in ("index", "data-00000-of-00001", "meta")}
     indexed = mnistkit.folders.indexed_prefix(str(model))
     held = {"checkpoint", "train", "schedule.json", mnistkit.folders.LOCK_FILE}
-    if (steps and steps[-1] >= at_least and names == whole | held
+    if (steps and steps[-1] >= at_least and names - {"history"} == whole | held  # history/: --history's snapshots
             and indexed == str(model / f"mnist_model-{steps[-1]}")):
         return steps[-1]
     proc.send_signal(signal.SIGCONT)

@@ -271,8 +271,10 @@ def test_the_mistakes_are_the_confusion_matrix_of_the_test_records(compared, ser
     shown = np.frombuffer(base64.b64decode(cell["inputs"]), np.uint8).reshape(-1, 784)
     assert np.array_equal(shown, images[expected[:mistakes.CELL_DIGITS]])
     one = json.loads(Asked(board, "GET", f"/board/mistakes?record={wrong}&model=compare").body)
-    assert one["record"] == wrong and one["label"] == truth and one["digit"] == misread
-    assert one["input"] == images[wrong].tolist() and one["compare"]["model"]["network"] == "784-500-10"
+    assert one["record"] == wrong and one["label"] == truth and one["compare"]["digit"] == misread
+    # Opened from LeNet-5's matrix, each network keeps its place: the served one first, LeNet-5 under "compare".
+    assert one["input"] == images[wrong].tolist() and one["model"]["network"] == "784-500-10"
+    assert one["compare"]["model"]["network"] == "LeNet-5" and one["opened_from"] == "compare"
     refused = Asked(board, "GET", "/board/mistakes?digit=3")
     assert refused.status == 400 and refused.error().startswith("GET /board/mistakes: give no query")
 

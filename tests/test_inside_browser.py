@@ -216,3 +216,54 @@ def test_on_a_phone_the_panel_fits_its_width_and_a_tap_shows_a_units_weights(bro
                            timeout=ANSWER_TIMEOUT)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]
     page.context.close()
+
+
+def test_an_opened_test_digit_stands_where_the_answer_is_and_can_be_drawn_like(browser, server):  # noqa: F811
+    page = opened(browser, server)
+    page.click("#inside .mistakes-open")
+    page.wait_for_selector("#inside table.matrix", timeout=120_000)
+    page.locator('#inside .mistakes-slots button[data-slot="compare"]').click()  # LeNet-5's matrix
+    page.wait_for_selector("#inside table.matrix td.wrong button", timeout=120_000)
+    page.locator("#inside table.matrix td.wrong button").first.click()
+    page.wait_for_selector("#inside .tests button.test", timeout=ANSWER_TIMEOUT)
+    page.locator("#inside .tests button.test").first.click()
+    page.wait_for_function("!document.getElementById('record-answer').hidden", timeout=ANSWER_TIMEOUT)
+    number = page.get_attribute("#record-answer", "data-record")
+    assert page.text_content("#record-answer h3").startswith(f"Test digit #{number}: a ")
+    assert page.eval_on_selector("#record-answer canvas.large", "c => c.getBoundingClientRect().width") >= 160
+    reads = page.eval_on_selector_all("#record-answer .reads", "ps => ps.map(p => p.textContent)")
+    assert reads[0].startswith("784-500-10 reads ") and reads[1].startswith("LeNet-5 reads ")  # places kept
+    intro = page.text_content("#inside .intro")
+    assert "read above" not in intro and intro.endswith(f"for test digit #{number}, shown beside the board.")
+    assert page.get_attribute(f'{net("first")}', "data-network") == "784-500-10"
+    page.click("#record-answer .like-this")
+    assert page.get_attribute("#like-this", "data-record") == number
+    assert page.evaluate("document.getElementById('board').nextElementSibling.id") == "like-this"
+    page.context.close()
+
+
+def test_after_a_new_model_the_matrix_is_counted_again_and_changed_cells_marked(browser, server):  # noqa: F811
+    page = opened(browser, server)
+    page.click("#inside .mistakes-open")
+    page.wait_for_selector("#inside table.matrix", timeout=120_000)
+    first = page.eval_on_selector_all("#inside table.matrix tr:not(:first-child)", """rows => rows.map(
+        r => Array.from(r.querySelectorAll('td'), td => Number(td.textContent || td.querySelector('button')
+        .textContent)))""")
+
+    def newer(route):  # a newer model in service (as after a learn): its version, one 7 more read as 1
+        answer = route.fetch().json()
+        if "version" in answer:
+            answer["version"] += 1
+        if "matrix" in answer:
+            answer["model"]["version"] += 1
+            answer["matrix"][7][1] += 1
+            answer["matrix"][7][7] -= 1
+        route.fulfill(json=answer)
+    page.route("**/board/model", newer)  # the page's own following (every 2 s) sees it, and counts again
+    page.route("**/board/mistakes", newer)
+    page.wait_for_selector("#inside table.matrix td.changed", timeout=ANSWER_TIMEOUT)
+    changed = page.eval_on_selector_all("#inside table.matrix td.changed",
+                                        "tds => tds.map(td => [td.dataset.truth, td.dataset.read, td.dataset.before])")
+    assert changed == [["7", "1", str(first[7][1])], ["7", "7", str(first[7][7])]]
+    assert page.text_content("#inside .changes").startswith("2 cells changed since the last count")
+    page.context.close()

@@ -25,6 +25,7 @@ TRAINER = [
     ("--batch-size", ["0"], "--batch-size must be >= 1", []),
     ("--save-every", ["0"], "--save-every must be >= 1", []),
     ("--keep", ["0"], "--keep must be >= 1", []),
+    ("--history", ["-1"], "--history must be >= 0", []),
     ("--summary-every", ["0"], "--summary-every must be >= 1", []),
     ("--print-every", ["0"], "--print-every must be >= 1", []),
     ("--steps-per-run", ["0"], "--steps-per-run must be >= 1", []),

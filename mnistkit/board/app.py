@@ -18,6 +18,7 @@ this list and docs/deploy.md's table against it):
   GET     /inside.js                                     the Inside panel's script
   GET     /inside.css                                    the Inside panel's style
   GET     /why.js                                        the Why panel's script
+  GET     /history.js                                    the playback's script
   GET     /board/model                                   which model answers: network, global_step, form, source
   POST    /board/predict                                 a picture's bytes (PNG, JPEG, ...) -> digit, probabilities
   POST    /board/inside                                  a picture's bytes -> the same, and forward()'s layers
@@ -25,6 +26,9 @@ this list and docs/deploy.md's table against it):
   POST    /board/why                                     a picture's bytes -> each pixel's share of a logit (why.py)
   GET     /board/atlas                                   the test digits on a 2-D map of the last hidden layer
   GET     /board/mistakes                                the test set's confusion matrix, a cell, a digit's inside
+  GET     /board/history                                 the served folder's training snapshots, with their accuracy
+  GET     /board/history/unit                            ?step=S&layer=L&unit=N: a unit's incoming weights then
+  POST    /board/playback                                a picture's bytes -> every snapshot's probabilities
   POST    /board/keep                                    a corrected digit kept (teach.py)
   GET     /board/kept                                    the kept digits
   GET     /board/kept/<name>                             one kept digit's JPG
@@ -50,7 +54,7 @@ import sys
 from .. import listener, records
 from ..errors import DataError, Interrupted
 from ..learn import DEFAULT_STEPS
-from . import atlas, inside, memory, mistakes, page, serving, teach, why
+from . import atlas, inside, memory, mistakes, page, playback, serving, teach, why
 from .guard import Access
 from .mistakes import Mistakes
 from .model import Follower, Model
@@ -67,6 +71,7 @@ ROUTES = (
     Route("GET", "/inside.js", page.page, runs=LOOP),
     Route("GET", "/inside.css", page.page, runs=LOOP),
     Route("GET", "/why.js", page.page, runs=LOOP),
+    Route("GET", "/history.js", page.page, runs=LOOP),
     Route("GET", "/board/model", page.model_line, runs=LOOP),
     Route("POST", "/board/predict", page.predict, body=MAX_BODY),
     Route("POST", "/board/inside", inside.inside, body=MAX_BODY),
@@ -74,6 +79,9 @@ ROUTES = (
     Route("POST", "/board/why", why.why, body=MAX_BODY),
     Route("GET", "/board/atlas", atlas.atlas),
     Route("GET", "/board/mistakes", mistakes.mistakes),
+    Route("GET", "/board/history", playback.history_answer),
+    Route("GET", "/board/history/unit", playback.unit),
+    Route("POST", "/board/playback", playback.playback, body=MAX_BODY),
     Route("POST", "/board/keep", teach.keep_digit, body=MAX_BODY, takes=JSON, form=teach.KEEP_FORM),
     Route("GET", "/board/kept", teach.kept_list),
     Route("GET", "/board/kept/<name>", teach.kept_jpg),

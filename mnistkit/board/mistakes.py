@@ -5,7 +5,9 @@
                                                   GET for a model version starts it
 - GET /board/mistakes?digit=T&read=P[&model=...]  one cell: the test digits of true digit T read as P (up to
                                                   CELL_DIGITS), each its record number and 784 pixels
-- GET /board/mistakes?record=N[&model=...]        test record N's inside (inside.inside_answer) and its label
+- GET /board/mistakes?record=N[&model=...]        test record N's inside (inside.inside_answer: the served
+                                                  model's, the --compare one's under "compare", whichever
+                                                  matrix it was opened from), its label and "opened_from"
 
 The test records are the course's evaluation set, data/mnist_test.tfrecords
 (the --learn-data-dir folder's: records.tfrecord_files, shards too): they
@@ -139,9 +141,11 @@ def mistakes(call):
                               f"again when GET /board/mistakes says done")
     if "record" in asked:
         number = whole(call.query["record"], "record", len(scoring.digits) - 1)
-        answer = look.inside_answer(model, scoring.images[number].reshape(28, 28),
-                                    call.compare if model is call.model else call.model)
-        return {**answer, "record": number, "label": int(scoring.digits[number])}
+        # The served model's answer first and the --compare one's under "compare", whichever matrix the digit was
+        # opened from: the page keeps each network's column in its place.
+        answer = look.inside_answer(call.model, scoring.images[number].reshape(28, 28), call.compare)
+        return {**answer, "record": number, "label": int(scoring.digits[number]), "opened_from": call.query.get(
+            "model", "first")}
     return scoring.cell(whole(call.query["digit"], "digit", 9), whole(call.query["read"], "read", 9))
 
 

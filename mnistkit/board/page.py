@@ -1,7 +1,8 @@
 """The board's page and its own endpoints: the page's files, the model line, a picture's answer.
 
 The page's files (static/: index.html, board.js, board.css, the Inside
-panel's inside.js, inside.css, and the Why panel's why.js) are read once, from a fixed list: no path
+panel's inside.js, inside.css, the Why panel's why.js and the playback's history.js) are read once,
+from a fixed list: no path
 from a request reaches the filesystem. A picture is prepared from memory
 by the app's own preparation (Model.prepare: the same as mnist_app.py
 --show-input writes), at most PREPARED_AT_ONCE at a time (under_limits,
@@ -25,7 +26,8 @@ STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 SCRIPT, STYLE = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
 PAGES = {"/": ("index.html", "text/html; charset=utf-8"), "/board.js": ("board.js", SCRIPT),
          "/board.css": ("board.css", STYLE), "/inside.js": ("inside.js", SCRIPT),
-         "/inside.css": ("inside.css", STYLE), "/why.js": ("why.js", SCRIPT)}  # the only files served
+         "/inside.css": ("inside.css", STYLE), "/why.js": ("why.js", SCRIPT),
+         "/history.js": ("history.js", SCRIPT)}  # the only files served
 PICTURE_NAME = "picture"  # how a refusal names a picture sent without a name
 NO_CACHE = {"Cache-Control": "no-cache"}
 
@@ -39,7 +41,7 @@ def page_file(path):
 
 
 def page(call):
-    """GET /, /board.js, /board.css, /inside.js, /inside.css, /why.js: the page's files."""
+    """GET /, /board.js, /board.css, /inside.js, /inside.css, /why.js, /history.js: the page's files."""
     content, media_type = page_file(call.path)
     return Reply(content, media_type=media_type, headers=NO_CACHE)
 

@@ -101,6 +101,7 @@ window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), 
 const insidePanel = window.insidePanel || {wanted: () => false, show() {}, language() {}, model() {}};  // inside.js
 const whyPanel = window.whyPanel || {show() {}, language() {}};  // why.js: the reasons, the map, "not a digit"
 window.boardAgain = () => { if (shown) send(shown.blob, shown.name); };  // the Inside panel opened: ask again
+window.boardPicture = () => (shown ? {blob: shown.blob, name: shown.name} : null);  // history.js plays it back
 
 function storedLanguage() {
   try {

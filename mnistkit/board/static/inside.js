@@ -11,8 +11,17 @@ const TEXT = {  // each of the panel's words: [English, 中文]
   open: ["See inside", "看看内部"],
   close: ["Hide inside", "收起内部"],
   title: ["Inside the network", "网络内部"],
-  intro: ["What forward() computes between the 28x28 input x and the ten probabilities, for the picture read above.",
-          "对上面识别的图片，forward() 在 28x28 输入 x 与十个概率之间算出的每一层。"],
+  intro: ["What forward() computes between the 28x28 input x and the ten probabilities, for {what}.",
+          "对{what}，forward() 在 28x28 输入 x 与十个概率之间算出的每一层。"],
+  yourDrawing: ["your drawing", "你写的数字"],
+  testDigit: ["test digit #{n}, shown beside the board", "画板旁显示的测试数字 #{n}"],
+  recordTitle: ["Test digit #{n}: a {t}", "测试数字 #{n}：是 {t}"],
+  likeThis: ["Draw one like this", "照着它写一个"],
+  likeCaption: ["Test digit #{n} (a {t}): draw one like it, then teach the network what it is.",
+                "测试数字 #{n}（是 {t}）：照着写一个，再告诉网络它是几。"],
+  hideLike: ["Put it away", "收起"],
+  changed: ["{n} cells changed since the last count (marked): {was}", "与上次统计相比有 {n} 个格子变了（已标出）：{was}"],
+  was: ["was {c}", "原为 {c}"],
   dense: ["{n} units, each a ReLU of a weighted sum of {from}; the brighter, the larger its activation.",
           "{n} 个单元，每个是 {from} 加权和的 ReLU；越亮，激活值越大。"],
   conv: ["{n} feature maps of {h}x{w}: each a 5x5 filter slid over {from}, plus a bias, then ReLU.",
@@ -69,6 +78,7 @@ let line = null;           // /board/model's answer
 let drawing = null;        // the last answer to a drawing or photo
 let record = null;         // the test digit shown instead of it: {number, label, answer}, or null
 let mistakesSlot = "first";
+const counted = {first: null, compare: null};  // the last matrix counted in each slot: {key (model), matrix}
 let mistakesPoll = null;
 let hover = null;
 const weights = new Map();  // "slot source layer unit" -> the unit's answer (or its refusal)
@@ -448,8 +458,13 @@ function showPanel() {
   const banner = panel.querySelector(".record");
   banner.hidden = !record;
   if (record) {
-    banner.querySelector("p").textContent = say("record", {n: record.number, t: record.label, r: record.answer.digit});
+    const opened = record.answer.opened_from === "compare" && record.answer.compare ? record.answer.compare :
+      record.answer;  // read as the matrix it was opened from says
+    banner.querySelector("p").textContent = say("record", {n: record.number, t: record.label, r: opened.digit});
   }
+  panel.querySelector(".intro").textContent = say("intro", {what: record ? say("testDigit", {n: record.number}) :
+                                                                           T.yourDrawing});
+  showRecordAnswer();
   for (const [slot, look] of [["first", first], ["compare", second]]) {
     const found = column(slot);
     found.hidden = !(look && (look.layers || look.refused));
@@ -508,10 +523,18 @@ async function loadMistakes() {  // the scoring's state, polled while it runs, t
     return;
   }
   progress.textContent = say("matrix", {right: state.right, total: state.total, p: percent(state.right / state.total)});
-  view.replaceChildren(matrixTable(state.matrix), element("div", "cell"));
+  // A new model in the slot (a learn promoted, a newer checkpoint): its matrix beside the last one counted, the
+  // cells that changed marked.
+  const key = `${state.model.source} ${state.model.version}`, before = counted[mistakesSlot];
+  const table = matrixTable(state.matrix, before && before.key !== key ? before.matrix : null);
+  counted[mistakesSlot] = {key, matrix: state.matrix};
+  const changes = table.querySelectorAll("td.changed");
+  const note = element("p", "changes", changes.length ? say("changed", {n: changes.length, was: Array.from(changes,
+    td => `${td.dataset.truth}→${td.dataset.read} ${say("was", {c: td.dataset.before})}`).join(", ")}) : "");
+  view.replaceChildren(table, note, element("div", "cell"));
 }
 
-function matrixTable(matrix) {
+function matrixTable(matrix, before) {  // before: the last matrix counted of another model, or null
   const table = element("table", "matrix");
   const head = element("tr");
   head.append(element("th", "", `${T.truth} \\ ${T.read}`));
@@ -522,6 +545,12 @@ function matrixTable(matrix) {
     tr.append(element("th", "", String(t)));
     row.forEach((count, r) => {
       const td = element("td", t === r ? "right" : count ? "wrong" : "");
+      Object.assign(td.dataset, {truth: String(t), read: String(r)});
+      if (before && before[t][r] !== count) {
+        td.classList.add("changed");
+        td.dataset.before = String(before[t][r]);
+        td.title = say("was", {c: before[t][r]});
+      }
       if (t !== r && count) {
         const button = element("button", "", String(count));
         button.type = "button";
@@ -567,7 +596,56 @@ async function openRecord(button) {  // a test digit's inside, shown instead of 
   if (found.error) return;
   record = {number: found.record, label: found.label, answer: found};
   showPanel();
-  panel.querySelector(".record").scrollIntoView({block: "nearest"});
+  recordBox.scrollIntoView({block: "nearest"});
+}
+
+// The opened test digit where the answer is (#record-answer, after #compare-answer): large, with each network's own
+// answer, its inside below (the panel) and its reasons. Hook for the Why view: when window.whyPanel exists, it is
+// shown the test digit's answer as it is shown a drawing's (whyPanel.show(answer)).
+const recordBox = element("div", "record-answer");
+recordBox.id = "record-answer";
+recordBox.hidden = true;
+compareBox.after(recordBox);
+
+function showRecordAnswer() {
+  recordBox.hidden = !record;
+  if (!record) return;
+  const answer = record.answer, canvas = element("canvas", "large");
+  canvas.width = canvas.height = 28;
+  paintGray(canvas, Uint8Array.from(answer.input), 0, 28, 28);
+  const lines = [answer, answer.compare].filter(Boolean).map(look => {
+    const read = element("p", "reads", say("reads", {net: look.model.network, d: look.digit,
+                                                      p: percent(look.probabilities[look.digit])}));
+    read.dataset.digit = String(look.digit);
+    read.classList.toggle("wrong", look.digit !== record.label);
+    return read;
+  });
+  const like = element("button", "like-this", T.likeThis), back = element("button", "back", T.back);
+  like.type = back.type = "button";
+  like.addEventListener("click", () => showLikeThis(record));
+  back.addEventListener("click", () => { record = null; showPanel(); });
+  recordBox.dataset.record = String(record.number);
+  recordBox.replaceChildren(element("h3", "", say("recordTitle", {n: record.number, t: record.label})), canvas,
+                            ...lines, like, back);
+  if (window.whyPanel && window.whyPanel.show) window.whyPanel.show(answer);
+}
+
+function showLikeThis(shown) {  // "Draw one like this": the test digit beside the board, until put away
+  let figure = document.getElementById("like-this");
+  if (!figure) {
+    figure = element("figure", "like-this");
+    figure.id = "like-this";
+    document.getElementById("board").after(figure);
+  }
+  const canvas = element("canvas", "large");
+  canvas.width = canvas.height = 28;
+  paintGray(canvas, Uint8Array.from(shown.answer.input), 0, 28, 28);
+  const away = element("button", "", T.hideLike);
+  away.type = "button";
+  away.addEventListener("click", () => figure.remove());
+  figure.dataset.record = String(shown.number);
+  figure.replaceChildren(canvas, element("figcaption", "", say("likeCaption", {n: shown.number, t: shown.label})),
+                         away);
 }
 
 // ---------------------------------------------------------------- the panel, and board.js's hooks
@@ -617,7 +695,8 @@ function build() {
 function label() {  // the words of the panel's own elements, in the page's language
   toggle.textContent = open ? T.close : T.open;
   panel.querySelector("#inside-title").textContent = T.title;
-  panel.querySelector(".intro").textContent = T.intro;
+  panel.querySelector(".intro").textContent = say("intro", {what: record ? say("testDigit", {n: record.number}) :
+                                                                           T.yourDrawing});
   panel.querySelector(".record .back").textContent = T.back;
   panel.querySelector(".mistakes-open").textContent = T.mistakes;
   const slots = panel.querySelector(".mistakes-slots");
@@ -652,7 +731,11 @@ window.insidePanel = {
     if (open) showPanel();
   },
   model(described) {  // /board/model's answer: the first model, and the second under "compare"
+    const before = line;
     line = described;
+    const counting = panel.querySelector(".mistakes-progress").dataset.state;  // the matrix was asked for
+    if (counting && before && described && (before.source !== described.source || before.version !==
+                                             described.version)) loadMistakes();  // counted again after a learn
     label();
     showCompare(drawing);
   },
