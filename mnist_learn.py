@@ -52,11 +52,9 @@ def main(argv=None):
             return cli.exit_status(lambda: choose(args.model_dir))
     if args.accept_worse and any(entry.get("state") == "held" for entry in folders.learn_history(args.model_dir)[0]):
         return cli.exit_status(lambda: learn.accept(args.model_dir))
-    trainer_args = [*args.trainer_args, *(["--verbose"] if args.verbose else [])]
-    return cli.exit_status(lambda: learn.learn(args.model_dir, args.keep_dir, args.steps, args.data_dir, args.share,
-                                               trainer_args=trainer_args, accept_worse=args.accept_worse),
-                           interrupted=f"stopped; {args.model_dir} is unchanged")
-
+    plan = learn.Plan.of(args, trainer_args=(*args.trainer_args, *(["--verbose"] if args.verbose else [])),
+                         accept_worse=args.accept_worse)
+    return cli.exit_status(lambda: learn.learn(plan), interrupted=f"stopped; {args.model_dir} is unchanged")
 
 if __name__ == "__main__":
     sys.exit(main())

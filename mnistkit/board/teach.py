@@ -186,8 +186,10 @@ class Learning:
 
     kept: the keep.KeptDigits store whose digits are learned (a snapshot
     of them at the learn's start); follower: the model.Follower of the
-    served folder (None: nothing follows it); steps, share, data_dir:
-    mnist_learn.py's --steps, --share and --data-dir. The learned
+    served folder (None: nothing follows it); plan: the learn's settings
+    (a learn.Plan: mnist_app.py's --learn-steps, --learn-share,
+    --learn-data-dir; None: the defaults), each learn's the same but for
+    the folder it learns into and the store. The learned
     checkpoint is promoted into the model folder, where the Follower finds
     it and the board answers with it; until then the board answers with
     the model it has. status(model) is what GET /board/learn answers (the
@@ -196,9 +198,8 @@ class Learning:
     learn's thread, or None.
     """
 
-    def __init__(self, kept, follower=None, steps=learn.DEFAULT_STEPS, share=records.MIX_SHARE,
-                 data_dir=records.DATA_DIR):
-        self.kept, self.follower, self.steps, self.share, self.data_dir = kept, follower, steps, share, data_dir
+    def __init__(self, kept, follower=None, plan=None):
+        self.kept, self.follower, self.plan = kept, follower, plan or learn.Plan()
         self.lock, self.thread, self.watch, self.failed_at = threading.Lock(), None, None, None
         self.stopped = False  # the server stopped while a learn ran (stop); its stop line says so
         self.job = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "folder": None}
@@ -234,7 +235,7 @@ class Learning:
                 raise BoardError(409, f"a learn is running on {self.job['folder']}; wait until it ends")
             start = checkpoints.step_of(newest_in(folder))
             self.job = {"state": "running", "stage": learn.STAGES[0], "line": f"learning from {count} kept digits "
-                        f"into {folder}", "step": start, "steps": start + self.steps, "folder": folder}
+                        f"into {folder}", "step": start, "steps": start + self.plan.steps, "folder": folder}
             self.watch = learn.Watch(self.said, self.moved)
             self.thread = threading.Thread(target=self.run, args=(folder, model, self.watch), name="learn",
                                            daemon=True)
@@ -245,7 +246,7 @@ class Learning:
         """Learn into `folder`; "done" once the Follower answers with the learned checkpoint (model: the Model the
         learn started on), or after TAKEN_SECS; "failed" with the error's line; a held learn: the record's."""
         try:
-            learned = learn.learn(folder, self.kept, self.steps, self.data_dir, self.share, watch=watch)
+            learned = learn.learn(self.plan.to(folder, self.kept), watch=watch)
             step = checkpoints.step_of(learned)
             with self.lock:
                 self.job["step"] = step
