@@ -9,7 +9,8 @@ mnist_lenet5_backward.py) goes on from the newest checkpoint with
 --mix-records, in a staging folder; mnist_test.py then scores the learned
 checkpoint against the one before, on the test records and on your
 digits, and the new checkpoint joins ./model/ only when the training ended
-well and no digit got worse by more than 2 points (else it waits: accept
+well, no digit's recall or precision fell by more than 2 points and the
+accuracy by no more than 0.5 (else it waits: accept
 it with --accept-worse, or --discard it). --undo goes back to the
 checkpoint from before, --redo forward again (mnistkit/learn.py;
 docs/teach.md).

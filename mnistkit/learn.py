@@ -24,19 +24,28 @@ what it prints), its stages (STAGES) said to a Watch as they begin:
              moved into model_dir with the index and the record in one
              folders.change (all or nothing), so a reader (the board,
              mnist_test.py) sees it whole or not at all.
-When a digit's recall falls more than RECALL_DROP, or the accuracy more
-than ACCURACY_DROP, the learned checkpoint is not promoted but held in
+When a digit's recall or precision falls more than RECALL_DROP, or the
+accuracy more than ACCURACY_DROP (points, not parts of the value: judge),
+the learned checkpoint is not promoted but held in
 learns/<n>/, and LearnHeld says what fell: accept() puts it in service,
 discard() removes it (mnist_learn.py --accept-worse, --discard; the
 board's "use it anyway" and "discard"). Each learn is an entry of the
 folder's one record (folders.learn_history: its settings, its check, the
 trainer's options before and after it, its state); undo() takes the
 last promoted learn out of service into its own learns/<n>/, redo() puts
-the last undone one back: no checkpoint is ever written over. A trainer
+the last undone one back: no checkpoint is ever written over, and both
+refuse, naming it, when the folder trained further since (moved_on), so
+no trained work leaves service without a word; redo refuses a set-aside
+checkpoint whose files are not all there (missing_files). Each learn
+records which kept digits it learned (known_of), so that unknown() says
+how many changes to them the model in service does not know. While a
+script prints nothing, a line each TICK_SECS says what the learn does
+(Watch.tick). A trainer
 that fails or is stopped (Ctrl-C, SIGTERM, Watch.stop) leaves model_dir
 as it was, the staging folder removed and the folder's lock released. The
 course scripts are run, never imported. Its settings are declared once
-(OPTIONS): mnist_learn.py's flags, the board's --learn-* flags.
+(OPTIONS): mnist_learn.py's flags, the board's --learn-* flags, both
+read into one Plan (Plan.of) that goes whole to learn().
 """
 import contextlib
 import dataclasses
@@ -292,7 +301,7 @@ def _learn(plan, watch):
         entry = {"before": os.path.basename(before), "after": os.path.basename(learned), "check": found,
                  "settings": {"steps": plan.steps, "share": plan.share, "data_dir": plan.data_dir,
                               "keep_dir": store.folder, "kept": count, "trainer_args": list(plan.trainer_args),
-                              "known": known_of(store, kept)},
+                              "known": known_of(store, kept, model_dir)},
                  "options": {"after": unstaged(trainer_options(folders.folder_record(staging)), staging, model_dir)}}
         after = promote(learned, plan, entry, watch)
     watch.say(f"learned: {after} (from {before}); go back with "
@@ -337,10 +346,10 @@ def one_digit(kept):
 # ---------------------------------------------------------------- what the served model knows of the kept digits
 
 
-def known_of(store, kept):
-    """The kept digits [(name, digit)] of `store` a learn learned, as the record keeps them: {"keep_dir": the
-    store's absolute path, "numbers": their numbers (names are never given again, and a number is one name) as
-    [[first, last], ...] runs}."""
+def known_of(store, kept, model_dir):
+    """The kept digits [(name, digit)] of `store` a learn into model_dir learned, as the record keeps them:
+    {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "numbers": their
+    numbers (names are never given again, and a number is one name) as [[first, last], ...] runs}."""
     numbers = sorted(found[0] for found in (store.layout.parse(name) for name, _ in kept) if found)
     runs = []
     for number in numbers:
@@ -348,7 +357,11 @@ def known_of(store, kept):
             runs[-1][1] = number
         else:
             runs.append([number, number])
-    return {"keep_dir": os.path.abspath(store.folder), "numbers": runs}
+    try:
+        folder = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(model_dir))
+    except ValueError:  # Windows: another drive
+        folder = os.path.abspath(store.folder)
+    return {"keep_dir": folder, "numbers": runs}
 
 
 def unknown(model_dir, store):
@@ -366,7 +379,7 @@ def unknown(model_dir, store):
     known = entry.get("settings", {}).get("known")
     if not isinstance(known, dict):
         return None
-    if os.path.realpath(known.get("keep_dir", "")) != os.path.realpath(store.folder):
+    if os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))) != os.path.realpath(store.folder):
         return len(now)  # learned from another store: none of these
     return len(now ^ {n for first, last in known.get("numbers", ()) for n in range(first, last + 1)})
 
@@ -492,10 +505,11 @@ def check(plan, network, before, learned, kept_data, watch):
     records of plan.data_dir (when it has them) and on the kept digits, in one run. Returns the check:
 
     {"test": {"records": path, "count": n, "accuracy": [before, after],
-    "recall": [[before, after] of each digit, None where the test records
-    hold none of it]} or None (no test records: said in a line),
+    "recall": [[before, after] of each digit, None where undefined],
+    "precision": likewise} or None (no test records: said in a line),
     "kept": {"count": k, "right": [before, after]}, "fell": [what fell past
-    the limits: {"digit": d or None for the accuracy, "before", "after"}]}.
+    the limits (judge): {"digit": d or None for the accuracy, "before",
+    "after", and "measure": "precision" for a precision}]}.
     """
     tests = test_folder(plan.data_dir)
     if tests is None:
@@ -531,20 +545,20 @@ def judge(before, after):
 
     fell: what fell past the limits, in points (percentage points, not a
     part of the value): the accuracy by more than ACCURACY_DROP, {"digit":
-    None, "measure": "accuracy", ...}; a digit's recall (it is read as
-    another) or precision (another is read as it: keeps of one digit make
-    the network call others that one) by more than RECALL_DROP, {"digit":
-    d, "measure": "recall" or "precision", "before", "after"}.
+    None, "before", "after"}; a digit's recall (it is read as another) by
+    more than RECALL_DROP, {"digit": d, "before", "after"}; its precision
+    (another is read as it: keeps of one digit make the network call
+    others that one) by as much, the same with "measure": "precision".
     """
     test = {"count": before["records"], "accuracy": [before["accuracy"], after["accuracy"]]}
     fallen = []
     if before["accuracy"] - after["accuracy"] > ACCURACY_DROP + 1e-9:
-        fallen.append({"digit": None, "measure": "accuracy", "before": before["accuracy"],
-                       "after": after["accuracy"]})
+        fallen.append({"digit": None, "before": before["accuracy"], "after": after["accuracy"]})
     for measure in MEASURES:
         pairs = [[a[measure], b[measure]] for a, b in zip(before["per_digit"], after["per_digit"])]
         test[measure] = [pair if None not in pair else None for pair in pairs]
-        fallen += [{"digit": d, "measure": measure, "before": pair[0], "after": pair[1]}
+        fallen += [{"digit": d, "before": pair[0], "after": pair[1], **({} if measure == "recall" else
+                                                                       {"measure": measure})}
                    for d, pair in enumerate(test[measure]) if pair and pair[0] - pair[1] > RECALL_DROP + 1e-9]
     return test, fallen
 
