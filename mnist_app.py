@@ -416,7 +416,7 @@ def serve(args):
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
     served = board.open_board(lambda: load_predictor(args.model_dir),
                               lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
-                              args.model_dir, kept, args.learn_steps, args.learn_share, args.learn_data_dir,
+                              args.model_dir, kept, learn.Plan.of(args, "learn"),
                               compare=args.compare and (lambda: load_predictor(args.compare), args.compare))
     access = guard.Access(args.host, args.allow_host or (), args.allow_origin or ())
     board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace)

@@ -9,7 +9,8 @@ mnist_lenet5_backward.py) goes on from the newest checkpoint with
 --mix-records, in a staging folder; mnist_test.py then scores the learned
 checkpoint against the one before, on the test records and on your
 digits, and the new checkpoint joins ./model/ only when the training ended
-well and no digit got worse by more than 2 points (else it waits: accept
+well, no digit's recall or precision fell by more than 2 points and the
+accuracy by no more than 0.5 (else it waits: accept
 it with --accept-worse, or --discard it). --undo goes back to the
 checkpoint from before, --redo forward again (mnistkit/learn.py;
 docs/teach.md).
@@ -52,11 +53,9 @@ def main(argv=None):
             return cli.exit_status(lambda: choose(args.model_dir))
     if args.accept_worse and any(entry.get("state") == "held" for entry in folders.learn_history(args.model_dir)[0]):
         return cli.exit_status(lambda: learn.accept(args.model_dir))
-    trainer_args = [*args.trainer_args, *(["--verbose"] if args.verbose else [])]
-    return cli.exit_status(lambda: learn.learn(args.model_dir, args.keep_dir, args.steps, args.data_dir, args.share,
-                                               trainer_args=trainer_args, accept_worse=args.accept_worse),
-                           interrupted=f"stopped; {args.model_dir} is unchanged")
-
+    plan = learn.Plan.of(args, trainer_args=(*args.trainer_args, *(["--verbose"] if args.verbose else [])),
+                         accept_worse=args.accept_worse)
+    return cli.exit_status(lambda: learn.learn(plan), interrupted=f"stopped; {args.model_dir} is unchanged")
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -364,7 +364,7 @@ def load_average():
 
 
 def playback_figure(args):
-    """Figure 6: POST /board/playback's time (ms: median, slowest), bytes, and the snapshots' MB, per network."""
+    """Figure 7: POST /board/playback's time (ms: median, slowest), bytes, and the snapshots' MB, per network."""
     from test_board import drawn, png_bytes
     body = png_bytes(drawn(4))
     print("| network | snapshots | median ms | slowest ms | predict's median ms | answer bytes | history/ MB |\n"

@@ -22,7 +22,11 @@ A keep does the same file work whatever the count: the listing is read
 again only when the label file changed (its inode, size and time), the
 number comes from a counter file, the JPG (and the original) are written
 under temporary names and renamed into place, and only then is the label
-line appended. A keep or remove first notes the files it is about to write
+file written again with the new line at its end, under a temporary name
+and renamed into place too (at MOST lines, a copy of about 200 KB). Every
+file the store writes is written so (_write): a write that fails (a full
+disk) is one line naming the file and the reason, and leaves the file as
+it was, so the store stays readable. A keep or remove first notes the files it is about to write
 or remove in a journal (PENDING_FILE); one stopped half-way (a killed
 server) is finished or taken back at the next open, keep or remove, which
 removes only the files that journal names: never a file the store did not
@@ -145,7 +149,8 @@ class Listing:
     index: name -> position in entries; unreadable: [(line number,
     message)] of the lines it cannot read; mentioned: every name a line
     gives, read or not; newline: the file ends with a line break (or is
-    empty), so a line appended needs none before it.
+    empty), so a line appended needs none before it; content: its bytes
+    (a keep writes them again with its line, without reading them again).
     """
     stamp: tuple = None
     entries: list = dataclasses.field(default_factory=list)
@@ -153,6 +158,7 @@ class Listing:
     unreadable: list = dataclasses.field(default_factory=list)
     mentioned: set = dataclasses.field(default_factory=set)
     newline: bool = True
+    content: bytes = b""
 
 
 class KeptDigits:
@@ -264,8 +270,8 @@ class KeptDigits:
                         os.link(source, target)
                     except OSError:  # another file system, or one without links
                         shutil.copyfile(source, target)
-                with open(folder + self.layout.labels, "w", encoding="utf-8") as f:
-                    f.writelines(f"{name} {digit}\n" for name, digit in listing.entries)
+                _write(folder + self.layout.labels, "".join(f"{name} {digit}\n" for name, digit in listing.entries
+                                                            ).encode(), "the snapshot's label file")
             except OSError as e:
                 raise DataError(f"{self.folder}: cannot copy the kept digits for a learn ({e.strerror or e})") \
                     from None
@@ -314,6 +320,7 @@ class KeptDigits:
             listing.entries.append((name, digit))
             listing.mentioned.add(name)
             listing.stamp, listing.newline = file_signature(self.labels), True
+            listing.content = listing.content[:at] + line.encode()
             files.remove(self._path(PENDING_FILE))
             return name, digit, len(listing.entries)
 
@@ -356,17 +363,16 @@ class KeptDigits:
             with open(self.labels, "rb") as f:
                 info = os.fstat(f.fileno())
                 listing.stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
-                for number, entry in label_lines(f, self.labels):
-                    why = self._unreadable(entry, listing)
-                    if why is not None:
-                        listing.unreadable.append((number, why if isinstance(entry, DataError)
-                                                   else f"{self.labels}:{number}: {why}"))
-                    elif entry is not None:
-                        listing.index[entry[0]] = len(listing.entries)
-                        listing.entries.append(entry)
-                if info.st_size:
-                    f.seek(info.st_size - 1)
-                    listing.newline = f.read(1) == b"\n"
+                listing.content = f.read()
+            for number, entry in label_lines(io.BytesIO(listing.content), self.labels):
+                why = self._unreadable(entry, listing)
+                if why is not None:
+                    listing.unreadable.append((number, why if isinstance(entry, DataError)
+                                               else f"{self.labels}:{number}: {why}"))
+                elif entry is not None:
+                    listing.index[entry[0]] = len(listing.entries)
+                    listing.entries.append(entry)
+            listing.newline = listing.content.endswith(b"\n") or not listing.content
         except FileNotFoundError:
             pass
         except OSError as e:
@@ -416,7 +422,7 @@ class KeptDigits:
         with self._lock:
             try:
                 os.makedirs(self.folder, exist_ok=True)
-                lock = open(self._path(LOCK_FILE), "a")
+                lock = open(self._path(LOCK_FILE), "ab")  # never written: only held
             except OSError as e:
                 raise self._refuse(f"cannot be written ({e.strerror})") from None
             with lock:
@@ -428,7 +434,7 @@ class KeptDigits:
         """(name, [its file's path, its original's path when suffix]) for the next number, counted: above the
         counter (or, without one, every name there), at paths where no file is."""
         try:
-            with open(self._path(COUNTER_FILE)) as f:
+            with open(self._path(COUNTER_FILE), "rb") as f:
                 number = int(f.read().strip())
         except (OSError, ValueError):  # new, or lost: the names there count
             names = _visible(self.folder) + _visible(self._path(ORIGINALS))
@@ -490,35 +496,31 @@ class KeptDigits:
         """Whether a stopped keep's label line is in the label file; a line cut short at its end is cut off."""
         line, at = record.get("line", "").encode(), record.get("at", 0)
         try:
-            with open(self.labels, "r+b") as f:
-                size = os.fstat(f.fileno()).st_size
-                f.seek(at)
-                tail = f.read(len(line))
-                if tail == line:
-                    return True
-                if at < size < at + len(line) and line.startswith(tail):
-                    f.truncate(at)  # the append was cut: the file as it was before it
-                    return False
-                if size == at:
-                    return False
+            with open(self.labels, "rb") as f:
+                content = f.read()
         except FileNotFoundError:
             return False
         except OSError as e:
             raise self._refuse(f"cannot read {self.labels} ({e.strerror})") from None
+        tail = content[at:at + len(line)]
+        if tail == line:
+            return True
+        if at < len(content) < at + len(line) and line.startswith(tail):
+            _write(self.labels, content[:at], "the label file")  # an append cut (by an earlier version): as before it
+            return False
+        if len(content) == at:
+            return False
         return record.get("keep") in self._listing().index  # changed by hand since: its lines say
 
     def _append(self, line, at):
-        """Append one label line; DataError naming the label file (cut back to `at` bytes) when it fails."""
-        try:
-            with open(self.labels, "ab") as f:
-                f.write(line.encode())
-        except OSError as e:
-            with contextlib.suppress(OSError):
-                os.truncate(self.labels, at)
-            raise DataError(f"{self.labels}: cannot write a kept digit's file ({e.strerror or e})") from None
+        """Add one label line: the label file's first `at` bytes (as last read) and the line written under a
+        temporary name and renamed into place (a failed write leaves the file as it was); DataError naming the
+        label file and the reason."""
+        listing = self._listing()
+        _write(self.labels, listing.content[:at] + line.encode(), "the label file")
 
     def _write_labels(self, entries):
-        _write(self.labels, "".join(f"{name} {digit}\n" for name, digit in entries).encode())
+        _write(self.labels, "".join(f"{name} {digit}\n" for name, digit in entries).encode(), "the label file")
 
 
 def original_suffix(format_name):
@@ -542,9 +544,11 @@ def _visible(folder):
     return [name for name in files.listing(folder) if not name.startswith(".")]
 
 
-def _write(path, data):
-    """Write bytes to path under a temporary name, renamed into place; DataError naming path when it fails."""
+def _write(path, data, what="a kept digit's file"):
+    """Write bytes to path under a temporary name, renamed into place: every file the store writes (the label
+    file, the kept pictures, the counter, the journal, a snapshot's labels). DataError naming path, `what` it is
+    and the reason when it fails (one line); the file is then as it was."""
     def write(tmp):
         with open(tmp, "wb") as f:
             f.write(data)
-    files.write_atomically(path, write, what="a kept digit's file")
+    files.write_atomically(path, write, what=what)

@@ -24,19 +24,28 @@ what it prints), its stages (STAGES) said to a Watch as they begin:
              moved into model_dir with the index and the record in one
              folders.change (all or nothing), so a reader (the board,
              mnist_test.py) sees it whole or not at all.
-When a digit's recall falls more than RECALL_DROP, or the accuracy more
-than ACCURACY_DROP, the learned checkpoint is not promoted but held in
+When a digit's recall or precision falls more than RECALL_DROP, or the
+accuracy more than ACCURACY_DROP (points, not parts of the value: judge),
+the learned checkpoint is not promoted but held in
 learns/<n>/, and LearnHeld says what fell: accept() puts it in service,
 discard() removes it (mnist_learn.py --accept-worse, --discard; the
 board's "use it anyway" and "discard"). Each learn is an entry of the
 folder's one record (folders.learn_history: its settings, its check, the
 trainer's options before and after it, its state); undo() takes the
 last promoted learn out of service into its own learns/<n>/, redo() puts
-the last undone one back: no checkpoint is ever written over. A trainer
+the last undone one back: no checkpoint is ever written over, and both
+refuse, naming it, when the folder trained further since (moved_on), so
+no trained work leaves service without a word; redo refuses a set-aside
+checkpoint whose files are not all there (missing_files). Each learn
+records which kept digits it learned (known_of), so that unknown() says
+how many changes to them the model in service does not know. While a
+script prints nothing, a line each TICK_SECS says what the learn does
+(Watch.tick). A trainer
 that fails or is stopped (Ctrl-C, SIGTERM, Watch.stop) leaves model_dir
 as it was, the staging folder removed and the folder's lock released. The
 course scripts are run, never imported. Its settings are declared once
-(OPTIONS): mnist_learn.py's flags, the board's --learn-* flags.
+(OPTIONS): mnist_learn.py's flags, the board's --learn-* flags, both
+read into one Plan (Plan.of) that goes whole to learn().
 """
 import contextlib
 import dataclasses
@@ -95,6 +104,13 @@ class LearnHeld(DataError):
         self.entry = entry
 
 
+TICK_SECS = 5  # a learn that prints nothing this long says what it is doing, how long, and the time left if known
+DOING = {  # what a learn is doing, by key (Watch.doing; the page's words for each are in board.js, zh and en)
+    "copying": "copying the kept digits", "generating": "turning the kept digits into TFRecords",
+    "starting": "starting the trainer (loading TensorFlow, restoring the checkpoint)", "training": "training",
+    "checking": "scoring the checkpoints before and after on the test records", "promoting": "putting it in service"}
+
+
 class Watch:
     """A learn as its caller follows it and stops it (the board's Learning, mnist_learn.py).
 
@@ -104,13 +120,18 @@ class Watch:
     global_steps; None outside training). stop(): ends the script running
     now (SIGTERM) and makes the learn raise LearnStopped once it has
     cleaned up (the staging folder removed, the lock released, the model
-    folder as it was); thread-safe.
+    folder as it was); thread-safe. While a script prints nothing for
+    TICK_SECS, a line says what the learn is doing (DOING), for how long,
+    and the time left once the trainer's steps give a rate (tick; the
+    board's page shows `where()`).
     """
 
-    def __init__(self, out=print, progress=None):
+    def __init__(self, out=print, progress=None, clock=time.monotonic):
         self.out, self.progress = out, progress or (lambda stage, step, steps: None)
         self.named, self.stage, self.steps = [], None, None  # named: [(a path, the name lines give it)]
         self.stopping, self.lock, self.child = threading.Event(), threading.Lock(), None
+        self.clock, self.what, self.started, self.heard = clock, None, clock(), clock()
+        self.step, self.timed = None, None  # the trainer's last step; timed: (first step seen, its time)
 
     def name(self, path, shown):
         """Lines say `shown` for `path` (a folder of the learn's own: the kept digits' snapshot, the staging)."""
@@ -124,15 +145,43 @@ class Watch:
 
     def say(self, line):
         """One line: printed (out), and a trainer's loss line a step of the training stage."""
+        self.heard = self.clock()
         self.out(self.shown(line))
         found = TRAINER_STEP.match(line) if self.stage == "training" else None
         if found:
-            self.progress("training", int(found.group(1)), self.steps)
+            self.step = int(found.group(1))
+            if self.timed is None:
+                self.timed = (self.step, self.clock())
+            self.what = "training"
+            self.progress("training", self.step, self.steps)
 
     def begin(self, stage, step=None, steps=None):
         """A stage begins (one of STAGES)."""
-        self.stage, self.steps = stage, steps
+        self.stage, self.steps, self.step, self.timed = stage, steps, step, None
+        self.what, self.started = {"training": "starting"}.get(stage, stage), self.clock()
         self.progress(stage, step, steps)
+
+    def doing(self, what):
+        """What the stage does now: a key of DOING."""
+        self.what, self.started = what, self.clock()
+
+    def where(self):
+        """(doing: a key of DOING or None, seconds it has taken, seconds left or None when no rate is known yet)."""
+        now, left = self.clock(), None
+        if self.what == "training" and self.timed and self.step is not None and self.steps and \
+                self.step > self.timed[0]:
+            left = (now - self.timed[1]) / (self.step - self.timed[0]) * max(0, self.steps - self.step)
+        return self.what, now - self.started, left
+
+    def tick(self):
+        """A line saying what the learn does (where()), when no line came for TICK_SECS; True when one was said."""
+        if self.clock() - self.heard < TICK_SECS or self.what is None:
+            return False
+        what, taken, left = self.where()
+        self.heard = self.clock()
+        self.out(f"{self.stage}: {DOING.get(what, what)} ({taken:.0f} s"
+                 + (f", about {left:.0f} s left)" if left is not None else ")"))
+        return True
 
     def stop(self, kill=False):
         """Stop the learn: SIGTERM to the script running now (kill: SIGKILL, for one that does not end)."""
@@ -144,10 +193,17 @@ class Watch:
 
 @dataclasses.dataclass
 class Plan:
-    """One learn's settings: OPTIONS' (model_dir, keep_dir, steps, share, data_dir), the trainer's extra flags,
-    whether a checkpoint that made things worse is promoted anyway, and where the course scripts are."""
-    model_dir: str
-    keep_dir: object
+    """One learn's settings, the one object that goes from a caller (mnist_learn.py, the board's teach.Learning) to
+    learn(): each of OPTIONS' (model_dir, keep_dir, steps, share, data_dir), the trainer's extra flags, whether a
+    checkpoint that made things worse is promoted anyway, and where the course scripts are.
+
+    keep_dir: a folder (str) or its keep.KeptDigits store. Built from parsed
+    flags by Plan.of(args) (mnist_learn.py) or Plan.of(args, "learn")
+    (mnist_app.py --serve's --learn-steps, ...): a setting added to OPTIONS
+    reaches learn() with no caller changed.
+    """
+    model_dir: str = "./model/"
+    keep_dir: object = keep.DEFAULT_FOLDER
     steps: int = DEFAULT_STEPS
     data_dir: str = records.DATA_DIR
     share: float = records.MIX_SHARE
@@ -155,31 +211,52 @@ class Plan:
     trainer_args: tuple = ()
     accept_worse: bool = False
 
+    @classmethod
+    def of(cls, args, prefix=None, **more):
+        """The Plan of parsed flags `args` (an argparse Namespace, after OPTIONS.check): each of OPTIONS' values,
+        read as `<prefix>_<name>` with a prefix (another script's parser: OPTIONS.prefixed); those args lacks keep
+        their defaults; `more` sets the rest (model_dir, keep_dir, trainer_args, accept_worse, ...)."""
+        values = {o.name: getattr(args, f"{prefix}_{o.name}" if prefix else o.name) for o in OPTIONS
+                  if hasattr(args, f"{prefix}_{o.name}" if prefix else o.name)}
+        return cls(**{**values, **more})
 
-def learn(model_dir, keep_dir, steps=DEFAULT_STEPS, data_dir=records.DATA_DIR, share=records.MIX_SHARE,
-          trainer_args=(), accept_worse=False, watch=None):
-    """Train model_dir's newest checkpoint `steps` more steps with the kept digits mixed in, check it, promote it;
-    returns the learned checkpoint's prefix in model_dir.
+    def to(self, model_dir, keep_dir):
+        """This plan for another model folder and keep store (the board's: the folder it serves when learning)."""
+        return dataclasses.replace(self, model_dir=model_dir, keep_dir=keep_dir)
 
-    keep_dir: the kept digits, a folder in the course's JPG layout with its
-    label file (or its keep.KeptDigits store); data_dir: the training
-    TFRecords (a folder, file or pattern), its folder's test records the
-    check's; share: the part of every batch drawn from the kept digits (0 <
-    share < 1). trainer_args: more flags for the trainer (e.g.
-    ("--learning-rate-base", "0.01")). accept_worse: promote even when the
+
+assert {o.name for o in OPTIONS} <= {f.name for f in dataclasses.fields(Plan)}, "each of OPTIONS is a Plan field"
+
+
+def learn(plan, keep_dir=None, steps=None, data_dir=None, share=None, trainer_args=None, accept_worse=None,
+          watch=None):
+    """Train plan.model_dir's newest checkpoint plan.steps more steps with the kept digits mixed in, check it,
+    promote it; returns the learned checkpoint's prefix in the model folder.
+
+    plan: a Plan (mnist_learn.py's and the board's one object). For a
+    notebook, a model folder's path with the Plan's fields as keywords
+    (learn("model", "my_digits", steps=100)) builds one. plan.keep_dir:
+    the kept digits, a folder in the course's JPG layout with its label
+    file (or its keep.KeptDigits store); data_dir: the training TFRecords
+    (a folder, file or pattern), its folder's test records the check's;
+    share: the part of every batch drawn from the kept digits (0 < share
+    < 1); trainer_args: more flags for the trainer (e.g.
+    ("--learning-rate-base", "0.01")); accept_worse: promote even when the
     check finds it worse. watch: a Watch, which hears each line and stage
     and may stop the learn (None: lines printed).
-    Raises DataError when model_dir is gone or holds no checkpoint, a
-    learn waits there for a choice, or the kept digits are none or
+    Raises DataError when the model folder is gone or holds no checkpoint,
+    a learn waits there for a choice, or the kept digits are none or
     unreadable; LearnFailed when a script fails, LearnStopped after
-    watch.stop(), KeyboardInterrupt after a Ctrl-C (model_dir unchanged
-    each time); LearnHeld when the learned checkpoint made things worse
-    (it waits in learns/<n>/).
+    watch.stop(), KeyboardInterrupt after a Ctrl-C (the model folder
+    unchanged each time); LearnHeld when the learned checkpoint made things
+    worse (it waits in learns/<n>/).
     """
-    plan = Plan(model_dir, keep_dir, steps, data_dir, share, trainer_args=tuple(trainer_args),
-                accept_worse=accept_worse)
+    if not isinstance(plan, Plan):
+        given = {"keep_dir": keep_dir, "steps": steps, "data_dir": data_dir, "share": share,
+                 "trainer_args": None if trainer_args is None else tuple(trainer_args), "accept_worse": accept_worse}
+        plan = Plan(plan, **{k: v for k, v in given.items() if v is not None})
     watch = watch or Watch()
-    with one_at_a_time(model_dir):  # before anything is read: a trainer writing the folder refuses this learn
+    with one_at_a_time(plan.model_dir):  # before anything is read: a trainer writing the folder refuses this learn
         return _learn(plan, watch)
 
 
@@ -204,7 +281,8 @@ def _learn(plan, watch):
         watch.name(os.path.join(staging, "kept", os.path.basename(store.folder)), store.folder)
         watch.name(staging, STAGING)
         watch.begin("preparing")
-        kept_data, count = prepare(plan, store, staging, watch)
+        kept_data, kept = prepare(plan, store, staging, watch)
+        count = len(kept)
         stage(before, staging)
         watch.begin("training", checkpoints.step_of(before), target)
         batch = folders.folder_record(model_dir).get("batch_size")
@@ -222,7 +300,8 @@ def _learn(plan, watch):
         watch.begin("promoting")
         entry = {"before": os.path.basename(before), "after": os.path.basename(learned), "check": found,
                  "settings": {"steps": plan.steps, "share": plan.share, "data_dir": plan.data_dir,
-                              "keep_dir": store.folder, "kept": count, "trainer_args": list(plan.trainer_args)},
+                              "keep_dir": store.folder, "kept": count, "trainer_args": list(plan.trainer_args),
+                              "known": known_of(store, kept, model_dir)},
                  "options": {"after": unstaged(trainer_options(folders.folder_record(staging)), staging, model_dir)}}
         after = promote(learned, plan, entry, watch)
     watch.say(f"learned: {after} (from {before}); go back with "
@@ -232,18 +311,77 @@ def _learn(plan, watch):
 
 def prepare(plan, store, staging, watch):
     """The preparing stage: the kept digits' snapshot in STAGING/kept, written as TFRecords into STAGING/data by
-    the generator; returns (that data folder, how many digits)."""
+    the generator; returns (that data folder, the snapshot's [(name, digit)]). Warns when all are one digit."""
     found = os.path.isfile(store.labels)  # before the snapshot, which would make the keep folder
+    watch.doing("copying")
     folder, labels, count = store.snapshot(os.path.join(staging, "kept")) if found else (None, None, 0)
     if not count:
         raise DataError(f"{store.labels}: no kept digits{'' if found else ' (label file not found)'}; keep some on "
                         "the board first")
+    with open(labels, encoding="utf-8") as f:
+        kept = [(name, int(digit)) for name, digit in (line.split() for line in f if line.strip())]
     watch.say(f"learning from {count} kept digit{'s' * (count != 1)} of {store.folder} into {plan.model_dir}")
+    warning = one_digit(kept)
+    if warning:
+        watch.say(f"warning: {warning}")
+    watch.doing("generating")
     data = os.path.join(staging, "data")
     run([script(GENERATOR, plan.script_dir), "--train-images", folder, "--train-labels", labels, "--test-images",
          folder, "--test-labels", labels, "--data-dir", data, "--workers", "1", "--quiet"],
         watch, f"the kept digits were not turned into TFRecords; {plan.model_dir} is unchanged")
-    return data, count
+    return data, kept
+
+
+def one_digit(kept):
+    """The warning for kept digits [(name, digit)] that are all one digit (None otherwise, or for none): a learn on
+    them alone can make the network call other digits that one (the check holds it when their precision falls)."""
+    digits = {digit for _, digit in kept}
+    if len(digits) != 1:
+        return None
+    (digit,) = digits
+    return (f"all {len(kept)} kept digits are {digit}s: learning on one digit only can make the network call other "
+            f"digits {digit}; keep some of the other digits too (the check holds a learn that does)")
+
+
+# ---------------------------------------------------------------- what the served model knows of the kept digits
+
+
+def known_of(store, kept, model_dir):
+    """The kept digits [(name, digit)] of `store` a learn into model_dir learned, as the record keeps them:
+    {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "numbers": their
+    numbers (names are never given again, and a number is one name) as [[first, last], ...] runs}."""
+    numbers = sorted(found[0] for found in (store.layout.parse(name) for name, _ in kept) if found)
+    runs = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    try:
+        folder = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(model_dir))
+    except ValueError:  # Windows: another drive
+        folder = os.path.abspath(store.folder)
+    return {"keep_dir": folder, "numbers": runs}
+
+
+def unknown(model_dir, store):
+    """How many changes to the kept digits of `store` (a keep.KeptDigits) the model in service in model_dir does
+    not know: digits kept and digits removed since the learn in service (the last promoted one) snapshotted
+    them; a relabel (removed, kept again under the new digit) counts each. All kept digits when no learn from
+    this store is in service. None when that learn is from before this was recorded, or model_dir is None."""
+    if model_dir is None:
+        return None
+    learns, _ = folders.learn_history(model_dir)
+    entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
+    now = {found[0] for found in (store.layout.parse(name) for name, _ in store.entries()) if found}
+    if entry is None:
+        return len(now)
+    known = entry.get("settings", {}).get("known")
+    if not isinstance(known, dict):
+        return None
+    if os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))) != os.path.realpath(store.folder):
+        return len(now)  # learned from another store: none of these
+    return len(now ^ {n for first, last in known.get("numbers", ()) for n in range(first, last + 1)})
 
 
 def gone(model_dir):
@@ -306,6 +444,13 @@ def run(command, watch, failed):
             raise LearnStopped(f"stopped; {failed.rsplit('; ', 1)[-1]}")
         child = watch.child = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE,
                                                stderr=subprocess.STDOUT, text=True, errors="backslashreplace", env=env)
+    done = threading.Event()
+
+    def ticking():  # while the script runs: a line each TICK_SECS it says nothing (Watch.tick)
+        while not done.wait(1):
+            watch.tick()
+    ticker = threading.Thread(target=ticking, name="learn-tick", daemon=True)
+    ticker.start()
     with child:
         try:
             for line in child.stdout:
@@ -319,6 +464,7 @@ def run(command, watch, failed):
                 watch.say(line)
             raise
         finally:
+            done.set()
             with watch.lock:
                 watch.child = None
         status = child.wait()
@@ -359,10 +505,11 @@ def check(plan, network, before, learned, kept_data, watch):
     records of plan.data_dir (when it has them) and on the kept digits, in one run. Returns the check:
 
     {"test": {"records": path, "count": n, "accuracy": [before, after],
-    "recall": [[before, after] of each digit, None where the test records
-    hold none of it]} or None (no test records: said in a line),
+    "recall": [[before, after] of each digit, None where undefined],
+    "precision": likewise} or None (no test records: said in a line),
     "kept": {"count": k, "right": [before, after]}, "fell": [what fell past
-    the limits: {"digit": d or None for the accuracy, "before", "after"}]}.
+    the limits (judge): {"digit": d or None for the accuracy, "before",
+    "after", and "measure": "precision" for a precision}]}.
     """
     tests = test_folder(plan.data_dir)
     if tests is None:
@@ -378,20 +525,42 @@ def check(plan, network, before, learned, kept_data, watch):
     mine = [scored[width - 1], scored[2 * width - 1]]
     found = {"test": None, "kept": {"count": mine[0]["records"], "right": [r["correct"] for r in mine]}, "fell": []}
     if tests:
-        test = [scored[0], scored[width]]
-        recall = [[a["recall"], b["recall"]] for a, b in zip(test[0]["per_digit"], test[1]["per_digit"])]
-        found["test"] = {"records": os.path.join(tests, records.TEST_FILE), "count": test[0]["records"],
-                         "accuracy": [r["accuracy"] for r in test],
-                         "recall": [pair if None not in pair else None for pair in recall]}
-        found["fell"] = [{"digit": d, "before": pair[0], "after": pair[1]} for d, pair in enumerate(
-            found["test"]["recall"]) if pair and pair[0] - pair[1] > RECALL_DROP + 1e-9]
-        if test[0]["accuracy"] - test[1]["accuracy"] > ACCURACY_DROP + 1e-9:
-            found["fell"].insert(0, {"digit": None, "before": test[0]["accuracy"], "after": test[1]["accuracy"]})
+        found["test"], found["fell"] = judge(scored[0], scored[width])
+        found["test"]["records"] = os.path.join(tests, records.TEST_FILE)
     watch.say("checked: " + summary(found))
     if found["test"]:
-        watch.say("recall of each digit, before -> after: " + ", ".join(
-            f"{d} {pair[0]:.3f}->{pair[1]:.3f}" for d, pair in enumerate(found["test"]["recall"]) if pair))
+        for measure in MEASURES:
+            watch.say(f"{measure} of each digit, before -> after: " + ", ".join(
+                f"{d} {pair[0]:.3f}->{pair[1]:.3f}" for d, pair in enumerate(found["test"][measure]) if pair))
     return found
+
+
+MEASURES = ("recall", "precision")  # each digit's, in the check; each may fall DIGIT_DROP at most
+
+
+def judge(before, after):
+    """The check of two evaluation reports on the test records (report.numbers' keys: records, accuracy,
+    per_digit's recall and precision), before and after a learn: ({"count", "accuracy": [before, after],
+    "recall": [[before, after] of each digit, None where undefined], "precision": likewise}, fell).
+
+    fell: what fell past the limits, in points (percentage points, not a
+    part of the value): the accuracy by more than ACCURACY_DROP, {"digit":
+    None, "before", "after"}; a digit's recall (it is read as another) by
+    more than RECALL_DROP, {"digit": d, "before", "after"}; its precision
+    (another is read as it: keeps of one digit make the network call
+    others that one) by as much, the same with "measure": "precision".
+    """
+    test = {"count": before["records"], "accuracy": [before["accuracy"], after["accuracy"]]}
+    fallen = []
+    if before["accuracy"] - after["accuracy"] > ACCURACY_DROP + 1e-9:
+        fallen.append({"digit": None, "before": before["accuracy"], "after": after["accuracy"]})
+    for measure in MEASURES:
+        pairs = [[a[measure], b[measure]] for a, b in zip(before["per_digit"], after["per_digit"])]
+        test[measure] = [pair if None not in pair else None for pair in pairs]
+        fallen += [{"digit": d, "before": pair[0], "after": pair[1], **({} if measure == "recall" else
+                                                                       {"measure": measure})}
+                   for d, pair in enumerate(test[measure]) if pair and pair[0] - pair[1] > RECALL_DROP + 1e-9]
+    return test, fallen
 
 
 def summary(found):
@@ -409,10 +578,11 @@ def summary(found):
 
 
 def fell(found):
-    """What fell past the limits, in words: `digit 8's recall fell 0.951 → 0.921 (-3.0 points)`, joined by "and"."""
+    """What fell past the limits, in words: `digit 8's recall fell 0.951 → 0.921 (-3.0 points)`, `digit 1's
+    precision fell ...`, joined by "and"."""
     return " and ".join(
         (f"the test accuracy fell {f['before']:.4f} → {f['after']:.4f}" if f["digit"] is None else
-         f"digit {f['digit']}'s recall fell {f['before']:.3f} → {f['after']:.3f}")
+         f"digit {f['digit']}'s {f.get('measure', 'recall')} fell {f['before']:.3f} → {f['after']:.3f}")
         + f" ({100 * (f['after'] - f['before']):+.1f} points)" for f in found["fell"])
 
 
@@ -465,7 +635,7 @@ def promote(learned, plan, entry, watch):
         os.makedirs(folder)
         for path in glob.glob(glob.escape(learned) + ".*"):
             shutil.copyfile(path, os.path.join(folder, os.path.basename(path)))
-        entry.update(learn=number, changed=time.time())
+        entry.update(learn=number, changed=time.time(), files=sorted(files.listing(folder)))
         entry["options"]["before"] = trainer_options(record)
         worse = bool(entry["check"]["fell"]) and not plan.accept_worse
         if worse:
@@ -498,12 +668,40 @@ def bring_in(model_dir, record, learns, entry, redo=()):
     `redo` the learns left to redo (none after a new learn or an accept: they end what could be redone). All or
     nothing (folders.change)."""
     folder = learns_folder(model_dir, entry["learn"])
+    missing = missing_files(folder, entry)
+    if missing:
+        raise DataError(f"{os.path.join(folder, entry['after'])}: the learned checkpoint is not all there "
+                        f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} missing); nothing changed in "
+                        f"{model_dir}")
     names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
     entry.update(state="promoted", changed=time.time())
     record = {**record, **entry.get("options", {}).get("after", {}), folders.LEARNS: learns, folders.REDO: list(redo)}
     folders.change(model_dir, moves(os.path.join(folder, entry["after"]), model_dir, coming=True),
                    index=(entry["after"], names + [entry["after"]]), record=record)
     files.remove_empty_folders([folder, os.path.dirname(folder)])
+
+
+def missing_files(folder, entry):
+    """The names of learn `entry`'s checkpoint files that are not in `folder` (its learns/<n>/): those it had when
+    set aside (entry["files"]), else its .index and every .data shard the shards' names count; [] when whole."""
+    after = entry["after"]
+    names = set(files.listing(folder))
+    wanted = list(entry.get("files") or [])
+    if not wanted:
+        shards = [re.fullmatch(re.escape(after) + r"\.data-\d+-of-(\d+)", n) for n in names]
+        count = max([int(m.group(1)) for m in shards if m] + [1])
+        wanted = [after + ".index"] + [f"{after}.data-{i:05d}-of-{count:05d}" for i in range(count)]
+    return [n for n in wanted if n not in names]
+
+
+def moved_on(model_dir, newest, name):
+    """The checkpoint of model_dir newer than `name` (the folder trained further since): the newest one when it is
+    not `name`, else the newest of any files of a later step (a save under way); None when there is none."""
+    if newest is not None and newest != name:
+        return newest
+    later = [step for step in folders.checkpoint_steps(model_dir, folders.name_of(name))
+             if step > folders.step_of(name)]
+    return f"{folders.name_of(name)}-{max(later)}" if later else None
 
 
 @contextlib.contextmanager
@@ -530,23 +728,25 @@ def undo(model_dir, out=print):
     with history(model_dir) as (record, learns, redo, newest):
         if not learns:
             raise DataError(f"{os.path.join(model_dir, folders.FOLDER_FILE)}: no learn to undo")
-        entry = next((e for e in reversed(learns) if e.get("state") == "promoted" and e["after"] == newest), None)
-        if entry is None and not any(e.get("state") == "promoted" for e in learns):
-            raise DataError(f"{model_dir}: no learn to undo (each one here is undone, held or discarded)")
+        entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
         if entry is None:
-            raise DataError(f"{model_dir}: its newest checkpoint is {newest}, not one a learn added; nothing undone "
-                            "(move the newer checkpoint files away first)")
+            raise DataError(f"{model_dir}: no learn to undo (each one here is undone, held or discarded)")
+        newer = moved_on(model_dir, newest, entry["after"])
+        if newer is not None:
+            raise DataError(f"{model_dir}: trained further since learn {entry.get('learn', '')}: its newest checkpoint "
+                            f"is {newer}, not {entry['after']} that the learn added; nothing undone (an undo would "
+                            f"take {newer} out of service too)")
         before = os.path.join(model_dir, entry["before"])
         if checkpoints.checkpoint_format(before) is None:
             raise DataError(f"{before}: the checkpoint from before the learn is gone; nothing undone")
         number = entry.setdefault("learn", 1 + max(e.get("learn", 0) for e in learns))
         folder = learns_folder(model_dir, number)
         os.makedirs(folder, exist_ok=True)
-        entry.update(state="undone", changed=time.time())
+        going = moves(os.path.join(model_dir, entry["after"]), folder, coming=False)
+        entry.update(state="undone", changed=time.time(), files=sorted(os.path.basename(f) for f, _ in going))
         names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
         try:
-            folders.change(model_dir, moves(os.path.join(model_dir, entry["after"]), folder, coming=False),
-                           index=(entry["before"], names),
+            folders.change(model_dir, going, index=(entry["before"], names),
                            record={**record, **entry.get("options", {}).get("before", {}), folders.LEARNS: learns,
                                    folders.REDO: redo + [number]})
         except BaseException:
@@ -565,9 +765,11 @@ def redo(model_dir, out=print):
         entry = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
         if entry is None:
             raise DataError(f"{model_dir}: no undone learn to redo")
-        if entry["before"] != newest:
-            raise DataError(f"{model_dir}: its newest checkpoint is {newest}, not {entry['before']} that learn "
-                            f"{entry['learn']} started from; nothing redone")
+        newer = moved_on(model_dir, newest, entry["before"])
+        if newer is not None:
+            raise DataError(f"{model_dir}: trained further since the undo: its newest checkpoint is {newer}, not "
+                            f"{entry['before']} that learn {entry['learn']} started from; nothing redone (a redo "
+                            f"would put {entry['after']} in service over {newer})")
         bring_in(model_dir, record, learns, entry, redo_list[:-1])
     after = os.path.join(model_dir, entry["after"])
     out(f"learned: {after} again (from {os.path.join(model_dir, entry['before'])}); go back with "
@@ -588,8 +790,9 @@ def accept(model_dir, out=print):
     anyway"); returns its prefix. DataError when none is held, or the folder moved on since it was learned."""
     with history(model_dir) as (record, learns, _, newest):
         entry = held_entry(learns, model_dir)
-        if entry["before"] != newest:
-            raise DataError(f"{model_dir}: its newest checkpoint is now {newest}, not {entry['before']} that learn "
+        newer = moved_on(model_dir, newest, entry["before"])
+        if newer is not None:
+            raise DataError(f"{model_dir}: its newest checkpoint is now {newer}, not {entry['before']} that learn "
                             f"{entry['learn']} started from; discard it and learn again")
         bring_in(model_dir, record, learns, entry)
     after = os.path.join(model_dir, entry["after"])
@@ -621,6 +824,7 @@ def standing(model_dir):
     newest = newest and os.path.basename(newest)
     last = max(enumerate(learns), key=lambda item: (item[1].get("changed", 0), item[0]))[1]
     nxt = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
-    return {"last": last, "undo": any(e.get("state") == "promoted" and e["after"] == newest for e in learns),
-            "redo": nxt is not None and nxt["before"] == newest,
+    serving = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
+    return {"last": last, "undo": serving is not None and moved_on(model_dir, newest, serving["after"]) is None,
+            "redo": nxt is not None and moved_on(model_dir, newest, nxt["before"]) is None,
             "held": next((e for e in reversed(learns) if e.get("state") == "held"), None)}

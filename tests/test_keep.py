@@ -187,28 +187,64 @@ def test_the_blank_check_reads_the_kept_file_as_the_generator_does(tmp_path):
 
 
 @pytest.mark.quick
-def test_a_keep_that_fails_leaves_nothing(tmp_path, monkeypatch):
+def writes_failing_halfway(monkeypatch, target):
+    """Every write to the file `target` (a path), in place or under its temporary names, fails half-way: half
+    its bytes written, then OSError ENOSPC (a full disk)."""
+    real_open, base = open, os.path.basename(target)
+
+    def full_disk(path, mode="r", *args, **kwargs):
+        name = os.path.basename(os.fsdecode(path)) if isinstance(path, (str, bytes, os.PathLike)) else ""
+        if set(mode) & set("wax+") and (name == base or name.startswith("." + base + ".")):
+            return HalfFile(real_open(path, mode, *args, **kwargs))
+        return real_open(path, mode, *args, **kwargs)
+    monkeypatch.setattr("builtins.open", full_disk)
+
+
+class HalfFile:
+    """A file that takes half of what is written to it, then raises ENOSPC."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+    def write(self, data):
+        self.f.write(data[:len(data) // 2])
+        self.f.flush()
+        raise OSError(28, "No space left on device")
+
+    def close(self):
+        self.f.close()
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("failing", ["label file", "picture", "original", "counter", "journal"])
+def test_a_keep_whose_write_fails_half_way_is_one_line_and_the_store_stays_readable(tmp_path, monkeypatch,
+                                                                                     failing):
     folder = tmp_path / "my_digits"
     store = keep.KeptDigits(str(folder))
     store.keep(prepared(5), 5, PNG, "PNG")
+    target = {"label file": store.labels, "picture": str(folder / kept(2, 6)),
+              "original": str(folder / original(2, 6, ".png")), "counter": str(folder / keep.COUNTER_FILE),
+              "journal": str(folder / keep.PENDING_FILE)}[failing]
     before = (tmp_path / "my_digits.txt").read_bytes()
-    real_open = open
-
-    def full_disk(path, mode="r", *args, **kwargs):  # the label file cannot take its line
-        if str(path) == store.labels and "a" in mode:
-            f = real_open(path, mode, *args, **kwargs)
-            f.write(b"0000")  # a part of the line got there
-            f.close()
-            raise OSError(28, "No space left on device")
-        return real_open(path, mode, *args, **kwargs)
-    monkeypatch.setattr("builtins.open", full_disk)
-    with pytest.raises(DataError, match=r"^[^\n]*my_digits.txt: cannot write a kept digit's file \(No space left"):
+    writes_failing_halfway(monkeypatch, target)
+    with pytest.raises(DataError) as refused:
         store.keep(prepared(6), 6, PNG, "PNG")
     monkeypatch.undo()
-    assert (tmp_path / "my_digits.txt").read_bytes() == before  # cut back to what it was
+    assert re.fullmatch(rf"{re.escape(target)}: cannot write [^\n]+ \(No space left on device\)", str(refused.value))
+    assert (tmp_path / "my_digits.txt").read_bytes() == before  # never cut mid-line: the file as it was
     assert os.listdir(folder / keep.ORIGINALS) == [os.path.basename(original(1, 5, ".png"))]
+    assert not [name for name in files_under(folder) if name.endswith(".tmp")]
     check_consistent(store, 1)
-    assert store.keep(prepared(7), 7)[0] == kept(3, 7)  # the failed keep's number stays used
+    again = keep.KeptDigits(str(folder))  # readable, by this store and a new one (a board started again)
+    assert again.entries() == store.entries() == [(kept(1, 5), 5)] and again.problem() is None
+    name, digit, count = store.keep(prepared(7), 7)
+    assert (digit, count) == (7, 2) and keep.KeptDigits(str(folder)).entries()[-1] == (name, 7)
 
 
 STOPPED = 86  # the exit status of a keep stopped on purpose
@@ -221,8 +257,8 @@ def stopped_keep(folder, where):
     store = keep.KeptDigits(folder)
     write, append = keep._write, store._append
 
-    def writing(path, data):
-        write(path, data)
+    def writing(path, data, *what):
+        write(path, data, *what)
         if (where == "original" and keep.ORIGINALS in path) or (where == "jpg" and path.endswith(kept(1, 2)[-6:])):
             os._exit(STOPPED)
 

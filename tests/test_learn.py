@@ -155,7 +155,7 @@ def test_a_learn_that_makes_a_digit_worse_is_checked_and_held_saying_what_fell(l
     seven = check["test"]["recall"][7]
     assert seven[0] - seven[1] > learn.RECALL_DROP and {"digit": 7, "before": seven[0], "after": seven[1]} in \
         check["fell"]
-    assert all(pair[0] - pair[1] > learn.RECALL_DROP for pair in (check["test"]["recall"][f["digit"]]
+    assert all(pair[0] - pair[1] > learn.RECALL_DROP for pair in (check["test"][f.get("measure", "recall")][f["digit"]]
                                                               for f in check["fell"] if f["digit"] is not None))
     lines = said(learned_workdir)["lines"]
     assert f"checked: {learn.summary(check)}" in lines
@@ -189,6 +189,12 @@ def test_what_a_learn_prints_and_records_names_no_temporary_folder(learned_workd
     assert "mnist-learn-" not in shown and tempfile.gettempdir() + os.sep not in shown
     assert f"wrote {KEPT} train records to {learn.STAGING}/data/mnist_train.tfrecords" in lines
     assert lines[0] == f"learning from {KEPT} kept digits of my_digits into model"
+    assert lines[1].startswith(f"warning: all {KEPT} kept digits are 3s: ")  # one digit only: said before it runs
+    (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
+    assert entry["settings"]["known"] == {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, KEPT]]}
+    assert learn.unknown(str(learned_workdir / "model"), keep.KeptDigits(str(learned_workdir / "my_digits"))) \
+        == KEPT  # held: the model in service learned none of them
+    assert all(len(entry["check"]["test"][m]) == 10 for m in ("recall", "precision"))
 
 
 @pytest.mark.long

@@ -38,6 +38,14 @@ def shows(page, step, line):
                            arg=[str(step), line], timeout=ANSWER_TIMEOUT)
 
 
+def noted(page, text):
+    """Wait until the note under the learn line (#learn-note: one digit only, changes the model does not know)
+    holds `text`; its text."""
+    page.wait_for_function("text => document.getElementById('learn-note').textContent.includes(text)", arg=text,
+                           timeout=ANSWER_TIMEOUT)
+    return page.text_content("#learn-note")
+
+
 def buttons(page):
     """The learn's choice buttons shown, by id, and whether #learn can be pressed."""
     return [b for b in ("learn-undo", "learn-redo", "learn-accept", "learn-discard") if page.is_visible("#" + b)], \
@@ -57,11 +65,15 @@ def test_a_held_learn_is_used_anyway_then_undone_in_a_terminal_and_redone_on_the
     assert re.fullmatch(r"Learned · MNIST 0\.\d{4} → 0\.\d{4} · digit \d recall 0\.\d{3} → 0\.\d{3} · your digits "
                         r"\d+/10 → 10/10", page.text_content("#learn-progress"))
     assert buttons(page) == (["learn-undo"], True)
+    note = noted(page, "All your kept digits are 3s")  # the keeps are all 3s; the model in service learned them
+    assert "does not know" not in note
     undone = run_main("mnist_learn.py", "--undo", "--model-dir", "model", cwd=work)  # from a terminal
     assert undone.returncode == 0, undone.stderr
     shows(page, TRAIN_STEPS, f"Undone: back to step {TRAIN_STEPS}")  # the open page follows, no reload
     assert buttons(page) == (["learn-redo"], True)
+    noted(page, "The served model does not know 10 change(s) to your kept digits")  # undone: it learned none
     page.click("#lang [data-lang=zh]")
+    noted(page, "正在使用的模型还不知道你对保存的数字做的 10 处改动")
     shows(page, TRAIN_STEPS, f"已撤销：回到第 {TRAIN_STEPS} 步")
     assert page.text_content("#learn-redo") == "重做学习"
     page.click("#learn-redo")

@@ -51,9 +51,8 @@ import dataclasses
 import signal
 import sys
 
-from .. import listener, records
+from .. import learn, listener
 from ..errors import DataError, Interrupted
-from ..learn import DEFAULT_STEPS
 from . import atlas, inside, memory, mistakes, page, playback, serving, teach, why
 from .guard import Access
 from .mistakes import Mistakes
@@ -126,21 +125,26 @@ class Served:
         return [f for f in (self.follower, self.compare_follower) if f is not None]
 
 
-def open_board(load, prepare, path, kept=None, steps=DEFAULT_STEPS, share=records.MIX_SHARE,
-               data_dir=records.DATA_DIR, compare=None):
+def open_board(load, prepare, path, kept=None, plan=None, compare=None, data_dir=None):
     """Served for the model at `path`: its Model, the Follower of `path` and, with a store, the learn on it.
 
     load(): the predictor of the newest model at `path` (raises DataError
     when it cannot be served); prepare(data, name): a picture's bytes ->
-    uint8 [28, 28] (Model's); kept: a keep.KeptDigits store or None; steps,
-    share, data_dir: the learn's (teach.Learning; data_dir's test records
-    are the mistakes'); compare: (load, path) of a second model served
-    beside the first, with a Follower of its own, or None. Raises DataError
-    as load() does (the second's said as --compare's).
+    uint8 [28, 28] (Model's); kept: a keep.KeptDigits store or None; plan:
+    the learn's settings, a learn.Plan (mnist_app.py's --learn-* flags,
+    learn.Plan.of; None: the defaults), handed whole to teach.Learning;
+    its data_dir's test records are the mistakes' (data_dir: another);
+    compare: (load, path) of a second model served beside the first, with a
+    Follower of its own, or None. Raises DataError as load() does (the
+    second's said as --compare's).
     """
+    plan = plan or learn.Plan()
+    if data_dir is not None:
+        plan = dataclasses.replace(plan, data_dir=data_dir)
     model = Model(load(), prepare)
     follower = Follower(model, load, path)
-    learning = None if kept is None else teach.Learning(kept, follower, steps, share, data_dir)
+    learning = None if kept is None else teach.Learning(kept, follower, plan)
+    data_dir = plan.data_dir
     served = Served(model, follower, kept, learning, Mistakes(data_dir), atlases=atlas.Atlases(data_dir))
     if compare:
         second_load, second_path = compare

@@ -1,9 +1,12 @@
 """Teaching the board: the routes that keep corrected digits (keep.KeptDigits) and learn from them (mnistkit.learn).
 
-- POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count"}: the same size at any count
+- POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count"}, and "misread": {"reads",
+                              "probability"} when the served model reads it as another digit at MISREAD or more (a
+                              mis-click? the page asks "keep it?"): the same size at any count
 - GET    /board/kept          a page of them, newest first: ?limit=N (PAGE; at most MOST_PAGE), ?before=NAME
                               (those kept before NAME) -> {"count", "entries": [{"name", "digit"}, ...], "more",
-                              "unreadable": [one line per label line the store cannot read]}
+                              "unreadable": [one line per label line the store cannot read], "digits": [how many
+                              of each digit], "one_digit": the digit all are (the page warns), else null}
 - GET    /board/kept/<name>   the kept 28x28 picture (only names the store lists)
 - DELETE /board/kept/<name>   removes it -> {"removed": name, "count"}
 - GET    /board/learn         Learning.status(): the learn running, else where the served folder's learns stand
@@ -45,7 +48,7 @@ import threading
 
 import numpy as np
 
-from .. import checkpoints, learn, pictures, records
+from .. import checkpoints, learn, pictures
 from ..errors import DataError
 from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
@@ -66,7 +69,25 @@ def keep_digit(call):
     if original is not None:
         pixels, kind = under_limits(call.model, read_original, call.model.prepare, original, name, pixels)
     kept, digit, count = store_call(call.kept.keep, pixels, digit, original, kind)
-    return {"kept": {"name": kept, "digit": digit}, "count": count}
+    flagged = misread(call.model, pixels, digit)
+    return {"kept": {"name": kept, "digit": digit}, "count": count, **({"misread": flagged} if flagged else {})}
+
+
+MISREAD = 0.99  # a keep the served model reads as another digit this surely is flagged: a mis-click?
+
+
+def misread(model, pixels, digit):
+    """{"reads": e, "probability": p} when the served `model` reads the kept pixels (uint8 [28, 28]) as another
+    digit e with probability p >= MISREAD ("kept as 7, reads as 1: keep it?"), else None."""
+    rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    try:
+        probabilities = np.asarray(model.predictor.predict(rows)[0])
+    except Exception:  # noqa: BLE001  (any: the digit is kept; the flag is advice, never a failed keep)
+        return None
+    reads = int(np.argmax(probabilities))
+    if reads == digit or probabilities[reads] < MISREAD:
+        return None
+    return {"reads": reads, "probability": float(probabilities[reads])}
 
 
 def read_original(prepare, original, name, pixels):
@@ -85,8 +106,12 @@ def kept_list(call):
     if not (limit.isdecimal() and 1 <= int(limit) <= MOST_PAGE):
         raise BoardError(400, f"limit must be a number of kept digits 1-{MOST_PAGE}, not {limit[:20]!r}")
     count, entries, more = store_call(call.kept.page, call.query.get("before"), int(limit))
+    digits = [0] * NUM_CLASSES
+    for _, digit in store_call(call.kept.entries):
+        digits[digit] += 1
     return {"count": count, "entries": [{"name": name, "digit": digit} for name, digit in entries], "more": more,
-            "unreadable": store_call(call.kept.unreadable)}
+            "unreadable": store_call(call.kept.unreadable), "digits": digits,
+            "one_digit": next((d for d, n in enumerate(digits) if n == count), None) if count else None}
 
 
 def kept_jpg(call):
@@ -186,19 +211,23 @@ class Learning:
 
     kept: the keep.KeptDigits store whose digits are learned (a snapshot
     of them at the learn's start); follower: the model.Follower of the
-    served folder (None: nothing follows it); steps, share, data_dir:
-    mnist_learn.py's --steps, --share and --data-dir. The learned
+    served folder (None: nothing follows it); plan: the learn's settings
+    (a learn.Plan: mnist_app.py's --learn-steps, --learn-share,
+    --learn-data-dir; None: the defaults), each learn's the same but for
+    the folder it learns into and the store. The learned
     checkpoint is promoted into the model folder, where the Follower finds
     it and the board answers with it; until then the board answers with
     the model it has. status(model) is what GET /board/learn answers (the
     module's docstring): state, stage, line, step, steps, folder, learn
-    (its number), before, after, check, undo, redo. `thread`: the last
-    learn's thread, or None.
+    (its number), before, after, check, undo, redo, unknown (the changes to
+    the kept digits the served model does not know), one_digit (the digit
+    all kept digits are, else None), doing, taken, left
+    (what the learn running does now, for how long, the time left if
+    known). `thread`: the last learn's thread, or None.
     """
 
-    def __init__(self, kept, follower=None, steps=learn.DEFAULT_STEPS, share=records.MIX_SHARE,
-                 data_dir=records.DATA_DIR):
-        self.kept, self.follower, self.steps, self.share, self.data_dir = kept, follower, steps, share, data_dir
+    def __init__(self, kept, follower=None, plan=None):
+        self.kept, self.follower, self.plan = kept, follower, plan or learn.Plan()
         self.lock, self.thread, self.watch, self.failed_at = threading.Lock(), None, None, None
         self.stopped = False  # the server stopped while a learn ran (stop); its stop line says so
         self.job = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "folder": None}
@@ -211,12 +240,37 @@ class Learning:
         stand = learn.standing(folder)
         shown = stand["held"] or stand["last"]
         answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
-                  "undo": stand["undo"], "redo": stand["redo"]}
+                  "undo": stand["undo"], "redo": stand["redo"], "unknown": self.unknown(folder),
+                  "one_digit": self.one_digit(), **self.doing(job)}
         if job["state"] == "running" or shown is None or (job["state"] == "failed" and self.failed_at == mark(stand)):
             return answer
         state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(shown["state"])
         return {**answer, "state": state or "idle", "stage": None, "line": "", "step": None, "steps": None,
                 **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
+
+    def unknown(self, folder):
+        """How many changes to the kept digits the served folder's model does not know (learn.unknown), or None."""
+        try:
+            return learn.unknown(folder, self.kept)
+        except (DataError, OSError):
+            return None
+
+    def one_digit(self):
+        """The digit all kept digits are (the page warns before a learn: learn.one_digit), or None."""
+        try:
+            digits = {digit for _, digit in self.kept.entries()}
+        except (DataError, OSError):
+            return None
+        return digits.pop() if len(digits) == 1 else None
+
+    def doing(self, job):
+        """{"doing": a key of learn.DOING or None, "taken": seconds it has taken, "left": seconds left or None} of
+        the learn running (its Watch), so that the page's line moves while a script prints nothing."""
+        watch = self.watch
+        if job["state"] != "running" or watch is None:
+            return {"doing": None, "taken": None, "left": None}
+        doing, taken, left = watch.where()
+        return {"doing": doing, "taken": round(taken), "left": None if left is None else round(left)}
 
     def start(self, model):
         """Start learning into the checkpoint folder of `model` (a model.Model); returns the status. BoardError 409
@@ -234,7 +288,7 @@ class Learning:
                 raise BoardError(409, f"a learn is running on {self.job['folder']}; wait until it ends")
             start = checkpoints.step_of(newest_in(folder))
             self.job = {"state": "running", "stage": learn.STAGES[0], "line": f"learning from {count} kept digits "
-                        f"into {folder}", "step": start, "steps": start + self.steps, "folder": folder}
+                        f"into {folder}", "step": start, "steps": start + self.plan.steps, "folder": folder}
             self.watch = learn.Watch(self.said, self.moved)
             self.thread = threading.Thread(target=self.run, args=(folder, model, self.watch), name="learn",
                                            daemon=True)
@@ -245,7 +299,7 @@ class Learning:
         """Learn into `folder`; "done" once the Follower answers with the learned checkpoint (model: the Model the
         learn started on), or after TAKEN_SECS; "failed" with the error's line; a held learn: the record's."""
         try:
-            learned = learn.learn(folder, self.kept, self.steps, self.data_dir, self.share, watch=watch)
+            learned = learn.learn(self.plan.to(folder, self.kept), watch=watch)
             step = checkpoints.step_of(learned)
             with self.lock:
                 self.job["step"] = step

@@ -34,6 +34,14 @@ const TEXT = {
     accuracyFell: "the test accuracy fell {} → {} ({} points)", recallFell: "digit {}'s recall fell {} → {} ({} points)",
     and: " and ", learnUndo: "Undo the learn", learnRedo: "Redo the learn", learnAccept: "Use it anyway",
     learnDiscard: "Discard",
+    precisionFell: "digit {}'s precision fell {} → {} ({} points)",
+    misread: "Kept as {a}, but the network reads it as {} ({}): keep it?", misreadRemove: "Remove it",
+    oneDigit: "All your kept digits are {}s: learning on one digit only can make the network call other digits {}. Keep some other digits too.",
+    unknownChanges: "The served model does not know {} change(s) to your kept digits (kept, removed or relabelled since its last learn): learn to teach it.",
+    taken: "{} s", left: "about {} s left",
+    doing_copying: "copying your digits", doing_generating: "turning your digits into TFRecords",
+    doing_starting: "starting the trainer (loading TensorFlow)", doing_training: "training",
+    doing_checking: "scoring before and after on the test set", doing_promoting: "putting it in service",
     named: digit => (digit === 8 ? "an " : "a ") + digit,  // a digit as {a} says it: "That was an 8"
   },
   zh: {
@@ -57,6 +65,14 @@ const TEXT = {
     testAccuracy: "MNIST {} → {}", recall: "数字 {} 召回率 {} → {}", noRecallFell: "没有数字的召回率下降", yours: "你的数字 {}/{} → {}/{}",
     accuracyFell: "测试准确率从 {} 降到 {}（{} 个百分点）", recallFell: "数字 {} 的召回率从 {} 降到 {}（{} 个百分点）",
     and: "，", learnUndo: "撤销学习", learnRedo: "重做学习", learnAccept: "仍然使用", learnDiscard: "丢弃",
+    precisionFell: "数字 {} 的精确率从 {} 降到 {}（{} 个百分点）",
+    misread: "已保存为 {a}，但网络把它读成 {}（{}）：确定保存吗？", misreadRemove: "删除它",
+    oneDigit: "你保存的数字全是 {}：只用一个数字学习，可能让网络把别的数字也认成 {}。请也保存一些别的数字。",
+    unknownChanges: "正在使用的模型还不知道你对保存的数字做的 {} 处改动（上次学习之后新保存、删除或改了标签的）：学习一次就会教给它。",
+    taken: "已用 {} 秒", left: "约剩 {} 秒",
+    doing_copying: "复制你的数字", doing_generating: "把你的数字写成 TFRecords",
+    doing_starting: "启动训练程序（加载 TensorFlow）", doing_training: "训练",
+    doing_checking: "在测试集上比较学习前后", doing_promoting: "启用新的检查点",
     named: digit => String(digit),
   },
 };
@@ -436,7 +452,28 @@ function showTeach() {  // one keep per answer: the buttons wait for an answer, 
     button.classList.toggle("answered", Boolean(shown) && shown.digit === d);
     button.classList.toggle("chosen", Boolean(shown) && shown.kept === d);
   });
-  document.getElementById("teach-status").textContent = say(teachNote);
+  const status = document.getElementById("teach-status");
+  status.textContent = say(teachNote);
+  const misread = shown && shown.misread;
+  if (misread && teachNote && teachNote[0] === "misread") {  // "keep it?": a button removes the keep
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "misread-remove";
+    remove.textContent = T.misreadRemove;
+    remove.addEventListener("click", () => removeMisread(misread.name));
+    status.append(" ", remove);
+  }
+}
+
+async function removeMisread(name) {  // the "Remove it" of a keep the network reads as another digit
+  const item = Array.from(thumbs.children).find(child => child.dataset.name === name);
+  if (item) await removeKept(item);
+  else await call("/board/kept/" + encodeURIComponent(name), {method: "DELETE"}).then(loadKept);
+  if (shown && shown.misread && shown.misread.name === name) {
+    shown.misread = null;
+    teachNote = null;
+    showTeach();
+  }
 }
 
 async function call(url, options) {
@@ -492,8 +529,11 @@ async function keepShown(digit) {
     showKeptCount(reply.body.count);
     addThumbs([kept], true);
   }
+  const misread = kept && reply.body.misread;  // the network reads it as another digit at >= 99%: a mis-click?
+  if (misread) answer.misread = {name: kept.name, ...misread};
   if (answer === shown) {  // else a newer answer is shown, with its own buttons
-    teachNote = kept ? ["kept", digit] : refusal(reply, "keepFailed");
+    teachNote = misread ? ["misread", digit, misread.reads, percent(misread.probability)]
+      : kept ? ["kept", digit] : refusal(reply, "keepFailed");
     showTeach();
   }
 }
@@ -658,7 +698,8 @@ function fellLine(check) {  // what fell past the limits, in words
   const points = f => (100 * (f.after - f.before)).toFixed(1).replace("-", "−");
   return check.fell.map(f => f.digit === null ?
     say(["accuracyFell", Number(f.before).toFixed(4), Number(f.after).toFixed(4), points(f)]) :
-    say(["recallFell", f.digit, Number(f.before).toFixed(3), Number(f.after).toFixed(3), points(f)])).join(T.and);
+    say([f.measure === "precision" ? "precisionFell" : "recallFell", f.digit, Number(f.before).toFixed(3),
+         Number(f.after).toFixed(3), points(f)])).join(T.and);
 }
 
 function learnLine() {  // the learn line's text, of `learning`
@@ -666,7 +707,11 @@ function learnLine() {  // the learn line's text, of `learning`
   if (state === "running") {
     const parts = [T.learnRunning];
     if (learning.stage && T[learning.stage]) parts.push(T[learning.stage]);
-    if (learning.steps) parts.push(say(["stepOf", learning.step || 0, learning.steps]));
+    if (learning.stage === "training" && learning.steps) parts.push(say(["stepOf", learning.step || 0, learning.steps]));
+    const doing = learning.doing && T["doing_" + learning.doing];  // what it does, for how long, the time left
+    if (doing && doing !== T[learning.stage]) parts.push(doing);
+    if (typeof learning.taken === "number") parts.push(say(["taken", learning.taken]));
+    if (typeof learning.left === "number") parts.push(say(["left", learning.left]));
     return parts.join(" · ");
   }
   if (state === "done" && learning.check) return [T.learnDone, checkLine(learning.check)].join(" · ");
@@ -683,6 +728,11 @@ function showLearn() {  // #learn, its line and the buttons beside it, of `learn
   const progress = document.getElementById("learn-progress");
   progress.dataset.state = state;
   progress.textContent = learnNote ? say(learnNote) : learnLine();
+  const notes = [];  // before a learn: all keeps one digit; changes the served model does not know
+  if (learning && typeof learning.one_digit === "number") notes.push(say(["oneDigit", learning.one_digit, learning.one_digit]));
+  if (learning && learning.unknown > 0 && state !== "running") notes.push(say(["unknownChanges", learning.unknown]));
+  const note = document.getElementById("learn-note");
+  if (note) note.textContent = notes.join(" ");
   const shown = {"learn-undo": Boolean(learning && learning.undo) && state !== "running",
                  "learn-redo": Boolean(learning && learning.redo) && state !== "running",
                  "learn-accept": state === "held", "learn-discard": state === "held"};
