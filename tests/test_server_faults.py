@@ -445,3 +445,80 @@ def test_a_mistyped_model_dir_is_named_as_not_there(script, more, tmp_path, samp
     assert result.returncode != 0
     line = result.stderr.splitlines()[-1]
     assert "modle" in line and "not there" in line and "train first" not in line, line
+
+
+# ---------------------------------------------------------------- Ctrl-C early in a trainer or the exporter (#53 §9)
+
+STOPPED_BY_CTRL_C = (130, -signal.SIGINT)  # 130 as our scripts end; -2 (a shell says 130) before their first line
+
+
+def nothing_half_written(folder):
+    """AssertionError when `folder` holds a lock, a staging folder, a temporary file or a checkpoint the index
+    names without its files, or a SavedModel version without its graph."""
+    if not os.path.isdir(folder):
+        return
+    for top, dirs, names in os.walk(folder):
+        for name in dirs + names:
+            assert name != folders.LOCK_FILE and not name.startswith(".") and "tmp" not in name.lower() and (
+                "tempstate" not in name), os.path.join(top, name)
+    index = os.path.join(folder, "checkpoint")
+    if os.path.isfile(index):
+        newest = folders.latest(folder)
+        assert newest is None or os.path.isfile(newest + ".index"), newest
+    for name in os.listdir(folder):
+        version = os.path.join(folder, name)
+        if name.isdecimal() and os.path.isdir(version):
+            assert os.path.isfile(os.path.join(version, "saved_model.pb")), version
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("delay", [0.2, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("script", ["mnist_backward.py", "mnist_lenet5_backward.py", "mnist_export.py"])
+def test_ctrl_c_early_in_a_trainer_or_the_exporter_ends_it_with_130_and_nothing_half_written(
+        script, delay, trained_workdir, tmp_path):
+    import subprocess
+    from conftest import ROOT, copy_into
+    work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
+    args = ["--steps", "100000"] if script != "mnist_export.py" else []
+    child = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=work, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    signalled = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    try:
+        out, err = child.communicate(timeout=120)  # generous: the order of events is checked, not the time
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode in STOPPED_BY_CTRL_C, (child.returncode, err[-500:])
+    assert time.monotonic() - signalled < 120
+    if child.returncode == 130:
+        assert err.rstrip("\n").splitlines()[-1].startswith("SIGINT: "), err[-500:]
+        assert "Traceback" not in err, err[-2000:]
+    for folder in ("model", "model_lenet5", os.path.join("export", "mnist"), "export"):
+        nothing_half_written(os.path.join(work, folder))
+
+
+# ---------------------------------------------------------------- a cluster task that never started (#53 §9)
+
+@pytest.mark.quick
+def test_a_cluster_task_that_never_started_is_named_with_its_address():
+    import socket
+    from mnistkit import distributed
+    from tf_compat import tf
+    with socket.socket() as started, socket.socket() as free:
+        started.bind(("127.0.0.1", 0))
+        started.listen()
+        free.bind(("127.0.0.1", 0))  # bound, never listening: nothing accepts there
+        up, down = (f"127.0.0.1:{s.getsockname()[1]}" for s in (started, free))
+        cluster = tf.train.ClusterSpec({"ps": [up, down], "worker": [up, down]})
+        assert distributed.silent_tasks(cluster) == [f"ps 1 ({down})", f"worker 1 ({down})"]
+        assert distributed.silent_or(cluster, "the parameter servers", is_chief=True) == (
+            f"ps 1 ({down}) never started (nothing listens there)")
+        assert distributed.silent_note(cluster) == f"; ps 1 ({down}) is not there (nothing listens)"
+        chief_gone = tf.train.ClusterSpec({"ps": [up], "worker": [down, up]})
+        assert distributed.silent_or(chief_gone, "them", is_chief=False) == (
+            f"the chief (worker 0, {down}) never started (nothing listens there)")
+        assert distributed.silent_or(tf.train.ClusterSpec({"ps": [up], "worker": [up]}), "them", False) == (
+            "them did not answer")

@@ -350,8 +350,8 @@ async def read_body(receive, headers, route, said):
 class Inflated:
     """A gzip body inflated as its chunks arrive, to `limit` bytes at most: feed(chunk, parts) appends to `parts`
     the bytes it inflates to, INFLATE_STEP at a time (BoardError 413 past the limit, 400 when it is not gzip);
-    end() once the body is all there (400 when the gzip stream is cut short). Source: zlib.decompressobj with max_length, so that no call
-    makes more than the limit allows (Python's zlib docs: "decompression bombs")."""
+    end() once the body is all there (400 when the gzip stream is cut short). Source: zlib.decompressobj with
+    max_length, so that no call makes more than the limit allows (Python's zlib docs: "decompression bombs")."""
 
     def __init__(self, limit, route, said):
         self.limit, self.route, self.said, self.size, self.seen = limit, route, said, 0, False
