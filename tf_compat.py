@@ -64,7 +64,8 @@ def holding_signals(work, *args):
     does not make the user wait: the process ends then, `SIGINT: stopped
     while TensorFlow was imported; nothing saved`, status 128 + the
     signal's number (nothing is written before TensorFlow is there: the
-    scripts import it before they take a folder's lock or write a file).
+    scripts import it before they take a folder's lock or write a file);
+    the signal is heard at once, also inside a long C call (_watch_signals).
     Off the main thread (where handlers cannot be set) work runs as it is.
     """
     if threading.current_thread() is not threading.main_thread():
@@ -78,24 +79,63 @@ def holding_signals(work, *args):
                     _end_now(signum, "stopped while TensorFlow was imported; nothing saved")
 
     def hold(signum, frame):
-        if not held and previous.get(signum) not in (signal.SIG_IGN, None):
-            threading.Thread(target=end_unless_done, args=(signum,), name="held-signal", daemon=True).start()
         held.append(signum)
 
     for name in STOP_SIGNAL_NAMES:
         if hasattr(signal, name):
             sig = getattr(signal, name)
             previous[sig] = signal.signal(sig, hold)
+    watching = _watch_signals(lambda signum: previous.get(signum) not in (signal.SIG_IGN, None) and end_unless_done(
+        signum))
     try:
         return work(*args)
     finally:
         with ending:
             done.set()
+        watching()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         for signum in dict.fromkeys(held):  # each held signal once, in the order they came
             if previous[signum] not in (signal.SIG_IGN, None):
                 signal.raise_signal(signum)
+
+
+def _watch_signals(heard):
+    """Call heard(signum) on a thread of its own for each signal that comes, as soon as it comes; returns the
+    function that ends the watch.
+
+    Python runs a signal's handler in the main thread, between two of its
+    bytecodes: not while a C call runs there (a shared library being
+    loaded, for seconds on a loaded machine). Python's C-level handler
+    writes the signal's number to the wakeup fd (signal.set_wakeup_fd) at
+    once, which the thread reads. POSIX only (elsewhere: no watch).
+    """
+    if os.name == "nt":
+        return lambda: None
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+        before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread of the main interpreter
+        os.close(read)
+        os.close(write)
+        return lambda: None
+
+    def watch():
+        try:
+            while True:
+                data = os.read(read, 1)
+                if not data:
+                    return
+                heard(data[0])
+        finally:
+            os.close(read)
+    threading.Thread(target=watch, name="signal-watch", daemon=True).start()
+
+    def stop():
+        signal.set_wakeup_fd(before)
+        os.close(write)  # the thread reads the end of the pipe, and ends
+    return stop
 
 
 def _end_now(signum, said):

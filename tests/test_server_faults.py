@@ -522,3 +522,44 @@ def test_a_cluster_task_that_never_started_is_named_with_its_address():
             f"the chief (worker 0, {down}) never started (nothing listens there)")
         assert distributed.silent_or(tf.train.ClusterSpec({"ps": [up], "worker": [up]}), "them", False) == (
             "them did not answer")
+
+
+LONG_C_CALL = """\
+import hashlib, signal, sys, time
+sys.path.insert(0, {root!r})
+{setup}
+signal.signal(signal.SIGINT, signal.default_int_handler)
+print("ready", flush=True)
+try:
+    {call}(lambda: hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10 ** 9))  # minutes in one C call
+except KeyboardInterrupt:
+    sys.stderr.write("KeyboardInterrupt raised\\n")
+    sys.exit(130)
+sys.exit(0)
+"""
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("what, setup, call, said", [
+    ("TensorFlow's import", "import tf_compat", "tf_compat.holding_signals",
+     "SIGINT: stopped while TensorFlow was imported; nothing saved"),
+    ("a LiteRT conversion", "from mnistkit import export", "export.interruptible", "KeyboardInterrupt raised"),
+])
+def test_ctrl_c_during_a_long_c_call_ends_the_script_before_the_call_does(what, setup, call, said, tmp_path):
+    # The order of events, not a time: the call would take minutes; the script must end first, with its line.
+    import subprocess
+    from conftest import ROOT
+    script = tmp_path / "long_call.py"
+    script.write_text(LONG_C_CALL.format(root=ROOT, setup=setup, call=call), encoding="utf-8")
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        assert child.stdout.readline() == "ready\n"
+        time.sleep(0.5)  # inside the call
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=90)  # the call itself runs for minutes
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 130 and err.strip().splitlines()[-1] == said, (what, err)
