@@ -46,6 +46,8 @@ from typing import Callable
 VERBOSE = "--verbose" in sys.argv[1:]
 STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK")  # as mnistkit.errors.STOP_SIGNALS (no mnistkit import here)
 MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
+HELD_STOP_SECS = 1.0  # a stop signal held during TensorFlow's import ends the process this long after (holding_signals)
+_STDERR_SAVED = []  # the real stderr's descriptor while _load mutes fd 2, for _end_now's line
 UNUSED_PACKAGES = ("keras",)  # imported by TensorFlow's __init__ but not needed by tf.compat.v1 graphs
 
 
@@ -57,24 +59,95 @@ def holding_signals(work, *args):
     is lost, or leaves a half-imported TensorFlow that fails on the next
     use. Held here, the signal reaches the script's own handler (a
     KeyboardInterrupt, a trainer's stop flag) once the import is done; a
-    signal the process ignores stays ignored. Off the main thread (where
-    handlers cannot be set) work runs as it is.
+    signal the process ignores stays ignored. An import still running
+    HELD_STOP_SECS after the signal (a loaded machine takes 10 s and more)
+    does not make the user wait: the process ends then, `SIGINT: stopped
+    while TensorFlow was imported; nothing saved`, status 128 + the
+    signal's number (nothing is written before TensorFlow is there: the
+    scripts import it before they take a folder's lock or write a file);
+    the signal is heard at once, also inside a long C call (_watch_signals).
+    Off the main thread (where handlers cannot be set) work runs as it is.
     """
     if threading.current_thread() is not threading.main_thread():
         return work(*args)
-    held, previous = [], {}
+    held, previous, done, ending = [], {}, threading.Event(), threading.Lock()
+
+    def end_unless_done(signum):
+        if not done.wait(HELD_STOP_SECS):
+            with ending:
+                if not done.is_set():
+                    _end_now(signum, "stopped while TensorFlow was imported; nothing saved")
+
+    def hold(signum, frame):
+        held.append(signum)
+
     for name in STOP_SIGNAL_NAMES:
         if hasattr(signal, name):
             sig = getattr(signal, name)
-            previous[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+            previous[sig] = signal.signal(sig, hold)
+    watching = _watch_signals(lambda signum: previous.get(signum) not in (signal.SIG_IGN, None) and end_unless_done(
+        signum))
     try:
         return work(*args)
     finally:
+        with ending:
+            done.set()
+        watching()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         for signum in dict.fromkeys(held):  # each held signal once, in the order they came
             if previous[signum] not in (signal.SIG_IGN, None):
                 signal.raise_signal(signum)
+
+
+def _watch_signals(heard):
+    """Call heard(signum) on a thread of its own for each signal that comes, as soon as it comes; returns the
+    function that ends the watch.
+
+    Python runs a signal's handler in the main thread, between two of its
+    bytecodes: not while a C call runs there (a shared library being
+    loaded, for seconds on a loaded machine). Python's C-level handler
+    writes the signal's number to the wakeup fd (signal.set_wakeup_fd) at
+    once, which the thread reads. POSIX only (elsewhere: no watch).
+    """
+    if os.name == "nt":
+        return lambda: None
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+        before = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread of the main interpreter
+        os.close(read)
+        os.close(write)
+        return lambda: None
+
+    def watch():
+        try:
+            while True:
+                data = os.read(read, 1)
+                if not data:
+                    return
+                heard(data[0])
+        finally:
+            os.close(read)
+    threading.Thread(target=watch, name="signal-watch", daemon=True).start()
+
+    def stop():
+        signal.set_wakeup_fd(before)
+        os.close(write)  # the thread reads the end of the pipe, and ends
+    return stop
+
+
+def _end_now(signum, said):
+    """End the process at once with status 128 + signum after the line `<SIGNAL>: said` on stderr (fd 2 itself:
+    sys.stderr may be muted at that moment)."""
+    line = f"\n{signal.Signals(signum).name}: {said}\n".encode()
+    target = _STDERR_SAVED[0] if _STDERR_SAVED else 2
+    try:
+        os.write(target, line)
+    except OSError:
+        pass
+    os._exit(128 + signum)
 
 
 def _load():
@@ -96,10 +169,12 @@ def _load():
         saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 2)
         os.close(devnull)
+        _STDERR_SAVED.append(saved)
     try:
         tf_v1 = holding_signals(importlib.import_module, "tensorflow.compat.v1")
     finally:
         if saved is not None:
+            _STDERR_SAVED.clear()
             os.dup2(saved, 2)
             os.close(saved)
     if not VERBOSE:

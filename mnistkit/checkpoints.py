@@ -38,6 +38,7 @@ can be missing or damaged while the checkpoint files are fine. So:
 import collections
 import contextlib
 import dataclasses
+import difflib
 import glob
 import importlib.util
 import os
@@ -395,9 +396,13 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
 
     A path one level off (an exports folder, a SavedModel given to the
     evaluator or the exporter, a checkpoint's file) is named with what to
-    give instead (places.misplaced, for the script `caller`). Else a
-    NoCheckpoint naming the trainer of the network the folder records (a
-    folder whose checkpoints were all deleted), else of `network`; the
+    give instead (places.misplaced, for the script `caller`). A folder that
+    is not there and is no trainer's default folder (a typo: `modle`) is
+    named as not there (not_there). Else a NoCheckpoint naming the trainer
+    of the network the folder records (a folder whose checkpoints were all
+    deleted), else of the network whose trainer writes that folder by
+    default (networks.trained_into: model_lenet5 is LeNet-5's), else of
+    `network`; the
     command keeps --model-dir when model_dir is not default_dir (None:
     always) and the user's other `flags` (cli.kept's), so that the hint,
     followed as written, trains into the folder named.
@@ -407,10 +412,36 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
         return misplaced
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir
         return a_file(model_dir, caller)
-    network = folder_network(model_dir) or network
+    recorded, named = folder_network(model_dir), networks.trained_into(model_dir)
+    if recorded is None and named is None and not os.path.isdir(model_dir) and (
+            default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
+        return NoCheckpoint(not_there(model_dir))  # a typo (`modle`), not a model still to train
+    chosen = recorded or named or network
+    if chosen.train_script != network.train_script:  # another network's folder (model_lenet5): its own trainer
+        network, default_dir = chosen, networks.default_folder(chosen)
     kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
     return NoCheckpoint(f"{model_dir}: no checkpoint found; train first with "
                         f"`{cli.command(network.train_script, *kept, *flags)}`")
+
+
+def trainer_of(model_dir, network=networks.MLP):
+    """The trainer script (file name) a hint names for model_dir: its recorded network's, else the one whose trainer
+    writes a folder of that name by default (networks.trained_into), else `network`'s."""
+    return (folder_network(model_dir) or networks.trained_into(model_dir) or network).train_script
+
+
+def not_there(model_dir):
+    """The line for a --model-dir that is not there (a typo, `modle`): the folder named, and the model folders
+    beside it whose names are close to it."""
+    parent = os.path.dirname(os.path.normpath(model_dir)) or "."
+    try:
+        beside = [name for name in os.listdir(parent) if os.path.isdir(os.path.join(parent, name))]
+    except OSError:
+        beside = []
+    close = [os.path.join(os.path.dirname(os.path.normpath(model_dir)), name)
+             for name in difflib.get_close_matches(os.path.basename(os.path.normpath(model_dir)), beside, n=3)]
+    return (f"{model_dir}: no such folder (it is not there" + (f"; did you mean {' or '.join(close)}?" if close else "")
+            + "): give the folder that holds the checkpoints")
 
 
 def a_file(model_dir, caller):

@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -30,6 +31,7 @@ from tf_compat import LazyMapping, first_line, task_addresses, tf
 from . import checkpoints, cli, folders, records, training
 from .errors import STOP_SIGNALS, ClusterError, DataError, Interrupted
 
+PROBE_SECS = 1.0  # a connection to a task's address not accepted within this long: nothing listens there
 CLOSE_TIMEOUT_SECS = 10  # closing a session whose parameter server is gone never ends by itself
 PS_POLL_SECS = 0.5  # parameter server: how often the main thread looks for a stop signal
 MAX_FAILED_STEPS = 3  # this many unreachable-task steps in a row mean a parameter server is gone
@@ -113,7 +115,8 @@ def worker_shards(files, task_index, num_workers):
 
 @contextlib.contextmanager
 def deadline(seconds, message):
-    """Ends the process with `error: <message>` and status 1 if the block outlasts `seconds`.
+    """Ends the process with `error: <message>` and status 1 if the block outlasts `seconds` (message: a str, or
+    a function returning it, called then).
 
     Needed around session creation and closing: TensorFlow's master waits
     without limit for an unreachable task (master.cc, DeviceFinder::Wait),
@@ -121,7 +124,7 @@ def deadline(seconds, message):
     """
     def expire():
         sys.stdout.flush()
-        print(f"error: {message}", file=sys.stderr, flush=True)
+        print(f"error: {message() if callable(message) else message}", file=sys.stderr, flush=True)
         os._exit(1)
 
     timer = threading.Timer(seconds, expire)
@@ -253,7 +256,9 @@ def train_distributed(cluster, task_index, settings, trainer, sync_replicas, sta
         try:
             progress = worker_steps(sess, graph, settings, worker, trainer, resumed.saves)
         except BaseException as e:
-            failure = cluster_failure(e, me, ",".join(cluster.job_tasks("ps")), settings.model_dir, sync_replicas)
+            gone = ", ".join(silent_tasks(cluster, ("ps",))) if isinstance(e, tf.errors.OpError) else ""
+            failure = cluster_failure(e, me, ",".join(cluster.job_tasks("ps")), settings.model_dir, sync_replicas,
+                                      gone)
             progress = None
         else:
             failure = None
@@ -464,8 +469,9 @@ def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=
     give_up = startup_timeout + 5
     proxy = next((name for name in PROXY_VARIABLES if os.environ.get(name)), None)
     proxied = (f"; {proxy} is set ({os.environ[proxy]}): make sure no_proxy lists these hosts" if proxy else "")
-    with deadline(give_up, f"{me}: no session after {give_up:g} s: {waiting_for} did not answer; "
-                           f"start them, or check --ps_hosts and --worker_hosts{proxied}"), \
+    with deadline(give_up, lambda: f"{me}: no session after {give_up:g} s: "
+                                   f"{silent_or(cluster, waiting_for, is_chief)}; start them, or check --ps_hosts "
+                                   f"and --worker_hosts{proxied}"), \
             ends_on_signal(f"{me}: stopped while waiting for {waiting_for}; nothing saved"):
         try:
             if is_chief:
@@ -473,15 +479,51 @@ def open_session(server, parts, cluster, task_index, ckpt, startup_timeout, log=
                                                checkpoint_filename_with_path=ckpt, config=config)
             return manager.wait_for_session(server.target, config=config, max_wait_secs=startup_timeout)
         except tf.errors.DeadlineExceededError:
-            raise ClusterError(f"{me}: the chief (worker 0) did not initialize the variables within "
+            chief = cluster.task_address("worker", 0)
+            never = " (it never started: nothing listens there)" if not listening(chief) else ""
+            raise ClusterError(f"{me}: the chief (worker 0, {chief}){never} did not initialize the variables within "
                                f"{startup_timeout:g} s; start it, or check --worker_hosts") from None
         except (tf.errors.UnavailableError, tf.errors.AbortedError) as e:
             raise (flags_differ(e, cluster, me)
-                   or ClusterError(f"{me}: lost a parameter server while starting ({first_line(e)})")) from None
+                   or ClusterError(f"{me}: lost a parameter server while starting ({first_line(e)})"
+                                   f"{silent_note(cluster)}")) from None
         except tf.errors.OpError as e:  # e.g. a device the other tasks do not have: their flags differ
             raise (flags_differ(e, cluster, me)
                    or ClusterError(f"{me}: cannot start the session ({first_line(e)}); start every task with "
                                    "the same --ps_hosts and --worker_hosts")) from None
+
+
+def listening(address, wait=PROBE_SECS):
+    """Whether something accepts a TCP connection at HOST:PORT within `wait` seconds (a task that was started)."""
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=wait):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def silent_tasks(cluster, jobs=("ps", "worker")):
+    """The tasks of `jobs` nothing listens for, as messages name them: ["ps 1 (127.0.0.1:2223)", ...]."""
+    return [f"{job} {index} ({address})" for job in jobs if job in cluster.jobs
+            for index, address in enumerate(cluster.job_tasks(job)) if not listening(address)]
+
+
+def silent_or(cluster, waiting_for, is_chief):
+    """What a worker that got no session says of the tasks it waits for (the parameter servers, and the chief when
+    it is not the chief): those never started, named with host:port, else that `waiting_for` did not answer."""
+    silent = silent_tasks(cluster, ("ps",))
+    if not is_chief and not listening(cluster.task_address("worker", 0)):
+        silent.append(f"the chief (worker 0, {cluster.task_address('worker', 0)})")
+    if silent:
+        return f"{', '.join(silent)} never started (nothing listens there)"
+    return f"{waiting_for} did not answer"
+
+
+def silent_note(cluster):
+    """"; ps 1 (HOST:PORT) is not there (nothing listens)" for the parameter servers gone, else ""."""
+    silent = silent_tasks(cluster, ("ps",))
+    return f"; {', '.join(silent)} {'is' if len(silent) == 1 else 'are'} not there (nothing listens)" if silent else ""
 
 
 def flags_differ(error, cluster, me):
@@ -510,19 +552,21 @@ def normal_address(address):
     return f"{host}:{port}"
 
 
-def cluster_failure(error, me, ps_hosts, model_dir, sync_replicas):
-    """The exception a worker ends with for an error of its session: TensorFlow's errors as one-line ClusterErrors."""
+def cluster_failure(error, me, ps_hosts, model_dir, sync_replicas, gone=""):
+    """The exception a worker ends with for an error of its session: TensorFlow's errors as one-line ClusterErrors.
+    gone: the parameter servers nothing listens for any more (silent_tasks), named when the session lost one."""
     resume = f"restart the whole cluster to resume from the latest checkpoint in {model_dir}"
     if isinstance(error, tf.errors.DeadlineExceededError):
         return ClusterError(f"{me}: no step finished within {training.STEP_TIMEOUT_MS // 1000} s: "
-                            f"a parameter server ({ps_hosts}) does not answer"
+                            f"a parameter server ({gone or ps_hosts}) does not answer"
                             + (", or the chief that applies the synchronous updates is gone" if sync_replicas else "")
                             + f"; {resume}")
     if isinstance(error, tf.errors.AbortedError):
         return ClusterError(f"{me}: {MAX_ABORTED_STEPS} steps in a row aborted ({first_line(error)}); the machine "
                             "may be overloaded; start this worker again to rejoin")
     if isinstance(error, tf.errors.UnavailableError):
-        return ClusterError(f"{me}: lost a parameter server ({first_line(error)}); {resume}")
+        return ClusterError(f"{me}: lost a parameter server{f' {gone}' if gone else ''} ({first_line(error)}); "
+                            f"{resume}")
     if isinstance(error, tf.errors.OpError):
         return ClusterError(f"{me}: training failed ({first_line(error)}); {resume}")
     return error

@@ -51,6 +51,7 @@ PROBABILITIES_KEY, CLASSES_KEY = "probabilities", "classes"  # float32 [None, 10
 TFLITE_SUFFIX, INT8_SUFFIX = ".tflite", "_int8"
 CALIBRATION_RECORDS = 300  # training records the int8 file's value ranges are measured on
 _QUIET_LOCK = threading.RLock()  # quiet_output's, around the process's file descriptors 1 and 2
+WAIT_STEP_SECS = 0.05  # how often the main thread wakes while a conversion runs (interruptible)
 COMMIT_WAIT_SECS = 30.0  # another export's commit (its renames) waited for before this one is refused
 METADATA_NAME = "mnist_export"  # the .tflite files' Model.metadata entry: the export's provenance, JSON
 ASSETS_EXTRA, METADATA_FILE = "assets.extra", "mnist_export.json"  # the same in the SavedModel
@@ -154,7 +155,7 @@ def tflite_model(sess, images, outputs, calibration=None):
         converter.inference_input_type = converter.inference_output_type = tf.int8
     try:
         with quiet_output():
-            return converter.convert()
+            return interruptible(converter.convert)
     except Exception as e:  # the converter raises its own ConverterError, and others from inside MLIR
         raise DataError(f"cannot convert the network to LiteRT ({first_line(e)})") from None
 
@@ -309,6 +310,37 @@ def read_metadata(path):
             return json.load(f)
     except (ValueError, OSError, IndexError, AttributeError) as e:
         raise DataError(f"{path}: its export record is unreadable ({e})") from None
+
+
+def interruptible(work):
+    """work()'s value, computed on a daemon thread while the main thread waits for it, WAIT_STEP_SECS at a time.
+
+    The converter is one long C++ call: a signal's Python handler runs
+    only when the main thread runs Python again, so a Ctrl-C or SIGTERM
+    during a conversion waited for its end (seconds, more on a loaded
+    machine). Waiting here, the main thread raises KeyboardInterrupt (or
+    errors.Stopped) as soon as the converter lets go of the interpreter
+    for a moment, and export() removes what it staged; the thread is left to
+    end with the process. work's exception is raised here. Off the main
+    thread, work runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return work()
+    done, box = threading.Event(), {}
+
+    def run():
+        try:
+            box["value"] = work()
+        except BaseException as e:  # noqa: BLE001  (handed to the waiting main thread)
+            box["error"] = e
+        finally:
+            done.set()
+    threading.Thread(target=run, name="litert-convert", daemon=True).start()
+    while not done.wait(WAIT_STEP_SECS):
+        pass
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 @contextlib.contextmanager

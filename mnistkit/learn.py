@@ -266,7 +266,7 @@ def _learn(plan, watch):
     if before is None:
         raise gone(model_dir) if not os.path.isdir(model_dir) else DataError(
             f"{model_dir}: no checkpoint to learn from; train one first "
-            f"(`{cli.command('mnist_backward.py', '--model-dir', model_dir)}`)")
+            f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
     held = [entry for entry in folders.learn_history(model_dir)[0] if entry.get("state") == "held"]
     if held:
         raise DataError(f"{model_dir}: learn {held[-1]['learn']}'s checkpoint waits for your choice; "
@@ -389,7 +389,8 @@ def gone(model_dir):
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir: no folder to train into there
         return checkpoints.a_file(model_dir, "mnist_learn.py")
     return DataError(f"{model_dir}: the model folder is not there (not trained yet, or gone: deleted or moved?); "
-                     f"nothing to learn from: train one (`{cli.command('mnist_backward.py', '--model-dir', model_dir)}`)"
+                     "nothing to learn from: train one "
+                     f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)"
                      " or give another --model-dir")
 
 

@@ -25,7 +25,9 @@ then exactly: it can hold only one of the course's two networks
 (COURSE_NETWORKS), the one whose variables are all the checkpoint holds. No
 course script is imported here.
 """
+import ast
 import dataclasses
+import os
 
 from . import cli
 from .errors import DataError
@@ -110,6 +112,29 @@ def from_record(record):
         return Network(**{k: v for k, v in record.items() if k not in LEGACY_FIELDS})
     except TypeError as e:
         raise DataError(f"not a network declaration ({e})") from None
+
+
+def default_folder(network):
+    """The folder network's trainer trains into by default: its script's MODEL_SAVE_PATH, read from the script's
+    text (no course script is imported here), "./model/" (mnist_backward.py's) when it sets none or is not found."""
+    try:
+        with open(cli.script_file(network.train_script), encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return "./model/"
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "MODEL_SAVE_PATH" for t in node.targets)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return node.value.value
+    return "./model/"
+
+
+def trained_into(model_dir):
+    """The course network (COURSE_NETWORKS) whose trainer trains into a folder of model_dir's name by default
+    (model_lenet5: LeNet-5), or None: the network a hint names for a folder that records none yet."""
+    name = os.path.basename(os.path.normpath(str(model_dir)))
+    return next((network for network in COURSE_NETWORKS
+                 if os.path.basename(os.path.normpath(default_folder(network))) == name), None)
 
 
 def trained_variables(names):

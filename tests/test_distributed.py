@@ -592,7 +592,8 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
         ps.proc.kill()
         for task in (chief, worker):
             assert task.wait(timeout=60) == 1
-            assert re.search(r"^error: worker \d: lost a parameter server \(.*\); restart the whole cluster to "
+            assert re.search(rf"^error: worker \d: lost a parameter server ps 0 \({re.escape(ps_host)}\) \(.*\); "
+                             r"restart the whole cluster to "
                              rf"resume from the latest checkpoint in {re.escape(str(model_dir))}$", task.output(), re.M)
         lone_port = mnist_cluster.free_ports(1)[0]
         lone = Task(tmp_path, sharded_workdir, "lone worker", [
@@ -600,8 +601,8 @@ def test_faults_worker_and_chief_rejoin_a_lost_ps_ends_the_workers_a_restart_res
             "--startup-timeout", "2", "--model-dir", str(model_dir)])
         tasks.append(lone)
         assert lone.wait(timeout=90) == 1
-        assert lone.output().rstrip().endswith(f"error: worker 0: no session after 7 s: the parameter servers "
-                                               f"{ps_host} did not answer; start them, or check --ps_hosts "
+        assert lone.output().rstrip().endswith(f"error: worker 0: no session after 7 s: ps 0 ({ps_host}) never "
+                                               "started (nothing listens there); start them, or check --ps_hosts "
                                                "and --worker_hosts")
     finally:
         kill_all(tasks)

@@ -23,13 +23,14 @@ from .. import layers
 from ..errors import DataError
 from ..records import IMAGE_PIXELS, NUM_CLASSES
 from . import page
-from .table import BoardError
+from .table import BoardError, runs_model
 
 NUMBER_FORMAT = "{:.7g}"  # a dense layer's values and weights as JSON numbers: float32's precision, not more
 TOP_PUSHES = 10  # the units shown as pushing a digit most
 UNIT_QUERY = "layer=L&unit=N (a layer's name and a unit's number from 0)"
 
 
+@runs_model
 def inside(call):
     """POST /board/inside, a picture's bytes (its name in an X-Filename header): inside_answer's."""
     pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
@@ -138,6 +139,7 @@ def chosen(call):
     return call.model if which == "first" else call.compare
 
 
+@runs_model
 def unit(call):
     """GET /board/inside/unit?layer=L&unit=N[&model=compare]: unit_answer's."""
     model = chosen(call)

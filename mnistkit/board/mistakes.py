@@ -26,7 +26,7 @@ from .. import records
 from ..errors import DataError
 from ..records import NUM_CLASSES
 from . import inside as look
-from .table import BoardError
+from .table import BoardError, runs_model
 
 CELL_DIGITS = 50  # the misread test digits one cell of the matrix opens
 BATCH = 250  # test digits per model run while scoring (the progress moves by this much)
@@ -121,6 +121,7 @@ class Mistakes:
             return held
 
 
+@runs_model
 def mistakes(call):
     """GET /board/mistakes: the scoring's state, a cell of its matrix, or a test digit's inside (QUERY)."""
     model = look.chosen(call)

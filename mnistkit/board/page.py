@@ -20,7 +20,7 @@ from .. import pictures
 from ..errors import DataError
 from ..records import IMAGE_PIXELS
 from . import memory
-from .table import BoardError, Reply
+from .table import BoardError, Reply, runs_model
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 SCRIPT, STYLE = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
@@ -55,6 +55,7 @@ def model_line(call):
     return line
 
 
+@runs_model
 def predict(call):
     """POST /board/predict, a picture's bytes (its name in an X-Filename header): read_picture's answer."""
     return read_picture(call.model, call.body, named(call), call.compare, call.served)

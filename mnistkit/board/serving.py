@@ -22,7 +22,7 @@ from .. import layers
 from ..errors import DataError
 from ..export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from ..records import IMAGE_PIXELS
-from .table import BoardError
+from .table import BoardError, runs_model
 
 PREDICT_PATH = re.compile(r"/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
                           r":(?P<verb>classify|regress|predict)", re.IGNORECASE)  # TF Serving's two patterns: POST
@@ -34,6 +34,7 @@ SIGNATURES = (SIGNATURE_KEY, layers.SIGNATURE_KEY)  # serving_default, and insid
 INSIDE_ROWS = 16  # instances an `inside` predict takes at most (LeNet-5's layers: about 48,000 numbers each)
 
 
+@runs_model
 def predict(call):
     """POST /v1/models/<name>[/versions/<N>]:predict: TF Serving's predictions of call.json for call.model.
 
@@ -45,7 +46,7 @@ def predict(call):
     if call.params["verb"].lower() != "predict":
         raise BoardError(400, f"{call.method} {call.path}: this server answers :predict only; {SIGNATURE_KEY} is a "
                               f"predict signature, not a classification or regression one")
-    images, layout = images_of(call.json)
+    images, layout = images_of(call.json)  # decimals rounded to the nearest float32, as TF Serving reads them
     if call.json.get("signature_name") == layers.SIGNATURE_KEY:
         return inside_answer(model, images, layout)
     return predict_answer(model, images, layout)
@@ -102,6 +103,9 @@ def images_of(request):
     default, serving_default), the input's name, a dtype other than
     numbers, a shape other than [n, 784], and the first value (row, column)
     outside [0, 1]: NaN, an infinity, one past float32's range (1e39), 255.
+    A decimal (0.96) is read as the nearest float64, then rounded to the
+    nearest float32, as TF Serving's JSON reader (RapidJSON's double, cast to
+    float) reads it: np.float32(0.96), 0.959999978542328.
     """
     if not isinstance(request, dict) or ("instances" in request) == ("inputs" in request):
         raise BoardError(400, 'JSON Value: the request must be an object with either "instances" (row format) '
@@ -172,9 +176,34 @@ def json_kind(array):
     return {"U": "strings", "b": "booleans"}.get(array.dtype.kind, "objects or mixed values")
 
 
+def each_alone(run, images):
+    """run(images[i:i + 1]) for each row i, stacked: a row's answer whatever rows come with it, in their order.
+
+    run: float32 [1, 784] -> an array [1, ...] (or a list of them: each
+    layer's). A model run on a batch is not the same numbers as on each of
+    its rows (the matrix kernels add up in another order at another batch
+    size: a last bit or so of float32, enough to change a close argmax),
+    which TF Serving's own batching shows (serving #1312); one row at a
+    time, each row is always computed the same way. Costs about 0.6 ms a
+    row for the 784-500-10 network.
+    """
+    answers = [run(images[i:i + 1]) for i in range(len(images))]
+    if isinstance(answers[0], (list, tuple)):
+        return [np.concatenate(parts) for parts in zip(*answers)]
+    return np.concatenate(answers)
+
+
 def predict_answer(model, images, layout):
-    """TF Serving's answer to a predict request: {"predictions": [...]} (row) or {"outputs": {...}} (columnar)."""
-    probabilities = model.predictor.predict(images)
+    """TF Serving's answer to a predict request: {"predictions": [...]} (row) or {"outputs": {...}} (columnar).
+
+    Each row is run alone (each_alone), so its answer does not depend on the
+    other rows sent with it, and rows keep their order. The probabilities
+    are the model's float32 values written as the shortest decimal that
+    reads back to the same float64, which holds the float32 exactly: a
+    client's float32(value) is the model's value, bit for bit (TF Serving
+    rounds its floats to fewer digits: serving #1332).
+    """
+    probabilities = each_alone(model.predictor.predict, images)
     classes = np.argmax(probabilities, axis=1)
     if layout == "row":
         return {"predictions": [{PROBABILITIES_KEY: p.tolist(), CLASSES_KEY: int(c)}
@@ -192,7 +221,7 @@ def inside_answer(model, images, layout):
                               f"answers at most {INSIDE_ROWS} at a time (each is every layer's values)")
     inside = model.inside
     try:
-        _, values = inside.run(images)
+        values = each_alone(lambda row: inside.run(row)[1], images)
     except DataError as e:
         raise BoardError(400, f"Serving signature name: \"{layers.SIGNATURE_KEY}\" not found in signature def "
                               f"({e})") from None

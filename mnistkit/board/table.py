@@ -33,6 +33,7 @@ import re
 import sys
 import threading
 import urllib.parse
+import zlib
 
 from .guard import CORS_HEADERS
 
@@ -42,6 +43,7 @@ JSON = "json"  # what a route takes: its body parsed as JSON (Call.json)
 ANY = "GET HEAD POST PUT PATCH DELETE OPTIONS"  # every method: a route that answers each one itself
 METHODS = tuple(ANY.split())  # the order methods are listed in (Allow, Access-Control-Allow-Methods)
 LARGE_JSON = 64 * 1024  # bytes of JSON past which floats are parsed through number_of (see parse_json)
+INFLATE_STEP = 1024 * 1024  # bytes a gzip body is inflated by at a time (Inflated)
 WORKERS = 40  # worker threads at most; more handlers wait for one
 SEGMENT = re.compile(r"<(\w+)>")  # a path's named part: /board/kept/<name>
 
@@ -49,7 +51,7 @@ SEGMENT = re.compile(r"<(\w+)>")  # a path's named part: /board/kept/<name>
 class BoardError(Exception):
     """A request answered {"error": message} with HTTP `status` (and `headers`, e.g. 405's Allow): 400 bad request,
     404 not found, 405 method not allowed, 409 conflict (a learn running, a model folder gone), 413 too large,
-    500 a folder the board cannot read or write."""
+    415 a Content-Encoding other than gzip, 500 a folder the board cannot read or write."""
 
     def __init__(self, status, message, headers=None):
         super().__init__(message)
@@ -65,7 +67,8 @@ class Route:
       BoardError for an answer other than 200.
     body: the bytes of body it takes at most (0: none); a larger one is 413.
     runs: THREAD (the default: the handler may block) or LOOP (it only reads
-      memory: no file, no model run, no lock held for long).
+      memory: no file, no model run, no lock held for long). A handler
+      marked runs_model declared LOOP is refused: ValueError.
     takes: JSON when the body is parsed as JSON into Call.json (with `form`,
       what it should be, in the message for a body that is not JSON), or None.
     pattern: a compiled regular expression matched instead of `path`, with
@@ -88,11 +91,23 @@ class Route:
         if self.runs not in (THREAD, LOOP) or self.takes not in (None, JSON) or self.body < 0:
             raise ValueError(f"route {self.methods} {self.path}: runs is THREAD or LOOP, takes JSON or None, "
                              f"body >= 0")
+        if self.runs == LOOP and getattr(self.handler, "runs_model", False):
+            raise ValueError(f"route {self.methods} {self.path}: {getattr(self.handler, '__name__', 'its handler')} "
+                             "runs a model, which would keep every other request waiting on the event loop: "
+                             "give it runs=THREAD")
 
     def allows(self, method):
         """Whether this route answers `method` (HEAD where it answers GET)."""
         listed = self.methods.split()
         return method in listed or (method == "HEAD" and "GET" in listed)
+
+
+def runs_model(handler):
+    """Mark `handler` as one that runs a model (a prediction, a layer's values, a scoring): a Route of it must run
+    on a worker thread, and the table refuses one declared LOOP (Route raises ValueError as it is made).
+    Returns handler."""
+    handler.runs_model = True
+    return handler
 
 
 @dataclasses.dataclass
@@ -302,12 +317,18 @@ async def read_body(receive, headers, route, said):
     """The request's body (bytes), read no further than route.body; BoardError 413 past it, named by `said`.
 
     A Content-Length over the limit is refused before anything is read; a
-    chunked body as soon as its chunks pass the limit. Raises Disconnected
-    when the client goes away meanwhile.
+    chunked body as soon as its chunks pass the limit. A body sent with
+    `Content-Encoding: gzip` (as TF Serving takes it) is the body it
+    inflates to, inflated chunk by chunk as it arrives and no further than
+    the same limit (Inflated): a gzip bomb is refused with 413 once its
+    first route.body bytes are out, never inflated whole. Another encoding
+    is 415 naming it; gzip that is not gzip, 400. Raises Disconnected when
+    the client goes away meanwhile.
     """
     declared = headers.get("content-length", "")
     if declared.isdecimal() and int(declared) > route.body:
         raise too_large(route, said, int(declared))
+    inflated = Inflated.of(headers, route, said)
     chunks, size, more = [], 0, True
     while more:
         message = await receive()
@@ -317,8 +338,58 @@ async def read_body(receive, headers, route, said):
         size += len(chunk)
         if size > route.body:
             raise too_large(route, said)
-        chunks.append(chunk)
+        if inflated is None:
+            chunks.append(chunk)
+        else:
+            inflated.feed(chunk, chunks)
+    if inflated is not None:
+        inflated.end()
     return b"".join(chunks)
+
+
+class Inflated:
+    """A gzip body inflated as its chunks arrive, to `limit` bytes at most: feed(chunk, parts) appends to `parts`
+    the bytes it inflates to, INFLATE_STEP at a time (BoardError 413 past the limit, 400 when it is not gzip);
+    end() once the body is all there (400 when the gzip stream is cut short). Source: zlib.decompressobj with
+    max_length, so that no call makes more than the limit allows (Python's zlib docs: "decompression bombs")."""
+
+    def __init__(self, limit, route, said):
+        self.limit, self.route, self.said, self.size, self.seen = limit, route, said, 0, False
+        self.inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)  # | 16: the gzip wrapper
+
+    @classmethod
+    def of(cls, headers, route, said):
+        """The Inflated for a request's Content-Encoding: None for none (or identity); BoardError 415 for
+        another one than gzip."""
+        coding = ", ".join(part.strip().lower() for part in headers.get("content-encoding", "").split(",")
+                          if part.strip() and part.strip().lower() != "identity")
+        if not coding:
+            return None
+        if coding not in ("gzip", "x-gzip"):
+            raise BoardError(415, f"{said}: Content-Encoding {coding[:40]!r} is not taken; send the body as it is, or "
+                                  "gzip it (Content-Encoding: gzip)")
+        return cls(route.body, route, said)
+
+    def feed(self, chunk, parts):
+        while chunk:
+            self.seen = True
+            try:
+                part = self.inflater.decompress(chunk, min(INFLATE_STEP, self.limit - self.size + 1))
+            except zlib.error as e:
+                raise BoardError(400, f"{self.said}: the body is not gzip ({e}), though its Content-Encoding "
+                                      "says so") from None
+            self.size += len(part)
+            if self.size > self.limit:
+                raise BoardError(413, f"request body is over this server's limit of {self.limit:,} bytes once "
+                                      "inflated (Content-Encoding: gzip)")
+            parts.append(part)
+            chunk = self.inflater.unconsumed_tail
+            if self.inflater.eof and self.inflater.unused_data:  # another gzip member follows, as gzip allows
+                chunk, self.inflater = self.inflater.unused_data, zlib.decompressobj(zlib.MAX_WBITS | 16)
+
+    def end(self):
+        if self.seen and not self.inflater.eof:
+            raise BoardError(400, f"{self.said}: the gzip body is cut short (its end never came)")
 
 
 def too_large(route, said, size=None):
