@@ -5,11 +5,12 @@
                               mis-click? the page asks "keep it?"): the same size at any count
 - GET    /board/kept          a page of them, newest first: ?limit=N (PAGE; at most MOST_PAGE), ?before=NAME
                               (those kept before NAME) -> {"count", "entries": [{"name", "digit"}, ...], "more",
-                              "unreadable": [one line per label line the store cannot read], "digits": [how many
-                              of each digit], "one_digit": the digit all are (the page warns), else null}
+                              "unreadable": [one line per label line the store cannot read]}
 - GET    /board/kept/<name>   the kept 28x28 picture (only names the store lists)
 - DELETE /board/kept/<name>   removes it -> {"removed": name, "count"}
-- GET    /board/learn         Learning.status(): the learn running, else where the served folder's learns stand
+- GET    /board/learn         Learning.status(): the learn running, else where the served folder's learns stand;
+                              with "unknown" (changes to the kept digits the served model does not know) and
+                              "one_digit" (the digit all keeps are: the page warns before a learn)
 - POST   /board/learn         starts a learn on the served checkpoint's folder -> 202 and the status
 - POST   /board/learn/undo    the last learn undone (mnistkit.learn.undo) -> the status
 - POST   /board/learn/redo    the last undone learn put back (learn.redo) -> the status
@@ -106,12 +107,8 @@ def kept_list(call):
     if not (limit.isdecimal() and 1 <= int(limit) <= MOST_PAGE):
         raise BoardError(400, f"limit must be a number of kept digits 1-{MOST_PAGE}, not {limit[:20]!r}")
     count, entries, more = store_call(call.kept.page, call.query.get("before"), int(limit))
-    digits = [0] * NUM_CLASSES
-    for _, digit in store_call(call.kept.entries):
-        digits[digit] += 1
     return {"count": count, "entries": [{"name": name, "digit": digit} for name, digit in entries], "more": more,
-            "unreadable": store_call(call.kept.unreadable), "digits": digits,
-            "one_digit": next((d for d, n in enumerate(digits) if n == count), None) if count else None}
+            "unreadable": store_call(call.kept.unreadable)}
 
 
 def kept_jpg(call):
