@@ -266,8 +266,8 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
                         "network": predictor.network.label, "not_a_digit": not_a_digit})
         if not as_json:
             ranked = ", ".join(f"{d} {p:.1%}" for d, p in best)
-            out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: {ranked})"
-                + (NOT_A_DIGIT if not_a_digit else ""))
+            out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: "
+                f"{ranked})" + (NOT_A_DIGIT if not_a_digit else ""))
     if as_json:
         out(json.dumps(results, indent=1))
     return failed

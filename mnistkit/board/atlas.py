@@ -139,4 +139,5 @@ def map_answer(made, model):
             "labels": base64.b64encode(made.labels.astype(np.uint8).tobytes()).decode("ascii"),
             "points": base64.b64encode(steps.tobytes()).decode("ascii"),
             "box": [float(low[0]), float(low[1]), float(high[0]), float(high[1])],
-            "thresholds": [round(float(t), 4) for t in made.thresholds], "source": made.source, "model": model.describe()}
+            "thresholds": [round(float(t), 4) for t in made.thresholds], "source": made.source,
+            "model": model.describe()}

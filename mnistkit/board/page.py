@@ -1,10 +1,10 @@
 """The board's page and its own endpoints: the page's files, the model line, a picture's answer.
 
 The page's files (static/: index.html, board.js, board.css, the Inside
-panel's inside.js, inside.css, the Why panel's why.js and the playback's history.js) are read once,
-from a fixed list: no path
-from a request reaches the filesystem. A picture is prepared from memory
-by the app's own preparation (Model.prepare: the same as mnist_app.py
+panel's inside.js, inside.css, the Why panel's why.js and the playback's
+history.js) are read once, from a fixed list: no path from a request reaches
+the filesystem. A picture is prepared from memory by the app's own preparation
+(Model.prepare: the same as mnist_app.py
 --show-input writes), at most PREPARED_AT_ONCE at a time (under_limits,
 also the keep route's for an original, and the Inside panel's), and
 answered by the model serving the request, and by the --compare model
