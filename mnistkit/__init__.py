@@ -20,6 +20,7 @@ fact in one place, reached from them through a few named calls:
   layers       forward()'s layers, found from the declaration, run with the answer; a unit's weights
   places       what a --model-dir holds: checkpoint files by name, SavedModels, .tflite files, one level off
   checkpoints  a checkpoint read whole, verified and restored; the trainer's saves; which one a reader takes
+  history      --history's snapshots spread over a run (apart from the checkpoints), mnist_test.py's scores kept
   training     the step loop's machinery: settings, the resume check, retries, stop signals, TensorBoard, progress
   steps        --steps-per-run: K of the trainer's own steps in one tf.while_loop
   distributed  parameter servers and workers: server, session, synchronous optimizer
@@ -39,6 +40,7 @@ fact in one place, reached from them through a few named calls:
     page         the page's files and a picture's answer
     inside       the Inside panel's answers: a picture's layers, a unit's weights
     mistakes     the test set's confusion matrix, scored on a thread, and its misread digits
+    playback     training played back: the history snapshots, a picture through each (NumPy)
     serving      TF Serving's predict, status and metadata
     teach        keeping digits and learning from them
     model        the model that answers (and the --compare one), and the Follower of the newest

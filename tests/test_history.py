@@ -1,7 +1,8 @@
 """Training kept for playback (mnistkit.history): --history's snapshots spread over a run, never more than N, apart
 from --keep's checkpoints; mnist_test.py's score of each checkpoint in the folder's record.
 
-Trains in this process (conftest.run_main) a few steps at a batch of 10 on the bundled sample.
+Trains in this process (conftest.run_main) a few steps at a batch of 10 on the bundled sample (quick); the score
+recorded is of trained_workdir's model.
 """
 import json
 import os
@@ -14,7 +15,6 @@ from conftest import run_main
 from mnistkit import folders, history
 from tf_compat import tf
 
-pytestmark = pytest.mark.quick
 
 
 def train(work, data, *flags):
@@ -31,6 +31,7 @@ def index_text(work):
     return (work / "m" / folders.INDEX_FILE).read_text(encoding="utf-8")
 
 
+@pytest.mark.quick
 def test_planned_steps_are_the_fractions_of_the_target_moved_to_saves_when_there_are_enough():
     assert history.planned(2000, 20) == list(range(100, 2001, 100))
     assert history.planned(50000, 20, 1000) == sorted({round(2500 * k / 1000) * 1000 for k in range(1, 21)})
@@ -40,6 +41,7 @@ def test_planned_steps_are_the_fractions_of_the_target_moved_to_saves_when_there
     assert history.planned(100, 0) == [] and history.planned(0, 20) == []
 
 
+@pytest.mark.quick
 def test_thinning_keeps_the_first_and_newest_and_the_spread():
     assert history.thinned([1, 2, 3, 4, 5], 5) == []
     steps = [10, 20, 30, 40, 50, 60, 70, 80, 100, 200]  # a run to 100 resumed to 200
@@ -50,6 +52,7 @@ def test_thinning_keeps_the_first_and_newest_and_the_spread():
     assert history.thinned([5, 9], 1) == [5]
 
 
+@pytest.mark.quick
 def test_snapshots_are_spread_bounded_and_resumed_never_in_the_index(sample_workdir, tmp_path):
     data = sample_workdir / "data"
     result = train(tmp_path, data, "--steps", "12", "--history", "4", "--save-every", "100")
@@ -69,6 +72,7 @@ def test_snapshots_are_spread_bounded_and_resumed_never_in_the_index(sample_work
     assert len(names) == 8 and not [n for n in names if n.startswith(".")]
 
 
+@pytest.mark.quick
 def test_a_snapshot_holds_the_checkpoints_averages_and_step(sample_workdir, tmp_path):
     result = train(tmp_path, sample_workdir / "data", "--steps", "10", "--history", "2", "--save-every", "5",
                    "--keep", "5")
@@ -86,6 +90,7 @@ def test_a_snapshot_holds_the_checkpoints_averages_and_step(sample_workdir, tmp_
         assert int(snap.get_tensor("global_step")) == step
 
 
+@pytest.mark.quick
 def test_history_0_keeps_none_and_a_fresh_run_clears_an_old_runs(sample_workdir, tmp_path):
     data = sample_workdir / "data"
     assert train(tmp_path, data, "--steps", "2", "--history", "0").returncode == 0

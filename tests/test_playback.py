@@ -20,7 +20,6 @@ from mnistkit.board import app, model, playback
 from test_board import drawn, png_bytes
 from test_board_routes import Asked, Stand
 
-pytestmark = pytest.mark.quick  # two_models is trained once for the whole run; nothing trains here
 MLP, LENET5 = mnist_forward, mnist_lenet5_forward
 MOST_BYTES = 150_000  # a playback answer of 20 snapshots
 FOLDERS = {"mlp": ("model", MLP, MLP_STEPS), "lenet5": ("model_lenet5", LENET5, LENET5_STEPS)}

@@ -14,6 +14,7 @@ module imports app:
   page     the page's files, its model line, a picture's answer
   inside   the Inside panel: a picture's layers from the same run as its answer, a unit's weights
   mistakes the test set's confusion matrix, scored once per model version on a thread; its misread digits
+  playback training played back: the served folder's history snapshots, a picture through each of them
   serving  TF Serving's REST API: predict, version status, metadata
   teach    the kept digits' routes and the learn (Learning)
   model    Model (what answers) and Follower (the newest model of --model-dir)

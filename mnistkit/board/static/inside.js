@@ -600,8 +600,8 @@ async function openRecord(button) {  // a test digit's inside, shown instead of 
 }
 
 // The opened test digit where the answer is (#record-answer, after #compare-answer): large, with each network's own
-// answer, its inside below (the panel) and its reasons. Hook for the Why view: when window.whyPanel exists, it is
-// shown the test digit's answer as it is shown a drawing's (whyPanel.show(answer)).
+// answer, its inside below (the panel) and its reasons: when the Why view is there (window.whyPanel, why.js), it is
+// shown the test digit as it is shown a drawing (whyPanel.show(answer, blob, name)), until "back".
 const recordBox = element("div", "record-answer");
 recordBox.id = "record-answer";
 recordBox.hidden = true;
@@ -623,11 +623,24 @@ function showRecordAnswer() {
   const like = element("button", "like-this", T.likeThis), back = element("button", "back", T.back);
   like.type = back.type = "button";
   like.addEventListener("click", () => showLikeThis(record));
-  back.addEventListener("click", () => { record = null; showPanel(); });
+  back.addEventListener("click", () => {
+    record = null;
+    showPanel();
+    if (window.whyPanel) window.boardAgain();  // the drawing's reasons again
+  });
   recordBox.dataset.record = String(record.number);
   recordBox.replaceChildren(element("h3", "", say("recordTitle", {n: record.number, t: record.label})), canvas,
                             ...lines, like, back);
-  if (window.whyPanel && window.whyPanel.show) window.whyPanel.show(answer);
+  if (window.whyPanel && window.whyPanel.show) whyOf(record);
+}
+
+function whyOf(shown) {  // the Why view (why.js) told the test digit as a picture: dark ink on white, as drawn
+  const canvas = element("canvas");
+  canvas.width = canvas.height = 28;
+  paintGray(canvas, Uint8Array.from(shown.answer.input, v => 255 - v), 0, 28, 28);
+  canvas.toBlob(blob => {
+    if (record === shown) window.whyPanel.show(shown.answer, blob, `test-digit-${shown.number}.png`);
+  }, "image/png");
 }
 
 function showLikeThis(shown) {  // "Draw one like this": the test digit beside the board, until put away
