@@ -70,6 +70,11 @@ def test_test_script_once_without_checkpoint_fails_clearly(sample_workdir, tmp_p
     result = run_main("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
                       "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
     assert result.returncode == 1
+    assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no such folder (it is not there): give the "
+                                     "folder that holds the checkpoints")  # not there: named so, not one to train
+    (tmp_path / "none").mkdir()
+    result = run_main("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
+                      "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
     assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no checkpoint found; train first with "
                                      f"`python {ROOT}/mnist_backward.py --model-dir {tmp_path / 'none'} "
                                      f"--data-dir {sample_workdir / 'data'}`")

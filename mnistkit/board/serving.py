@@ -184,8 +184,7 @@ def each_alone(run, images):
     its rows (the matrix kernels add up in another order at another batch
     size: a last bit or so of float32, enough to change a close argmax),
     which TF Serving's own batching shows (serving #1312); one row at a
-    time, each row is always computed the same way. Costs about 0.6 ms a
-    row for the 784-500-10 network.
+    time, each row is always computed the same way (its cost: docs/deploy.md).
     """
     answers = [run(images[i:i + 1]) for i in range(len(images))]
     if isinstance(answers[0], (list, tuple)):
