@@ -416,7 +416,7 @@ class KeptDigits:
         with self._lock:
             try:
                 os.makedirs(self.folder, exist_ok=True)
-                lock = open(self._path(LOCK_FILE), "a")
+                lock = open(self._path(LOCK_FILE), "a", encoding="utf-8")
             except OSError as e:
                 raise self._refuse(f"cannot be written ({e.strerror})") from None
             with lock:
@@ -428,7 +428,7 @@ class KeptDigits:
         """(name, [its file's path, its original's path when suffix]) for the next number, counted: above the
         counter (or, without one, every name there), at paths where no file is."""
         try:
-            with open(self._path(COUNTER_FILE)) as f:
+            with open(self._path(COUNTER_FILE), encoding="utf-8") as f:
                 number = int(f.read().strip())
         except (OSError, ValueError):  # new, or lost: the names there count
             names = _visible(self.folder) + _visible(self._path(ORIGINALS))
