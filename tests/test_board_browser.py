@@ -446,10 +446,14 @@ def test_a_photo_with_a_chinese_name_replaces_the_drawing(browser, server):
     assert drop(page, png_bytes(drawn(4, seed=2)), "四.png", "image/png") == [True, True]
     assert wait_answer(page, before) == ("4", "")
     assert not ink(page, 0.5, 0.5)  # the drawing is gone, not drawn over by the next stroke
+    assert page.text_content("#photo-name") == "四.png"  # the chosen photo is named on the page
     before = answers(page)
     drop(page, b"%PDF-1.4 not a picture", "笔记.pdf", "application/pdf")
     digit, error = wait_answer(page, before)
     assert digit == "?" and "笔记.pdf: a PDF document, not an image file" in error
+    assert page.text_content("#photo-name") == "笔记.pdf"
+    draw_with_mouse(page, ONE)
+    assert page.text_content("#photo-name") == ""  # a drawing again: no photo named
     page.context.close()
 
 
