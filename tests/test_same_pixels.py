@@ -58,3 +58,23 @@ def test_no_picture_is_decoded_by_tensorflows_jpeg_decoder():
             if name.startswith("tf.") and name.rsplit(".", 1)[1] in ("decode_jpeg", "decode_image", "decode_png"):
                 found.append(f"{os.path.relpath(path, ROOT)}:{line} {name}")
     assert found == []
+
+
+def read_back_noise(picture, seed, share=0.01, most=3):
+    """A canvas's read-back as Brave and Firefox 145 randomise it: `share` of the pixels moved by up to `most`
+    gray levels (never 0), clipped to 0-255."""
+    rng = np.random.default_rng(seed)
+    noisy = picture.astype(int)
+    where = rng.random(picture.shape) < share
+    noisy[where] += rng.choice([-most, -2, -1, 1, 2, most], where.sum())
+    return np.clip(noisy, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.quick
+def test_a_blank_canvas_with_read_back_noise_is_blank():
+    import mnist_app
+    from mnistkit.errors import DataError
+    for seed in range(3):
+        blank = read_back_noise(np.full((280, 280), 255, np.uint8), seed, share=0.01)
+        with pytest.raises(DataError, match="no digit found"):
+            mnist_app.prepared_pixels(framed.png(blank), name="drawing.png")
