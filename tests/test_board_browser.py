@@ -15,10 +15,13 @@ import numpy
 import pytest
 from PIL import Image
 
+from conftest import wait_limit
 from test_board import Server, drawn, png_bytes
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ANSWER_TIMEOUT = 30_000  # ms for the page to show an answer (the server's threads share 2 cores with the suite)
+# ms for the page to show an answer, and for any of Playwright's waits (goto, click: its default is 30 s), on a
+# machine as loaded as it is when the run starts (the server's threads share the cores with the suite)
+ANSWER_TIMEOUT = int(wait_limit(120) * 1000)
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
 # Strokes as people draw them, in the board's unit square (x right, y down): one list of points each.
 SEVEN = [[(0.25, 0.2), (0.75, 0.2), (0.62, 0.45), (0.45, 0.85)]]
@@ -47,6 +50,14 @@ def browser():
             launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         except Error as e:
             unavailable(f"Chromium at {CHROMIUM} does not start: {str(e).splitlines()[0]}")
+        new_context = launched.new_context
+
+        def generous_context(**options):  # every page's waits, navigation too, get ANSWER_TIMEOUT
+            context = new_context(**options)
+            context.set_default_timeout(ANSWER_TIMEOUT)
+            context.set_default_navigation_timeout(ANSWER_TIMEOUT)
+            return context
+        launched.new_context = generous_context
         yield launched
         launched.close()
 
