@@ -49,6 +49,7 @@ ORIENTATIONS = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_18
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
 LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
 GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
+SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
@@ -79,6 +80,7 @@ THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag i
 FRAME_SPAN = 0.6  # a line at least this long ...
 FRAME_THICK = 0.15  # ... reaching FRAME_COVER of its length within this distance from its mark's edge
 FRAME_COVER = 0.9
+FRAME_ASKEW = 0.05  # ... a line askew reaches it within this share of its mark's width (a frame 3 degrees askew)
 FRAME_SHARE = 0.85  # of a mark's ink in such lines: a frame (a 7's bar holds less than half of the 7)
 FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit
@@ -393,8 +395,16 @@ def light_on_dark(gray):
     photographed page do not turn a picture over as its edge colour would.
     Only the middle GROUND_MIDDLE of each side votes, where there is
     contrast there: a thick border's inside would vote against the paper.
+    A vote for light on dark holds when the picture's median is nearer its
+    darkest level too (a bold 0 filling the middle is ink on paper).
     A picture without contrast anywhere: its median against its extremes.
+    A picture of SMALL_PICTURE pixels a side or less (an MNIST-sized
+    screenshot, whose digit fills its middle): its edge's median.
     """
+    if max(gray.shape) <= SMALL_PICTURE:  # an MNIST-sized screenshot: the digit fills its middle; its edge is ground
+        border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
+        ground = np.median(border)
+        return ground - gray.min() < gray.max() - ground
     (dark, middle, light), _ = _cells(gray, [10, 50, 90])
     reach_rows, reach_cols = _reach(middle.shape)
     low = _window(dark, reach_rows, reach_cols, np.minimum)
@@ -410,7 +420,8 @@ def light_on_dark(gray):
         ground = np.median(gray)
         return ground - gray.min() < gray.max() - ground
     place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
-    return np.median(place) < 0.5
+    ground = np.median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
+    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground)
 
 
 def _ink_span(counts):
@@ -523,7 +534,8 @@ def frame_lines(ink):
     (8-connected groups of ink, on the MARK_GRID grid) are looked at whole.
     A side of a mark's box is a line when its ink, within FRAME_THICK of
     the picture's shorter side from that edge inwards, reaches FRAME_COVER of the
-    box's length (a rule a little askew too), and the line is FRAME_SPAN
+    box's length (in full rows, or, askew, within FRAME_ASKEW of the
+    mark's width: a round 0's side is no line), and the line is FRAME_SPAN
     of the picture long. A mark is a frame when:
       - it encloses (two sides or more that are lines, its box FRAME_SPAN
         of the picture both ways: a box, an L, a border; a digit written
@@ -562,10 +574,12 @@ def frame_lines(ink):
                 continue
             band = view[:max(1, int(FRAME_THICK * min(rows, cols)))]
             reached = np.logical_or.accumulate(band, axis=0).mean(axis=1)
-            if reached[-1] < FRAME_COVER:
+            full = np.nonzero(band.mean(axis=1) >= FRAME_COVER)[0]  # rows full of it: a border, a double line
+            askew = int(np.argmax(reached >= FRAME_COVER)) if reached[-1] >= FRAME_COVER else len(band)
+            askew = askew if askew < max(2, FRAME_ASKEW * view.shape[0]) else -1  # a round 0's side is not a line
+            if askew < 0 and not full.size:
                 continue
-            full = np.nonzero(band.mean(axis=1) >= FRAME_COVER)[0]  # a border's inner edge, a double line
-            thick = max(int(np.argmax(reached >= FRAME_COVER)), full.max() if full.size else 0) + 2  # + its soft edge
+            thick = max(askew, full.max() if full.size else 0) + 2  # + its soft edge
             np.rot90(lines, turn)[:thick] |= view[:thick]
             sides.append(turn)
         if not sides:
