@@ -84,7 +84,7 @@ def venv_python(venv_dir, platform=sys.platform):
 def installed_from(venv_dir):
     """The requirements file named by venv_dir's stamp; None without a stamp, CPU for an empty one."""
     stamp = Path(venv_dir, STAMP)
-    return (stamp.read_text().strip() or CPU) if stamp.is_file() else None
+    return (stamp.read_text(encoding="utf-8").strip() or CPU) if stamp.is_file() else None
 
 
 def choose_requirements(venv_dir, gpu=False, cpu=False, platform=sys.platform):
@@ -129,7 +129,7 @@ def ensure_venv(venv_dir, requirements, platform=sys.platform):
                    f"a 64-bit Python it has wheels for, such as 3.11; for another Python, delete {venv_dir} first)")
         run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], failure)
         run([str(python), "-m", "pip", "install", "--quiet", "-r", requirements], failure)
-        Path(venv_dir, STAMP).write_text(requirements + "\n")
+        Path(venv_dir, STAMP).write_text(requirements + "\n", encoding="utf-8")
     return python
 
 

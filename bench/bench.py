@@ -76,7 +76,7 @@ def _descendants(pid):
     found = []
     try:
         for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
                 found += [int(c) for c in f.read().split()]
     except OSError:
         return []
@@ -86,13 +86,13 @@ def _descendants(pid):
 
 
 def _rss(pid):
-    with open(f"/proc/{pid}/statm") as f:
+    with open(f"/proc/{pid}/statm", encoding="ascii") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _private(pid):
     total = 0
-    with open(f"/proc/{pid}/smaps_rollup") as f:
+    with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as f:
         for line in f:
             if line.startswith(("Private_Clean:", "Private_Dirty:")):
                 total += int(line.split()[1]) * 1024

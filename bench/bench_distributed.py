@@ -141,7 +141,7 @@ SS_POLL_SECS = 0.1
 
 def loopback_bytes():
     """Bytes received on the loopback interface so far (/proc/net/dev): every byte sent on it is received once."""
-    with open("/proc/net/dev") as f:
+    with open("/proc/net/dev", encoding="ascii") as f:
         for line in f:
             name, _, fields = line.partition(":")
             if name.strip() == "lo":

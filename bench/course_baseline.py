@@ -32,7 +32,7 @@ def write_tfRecord(tfRecordName, image_path, label_path):
     """The course's generation loop: one image at a time, open, tobytes, Example, write."""
     writer = tf.io.TFRecordWriter(tfRecordName)
     num_pic = 0
-    f = open(label_path, "r")
+    f = open(label_path, "r", encoding="utf-8")
     contents = f.readlines()
     f.close()
     for content in contents:

@@ -51,9 +51,9 @@ def fill(folder, count, start):
         with open(os.path.join(folder, name), "wb") as f:
             f.write(data)
         lines.append(f"{name} 1\n")
-    with open(folder + keep.LAYOUT.labels, "a") as f:
+    with open(folder + keep.LAYOUT.labels, "a", encoding="utf-8") as f:
         f.write("".join(lines))
-    with open(os.path.join(folder, keep.COUNTER_FILE), "w") as f:
+    with open(os.path.join(folder, keep.COUNTER_FILE), "w", encoding="utf-8") as f:
         f.write(f"{start + count}\n")
 
 

@@ -75,7 +75,7 @@ def train_and_score(work, pair, name, net, trainer, tester, steps):
     report = os.path.join(model, "report.json")
     _, eval_wall, eval_cpu = run(tester, "--once", "--data-dir", "data", "--model-dir", model, "--report-json", report,
                                  cwd=work)
-    with open(report) as f:
+    with open(report, encoding="utf-8") as f:
         numbers = json.load(f)
     if numbers["global_step"] != steps:
         raise SystemExit(f"error: {model}: scored global_step {numbers['global_step']}, not {steps}")

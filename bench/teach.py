@@ -170,7 +170,7 @@ def mnist_accuracy(work, scored):
     each digit's recall)."""
     report = os.path.join(work, "report.json")
     run("mnist_test.py", "--once", "--model-dir", "model", "--data-dir", scored, "--report-json", report, cwd=work)
-    with open(report) as f:
+    with open(report, encoding="utf-8") as f:
         numbers = json.load(f)
     return numbers["accuracy"], numbers["global_step"], [d["recall"] for d in numbers["per_digit"]]
 

@@ -110,7 +110,7 @@ class FolderLock:
             command = " ".join(shlex.join((["python"] if script.endswith(".py") else []) + [script, *sys.argv[1:]])
                                .split("\n"))
             try:
-                with os.fdopen(fd, "w") as f:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(f"{os.getpid()}\n{self.what}\n{command[:COMMAND_CHARS]}\n")
             except OSError:  # a full disk: no lock file is left behind; the caller names what it was writing
                 files.remove(path)
@@ -154,7 +154,7 @@ class FolderLock:
 def lock_owner(path):
     """The PID (int > 0) written in a lock file, or None when it is missing, empty or holds no PID."""
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             pid = int(f.readline().strip())
     except (OSError, ValueError):
         return None

@@ -172,7 +172,7 @@ def write_jpg_layout(images, labels, jpg_dir, split):
             name = f"{i}_{digit}.jpg"
             Image.fromarray(pixels, mode="L").save(os.path.join(tmp_dir, name), quality=JPG_QUALITY)
             lines.append(f"{name} {digit}\n")
-        with open(os.path.join(tmp_dir, txt), "w") as f:
+        with open(os.path.join(tmp_dir, txt), "w", encoding="utf-8") as f:
             f.writelines(lines)
     except BaseException as e:  # a full disk, Ctrl-C: nothing half-written is left
         shutil.rmtree(tmp_dir, ignore_errors=True)

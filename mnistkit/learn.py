@@ -438,13 +438,14 @@ def run(command, watch, failed):
     reached too, or else SIGTERM now, ends (a trainer saves in the staging
     folder); then KeyboardInterrupt goes on.
     """
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}  # read back as utf-8, whatever the locale
     last = ""
     with watch.lock:
         if watch.stopping.is_set():
             raise LearnStopped(f"stopped; {failed.rsplit('; ', 1)[-1]}")
         child = watch.child = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE,
-                                               stderr=subprocess.STDOUT, text=True, errors="backslashreplace", env=env)
+                                               stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+                                               errors="backslashreplace", env=env)
     done = threading.Event()
 
     def ticking():  # while the script runs: a line each TICK_SECS it says nothing (Watch.tick)

@@ -46,7 +46,12 @@ PICTURE_NAME = "picture"  # how messages name a picture given as bytes or a file
 ORIENTATIONS = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
                 5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
                 8: Image.Transpose.ROTATE_90}  # EXIF orientation -> the transposition that makes a picture upright
-LIGHTING_GRID = 8  # paper brightness is estimated on an 8x8 grid: cells wider than a pen stroke
+LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
+LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
+GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
+SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
+PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
+SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
 OPAQUE = 250  # alpha (of 255) of a stroke's or a sheet's core (flatten_alpha; edges may be premultiplied)
 # What makes ink a digit-like stroke (find_ink). Each bound lies between what
@@ -71,6 +76,14 @@ TALL = 0.6  # a line holds digits when as tall as this share of the tallest line
 JOINED_WIDTH = 0.8  # two parts no wider than this together can be one digit
 JOINED_GAP = 0.2  # ... when they lie closer than this
 THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag is about 0.23)
+# A frame, a border or a rule at the side, left out of the ink (frame_lines); of the picture's side:
+FRAME_SPAN = 0.6  # a line at least this long ...
+FRAME_THICK = 0.15  # ... reaching FRAME_COVER of its length within this distance from its mark's edge
+FRAME_COVER = 0.9
+FRAME_ASKEW = 0.05  # ... a line askew reaches it within this share of its mark's width (a frame 3 degrees askew)
+FRAME_SHARE = 0.85  # of a mark's ink in such lines: a frame (a 7's bar holds less than half of the 7)
+FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge
+FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit
 
 
 def load_picture(picture, name=None):
@@ -289,36 +302,126 @@ def otsu_threshold(values):
 def ink_darkness(gray):
     """How much darker than its surrounding paper each pixel is: uint8 [h, w], 0 = paper.
 
-    gray: uint8 or float [h, w], gray levels 0-255. The paper's brightness is the
-    90th percentile of each cell of a LIGHTING_GRID grid, raised to its
-    neighbours' maximum (a cell full of ink takes its paper from around it)
-    and interpolated back to full size; dividing by it evens out shadows and
-    lighting gradients (flat-field correction).
+    gray: uint8 or float [h, w], gray levels 0-255. The paper's light is
+    estimated (paper_light) and divided out, so that shadows, vignettes and
+    lighting gradients disappear (flat-field correction). The grid's light
+    is spread smoothly over the pixels; near a shadow's sharp edge, where
+    it would blur, a pixel's paper is no lighter than the darkest light
+    around its cell unless the pixel itself is lighter (SHADOW_MARGIN): the
+    shadowed paper along the edge stays paper, not a line of ink. Where the
+    paper is darker than PAPER_FLOOR (a ramp to black), its darkness is the
+    difference over PAPER_FLOOR: a few levels over black are not ink.
     """
     h, w = gray.shape
-    rows = np.array_split(np.arange(h), min(LIGHTING_GRID, h))
-    cols = np.array_split(np.arange(w), min(LIGHTING_GRID, w))
-    cells = np.array([[np.percentile(gray[r[0]:r[-1] + 1, c[0]:c[-1] + 1], 90) for c in cols] for r in rows])
-    padded = np.pad(cells, 1, mode="edge")
-    paper = np.max([padded[i:i + len(rows), j:j + len(cols)] for i in range(3) for j in range(3)], axis=0)
-    paper = Image.fromarray(paper.astype(np.float32), mode="F").resize((w, h), Image.Resampling.BILINEAR)
-    paper = np.maximum(np.asarray(paper), 1.0)
-    darkness = np.divide(gray, paper, dtype=np.float64)  # float64, and in place below: one array of it
-    np.subtract(1, darkness, out=darkness)
+    light, cell = paper_light(gray)
+    paper = Image.fromarray(light.astype(np.float32), mode="F").resize((w, h), Image.Resampling.BILINEAR)
+    around = _window(light, 1, 1, np.minimum).astype(np.float32)
+    around = np.repeat(np.repeat(around, cell, axis=0), cell, axis=1)[:h, :w]
+    paper = np.minimum(np.asarray(paper), np.maximum(around, np.asarray(gray, dtype=np.float32) + SHADOW_MARGIN))
+    darkness = np.subtract(paper, gray, dtype=np.float64)  # float64, and in place below: one array of it
+    darkness /= np.maximum(paper, PAPER_FLOOR)  # on paper nearly black, darkness is not measured as a ratio
     darkness *= 255
     np.round(darkness, out=darkness)
     return np.clip(darkness, 0, 255, out=darkness).astype(np.uint8)
 
 
+def _cells(gray, percentiles):
+    """Percentiles of each cell of a grid of at most LIGHTING_GRID cells a side: (float64 [len(percentiles), rows,
+    cols], the cell's side in pixels). gray: [h, w]; the last row and column of cells are filled out by the edge."""
+    h, w = gray.shape
+    cell = max(1, -(-max(h, w) // LIGHTING_GRID))
+    rows, cols = -(-h // cell), -(-w // cell)
+    padded = np.pad(np.asarray(gray, dtype=np.float32), ((0, rows * cell - h), (0, cols * cell - w)), mode="edge")
+    cells = padded.reshape(rows, cell, cols, cell).transpose(0, 2, 1, 3).reshape(rows, cols, cell * cell)
+    return np.percentile(cells, percentiles, axis=2).astype(np.float64), cell
+
+
+def _reach(shape):
+    """How many cells LIGHTING_WINDOW's half reaches on a grid of `shape`: (rows, cols), each at most the grid's."""
+    reach = max(1, LIGHTING_WINDOW * max(shape) // (2 * LIGHTING_GRID))
+    return min(reach, shape[0] - 1), min(reach, shape[1] - 1)
+
+
+def paper_light(gray):
+    """The paper's light on a grid of cells: (float64 [rows, cols], the cell's side in pixels), at most
+    LIGHTING_GRID cells a side.
+
+    Each cell's light is its 90th percentile (the paper between strokes).
+    A morphological closing of that grid (the maximum over LIGHTING_WINDOW
+    cells, then the minimum over as many) takes the paper of cells full of
+    ink from around them, since strokes are narrower than the window, while
+    shading keeps its shape: a shadow's sharp edge stays sharp and a
+    gradient stays where it is. Beyond the picture's edge the light goes on
+    as it falls towards the edge (mirrored, never brighter than the edge), so
+    that a vignette's dark corners are not lit from inside. A frame or a
+    thin border is narrower than the window: it is ink, not paper.
+    """
+    (light,), cell = _cells(gray, [90])
+    rows, cols = light.shape
+    reach_rows, reach_cols = _reach(light.shape)
+    pad = ((reach_rows, reach_rows), (reach_cols, reach_cols))
+    light = np.minimum(np.pad(light, pad, mode="reflect", reflect_type="odd"), np.pad(light, pad, mode="edge"))
+    light = _window(_window(light, reach_rows, reach_cols, np.maximum), reach_rows, reach_cols, np.minimum)
+    return light[reach_rows:reach_rows + rows, reach_cols:reach_cols + cols], cell
+
+
+def _window(values, reach_rows, reach_cols, pick):
+    """pick (np.maximum or np.minimum) over a (2 reach_rows + 1) x (2 reach_cols + 1) window round each cell.
+
+    values: float [rows, cols]; cells nearer the edge than the reach take what lies within the array.
+    """
+    out = values.copy()
+    for shift in range(1, reach_rows + 1):
+        pick(out[shift:], values[:-shift], out=out[shift:])
+        pick(out[:-shift], values[shift:], out=out[:-shift])
+    values = out.copy()
+    for shift in range(1, reach_cols + 1):
+        pick(out[:, shift:], values[:, :-shift], out=out[:, shift:])
+        pick(out[:, :-shift], values[:, shift:], out=out[:, :-shift])
+    return out
+
+
 def light_on_dark(gray):
     """True when the picture is a light digit on a dark ground (a screenshot of MNIST, chalk on a board).
 
-    gray: uint8 or float [h, w]. The border is ground, not digit; on paper its
-    median lies nearer the picture's brightest level than its darkest.
+    gray: uint8 or float [h, w]. Judged where there is contrast: on the
+    LIGHTING_GRID grid, each cell's median is placed between the darkest
+    (10th percentile) and lightest (90th) levels within LIGHTING_WINDOW
+    cells of it. Strokes are thin, so most cells near them are ground: on
+    paper their medians lie at the light end, on a board at the dark end.
+    Cells without MIN_CONTRAST between the two (plain paper, a shadow's
+    inside) have no say, and a shadow's edge has as many on either side: a
+    frame, a border, a shadow over half the page or the table round a
+    photographed page do not turn a picture over as its edge colour would.
+    Only the middle GROUND_MIDDLE of each side votes, where there is
+    contrast there: a thick border's inside would vote against the paper.
+    A vote for light on dark holds when the picture's median is nearer its
+    darkest level too (a bold 0 filling the middle is ink on paper).
+    A picture without contrast anywhere: its median against its extremes.
+    A picture of SMALL_PICTURE pixels a side or less (an MNIST-sized
+    screenshot, whose digit fills its middle): its edge's median.
     """
-    border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
-    ground = np.median(border)
-    return ground - gray.min() < gray.max() - ground
+    if max(gray.shape) <= SMALL_PICTURE:  # an MNIST-sized screenshot: the digit fills its middle; its edge is ground
+        border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
+        ground = np.median(border)
+        return ground - gray.min() < gray.max() - ground
+    (dark, middle, light), _ = _cells(gray, [10, 50, 90])
+    reach_rows, reach_cols = _reach(middle.shape)
+    low = _window(dark, reach_rows, reach_cols, np.minimum)
+    high = _window(light, reach_rows, reach_cols, np.maximum)
+    contrast = high - low >= MIN_CONTRAST
+    rows, cols = middle.shape
+    inside = np.zeros_like(contrast)
+    inside[int(rows * (1 - GROUND_MIDDLE) / 2):rows - int(rows * (1 - GROUND_MIDDLE) / 2),
+           int(cols * (1 - GROUND_MIDDLE) / 2):cols - int(cols * (1 - GROUND_MIDDLE) / 2)] = True
+    if (contrast & inside).any():
+        contrast &= inside
+    elif not contrast.any():
+        ground = np.median(gray)
+        return ground - gray.min() < gray.max() - ground
+    place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
+    ground = np.median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
+    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground)
 
 
 def _ink_span(counts):
@@ -346,15 +449,16 @@ def _level_median(levels):
     return _median(np.arange(256), np.bincount(levels.astype(np.int64).ravel(), minlength=256))
 
 
-def stands_apart(level, ink):
+def stands_apart(level, ink, ignore=None):
     """True when the ink (boolean mask) is MIN_INK_SPREADS robust spreads darker than the rest of `level`.
 
     level: [h, w] of whole darkness levels 0-255 (ink_darkness's uint8). The
     spread is the paper's median absolute deviation x 1.4826 (its standard
     deviation, were it normal), so a few ink pixels or strokes' soft edges
-    do not widen it as they would a variance. Medians from the histogram: one pass.
+    do not widen it as they would a variance. Medians from the histogram: one
+    pass. ignore: boolean [h, w], pixels neither ink nor paper (a frame's).
     """
-    counts = np.bincount(level[~ink].astype(np.int64), minlength=256)
+    counts = np.bincount(level[~ink if ignore is None else ~(ink | ignore)].astype(np.int64), minlength=256)
     paper = _median(np.arange(256), counts)
     distance = np.abs(np.arange(256) - paper)
     order = np.argsort(distance, kind="stable")
@@ -386,9 +490,10 @@ def find_ink(img):
 
     Dust (marks lighter than MIN_MARK_MASS of the heaviest) is left out.
     img: grayscale PIL image, at most MAX_SIDE pixels on a side. A light
-    digit on a dark ground (given away by its dark border) is inverted
-    first. Lighting is evened out (ink_darkness), and ink is darkness at or
-    above Otsu's threshold (ink_threshold). Raises ValueError ("no digit
+    digit on a dark ground (light_on_dark) is inverted first. Lighting is
+    evened out (ink_darkness), ink is darkness at or above Otsu's threshold
+    (ink_threshold), and a frame, a border or a rule along the side is left
+    out of it (frame_lines; a frame with nothing in it raises ValueError). Raises ValueError ("no digit
     found: ...") for a picture without a digit-like stroke, whatever its colour:
       - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
       - ink not NOISE_MARGIN times darker than the picture's pixel noise
@@ -409,15 +514,107 @@ def find_ink(img):
     if level.max() < MIN_CONTRAST:
         raise ValueError("no digit found: nothing is clearly darker than the paper")
     ink = level >= ink_threshold(level)
+    frame = frame_lines(ink)
+    ink &= ~frame
     step = np.abs(np.diff(level.astype(np.int16), axis=1))
     noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
     if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION:
         raise ValueError("no digit found: ink covers most of the picture")
-    if not stands_apart(level, ink):
+    if not stands_apart(level, ink, frame):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     return one_digit(ink)
+
+
+def frame_lines(ink):
+    """The ink of a frame, a border or a straight rule along the picture's side: boolean [h, w] (all False: none).
+
+    ink: boolean [h, w]. A person looks past them; MNIST has none. Marks
+    (8-connected groups of ink, on the MARK_GRID grid) are looked at whole.
+    A side of a mark's box is a line when its ink, within FRAME_THICK of
+    the picture's shorter side from that edge inwards, reaches FRAME_COVER of the
+    box's length (in full rows, or, askew, within FRAME_ASKEW of the
+    mark's width: a round 0's side is no line), and the line is FRAME_SPAN
+    of the picture long. A mark is a frame when:
+      - it encloses (two sides or more that are lines, its box FRAME_SPAN
+        of the picture both ways: a box, an L, a border; a digit written
+        across it keeps what lies off the lines), or
+      - it is one line alone (FRAME_THICK of its length thick at most;
+        lines hold FRAME_SHARE of its ink), within FRAME_EDGE of the
+        picture's edge, with all other ink on its inner side (a 1 stands in
+        the middle; a 4's stem has its bar beside it).
+    When nothing FRAMED of the picture's side would be left without them:
+    a lone line down was the digit (a tightly cropped 1), none is found; a
+    frame or a rule across with nothing else raises ValueError ("no digit
+    found: only a frame ...").
+    """
+    h, w = ink.shape
+    cell = -(-max(h, w) // MARK_GRID)
+    rows, cols = -(-h // cell), -(-w // cell)
+    padded = np.zeros((rows * cell, cols * cell), bool)
+    padded[:h, :w] = ink
+    cells = padded.reshape(rows, cell, cols, cell).any(axis=(1, 3))
+    labels = label_marks(cells)
+    found = np.zeros((rows, cols), bool)
+    lone = []  # (mark, its lines, box, the side it must face the rest from)
+    enclosed = False
+    for root in np.unique(labels[labels >= 0]):
+        mark = labels == root
+        r, c = np.nonzero(mark)
+        top, bottom, left, right = r.min(), r.max() + 1, c.min(), c.max() + 1
+        if bottom - top < FRAME_SPAN * rows and right - left < FRAME_SPAN * cols:
+            continue
+        box = mark[top:bottom, left:right]
+        lines = np.zeros_like(box)
+        sides = []
+        for turn in range(4):  # top, right, bottom, left of the box, each turned to the top (np.rot90 turns left)
+            view = np.rot90(box, turn)
+            if view.shape[1] < FRAME_SPAN * (rows if turn % 2 else cols):
+                continue
+            band = view[:max(1, int(FRAME_THICK * min(rows, cols)))]
+            reached = np.logical_or.accumulate(band, axis=0).mean(axis=1)
+            full = np.nonzero(band.mean(axis=1) >= FRAME_COVER)[0]  # rows full of it: a border, a double line
+            askew = int(np.argmax(reached >= FRAME_COVER)) if reached[-1] >= FRAME_COVER else len(band)
+            askew = askew if askew < max(2, FRAME_ASKEW * view.shape[0]) else -1  # a round 0's side is not a line
+            if askew < 0 and not full.size:
+                continue
+            thick = max(askew, full.max() if full.size else 0) + 2  # + its soft edge
+            np.rot90(lines, turn)[:thick] |= view[:thick]
+            sides.append(turn)
+        if not sides:
+            continue
+        thin = FRAME_THICK * min(rows, cols, max(bottom - top, right - left))  # and 1/7 of its length at most
+        flat, narrow = bottom - top <= thin, right - left <= thin
+        if len(sides) >= 2 and not (flat or narrow) and min(bottom - top, right - left) >= FRAME_SPAN * min(rows, cols):
+            found[top:bottom, left:right] |= lines
+            enclosed = True
+        elif (flat or narrow) and lines.sum() >= FRAME_SHARE * box.sum():  # one line alone: which edge it is near
+            gaps = {0: top / rows, 2: (rows - bottom) / rows} if flat else {3: left / cols, 1: (cols - right) / cols}
+            side = min(gaps, key=gaps.get)
+            if gaps[side] <= FRAME_EDGE:
+                lone.append((mark, (top, bottom, left, right), side))
+    others = cells & ~found
+    for mark, _, _ in lone:
+        others &= ~mark
+    for mark, (top, bottom, left, right), side in lone:
+        r, c = np.nonzero(others)
+        if r.size and not {0: r.min() >= bottom, 2: r.max() < top, 3: c.min() >= right, 1: c.max() < left}[side]:
+            continue
+        found |= mark
+        enclosed |= side in (0, 2)  # a rule across: no digit is a dash
+    if not found.any():
+        return np.zeros((h, w), bool)
+    rest = cells & ~found
+    largest = 0
+    if rest.any():
+        boxes, _, _ = ink_marks(rest)
+        largest = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]).max()
+    if largest < FRAMED * min(rows, cols):
+        if enclosed:
+            raise ValueError("no digit found: only a frame or a border, nothing inside it")
+        return np.zeros((h, w), bool)
+    return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
 
 
 class SeveralDigits(ValueError):

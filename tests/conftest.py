@@ -31,6 +31,14 @@ TRAIN_STEPS = 2000
 SUMMARY_LINES = []  # measured figures, printed once after the run (pytest_terminal_summary)
 
 
+def wait_limit(seconds):
+    """How long a wait on a condition may take (float seconds): `seconds` on a quiet machine, times the load per
+    core when it is busier (os.getloadavg), so that `make test` on a loaded laptop does not fail on a fixed limit.
+    Use it for limits only, never for a test's verdict; say what the wait was for when it runs out."""
+    load = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 1.0
+    return seconds * max(1.0, load)
+
+
 def run_script(script, *args, cwd, timeout=600, input=None):
     """Run one of the course scripts as a user would; returns CompletedProcess (text)."""
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,

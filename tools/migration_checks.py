@@ -111,7 +111,7 @@ def shuffle(batch=200, epochs=5):
 def resident_mb():
     """This process's resident memory now, in MB (Linux's /proc; elsewhere the peak so far)."""
     try:
-        with open("/proc/self/statm") as f:
+        with open("/proc/self/statm", encoding="ascii") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
     except OSError:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1 if sys.platform == "darwin" else 1024) / 1024

@@ -218,6 +218,7 @@ function point(event) {
 }
 
 function startStroke(at, pointerId = null) {
+  showPhotoName("");
   current = [at];
   drawingPointer = pointerId;
   redraw();
@@ -318,10 +319,15 @@ function predictDrawing(ended) {
   if (keyPenShown) { board.focus({preventScroll: true}); redraw(); }
 }
 
+function showPhotoName(name) {  // the chosen photo's name beside the picker, "" when the board is drawn on again
+  document.getElementById("photo-name").textContent = name;
+}
+
 function sendPhoto(file) {
   strokes = [];
   current = drawingPointer = null;
   redraw();
+  showPhotoName(file.name || "");
   send(file, file.name || "photo");
 }
 
@@ -382,6 +388,7 @@ function clearBoard() {
   keyPen.down = false;
   current = drawingPointer = null;
   strokes = [];
+  showPhotoName("");
   redraw();
   resetAnswer();
 }

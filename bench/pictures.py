@@ -1,0 +1,92 @@
+"""Benchmark: pictures a person reads at a glance (issue 53 item 10), read rate per kind against the plain pictures.
+
+Usage (from the repository root):
+  python bench/pictures.py --model-dir model          read rates with a trained model (mnist_backward.py)
+  python bench/pictures.py                             without a model: refusals and inputs against the plain ones
+  python bench/pictures.py --count 100 --first 500     more of the sample's test digits, from another one
+
+Each kind of tests/framed.py (a frame or a border round the digit, a shaded or
+uneven ground, JPEG noise, a photo with the table round the page) is made of
+the same digits as the plain kind: `--count` of the bundled sample's MNIST
+test digits scaled to 280x280 and 10 pen-drawn digits. Each picture is
+prepared as mnist_app.py prepares it (prepared_pixels, --preprocess mnist).
+Per kind the bench prints:
+  refused   pictures the app refused (no digit found, several digits)
+  same      pictures whose 28x28 input matches the plain picture's: the IoU of
+            their ink (pixels >= 128) is at least 0.8
+  read      pictures read as their label (with --model-dir)
+  vs plain  read / the plain kind's read: 1.00 when the kind costs nothing
+"""
+import argparse
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import numpy as np  # noqa: E402
+
+import framed  # noqa: E402
+import mnist_app  # noqa: E402
+from mnistkit.errors import DataError  # noqa: E402
+
+SAME_IOU = 0.8
+
+
+def ink_iou(a, b):
+    """IoU of the ink (>= 128) of two uint8 [28, 28] inputs; 1.0 when neither has any."""
+    a, b = a >= 128, b >= 128
+    union = np.count_nonzero(a | b)
+    return np.count_nonzero(a & b) / union if union else 1.0
+
+
+def prepare(data):
+    """(uint8 [28, 28] input, None) or (None, the refusal's text) for one picture's bytes."""
+    try:
+        return mnist_app.prepared_pixels(data, name="picture"), None
+    except DataError as e:
+        return None, str(e)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model-dir", help="a trained model folder (or an export) to read the pictures with")
+    parser.add_argument("--count", type=int, default=60, help="the sample's test digits per kind (default 60)")
+    parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
+    parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
+    parser.add_argument("--show", action="store_true", help="print each refusal and misread")
+    args = parser.parse_args(argv)
+    predictor = mnist_app.load_predictor(args.model_dir) if args.model_dir else None
+    digits = framed.coverages(args.count, args.first)
+    plain = [prepare(data)[0] for data, _ in framed.pictures("plain", digits)]
+    plain_read = None
+    print(f"{len(digits)} pictures per kind ({args.count} sample test digits from {args.first}, 10 pen digits)")
+    print(f"{'kind':36} {'refused':>8} {'same':>7} {'read':>7} {'vs plain':>9}")
+    for kind in args.kinds or framed.KINDS:
+        refused = same = read = 0
+        for i, (data, label) in enumerate(framed.pictures(kind, digits)):
+            pixels, refusal = prepare(data)
+            if pixels is None:
+                refused += 1
+                if args.show:
+                    print(f"  {kind} #{i} ({label}): {refusal}")
+                continue
+            same += plain[i] is not None and ink_iou(pixels, plain[i]) >= SAME_IOU
+            if predictor is not None:
+                answer = int(np.argmax(predictor.predict(mnist_app.pictures.network_input(pixels))[0]))
+                read += answer == label
+                if args.show and answer != label:
+                    print(f"  {kind} #{i} ({label}): read as {answer}, IoU with plain "
+                          f"{ink_iou(pixels, plain[i]) if plain[i] is not None else 0:.2f}")
+        n = len(digits)
+        if kind == "plain":
+            plain_read = read
+        rate = f"{read / n:7.1%}" if predictor is not None else f"{'-':>7}"
+        versus = f"{read / plain_read:9.2f}" if predictor is not None and plain_read else f"{'-':>9}"
+        print(f"{kind:36} {refused:8d} {same / n:7.1%} {rate} {versus}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

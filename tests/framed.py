@@ -1,0 +1,291 @@
+"""Digit pictures as people share them: in a frame or border, on a shaded or uneven ground (made here, no download).
+
+Issue 53 item 10: pictures a person reads at a glance. Each KIND takes a
+plain picture of a digit (a dark digit on white paper, as a paint program
+or a scan gives) and changes only what a person looks past: a frame or a
+border round it (a screenshot, a scan, a box drawn on the page; thin or
+thick, black, grey or coloured, touching the edges or inside a margin, all
+four sides or only some), or the ground under it (a linear gradient, a
+vignette, a shadow with a sharp edge, uneven light, paper grain, JPEG noise),
+and the two together. The digits are the bundled sample's MNIST test digits
+(real handwriting, scaled up) and tests/handmade.py's pen strokes. Every
+picture is deterministic (seeded).
+
+  python tests/framed.py OUTDIR        # writes every kind's pictures and OUTDIR/labels.txt
+bench/pictures.py reads them with a model and gives the read rate per kind.
+"""
+import io
+import os
+import sys
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import handmade  # noqa: E402
+from mnistkit.idx import read_idx  # noqa: E402
+
+SAMPLE = os.path.join(ROOT, "data", "mnist_sample")
+SIDE = 280  # a paint program's canvas: 10x MNIST's 28
+
+
+def sample_digits(count, first=0):
+    """`count` of the bundled sample's test digits from the `first`-th: (uint8 [n, 28, 28] stroke bright, labels [n])."""
+    images = read_idx(os.path.join(SAMPLE, "t10k-images-idx3-ubyte.gz"))
+    labels = read_idx(os.path.join(SAMPLE, "t10k-labels-idx1-ubyte.gz"))
+    return images[first:first + count], labels[first:first + count].astype(int)
+
+
+def coverage_of_mnist(digit, side=SIDE):
+    """One MNIST digit (uint8 [28, 28], stroke bright) scaled up smoothly: ink coverage float [side, side] in [0, 1]."""
+    big = Image.fromarray(digit).resize((side, side), Image.Resampling.BICUBIC)
+    return np.clip(np.asarray(big, dtype=np.float64) / 255, 0, 1)
+
+
+def coverage_of_pen(digit, seed, side=SIDE):
+    """tests/handmade.py's pen-drawn digit with a hand's wobble, on a page of `side`: float [side, side] in [0, 1]."""
+    ink = handmade.draw_digit(digit, int(side * 0.7), 0.09, seed=seed)
+    page = np.zeros((side, side))
+    at = (side - ink.shape[0]) // 2
+    page[at:at + ink.shape[0], at:at + ink.shape[1]] = ink
+    return page
+
+
+def on_ground(coverage, ground, ink=20.0):
+    """Ink laid on a ground: float [h, w] gray levels; ground: float [h, w] (or a number), the paper's light.
+
+    The ink takes the light of the paper it is on: ink level `ink` on white (255) paper, darker in shadow.
+    """
+    ground = np.broadcast_to(np.asarray(ground, dtype=np.float64), coverage.shape)
+    return ground * (1 - coverage * (1 - ink / 255))
+
+
+def to_uint8(picture):
+    return np.clip(np.round(picture), 0, 255).astype(np.uint8)
+
+
+def grid(h, w):
+    return np.linspace(0, 1, h)[:, None], np.linspace(0, 1, w)[None, :]
+
+
+# ---- frames and borders: drawn on the finished gray (or RGB) picture ----
+
+def frame(picture, width, inset=0, level=0, sides="tblr"):
+    """A frame of `width` pixels, `inset` pixels in from the edges, in gray `level` (or an RGB tuple) on some sides.
+
+    picture: uint8 [h, w] or [h, w, 3]; sides: which of top, bottom, left, right ("tblr": all four).
+    """
+    out = picture.copy()
+    h, w = out.shape[:2]
+    a, b = inset, inset + width
+    if "t" in sides:
+        out[a:b, inset:w - inset] = level
+    if "b" in sides:
+        out[h - b:h - a, inset:w - inset] = level
+    if "l" in sides:
+        out[inset:h - inset, a:b] = level
+    if "r" in sides:
+        out[inset:h - inset, w - b:w - a] = level
+    return out
+
+
+def rgb(picture):
+    return np.repeat(picture[:, :, None], 3, axis=2)
+
+
+# ---- grounds: the paper's light, float [h, w] gray levels ----
+
+def linear(h, w, bright, dim, angle):
+    y, x = grid(h, w)
+    t = np.cos(angle) * x + np.sin(angle) * y
+    t = (t - t.min()) / (t.max() - t.min())
+    return bright + (dim - bright) * t
+
+
+def vignette(h, w, bright, dim):
+    y, x = grid(h, w)
+    return bright + (dim - bright) * np.clip(((x - 0.5) ** 2 + (y - 0.5) ** 2) / 0.5, 0, 1) ** 0.8
+
+
+def shadow(h, w, bright, share, angle, offset, soft):
+    """Paper of `bright` with a shadow (light times `share`) over a half plane, its edge softened by `soft` pixels."""
+    y, x = grid(h, w)
+    t = (np.cos(angle) * (x - 0.5) + np.sin(angle) * (y - 0.5) - offset) * max(h, w)
+    inside = 1 / (1 + np.exp(-t / max(soft, 0.1)))
+    return bright * (1 - (1 - share) * inside)
+
+
+def uneven(h, w, bright, depth, seed):
+    """Light that varies slowly and unevenly: bright less up to `depth` in a few broad patches."""
+    rng = np.random.default_rng(seed)
+    field = rng.normal(size=(4, 4))
+    field = np.asarray(Image.fromarray(field.astype(np.float32), mode="F").resize((w, h), Image.Resampling.BICUBIC))
+    field = (field - field.min()) / (field.max() - field.min())
+    return bright - depth * field
+
+
+def grain(h, w, paper, amount, seed):
+    """Paper with a texture: gray `paper` plus blurred noise of about `amount` levels."""
+    rng = np.random.default_rng(seed)
+    noise = Image.fromarray(to_uint8(128 + 40 * rng.normal(size=(h, w))))
+    noise = np.asarray(noise.filter(ImageFilter.GaussianBlur(1.5)), dtype=np.float64) - 128
+    return paper + noise * amount / max(noise.std(), 1e-6)
+
+
+def jpeg(picture, quality):
+    """A picture (uint8 gray or RGB) saved as a JPEG of `quality` and read back: its bytes."""
+    buffer = io.BytesIO()
+    Image.fromarray(picture).save(buffer, format="JPEG", quality=quality)
+    return buffer.getvalue()
+
+
+def png(picture):
+    buffer = io.BytesIO()
+    Image.fromarray(picture).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def noisy(picture, sigma, seed):
+    return picture + np.random.default_rng(seed).normal(0, sigma, picture.shape)
+
+
+# Each kind: make(coverage, i, rng) -> the picture's file bytes. i numbers the picture within its kind (its seed).
+def _plain(cov, i, rng):
+    return png(to_uint8(on_ground(cov, 255)))
+
+
+def _thin_frame(cov, i, rng):
+    return png(frame(to_uint8(on_ground(cov, 255)), int(rng.integers(1, 4)), 0, int(rng.integers(0, 90))))
+
+
+def _frame_inset(cov, i, rng):
+    width, inset = int(rng.integers(2, 7)), int(rng.integers(6, 30))
+    return png(frame(to_uint8(on_ground(cov, 250)), width, inset, int(rng.integers(0, 60))))
+
+
+def _colour_frame(cov, i, rng):
+    colour = [(30, 60, 200), (200, 30, 30), (20, 140, 40), (120, 120, 120), (0, 0, 0)][i % 5]
+    picture = frame(rgb(to_uint8(on_ground(cov, 255))), int(rng.integers(1, 9)), int(rng.integers(0, 12)), colour)
+    return png(picture) if i % 2 else jpeg(picture, 90)
+
+
+def _thick_border(cov, i, rng):
+    width = int(rng.integers(10, 36))  # 4% to 12% of the side
+    return png(frame(to_uint8(on_ground(cov, 255)), width, 0, int(rng.integers(0, 80))))
+
+
+def _partial_frame(cov, i, rng):
+    sides = ["t", "b", "l", "r", "tl", "br", "tb", "lr", "tlr", "blr", "tbl", "tbr"][i % 12]
+    return png(frame(to_uint8(on_ground(cov, 255)), int(rng.integers(1, 6)), int(rng.integers(0, 10)),
+                     int(rng.integers(0, 80)), sides))
+
+
+def _screenshot_dark(cov, i, rng):
+    """A light digit on black, as a screenshot of an MNIST digit, in a light or grey frame."""
+    picture = to_uint8(255 * cov)
+    return png(frame(picture, int(rng.integers(1, 5)), int(rng.integers(0, 10)), int(rng.integers(150, 256))))
+
+
+def _gradient(cov, i, rng):
+    ground = linear(*cov.shape, 250, rng.uniform(80, 150), rng.uniform(0, 2 * np.pi))
+    return png(to_uint8(noisy(on_ground(cov, ground), 3, i)))
+
+
+def _vignette(cov, i, rng):
+    return jpeg(to_uint8(noisy(on_ground(cov, vignette(*cov.shape, 245, rng.uniform(70, 140))), 4, i)), 85)
+
+
+def _shadow(cov, i, rng):
+    ground = shadow(*cov.shape, 245, rng.uniform(0.45, 0.7), rng.uniform(0, 2 * np.pi), rng.uniform(-0.3, 0.3),
+                    rng.uniform(0.5, 6))
+    return jpeg(to_uint8(noisy(on_ground(cov, ground), 3, i)), 90)
+
+
+def _uneven(cov, i, rng):
+    return png(to_uint8(noisy(on_ground(cov, uneven(*cov.shape, 245, rng.uniform(60, 120), i)), 3, i)))
+
+
+def _paper_grain(cov, i, rng):
+    ground = grain(*cov.shape, rng.uniform(170, 230), rng.uniform(6, 14), i)
+    return jpeg(to_uint8(on_ground(cov, ground, ink=40)), int(rng.integers(60, 90)))
+
+
+def _jpeg_noise(cov, i, rng):
+    return jpeg(to_uint8(noisy(on_ground(cov, 240, ink=30), rng.uniform(6, 14), i)), int(rng.integers(25, 60)))
+
+
+def _photo_margin(cov, i, rng):
+    """A photo of a sheet: the page (shaded) in the middle, the dark table showing round it."""
+    h, w = cov.shape
+    margin = int(rng.integers(20, 50))
+    big = np.zeros((h + 2 * margin, w + 2 * margin))
+    big[margin:margin + h, margin:margin + w] = cov
+    ground = np.full(big.shape, rng.uniform(40, 90))
+    ground[margin:margin + h, margin:margin + w] = linear(h, w, 240, 170, rng.uniform(0, 2 * np.pi))
+    return jpeg(to_uint8(noisy(on_ground(big, ground), 4, i)), 85)
+
+
+def _frame_and_shade(cov, i, rng):
+    ground = linear(*cov.shape, 245, rng.uniform(110, 170), rng.uniform(0, 2 * np.pi))
+    picture = to_uint8(noisy(on_ground(cov, ground), 3, i))
+    return jpeg(frame(picture, int(rng.integers(1, 5)), int(rng.integers(0, 15)), int(rng.integers(0, 60))), 85)
+
+
+KINDS = {
+    "plain": _plain,
+    "thin frame": _thin_frame,
+    "frame inset": _frame_inset,
+    "colour frame": _colour_frame,
+    "thick border": _thick_border,
+    "partial frame": _partial_frame,
+    "screenshot, light on dark, framed": _screenshot_dark,
+    "gradient": _gradient,
+    "vignette": _vignette,
+    "shadow edge": _shadow,
+    "uneven light": _uneven,
+    "paper grain": _paper_grain,
+    "JPEG noise": _jpeg_noise,
+    "photo with margins": _photo_margin,
+    "frame and shading": _frame_and_shade,
+}
+
+
+def coverages(count, first=0, pen=True):
+    """The digits every kind is made of: [(coverage float [SIDE, SIDE], label)], `count` of the sample's test digits
+    from the `first`-th, then (pen) one pen-drawn digit of each of 0-9."""
+    images, labels = sample_digits(count, first)
+    found = [(coverage_of_mnist(image), int(label)) for image, label in zip(images, labels)]
+    if pen:
+        found += [(coverage_of_pen(d, seed=200 + d), d) for d in range(10)]
+    return found
+
+
+def pictures(kind, digits):
+    """Every picture of one kind: [(file bytes, label)] for digits = coverages(...), in order, seeded by kind and index."""
+    make = KINDS[kind]
+    seed = sum(map(ord, kind))
+    return [(make(cov, i, np.random.default_rng([seed, i])), label) for i, (cov, label) in enumerate(digits)]
+
+
+def write_all(folder, count=20):
+    """Write every kind's pictures of `count` sample digits (and the pen digits) into folder; labels.txt: name label."""
+    os.makedirs(folder, exist_ok=True)
+    digits = coverages(count)
+    lines = []
+    for kind in KINDS:
+        for i, (data, label) in enumerate(pictures(kind, digits)):
+            suffix = ".jpg" if data[:2] == b"\xff\xd8" else ".png"
+            name = kind.replace(" ", "-").replace(",", "") + f"-{i:03d}" + suffix
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(data)
+            lines.append(f"{name} {label}\n")
+    with open(os.path.join(folder, "labels.txt"), "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    return len(lines)
+
+
+if __name__ == "__main__":
+    print(write_all(sys.argv[1]), "pictures written to", sys.argv[1])

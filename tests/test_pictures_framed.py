@@ -1,0 +1,115 @@
+"""Pictures a person reads at a glance (issue 53 item 10): a digit in a frame or a border, on a shaded ground.
+
+Each kind of tests/framed.py changes only what a person looks past. The
+pictures of each kind must give the app (and the board, which prepares a
+photo with the same prepared_pixels) the 28x28 input of the plain picture,
+and be read as their digit. bench/pictures.py gives the rates on more digits.
+"""
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import framed
+import mnist_app
+from mnistkit import pictures
+from mnistkit.errors import DataError
+
+DIGITS = 10  # of the sample's test digits per kind, and the 10 pen digits
+SAME_IOU = 0.8  # the ink (>= 128) of a kind's input against the plain picture's
+
+
+def ink_iou(a, b):
+    a, b = a >= 128, b >= 128
+    return np.count_nonzero(a & b) / max(np.count_nonzero(a | b), 1)
+
+
+@pytest.fixture(scope="module")
+def digits():
+    return framed.coverages(DIGITS)
+
+
+@pytest.fixture(scope="module")
+def plain_inputs(digits):
+    return [mnist_app.prepared_pixels(data, name="plain") for data, _ in framed.pictures("plain", digits)]
+
+
+@pytest.mark.parametrize("kind", [kind for kind in framed.KINDS if kind != "plain"])
+def test_each_kind_gives_the_plain_pictures_input(kind, digits, plain_inputs):
+    """No picture refused; its input's ink matches the plain picture's (IoU >= 0.8) for all but one in ten.
+
+    Where they differ, the digit was written across the frame (frame inset): what lies under the line goes."""
+    ious = []
+    for i, (data, label) in enumerate(framed.pictures(kind, digits)):
+        try:
+            pixels = mnist_app.prepared_pixels(data, name=f"{kind} #{i}")
+        except DataError as e:
+            pytest.fail(f"{kind} #{i} (a {label}) refused: {e}")
+        ious.append(ink_iou(pixels, plain_inputs[i]))
+    assert np.mean(np.array(ious) >= SAME_IOU) >= 0.9, [round(x, 2) for x in ious]
+
+
+def test_each_kind_is_read_as_its_digit(digits, plain_inputs, trained_workdir, summary_line):
+    """Every picture whose plain one the model reads right is read right in every kind (the frame, the shading
+    changes nothing), and the plain ones are read right at least 17 times in 20."""
+    predictor = mnist_app.Predictor(str(trained_workdir / "model"))
+    try:
+        labels = np.array([label for _, label in digits])
+        plain = predictor.predict(np.concatenate([pictures.network_input(p) for p in plain_inputs])).argmax(axis=1)
+        assert np.sum(plain == labels) >= 17, plain
+        wrong = {}
+        for kind in framed.KINDS:
+            inputs = [pictures.network_input(mnist_app.prepared_pixels(data, name=kind))
+                      for data, _ in framed.pictures(kind, digits)]
+            answers = predictor.predict(np.concatenate(inputs)).argmax(axis=1)
+            missed = [f"#{i}: {labels[i]} read as {answers[i]}" for i in np.nonzero((plain == labels) & (answers != labels))[0]]
+            if missed:
+                wrong[kind] = missed
+    finally:
+        predictor.sess.close()
+    summary_line(f"framed and shaded pictures: {len(framed.KINDS)} kinds x {len(digits)}, misread where the plain "
+                 f"one is read right: {sum(map(len, wrong.values()))}")
+    assert wrong == {}
+
+
+def gray_png(array):
+    out = io.BytesIO()
+    Image.fromarray(np.clip(np.round(array), 0, 255).astype(np.uint8)).save(out, format="PNG")
+    return out.getvalue()
+
+
+@pytest.mark.quick
+def test_a_frame_or_a_rule_alone_is_no_digit():
+    page = np.full((240, 320), 245.0)
+    framed_page = framed.frame(page, 3, 0, 20)
+    ruled = page.copy()
+    ruled[200:204, 10:310] = 20  # a dash, a rule across: no digit is one
+    for name, data in (("frame", gray_png(framed_page)), ("inset frame", gray_png(framed.frame(page, 5, 30, 0))),
+                       ("rule", gray_png(ruled))):
+        with pytest.raises(DataError, match="no digit found"):
+            mnist_app.prepared_pixels(data, name=name)
+
+
+@pytest.mark.quick
+def test_a_tightly_cropped_one_and_a_one_beside_a_frame_line_are_read_as_a_one():
+    """A 1 is a straight line too: cropped tight it is the digit, not a rule; in the middle it is never a rule."""
+    one = framed.coverage_of_pen(1, seed=201)
+    rows, cols = np.nonzero(one > 0.5)
+    tight = framed.on_ground(one[rows.min():rows.max() + 1, cols.min() - 5:cols.max() + 6], 250)
+    plain = mnist_app.prepared_pixels(framed.png(framed.to_uint8(framed.on_ground(one, 250))), name="one")
+    assert ink_iou(mnist_app.prepared_pixels(gray_png(tight), name="tight one"), plain) >= SAME_IOU
+    with_rule = framed.frame(framed.to_uint8(framed.on_ground(one, 250)), 3, 4, 0, sides="l")
+    assert ink_iou(mnist_app.prepared_pixels(gray_png(with_rule), name="one and a rule"), plain) >= SAME_IOU
+
+
+@pytest.mark.quick
+def test_a_shadow_over_most_of_the_page_does_not_turn_the_picture_over():
+    """The ground is judged where there is contrast (light_on_dark): paper in shadow is still paper."""
+    cov = framed.coverage_of_pen(6, seed=206)
+    plain = mnist_app.prepared_pixels(framed.png(framed.to_uint8(framed.on_ground(cov, 250))), name="six")
+    for share, offset in ((0.5, -0.3), (0.6, -0.2), (0.45, 0.0)):
+        ground = framed.shadow(*cov.shape, 245, share, 0.3, offset, 2)
+        data = framed.jpeg(framed.to_uint8(framed.on_ground(cov, ground)), 90)
+        assert not pictures.light_on_dark(np.asarray(pictures.load_picture(data)))
+        assert ink_iou(mnist_app.prepared_pixels(data, name="six in shadow"), plain) >= SAME_IOU
