@@ -202,7 +202,7 @@ def test_the_grace_cuts_a_large_predict_in_flight_and_an_answer_nobody_reads(tmp
         body = ('{"instances": [%s]}' % rows).encode()  # about 3 MB
         predict.sendall(b"POST /v1/models/mnist:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n"
                         b"\r\n" % len(body) + body)
-        assert process.stdout.readline() == "predicting 2000\n"  # parsed; in the model now, for ever
+        assert process.stdout.readline() == "predicting 1\n"  # parsed; its first row (rows run alone) in the model, for ever
         unread = socket.socket()
         unread.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a client that takes a little, then nothing
         unread.connect(host_port(url))
