@@ -77,7 +77,7 @@ def measure(args):
             sess.run(graph.train_op, options=options, run_metadata=metadata)
             steps.append(describe(spans(metadata.step_stats)))
             if args.timeline and i == args.traced - 1:
-                with open(args.timeline, "w") as f:
+                with open(args.timeline, "w", encoding="utf-8") as f:
                     f.write(timeline.Timeline(metadata.step_stats).generate_chrome_trace_format())
         wall, cpu = time.perf_counter(), time.process_time()
         for _ in range(args.timed):

@@ -150,10 +150,12 @@ def pytest_configure(config):
 # The files that take longest, slowest first (pytest --durations, summed by file). They start first so that
 # the short ones fill in around them at the end of `make test`; the others keep their order after these.
 SLOWEST_FILES = ("test_user_faults", "test_learn", "test_board_learn", "test_distributed", "test_promises_run",
-                 "test_board_memory", "test_diverged", "test_faults", "test_speed_paths", "test_promises_data",
+                 "test_board_memory", "test_diverged", "test_faults", "test_why", "test_pictures_framed",
+                 "test_speed_paths", "test_promises_data", "test_why_browser", "test_server_faults",
                  "test_tfdata", "test_app", "test_lenet5", "test_pictures", "test_export", "test_records",
                  "test_board_teach", "test_course_constants", "test_cli", "test_board_guards", "test_errors",
-                 "test_checkpoints", "test_board_browser", "test_inside_browser", "test_learn_browser", "test_inside",
+                 "test_checkpoints", "test_board_browser", "test_inside_browser", "test_history_browser",
+                 "test_playback", "test_learn_browser", "test_inside", "test_trust_data", "test_user_paths",
                  "test_progress", "test_training")
 
 

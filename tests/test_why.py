@@ -157,8 +157,12 @@ def test_not_a_digit_on_made_non_digits_and_drawn_digits(board):
     said = {}
     made = handmade.non_digits()
     for name in CHOSEN:
-        said[name] = json.loads(Asked(asgi, "POST", "/board/predict", png_bytes(handmade.on_paper(made[name]))).body
-                                )["not_a_digit"]
+        answer = Asked(asgi, "POST", "/board/predict", png_bytes(handmade.on_paper(made[name])))
+        if answer.status == 400:  # refused before the network (a square's outline is a frame): no digit either
+            assert "no digit found" in answer.error(), (name, answer.error())
+            said[name] = True
+        else:
+            said[name] = json.loads(answer.body)["not_a_digit"]
     assert sum(v is True for v in said.values()) >= 3, said  # most of them (a few steps' training: not every one)
     digits = [json.loads(Asked(asgi, "POST", "/board/predict", png_bytes(drawn(d))).body)["not_a_digit"]
               for d in range(10)]
