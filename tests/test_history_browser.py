@@ -18,6 +18,8 @@ from mnistkit import history
 from test_board import Server
 from test_board_browser import ANSWER_TIMEOUT, SEVEN, browser, draw_with_mouse, open_page  # noqa: F401
 
+pytestmark = pytest.mark.long  # a browser scenario of a quarter of a minute or more: make test-long
+
 PLAYED = "document.getElementById('history').dataset.state === 'played'"
 ACCURACY = 0.9  # recorded at the last snapshot's step, as mnist_test.py records a score
 

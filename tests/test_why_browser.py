@@ -11,6 +11,8 @@ import pytest
 from test_board import Server
 from test_board_browser import ANSWER_TIMEOUT, SEVEN, browser, draw_with_mouse, open_page  # noqa: F401
 
+pytestmark = pytest.mark.long  # a browser scenario of a quarter of a minute or more: make test-long
+
 MAP_TIMEOUT = 300_000  # ms for the map of the test digits to be made (a loaded machine)
 
 
