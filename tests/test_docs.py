@@ -68,8 +68,8 @@ def accepted_flags(script):
 
 
 def script_file(written):
-    """The repository file a command names: `$REPO/mnist_app.py` and `mnist_app.py` are both ROOT/mnist_app.py."""
-    path = re.sub(r"^(\$\{?REPO\}?|\$HOME/\S*?|~/\S*?)/", "", written)
+    """The repository file a command names: `$REPO/x.py`, `"$REPO"/x.py` and `x.py` are all ROOT/x.py."""
+    path = re.sub(r"^(\"?\$\{?REPO\}?\"?|\$HOME/\S*?|~/\S*?)/", "", written)
     return os.path.join(ROOT, path), path
 
 
