@@ -323,6 +323,10 @@ def test_many_kept_digits_are_listed_a_page_at_a_time_and_drawn_as_they_scroll_i
         assert page.get_attribute("#thumbs li:last-child", "data-name") == kept(1000, 8)
         page.wait_for_function("document.querySelector('#thumbs li:last-child img').naturalWidth === 28",
                                timeout=ANSWER_TIMEOUT)
+        # Each image given a src is fetched; its resource entry appears once it has loaded (on a busy machine, after
+        # the last one is drawn): wait for the two counts to meet rather than reading them at one moment.
+        page.wait_for_function(f"{FETCHED} === document.querySelectorAll('#thumbs img[src]').length",
+                               timeout=ANSWER_TIMEOUT)
         drawn_now = page.evaluate("document.querySelectorAll('#thumbs img[src]').length")
         assert page.evaluate(FETCHED) == drawn_now < 250  # those jumped over by the scrolls never asked for
         assert page.text_content("#kept-status") == ""
