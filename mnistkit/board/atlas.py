@@ -22,9 +22,8 @@ import numpy as np
 from .. import records, reference
 from ..errors import DataError
 from ..records import IMAGE_PIXELS
-from . import inside as look
 from .model import files_state
-from .table import BoardError, Reply
+from .table import BoardError, Reply, chosen
 
 SCALE = 65535  # the points' uint16 steps across the map's box
 
@@ -114,7 +113,7 @@ def placed(served, model, values, probabilities, slot="first"):
 
 def atlas(call):
     """GET /board/atlas[?model=compare]: the map, or its progress (see the module's docstring)."""
-    model = look.chosen(call)
+    model = chosen(call)
     if set(call.query) - {"model"}:
         raise BoardError(400, f"{call.method} {call.path}: give no query, or model=compare")
     if getattr(model.inside, "problem", None):

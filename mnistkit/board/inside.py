@@ -23,7 +23,8 @@ from .. import layers
 from ..errors import DataError
 from ..records import IMAGE_PIXELS, NUM_CLASSES
 from . import page
-from .table import BoardError, runs_model
+from .atlas import placed
+from .table import BoardError, chosen, runs_model
 
 NUMBER_FORMAT = "{:.7g}"  # a dense layer's values and weights as JSON numbers: float32's precision, not more
 TOP_PUSHES = 10  # the units shown as pushing a digit most
@@ -71,7 +72,6 @@ def look(model, rows, served=None, slot="first"):
               "layers": [encoded(layer, value) for layer, value in zip(inside.layers, values)],
               "pushes": pushes_of(inside, values)}
     if served is not None:
-        from .atlas import placed  # here: atlas imports this module
         place = placed(served, model, values, probabilities[0], slot)
         answer.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
     return answer
@@ -125,18 +125,6 @@ def pushes_of(inside, values, top=TOP_PUSHES):
         digits.append({"digit": digit, "units": order, "pushes": numbers(push[order, digit]),
                        "positive": float(NUMBER_FORMAT.format(push[:, digit].clip(0).sum()))})
     return {"layer": inside.layers[-2].name, "digits": digits}
-
-
-def chosen(call):
-    """The Model a request's query names: "model=compare" the --compare one (BoardError 404 without one), else the
-    first."""
-    which = call.query.get("model", "first")
-    if which not in ("first", "compare"):
-        raise BoardError(400, f"model={which}: give model=first (the default) or model=compare")
-    if which == "compare" and call.compare is None:
-        raise BoardError(404, f"{call.method} {call.path}: this server serves no second model (mnist_app.py "
-                              f"--serve --compare DIR)")
-    return call.model if which == "first" else call.compare
 
 
 @runs_model

@@ -20,6 +20,7 @@ from .. import pictures
 from ..errors import DataError
 from ..records import IMAGE_PIXELS
 from . import memory
+from .atlas import judged
 from .table import BoardError, Reply, runs_model
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -81,7 +82,6 @@ def read_picture(model, data, name, compare=None, served=None):
     if served is None:
         probabilities, place = model.predictor.predict(rows)[0], None
     else:
-        from .atlas import judged  # here: atlas imports this module's neighbours
         probabilities, place = judged(served, model, rows)
     answer = {**answer_of(model, probabilities), "input": pixels.reshape(-1).tolist(),
               "not_a_digit": None if place is None else place["not_a_digit"]}

@@ -398,3 +398,15 @@ def too_large(route, said, size=None):
         return BoardError(413, f"{said} takes no request body" + (f" ({size:,} bytes sent)" if size else ""))
     return BoardError(413, f"request body{'' if size is None else f' of {size:,} bytes'} is over this server's "
                            f"limit of {route.body:,} bytes")
+
+
+def chosen(call):
+    """The Model a request's query names: "model=compare" the --compare one (BoardError 404 without one), else the
+    first."""
+    which = call.query.get("model", "first")
+    if which not in ("first", "compare"):
+        raise BoardError(400, f"model={which}: give model=first (the default) or model=compare")
+    if which == "compare" and call.compare is None:
+        raise BoardError(404, f"{call.method} {call.path}: this server serves no second model (mnist_app.py "
+                              f"--serve --compare DIR)")
+    return call.model if which == "first" else call.compare

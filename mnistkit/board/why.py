@@ -15,6 +15,7 @@ from .. import reasons
 from ..errors import DataError
 from ..records import IMAGE_PIXELS, NUM_CLASSES
 from . import page
+from .atlas import placed
 from .inside import numbers
 from .table import BoardError
 
@@ -94,7 +95,6 @@ def why_answer(model, pixels, digit=None, versus=None, served=None):
               "missing_ink": {"digit": explained, "pixels": numbers(grad[0])},
               "line": inside.layers[-1].line, "at": inside.layers[-1].at}
     if served is not None:
-        from .atlas import placed  # here: atlas imports inside, which this module's neighbours import
         place = placed(served, model, values, probabilities[0])
         result.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
     if versus is not None:
