@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import types
+import urllib.request
 
 import numpy as np
 import pytest
@@ -277,6 +278,12 @@ def test_keeps_of_large_pictures_stay_within_the_picture_limits_and_memory_goes_
     try:
         pid = server.process.pid
         assert request(server.url + "board/predict", png_bytes(drawn(3)))[0] == 200  # its modules are loaded
+        # The test digits' map (the atlas and "not a digit") is made once in the background after the first
+        # answer; it is the model's, not the pictures', so the picture limits are measured once it is there.
+        deadline = time.monotonic() + 900  # generous: a loaded machine
+        while urllib.request.urlopen(server.url + "board/atlas", timeout=60).status != 200:
+            assert time.monotonic() < deadline, "timed out waiting for the board's atlas of the test digits"
+            time.sleep(0.5)
         start = process_memory(pid, "VmRSS")
         with open(f"/proc/{pid}/clear_refs", "w") as f:
             f.write("5")  # the peak (VmHWM) is now the present size
