@@ -120,7 +120,7 @@ def tree_memory(pid):
 def run_child(args, sample_every=0.05):
     """Run `python bench.py --child ...` and return (its JSON result, peak tree memory in bytes)."""
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", *args],
-                            stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                            stdout=subprocess.PIPE, text=True, encoding="utf-8", errors="replace", cwd=ROOT)
     peak = 0
     while proc.poll() is None:
         peak = max(peak, tree_memory(proc.pid))
@@ -397,7 +397,7 @@ def bench_training(data_dir, repeats, every, intervals, train_repeats=None, work
     def keras(model_dir):
         config = keras_config(steps, every, count, arrays_path, model_dir)
         result = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", "keras", json.dumps(config)],
-                                capture_output=True, text=True, cwd=ROOT)
+                                capture_output=True, text=True, encoding="utf-8", errors="replace", cwd=ROOT)
         if result.returncode != 0:
             raise SystemExit(f"error: Keras bench child failed with exit status {result.returncode}:\n{result.stderr}")
         out = json.loads(result.stdout.strip().splitlines()[-1])
@@ -438,7 +438,7 @@ def bench_full_run(work, steps):
         command += ["--steps", str(steps)]
     note(f"5 full run: {' '.join(command[1:])}")
     start = time.perf_counter()
-    result = subprocess.run(command, cwd=work, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=work, capture_output=True, text=True, encoding="utf-8", errors="replace")
     seconds = time.perf_counter() - start
     if result.returncode != 0:
         raise SystemExit(f"error: mnist_backward.py failed:\n{result.stderr}")
@@ -465,7 +465,8 @@ def bench_latency(work, repeats):
     runs = []
     for r in range(repeats):
         note(f"4 mnist_test --once: run {r + 1}/{repeats}")
-        result = subprocess.run([sys.executable, "-c", snippet], cwd=work, capture_output=True, text=True)
+        result = subprocess.run([sys.executable, "-c", snippet], cwd=work, capture_output=True, text=True,
+                                encoding="utf-8", errors="replace")
         if result.returncode != 0:
             raise SystemExit(f"error: mnist_test.py --once failed:\n{result.stderr}")
         runs.append(json.loads(result.stdout.strip().splitlines()[-1]))
@@ -556,6 +557,7 @@ def lenet5_keras(steps, arrays_file, model_dir, every):
             mnist_backward.LEARNING_RATE_DECAY, mnist_backward.REGULARIZER, model_dir]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     result = subprocess.run([sys.executable, "-c", KERAS_SNIPPET, *map(str, args)], capture_output=True, text=True,
+                            encoding="utf-8", errors="replace",
                             env=env)
     if result.returncode != 0:
         raise SystemExit(f"error: Keras model.fit failed:\n{result.stderr}")

@@ -101,7 +101,7 @@ def run_single(work, steps, echo):
     sink = TimedLines(echo)
     proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_backward.py"), "--steps", str(steps),
                              "--model-dir", model], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                            text=True, encoding="utf-8", errors="replace", env=dict(os.environ, PYTHONUNBUFFERED="1"))
     for line in proc.stdout:
         sink.write(line)
     if proc.wait() != 0:
@@ -130,7 +130,8 @@ def run_cluster(work, workers, steps, sync, echo):
 def accuracy(work, model):
     """(global_step, test accuracy) of the model folder's latest checkpoint, by mnist_test.py --once."""
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_test.py"), "--once", "--model-dir", model],
-                            cwd=work, capture_output=True, text=True, timeout=600, check=True)
+                            cwd=work, capture_output=True, text=True,
+                            encoding="utf-8", errors="replace", timeout=600, check=True)
     step, value = re.search(r"After (\d+) training steps, test accuracy = ([0-9.]+)", result.stdout).groups()
     return int(step), float(value)
 
@@ -159,6 +160,7 @@ def connection_bytes(pids):
     """
     try:
         out = subprocess.run(["ss", "-tinpH", "state", "established"], capture_output=True, text=True,
+                             encoding="utf-8", errors="replace",
                              check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         raise SystemExit(f"error: ss -tinp: {e} (--bytes needs ss, from iproute2)") from None
@@ -234,7 +236,7 @@ def shaped(ports, rate):
                   end, str(port), "0xffff", "flowid", "1:20"] for port in ports for end in ("sport", "dport")]
     try:
         for command in commands:
-            done = subprocess.run(["tc", *command], capture_output=True, text=True)
+            done = subprocess.run(["tc", *command], capture_output=True, text=True, encoding="utf-8", errors="replace")
             if done.returncode:
                 raise SystemExit(f"error: tc {' '.join(command)}: {done.stderr.strip()} (shaping needs root and tc)")
         yield

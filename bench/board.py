@@ -81,7 +81,7 @@ def start(work, model_dir, *more):
     began = time.perf_counter()
     process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
                                 "--model-dir", model_dir, *more], cwd=work, stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True)
+                               stderr=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace")
     line = process.stdout.readline()
     found = ADDRESS.search(line)
     if found is None:
@@ -425,6 +425,7 @@ def tensorflow_import_seconds():
     """Seconds `import tensorflow.compat.v1` takes in a fresh process, through tf_compat as the scripts do."""
     code = "import time, tf_compat; t = time.perf_counter(); tf_compat.tf.Graph; print(time.perf_counter() - t)"
     return float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                                encoding="utf-8", errors="replace",
                                 timeout=300, env={**os.environ, "PYTHONPATH": ROOT}).stdout)
 
 

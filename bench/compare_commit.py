@@ -45,7 +45,7 @@ class Refused(Exception):
 
 def git(*args, cwd=ROOT):
     """git's stdout (stripped); Refused with git's last line when it fails."""
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace")
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["exit status %d" % proc.returncode])[-1]
         raise Refused(f"git {' '.join(args)}: {last}")
@@ -94,7 +94,8 @@ def run_once(root, command, cwd):
     with the trainer's last error line."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=trainer_env(root))
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                          encoding="utf-8", errors="replace", env=trainer_env(root))
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:

@@ -46,7 +46,7 @@ def run(script, *args, cwd):
     """Run a course script in cwd to its end; (stdout, wall seconds, CPU seconds). Exits in one line on failure."""
     began, cpu_began = time.perf_counter(), cpu_seconds(children=True)
     result = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd, capture_output=True,
-                            text=True)
+                            text=True, encoding="utf-8", errors="replace")
     wall, cpu = time.perf_counter() - began, cpu_seconds(children=True) - cpu_began  # this process only waits
     if result.returncode != 0:
         last = (result.stderr.strip().splitlines() or ["?"])[-1]

@@ -39,7 +39,8 @@ def timed(code, pythonpath):
     """(wall seconds, CPU seconds) of `python -c code` run in ROOT with PYTHONPATH `pythonpath`."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (pythonpath, ROOT) if p))
     began, cpu_began = time.perf_counter(), cpu_seconds(children=True)
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                            encoding="utf-8", errors="replace")
     wall, cpu = time.perf_counter() - began, cpu_seconds(children=True) - cpu_began  # this process only waits
     if result.returncode != 0:
         raise SystemExit(f"error: `python -c {code!r}` failed: {(result.stderr.strip().splitlines() or ['?'])[-1]}")
@@ -50,13 +51,14 @@ def version_of(package, pythonpath):
     """The version string of `package` as the interpreter finds it with PYTHONPATH `pythonpath`."""
     code = f"import importlib.metadata as m; print(m.version({package!r}))"
     env = dict(os.environ, PYTHONPATH=pythonpath)
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout.strip()
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          encoding="utf-8", errors="replace").stdout.strip()
 
 
 def install_baseline(requirement, folder):
     """pip install `requirement` (no dependencies) into `folder`; exits with one line when pip fails."""
     result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", folder,
-                             requirement], capture_output=True, text=True)
+                             requirement], capture_output=True, text=True, encoding="utf-8", errors="replace")
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.startswith("ERROR")] or ["?"]
         raise SystemExit(f"error: pip could not install the baseline {requirement}: {lines[-1]}")

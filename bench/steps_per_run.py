@@ -172,7 +172,7 @@ def run_row(row, config):
     """One row in a fresh process (a scratch folder of its own); its JSON result."""
     with tempfile.TemporaryDirectory() as scratch:
         proc = subprocess.run([sys.executable, __file__, "--child", row, json.dumps(dict(config, scratch=scratch))],
-                              capture_output=True, text=True, cwd=ROOT)
+                              capture_output=True, text=True, encoding="utf-8", errors="replace", cwd=ROOT)
     if proc.returncode != 0:
         raise SystemExit(f"error: {row}: the child failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

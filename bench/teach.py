@@ -131,7 +131,7 @@ def drawn(digit, seed, style="neat"):
 def run(script, *args, cwd):
     """Run a course script in cwd to its end; its stdout. Exits in one line on failure."""
     result = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd, capture_output=True,
-                            text=True)
+                            text=True, encoding="utf-8", errors="replace")
     if result.returncode != 0:
         last = (result.stderr.strip().splitlines() or ["?"])[-1]
         raise SystemExit(f"error: {script} {' '.join(args)} failed in {cwd}: {last}")
@@ -181,7 +181,8 @@ def start_board(work, steps=learn.DEFAULT_STEPS, share=records.MIX_SHARE):
     process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
                                 "--model-dir", "model", "--keep-dir", "my_digits", "--learn-steps", str(steps),
                                 "--learn-share", str(share)], cwd=work,
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               encoding="utf-8", errors="replace")
     found = ADDRESS.search(process.stdout.readline())
     if found is None:
         process.kill()

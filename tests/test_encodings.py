@@ -16,10 +16,12 @@ from conftest import ROOT
 from mnistkit import learn
 
 TEXT_CALLS = ("open", "io.open", "os.fdopen")
+PIPE_CALLS = ("Popen", "check_output", "check_call", "getoutput")  # subprocess's, imported by name
 
 
 def own_files():
-    """The project's own Python files: the course scripts and tasks.py, mnistkit/, tools/, bench/."""
+    """The project's own Python files: the course scripts and tasks.py, mnistkit/, tools/, bench/ (its text pipes
+    too: a bench run on Chinese Windows reads its children's lines)."""
     return sorted(glob.glob(os.path.join(ROOT, "*.py")) + glob.glob(os.path.join(ROOT, "mnistkit", "**", "*.py"),
                                                                     recursive=True)
                   + glob.glob(os.path.join(ROOT, "tools", "*.py")) + glob.glob(os.path.join(ROOT, "bench", "*.py")))
@@ -46,7 +48,7 @@ def unnamed_encodings(path):
             continue
         text_file = (called in TEXT_CALLS and "b" not in (mode_of(node) or "")) or \
             called.endswith((".read_text", ".write_text"))
-        pipe = called.startswith("subprocess.") and ({"text", "universal_newlines"} & words) and "bench" not in path
+        pipe = (called.startswith("subprocess.") or called in PIPE_CALLS) and ({"text", "universal_newlines"} & words)
         if text_file or pipe:
             found.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
     return found
@@ -66,6 +68,13 @@ def test_help_raises_no_encoding_warning_from_the_projects_code(script):
     result = subprocess.run([sys.executable, "-X", "warn_default_encoding", "-W", "error::EncodingWarning",
                              os.path.join(ROOT, script), "--help"], cwd=ROOT, capture_output=True, timeout=300)
     assert result.returncode == 0, result.stderr.decode("utf-8", "replace")[-2000:]
+
+
+@pytest.mark.parametrize("script", sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "bench", "*.py"))))
+def test_a_bench_scripts_help_raises_no_encoding_warning(script):
+    """The benches run the course's scripts through text pipes (bench/*.py): their --help, as above (the static
+    scan above reads the rest of them)."""
+    test_help_raises_no_encoding_warning_from_the_projects_code(script)
 
 
 @pytest.mark.quick
