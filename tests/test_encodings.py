@@ -70,7 +70,10 @@ def test_help_raises_no_encoding_warning_from_the_projects_code(script):
     assert result.returncode == 0, result.stderr.decode("utf-8", "replace")[-2000:]
 
 
-@pytest.mark.parametrize("script", sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "bench", "*.py"))))
+BENCHES = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "bench", "*.py")))
+
+
+@pytest.mark.parametrize("script", BENCHES)
 def test_a_bench_scripts_help_raises_no_encoding_warning(script):
     """The benches run the course's scripts through text pipes (bench/*.py): their --help, as above (the static
     scan above reads the rest of them)."""
