@@ -205,6 +205,35 @@ def test_the_captions_quote_forward_in_the_pages_language_and_follow_its_switch(
     page.context.close()
 
 
+SAID = """() => {  // what the page says: its visible text, and the labels and titles of its visible elements, but
+    // not the code it quotes (<code>) nor what is English on purpose (the switch's "English", lang="en")
+    const seen = e => e.getClientRects().length > 0 && !e.closest("code, [lang='en']");
+    const text = [...document.querySelectorAll("body *")].filter(seen).flatMap(e => [...e.childNodes])
+        .filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.textContent);
+    const labelled = [...document.querySelectorAll("[aria-label], [title]")].filter(seen);
+    return [...text, ...labelled.map(e => e.getAttribute("aria-label") || ""),
+            ...labelled.map(e => e.getAttribute("title") || "")].join("\\n");
+}"""
+
+
+def test_in_zh_the_panels_headers_and_labels_say_no_english_word(browser, server):  # noqa: F811
+    """issue #53 §11: the Inside headers said "checkpoint" on a zh page. The words of the tables are checked
+    by test_zh_complete; this reads what the page built with them (titles, labels, the model's form)."""
+    from test_zh_complete import english_words
+    page = open_page(browser, server, locale="zh-CN")
+    draw_with_mouse(page, SEVEN)
+    page.click("#inside-open")
+    page.wait_for_function(f"{SHOWN} !== ''", timeout=ANSWER_TIMEOUT)
+    titles = page.eval_on_selector_all("#inside .net-title", "hs => hs.map(h => h.textContent)")
+    assert len(titles) == 2 and all("训练步数 global_step" in t and "检查点" in t for t in titles), titles
+    model_source = page.get_attribute("#model", "title")  # a path: the user's folder names, not the page's words
+    said = page.evaluate(SAID).replace(model_source, " ")
+    assert english_words(said) == [], said
+    page.click('#lang [data-lang="en"]')
+    assert page.text_content(f'{net("first")} .net-title').endswith(" · checkpoint")
+    page.context.close()
+
+
 def test_on_a_phone_the_panel_fits_its_width_and_a_tap_shows_a_units_weights(browser, server):  # noqa: F811
     page = opened(browser, server, **PHONE)
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]

@@ -82,6 +82,7 @@ const BROWSER_LANGUAGE = (navigator.languages && navigator.languages[0] || navig
 let language = storedLanguage() || BROWSER_LANGUAGE;
 let T = TEXT[language];
 const FORMS = {zh: {checkpoint: "检查点 (checkpoint)", SavedModel: "SavedModel", LiteRT: "LiteRT (.tflite)"}};
+window.boardFormName = form => (FORMS[language] || {})[form] || form;  // the model line's, for inside.js too
 
 const board = document.getElementById("board");
 const pen = board.getContext("2d");
@@ -813,7 +814,7 @@ for (const [id, choice] of Object.entries(LEARN_CHOICES)) {
 
 function showModelLine() {
   if (!model) return;
-  const form = (FORMS[language] || {})[model.form] || model.form;
+  const form = window.boardFormName(model.form);
   const step = model.global_step === null ? T.unknownStep : `${T.step} ${model.global_step}`;
   const line = document.getElementById("model");
   line.textContent = `${T.model}: ${model.network} · ${step} · ${form}`;

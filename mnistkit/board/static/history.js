@@ -109,6 +109,7 @@ function build() {
 function label_() {  // the words of the panel's own elements, in the page's language
   toggle.textContent = open ? T.close : T.open;
   section.querySelector("h2").textContent = T.title;
+  section.setAttribute("aria-label", T.title);  // index.html's is English
   section.querySelector(".intro").textContent = T.intro;
   section.querySelector(".plot figcaption").textContent = T.plot;
   const legend = section.querySelector(".legend");

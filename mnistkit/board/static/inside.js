@@ -48,6 +48,8 @@ const TEXT = {  // each of the panel's words: [English, 中文]
   unitFailed: ["Cannot show its weights: {}", "无法显示它的权重：{}"],
   hint: ["Hover, tap or focus a unit.", "把鼠标移到单元上、点一下或用键盘选中。"],
   beside: ["Beside it: {net} · global_step {step} · {form}", "旁边：{net} · 训练步数 global_step {step} · {form}"],
+  netTitle: ["{net} · global_step {step} · {form}", "{net} · 训练步数 global_step {step} · {form}"],
+  mapMax: ["{map}: max {v}", "{map}：最大值 {v}"],
   reads: ["{net} reads {d} ({p})", "{net} 识别为 {d}（{p}）"],
   agree: ["Both networks read {d}.", "两个网络都识别为 {d}。"],
   disagree: ["The networks disagree: {a} reads {da}, {b} reads {db}.", "两个网络意见不同：{a} 识别为 {da}，{b} 识别为 {db}。"],
@@ -199,6 +201,10 @@ function buildNet(column, slot, look) {  // the figures of one network's layers 
   column.querySelector(".detail").setAttribute("aria-live", "polite");
 }
 
+function formName(form) {  // a model's form (checkpoint, SavedModel, LiteRT) as board.js's model line says it
+  return window.boardFormName ? window.boardFormName(form) : form;
+}
+
 function showNet(column, slot, look) {  // one network's answer: its layers drawn, its pushes, its title
   const shape = look.layers ? look.layers.map(l => l.name + l.shape.join("x")).join() : "";
   if (column.dataset.shape !== shape || column.dataset.network !== look.model.network) {
@@ -206,7 +212,7 @@ function showNet(column, slot, look) {  // one network's answer: its layers draw
     column.dataset.shape = shape;
   }
   column.querySelector(".net-title").textContent =
-    `${look.model.network} · global_step ${look.model.global_step ?? "?"} · ${look.model.form}`;
+    say("netTitle", {net: look.model.network, step: look.model.global_step ?? "?", form: formName(look.model.form)});
   const refused = column.querySelector(".refused");
   refused.hidden = !look.refused;
   refused.textContent = look.refused ? say("refused").replace("{}", look.refused) : "";
@@ -224,7 +230,8 @@ function showMaps(figure, maps) {  // each map its own scale: the brightest pixe
   figure.querySelectorAll("button.map").forEach((button, k) => {
     paintGray(button.firstChild, data, k * size, maps.width, maps.height);
     button.dataset.max = String(maps.max[k]);
-    button.setAttribute("aria-label", `${say("map", {layer: figure.dataset.layer, u: k})}: max ${fixed(maps.max[k])}`);
+    button.setAttribute("aria-label", say("mapMax", {map: say("map", {layer: figure.dataset.layer, u: k}),
+                                                     v: fixed(maps.max[k])}));
   });
 }
 
@@ -479,7 +486,7 @@ function showCompare(answer) {  // #compare-answer: the second model's digit, an
   if (!second) return;
   compareBox.replaceChildren();
   compareBox.append(element("p", "beside", say("beside", {net: second.network, step: second.global_step ?? "?",
-                                                           form: second.form})));
+                                                           form: formName(second.form)})));
   const other = answer && answer.compare;
   compareBox.classList.toggle("disagree", Boolean(other && other.digit !== answer.digit));
   compareBox.dataset.agree = other ? String(other.digit === answer.digit) : "";

@@ -262,6 +262,7 @@ function build() {
 function label() {
   toggle.textContent = open ? T.close : T.open;
   panel.querySelector(".why-title").textContent = T.title;
+  panel.setAttribute("aria-label", T.title);  // index.html's is English
   panel.querySelector(".intro").textContent = T.intro;
   panel.querySelector(".why-atlas canvas").setAttribute("aria-label", T.atlas);
 }
