@@ -39,6 +39,18 @@ def wait_limit(seconds):
     return seconds * max(1.0, load)
 
 
+def ended(process, what, seconds=120):
+    """(stdout, stderr) of a subprocess.Popen once it has ended (communicate), waited for within wait_limit(seconds);
+    when it has not ended by then it is killed and an AssertionError says it was `what` that timed out."""
+    limit = wait_limit(seconds)
+    try:
+        return process.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"timed out after {limit:.0f} s waiting for {what} to end") from None
+
+
 def run_script(script, *args, cwd, timeout=600, input=None):
     """Run one of the course scripts as a user would; returns CompletedProcess (text)."""
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_main, run_script
+from conftest import ROOT, ended, run_main, run_script, wait_limit
 from tf_compat import tf
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -27,8 +27,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="kills, stops and holds processes with POSIX signals, named pipes and Linux's /proc")
 
 
-# How long a test waits for an event (a file, a line, a process state) before calling it broken:
-# far beyond what any of them takes on a busy 2-core machine, so it matters only when something hangs.
+# How long a test waits for an event (a file, a line, a process state) before calling it broken, on a quiet machine
+# (conftest.wait_limit scales it with the load): far beyond what any of them takes on a busy 2-core machine, so it
+# matters only when something hangs.
 PATIENCE_SECS = 120
 
 
@@ -40,7 +41,9 @@ def start(script, *args, cwd):
 
 
 def wait_for(condition, what, proc=None, timeout=PATIENCE_SECS):
-    """Poll condition() until it returns something true, and return that; fail when proc ends first or on timeout."""
+    """Poll condition() until it returns something true, and return that; fail when proc ends first or after
+    wait_limit(timeout) seconds, naming `what`."""
+    timeout = wait_limit(timeout)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = condition()
@@ -49,7 +52,7 @@ def wait_for(condition, what, proc=None, timeout=PATIENCE_SECS):
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"{what}: the process ended first (exit {proc.returncode}): {proc.stderr.read()}")
         time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def reader_blocked_on(fifo):
@@ -73,7 +76,7 @@ def digests(folder):
 
 def kill9(process):
     process.send_signal(signal.SIGKILL)
-    process.wait(timeout=30)
+    ended(process, "a process killed with SIGKILL")
 
 
 @pytest.mark.long
@@ -218,7 +221,7 @@ def test_signal_saves_a_checkpoint_and_exits_promptly(sample_workdir, tmp_path, 
         wait_for(lambda: mnistkit.folders.indexed_prefix(str(model)), "the first checkpoint (step 50)", proc)
         proc.send_signal(signum)
         # Promptly: 10^6 steps would take hours; the wait matters only when the signal is ignored.
-        out, err = proc.communicate(timeout=PATIENCE_SECS)
+        out, err = ended(proc, f"the trainer after {signal.Signals(signum).name}", PATIENCE_SECS)
     finally:
         proc.kill()
     assert proc.returncode == 128 + signum, err

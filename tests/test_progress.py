@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, ended, wait_limit
 import mnist_backward
 import mnist_test
 from tf_compat import tf
@@ -32,7 +32,8 @@ def run_in_terminal(script, *args, cwd):
     process = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,
                                stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)
-    chunks, deadline = [], time.monotonic() + 300
+    limit = wait_limit(300)
+    chunks, deadline = [], time.monotonic() + limit
     try:
         while select.select([master], [], [], max(0, deadline - time.monotonic()))[0]:
             try:
@@ -44,9 +45,12 @@ def run_in_terminal(script, *args, cwd):
             chunks.append(chunk)
     finally:
         os.close(master)
-        if process.poll() is None and time.monotonic() >= deadline:
-            process.kill()
-    return process.wait(timeout=30), b"".join(chunks).decode("utf-8", "replace")
+    if process.poll() is None and time.monotonic() >= deadline:
+        process.kill()
+        process.wait()
+        raise AssertionError(f"timed out after {limit:.0f} s waiting for {script} in a terminal to end")
+    ended(process, f"{script} after its terminal closed")
+    return process.returncode, b"".join(chunks).decode("utf-8", "replace")
 
 
 def test_training_bar_shows_count_rate_time_left_loss_and_learning_rate(sample_workdir, tmp_path):
