@@ -31,10 +31,21 @@ KEPT = 6  # test digits kept through the page, each with its own label
 
 
 def clone(home):
-    """A copy of the repository in home/'mnist 课程', as `git clone` leaves it for a user (no tests or venv)."""
+    """A copy of the repository in home/'mnist 课程', as `git clone` leaves it for a user: the files git tracks or
+    would (what a developer ran in the repository's own folder stays out), without tests/, bench/ and docs/."""
     repo = home / "mnist 课程"
-    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(".git", ".venv*", "tests", "bench", "docs", ".ci",
-                                                              "__pycache__", ".pytest_cache"))
+    try:
+        tracked = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                                 capture_output=True, check=True, timeout=wait_limit(60)).stdout.decode("utf-8")
+        tracked = tracked.split("\0")
+    except (OSError, subprocess.SubprocessError):  # no git or no .git: the course's files as they are
+        tracked = [os.path.relpath(os.path.join(top, name), ROOT) for top, dirs, names in os.walk(ROOT)
+                   for name in names if ".git" not in top and ".venv" not in top]
+    for name in tracked:
+        if name and name.split("/")[0] not in ("tests", "bench", "docs", ".ci") and \
+                os.path.isfile(os.path.join(ROOT, name)):
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, name), repo / name)
     return repo
 
 

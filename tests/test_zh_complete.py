@@ -174,6 +174,7 @@ def test_the_pages_own_words_are_entries_of_both_languages():
     assert keys and keys - en == set() and keys - zh == set()
 
 
+@pytest.mark.quick
 def test_every_script_of_the_page_is_read():
     """A new script with words of its own is added to PANELS (or its words go into one of the tables)."""
     scripts = {os.path.basename(p) for p in glob.glob(os.path.join(STATIC, "*.js"))}
