@@ -175,3 +175,13 @@ def test_a_learn_on_the_compare_lenet5_goes_into_its_folder_and_its_column_answe
         assert tree_digests(work / "model", with_folders=True) == mlp_before
     finally:
         assert served.stop() == 130
+
+
+@pytest.mark.quick
+def test_a_learn_on_each_network_waits_for_that_networks_own_follower(tmp_path):
+    _, stand_in = compare_board(tmp_path)
+    first, second = stand_in.model.predictor, stand_in.compare.predictor
+    served = app.open_board(lambda: first, None, str(tmp_path / "model"), kept=stand_in.kept,
+                            compare=(lambda: second, str(tmp_path / "model_lenet5")), data_dir=str(tmp_path / "data"))
+    assert served.learning.followers == {"first": served.follower, "compare": served.compare_follower}
+    assert served.compare_follower.model is served.compare and served.follower.model is served.model
