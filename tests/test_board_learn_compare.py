@@ -185,3 +185,30 @@ def test_a_learn_on_each_network_waits_for_that_networks_own_follower(tmp_path):
                             compare=(lambda: second, str(tmp_path / "model_lenet5")), data_dir=str(tmp_path / "data"))
     assert served.learning.followers == {"first": served.follower, "compare": served.compare_follower}
     assert served.compare_follower.model is served.compare and served.follower.model is served.model
+
+
+class Reads:
+    """A stand-in predictor that reads every picture as `digit`, surely."""
+
+    def __init__(self, network, source, digit):
+        self.network, self.source, self.digit = network, source, digit
+
+    def predict(self, rows):
+        return np.tile(np.eye(10, dtype=np.float32)[self.digit], (len(rows), 1))
+
+
+@pytest.mark.quick
+def test_a_keep_is_flagged_as_the_network_chosen_reads_it_and_kept_once_for_both(tmp_path):
+    _, served = compare_board(tmp_path)
+    served.model = model.Model(Reads(Stand.network, "model/mnist_model-2000", 7), None)
+    served.compare = model.Model(Reads(LENET5, "model_lenet5/mnist_model-200", 1), None)
+    board = app.create_app(served)
+    bar = json.dumps({"digit": 7, "input": [255 if 6 <= i // 28 < 22 and 12 <= i % 28 < 15 else 0
+                                            for i in range(784)]}).encode()
+    first = json.loads(Asked(board, "POST", "/board/keep", bar, headers=[OWN_HOST]).body)
+    assert first["count"] == 2 and "misread" not in first  # the 784-500-10 stand-in reads it as 7
+    second = json.loads(Asked(board, "POST", "/board/keep?model=compare", bar, headers=[OWN_HOST]).body)
+    assert second["count"] == 3 and second["misread"] == {"reads": 1, "probability": 1.0}  # LeNet-5's reads 1
+    refused = Asked(board, "POST", "/board/keep?model=lenet", bar, headers=[OWN_HOST])
+    assert refused.status == 400 and refused.error().startswith("model=lenet: ")
+    assert served.kept.count() == 3  # nothing kept by the refused one

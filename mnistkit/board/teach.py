@@ -1,8 +1,9 @@
 """Teaching the board: the routes that keep corrected digits (keep.KeptDigits) and learn from them (mnistkit.learn).
 
 - POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count"}, and "misread": {"reads",
-                              "probability"} when the served model reads it as another digit at MISREAD or more (a
-                              mis-click? the page asks "keep it?"): the same size at any count
+                              "probability"} when the served model (?model=compare: the --compare one) reads it as
+                              another digit at MISREAD or more (a mis-click? the page asks "keep it?"): the
+                              same size at any count
 - GET    /board/kept          a page of them, newest first: ?limit=N (PAGE; at most MOST_PAGE), ?before=NAME
                               (those kept before NAME) -> {"count", "entries": [{"name", "digit"}, ...], "more",
                               "unreadable": [one line per label line the store cannot read]}
@@ -73,14 +74,17 @@ PAGE, MOST_PAGE = 100, 1000  # kept digits a GET /board/kept answers by default,
 
 
 def keep_digit(call):
-    """POST /board/keep: one digit kept (keep_request's form); its original read as a picture within the picture
-    limits, and prepared again when the digit comes without its input. Answers the entry and the count."""
+    """POST /board/keep[?model=compare]: one digit kept (keep_request's form) in the one store of both networks;
+    its original read as a picture within the picture limits, and prepared again when the digit comes without its
+    input. Answers the entry and the count, and "misread" as the network the query names (table.chosen: the one
+    the page learns on) reads it."""
+    reader = chosen(call)  # before anything is kept: a model name the board does not know is 400, nothing kept
     digit, pixels, original, name = keep_request(call.json)
     kind = None
     if original is not None:
         pixels, kind = under_limits(call.model, read_original, call.model.prepare, original, name, pixels)
     kept, digit, count = store_call(call.kept.keep, pixels, digit, original, kind)
-    flagged = misread(call.model, pixels, digit)
+    flagged = misread(reader, pixels, digit)
     return {"kept": {"name": kept, "digit": digit}, "count": count, **({"misread": flagged} if flagged else {})}
 
 

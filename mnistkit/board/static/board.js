@@ -531,7 +531,7 @@ async function keepShown(digit) {
   try {
     original = await base64(answer.blob);
   } catch (e) { /* a photo removed from the disk meanwhile: its prepared input alone */ }
-  const post = body => call("/board/keep", {method: "POST", headers: {"Content-Type": "application/json"},
+  const post = body => call(learnPath("/board/keep"), {method: "POST", headers: {"Content-Type": "application/json"},
                                             body: JSON.stringify(body)});
   let reply = await post(original ? {...request, original} : request);
   if (reply.status === 413 && original) reply = await post(request);  // a photo too big to send twice in base64
@@ -718,7 +718,7 @@ function fellLine(check) {  // what fell past the limits, in words
          Number(f.after).toFixed(3), points(f)])).join(T.and);
 }
 
-function learnPath(path) {  // a /board/learn route for the network chosen in #learn-on
+function learnPath(path) {  // a /board/learn route (and /board/keep, for its misread flag) for the network chosen
   return learnSlot === "compare" ? path + "?model=compare" : path;
 }
 
