@@ -830,7 +830,12 @@ function follow() {  // GET /board/model and /board/learn every FOLLOW_MS, every
 
 learnButton.addEventListener("click", async () => {
   learnButton.disabled = true;
+  const slot = learnSlot;
   const reply = await call(learnPath("/board/learn"), {method: "POST"});
+  if (slot !== learnSlot) {  // another network chosen meanwhile: its line is asked for; this one is followed there
+    follow();
+    return;
+  }
   if (reply.status >= 200 && reply.status < 300) {
     if (!heard(reply)) {
       learning = {state: "running", stage: null, line: "", step: 0, steps: 0};
@@ -850,9 +855,10 @@ for (const button of document.querySelectorAll("#learn-on button[data-slot]")) {
 for (const [id, choice] of Object.entries(LEARN_CHOICES)) {
   document.getElementById(id).addEventListener("click", async event => {
     event.target.disabled = true;
+    const slot = learnSlot;
     const reply = await call(learnPath(`/board/learn/${choice}`), {method: "POST"});
     event.target.disabled = false;
-    if (!(reply.status === 200 && heard(reply))) {
+    if (slot === learnSlot && !(reply.status === 200 && heard(reply))) {
       learnNote = refusal(reply, "learnRefused");
       showLearn();
     }
