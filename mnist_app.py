@@ -342,8 +342,8 @@ OPTIONS = cli.Options([
     Option("shutdown_grace", listener.SHUTDOWN_GRACE, "--serve: seconds the requests under way get after Ctrl-C "
            "or SIGTERM; then they are cut, and the last line says how many", minimum=0, metavar="SECONDS"),
     Option("compare", None, "--serve: a second model served beside --model-dir, a folder or export as it takes "
-           "(model_lenet5 beside model): the page shows both answers and insides; teach and learn stay on "
-           "--model-dir", type=cli.path, metavar="DIR"),
+           "(model_lenet5 beside model): the page shows both answers and insides; the page learns on either "
+           "(docs/teach.md)", type=cli.path, metavar="DIR"),
 ])
 # The page's "Learn from my digits": mnist_learn.py's own declarations, as --learn-steps, --learn-share, ...
 LEARN_OPTIONS = learn.OPTIONS.prefixed("learn", "steps", "share", "data_dir")

@@ -76,6 +76,23 @@ def signed_picture(rgba, strongest):
     return np.where(r > b, 1, np.where(b > r, -1, 0)) * (1 - g / 255) * strongest
 
 
+def test_the_learn_chooser_names_both_networks_and_the_learn_button_the_chosen_one(browser, server):  # noqa: F811
+    page = open_page(browser, server, locale="en-US")
+    page.wait_for_selector("#learn-on:not([hidden])", timeout=ANSWER_TIMEOUT)
+    chooser = "#learn-on button[data-slot]"
+    assert page.eval_on_selector_all(chooser, "bs => bs.map(b => [b.textContent, b.ariaPressed])") == [
+        ["784-500-10", "true"], ["LeNet-5", "false"]]
+    assert page.text_content("#learn") == "Learn 784-500-10 from my digits"
+    with page.expect_request(lambda request: request.url.endswith("/board/learn?model=compare")):
+        page.click('#learn-on button[data-slot="compare"]')
+    assert page.text_content("#learn") == "Learn LeNet-5 from my digits"
+    assert page.get_attribute('#learn-on button[data-slot="compare"]', "aria-pressed") == "true"
+    page.click('#lang [data-lang="zh"]')
+    assert (page.text_content("#learn-on-label"), page.text_content("#learn")) == ("让哪个网络学习：",
+                                                                                  "用我的数字训练 LeNet-5")
+    page.context.close()
+
+
 def test_a_units_weight_picture_is_the_checkpoints_column_and_the_keys_move_to_the_next(browser, server,  # noqa: F811
                                                                                          two_models):
     page = opened(browser, server)
@@ -145,7 +162,8 @@ def test_compare_shows_both_answers_and_marks_a_disagreement(browser, server, di
     page = open_page(browser, server, locale="en-US")
     beside = f"Beside it: LeNet-5 · global_step {LENET5_STEPS} · checkpoint"
     assert page.text_content("#compare-answer .beside") == beside
-    assert page.text_content("#compare-answer .teach-first") == "Teach and learn work on the first model, 784-500-10."
+    assert page.text_content("#compare-answer .teach-first") == ("The digit buttons keep the picture for both "
+                                                                 "networks; choose which one learns under Kept digits.")
     for agree, photo in ((False, disagreed[False]), (True, disagreed[True])):
         before = answers(page)
         drop(page, photo, "digit.png", "image/png")

@@ -33,8 +33,8 @@ this list and docs/deploy.md's table against it):
   GET     /board/kept                                    the kept digits
   GET     /board/kept/<name>                             one kept digit's JPG
   DELETE  /board/kept/<name>                             one kept digit removed
-  GET     /board/learn                                   the learn's state, its stage and its check
-  POST    /board/learn                                   a learn started on the served folder
+  GET     /board/learn                                   the learn's state, its stage and its check (?model=compare)
+  POST    /board/learn                                   a learn started on the served folder (?model=compare)
   POST    /board/learn/undo                              the last learn undone
   POST    /board/learn/redo                              the last undone learn put back
   POST    /board/learn/accept                            a learn held for a choice used anyway
@@ -109,7 +109,8 @@ class Served:
     routes: 404); learning: the teach.Learning on them, or None;
     mistakes: the test set's scorings (mistakes.Mistakes); compare: the
     second Model (--compare), or None, and compare_follower its Follower.
-    Teach and learn are the first model's.
+    The kept digits are one store for both models; a learn goes into the
+    folder of the model the request's query names (teach.learn_side).
     """
     model: Model
     follower: Follower = None
@@ -154,6 +155,8 @@ def open_board(load, prepare, path, kept=None, plan=None, compare=None, data_dir
             raise DataError(f"--compare: {e}") from None
         served.compare = Model(second, prepare, model.preparing)
         served.compare_follower = Follower(served.compare, second_load, second_path)
+        if learning is not None:  # a learn on the --compare network waits for its own Follower to serve it
+            learning.followers["compare"] = served.compare_follower
     return served
 
 

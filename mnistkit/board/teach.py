@@ -1,8 +1,9 @@
 """Teaching the board: the routes that keep corrected digits (keep.KeptDigits) and learn from them (mnistkit.learn).
 
 - POST   /board/keep          KEEP_FORM -> {"kept": {"name", "digit"}, "count"}, and "misread": {"reads",
-                              "probability"} when the served model reads it as another digit at MISREAD or more (a
-                              mis-click? the page asks "keep it?"): the same size at any count
+                              "probability"} when the served model (?model=compare: the --compare one) reads it as
+                              another digit at MISREAD or more (a mis-click? the page asks "keep it?"): the
+                              same size at any count
 - GET    /board/kept          a page of them, newest first: ?limit=N (PAGE; at most MOST_PAGE), ?before=NAME
                               (those kept before NAME) -> {"count", "entries": [{"name", "digit"}, ...], "more",
                               "unreadable": [one line per label line the store cannot read]}
@@ -16,6 +17,16 @@
 - POST   /board/learn/redo    the last undone learn put back (learn.redo) -> the status
 - POST   /board/learn/accept  the learn held for a choice put in service anyway (learn.accept) -> the status
 - POST   /board/learn/discard the learn held for a choice removed (learn.discard) -> the status
+The learn routes take the query the other routes take (table.chosen):
+?model=compare learns on the --compare network (LeNet-5 beside the
+784-500-10 one: its own folder, its own trainer, its own Follower), and
+model=first (the default) on the first; another name is 400 naming it,
+model=compare on a board without --compare 409 (learn_side). The kept
+digits are pictures: one store for both networks; what each learned,
+and "unknown", are its folder's. One learn runs at a time on a board,
+whichever network it is on (Learning's job; mnistkit.learn also locks
+each folder, across processes): the other network's status says "busy"
+with the folder being learned into.
 Errors (table.BoardError): 400 a bad request (a picture that is not one,
 past the picture limits), 404 a name not kept, 409 a label line the store
 cannot read (keep, remove and learn: the line, and the fix), the most
@@ -55,7 +66,7 @@ from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
 from .model import POLL_SECS
 from .page import picture_name, under_limits
-from .table import BoardError, Reply
+from .table import BoardError, Reply, chosen
 
 KEEP_KEYS = ("digit", "input", "original", "name")
 KEEP_FORM = '{"digit": 0-9, "input": [784 ints 0-255]} and/or "original": the picture in base64, "name": its file name'
@@ -63,14 +74,17 @@ PAGE, MOST_PAGE = 100, 1000  # kept digits a GET /board/kept answers by default,
 
 
 def keep_digit(call):
-    """POST /board/keep: one digit kept (keep_request's form); its original read as a picture within the picture
-    limits, and prepared again when the digit comes without its input. Answers the entry and the count."""
+    """POST /board/keep[?model=compare]: one digit kept (keep_request's form) in the one store of both networks;
+    its original read as a picture within the picture limits, and prepared again when the digit comes without its
+    input. Answers the entry and the count, and "misread" as the network the query names (table.chosen: the one
+    the page learns on) reads it."""
+    reader = chosen(call)  # before anything is kept: a model name the board does not know is 400, nothing kept
     digit, pixels, original, name = keep_request(call.json)
     kind = None
     if original is not None:
         pixels, kind = under_limits(call.model, read_original, call.model.prepare, original, name, pixels)
     kept, digit, count = store_call(call.kept.keep, pixels, digit, original, kind)
-    flagged = misread(call.model, pixels, digit)
+    flagged = misread(reader, pixels, digit)
     return {"kept": {"name": kept, "digit": digit}, "count": count, **({"misread": flagged} if flagged else {})}
 
 
@@ -124,34 +138,49 @@ def kept_remove(call):
     return {"removed": name, "count": store_call(call.kept.remove, name)}
 
 
+def learn_side(call):
+    """(the Model, its slot: "first" or "compare") a learn route's query names: ?model=compare the --compare
+    network, model=first (the default) the first (table.chosen's names). BoardError 400 naming another name, 409
+    for model=compare on a board serving no second model (nothing to learn into: one line)."""
+    slot = call.query.get("model", "first")
+    if slot == "compare" and call.compare is None:
+        raise BoardError(409, f"{call.method} {call.path}?model=compare: this board serves no --compare network to "
+                              "learn on; start it with mnist_app.py --serve --compare DIR, or learn on the first "
+                              "(model=first)")
+    return chosen(call), slot
+
+
 def learn_status(call):
-    """GET /board/learn: Learning.status()."""
-    return call.learning.status(call.model)
+    """GET /board/learn[?model=compare]: Learning.status() of that network's folder."""
+    model, _ = learn_side(call)
+    return call.learning.status(model)
 
 
 def learn_start(call):
-    """POST /board/learn: a learn started on the served model's checkpoint folder: 202 and the status."""
-    return Reply(call.learning.start(call.model), status=202)
+    """POST /board/learn[?model=compare]: a learn started on that model's checkpoint folder: 202 and the status."""
+    return Reply(call.learning.start(*learn_side(call)), status=202)
 
 
 def learn_undo(call):
-    """POST /board/learn/undo: the served folder's last learn undone (learn.undo); the status."""
-    return call.learning.choose(call.model, learn.undo)
+    """POST /board/learn/undo[?model=compare]: that folder's last learn undone (learn.undo); the status."""
+    return call.learning.choose(*learn_side(call), learn.undo)
 
 
 def learn_redo(call):
-    """POST /board/learn/redo: the served folder's last undone learn put back (learn.redo); the status."""
-    return call.learning.choose(call.model, learn.redo)
+    """POST /board/learn/redo[?model=compare]: that folder's last undone learn put back (learn.redo); the status."""
+    return call.learning.choose(*learn_side(call), learn.redo)
 
 
 def learn_accept(call):
-    """POST /board/learn/accept: the learn held for a choice put in service anyway (learn.accept); the status."""
-    return call.learning.choose(call.model, learn.accept)
+    """POST /board/learn/accept[?model=compare]: the learn held for a choice put in service anyway (learn.accept);
+    the status."""
+    return call.learning.choose(*learn_side(call), learn.accept)
 
 
 def learn_discard(call):
-    """POST /board/learn/discard: the learn held for a choice removed (learn.discard); the status."""
-    return call.learning.choose(call.model, learn.discard)
+    """POST /board/learn/discard[?model=compare]: the learn held for a choice removed (learn.discard); the
+    status."""
+    return call.learning.choose(*learn_side(call), learn.discard)
 
 
 def store_call(work, *args):
@@ -207,38 +236,50 @@ class Learning:
     """The page's "Learn from my digits": one mnistkit.learn run at a time, on a thread, its scripts in processes.
 
     kept: the keep.KeptDigits store whose digits are learned (a snapshot
-    of them at the learn's start); follower: the model.Follower of the
-    served folder (None: nothing follows it); plan: the learn's settings
+    of them at the learn's start), one for both networks; follower: the
+    model.Follower of the first network's folder (None: nothing follows
+    it); followers: {slot: Follower or None} per SLOTS, the --compare
+    network's set by app.open_board; plan: the learn's settings
     (a learn.Plan: mnist_app.py's --learn-steps, --learn-share,
     --learn-data-dir; None: the defaults), each learn's the same but for
-    the folder it learns into and the store. The learned
-    checkpoint is promoted into the model folder, where the Follower finds
-    it and the board answers with it; until then the board answers with
-    the model it has. status(model) is what GET /board/learn answers (the
-    module's docstring): state, stage, line, step, steps, folder, learn
-    (its number), before, after, check, undo, redo, unknown (the changes to
-    the kept digits the served model does not know), one_digit (the digit
-    all kept digits are, else None), doing, taken, left
-    (what the learn running does now, for how long, the time left if
-    known). `thread`: the last learn's thread, or None.
+    the folder it learns into and the store. A learn on either network
+    runs that folder's own trainer (learn.learn: mnist_lenet5_backward.py
+    for LeNet-5). The learned
+    checkpoint is promoted into the model folder, where that slot's
+    Follower finds it and the board answers with it; until then the board
+    answers with the model it has. status(model) is what GET
+    /board/learn answers (the module's docstring): state, stage, line,
+    step, steps, folder, learn (its number), before, after, check, undo,
+    redo, unknown (the changes to the kept digits the model does not
+    know), one_digit (the digit all kept digits are, else None), busy (the
+    folder a learn on the other network runs in, else None), doing,
+    taken, left (what the learn running does now, for how long, the time
+    left if known). `thread`: the last learn's thread, or None.
     """
 
     def __init__(self, kept, follower=None, plan=None):
-        self.kept, self.follower, self.plan = kept, follower, plan or learn.Plan()
+        self.kept, self.plan = kept, plan or learn.Plan()
+        self.followers = {slot: None for slot in SLOTS}
+        self.followers["first"] = follower
         self.lock, self.thread, self.watch, self.failed_at = threading.Lock(), None, None, None
         self.stopped = False  # the server stopped while a learn ran (stop); its stop line says so
-        self.job = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "folder": None}
+        self.job = dict(IDLE)
 
     def status(self, model):
-        """The learn running (its stage, step, last line), else where the served folder's learns stand."""
+        """The learn running on `model`'s folder (its stage, step, last line), else where that folder's learns
+        stand; "busy" names the folder of a learn running on the board's other network."""
         with self.lock:
             job = dict(self.job)
-        folder = job["folder"] if job["state"] == "running" else served_folder(model)
+        folder = served_folder(model)
+        busy = None
+        if job["folder"] is not None and job["folder"] != folder:  # the last learn was the other network's
+            busy = job["folder"] if job["state"] == "running" else None
+            job = dict(IDLE)
         stand = learn.standing(folder)
         shown = stand["held"] or stand["last"]
         answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
                   "undo": stand["undo"], "redo": stand["redo"], "unknown": self.unknown(folder),
-                  "one_digit": self.one_digit(), **self.doing(job)}
+                  "one_digit": self.one_digit(), "busy": busy, **self.doing(job)}
         if job["state"] == "running" or shown is None or (job["state"] == "failed" and self.failed_at == mark(stand)):
             return answer
         state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(shown["state"])
@@ -269,10 +310,11 @@ class Learning:
         doing, taken, left = watch.where()
         return {"doing": doing, "taken": round(taken), "left": None if left is None else round(left)}
 
-    def start(self, model):
-        """Start learning into the checkpoint folder of `model` (a model.Model); returns the status. BoardError 409
-        when one runs, one waits for a choice, or there is no checkpoint folder to learn into (an export without
-        its record's folder, a served folder gone), 400 when nothing is kept."""
+    def start(self, model, slot="first"):
+        """Start learning into the checkpoint folder of `model` (a model.Model, served in `slot`); returns the
+        status. BoardError 409 when one runs on this board (either network), one waits for a choice, or there is
+        no checkpoint folder to learn into (an export without its record's folder, a served folder gone), 400
+        when nothing is kept."""
         folder = learn_folder(model)
         count = store_call(self.kept.count)
         if not count:
@@ -282,26 +324,27 @@ class Learning:
                                   "it, then learn again")
         with self.lock:
             if self.job["state"] == "running":
-                raise BoardError(409, f"a learn is running on {self.job['folder']}; wait until it ends")
+                raise BoardError(409, f"a learn is running on {self.job['folder']}; wait until it ends (one learn "
+                                      "at a time on a board)")
             start = checkpoints.step_of(newest_in(folder))
             self.job = {"state": "running", "stage": learn.STAGES[0], "line": f"learning from {count} kept digits "
                         f"into {folder}", "step": start, "steps": start + self.plan.steps, "folder": folder}
             self.watch = learn.Watch(self.said, self.moved)
-            self.thread = threading.Thread(target=self.run, args=(folder, model, self.watch), name="learn",
-                                           daemon=True)
+            self.thread = threading.Thread(target=self.run, args=(folder, model, self.watch, self.followers[slot]),
+                                           name="learn", daemon=True)
         self.thread.start()
         return self.status(model)
 
-    def run(self, folder, model, watch):
-        """Learn into `folder`; "done" once the Follower answers with the learned checkpoint (model: the Model the
-        learn started on), or after TAKEN_SECS; "failed" with the error's line; a held learn: the record's."""
+    def run(self, folder, model, watch, follower=None):
+        """Learn into `folder`; "done" once `follower` (the Follower of the slot `model` is served in) answers with
+        the learned checkpoint, or after TAKEN_SECS; "failed" with the error's line; a held learn: the record's."""
         try:
             learned = learn.learn(self.plan.to(folder, self.kept), watch=watch)
             step = checkpoints.step_of(learned)
             with self.lock:
                 self.job["step"] = step
-            if model.form == "checkpoint" and self.follower is not None:  # an export's folder is not followed
-                self.follower.wait_until(lambda answering: answering.global_step == step, TAKEN_SECS)
+            if model.form == "checkpoint" and follower is not None:  # an export's folder is not followed
+                follower.wait_until(lambda answering: answering.global_step == step, TAKEN_SECS)
             ended = "done"
         except learn.LearnHeld as e:
             self.said(str(e))
@@ -327,17 +370,21 @@ class Learning:
             if steps is not None:
                 self.job["steps"] = steps
 
-    def choose(self, model, choice):
-        """choice(folder) (learn.undo, redo, accept or discard) on the served folder, the Follower told at once;
-        the status. BoardError 409 for what cannot be done (one line: a learn running, nothing to undo, ...)."""
+    def choose(self, model, slot, choice):
+        """choice(folder) (learn.undo, redo, accept or discard) on the folder of `model` (served in `slot`), that
+        slot's Follower told at once; the status. BoardError 409 for what cannot be done (one line: a learn
+        running, nothing to undo, the folder trained further since, ...)."""
         folder = learn_folder(model)
+        with self.lock:  # a learn running (on the other network's folder: on this one, choice refuses) keeps its line
+            out = self.said if self.job["state"] != "running" else (lambda line: None)
         try:
-            choice(folder, out=self.said)
+            choice(folder, out=out)
         except DataError as e:
             raise BoardError(409, str(e)) from None
-        if self.follower is not None:
-            self.follower.poll()  # the board answers with the checkpoint now in service without waiting a poll
-        return self.status(self.follower.model.current if self.follower is not None else model)
+        follower = self.followers[slot]
+        if follower is not None:
+            follower.poll()  # the board answers with the checkpoint now in service without waiting a poll
+        return self.status(follower.model.current if follower is not None else model)
 
     def stop(self):
         """The server stops: the learn running is told to stop (its script gets SIGTERM); see end()."""
@@ -360,6 +407,10 @@ class Learning:
             watch.stop(kill=True)
             thread.join(grace)
         return self.stopped
+
+
+SLOTS = ("first", "compare")  # the networks a board learns on: --model-dir's, --compare's (table.chosen's names)
+IDLE = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "folder": None}  # no learn yet
 
 
 def mark(stand):

@@ -42,6 +42,8 @@ const TEXT = {
     doing_copying: "copying your digits", doing_generating: "turning your digits into TFRecords",
     doing_starting: "starting the trainer (loading TensorFlow)", doing_training: "training",
     doing_checking: "scoring before and after on the test set", doing_promoting: "putting it in service",
+    learnOn: "Learn on:", learnOnNet: "Learn {} from my digits",
+    learnBusy: "A learn is running on {} (one learn at a time on a board): wait until it ends.",
     named: digit => (digit === 8 ? "an " : "a ") + digit,  // a digit as {a} says it: "That was an 8"
   },
   zh: {
@@ -73,6 +75,8 @@ const TEXT = {
     doing_copying: "复制你的数字", doing_generating: "把你的数字写成 TFRecords",
     doing_starting: "启动训练程序（加载 TensorFlow）", doing_training: "训练",
     doing_checking: "在测试集上比较学习前后", doing_promoting: "启用新的检查点",
+    learnOn: "让哪个网络学习：", learnOnNet: "用我的数字训练 {}",
+    learnBusy: "{} 正在学习（一个手写板一次只学习一个网络）：请等它结束。",
     named: digit => String(digit),
   },
 };
@@ -113,6 +117,7 @@ let teachNote = null;    // [key of TEXT, values for its {}s] shown in #teach-st
 let keptNote = null;
 let learning = null;     // GET /board/learn's last answer {state, stage, line, step, steps, check, ...}, or null
 let learnNote = null;    // a refusal of the learn's buttons, shown instead of the learn line until the next answer
+let learnSlot = "first"; // the network the learn's buttons work on: "first", or "compare" (#learn-on; --compare)
 let following = null;    // the timeout of the next GET /board/model and /board/learn
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
 const insidePanel = window.insidePanel || {wanted: () => false, show() {}, language() {}, model() {}};  // inside.js
@@ -155,6 +160,7 @@ function applyLanguage() {
   showTeach();
   for (const item of thumbs.children) labelThumb(item);
   showKeptNote();
+  showLearnOn();
   showLearn();
   insidePanel.language(language);
   whyPanel.language(language);
@@ -526,7 +532,7 @@ async function keepShown(digit) {
   try {
     original = await base64(answer.blob);
   } catch (e) { /* a photo removed from the disk meanwhile: its prepared input alone */ }
-  const post = body => call("/board/keep", {method: "POST", headers: {"Content-Type": "application/json"},
+  const post = body => call(learnPath("/board/keep"), {method: "POST", headers: {"Content-Type": "application/json"},
                                             body: JSON.stringify(body)});
   let reply = await post(original ? {...request, original} : request);
   if (reply.status === 413 && original) reply = await post(request);  // a photo too big to send twice in base64
@@ -678,6 +684,9 @@ async function loadOlder() {  // the page of digits kept before the last one lis
 }
 
 // ---------------------------------------------------------------- learning from them
+// With --compare, #learn-on chooses the network the learn's buttons and line are about (?model=compare: its own
+// folder, its own trainer); the kept digits are one store for both. One learn runs at a time on a board: the other
+// network's line says which folder is learning ("busy").
 
 const LEARN_CHOICES = {"learn-undo": "undo", "learn-redo": "redo", "learn-accept": "accept", "learn-discard": "discard"};
 
@@ -710,6 +719,36 @@ function fellLine(check) {  // what fell past the limits, in words
          Number(f.after).toFixed(3), points(f)])).join(T.and);
 }
 
+function learnPath(path) {  // a /board/learn route (and /board/keep, for its misread flag) for the network chosen
+  return learnSlot === "compare" ? path + "?model=compare" : path;
+}
+
+function learnNets() {  // {first, compare}: the networks' names from /board/model (compare: null without --compare)
+  return {first: model ? model.network : "", compare: model && model.compare ? model.compare.network : null};
+}
+
+function showLearnOn() {  // #learn-on: a button per network, shown only when the board serves two
+  const group = document.getElementById("learn-on");
+  const nets = learnNets();
+  group.hidden = learnButton.hidden || !nets.compare;
+  if (!nets.compare && learnSlot === "compare") chooseLearnSlot("first");
+  document.getElementById("learn-on-label").textContent = T.learnOn;
+  for (const button of group.querySelectorAll("button[data-slot]")) {
+    button.textContent = nets[button.dataset.slot] || "";
+    button.setAttribute("aria-pressed", String(button.dataset.slot === learnSlot));
+  }
+}
+
+function chooseLearnSlot(slot) {  // another network chosen: its learn line is asked for at once
+  if (slot === learnSlot) return;
+  learnSlot = slot;
+  learning = null;
+  learnNote = null;
+  showLearnOn();
+  showLearn();
+  askLearn();
+}
+
 function learnLine() {  // the learn line's text, of `learning`
   const state = learning ? learning.state : "";
   if (state === "running") {
@@ -732,13 +771,17 @@ function learnLine() {  // the learn line's text, of `learning`
 
 function showLearn() {  // #learn, its line and the buttons beside it, of `learning` (or the refusal `learnNote`)
   const state = learning ? learning.state : "";
-  learnButton.disabled = state === "running" || state === "held";
+  const busy = learning && state !== "running" ? learning.busy : null;  // a learn on the other network's folder
+  learnButton.disabled = state === "running" || state === "held" || Boolean(busy);
+  const nets = learnNets();
+  learnButton.textContent = nets.compare ? say(["learnOnNet", nets[learnSlot]]) : T.learn;
   const progress = document.getElementById("learn-progress");
   progress.dataset.state = state;
   progress.textContent = learnNote ? say(learnNote) : learnLine();
   const notes = [];  // before a learn: all keeps one digit; changes the served model does not know
   if (learning && typeof learning.one_digit === "number") notes.push(say(["oneDigit", learning.one_digit, learning.one_digit]));
   if (learning && learning.unknown > 0 && state !== "running") notes.push(say(["unknownChanges", learning.unknown]));
+  if (busy) notes.push(say(["learnBusy", busy]));
   const note = document.getElementById("learn-note");
   if (note) note.textContent = notes.join(" ");
   const shown = {"learn-undo": Boolean(learning && learning.undo) && state !== "running",
@@ -763,7 +806,9 @@ function heard(reply) {  // whether a reply is /board/learn's state; if so it is
 }
 
 async function askLearn() {  // GET /board/learn: shown, or its refusal said
-  const reply = await call("/board/learn");
+  const slot = learnSlot;
+  const reply = await call(learnPath("/board/learn"));
+  if (slot !== learnSlot) return;  // another network was chosen meanwhile: its own answer is on its way
   if (!heard(reply) && !learnButton.hidden) {
     learnNote = refusal(reply, "learnRefused");
     showLearn();
@@ -786,7 +831,12 @@ function follow() {  // GET /board/model and /board/learn every FOLLOW_MS, every
 
 learnButton.addEventListener("click", async () => {
   learnButton.disabled = true;
-  const reply = await call("/board/learn", {method: "POST"});
+  const slot = learnSlot;
+  const reply = await call(learnPath("/board/learn"), {method: "POST"});
+  if (slot !== learnSlot) {  // another network chosen meanwhile: its line is asked for; this one is followed there
+    follow();
+    return;
+  }
   if (reply.status >= 200 && reply.status < 300) {
     if (!heard(reply)) {
       learning = {state: "running", stage: null, line: "", step: 0, steps: 0};
@@ -799,12 +849,17 @@ learnButton.addEventListener("click", async () => {
   follow();
 });
 
+for (const button of document.querySelectorAll("#learn-on button[data-slot]")) {
+  button.addEventListener("click", () => chooseLearnSlot(button.dataset.slot));
+}
+
 for (const [id, choice] of Object.entries(LEARN_CHOICES)) {
   document.getElementById(id).addEventListener("click", async event => {
     event.target.disabled = true;
-    const reply = await call(`/board/learn/${choice}`, {method: "POST"});
+    const slot = learnSlot;
+    const reply = await call(learnPath(`/board/learn/${choice}`), {method: "POST"});
     event.target.disabled = false;
-    if (!(reply.status === 200 && heard(reply))) {
+    if (slot === learnSlot && !(reply.status === 200 && heard(reply))) {
       learnNote = refusal(reply, "learnRefused");
       showLearn();
     }
@@ -837,6 +892,8 @@ async function showModel(quiet) {  // GET /board/model; quiet (the page followin
   if (model && JSON.stringify(model) === JSON.stringify(answer)) return;  // the same model answers
   model = answer;
   showModelLine();
+  showLearnOn();
+  showLearn();
   insidePanel.model(model);
 }
 
