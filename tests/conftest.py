@@ -338,6 +338,34 @@ def two_models(sample_workdir, tmp_path_factory):
     return built_once(tmp_path_factory, "two_models", build)
 
 
+@pytest.fixture(scope="module")
+def served(two_models):
+    """Both networks' Predictors by network label (two_models: the 784-500-10 one in ./model, LeNet-5 in
+    ./model_lenet5), one pair per test file."""
+    import mnist_app
+    import mnist_forward
+    import mnist_lenet5_forward
+    return {mnist_forward.NETWORK.label: mnist_app.Predictor(str(two_models / "model")),
+            mnist_lenet5_forward.NETWORK.label: mnist_app.Predictor(str(two_models / "model_lenet5"))}
+
+
+@pytest.fixture(scope="module")
+def compared_board(served, two_models):
+    """(Served, its ASGI app): a board of served's 784-500-10 network with LeNet-5 beside it (--compare), its test
+    records two_models' data/, the page's preparation; one per test file, closed after it (Served.close: the
+    mistakes' scorings and the atlases' references stopped)."""
+    import mnist_app
+    import mnist_forward
+    import mnist_lenet5_forward
+    from mnistkit.board import app
+    board = app.open_board(lambda: served[mnist_forward.NETWORK.label],
+                           lambda data, name: mnist_app.prepared_pixels(data, name=name), "unused",
+                           data_dir=str(two_models / "data"),
+                           compare=(lambda: served[mnist_lenet5_forward.NETWORK.label], "unused too"))
+    yield board, app.create_app(board)
+    board.close()
+
+
 def new_saver(keep):
     """The trainer's kind of tf.train.Saver (mnist_backward.build_graph's): `keep` newest, relative paths."""
     from tf_compat import tf
