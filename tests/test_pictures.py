@@ -139,8 +139,7 @@ def phone_photos(folder):
 
 # ---------------------------------------------------------------- one digit, or several, or specks
 
-@pytest.mark.parametrize("preprocess", [pytest.param(p, marks=pytest.mark.long) if p == "course" else p
-                                        for p in mnist_app.PREPROCESS])  # course: make test-long
+@pytest.mark.parametrize("preprocess", mnist_app.PREPROCESS)
 def test_several_digits_and_specks_get_one_line_each_not_a_guess(not_one_digit_files, preprocess):
     cases = not_one_digit_files
     found = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}
@@ -148,8 +147,7 @@ def test_several_digits_and_specks_get_one_line_each_not_a_guess(not_one_digit_f
     assert len(found) == 90
 
 
-@pytest.mark.parametrize("preprocess", [pytest.param(p, marks=pytest.mark.long) if p == "course" else p
-                                        for p in mnist_app.PREPROCESS])  # course: make test-long
+@pytest.mark.parametrize("preprocess", mnist_app.PREPROCESS)
 def test_digits_in_separate_strokes_broken_dotted_slanted_or_in_a_font_are_read(single_digit_files, preprocess):
     cases = single_digit_files
     refused = {name: outcome(path, preprocess) for name, (path, _) in cases.items()}

@@ -367,8 +367,7 @@ def phone_page(light, noise):
     return Image.open(io.BytesIO(saved.getvalue()))
 
 
-@pytest.mark.parametrize("preprocess", [pytest.param(p, marks=pytest.mark.long) if p == "course" else p
-                                        for p in mnist_app.PREPROCESS])  # course: make test-long
+@pytest.mark.parametrize("preprocess", mnist_app.PREPROCESS)
 def test_app_finds_no_digit_on_a_page_without_one_whatever_its_colour(trained_workdir, tmp_path, preprocess):
     names = []
     for name, img in blank_pictures().items():
