@@ -187,7 +187,10 @@ def clean():
 
 def step_count(text):
     """--steps (and $DEMO_STEPS) as argparse reads it: a whole number >= 1 (str -> int), else
-    argparse.ArgumentTypeError, which argparse prints as a usage error naming the flag (exit status 2)."""
+    argparse.ArgumentTypeError, which argparse prints as a usage error naming the flag (exit status 2).
+
+    mnistkit.cli.bounded(int, 1) with the standard library alone: tasks.py runs before .venv holds tqdm, which
+    mnistkit.cli imports. test_tasks.py checks that both give the same values and messages."""
     try:
         steps = int(text)
     except ValueError:

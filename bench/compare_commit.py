@@ -38,6 +38,9 @@ IDX_DIR = "/usr/share/datasets/fashion-mnist"
 SIDES = ("base", "today")
 TRAIN_FILE = "mnist_train.tfrecords"  # mnist_generateds.tfRecord_train, the name both trainers read
 
+sys.path.insert(0, ROOT)
+from mnistkit.cli import bounded  # noqa: E402  (no TensorFlow: --help and flag errors stay instant)
+
 
 class Refused(Exception):
     """A one-line reason the comparison cannot run (main prints it as `error: ...` and exits 2)."""
@@ -66,7 +69,6 @@ def write_records(work, idx_dir):
     Returns (data folder, a description of the source, the number of records). The records are written with
     this checkout's records.make_example; the schema is the one both trainers read.
     """
-    sys.path.insert(0, ROOT)
     import mnistkit.idx
     from tf_compat import tf
     from mnistkit import records
@@ -186,8 +188,8 @@ def build_parser():
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         epilog="Flags after -- are given to both trainers (e.g. -- --steps-per-run 10).")
     parser.add_argument("commit", nargs="?", default="HEAD", help="the earlier commit (hash, tag, branch, HEAD~3)")
-    parser.add_argument("--pairs", type=positive, default=5, help="alternating pairs of runs")
-    parser.add_argument("--steps", type=positive, default=6000, help="training steps of each run")
+    parser.add_argument("--pairs", type=bounded(int, 1), default=5, help="alternating pairs of runs")
+    parser.add_argument("--steps", type=bounded(int, 1), default=6000, help="training steps of each run")
     parser.add_argument("--idx-dir", default=IDX_DIR if os.path.isdir(IDX_DIR) else None,
                         help="folder of the IDX training split to train on (Fashion-MNIST's when it is installed; "
                              "without it, the bundled sample)")
@@ -195,16 +197,6 @@ def build_parser():
                                                                "(a smoke test of the command)")
     parser.add_argument("--python", default=sys.executable, help="the Python both trainers run with")
     return parser
-
-
-def positive(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
 
 
 def interrupted(signum, frame):

@@ -559,12 +559,18 @@ def frame_lines(ink):
     found = np.zeros((rows, cols), bool)
     lone = []  # (mark, its lines, box, the side it must face the rest from)
     enclosed = False
-    for root in np.unique(labels[labels >= 0]):
-        mark = labels == root
-        r, c = np.nonzero(mark)
-        top, bottom, left, right = r.min(), r.max() + 1, c.min(), c.max() + 1
+    r, c = np.nonzero(labels >= 0)  # every mark's box in one pass: a noisy page has thousands of specks
+    roots, which = np.unique(labels[r, c], return_inverse=True)
+    tops, lefts = np.full(len(roots), rows), np.full(len(roots), cols)
+    bottoms, rights = np.zeros(len(roots), r.dtype), np.zeros(len(roots), c.dtype)
+    np.minimum.at(tops, which, r)
+    np.maximum.at(bottoms, which, r + 1)
+    np.minimum.at(lefts, which, c)
+    np.maximum.at(rights, which, c + 1)
+    for root, top, bottom, left, right in zip(roots, tops, bottoms, lefts, rights):
         if bottom - top < FRAME_SPAN * rows and right - left < FRAME_SPAN * cols:
             continue
+        mark = labels == root
         box = mark[top:bottom, left:right]
         lines = np.zeros_like(box)
         sides = []

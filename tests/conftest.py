@@ -161,14 +161,14 @@ def pytest_configure(config):
 
 # The files that take longest, slowest first (pytest --durations, summed by file). They start first so that
 # the short ones fill in around them at the end of `make test`; the others keep their order after these.
-SLOWEST_FILES = ("test_user_faults", "test_learn", "test_board_learn", "test_distributed", "test_promises_run",
-                 "test_board_memory", "test_diverged", "test_faults", "test_why", "test_pictures_framed",
-                 "test_speed_paths", "test_promises_data", "test_why_browser", "test_server_faults",
-                 "test_tfdata", "test_app", "test_lenet5", "test_pictures", "test_export", "test_records",
-                 "test_board_teach", "test_course_constants", "test_cli", "test_board_guards", "test_errors",
-                 "test_checkpoints", "test_board_browser", "test_inside_browser", "test_history_browser",
-                 "test_playback", "test_learn_browser", "test_inside", "test_trust_data", "test_user_paths",
-                 "test_progress", "test_training")
+SLOWEST_FILES = ("test_user_faults", "test_distributed", "test_learn", "test_course_constants", "test_export",
+                 "test_tfdata", "test_pictures", "test_checkpoints", "test_lenet5", "test_promises_run", "test_progress",
+                 "test_board", "test_pictures_framed", "test_board_browser", "test_board_learn", "test_inside_browser",
+                 "test_steps_per_run", "test_board_teach", "test_cli", "test_board_guards", "test_trust_data",
+                 "test_app", "test_check_pipeline", "test_promises_data", "test_why", "test_tasks", "test_learn_browser",
+                 "test_training", "test_board_connections", "test_speed_paths", "test_records", "test_settings_record",
+                 "test_course_api", "test_faults", "test_inside", "test_keep", "test_one_writer", "test_errors",
+                 "test_board_memory", "test_diverged")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -348,6 +348,34 @@ def two_models(sample_workdir, tmp_path_factory):
         result = run_script("mnist_backward.py", "--steps", str(MLP_STEPS), cwd=work)
         assert result.returncode == 0, result.stderr
     return built_once(tmp_path_factory, "two_models", build)
+
+
+@pytest.fixture(scope="module")
+def served(two_models):
+    """Both networks' Predictors by network label (two_models: the 784-500-10 one in ./model, LeNet-5 in
+    ./model_lenet5), one pair per test file."""
+    import mnist_app
+    import mnist_forward
+    import mnist_lenet5_forward
+    return {mnist_forward.NETWORK.label: mnist_app.Predictor(str(two_models / "model")),
+            mnist_lenet5_forward.NETWORK.label: mnist_app.Predictor(str(two_models / "model_lenet5"))}
+
+
+@pytest.fixture(scope="module")
+def compared_board(served, two_models):
+    """(Served, its ASGI app): a board of served's 784-500-10 network with LeNet-5 beside it (--compare), its test
+    records two_models' data/, the page's preparation; one per test file, closed after it (Served.close: the
+    mistakes' scorings and the atlases' references stopped)."""
+    import mnist_app
+    import mnist_forward
+    import mnist_lenet5_forward
+    from mnistkit.board import app
+    board = app.open_board(lambda: served[mnist_forward.NETWORK.label],
+                           lambda data, name: mnist_app.prepared_pixels(data, name=name), "unused",
+                           data_dir=str(two_models / "data"),
+                           compare=(lambda: served[mnist_lenet5_forward.NETWORK.label], "unused too"))
+    yield board, app.create_app(board)
+    board.close()
 
 
 def new_saver(keep):

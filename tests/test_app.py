@@ -214,6 +214,7 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
         0, mnist_app.COUNT_PROMPT, "0 test pictures: nothing to predict\n")
 
 
+@pytest.mark.long
 def test_course_prompts_take_a_path_as_a_file_manager_gives_it(model_dir, tmp_path):
     """Dragged in from a file manager: quoted, spaces after it; ~ for the home folder, as a shell reads it."""
     images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
@@ -353,6 +354,7 @@ def network_input_or_none(path, preprocess):
         return None
 
 
+@pytest.mark.long
 def test_hand_made_photos_are_read_better_than_with_the_course_threshold(model_dir, photos, summary_line):
     predictor = mnist_app.Predictor(model_dir)
     right = {}

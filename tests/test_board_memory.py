@@ -139,6 +139,7 @@ def test_a_small_file_of_a_huge_picture_is_refused_or_read_in_200_mb(kind, tmp_p
         assert np.abs(np.array(answer["pixels"]) - quarter.astype(int)).mean() < 8
 
 
+@pytest.mark.long
 @pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="peak memory is read from Linux's /proc")
 def test_a_large_phone_jpeg_is_read_at_reduced_size_in_200_mb(tmp_path, small, summary_line):
     path = tmp_path / "photo.jpg"
@@ -327,6 +328,7 @@ print(json.dumps(answers))
 """
 
 
+@pytest.mark.long
 def test_a_served_tflite_file_truncated_or_copied_over_changes_nothing(exported_workdir, tmp_path):
     served = tmp_path / "served.tflite"
     shutil.copyfile(exported_workdir / "export" / "mnist.tflite", served)

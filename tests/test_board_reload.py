@@ -136,6 +136,7 @@ def test_a_newer_checkpoint_is_served_and_nan_or_cut_ones_are_said_once_and_skip
         assert line.endswith(f"; still serving {os.path.join('model', MODEL_NAME)}-2000 (global_step 2000)"), line
 
 
+@pytest.mark.long
 def test_a_new_export_version_in_the_base_path_is_served(exported_workdir, tmp_path):
     work = copy_into(tmp_path / "work", exported_workdir, "export")
     base = work / "export" / "mnist"

@@ -255,3 +255,29 @@ def test_a_route_is_declared_with_what_the_table_knows():
     assert route.pattern.fullmatch("/board/kept/" + KEPT)["name"] == KEPT
     assert not route.pattern.fullmatch("/board/kept/a/b") and route.allows("HEAD") and not route.allows("POST")
     assert (route.body, route.runs, route.takes) == (0, table.THREAD, None)  # the plain way: no body, a thread
+
+
+def test_close_ends_the_boards_background_work(served, monkeypatch):
+    """Served.close, which the server calls as it stops (and the tests' boards after their file), ends the mistakes'
+    scoring and the atlas's reference under way: each waits in its work until the board's stop."""
+    from mnistkit.board import atlas, mistakes
+    working = []
+
+    def held(stopped):
+        working.append(threading.current_thread())
+        stopped.wait(600)  # the stop, or a limit that only ends a hang (the asserts below say so)
+        raise DataError("stopped")
+    monkeypatch.setattr(atlas, "files_state", lambda path: ())
+    monkeypatch.setattr(atlas.reference, "reference_of", lambda inside, state, data_dir, moved, stopped: held(stopped))
+    monkeypatch.setattr(mistakes.records, "tfrecord_files", lambda data_dir, isTrain: ["test.tfrecords"])
+    monkeypatch.setattr(mistakes.records, "read_examples", lambda paths: held(served.mistakes.stopped))
+    making = atlas.of_served(served).of("first", served.model)
+    scoring = served.mistakes.scoring("first", served.model)
+    for _ in range(6000):
+        if len(working) == 2:
+            break
+        threading.Event().wait(0.01)
+    assert sorted(t.name for t in working) == ["board-atlas", "board-mistakes"], "the work did not start in 60 s"
+    served.close()
+    assert not making.thread.is_alive(), "the atlas's reference went on after close()"
+    assert not scoring.thread.is_alive(), "the mistakes' scoring went on after close()"

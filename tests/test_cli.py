@@ -53,6 +53,7 @@ def damaged_model(work):
     (work / "model" / "mnist_model-1.data-00000-of-00001").write_bytes(b"x")
 
 
+@pytest.mark.long
 def test_the_trace_sees_tensorflow_when_it_is_imported(tmp_path):
     """The checks below could not fail if the trace missed TensorFlow; here the app imports it to read a
     checkpoint (one whose files are there but damaged)."""

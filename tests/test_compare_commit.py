@@ -65,7 +65,7 @@ def test_help_names_the_commit_the_pairs_and_the_steps(capsys):
 
 
 @pytest.mark.quick
-@pytest.mark.parametrize("argv, said", [(["--pairs", "0"], "--pairs: 0 is below 1"),
+@pytest.mark.parametrize("argv, said", [(["--pairs", "0"], "--pairs: 0 is out of range: give a whole number >= 1"),
                                         (["--steps", "many"], "--steps: 'many' is not a whole number"),
                                         (["--idx-dir", "/no/such/folder"], "--idx-dir /no/such/folder: no such")])
 def test_bad_flags_are_usage_errors(argv, said, capsys):

@@ -673,6 +673,7 @@ def test_the_launcher_starts_either_network():
                                    "--worker_hosts", "127.0.0.1:2,127.0.0.1:3", "--steps", "5"]
 
 
+@pytest.mark.long
 def test_a_cluster_resumed_at_another_batch_size_is_refused_by_the_chief(async_run, tmp_path):
     """The chief's schedule check: a second run of the cluster's model with another --batch-size trains nothing."""
     model = tmp_path / "model_async"

@@ -269,6 +269,7 @@ def test_bad_test_split_leaves_the_train_file_untouched(tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["mnist_test.tfrecords", "mnist_train.tfrecords"]
 
 
+@pytest.mark.long
 def test_disk_full_on_a_tiny_tmpfs(tmp_path):
     if os.geteuid() != 0 or shutil.which("mount") is None:
         pytest.skip("needs root to mount a tmpfs")

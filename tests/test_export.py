@@ -142,6 +142,7 @@ def test_a_version_another_export_took_meanwhile_is_passed_over_for_the_next(tmp
     assert (export_dir / "mnist.tflite").read_text() == "this"
 
 
+@pytest.mark.long
 def test_the_app_gives_the_same_digit_from_checkpoint_saved_model_and_litert(exports, tmp_path):
     images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     from PIL import Image

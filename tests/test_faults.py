@@ -120,6 +120,7 @@ def test_generator_killed_mid_write_leaves_the_previous_output_and_a_rerun_succe
     assert digests(data) == good  # same records, and the killed runs' temporaries are gone
 
 
+@pytest.mark.long
 def test_generator_killed_while_building_the_jpg_layout_recovers(sample_workdir, tmp_path):
     # The build from --idx-dir checks all four IDX files, then writes 60,000 training JPGs
     # into a hidden folder: seconds of work on any machine (a JPG each), and the test waits
@@ -187,6 +188,7 @@ def stopped_between_saves(proc, model, at_least):
     return None
 
 
+@pytest.mark.long
 def test_trainer_killed_resumes_from_the_latest_complete_checkpoint(sample_workdir, tmp_path):
     shutil.copytree(sample_workdir / "data", tmp_path / "data")
     model = tmp_path / "model"
@@ -212,7 +214,7 @@ def test_trainer_killed_resumes_from_the_latest_complete_checkpoint(sample_workd
     assert not (model / mnistkit.folders.LOCK_FILE).exists()  # the killed run's, taken over and let go
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.long)])
 def test_signal_saves_a_checkpoint_and_exits_promptly(sample_workdir, tmp_path, signum):
     shutil.copytree(sample_workdir / "data", tmp_path / "data")
     model = tmp_path / "model"

@@ -74,13 +74,6 @@ def bundled_digits(count=5):
     return idx.read_idx_split(idx.BUNDLED_DIR, "test")[0][:count].reshape(-1, 784) / np.float32(255)
 
 
-@pytest.fixture(scope="module")
-def served(two_models):
-    """Both networks' Predictors (two_models: the 784-500-10 one in ./model, LeNet-5 in ./model_lenet5)."""
-    return {MLP.label: mnist_app.Predictor(str(two_models / "model")),
-            LENET5.label: mnist_app.Predictor(str(two_models / "model_lenet5"))}
-
-
 @pytest.mark.parametrize("network", [MLP, LENET5], ids=["mlp", "lenet5"])
 def test_each_layer_is_numpys_on_the_checkpoints_moving_averages(served, network):
     predictor = served[network.label]
@@ -175,18 +168,8 @@ def test_the_unit_route_refuses_in_one_line(served):
         assert answer.status == status and answer.error().startswith(line), query
 
 
-@pytest.fixture(scope="module")
-def compared(served, two_models):
-    """A board of the 784-500-10 network with LeNet-5 beside it (--compare), its test records two_models' data/."""
-    prepare = lambda data, name: mnist_app.prepared_pixels(data, name=name)  # noqa: E731
-    board = app.open_board(lambda: served[MLP.label], prepare, "unused", data_dir=str(two_models / "data"),
-                           compare=(lambda: served[LENET5.label], "unused too"))
-    yield board, app.create_app(board)
-    board.mistakes.stop()
-
-
-def test_compare_answers_both_networks_for_the_same_input_within_100_kb(compared):
-    _, board = compared
+def test_compare_answers_both_networks_for_the_same_input_within_100_kb(compared_board):
+    _, board = compared_board
     png = png_bytes(drawn(3))
     answer = Asked(board, "POST", "/board/inside", png)
     assert answer.status == 200 and len(answer.body) <= MOST_BYTES
@@ -220,8 +203,8 @@ def test_the_compare_model_follows_the_newest_checkpoint_of_its_own_folder(serve
     assert json.loads(answer.body)["compare"]["model"]["global_step"] == TRAIN_STEPS
 
 
-def test_tf_servings_inside_signature_answers_the_layers_of_either_model(compared, served):
-    _, board = compared
+def test_tf_servings_inside_signature_answers_the_layers_of_either_model(compared_board, served):
+    _, board = compared_board
     rows = bundled_digits(2)
     for name, network in (("mnist", MLP), ("mnist_lenet5", LENET5)):
         # TF Serving's rows are run one at a time (a row's answer does not depend on its batch), so each alone here
@@ -255,8 +238,8 @@ def scored(board, query=""):
     raise AssertionError(f"still scoring: {answer}")
 
 
-def test_the_mistakes_are_the_confusion_matrix_of_the_test_records(compared, served, two_models):
-    _, board = compared
+def test_the_mistakes_are_the_confusion_matrix_of_the_test_records(compared_board, served, two_models):
+    _, board = compared_board
     images, digits = records.read_examples([str(two_models / "data" / records.TEST_FILE)])
     for query, network in (("", MLP), ("?model=compare", LENET5)):
         state = scored(board, query)

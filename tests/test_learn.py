@@ -392,7 +392,8 @@ def processes_naming(text):
     return found
 
 
-@pytest.mark.parametrize("signum, to", [(signal.SIGINT, "group"), (signal.SIGTERM, "pid")])
+@pytest.mark.parametrize("signum, to", [pytest.param(signal.SIGINT, "group", marks=pytest.mark.long),
+                                        (signal.SIGTERM, "pid")])
 def test_a_stopped_learn_leaves_the_model_folder_as_it_was_and_nothing_behind(trained_workdir, sample_workdir,
                                                                               tmp_path, signum, to):
     work = copy_into(tmp_path / "work", trained_workdir, "data", "model")

@@ -163,6 +163,7 @@ def test_test_script_once_prints_course_line_and_report(two_models, tmp_path):
     assert f"{numbers['accuracy']:g}" == first.rsplit(" ", 1)[1]
 
 
+@pytest.mark.long
 def test_resume_continues_global_step(sample_workdir, tmp_path):
     data, model = str(sample_workdir / "data"), str(tmp_path / "model")
     with tf.Graph().as_default():

@@ -263,6 +263,7 @@ def test_a_broken_idx_file_is_one_line_and_nothing_is_written(tmp_path, breakage
     assert sorted(os.listdir(work)) == []  # no mnist_data_jpg/ (no JPG folder, SOURCE.txt or temporary), no data/
 
 
+@pytest.mark.long
 def test_a_broken_idx_dir_leaves_an_earlier_layout_and_records_as_they_were(tmp_path):
     good = write_idx_dir(tmp_path / "good")
     work = tmp_path / "work"

@@ -59,6 +59,7 @@ def without_write_override():
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE)")
 
 
+@pytest.mark.long
 def test_trainer_refuses_a_read_only_model_folder_and_writes_nothing(trained_workdir, tmp_path):
     if not sys.platform.startswith("linux"):
         pytest.skip("folder permissions for root are handled with Linux capabilities here")
@@ -157,6 +158,7 @@ def add_checkpoint(source, folder, step):
         os.replace(folder / f".{name}.tmp", folder / name)
 
 
+@pytest.mark.long
 def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_workdir, tmp_path):
     source = trained_workdir / "model"
     model = tmp_path / "model"

@@ -132,6 +132,21 @@ def test_demo_steps_from_the_environment_are_checked_too(monkeypatch, capsys):
     assert tasks.build_parser().parse_args(["demo"]).steps == 300
 
 
+@pytest.mark.parametrize("text", ["1", "300", "0", "-3", "many", "2.0", "", "nan"])
+def test_the_steps_check_is_the_scripts_whole_number_from_1(text):
+    """tasks.step_count stands in for mnistkit.cli.bounded(int, 1) (tasks.py runs on the standard library): the
+    same value, or the same message."""
+    import argparse
+    from mnistkit.cli import bounded
+
+    def said(parse):
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError as e:
+            return str(e)
+    assert said(tasks.step_count) == said(bounded(int, 1))
+
+
 def test_help_names_every_task_and_says_where_the_gpu_build_works():
     text = tasks.build_parser().format_help()
     assert all(task in text for task in tasks.TASKS)

@@ -130,6 +130,7 @@ def test_third_network_trains_evaluates_predicts_and_exports(deep):
     assert product_digests() == before  # no product file was edited (or written) to get here
 
 
+@pytest.mark.long
 def test_messages_name_the_third_network_and_its_scripts(deep, tmp_path):
     work, env, own, _ = deep
     trainer = os.path.join(str(own), "mnist_deep_backward.py")

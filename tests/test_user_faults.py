@@ -108,6 +108,7 @@ def test_a_failing_input_during_training_saves_the_steps_done_first(sample_workd
     assert run_main("mnist_test.py", "--once", cwd=tmp_path).stdout.startswith(f"After {step} training steps")
 
 
+@pytest.mark.long
 def test_a_training_file_rewritten_while_training_is_said_and_the_steps_are_saved(sample_workdir, tmp_path):
     data = copy_data(sample_workdir, tmp_path)
     proc = start([os.path.join(ROOT, "mnist_backward.py"), "--steps", "100000", "--save-every", "100000",
@@ -256,8 +257,9 @@ def test_resuming_at_another_batch_size_is_refused_in_one_line(sample_workdir, t
 # ---------------------------------------------------------------- 5. Ctrl-C anywhere is clean
 
 @POSIX
-@pytest.mark.parametrize("signum, status, background", [(signal.SIGINT, 130, False), (signal.SIGTERM, 143, False),
-                                                        (signal.SIGINT, 130, True)])
+@pytest.mark.parametrize("signum, status, background", [
+    (signal.SIGINT, 130, False), pytest.param(signal.SIGTERM, 143, False, marks=pytest.mark.long),
+    (signal.SIGINT, 130, True)])
 def test_a_generator_stopped_mid_write_says_so_in_one_line_and_leaves_nothing(sample_workdir, tmp_path, signum,
                                                                              status, background):
     work = tmp_path / "work"
@@ -316,6 +318,7 @@ def test_the_evaluator_ends_on_sigterm_in_one_line(trained_copy, tmp_path):
 
 # ---------------------------------------------------------------- 6. a cluster started with mismatched flags
 
+@pytest.mark.long
 def test_tasks_started_with_different_host_lists_are_told_apart_from_a_lost_ps(sample_workdir, tmp_path):
     ps_port, worker_port, other_port = mnist_cluster.free_ports(3)
     ps = start([os.path.join(ROOT, "mnist_backward.py"), "--job_name", "ps", "--task_index", "0", "--ps_hosts",

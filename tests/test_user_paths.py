@@ -139,6 +139,7 @@ def test_a_console_that_cannot_print_a_name_gets_it_escaped(script, argv, monkey
     assert "\\u" in message  # the Chinese name, escaped
 
 
+@pytest.mark.long
 def test_the_app_prints_a_chinese_file_name_on_a_cp1252_console_with_a_v1_model_under_tilde(trained_workdir, tmp_path):
     """One run: PYTHONIOENCODING=cp1252, a picture named 数字七.jpg, --model-dir=~/m[1] holding a V1 checkpoint."""
     home = tmp_path / "home"

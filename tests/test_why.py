@@ -27,13 +27,6 @@ EXACT = {MLP.label: 1e-4, LENET5.label: 1e-3}  # the sums' promised precision
 MOST_BYTES = 150_000  # an answer of /board/why (with versus) or /board/atlas
 
 
-@pytest.fixture(scope="module")
-def served(two_models):
-    """Both networks' Predictors (two_models: the 784-500-10 one in ./model, LeNet-5 in ./model_lenet5)."""
-    return {MLP.label: mnist_app.Predictor(str(two_models / "model")),
-            LENET5.label: mnist_app.Predictor(str(two_models / "model_lenet5"))}
-
-
 def tf_gradient(network, v, x, digit):
     """(logit, d logit / d x float64 [784]) of forward() with the variables v, by TensorFlow's tf.gradients."""
     from tf_compat import tf
@@ -85,19 +78,8 @@ def test_the_shares_are_the_checkpoints_exact_decomposition(served, network):
         assert both["line"].startswith("return tf.matmul(") and both["at"].startswith(network.forward + ".py:")
 
 
-@pytest.fixture(scope="module")
-def board(served, two_models):
-    """The ASGI app of a board of the 784-500-10 network, LeNet-5 beside it, two_models' test records."""
-    prepare = lambda data, name: mnist_app.prepared_pixels(data, name=name)  # noqa: E731
-    made = app.open_board(lambda: served[MLP.label], prepare, "unused", data_dir=str(two_models / "data"),
-                          compare=(lambda: served[LENET5.label], "unused too"))
-    yield made, app.create_app(made)
-    made.atlases.stop()
-    made.mistakes.stop()
-
-
-def test_the_why_route_answers_as_why_answer_and_refuses_bad_input_in_one_line(board):
-    _, asgi = board
+def test_the_why_route_answers_as_why_answer_and_refuses_bad_input_in_one_line(compared_board):
+    _, asgi = compared_board
     png = png_bytes(drawn(4))
     answer = Asked(asgi, "POST", "/board/why?digit=9&versus=4", png)
     assert answer.status == 200 and len(answer.body) <= MOST_BYTES
@@ -131,8 +113,8 @@ def waited_atlas(asgi, query=""):
 
 
 @pytest.mark.parametrize("query", ["", "?model=compare"], ids=["mlp", "lenet5"])
-def test_the_atlas_places_every_test_digit_with_its_label(board, query, two_models):
-    _, asgi = board
+def test_the_atlas_places_every_test_digit_with_its_label(compared_board, query, two_models):
+    _, asgi = compared_board
     answer = waited_atlas(asgi, query)
     assert answer.status == 200 and len(answer.body) <= MOST_BYTES
     found = json.loads(answer.body)
@@ -151,8 +133,8 @@ def test_the_atlas_places_every_test_digit_with_its_label(board, query, two_mode
 CHOSEN = ("star", "triangle", "cross-hatch", "square outline", "letter M", "letter W", "scribble 1")  # of non_digits
 
 
-def test_not_a_digit_on_made_non_digits_and_drawn_digits(board):
-    _, asgi = board
+def test_not_a_digit_on_made_non_digits_and_drawn_digits(compared_board):
+    _, asgi = compared_board
     waited_atlas(asgi)
     said = {}
     made = handmade.non_digits()

@@ -55,7 +55,7 @@ from .. import learn, listener
 from ..errors import DataError, Interrupted
 from . import atlas, inside, memory, mistakes, page, playback, serving, teach, why
 from .guard import Access
-from .mistakes import Mistakes
+from .mistakes import STOP_WAIT, Mistakes
 from .model import Follower, Model
 from .table import ANY, JSON, LOOP, MAX_BODY, Board, Route
 
@@ -124,6 +124,17 @@ class Served:
     def followers(self):
         """The Followers to start and stop with the server."""
         return [f for f in (self.follower, self.compare_follower) if f is not None]
+
+    def close(self, wait=STOP_WAIT):
+        """Stop the board's background work: the Followers' polling, the mistakes' scorings and the atlases'
+        references, each after its batch, waiting at most `wait` seconds for each thread under way (so that no
+        model run is cut by the process's end). serve() calls it as the server stops; a board made without a
+        server (a test's) is closed the same way. A learn running is not stopped here (teach.Learning.end)."""
+        for follower in self.followers():
+            follower.stop()
+        self.mistakes.stop(wait)
+        if self.atlases is not None:
+            self.atlases.stop(wait)
 
 
 def open_board(load, prepare, path, kept=None, plan=None, compare=None, data_dir=None):
@@ -212,11 +223,7 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
         signum, cut = listener.run(app, sock, grace, stopping=learning and learning.stop)
     finally:
         sock.close()
-        for follower in served.followers():
-            follower.stop()
-        served.mistakes.stop()
-        if served.atlases is not None:
-            served.atlases.stop()
+        served.close()
         if learning is not None:
             learn_stopped = learning.end(grace)
     raise Interrupted(signum, stop_line(signum, cut, grace, learn_stopped))

@@ -74,9 +74,14 @@ class Atlases:
         held = self.of(slot, model)
         return held.reference if held.state == "done" else None
 
-    def stop(self):
-        """Stop the references being made after their batch (the server stops)."""
+    def stop(self, wait=0.0):
+        """Stop the references being made after their batch (the server stops), waiting at most `wait` seconds for
+        each thread under way."""
         self.stopped.set()
+        with self.lock:
+            making = list(self.making.values())
+        for held in making:
+            held.thread.join(wait)
 
 
 def of_served(served):
