@@ -22,6 +22,7 @@ model that is not a checkpoint (a SavedModel, a .tflite), or a folder
 without snapshots, is 409 with its line; a bad `step` 400 naming it.
 """
 import collections
+import functools
 import os
 import threading
 
@@ -86,10 +87,10 @@ def playback(call):
     network = call.model.predictor.network
     pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    logits = numpy_forward(network, [KEPT.weights(prefix, network) for _, prefix in found], rows)[:, 0]
     answers = []
-    for step, prefix in found:
-        logits = numpy_forward(network, KEPT.weights(prefix, network), rows)[0]
-        probabilities = softmax(logits)
+    for (step, prefix), these in zip(found, logits):
+        probabilities = softmax(these)
         answers.append({"global_step": step, "checkpoint": prefix, "digit": int(np.argmax(probabilities)),
                         "probabilities": look.numbers(probabilities)})
     return {"snapshots": answers, "input": pixels.reshape(-1).tolist(), "model": call.model.describe()}
@@ -126,57 +127,74 @@ def softmax(logits):
     return (e / e.sum()).astype(np.float32)
 
 
-def numpy_forward(network, weights, rows):
-    """forward()'s logits float32 [n, 10] for rows float32 [n, 784], in NumPy, from weights [(w, b)].
+def numpy_forward(network, snapshots, rows):
+    """forward()'s logits float32 [s, n, 10] for rows float32 [n, 784] through each of s snapshots, in NumPy.
 
-    The layers are the declaration's (network.inside), in order: "conv" a
-    SAME convolution of stride 1 plus bias and ReLU, "pool" a 2x2 max-pool of
-    stride 2 (SAME), "dense" a matmul plus bias and ReLU, "logits" a matmul
-    plus bias; each conv, dense and logits layer takes the next (w, b) of
-    `weights` (the variables' moving averages in the declaration's order).
-    The first conv layer reshapes the rows into [n, 28, 28, 1], a dense
-    layer flattens maps as tf.reshape does. Raises DataError for a kind it
-    does not know.
+    snapshots: s lists of (w, b) float32 pairs (Kept.weights': the
+    variables' moving averages in the declaration's order). The layers are
+    the declaration's (network.inside), in order: "conv" a SAME convolution
+    of stride 1 plus bias and ReLU, "pool" a 2x2 max-pool of stride 2
+    (SAME), "dense" a matmul plus bias and ReLU, "logits" a matmul plus
+    bias; each conv, dense and logits layer takes the next pair of every
+    snapshot. The first conv layer reshapes the rows into [n, 28, 28, 1], a
+    dense layer flattens maps as tf.reshape does. The snapshots go through
+    each layer together: the rows' windows for the first layer are cut once
+    for all of them, and each snapshot's product is one matrix product
+    (conv: im2col). Raises DataError for a kind it does not know.
     """
-    values, pairs = rows, iter(weights)
+    values, by_layer = rows[None], iter(zip(*snapshots))  # [1, n, ...]: the same input for every snapshot, so far
     for name, kind in network.inside:
         if kind == "conv":
-            w, b = next(pairs)
-            values = values.reshape(-1, IMAGE_SIZE, IMAGE_SIZE, 1) if values.ndim == 2 else values
-            values = np.maximum(conv_same(values, w) + b, 0)
+            if values.ndim == 3:
+                values = values.reshape(len(values), -1, IMAGE_SIZE, IMAGE_SIZE, 1)
+            values = conv_same(values, next(by_layer))
         elif kind == "pool":
             values = max_pool(values)
         elif kind in ("dense", "logits"):
-            w, b = next(pairs)
-            values = product(values.reshape(len(values), -1), w) + b
-            values = np.maximum(values, 0) if kind == "dense" else values
+            flat = values.reshape(len(values), values.shape[1], -1)  # [1 or s, n, k]
+            values = products(flat, next(by_layer), relu=kind == "dense")
         else:
             raise DataError(f"{network.forward}.NETWORK: layer {name} of kind {kind!r} cannot be played back")
     return values
 
 
-def product(a, b):
-    """a [n, k] @ b [k, m] (float32 [n, m]) in NumPy's own loops (einsum), not BLAS: OpenBLAS's threads, each
-    waiting for a core that the server's other threads hold, made one playback 10 to 100 times slower on a
-    loaded machine (docs/inside.md, "Training played back")."""
-    return np.einsum("nk,km->nm", a, b)
+def products(rows, pairs, relu):
+    """[s, m, out] float32: rows [1 or s, m, k] (one block for every snapshot, or each its own) @ w + b for each
+    (w [k, out], b [out]) of `pairs` (s of them), through ReLU when `relu`.
+
+    The products are NumPy's matmul, so BLAS's: the board runs BLAS on one
+    thread (mnistkit.board.threads), as its own threads would wait for
+    cores that a loaded machine's other work holds.
+    """
+    out = np.empty((len(pairs), rows.shape[1], pairs[0][0].shape[-1]), np.float32)
+    for i, (w, b) in enumerate(pairs):
+        np.matmul(rows[i if len(rows) > 1 else 0], w, out=out[i])
+        out[i] += b
+    return np.maximum(out, 0, out=out) if relu else out
 
 
-def conv_same(values, w):
-    """tf.nn.conv2d(values [n, h, w, in], w [kh, kw, in, out], strides 1, padding SAME) in NumPy."""
-    kh, kw = w.shape[:2]
-    padded = np.pad(values, ((0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2))  # [n, h, w, in, kh, kw]
-    n, h, width = windows.shape[:3]
-    columns = windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * h * width, -1)  # im2col: [n*h*w, kh*kw*in]
-    return product(columns, w.reshape(-1, w.shape[-1])).reshape(n, h, width, -1)
+def conv_same(values, pairs):
+    """tf.nn.conv2d(values, w, strides 1, padding SAME) + b, then ReLU, for each (w [kh, kw, in, out], b [out]) of
+    `pairs`: values [1 or s, n, h, w, in] (one input for every snapshot, or each its own) -> [s, n, h, w, out]."""
+    kh, kw = pairs[0][0].shape[:2]
+    v, n, h, width, channels = values.shape
+    top, left = (kh - 1) // 2, (kw - 1) // 2  # TensorFlow's SAME: the odd pixel of padding goes below and right
+    padded = np.zeros((v, n, h + kh - 1, width + kw - 1, channels), np.float32)
+    padded[:, :, top:top + h, left:left + width] = values
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(2, 3))  # [v, n, h, w, in, kh, kw]
+    columns = windows.transpose(0, 1, 2, 3, 5, 6, 4).reshape(v, n * h * width, -1)  # im2col: [v, n*h*w, kh*kw*in]
+    flat = [(w.reshape(-1, w.shape[-1]), b) for w, b in pairs]
+    return products(columns, flat, relu=True).reshape(len(pairs), n, h, width, -1)
 
 
 def max_pool(values):
-    """tf.nn.max_pool(values [n, h, w, c], 2x2 windows, stride 2, SAME) in NumPy: [n, ceil(h/2), ceil(w/2), c]."""
-    n, h, w, c = values.shape
-    padded = np.pad(values, ((0, 0), (0, -h % POOL), (0, -w % POOL), (0, 0)), constant_values=-np.inf)
-    return padded.reshape(n, (h + 1) // POOL, POOL, (w + 1) // POOL, POOL, c).max(axis=(2, 4))
+    """tf.nn.max_pool(2x2 windows, stride 2, SAME) over the last three axes of values [..., h, w, c], in NumPy:
+    [..., ceil(h/2), ceil(w/2), c] (the largest of each window's POOL x POOL strided slices)."""
+    *lead, h, w, _ = values.shape
+    if h % POOL or w % POOL:
+        values = np.pad(values, [(0, 0)] * len(lead) + [(0, -h % POOL), (0, -w % POOL), (0, 0)],
+                        constant_values=-np.inf)
+    return functools.reduce(np.maximum, (values[..., i::POOL, j::POOL, :] for i in range(POOL) for j in range(POOL)))
 
 
 class Kept:
