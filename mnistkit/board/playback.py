@@ -138,63 +138,72 @@ def numpy_forward(network, snapshots, rows):
     bias; each conv, dense and logits layer takes the next pair of every
     snapshot. The first conv layer reshapes the rows into [n, 28, 28, 1], a
     dense layer flattens maps as tf.reshape does. The snapshots go through
-    each layer together: the rows' windows for the first layer are cut once
-    for all of them, and each snapshot's product is one matrix product
-    (conv: im2col). Raises DataError for a kind it does not know.
+    the layers together, so that the rows' windows are cut once for all of
+    them. Raises DataError for a kind it does not know.
     """
-    values, by_layer = rows[None], iter(zip(*snapshots))  # [1, n, ...]: the same input for every snapshot, so far
+    values, by_layer = [rows], iter(zip(*snapshots))  # one block for every snapshot until the first weights
     for name, kind in network.inside:
         if kind == "conv":
-            if values.ndim == 3:
-                values = values.reshape(len(values), -1, IMAGE_SIZE, IMAGE_SIZE, 1)
-            values = conv_same(values, next(by_layer))
+            values = conv_same([v.reshape(-1, IMAGE_SIZE, IMAGE_SIZE, 1) if v.ndim == 2 else v for v in values],
+                               next(by_layer))
         elif kind == "pool":
-            values = max_pool(values)
+            values = [max_pool(v) for v in values]
         elif kind in ("dense", "logits"):
-            flat = values.reshape(len(values), values.shape[1], -1)  # [1 or s, n, k]
-            values = products(flat, next(by_layer), relu=kind == "dense")
+            values = products([v.reshape(len(v), -1) for v in values], next(by_layer), relu=kind == "dense")
         else:
             raise DataError(f"{network.forward}.NETWORK: layer {name} of kind {kind!r} cannot be played back")
-    return values
+    return np.stack(values)
 
 
-def products(rows, pairs, relu):
-    """[s, m, out] float32: rows [1 or s, m, k] (one block for every snapshot, or each its own) @ w + b for each
-    (w [k, out], b [out]) of `pairs` (s of them), through ReLU when `relu`.
+def products(blocks, pairs, relu):
+    """[block @ w + b, through ReLU when `relu`] float32 [m, out] for each (w [k, out], b [out]) of `pairs`, the
+    blocks [m, k] being one for every pair or one each.
 
     The products are NumPy's matmul, so BLAS's: the board runs BLAS on one
     thread (mnistkit.board.threads), as its own threads would wait for
     cores that a loaded machine's other work holds.
     """
-    out = np.empty((len(pairs), rows.shape[1], pairs[0][0].shape[-1]), np.float32)
+    found = []
     for i, (w, b) in enumerate(pairs):
-        np.matmul(rows[i if len(rows) > 1 else 0], w, out=out[i])
-        out[i] += b
-    return np.maximum(out, 0, out=out) if relu else out
+        y = blocks[i if len(blocks) > 1 else 0] @ w
+        y += b
+        found.append(np.maximum(y, 0, out=y) if relu else y)
+    return found
 
 
 def conv_same(values, pairs):
-    """tf.nn.conv2d(values, w, strides 1, padding SAME) + b, then ReLU, for each (w [kh, kw, in, out], b [out]) of
-    `pairs`: values [1 or s, n, h, w, in] (one input for every snapshot, or each its own) -> [s, n, h, w, out]."""
+    """[tf.nn.conv2d(value, w, strides 1, padding SAME) + b, then ReLU] float32 [n, h, w, out] for each (w [kh, kw,
+    in, out], b [out]) of `pairs`, the values [n, h, w, in] being one for every pair or one each.
+
+    Each value's windows are cut into one buffer (im2col: [n*h*w,
+    kh*kw*in]), used again for the next: the board hands large blocks back
+    to the system as they are freed (board.memory), so that a new one per
+    snapshot would cost its pages' faults each time.
+    """
     kh, kw = pairs[0][0].shape[:2]
-    v, n, h, width, channels = values.shape
+    n, h, width, channels = values[0].shape
     top, left = (kh - 1) // 2, (kw - 1) // 2  # TensorFlow's SAME: the odd pixel of padding goes below and right
-    padded = np.zeros((v, n, h + kh - 1, width + kw - 1, channels), np.float32)
-    padded[:, :, top:top + h, left:left + width] = values
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(2, 3))  # [v, n, h, w, in, kh, kw]
-    columns = windows.transpose(0, 1, 2, 3, 5, 6, 4).reshape(v, n * h * width, -1)  # im2col: [v, n*h*w, kh*kw*in]
-    flat = [(w.reshape(-1, w.shape[-1]), b) for w, b in pairs]
-    return products(columns, flat, relu=True).reshape(len(pairs), n, h, width, -1)
+    padded = np.zeros((n, h + kh - 1, width + kw - 1, channels), np.float32)  # its border stays 0
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2)).transpose(0, 1, 2, 4, 5, 3)
+    columns = np.empty(windows.shape, np.float32)  # [n, h, w, kh, kw, in]
+    found = []
+    for i, (w, b) in enumerate(pairs):
+        if i < len(values):  # the next value's windows (the one every pair shares: once)
+            padded[:, top:top + h, left:left + width] = values[i]
+            np.copyto(columns, windows)
+        y = columns.reshape(n * h * width, -1) @ w.reshape(-1, w.shape[-1])
+        y += b
+        found.append(np.maximum(y, 0, out=y).reshape(n, h, width, -1))
+    return found
 
 
 def max_pool(values):
-    """tf.nn.max_pool(2x2 windows, stride 2, SAME) over the last three axes of values [..., h, w, c], in NumPy:
-    [..., ceil(h/2), ceil(w/2), c] (the largest of each window's POOL x POOL strided slices)."""
-    *lead, h, w, _ = values.shape
+    """tf.nn.max_pool(values [n, h, w, c], 2x2 windows, stride 2, SAME) in NumPy: [n, ceil(h/2), ceil(w/2), c],
+    the largest of each window's POOL x POOL strided slices."""
+    n, h, w, c = values.shape
     if h % POOL or w % POOL:
-        values = np.pad(values, [(0, 0)] * len(lead) + [(0, -h % POOL), (0, -w % POOL), (0, 0)],
-                        constant_values=-np.inf)
-    return functools.reduce(np.maximum, (values[..., i::POOL, j::POOL, :] for i in range(POOL) for j in range(POOL)))
+        values = np.pad(values, ((0, 0), (0, -h % POOL), (0, -w % POOL), (0, 0)), constant_values=-np.inf)
+    return functools.reduce(np.maximum, (values[:, i::POOL, j::POOL] for i in range(POOL) for j in range(POOL)))
 
 
 class Kept:
