@@ -17,9 +17,12 @@ compares the answers with each snapshot restored into forward()'s graph.
 
 A snapshot's weights are read once and kept (Kept), up to MEMORY_BYTES in
 all (the 784-500-10 network's 20: 32 MB; LeNet-5's: 130 MB); past that,
-the least recently used go and are read again when asked for. A served
-model that is not a checkpoint (a SavedModel, a .tflite), or a folder
-without snapshots, is 409 with its line; a bad `step` 400 naming it.
+the least recently used go and are read again when asked for. A
+playback holds the weights of every snapshot it plays while it runs
+(they go through the layers together), so MEMORY_BYTES is set to hold a
+default history of either network whole. A served model that is not a
+checkpoint (a SavedModel, a .tflite), or a folder without snapshots, is
+409 with its line; a bad `step` 400 naming it.
 """
 import collections
 import functools
