@@ -7,7 +7,8 @@ or with --work naming a folder that holds model/ and export/):
   python bench/board.py --page-under-load     # figure 4 alone (no browser)
   python bench/board.py --inside              # figure 5 alone: the Inside panel open and closed
   python bench/board.py --inside-pictures docs --unit 332   # docs/inside.md's screenshots (unit: a y1 unit)
-  python bench/board.py --why                 # figure 6 alone: the Why panel's and the map's answers
+  python bench/board.py --why                 # figure 6 alone: why, inside with the map, playback (issue 52's speed)
+  python bench/board.py --why --baseline /tmp/main --until-load 8   # the same beside another checkout, when quieter
   python bench/board.py --playback            # figure 7 alone: POST /board/playback over 20 snapshots
   python bench/board.py --playback-picture docs/history.png   # docs/inside.md's playback screenshot (LeNet-5's)
 
@@ -30,11 +31,16 @@ Four figures, for each form (.tflite: export/mnist.tflite; checkpoint: model/):
      drawn), alternating, --strokes strokes each, for the 784-500-10
      checkpoint (model/), LeNet-5's (model_lenet5/) and --compare with both;
      and the bytes of an inside answer.
-  6. Why and the map (--why): POST /board/why?versus=E and POST /board/inside
-     (with where the drawing falls on the map of the test digits) for
-     --strokes drawings (tests/handmade.py's pen), once the map is made, for
-     the 784-500-10 checkpoint and LeNet-5's; the answers' bytes, and how
-     long the map took (the first start: later ones read it from the cache).
+  6. Why, the map and the playback (--why): POST /board/why?versus=E, POST
+     /board/inside (with where the drawing falls on the map of the test
+     digits), POST /board/playback (every snapshot of the folder's history/)
+     and POST /board/predict, asked in turn for --strokes drawings
+     (tests/handmade.py's pen), once the map is made, for the 784-500-10
+     checkpoint and LeNet-5's: medians, slowest, the answers' KB, the load
+     average sampled during the run, and how long the map took (the first
+     start: later ones read it from the cache). --baseline DIR serves
+     DIR's checkout beside this one, asked in turn, and prints the ratios;
+     --until-load L first waits for a load average of at most L.
   7. Playback (--playback): POST /board/playback of a drawn 4, --strokes
      times after one to read the snapshots, for model/ and model_lenet5/
      (each trained with --history's default 20): the median and slowest
@@ -76,10 +82,11 @@ INSIDE_SERVERS = {"784-500-10": ("model",), "LeNet-5": ("model_lenet5",),
                   "--compare": ("model", "--compare", "model_lenet5")}  # figure 5's: --model-dir, more arguments
 
 
-def start(work, model_dir, *more):
-    """(process, url, seconds from the command to its first predict answer) of `mnist_app.py --serve --port 0`."""
+def start(work, model_dir, *more, root=ROOT):
+    """(process, url, seconds from the command to its first predict answer) of `mnist_app.py --serve --port 0`,
+    the one of the checkout at `root` (this one unless a baseline's)."""
     began = time.perf_counter()
-    process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
+    process = subprocess.Popen([sys.executable, os.path.join(root, "mnist_app.py"), "--serve", "--port", "0",
                                 "--model-dir", model_dir, *more], cwd=work, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace")
     line = process.stdout.readline()
@@ -179,6 +186,9 @@ def inside_figure(args):
 
 
 WHY_SERVERS = {"784-500-10": "model", "LeNet-5": "model_lenet5"}  # figure 6's --model-dir
+ASKED = {"why": "/board/why?versus={versus}", "inside": "/board/inside", "playback": "/board/playback",
+         "predict": "/board/predict"}  # figure 6's routes, asked in turn for each drawing
+TARGET_MS, TARGET_KB, TARGET_LOAD = 150, 150, 8  # issue 52: each median <= 150 ms at a load <= 8, answers <= 150 KB
 
 
 def timed_post(connection, path, body):
@@ -191,44 +201,93 @@ def timed_post(connection, path, body):
     return time.perf_counter() - began, len(data)
 
 
+def connect(url, timeout=600):
+    """A kept-alive connection to the server at url."""
+    host, port = url.split("//")[1].rstrip("/").split(":")
+    return http.client.HTTPConnection(host, int(port), timeout=timeout)
+
+
+def map_made(connection):
+    """(seconds until GET /board/atlas stops answering 202 "making", bytes of its answer)."""
+    began = time.perf_counter()
+    while True:
+        connection.request("GET", "/board/atlas")
+        answer = connection.getresponse()
+        atlas = answer.read()
+        if answer.status != 202:
+            return time.perf_counter() - began, len(atlas)
+        time.sleep(0.5)
+
+
+def wait_for_load(most, minutes):
+    """Wait until the 1-minute load average is at most `most` (None: do not wait), for `minutes` at most; the
+    load it starts at (float, or None where the system does not tell it)."""
+    stop_at = time.monotonic() + 60 * minutes
+    while most is not None and (load_average() or 0) > most and time.monotonic() < stop_at:
+        time.sleep(5)
+    return load_average()
+
+
 def why_figure(args):
-    """Figure 6: POST /board/why (with versus) and /board/inside (with the map's place) for drawings, per network,
-    once the map is made: the median and slowest times, the answers' bytes, the load before and after."""
+    """Figure 6: issue 52's speed. For drawings (tests/handmade.py's pen), per network, once the map is made,
+    POST /board/why?versus=E, /board/inside (with the drawing's place on the map), /board/playback (every
+    snapshot, when the model folder has a history/) and /board/predict (the picture's preparation and the
+    request's own cost), asked in turn; with --baseline, each also of the baseline checkout's server, in turn
+    with this one's, so that both meet the same load. Prints each route's median and slowest time, its
+    largest answer in KB, and the 1-minute load average sampled after every drawing."""
     import handmade
     from test_board import png_bytes
     pngs = [png_bytes(handmade.on_paper(handmade.draw_digit(d % 10, 200, 0.06, seed=d))) for d in range(args.strokes)]
-    before, rows = load_average(), []
+    roots = {"this": ROOT, **({"baseline": os.path.abspath(args.baseline)} if args.baseline else {})}
+    rows, loads = [], []
     for name, model_dir in WHY_SERVERS.items():
-        process, url, _ = start(args.work, model_dir)
+        routes = [r for r in ASKED if r != "playback" or os.path.isdir(os.path.join(args.work, model_dir, "history"))]
+        loads.append(wait_for_load(args.until_load, args.until_minutes))
+        servers = {}
         try:
-            host, port = url.split("//")[1].rstrip("/").split(":")
-            connection = http.client.HTTPConnection(host, int(port), timeout=600)
-            began = time.perf_counter()
-            while True:  # the map, made in the background
-                connection.request("GET", "/board/atlas")
-                answer = connection.getresponse()
-                atlas = answer.read()
-                if answer.status != 202:
-                    break
-                time.sleep(0.5)
-            made = time.perf_counter() - began
-            found = {"why": [], "inside": []}
+            for code, root in roots.items():
+                servers[code] = start(args.work, model_dir, root=root)[:2]
+            connections = {code: connect(url) for code, (_, url) in servers.items()}
+            made = {code: map_made(connection) for code, connection in connections.items()}
+            for connection in connections.values():  # the snapshots read from disk, TensorFlow's first runs
+                for route in routes:
+                    timed_post(connection, ASKED[route].format(versus=1), pngs[0])
+            found = {(code, route): [] for code in roots for route in routes}
             for i, png in enumerate(pngs):
-                found["why"].append(timed_post(connection, f"/board/why?versus={(i + 1) % 10}", png))
-                found["inside"].append(timed_post(connection, "/board/inside", png))
+                for route in routes:
+                    for code, connection in list(connections.items())[::1 if i % 2 else -1]:  # each first in turn
+                        found[code, route].append(timed_post(connection, ASKED[route].format(versus=(i + 1) % 10),
+                                                             png))
+                loads.append(load_average())
         finally:
-            stop(process)
-        rows.append((name, made, len(atlas), *((statistics.median(t for t, _ in found[k]) * 1000,
-                                                 max(t for t, _ in found[k]) * 1000, max(b for _, b in found[k]))
-                                                for k in ("why", "inside"))))
-    load = " -> ".join("?" if value is None else f"{value:.1f}" for value in (before, load_average()))
-    print(f"Why and the map, {args.strokes} drawings each (load {load}):")
-    print("| served | map ready after the start | atlas answer | why, median | slowest | why answer | inside with the "
-          "map, median | slowest | inside answer |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name, made, atlas_bytes, (why_median, why_slowest, why_bytes), (in_median, in_slowest, in_bytes) in rows:
-        print(f"| {name} | {made:.1f} s | {atlas_bytes / 1000:.0f} KB | {why_median:.0f} ms | {why_slowest:.0f} ms | "
-              f"{why_bytes / 1000:.0f} KB | {in_median:.0f} ms | {in_slowest:.0f} ms | {in_bytes / 1000:.0f} KB |")
+            for process, _ in servers.values():
+                stop(process)
+        for code in roots:
+            rows.append((name, code, made[code], {route: (statistics.median(t for t, _ in found[code, route]) * 1000,
+                                                          max(t for t, _ in found[code, route]) * 1000,
+                                                          max(b for _, b in found[code, route]) / 1000)
+                                                  for route in routes}))
+    print_why_figure(args, rows, [value for value in loads if value is not None])
+
+
+def print_why_figure(args, rows, loads):
+    """Figure 6's table (ms, KB), the load average during the run, and with a baseline its ratios to this."""
+    during = (f"{min(loads):.1f} to {max(loads):.1f}, median {statistics.median(loads):.1f}" if loads else "unknown")
+    print(f"Why, inside with the map, playback and predict, {args.strokes} drawings each, asked in turn (1-minute "
+          f"load average during the run: {during}; targets: a median <= {TARGET_MS} ms at a load <= {TARGET_LOAD}, "
+          f"an answer <= {TARGET_KB} KB):")
+    print("| served | code | map ready after | " + " | ".join(f"{route} median | slowest | answer"
+                                                         for route in ASKED) + " |")
+    print("|---|---|---|" + "---|---|---|" * len(ASKED))
+    for name, code, (made, atlas_bytes), figures in rows:
+        cells = [f"{figures[route][0]:.0f} ms | {figures[route][1]:.0f} ms | {figures[route][2]:.1f} KB"
+                 if route in figures else "- | - | -" for route in ASKED]
+        print(f"| {name} | {code} | {made:.1f} s ({atlas_bytes / 1000:.0f} KB) | " + " | ".join(cells) + " |")
+    ours = {name: figures for name, code, _, figures in rows if code == "this"}
+    for name, code, _, figures in rows:
+        if code == "baseline":
+            print(f"{name}, baseline median / this median: " + ", ".join(
+                f"{route} {figures[route][0] / ours[name][route][0]:.2f}" for route in figures))
 
 
 def inside_pictures(args):
@@ -367,7 +426,8 @@ def playback_figure(args):
     """Figure 7: POST /board/playback's time (ms: median, slowest), bytes, and the snapshots' MB, per network."""
     from test_board import drawn, png_bytes
     body = png_bytes(drawn(4))
-    print("| network | snapshots | median ms | slowest ms | predict's median ms | answer bytes | history/ MB |\n"
+    before = load_average()
+    print("| network | snapshots | median ms | slowest ms | predict's median ms | answer KB | history/ MB |\n"
           "|---|---|---|---|---|---|---|")
     for label, model_dir in (("784-500-10", "model"), ("LeNet-5", "model_lenet5")):
         folder = os.path.join(args.work, model_dir, "history")
@@ -390,9 +450,11 @@ def playback_figure(args):
                     answer = reply if path == "/board/playback" else answer
             count, played = len(json.loads(answer)["snapshots"]), times["/board/playback"][1:]
             print(f"| {label} | {count} | {statistics.median(played):.0f} | {max(played):.0f} | "
-                  f"{statistics.median(times['/board/predict'][1:]):.0f} | {len(answer):,} | {size:.1f} |")
+                  f"{statistics.median(times['/board/predict'][1:]):.0f} | {len(answer) / 1000:.1f} | {size:.1f} |")
         finally:
             stop(process)
+    print("1-minute load average: " + " -> ".join("?" if value is None else f"{value:.1f}"
+                                                  for value in (before, load_average())))
 
 
 def playback_picture(args):
@@ -445,6 +507,11 @@ def main():
     parser.add_argument("--inside-pictures", metavar="FOLDER", help="docs/inside.md's screenshots, into FOLDER")
     parser.add_argument("--unit", type=int, default=0, help="--inside-pictures: the y1 unit whose weights are shown")
     parser.add_argument("--why", action="store_true", help="figure 6 alone (--work holds model/ and model_lenet5/)")
+    parser.add_argument("--baseline", metavar="DIR", help="figure 6: also serve from the checkout in DIR (e.g. "
+                                                          "`git worktree add DIR main`), asked in turn with this one")
+    parser.add_argument("--until-load", type=float, metavar="L", help="figure 6: before each network, wait until "
+                                                                      "the 1-minute load average is at most L")
+    parser.add_argument("--until-minutes", type=float, default=20, help="--until-load's longest wait, per network")
     parser.add_argument("--playback", action="store_true", help="figure 7 alone (--work's model/ and model_lenet5/)")
     parser.add_argument("--playback-picture", metavar="PNG", help="docs/inside.md's playback screenshot, as PNG")
     parser.add_argument("--playback-model", default="model_lenet5", help="--playback-picture's model folder")

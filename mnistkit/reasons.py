@@ -16,15 +16,14 @@ units, g_d[i] = sum over j in A of w1[i, j] * w2[j, d] and bias_d = sum
 over j in A of b1[j] * w2[j, d] + b2[d]. The pixels' shares and the bias
 add up to the logit exactly (float32 rounding aside).
 
-The gradient is computed here in NumPy (einsum, not BLAS: OpenBLAS's
-threads wait on each other on a loaded machine, 40-100 ms for one small
-product), backwards through the layers the
-network declares (mnistkit.layers: dense, conv, pool, logits), from one
-run's layer values and the served model's own weights (Inside.weights: the
-moving-average weights, from a checkpoint, a SavedModel or a .tflite),
-so that the three forms answer alike. bias_d is the affine piece's value
-at x = 0: the logit less the pixels' shares (what the biases give through
-the active units).
+The gradient is computed here in NumPy (its matrix products are BLAS's,
+which the board runs on the calling thread: mnistkit.board.threads),
+backwards through the layers the network declares (mnistkit.layers:
+dense, conv, pool, logits), from one run's layer values and the served
+model's own weights (Inside.weights: the moving-average weights, from a
+checkpoint, a SavedModel or a .tflite), so that the three forms answer
+alike. bias_d is the affine piece's value at x = 0: the logit less the
+pixels' shares (what the biases give through the active units).
 """
 import numpy as np
 
@@ -53,7 +52,7 @@ def gradients(layers, weights, values, digits):
             grad = grad * (value > 0)  # ReLU: the active units pass, the others give nothing
         if layer.kind in ("dense", "logits"):
             w = np.asarray(weights[layer.name], np.float32)
-            grad = np.einsum("kj,ij->ki", grad.reshape(len(digits), -1), w).reshape((len(digits),) + tuple(below))
+            grad = (grad.reshape(len(digits), -1) @ w.T).reshape((len(digits),) + tuple(below))
         elif layer.kind == "conv":
             grad = conv_back(grad, np.asarray(weights[layer.name], np.float32))
         elif layer.kind == "pool":
@@ -64,15 +63,21 @@ def gradients(layers, weights, values, digits):
 
 
 def conv_back(grad, w):
-    """The gradient through tf.nn.conv2d (stride 1, SAME): grad [k, h, w, out], w [kh, kw, in, out] -> [k, h, w, in]."""
-    kh, kw, _, out = w.shape
-    top, left = (kh - 1) // 2, (kw - 1) // 2  # TensorFlow's SAME: the odd pixel of padding goes below and right
-    padded = np.pad(grad, ((0, 0), (kh - 1 - top, top), (kw - 1 - left, left), (0, 0)))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2))  # [k, h, w, out, kh, kw]
-    flipped = w[::-1, ::-1].transpose(3, 0, 1, 2).reshape(out * kh * kw, -1)  # [(out, kh, kw), in]
+    """The gradient through tf.nn.conv2d (stride 1, SAME): grad [k, h, w, out], w [kh, kw, in, out] -> [k, h, w, in].
+
+    Each output unit sends its gradient back to the kh x kw inputs of its
+    window: one product gives every window's shares, [k, h, w, kh, kw, in],
+    which are then added at their places (col2im), kh x kw slices in all.
+    """
+    kh, kw, channels, out = w.shape
     k, h, width = grad.shape[:3]
-    rows = np.ascontiguousarray(windows).reshape(k * h * width, -1)
-    return np.einsum("nc,ci->ni", rows, flipped).reshape(k, h, width, -1)
+    shares = (grad.reshape(-1, out) @ w.reshape(-1, out).T).reshape(k, h, width, kh, kw, channels)
+    padded = np.zeros((k, h + kh - 1, width + kw - 1, channels), np.float32)
+    for i in range(kh):
+        for j in range(kw):
+            padded[:, i:i + h, j:j + width] += shares[:, :, :, i, j]
+    top, left = (kh - 1) // 2, (kw - 1) // 2  # TensorFlow's SAME: the odd pixel of padding goes below and right
+    return padded[:, top:top + h, left:left + width]
 
 
 def pool_back(grad, before):

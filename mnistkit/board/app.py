@@ -53,7 +53,7 @@ import sys
 
 from .. import learn, listener
 from ..errors import DataError, Interrupted
-from . import atlas, inside, memory, mistakes, page, playback, serving, teach, why
+from . import atlas, inside, memory, mistakes, page, playback, serving, teach, threads, why
 from .guard import Access
 from .mistakes import STOP_WAIT, Mistakes
 from .model import Follower, Model
@@ -150,6 +150,7 @@ def open_board(load, prepare, path, kept=None, plan=None, compare=None, data_dir
     Follower of its own, or None. Raises DataError as load() does (the
     second's said as --compare's).
     """
+    threads.one_blas_thread()  # the board's NumPy products (playback, reasons) on the threads asking for them
     plan = plan or learn.Plan()
     if data_dir is not None:
         plan = dataclasses.replace(plan, data_dir=data_dir)

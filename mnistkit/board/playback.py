@@ -17,11 +17,15 @@ compares the answers with each snapshot restored into forward()'s graph.
 
 A snapshot's weights are read once and kept (Kept), up to MEMORY_BYTES in
 all (the 784-500-10 network's 20: 32 MB; LeNet-5's: 130 MB); past that,
-the least recently used go and are read again when asked for. A served
-model that is not a checkpoint (a SavedModel, a .tflite), or a folder
-without snapshots, is 409 with its line; a bad `step` 400 naming it.
+the least recently used go and are read again when asked for. A
+playback holds the weights of every snapshot it plays while it runs
+(they go through the layers together), so MEMORY_BYTES is set to hold a
+default history of either network whole. A served model that is not a
+checkpoint (a SavedModel, a .tflite), or a folder without snapshots, is
+409 with its line; a bad `step` 400 naming it.
 """
 import collections
+import functools
 import os
 import threading
 
@@ -86,10 +90,10 @@ def playback(call):
     network = call.model.predictor.network
     pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    logits = numpy_forward(network, [KEPT.weights(prefix, network) for _, prefix in found], rows)[:, 0]
     answers = []
-    for step, prefix in found:
-        logits = numpy_forward(network, KEPT.weights(prefix, network), rows)[0]
-        probabilities = softmax(logits)
+    for (step, prefix), these in zip(found, logits):
+        probabilities = softmax(these)
         answers.append({"global_step": step, "checkpoint": prefix, "digit": int(np.argmax(probabilities)),
                         "probabilities": look.numbers(probabilities)})
     return {"snapshots": answers, "input": pixels.reshape(-1).tolist(), "model": call.model.describe()}
@@ -126,57 +130,83 @@ def softmax(logits):
     return (e / e.sum()).astype(np.float32)
 
 
-def numpy_forward(network, weights, rows):
-    """forward()'s logits float32 [n, 10] for rows float32 [n, 784], in NumPy, from weights [(w, b)].
+def numpy_forward(network, snapshots, rows):
+    """forward()'s logits float32 [s, n, 10] for rows float32 [n, 784] through each of s snapshots, in NumPy.
 
-    The layers are the declaration's (network.inside), in order: "conv" a
-    SAME convolution of stride 1 plus bias and ReLU, "pool" a 2x2 max-pool of
-    stride 2 (SAME), "dense" a matmul plus bias and ReLU, "logits" a matmul
-    plus bias; each conv, dense and logits layer takes the next (w, b) of
-    `weights` (the variables' moving averages in the declaration's order).
-    The first conv layer reshapes the rows into [n, 28, 28, 1], a dense
-    layer flattens maps as tf.reshape does. Raises DataError for a kind it
-    does not know.
+    snapshots: s lists of (w, b) float32 pairs (Kept.weights': the
+    variables' moving averages in the declaration's order). The layers are
+    the declaration's (network.inside), in order: "conv" a SAME convolution
+    of stride 1 plus bias and ReLU, "pool" a 2x2 max-pool of stride 2
+    (SAME), "dense" a matmul plus bias and ReLU, "logits" a matmul plus
+    bias; each conv, dense and logits layer takes the next pair of every
+    snapshot. The first conv layer reshapes the rows into [n, 28, 28, 1], a
+    dense layer flattens maps as tf.reshape does. The snapshots go through
+    the layers together, so that the rows' windows are cut once for all of
+    them. Raises DataError for a kind it does not know.
     """
-    values, pairs = rows, iter(weights)
+    values, by_layer = [rows], iter(zip(*snapshots))  # one block for every snapshot until the first weights
     for name, kind in network.inside:
         if kind == "conv":
-            w, b = next(pairs)
-            values = values.reshape(-1, IMAGE_SIZE, IMAGE_SIZE, 1) if values.ndim == 2 else values
-            values = np.maximum(conv_same(values, w) + b, 0)
+            values = conv_same([v.reshape(-1, IMAGE_SIZE, IMAGE_SIZE, 1) if v.ndim == 2 else v for v in values],
+                               next(by_layer))
         elif kind == "pool":
-            values = max_pool(values)
+            values = [max_pool(v) for v in values]
         elif kind in ("dense", "logits"):
-            w, b = next(pairs)
-            values = product(values.reshape(len(values), -1), w) + b
-            values = np.maximum(values, 0) if kind == "dense" else values
+            values = products([v.reshape(len(v), -1) for v in values], next(by_layer), relu=kind == "dense")
         else:
             raise DataError(f"{network.forward}.NETWORK: layer {name} of kind {kind!r} cannot be played back")
-    return values
+    return np.stack(values)
 
 
-def product(a, b):
-    """a [n, k] @ b [k, m] (float32 [n, m]) in NumPy's own loops (einsum), not BLAS: OpenBLAS's threads, each
-    waiting for a core that the server's other threads hold, made one playback 10 to 100 times slower on a
-    loaded machine (docs/inside.md, "Training played back")."""
-    return np.einsum("nk,km->nm", a, b)
+def products(blocks, pairs, relu):
+    """[block @ w + b, through ReLU when `relu`] float32 [m, out] for each (w [k, out], b [out]) of `pairs`, the
+    blocks [m, k] being one for every pair or one each.
+
+    The products are NumPy's matmul, so BLAS's: the board runs BLAS on one
+    thread (mnistkit.board.threads), as its own threads would wait for
+    cores that a loaded machine's other work holds.
+    """
+    found = []
+    for i, (w, b) in enumerate(pairs):
+        y = blocks[i if len(blocks) > 1 else 0] @ w
+        y += b
+        found.append(np.maximum(y, 0, out=y) if relu else y)
+    return found
 
 
-def conv_same(values, w):
-    """tf.nn.conv2d(values [n, h, w, in], w [kh, kw, in, out], strides 1, padding SAME) in NumPy."""
-    kh, kw = w.shape[:2]
-    padded = np.pad(values, ((0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2))  # [n, h, w, in, kh, kw]
-    n, h, width = windows.shape[:3]
-    columns = windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * h * width, -1)  # im2col: [n*h*w, kh*kw*in]
-    return product(columns, w.reshape(-1, w.shape[-1])).reshape(n, h, width, -1)
+def conv_same(values, pairs):
+    """[tf.nn.conv2d(value, w, strides 1, padding SAME) + b, then ReLU] float32 [n, h, w, out] for each (w [kh, kw,
+    in, out], b [out]) of `pairs`, the values [n, h, w, in] being one for every pair or one each.
+
+    Each value's windows are cut into one buffer (im2col: [n*h*w,
+    kh*kw*in]), used again for the next: the board hands large blocks back
+    to the system as they are freed (board.memory), so that a new one per
+    snapshot would cost its pages' faults each time.
+    """
+    kh, kw = pairs[0][0].shape[:2]
+    n, h, width, channels = values[0].shape
+    top, left = (kh - 1) // 2, (kw - 1) // 2  # TensorFlow's SAME: the odd pixel of padding goes below and right
+    padded = np.zeros((n, h + kh - 1, width + kw - 1, channels), np.float32)  # its border stays 0
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2)).transpose(0, 1, 2, 4, 5, 3)
+    columns = np.empty(windows.shape, np.float32)  # [n, h, w, kh, kw, in]
+    found = []
+    for i, (w, b) in enumerate(pairs):
+        if i < len(values):  # the next value's windows (the one every pair shares: once)
+            padded[:, top:top + h, left:left + width] = values[i]
+            np.copyto(columns, windows)
+        y = columns.reshape(n * h * width, -1) @ w.reshape(-1, w.shape[-1])
+        y += b
+        found.append(np.maximum(y, 0, out=y).reshape(n, h, width, -1))
+    return found
 
 
 def max_pool(values):
-    """tf.nn.max_pool(values [n, h, w, c], 2x2 windows, stride 2, SAME) in NumPy: [n, ceil(h/2), ceil(w/2), c]."""
+    """tf.nn.max_pool(values [n, h, w, c], 2x2 windows, stride 2, SAME) in NumPy: [n, ceil(h/2), ceil(w/2), c],
+    the largest of each window's POOL x POOL strided slices."""
     n, h, w, c = values.shape
-    padded = np.pad(values, ((0, 0), (0, -h % POOL), (0, -w % POOL), (0, 0)), constant_values=-np.inf)
-    return padded.reshape(n, (h + 1) // POOL, POOL, (w + 1) // POOL, POOL, c).max(axis=(2, 4))
+    if h % POOL or w % POOL:
+        values = np.pad(values, ((0, 0), (0, -h % POOL), (0, -w % POOL), (0, 0)), constant_values=-np.inf)
+    return functools.reduce(np.maximum, (values[:, i::POOL, j::POOL] for i in range(POOL) for j in range(POOL)))
 
 
 class Kept:
