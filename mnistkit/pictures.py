@@ -64,7 +64,7 @@ INK_SPLITS = 2  # Otsu's split is tried again on the darker class at most this o
 CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of dirt does not set the box
 # The digit's shape is read from each pixel's ink weight, not from the ink's yes or no (ink_weight): a browser that
 # moves a canvas's pixels by a few levels on read-back (Brave, Firefox 145) moves the 28x28 input by a level at most.
-INK_RAMP = 32  # darkness levels either side of halfway from paper to ink over which the weight goes from 0 to 1
+INK_RAMP = 64  # darkness levels either side of halfway from paper to ink over which the weight goes from 0 to 1
 NEAR_INK = 4  # pixels: the soft edge is read this close to the digit's ink, not round a frame, dust or shading
 INK_CORE = 0.75  # the ink's darkness: the level this share of the digit's ink lies below
 # One digit, not several or only specks (one_digit), judged from the ink's separate marks; the
