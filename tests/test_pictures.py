@@ -371,7 +371,8 @@ def alpha_pictures():
              "red strokes": (rgba(255, 0, 0), on_white),
              "black strokes": (rgba(0, 0, 0), on_white),
              "LA, white strokes": (Image.fromarray(np.dstack([np.full_like(alpha, 255), alpha]), "LA"), on_white),
-             "P with a transparent index": (palette, on_white)}
+             # two colours, no grey edge: the same drawing as its opaque copy in black and white
+             "P with a transparent index": (palette, Image.fromarray(np.where(alpha > 127, 0, 255).astype(np.uint8)))}
     # A sheet (ink on paper, or chalk on a board) cut out on a transparent canvas: laid on its own paper.
     sheet = np.zeros((300, 300), np.uint8)
     sheet[20:280, 20:280] = 255

@@ -220,8 +220,14 @@ function redraw() {
 }
 
 function point(event) {
+  // The board's own pixel under the pointer. clientX and getBoundingClientRect are both in the page's CSS pixels,
+  // whatever the page zoom or the screen's pixel ratio; the box is the border's, so the border is taken off, in the
+  // page's pixels: a CSS zoom on a parent (or a transform) scales it as it scales the box (box.width / offsetWidth).
   const box = board.getBoundingClientRect();
-  return [(event.clientX - box.left) * board.width / box.width, (event.clientY - box.top) * board.height / box.height];
+  const zoom = box.width / board.offsetWidth || 1;
+  const left = box.left + board.clientLeft * zoom, top = box.top + board.clientTop * zoom;
+  return [(event.clientX - left) * board.width / (board.clientWidth * zoom),
+          (event.clientY - top) * board.height / (board.clientHeight * zoom)];
 }
 
 function startStroke(at, pointerId = null) {
