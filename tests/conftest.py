@@ -52,9 +52,9 @@ def ended(process, what, seconds=120):
 
 
 def run_script(script, *args, cwd, timeout=600, input=None):
-    """Run one of the course scripts as a user would; returns CompletedProcess (text)."""
+    """Run one of the course scripts as a user would, within wait_limit(timeout) s; returns CompletedProcess (text)."""
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, input=input)
+                          capture_output=True, text=True, timeout=wait_limit(timeout), input=input)
 
 
 def run_main(script, *args, cwd, input=None):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, run_main
+from conftest import ROOT, run_main, wait_limit
 import handmade
 import mnist_app
 import mnistkit.idx
@@ -146,12 +146,14 @@ def test_app_predicts_sample_digits_saved_as_png(model_dir, tmp_path, mode):
 
 
 def read_until(proc, marker, seen, timeout=120):
-    """Read the app's stdout (bytes) into `seen` until `marker` appears after what was seen before; fail on timeout."""
+    """Read the app's stdout (bytes) into `seen` until `marker` appears after what was seen before; fail after
+    wait_limit(timeout) s."""
+    timeout = wait_limit(timeout)
     start, deadline = len(seen), time.monotonic() + timeout
     while marker not in seen[start:]:
         ready, _, _ = select.select([proc.stdout], [], [], max(0, deadline - time.monotonic()))
         chunk = os.read(proc.stdout.fileno(), 4096) if ready else b""
-        assert chunk, f"no {marker!r} within {timeout} s (or end of output); stdout so far: {bytes(seen)!r}"
+        assert chunk, f"no {marker!r} within {timeout:.0f} s (or end of output); stdout so far: {bytes(seen)!r}"
         seen += chunk
 
 
@@ -171,7 +173,7 @@ def test_course_prompts_print_each_prediction_before_the_next_prompt(model_dir, 
         read_until(proc, mnist_app.PATH_PROMPT.encode(), seen)
         proc.stdin.close()  # Ctrl-D at the second prompt
         rest, stderr = proc.stdout.read(), proc.stderr.read()
-        status = proc.wait(timeout=60)
+        status = proc.wait(timeout=wait_limit(60))
     finally:
         proc.kill()
     stdout = (bytes(seen) + rest).decode()
@@ -223,7 +225,7 @@ def test_course_prompts_take_a_path_as_a_file_manager_gives_it(model_dir, tmp_pa
     digit_picture(images[1], "L").save(tmp_path / "home" / "two.png")
     answers = " 4 \t\n'my six.png'  \n\"my six.png\"\t\n  ~/two.png \n'no such.png' \n"
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--model-dir", model_dir],
-                            cwd=tmp_path, input=answers, capture_output=True, text=True, timeout=600,
+                            cwd=tmp_path, input=answers, capture_output=True, text=True, timeout=wait_limit(600),
                             env=dict(os.environ, HOME=str(tmp_path / "home")))
     assert result.returncode == 1  # one picture failed
     assert result.stderr == "error: no such.png: file not found\n"

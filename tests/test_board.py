@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,13 +26,24 @@ from PIL import Image
 
 import handmade
 import mnist_app
-from conftest import ROOT, TRAIN_STEPS, run_main
+from conftest import ROOT, TRAIN_STEPS, ended, run_main, wait_limit
 from mnistkit import listener, pictures
 from mnistkit.board import model, page, serving, table
 from mnistkit.errors import DataError
 
 ADDRESS = re.compile(r"at (http://\S+/)")
 START_TIMEOUT = 120  # seconds for a server to print its address (a checkpoint imports TensorFlow first)
+
+
+def address_line(process):
+    """The first line a server process prints (its address, once its socket listens); "" when it ends first, or
+    when it has printed nothing within wait_limit(START_TIMEOUT) s (it is killed then)."""
+    timer = threading.Timer(wait_limit(START_TIMEOUT), process.kill)
+    timer.start()
+    try:
+        return process.stdout.readline()
+    finally:
+        timer.cancel()
 
 
 class Server:
@@ -47,11 +59,12 @@ class Server:
         self.process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
                                          *args], cwd=cwd, stdout=subprocess.PIPE, stderr=self.stderr_file, text=True,
                                         env=env, start_new_session=group)
-        self.first_line = self.process.stdout.readline()  # the address, once the socket listens
+        self.first_line = address_line(self.process)
         found = ADDRESS.search(self.first_line)
         if found is None:
-            self.process.wait(START_TIMEOUT)
-            raise AssertionError(f"no address printed: {self.first_line!r}; stderr: {self.stderr()}")
+            self.process.wait(wait_limit(START_TIMEOUT))
+            raise AssertionError(f"no address printed (within {wait_limit(START_TIMEOUT):.0f} s): {self.first_line!r}; "
+                                 f"stderr: {self.stderr()}")
         self.url = found.group(1)
 
     def stderr(self):
@@ -59,11 +72,13 @@ class Server:
             return f.read()
 
     def stop(self, signum=signal.SIGINT):
-        """Ctrl-C (or another signal); returns the exit status."""
+        """Ctrl-C (or another signal); returns the exit status once the server has ended, within wait_limit(60) s
+        (AssertionError if not)."""
         if self.process.poll() is None:
             self.process.send_signal(signum)
         try:
-            return self.process.wait(60)
+            ended(self.process, f"the server after {signal.Signals(signum).name}", 60)
+            return self.process.returncode
         finally:
             self.process.stdout.close()
             self.stderr_file.close()
@@ -75,7 +90,7 @@ def request(url, body=None, headers=None, method=None):
         body = json.dumps(body).encode()
     req = urllib.request.Request(url, data=body, headers=headers or {}, method=method)
     try:
-        with urllib.request.urlopen(req, timeout=60) as answer:
+        with urllib.request.urlopen(req, timeout=wait_limit(60)) as answer:
             return answer.status, json.loads(answer.read())
     except urllib.error.HTTPError as e:
         with e:
@@ -152,7 +167,8 @@ def test_the_request_of_deploy_md_runs_unchanged(tflite_server, tmp_path, digits
         json.dump({"signature_name": "serving_default", "instances": [{"images": pixels.round(4).tolist()}]}, f)
     curl = ["curl", "-s", "-X", "POST", "-d", "@request.json", tflite_server.url + "v1/models/mnist:predict"]
     if os.path.exists("/usr/bin/curl"):
-        answer = json.loads(subprocess.run(curl, cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout)
+        answer = json.loads(subprocess.run(curl, cwd=tmp_path, capture_output=True, text=True,
+                                           timeout=wait_limit(60)).stdout)
     else:
         answer = request(curl[-1], (tmp_path / "request.json").read_bytes())[1]
     assert answer["predictions"][0]["classes"] == 7 and len(answer["predictions"][0]["probabilities"]) == 10
@@ -257,7 +273,7 @@ def declared_too_large(url, path):
     the whole body would meet a closed connection halfway, as with any server that refuses early.
     """
     host, port = url.split("//")[1].rstrip("/").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    connection = http.client.HTTPConnection(host, int(port), timeout=wait_limit(60))
     try:
         connection.putrequest("POST", "/" + path)
         connection.putheader("Content-Length", str(table.MAX_BODY + 1))
@@ -269,13 +285,13 @@ def declared_too_large(url, path):
 
 
 def test_page_and_its_files_are_served_with_their_ids(tflite_server):
-    with urllib.request.urlopen(tflite_server.url, timeout=60) as answer:
+    with urllib.request.urlopen(tflite_server.url, timeout=wait_limit(60)) as answer:
         page = answer.read().decode()
     for needed in ('id="board"', 'id="digit"', 'id="clear"', 'id="undo"', 'type="file"', "/board.js", "/board.css"):
         assert needed in page
     assert "http" not in page.replace(tflite_server.url, "")  # no CDN: every file is the server's own
     for path in ("board.js", "board.css"):
-        with urllib.request.urlopen(tflite_server.url + path, timeout=60) as answer:
+        with urllib.request.urlopen(tflite_server.url + path, timeout=wait_limit(60)) as answer:
             assert answer.status == 200 and b"http" not in answer.read()
 
 
@@ -320,7 +336,7 @@ def test_a_tflite_server_starts_without_importing_tensorflow(exported_workdir):
               "m = model.Model(mnist_app.load_predictor('export/mnist.tflite'), mnist_app.prepared_pixels); "
               "app.create_app(app.Served(m)); import uvicorn; print('tensorflow' in sys.modules, m.form)")
     result = subprocess.run([sys.executable, "-c", script], cwd=exported_workdir, capture_output=True, text=True,
-                            timeout=120, env={**os.environ, "PYTHONPATH": ROOT})
+                            timeout=wait_limit(120), env={**os.environ, "PYTHONPATH": ROOT})
     assert result.stdout.split() == ["False", "LiteRT"], result.stderr
 
 
@@ -334,7 +350,7 @@ def test_serve_flags_are_checked_before_anything_loads(tmp_path):
         result = run_main("mnist_app.py", *args, cwd=tmp_path)
         assert result.returncode == 2 and f" error: {message}" in result.stderr.splitlines()[-1], args
     shown = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--help"], capture_output=True,
-                           text=True, timeout=60).stdout
+                           text=True, timeout=wait_limit(60)).stdout
     for flag in ("--serve", "--shutdown-grace SECONDS", "--learn-steps", "--learn-share", "--learn-data-dir"):
         assert flag in shown, flag
 
@@ -376,7 +392,7 @@ def test_a_port_in_use_is_one_line(exported_workdir):
         port = server.url.rstrip("/").rsplit(":", 1)[1]
         result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", port,
                                  "--model-dir", os.path.join("export", "mnist.tflite")], cwd=exported_workdir,
-                                capture_output=True, text=True, timeout=120)
+                                capture_output=True, text=True, timeout=wait_limit(120))
     finally:
         server.stop()
     assert result.returncode == 1 and result.stderr.startswith(f"error: 127.0.0.1:{port}: cannot listen there")

@@ -17,7 +17,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 from mnistkit.board import app, guard, model, serving, table
 from test_board import Server, drawn, png_bytes, request, tflite_server  # noqa: F401  (tflite_server: a fixture)
 
@@ -33,7 +33,7 @@ def host_and_port(url):
 
 def raw_request(url, method, path, body=None, headers=None):
     """(status, headers dict with lower-case names, body bytes) of one request sent as given: any Host, any method."""
-    connection = http.client.HTTPConnection(*host_and_port(url), timeout=60)
+    connection = http.client.HTTPConnection(*host_and_port(url), timeout=wait_limit(60))
     try:
         connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         headers = {"Host": "{}:{}".format(*host_and_port(url)), **(headers or {})}
@@ -351,7 +351,7 @@ def test_a_chunked_body_past_the_limit_is_413(tflite_server, path):
         for start in range(0, size, block):
             yield b"0" * min(block, size - start)
 
-    connection = http.client.HTTPConnection(*host_and_port(tflite_server.url), timeout=120)
+    connection = http.client.HTTPConnection(*host_and_port(tflite_server.url), timeout=wait_limit(120))
     try:
         connection.request("POST", path, body=blocks(table.MAX_BODY + 1), encode_chunked=True)
         answer = connection.getresponse()
@@ -359,7 +359,7 @@ def test_a_chunked_body_past_the_limit_is_413(tflite_server, path):
     finally:
         connection.close()
     assert status == 413 and f"limit of {table.MAX_BODY:,} bytes" in error
-    connection = http.client.HTTPConnection(*host_and_port(tflite_server.url), timeout=60)
+    connection = http.client.HTTPConnection(*host_and_port(tflite_server.url), timeout=wait_limit(60))
     try:  # within the limit, chunked works
         body = json.dumps({"instances": [ZERO_ROW]}).encode()
         connection.request("POST", "/v1/models/mnist:predict", body=iter([body[:100], body[100:]]),
@@ -372,8 +372,9 @@ def test_a_chunked_body_past_the_limit_is_413(tflite_server, path):
 @pytest.mark.quick
 def test_the_guard_flags_are_in_help_and_a_wrong_origin_is_a_usage_error(tmp_path):
     app = os.path.join(ROOT, "mnist_app.py")
-    shown = subprocess.run([sys.executable, app, "--help"], capture_output=True, text=True, timeout=60).stdout
+    shown = subprocess.run([sys.executable, app, "--help"], capture_output=True, text=True,
+                           timeout=wait_limit(60)).stdout
     assert "--allow-host NAME" in shown and "--allow-origin ORIGIN" in shown and "unsafe" in shown
     result = subprocess.run([sys.executable, app, "--serve", "--allow-origin", "localhost:3000"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=wait_limit(60))
     assert result.returncode == 2 and "--allow-origin localhost:3000: give an origin" in result.stderr

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import KEPT, LEARN_STEPS, TRAIN_STEPS, keep_sevens_as_threes, sevens, tree_digests
+from conftest import KEPT, LEARN_STEPS, TRAIN_STEPS, keep_sevens_as_threes, sevens, tree_digests, wait_limit
 from test_board import Server, request
 from test_board_routes import Asked, Stand
 from test_learn import processes_naming
@@ -32,14 +32,16 @@ def kept_input(seed):
 
 
 def wait_for(condition, what, timeout=LEARN_TIMEOUT):
-    """Poll condition() (a value, or None) every 0.5 s; its first value, or AssertionError naming `what`."""
+    """Poll condition() (a value, or None) every 0.5 s; its first value, or AssertionError naming `what` after
+    wait_limit(timeout) s."""
+    timeout = wait_limit(timeout)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
         if value is not None:
             return value
         time.sleep(0.5)
-    raise AssertionError(f"{what} within {timeout} s")
+    raise AssertionError(f"{what} within {timeout:.0f} s")
 
 
 def learning(url):
@@ -69,9 +71,9 @@ def test_a_learn_from_the_page_is_checked_held_then_used_undone_and_redone(train
         assert status == 202 and started["state"] == "running" and started["stage"] == "preparing"
         assert (started["step"], started["steps"]) == (TRAIN_STEPS, learned)
         assert request(url + "board/learn", b"", method="POST")[0] == 409  # one at a time
-        seen, deadline = [started], time.monotonic() + LEARN_TIMEOUT
+        seen, deadline = [started], time.monotonic() + wait_limit(LEARN_TIMEOUT)
         while seen[-1]["state"] == "running":  # the learn's stages and steps, as the page polls them
-            assert time.monotonic() < deadline, f"the learn ended within {LEARN_TIMEOUT} s: {seen[-1]}"
+            assert time.monotonic() < deadline, f"the learn ended within {wait_limit(LEARN_TIMEOUT):.0f} s: {seen[-1]}"
             time.sleep(0.2)
             seen.append(request(url + "board/learn")[1])
         stages = [s["stage"] for s in seen if s["state"] == "running"]
@@ -125,7 +127,7 @@ def test_a_server_stopped_while_it_learns_ends_the_learn_and_leaves_nothing_behi
         wait_for(lambda: (lambda s: s if s["line"].startswith("training on ") else None)(
             request(served.url + "board/learn")[1]), "the trainer reading its records")
         (os.killpg if to == "group" else os.kill)(served.process.pid, signum)
-        assert served.process.wait(60) == 128 + signum
+        assert served.process.wait(wait_limit(60)) == 128 + signum
     finally:
         served.stop()
     assert served.stderr().splitlines()[-1] == (f"{signal.Signals(signum).name}: stopped; the learn running was "

@@ -27,7 +27,7 @@ from PIL import Image, ImageChops
 
 import handmade
 import mnist_app
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 from mnistkit import keep, pictures
 from mnistkit.board import model, page, table
 from mnistkit.errors import DataError
@@ -61,7 +61,7 @@ print(json.dumps(answer))
 def measured(path, small):
     """{"pixels": 28x28 list or "error": message, "growth": bytes} of prepared_pixels(path) in a fresh process."""
     result = subprocess.run([sys.executable, "-c", MEASURE, ROOT, str(path), str(small)],
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=wait_limit(600))
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -202,7 +202,7 @@ def test_the_board_prepares_at_most_two_pictures_at_once():
         with lock:
             active[0] += 1
             most[0] = max(most[0], active[0])
-        go.wait(60)
+        go.wait(wait_limit(60))
         with lock:
             active[0] -= 1
         return np.zeros((28, 28), np.uint8)
@@ -211,13 +211,13 @@ def test_the_board_prepares_at_most_two_pictures_at_once():
     threads = [threading.Thread(target=page.read_picture, args=(answering, b"", "p")) for _ in range(6)]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + wait_limit(60)
     while most[0] < model.PREPARED_AT_ONCE and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.5)  # the others had time to start preparing, were they let
     go.set()
     for thread in threads:
-        thread.join(60)
+        thread.join(wait_limit(60))
     assert most[0] == model.PREPARED_AT_ONCE == 2
 
 
@@ -281,8 +281,8 @@ def test_keeps_of_large_pictures_stay_within_the_picture_limits_and_memory_goes_
         assert request(server.url + "board/predict", png_bytes(drawn(3)))[0] == 200  # its modules are loaded
         # The test digits' map (the atlas and "not a digit") is made once in the background after the first
         # answer; it is the model's, not the pictures', so the picture limits are measured once it is there.
-        deadline = time.monotonic() + 900  # generous: a loaded machine
-        while urllib.request.urlopen(server.url + "board/atlas", timeout=60).status != 200:
+        deadline = time.monotonic() + wait_limit(900)  # generous: a loaded machine
+        while urllib.request.urlopen(server.url + "board/atlas", timeout=wait_limit(60)).status != 200:
             assert time.monotonic() < deadline, "timed out waiting for the board's atlas of the test digits"
             time.sleep(0.5)
         start = process_memory(pid, "VmRSS")
@@ -338,7 +338,7 @@ def test_a_served_tflite_file_truncated_or_copied_over_changes_nothing(exported_
                            for d in range(10)])
     np.save(tmp_path / "rows.npy", rows)
     result = subprocess.run([sys.executable, "-c", CHANGE_UNDER, ROOT, str(served), str(other),
-                             str(tmp_path / "rows.npy")], capture_output=True, text=True, timeout=300)
+                             str(tmp_path / "rows.npy")], capture_output=True, text=True, timeout=wait_limit(300))
     assert result.returncode == 0, (result.returncode, result.stderr[-2000:])  # -7: SIGBUS
     first, truncated, replaced = json.loads(result.stdout)
     assert np.allclose(np.sum(first, axis=1), 1, atol=1e-4) and len(set(np.argmax(first, axis=1))) > 5

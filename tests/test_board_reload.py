@@ -17,7 +17,7 @@ import types
 import numpy as np
 import pytest
 
-from conftest import copy_into
+from conftest import copy_into, wait_limit
 from test_board import Server, request
 from test_board_guards import call
 from mnistkit import deployed
@@ -60,14 +60,14 @@ def move_in(staging, model_dir, step):
 
 
 def wait_for(check, what, server):
-    """check()'s value once it is true, polled every 0.1 s for up to WAIT_SECS; fails naming `what`."""
-    deadline = time.monotonic() + WAIT_SECS
+    """check()'s value once it is true, polled every 0.1 s for up to wait_limit(WAIT_SECS); fails naming `what`."""
+    deadline = time.monotonic() + wait_limit(WAIT_SECS)
     while time.monotonic() < deadline:
         found = check()
         if found:
             return found
         time.sleep(0.1)
-    raise AssertionError(f"{what} did not happen in {WAIT_SECS} s; stderr: {server.stderr()}")
+    raise AssertionError(f"{what} did not happen in {wait_limit(WAIT_SECS):.0f} s; stderr: {server.stderr()}")
 
 
 def answered(server):
@@ -193,7 +193,7 @@ class Blocking:
     def predict(self, rows):
         self.entered.set()
         if self.hold is not None:
-            assert self.hold.wait(60)
+            assert self.hold.wait(wait_limit(60))
         answer = np.zeros((len(rows), 10), np.float32)
         answer[:, self.digit] = 1
         return answer
@@ -211,7 +211,7 @@ def test_an_answer_in_flight_during_a_switch_is_the_old_models_whole(tmp_path):
     answers = []
     thread = threading.Thread(target=lambda: answers.append(call(board, "POST", "/board/predict", b"a picture")))
     thread.start()
-    assert old.entered.wait(60)  # the request is being answered by the old predictor
+    assert old.entered.wait(wait_limit(60))  # the request is being answered by the old predictor
     served.write_bytes(b"second")
     os.utime(served, (time.time() - 10, time.time() - 10))  # written a while ago: settled
     assert follower.poll()

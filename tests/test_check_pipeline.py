@@ -8,7 +8,7 @@ import subprocess
 import sys
 import textwrap
 
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 
 PIPELINES = textwrap.dedent('''
     import tensorflow as tf
@@ -60,7 +60,8 @@ RUN = textwrap.dedent('''
 
 def test_epochs_dropped_records_and_one_class_batches_are_found(tmp_path):
     (tmp_path / "pipelines.py").write_text(PIPELINES)
-    result = subprocess.run([sys.executable, "-c", RUN, ROOT], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-c", RUN, ROOT], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=wait_limit(300))
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout.splitlines()[-1])
     for name in ("in_sequence", "interleaved"):

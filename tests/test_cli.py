@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, STARTING_ENVIRONMENT, run_script
+from conftest import ROOT, STARTING_ENVIRONMENT, run_script, wait_limit
 
 TOP_LEVEL = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "*.py")))
 MODULES = ["mnist_forward.py", "mnist_lenet5_forward.py", "tf_compat.py"]  # imported, not run
@@ -31,7 +31,7 @@ def run_traced(script, *args, cwd):
     """Run a script as a user would; returns (CompletedProcess, set of the module names imported at exit)."""
     out = os.path.join(os.path.dirname(cwd), os.path.basename(cwd) + ".modules")
     result = subprocess.run([sys.executable, "-c", TRACER, out, os.path.join(ROOT, script), *args], cwd=cwd,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=wait_limit(120))
     with open(out) as f:
         return result, set(f.read().split())
 
@@ -170,7 +170,7 @@ def test_a_script_a_later_test_starts_does_not_inherit_that_log_level():
     if "TF_CPP_MIN_LOG_LEVEL" in STARTING_ENVIRONMENT:
         pytest.skip("the run itself was started with TF_CPP_MIN_LOG_LEVEL set")
     seen = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'))"],
-                          capture_output=True, text=True, timeout=60).stdout
+                          capture_output=True, text=True, timeout=wait_limit(60)).stdout
     assert seen.strip() == "None"
 
 

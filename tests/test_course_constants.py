@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 import mnistkit.checkpoints
 import mnistkit.folders
 import mnistkit.networks
@@ -45,7 +45,7 @@ def run(course, script, *args, cwd):
     """Run the copy's `script` (or `-c` code) in a process of its own, with only the copy on the module path."""
     env = dict(os.environ, PYTHONPATH=str(course), COLUMNS="1000")  # wide: one help line per flag
     command = [sys.executable, "-c", *args] if script == "-c" else [sys.executable, str(course / script), *args]
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=wait_limit(600))
 
 
 def help_defaults(course, script, cwd):

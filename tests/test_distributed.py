@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import MLP_STEPS, ROOT, SHARDS, copy_into, run_script
+from conftest import MLP_STEPS, ROOT, SHARDS, copy_into, run_script, wait_limit
 from test_records import parse_all
 import mnist_backward
 import mnist_forward
@@ -61,7 +61,8 @@ def sharded_workdir(sharded_data, tmp_path_factory):
 def launch(workdir, *args, timeout=RUN_TIMEOUT, env=None):
     """Run mnist_cluster.py to the end; returns (exit status, stdout + stderr). env: variables to add."""
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_cluster.py"), *args], cwd=workdir,
-                            capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+                            capture_output=True, text=True, timeout=wait_limit(timeout),
+                            env=dict(os.environ, **(env or {})))
     return result.returncode, result.stdout + result.stderr
 
 
@@ -376,6 +377,7 @@ class Task:
 
     def wait_for(self, pattern, timeout=WAIT_TIMEOUT):
         """The first match of `pattern` in the output; fails when the task ends or time runs out first."""
+        timeout = wait_limit(timeout)
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             ended = self.proc.poll() is not None  # before reading: a last line printed just before the end counts
@@ -384,10 +386,14 @@ class Task:
                 return match
             assert not ended, f"{self.name} ended ({self.proc.returncode}):\n{self.output()}"
             time.sleep(0.2)
-        pytest.fail(f"{self.name}: no {pattern!r} within {timeout} s:\n{self.output()}")
+        pytest.fail(f"{self.name}: no {pattern!r} within {timeout:.0f} s:\n{self.output()}")
 
     def wait(self, timeout=WAIT_TIMEOUT):
-        return self.proc.wait(timeout=timeout)
+        """The task's exit status once it has ended, within wait_limit(timeout) s; fails naming the task if not."""
+        try:
+            return self.proc.wait(timeout=wait_limit(timeout))
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{self.name} did not end within {wait_limit(timeout):.0f} s:\n{self.output()}")
 
 
 INJECTED = "The same RunGraph (Worker) request was received twice (injected by the test)"
@@ -445,7 +451,7 @@ def global_step_on(ps_host):
     with tf.Graph().as_default():
         with tf.device("/job:ps/task:0"):
             global_step = tf.Variable(0, dtype=tf.int64, name="global_step")  # the same resource on the ps
-        config = tf.ConfigProto(device_filters=["/job:ps"], operation_timeout_in_ms=20000)
+        config = tf.ConfigProto(device_filters=["/job:ps"], operation_timeout_in_ms=int(wait_limit(20) * 1000))
         with tf.Session(f"grpc://{ps_host}", config=config) as sess:
             return int(sess.run(global_step))
 
@@ -453,6 +459,7 @@ def global_step_on(ps_host):
 def wait_for_global_step_past(ps_host, step, running, timeout=WAIT_TIMEOUT):
     """global_step on the parameter server once it is past `step`, read again and again; fails when a task in
     `running` ends or time runs out first."""
+    timeout = wait_limit(timeout)
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         now = global_step_on(ps_host)
@@ -461,7 +468,7 @@ def wait_for_global_step_past(ps_host, step, running, timeout=WAIT_TIMEOUT):
         for task in running:
             assert task.proc.poll() is None, f"{task.name} ended ({task.proc.returncode}):\n{task.output()}"
         time.sleep(0.2)
-    pytest.fail(f"global_step stayed at {step} for {timeout} s")
+    pytest.fail(f"global_step stayed at {step} for {timeout:.0f} s")
 
 
 def task_args(job, index, ps_host, worker_hosts, *worker_flags):

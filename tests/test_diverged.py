@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, tree_digests, new_saver, save_checkpoint
+from conftest import ROOT, tree_digests, new_saver, save_checkpoint, wait_limit
 import mnist_app
 import mnist_backward
 import mnist_export
@@ -127,7 +127,7 @@ def test_a_clusters_chief_stops_at_the_first_nan_loss_and_saves_no_nan(sample_wo
         chief = subprocess.run([sys.executable, "-c", CHIEF.format(root=ROOT, rate=HUGE_RATE), "--job_name",
                                 "worker", "--task_index", "0", *hosts, "--steps", "400", "--save-every", "1",
                                 "--data-dir", str(sample_workdir / "data"), "--model-dir", "model"],
-                               cwd=tmp_path, capture_output=True, text=True, timeout=240)
+                               cwd=tmp_path, capture_output=True, text=True, timeout=wait_limit(240))
     finally:
         ps.kill()
         ps.wait()

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 from mnistkit import learn
 
 TEXT_CALLS = ("open", "io.open", "os.fdopen")
@@ -66,7 +66,8 @@ def test_help_raises_no_encoding_warning_from_the_projects_code(script):
     """--help under -X warn_default_encoding, the warning an error: exit 0 (TensorFlow's own are not ours,
     and --help does not import it)."""
     result = subprocess.run([sys.executable, "-X", "warn_default_encoding", "-W", "error::EncodingWarning",
-                             os.path.join(ROOT, script), "--help"], cwd=ROOT, capture_output=True, timeout=300)
+                             os.path.join(ROOT, script), "--help"], cwd=ROOT, capture_output=True,
+                            timeout=wait_limit(300))
     assert result.returncode == 0, result.stderr.decode("utf-8", "replace")[-2000:]
 
 

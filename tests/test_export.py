@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import LENET5_STEPS, ROOT, run_main, run_script, tree_digests
+from conftest import LENET5_STEPS, ROOT, run_main, run_script, tree_digests, wait_limit
 import mnist_app
 import mnist_export
 import mnist_test
@@ -59,7 +59,8 @@ def exports(trained_workdir, two_models, tmp_path_factory):
         ckpt = mnistkit.checkpoints.latest(str(model_dir))
         accuracy[network.label] = mnist_test.evaluate(ckpt, str(work / "data" / "mnist_test.tfrecords"), net=net)[1]
     checked = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "exported_check.py"), str(work / "export"),
-                              str(work / "data" / "mnist_test.tfrecords")], capture_output=True, text=True, timeout=300)
+                              str(work / "data" / "mnist_test.tfrecords")], capture_output=True, text=True,
+                             timeout=wait_limit(300))
     assert checked.returncode == 0, checked.stderr
     return {"work": work, "written": written, "log": log, "checked": json.loads(checked.stdout), "accuracy": accuracy}
 
@@ -175,7 +176,7 @@ def test_a_tflite_file_is_read_without_tensorflow(exports):
             "m = d.load(sys.argv[2]); p = m.predict(np.zeros((3, 784), np.float32)); "
             "print(m.network.label, p.shape, p.dtype, 'tensorflow' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code, ROOT, str(exports["work"] / "export" / "mnist_lenet5_int8.tflite")],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=wait_limit(120))
     assert result.returncode == 0, result.stderr
     assert result.stdout == "LeNet-5 (3, 10) float32 False\n"
     assert result.stderr == ""  # LiteRT's own INFO line about its CPU delegate is muted
@@ -299,7 +300,7 @@ def test_every_export_records_its_checkpoint_step_version_and_network_read_back_
         paths = [str(work / "export" / f"{name}.tflite"), str(work / "export" / f"{name}_int8.tflite"),
                  str(work / "export" / name / "1")]
         result = subprocess.run([sys.executable, "-c", READ_RECORD, ROOT, *paths], capture_output=True, text=True,
-                                timeout=120)
+                                timeout=wait_limit(120))
         assert result.returncode == 0, result.stderr
         records, uses_tensorflow = result.stdout.splitlines()
         assert uses_tensorflow == "False"
@@ -382,7 +383,8 @@ def test_the_tflite_files_score_on_the_course_jpgs_with_litert_and_pillow_alone(
     folder = sample_workdir / "mnist_data_jpg" / "mnist_test_jpg_2000"
     labels = sample_workdir / "mnist_data_jpg" / "mnist_test_jpg_2000.txt"
     result = subprocess.run([sys.executable, "-c", SCORE_WITHOUT_TENSORFLOW, os.path.join(ROOT, "tools", "score_tflite.py"),
-                             str(path), str(folder), str(labels)], capture_output=True, text=True, timeout=300)
+                             str(path), str(folder), str(labels)], capture_output=True, text=True,
+                            timeout=wait_limit(300))
     assert result.returncode == 0, result.stderr
     scored, uses_tensorflow = result.stdout.splitlines()
     assert uses_tensorflow == "False"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 import mnist_app
 import mnistkit.idx
 import mnistkit.images
@@ -62,5 +62,5 @@ except DataError as e:
 def test_without_pillow_heif_the_photo_is_named_as_before(tmp_path):
     heic, _, _ = heic_and_png(tmp_path, "IMG_0001.HEIC")
     result = subprocess.run([sys.executable, "-c", WITHOUT_PILLOW_HEIF.format(root=ROOT, path=str(heic))],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=wait_limit(120))
     assert result.stdout == f"{heic}: HEIC/HEIF photo: convert it to JPG or PNG\n", result.stderr

@@ -180,7 +180,7 @@ def test_compare_shows_both_answers_and_marks_a_disagreement(browser, server, di
 def test_the_mistakes_grid_opens_a_cells_digits_and_one_digits_inside_never_kept(browser, server):  # noqa: F811
     page = opened(browser, server)
     page.click("#inside .mistakes-open")
-    page.wait_for_selector("#inside table.matrix", timeout=120_000)
+    page.wait_for_selector("#inside table.matrix", timeout=ANSWER_TIMEOUT)
     assert page.locator("#inside table.matrix tr").count() == 11
     cell = page.locator("#inside table.matrix td.wrong button").first
     count = int(cell.text_content())
@@ -268,9 +268,9 @@ def test_on_a_phone_the_panel_fits_its_width_and_a_tap_shows_a_units_weights(bro
 def test_an_opened_test_digit_stands_where_the_answer_is_and_can_be_drawn_like(browser, server):  # noqa: F811
     page = opened(browser, server)
     page.click("#inside .mistakes-open")
-    page.wait_for_selector("#inside table.matrix", timeout=120_000)
+    page.wait_for_selector("#inside table.matrix", timeout=ANSWER_TIMEOUT)
     page.locator('#inside .mistakes-slots button[data-slot="compare"]').click()  # LeNet-5's matrix
-    page.wait_for_selector("#inside table.matrix td.wrong button", timeout=120_000)
+    page.wait_for_selector("#inside table.matrix td.wrong button", timeout=ANSWER_TIMEOUT)
     page.locator("#inside table.matrix td.wrong button").first.click()
     page.wait_for_selector("#inside .tests button.test", timeout=ANSWER_TIMEOUT)
     page.locator("#inside .tests button.test").first.click()
@@ -292,7 +292,7 @@ def test_an_opened_test_digit_stands_where_the_answer_is_and_can_be_drawn_like(b
 def test_after_a_new_model_the_matrix_is_counted_again_and_changed_cells_marked(browser, server):  # noqa: F811
     page = opened(browser, server)
     page.click("#inside .mistakes-open")
-    page.wait_for_selector("#inside table.matrix", timeout=120_000)
+    page.wait_for_selector("#inside table.matrix", timeout=ANSWER_TIMEOUT)
     first = page.eval_on_selector_all("#inside table.matrix tr:not(:first-child)", """rows => rows.map(
         r => Array.from(r.querySelectorAll('td'), td => Number(td.textContent || td.querySelector('button')
         .textContent)))""")

@@ -26,7 +26,7 @@ import pytest
 from PIL import Image
 
 import handmade
-from conftest import run_main
+from conftest import run_main, wait_limit
 from mnistkit import files, keep, listener, pictures
 from mnistkit.board import app, model
 from mnistkit.errors import DataError
@@ -566,10 +566,10 @@ def serving(board):
     served = uvicorn.Server(uvicorn.Config(board, log_level="warning", access_log=False, lifespan="off"))
     thread = threading.Thread(target=lambda: asyncio.run(served.serve(sockets=[sock])))
     thread.start()
-    deadline = time.monotonic() + SERVER_TIMEOUT
+    deadline = time.monotonic() + wait_limit(SERVER_TIMEOUT)
     while not served.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert served.started
+    assert served.started, "the test server did not start"
     try:
         yield listener.address(sock)
     finally:
@@ -593,7 +593,7 @@ def ask(url, body=None, method=None):
     request = urllib.request.Request(url, data=body, method=method,
                                      headers={"Content-Type": "application/json"} if body is not None else {})
     try:
-        with urllib.request.urlopen(request, timeout=60) as answer:
+        with urllib.request.urlopen(request, timeout=wait_limit(60)) as answer:
             return answer.status, answer.headers["content-type"], answer.read()
     except urllib.error.HTTPError as e:
         with e:

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import (KEPT, LEARN_STEPS, ROOT, TRAIN_STEPS, copy_into, keep_sevens_as_threes, run_main, run_script,
-                      tree_digests)
+                      ended, tree_digests, wait_limit)
 import mnist_backward
 import mnist_forward
 import mnist_test
@@ -414,7 +414,7 @@ def test_a_stopped_learn_leaves_the_model_folder_as_it_was_and_nothing_behind(tr
             os.killpg(child.pid, signum)  # Ctrl-C: to the learn and the trainer alike
         else:
             os.kill(child.pid, signum)  # `kill PID`: the learn alone
-        out, err = child.communicate(timeout=300)
+        out, err = ended(child, f"the learn after {signal.Signals(signum).name}", 300)
     finally:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGKILL)  # the learn and its trainer
@@ -444,7 +444,7 @@ def test_mnist_learn_runs_from_any_folder_as_the_readme_says(tmp_path):
     (tmp_path / "model").mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_learn.py"), "--undo", "--model-dir", "model"],
-                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+                            cwd=tmp_path, capture_output=True, text=True, env=env, timeout=wait_limit(300))
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("error: model") and "no learn to undo" in result.stderr
     assert len(result.stderr.splitlines()) == 1

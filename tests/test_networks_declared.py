@@ -17,7 +17,7 @@ import mnist_test
 import mnistkit.distributed
 import mnistkit.networks
 import mnistkit.records
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 from mnistkit.errors import DataError
 from tf_compat import tf
 
@@ -84,7 +84,8 @@ print(sorted(ran - {"<module>", "Network"}))  # the module's own body and its cl
 
 @pytest.mark.quick
 def test_declaring_the_course_networks_runs_no_function_of_networks_py():
-    result = subprocess.run([sys.executable, "-c", IMPORT_TRACED], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-c", IMPORT_TRACED], cwd=ROOT, capture_output=True, text=True,
+                            timeout=wait_limit(300))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
     assert (mnist_forward.NETWORK.name, mnist_forward.NETWORK.layers) == ("the 784-500-10 network", (784, 500, 10))

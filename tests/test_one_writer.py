@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, copy_into, run_main, run_script
+from conftest import ROOT, copy_into, run_main, run_script, wait_limit
 import mnist_backward
 from mnistkit import export, folders, learn
 from mnistkit.errors import DataError
@@ -48,13 +48,13 @@ def holder(tmp_path):
     for child in children:  # a test that failed before releasing its holder
         if not child.stdin.closed:
             child.stdin.close()
-        child.wait(timeout=60)
+        child.wait(timeout=wait_limit(60))
         child.stdout.close()
 
 
 def release(child):
     child.stdin.close()
-    assert child.wait(timeout=60) == 0
+    assert child.wait(timeout=wait_limit(60)) == 0
 
 
 def trainer(work, *flags):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, run_script, tree_digests
+from conftest import ROOT, run_script, tree_digests, wait_limit
 from tf_compat import tf
 import mnistkit.errors
 import mnistkit.idx
@@ -170,7 +170,7 @@ def test_make_demo_falls_back_to_the_bundled_sample_when_the_download_fails(tmp_
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import mnistkit.idx, mnist_generateds; "
             "mnistkit.idx.MIRRORS = tuple(sys.argv[2:]); sys.exit(mnist_generateds.main([]))")
     result = subprocess.run([sys.executable, "-c", code, ROOT, *refused_mirrors], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                            capture_output=True, text=True, timeout=wait_limit(RUN_TIMEOUT))
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     lines = result.stdout.splitlines()

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from conftest import ROOT, sha256_of, tree_digests
+from conftest import ROOT, ended, sha256_of, tree_digests, wait_limit
 import mnistkit.training
 
 WAIT = 300  # s: upper bound for any one event below (a TensorFlow start and an evaluation on a loaded 2-core machine)
@@ -36,7 +36,7 @@ TF_LOG_LINE = re.compile(r"WARNING:tensorflow:|[IWEF]\d{4} [\d:.]+ +\d+ \S+:\d+\
 def run(script, *args, cwd, env=None, preexec_fn=None):
     """Run a script as a user would (text output, bounded by WAIT); returns CompletedProcess."""
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=cwd, env=env,
-                          preexec_fn=preexec_fn, capture_output=True, text=True, timeout=WAIT)
+                          preexec_fn=preexec_fn, capture_output=True, text=True, timeout=wait_limit(WAIT))
 
 
 def checkpoint_files(folder):
@@ -117,7 +117,7 @@ def test_a_stuck_input_pipeline_ends_training_with_one_line_and_no_checkpoint(sa
     train_file = str(data / "mnist_train.tfrecords")
     result = subprocess.run([sys.executable, "-c", EMPTIED_AFTER_CHECK, ROOT, str(timeout_ms),
                              "--steps", "10", "--data-dir", str(data), "--model-dir", "model"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=WAIT)
+                            cwd=tmp_path, capture_output=True, text=True, timeout=wait_limit(WAIT))
     assert result.returncode == 1
     assert result.stderr == f"error: {train_file}: no training batch arrived within {timeout_ms // 1000} s\n"
     assert result.stdout == f"training on 8000 records from {train_file}; target global_step 10; running on CPU\n"
@@ -141,7 +141,7 @@ def lines_of(stream):
 
 
 def next_line(lines):
-    line = lines.get(timeout=WAIT)
+    line = lines.get(timeout=wait_limit(WAIT))
     assert line is not None, "the evaluator ended"
     return line
 
@@ -191,7 +191,7 @@ def test_periodic_evaluator_rewrites_the_report_for_each_new_checkpoint(trained_
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            out, err = proc.communicate(timeout=120)  # it ends at once; the bound only ends a hang
+            out, err = ended(proc, "the evaluator after SIGINT", 120)  # it ends at once; the bound only ends a hang
         finally:
             proc.kill()  # nothing left behind if SIGINT did not end it
     assert reports[0] != reports[1]  # the picture was drawn again for step 2000

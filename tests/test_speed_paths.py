@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 import mnist_generateds
 from mnistkit.errors import DataError
 from tf_compat import tf
@@ -258,6 +258,7 @@ def test_scripts_keep_tensorflow_from_importing_keras(tmp_path):
              "tf_compat.import_tensorflow(); "  # tf is imported on first use: make it happen here
              "print(sorted(m for m in sys.modules if m.split('.')[0] in ('keras', 'matplotlib') "
              "and sys.modules[m] is not None))")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                            timeout=wait_limit(120))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

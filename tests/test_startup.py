@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, ended, wait_limit
 
 SCRIPTS = ["mnist_generateds.py", "mnist_backward.py", "mnist_lenet5_backward.py", "mnist_test.py",
            "mnist_lenet5_test.py", "mnist_app.py", "mnist_export.py", "mnist_cluster.py"]
@@ -30,12 +30,12 @@ def test_ctrl_c_while_the_modules_import_ends_in_one_line(script, tmp_path):
     proc = subprocess.Popen([sys.executable, os.path.join(ROOT, script), "--help"], cwd=tmp_path, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        end = time.monotonic() + 60
+        end = time.monotonic() + wait_limit(60)
         while not importing(proc.pid) and proc.poll() is None and time.monotonic() < end:
             time.sleep(0.005)
         assert proc.poll() is None, proc.communicate()
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        out, err = ended(proc, f"{script} after SIGINT", 60)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, run_main
+from conftest import ROOT, run_main, wait_limit
 import mnist_backward
 import mnist_forward
 import mnist_lenet5_backward
@@ -373,7 +373,7 @@ def test_asynchronous_workers_with_split_weights_run_k_steps_a_run(sharded_data,
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_cluster.py"), "--ps", "2", "--workers", "2",
                              "--steps", str(target), "--steps-per-run", str(per_run), "--data-dir", str(sharded_data),
                              "--model-dir", str(tmp_path / "model")],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
+                            cwd=tmp_path, capture_output=True, text=True, timeout=wait_limit(600))
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     done = re.findall(r"^\[worker (\d)\] worker \1: (\d+) local steps; global_step (\d+)$", output, re.M)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, ended, wait_limit
 import tasks
 
 pytestmark = pytest.mark.quick  # every test here: make test-quick
@@ -173,7 +173,8 @@ def test_collecting_the_quick_tier_imports_no_tensorflow():
     assert holding  # else this test would check nothing
     probe = ("import sys, pytest; status = pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider', *sys.argv[1:]]); "
              "print('tensorflow imported:', 'tensorflow' in sys.modules); sys.exit(status)")
-    result = subprocess.run([sys.executable, "-c", probe, *holding], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", probe, *holding], cwd=ROOT, capture_output=True, text=True,
+                            timeout=wait_limit(120))
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.splitlines()[-1] == "tensorflow imported: False"
 
@@ -196,7 +197,7 @@ def test_file_progress_says_each_file_as_it_ends_and_keeps_pytests_failures(para
     env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "tests")}
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "file_progress", "--file-progress",
                              "-p", "no:cacheprovider", *parallel], cwd=tmp_path, env=env, capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=wait_limit(120))
     assert result.returncode == 1, result.stdout + result.stderr
     lines = [line for line in result.stdout.splitlines() if re.match(r"^test_\w\.py: ", line)]
     shape = r"^(test_\w\.py): (.*) \((\d) of 3 files, (\d) of 8 tests, \d+ s\)$"
@@ -392,7 +393,7 @@ def test_ctrl_c_in_a_terminal_lets_the_script_finish_and_exits_130_without_a_tra
         if line == "ready\n":
             os.killpg(proc.pid, signal.SIGINT)
             break
-    out, err = proc.communicate(timeout=60)
+    out, err = ended(proc, "the task after SIGINT", 60)
     assert proc.returncode == 130, err
     assert (lines[-1] + out).splitlines() == ["ready", "saved"]  # the child's second of stopping was waited for
     assert err == "interrupted\n"

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, sha256_of
+from conftest import ROOT, sha256_of, wait_limit
 
 FORWARD = '''"""The 784-300-100-10 network: two hidden ReLU layers, declared for the course's scripts."""
 from tf_compat import tf
@@ -72,7 +72,8 @@ def product_digests():
 
 
 def run(args, cwd, env):
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=wait_limit(600))
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import LENET5_STEPS, ROOT, TRAIN_STEPS, run_main, run_script, tree_digests
+from conftest import LENET5_STEPS, ROOT, TRAIN_STEPS, ended, run_main, run_script, tree_digests, wait_limit
 from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
 import mnist_cluster
 
@@ -58,7 +58,7 @@ def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, t
         time.sleep(8)
         proc.send_signal(signal.SIGCONT)
         time.sleep(1)
-    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    out, err = ended(proc, "the trainer after its two pauses", PATIENCE_SECS)
     assert proc.returncode == 0, err
     assert err == ""
     assert out.rstrip().splitlines()[-1] == "done at step 80; checkpoint saved to ./model/mnist_model-80"
@@ -98,7 +98,7 @@ CORRUPTED_AT_STEP = textwrap.dedent("""
 def test_a_failing_input_during_training_saves_the_steps_done_first(sample_workdir, tmp_path):
     copy_data(sample_workdir, tmp_path)
     proc = start(["--steps", "100000", "--pipeline", "course", "--quiet"], tmp_path, CORRUPTED_AT_STEP)
-    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    out, err = ended(proc, "the trainer whose input fails", PATIENCE_SECS)
     assert proc.returncode == 1, err
     line = err.strip()
     assert line.startswith("error: ./data/mnist_train.tfrecords: input pipeline failed: ") and "\n" not in line
@@ -117,7 +117,7 @@ def test_a_training_file_rewritten_while_training_is_said_and_the_steps_are_save
     time.sleep(0.5)
     shutil.copy(data / "mnist_test.tfrecords", data / ".new")
     os.replace(data / ".new", data / "mnist_train.tfrecords")  # what a generator's rename does
-    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    out, err = ended(proc, "the trainer whose training file was rewritten", PATIENCE_SECS)
     assert proc.returncode == 1
     message, saved = err.strip().split("; checkpoint saved to ")
     assert message == ("error: ./data/mnist_train.tfrecords: the training file changed while training (rewritten "
@@ -212,7 +212,7 @@ def test_a_second_generator_on_the_same_folder_says_so_and_the_first_finishes(sa
                         f"{a.pid}) is writing this folder; wait for it or use another --data-dir\n")
     os.write(writer_end, pixels)  # A reads its image and goes on
     os.close(writer_end)
-    out, err = a.communicate(timeout=PATIENCE_SECS)
+    out, err = ended(a, "generator A", PATIENCE_SECS)
     assert a.returncode == 0, err
     assert sorted(os.listdir(work / "out")) == ["mnist_test.tfrecords", "mnist_train.tfrecords"]
     assert (work / "out" / "mnist_train.tfrecords").read_bytes() == \
@@ -281,7 +281,7 @@ def test_a_generator_stopped_mid_write_says_so_in_one_line_and_leaves_nothing(sa
     except BrokenPipeError:
         pass  # the main thread had the signal and has already closed the pipe
     os.close(writer_end)
-    out, err = proc.communicate(timeout=PATIENCE_SECS)
+    out, err = ended(proc, "the generator after the signal", PATIENCE_SECS)
     assert proc.returncode == status, (out, err)
     assert err == f"{signal.Signals(signum).name}: stopped; no TFRecord file written\n", out
     # The folder it made, and every temporary in it, are gone.
@@ -300,7 +300,7 @@ def test_the_app_piped_into_a_reader_that_stops_early_ends_quietly(trained_workd
     command = (f"{sys.executable} {os.path.join(ROOT, 'mnist_app.py')} --model-dir {trained_workdir / 'model'} "
                f"{pictures} | head -1")
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True,
-                            timeout=PATIENCE_SECS)
+                            timeout=wait_limit(PATIENCE_SECS))
     assert result.stdout.startswith(f"{pictures / '000.png'}: The prediction number is: ")
     assert result.stderr == ""  # no BrokenPipeError traceback
     assert result.returncode in (0, 141)
@@ -312,7 +312,7 @@ def test_the_evaluator_ends_on_sigterm_in_one_line(trained_copy, tmp_path):
                   str(trained_copy / "data")], tmp_path)  # a copy: the evaluator writes model/eval
     wait_for(lambda: (proc.stdout.readline() or "").startswith("After "), "the first score", proc)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=PATIENCE_SECS)
+    _, err = ended(proc, "the evaluator after SIGTERM", PATIENCE_SECS)
     assert (proc.returncode, err) == (143, "SIGTERM: stopped\n")
 
 
@@ -330,7 +330,7 @@ def test_tasks_started_with_different_host_lists_are_told_apart_from_a_lost_ps(s
                             "--data-dir", str(sample_workdir / "data"), "--model-dir", "m", cwd=tmp_path)
     finally:
         ps.send_signal(signal.SIGTERM)
-        ps.communicate(timeout=PATIENCE_SECS)
+        ended(ps, "the parameter server after SIGTERM", PATIENCE_SECS)
     assert worker.returncode == 1
     assert worker.stderr == (f"error: worker 0: another task of this cluster reached for 127.0.0.1:{other_port}, "
                              "which is not in this task's --ps_hosts or --worker_hosts: the host lists differ "
@@ -355,7 +355,7 @@ def test_the_trainer_piped_into_a_reader_that_stops_early_saves_its_steps_and_en
     command = f"{sys.executable} {os.path.join(ROOT, 'mnist_backward.py')} --steps 5000 --save-every 100000 | head -2"
     # Unbuffered, as on a terminal: each line goes out when printed, so the print after head has gone fails.
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=PATIENCE_SECS, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                            timeout=wait_limit(PATIENCE_SECS), env=dict(os.environ, PYTHONUNBUFFERED="1"))
     assert result.stdout.splitlines()[1].startswith("After 1 training steps")
     assert (result.returncode, result.stderr) == (141, "")  # no BrokenPipeError traceback
     saved = sorted(p.name for p in (tmp_path / "model").glob("mnist_model-*.index"))

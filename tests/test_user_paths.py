@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, tree_digests, new_saver, save_checkpoint
+from conftest import ROOT, tree_digests, new_saver, save_checkpoint, wait_limit
 import mnist_app
 import mnist_backward
 import mnist_export
@@ -149,7 +149,7 @@ def test_the_app_prints_a_chinese_file_name_on_a_cp1252_console_with_a_v1_model_
     Image.fromarray(img).save(tmp_path / "数字七.jpg")
     env = dict(os.environ, HOME=str(home), PYTHONIOENCODING="cp1252")
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_app.py"), "数字七.jpg", "--model-dir=~/m[1]"],
-                            cwd=tmp_path, env=env, capture_output=True, timeout=300)
+                            cwd=tmp_path, env=env, capture_output=True, timeout=wait_limit(300))
     out, err = result.stdout.decode("cp1252"), result.stderr.decode("cp1252")
     assert result.returncode == 0, err
     assert "\\u6570\\u5b57\\u4e03.jpg" in out and "Traceback" not in err

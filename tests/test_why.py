@@ -16,6 +16,7 @@ import handmade
 import mnist_app
 import mnist_forward
 import mnist_lenet5_forward
+from conftest import wait_limit
 from mnistkit import reference
 from mnistkit.board import app, atlas, why
 from test_board import drawn, png_bytes
@@ -101,14 +102,14 @@ def test_the_why_route_answers_as_why_answer_and_refuses_bad_input_in_one_line(c
 def waited_atlas(asgi, query=""):
     """GET /board/atlas until it is done (202 meanwhile, each with its progress), within a generous limit."""
     import time
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + wait_limit(600)
     while True:
         answer = Asked(asgi, "GET", "/board/atlas" + query)
         if answer.status != 202:
             return answer
         making = json.loads(answer.body)
         assert making["status"] == "making" and making["done"] <= making["total"] or not making["total"]
-        assert time.monotonic() < deadline, f"the atlas was still being made after 600 s: {making}"
+        assert time.monotonic() < deadline, f"the atlas was still being made after {wait_limit(600):.0f} s: {making}"
         time.sleep(0.2)
 
 

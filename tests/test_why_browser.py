@@ -8,12 +8,13 @@ import re
 
 import pytest
 
+from conftest import wait_limit
 from test_board import Server
 from test_board_browser import ANSWER_TIMEOUT, SEVEN, browser, draw_with_mouse, open_page  # noqa: F401
 
 pytestmark = pytest.mark.long  # a browser scenario of a quarter of a minute or more: make test-long
 
-MAP_TIMEOUT = 300_000  # ms for the map of the test digits to be made (a loaded machine)
+MAP_TIMEOUT = int(wait_limit(300) * 1000)  # ms for the map of the test digits to be made (a loaded machine)
 
 
 @pytest.fixture(scope="module")
