@@ -114,3 +114,18 @@ def test_a_shadow_over_most_of_the_page_does_not_turn_the_picture_over():
         data = framed.jpeg(framed.to_uint8(framed.on_ground(cov, ground)), 90)
         assert not pictures.light_on_dark(np.asarray(pictures.load_picture(data)))
         assert ink_iou(mnist_app.prepared_pixels(data, name="six in shadow"), plain) >= SAME_IOU
+
+
+@pytest.mark.quick
+def test_a_digit_filling_the_picture_is_no_frame():
+    """A plain picture has no frame: a bold 3's bars lie deep in its box, not along its sides (one of the sample's
+    bold 3s, cropped as MNIST crops, lost its right half as a frame's two sides)."""
+    images, _ = framed.sample_digits(100)
+    bold = 0
+    for i, image in enumerate(images):
+        gray = framed.to_uint8(framed.on_ground(framed.coverage_of_mnist(image), 255))
+        level = pictures.ink_darkness(gray)
+        ink = level >= pictures.ink_threshold(level)
+        assert not pictures.frame_lines(ink).any(), i
+        bold += pictures._stroke_width(image >= 128) >= 2.5
+    assert bold >= 10  # the bold digits are there
