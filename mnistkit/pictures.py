@@ -36,6 +36,7 @@ warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 DIGIT_BOX = 20
 CENTRE = 14
 STROKE_WIDTH = 2.0
+STROKE_BOLD = 3.0  # pixels: a stroke wider is thinned to it (MNIST's test digits: 95% of them are thinner)
 SUPERSAMPLE = 4  # the digit is shaped at 4x its final size, then averaged down: MNIST's grey edges
 MAX_SIDE = 2048  # larger photos are reduced first; a pen stroke still spans pixels
 # A picture whose reading at full size (decoded, then turned gray: read_bytes) would take more bytes than this
@@ -48,7 +49,9 @@ ORIENTATIONS = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_18
                 8: Image.Transpose.ROTATE_90}  # EXIF orientation -> the transposition that makes a picture upright
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
 LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
+BLOT_LIGHT = 0.35  # ... and wider parts this dark, with paper all round them: a shadow is lighter (lit_blots)
 GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
+EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
 SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
@@ -364,7 +367,32 @@ def paper_light(gray):
     pad = ((reach_rows, reach_rows), (reach_cols, reach_cols))
     light = np.minimum(np.pad(light, pad, mode="reflect", reflect_type="odd"), np.pad(light, pad, mode="edge"))
     light = _window(_window(light, reach_rows, reach_cols, np.maximum), reach_rows, reach_cols, np.minimum)
-    return light[reach_rows:reach_rows + rows, reach_cols:reach_cols + cols], cell
+    return lit_blots(light[reach_rows:reach_rows + rows, reach_cols:reach_cols + cols]), cell
+
+
+def lit_blots(light):
+    """The paper's light (float64 [rows, cols], paper_light's grid) with blots of ink lit as the paper round them.
+
+    A filled shape wider than the closing's window (a blot, a square
+    filled in on the board) would pass for shade and keep only its edges.
+    Shade is told from it by two things: it is never nearly black
+    (BLOT_LIGHT of the paper's light at most), and it comes from outside
+    the picture (a shadow, a vignette, the table round a page reach an
+    edge). A region of the grid that is both is lit as the median of the
+    cells round it.
+    """
+    dark = light < BLOT_LIGHT * np.percentile(light, 90)
+    if not dark.any():
+        return light
+    labels = label_marks(dark)
+    lit = light.copy()
+    for root in np.unique(labels[labels >= 0]):
+        blot = labels == root
+        if blot[0].any() or blot[-1].any() or blot[:, 0].any() or blot[:, -1].any():
+            continue
+        ring = _window(blot.astype(np.float64), 1, 1, np.maximum).astype(bool) & ~blot
+        lit[blot] = np.median(light[ring])
+    return lit
 
 
 def _window(values, reach_rows, reach_cols, pick):
@@ -423,7 +451,16 @@ def light_on_dark(gray):
         return ground - gray.min() < gray.max() - ground
     place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
     ground = np.median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
-    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground)
+    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground and not paper_round(gray))
+
+
+def paper_round(gray):
+    """True when the picture's outer band (EDGE_BAND of its shorter side) is mostly light: paper all round a dark
+    shape (a square filled in on a sheet), which light_on_dark's votes inside the shape would take for a dark ground.
+    A light-on-dark picture's ground reaches its edge, a thin light frame (a screenshot's) or not."""
+    band = max(1, int(EDGE_BAND * min(gray.shape)))
+    ring = np.concatenate([gray[:band].ravel(), gray[-band:].ravel(), gray[:, :band].ravel(), gray[:, -band:].ravel()])
+    return bool(np.median(ring) - gray.min() > gray.max() - np.median(ring))
 
 
 def _ink_span(counts):
@@ -500,7 +537,8 @@ def find_ink(img):
       - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
       - ink not NOISE_MARGIN times darker than the picture's pixel noise
         (noise estimated from neighbouring pixels' differences);
-      - ink over more than MAX_INK_FRACTION of the picture (a page covered in ink);
+      - ink over more than MAX_INK_FRACTION of the picture up to its edge (a page covered in
+        ink; a filled shape with paper round it is a drawing, for the network to judge);
       - ink not MIN_INK_SPREADS robust spreads of the paper's darkness above
         the paper (stands_apart), as for smooth shading such as a lighting
         gradient, whose darkness is spread evenly rather than in two levels;
@@ -522,7 +560,7 @@ def find_ink(img):
     noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
     if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
-    if ink.mean() > MAX_INK_FRACTION:
+    if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
@@ -830,7 +868,7 @@ def mnist_input(img):
     img: grayscale PIL image of a dark digit on lighter paper (or a light
     digit on a dark ground). Steps: the ink found by find_ink (lighting
     evened out, Otsu's threshold); crop to the ink's bounding box; strokes
-    thinner than MNIST's thickened; scaled to fit DIGIT_BOX keeping the
+    thinner than MNIST's thickened and bolder ones thinned (mnist_stroke); scaled to fit DIGIT_BOX keeping the
     aspect ratio (averaging gives grey edges); pasted into 28x28 so that the
     centre of mass is at pixel (CENTRE, CENTRE). Raises ValueError ("no
     digit found: ...") from find_ink when the picture holds no digit-like stroke.
@@ -845,10 +883,7 @@ def mnist_input(img):
     size = (max(1, round(ink.shape[1] * scale)), max(1, round(ink.shape[0] * scale)))
     shape = Image.fromarray(ink.astype(np.uint8) * 255).resize(size, Image.Resampling.BOX)
     shape = Image.fromarray((np.asarray(shape) > 0).astype(np.uint8) * 255)
-    missing = SUPERSAMPLE * STROKE_WIDTH - _stroke_width(np.asarray(shape) > 0)
-    if missing >= 1:
-        grow = 2 * int(round(missing / 2)) + 1
-        shape = ImageOps.expand(shape, grow // 2, fill=0).filter(ImageFilter.MaxFilter(grow))
+    shape = mnist_stroke(shape)
     scale = DIGIT_BOX / max(shape.size)
     digit = shape.resize((max(1, round(shape.width * scale)), max(1, round(shape.height * scale))),
                          Image.Resampling.BOX)
@@ -861,6 +896,25 @@ def mnist_input(img):
     out = np.zeros((IMAGE_SIZE, IMAGE_SIZE), np.uint8)
     out[row:row + digit.shape[0], col:col + digit.shape[1]] = np.round(digit)
     return out
+
+
+def mnist_stroke(shape):
+    """A digit's shape (PIL "L" image, 0 or 255, at SUPERSAMPLE times its size in the DIGIT_BOX) with its strokes
+    as wide as MNIST's: thinner than STROKE_WIDTH grown to it (a fine pen's line), wider than STROKE_BOLD thinned to
+    it (a marker's), by at most a third of the width, so that no stroke breaks; cropped to its ink again.
+    """
+    width = _stroke_width(np.asarray(shape) > 0)
+    missing = SUPERSAMPLE * STROKE_WIDTH - width
+    if missing >= 1:
+        grow = 2 * int(round(missing / 2)) + 1
+        return ImageOps.expand(shape, grow // 2, fill=0).filter(ImageFilter.MaxFilter(grow))
+    extra = min(width - SUPERSAMPLE * STROKE_BOLD, width / 3)
+    if extra >= 2:
+        thinned = shape.filter(ImageFilter.MinFilter(2 * int(extra // 2) + 1))
+        box = thinned.getbbox()
+        if box is not None:
+            return thinned.crop(box)
+    return shape
 
 
 def network_input(pixels):

@@ -9,7 +9,7 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 import framed
 import mnist_app
@@ -129,3 +129,23 @@ def test_a_digit_filling_the_picture_is_no_frame():
         assert not pictures.frame_lines(ink).any(), i
         bold += pictures._stroke_width(image >= 128) >= 2.5
     assert bold >= 10  # the bold digits are there
+
+
+@pytest.mark.quick
+def test_a_shape_drawn_alone_goes_to_the_network_a_border_alone_is_refused():
+    """A square filled in, its outline or a blot drawn on the board (280 pixels, its 18-pixel pen) or on a sheet is
+    a drawing: the network gets it whole, for "not a digit" to judge; a printed frame or a border alone is no
+    drawing (test_a_frame_or_a_rule_alone_is_no_digit). A filled shape is not shade: it is not cut to its edges."""
+    def drawn(draw, side=280):
+        page = Image.new("L", (side, side), 255)
+        draw(ImageDraw.Draw(page))
+        return gray_png(np.asarray(page))
+    filled = mnist_app.prepared_pixels(drawn(lambda pen: pen.rectangle((60, 60, 220, 220), fill=0)), name="filled")
+    assert np.mean(filled[6:22, 6:22] >= 128) >= 0.9  # the 20x20 square, solid: not its outline
+    outline = mnist_app.prepared_pixels(drawn(lambda pen: pen.rectangle((60, 60, 220, 220), outline=0, width=18)),
+                                        name="outline")
+    assert outline[10:18, 10:18].max() == 0 and np.mean(outline[4:24, 4] >= 128) >= 0.8  # a ring
+    blot = mnist_app.prepared_pixels(drawn(lambda pen: pen.ellipse((80, 90, 200, 210), fill=0)), name="blot")
+    assert np.mean(blot[8:20, 8:20] >= 128) >= 0.9
+    sheet = mnist_app.prepared_pixels(drawn(lambda pen: pen.rectangle((100, 100, 700, 700), fill=30), 800), name="sheet")
+    assert np.mean(sheet[6:22, 6:22] >= 128) >= 0.9  # most of the sheet, with paper all round: still a drawing
