@@ -16,7 +16,10 @@ nearest test digits', the top probability as a second signal):
   3. non-digits made here (tests/handmade.py non_digits: letters, shapes, a
      dot, scribbles, noise, two digits touching); pictures the preparation
      refuses first ("no digit", "several digits") are counted apart: they
-     are told too, by the preparation's own line.
+     are told too, by the preparation's own line;
+  4. shapes drawn on the board (its 280-pixel canvas, its 18-pixel pen: a
+     square filled in, a square's outline, a blot, a triangle), which the
+     board prepares as any drawing.
 The figures go to docs/inside.md.
 """
 import argparse
@@ -45,6 +48,23 @@ def judge(predictor, made, pictures):
         place = made.place(values[-2][0], probabilities[0])
         found.append((name, place["not_a_digit"], int(np.argmax(probabilities[0])), float(probabilities[0].max()),
                       place["score"]))
+    return found
+
+
+def board_shapes(side=280, pen=18):
+    """[(name, uint8 [side, side])]: shapes drawn on the board's canvas with its pen (board.js LINE_WIDTH)."""
+    from PIL import Image, ImageDraw
+    import numpy as np
+    shapes = {"square filled in": lambda draw: draw.rectangle((60, 60, 220, 220), fill=0),
+              "square's outline": lambda draw: draw.rectangle((60, 60, 220, 220), outline=0, width=pen),
+              "blot": lambda draw: draw.ellipse((80, 90, 200, 210), fill=0),
+              "triangle": lambda draw: draw.line([(140, 50), (230, 220), (50, 220), (140, 50)], fill=0, width=pen,
+                                                 joint="curve")}
+    found = []
+    for name, draw in shapes.items():
+        canvas = Image.new("L", (side, side), 255)
+        draw(ImageDraw.Draw(canvas))
+        found.append((name, np.asarray(canvas)))
     return found
 
 
@@ -103,8 +123,13 @@ def main():
     for kind, values in kinds.items():
         print(f"   {kind:16s} {sum(v is True for v in values)} of {len(values)} said"
               + (f", {values.count('refused')} refused first" if "refused" in values else ""))
+    board = judge(predictor, made, board_shapes())
+    told = [s for s in board if not isinstance(s[1], str)]
+    print(f"4. shapes drawn on the board said not a digit: {sum(s[1] for s in told)} of {len(told)} ("
+          + ", ".join(f"{s[0]}: {'refused' if isinstance(s[1], str) else 'read as %d, %s' % (s[2], 'not a digit' if s[1] else 'a digit')}"
+                      for s in board) + ")")
     if args.verbose:
-        for line in said + others:
+        for line in said + others + board:
             print("  ", *line)
     return 0
 

@@ -4,6 +4,7 @@ Usage (from the repository root):
   python bench/pictures.py --model-dir model          read rates with a trained model (mnist_backward.py)
   python bench/pictures.py                             without a model: refusals and inputs against the plain ones
   python bench/pictures.py --count 100 --first 500     more of the sample's test digits, from another one
+  python bench/pictures.py --model-dir model --set penned   digits written with a pen and photographed
 
 Each kind of tests/framed.py (a frame or a border round the digit, a shaded or
 uneven ground, JPEG noise, a photo with the table round the page) is made of
@@ -16,6 +17,14 @@ Per kind the bench prints:
             their ink (pixels >= 128) is at least 0.8
   read      pictures read as their label (with --model-dir)
   vs plain  read / the plain kind's read: 1.00 when the kind costs nothing
+
+With --set penned, the kinds of tests/penned.py (the sample's test digits
+redrawn with a ballpoint, a felt pen or a marker, on plain or ruled paper,
+photographed off-centre, small, or in faint pencil) and per kind:
+  refused   as above
+  read      pictures read as their label
+  lost      pictures misread whose MNIST 28x28 digit the model reads right:
+            the preparation's own misreads, out of those
 """
 import argparse
 import os
@@ -26,8 +35,10 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
 
 import framed  # noqa: E402
+import penned  # noqa: E402
 import mnist_app  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
@@ -56,8 +67,15 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")
+    parser.add_argument("--set", choices=("framed", "penned"), default="framed",
+                        help="framed: tests/framed.py's kinds (default); penned: tests/penned.py's (needs --model-dir)")
+    parser.add_argument("--save", help="a folder to write each misread picture's 28x28 input to (PNG, x8)")
     args = parser.parse_args(argv)
     predictor = mnist_app.load_predictor(args.model_dir) if args.model_dir else None
+    if args.set == "penned":
+        if predictor is None:
+            parser.error("--set penned reads the pictures with a model: give --model-dir")
+        return bench_penned(predictor, args)
     digits = framed.coverages(args.count, args.first)
     plain = [prepare(data)[0] for data, _ in framed.pictures("plain", digits)]
     plain_read = None
@@ -85,6 +103,41 @@ def main(argv=None):
         rate = f"{read / n:7.1%}" if predictor is not None else f"{'-':>7}"
         versus = f"{read / plain_read:9.2f}" if predictor is not None and plain_read else f"{'-':>9}"
         print(f"{kind:36} {refused:8d} {same / n:7.1%} {rate} {versus}", flush=True)
+    return 0
+
+
+def answer_of(predictor, pixels):
+    """The model's digit (int) for one uint8 [28, 28] input."""
+    return int(np.argmax(predictor.predict(mnist_app.pictures.network_input(pixels))[0]))
+
+
+def bench_penned(predictor, args):
+    """tests/penned.py's kinds: refused, read, and the preparation's own misreads (lost), per kind."""
+    images, labels = framed.sample_digits(args.count, args.first)
+    right = np.array([answer_of(predictor, image) for image in images]) == labels
+    print(f"{len(images)} pictures per kind (sample test digits {args.first}-{args.first + len(images) - 1}; the model "
+          f"reads {right.mean():.1%} of them right as MNIST's 28x28)")
+    print(f"{'kind':42} {'refused':>8} {'read':>7} {'lost':>12}")
+    total_lost = total_right = 0
+    for kind in args.kinds or penned.KINDS:
+        refused = read = lost = 0
+        for i, (data, label) in enumerate(penned.pictures(kind, images, labels)):
+            pixels, refusal = prepare(data)
+            answer = None if pixels is None else answer_of(predictor, pixels)
+            refused += pixels is None
+            read += answer == label
+            if right[i] and answer != label:
+                lost += 1
+                if args.show:
+                    print(f"  {kind} #{i} ({label}): " + (refusal if pixels is None else f"read as {answer}"))
+                if args.save and pixels is not None:
+                    os.makedirs(args.save, exist_ok=True)
+                    name = f"{kind.split()[0]}-{i}-{label}-as-{answer}.png"
+                    both = np.hstack([images[i], pixels])
+                    Image.fromarray(both).resize((both.shape[1] * 8, 224)).save(os.path.join(args.save, name))
+        total_lost, total_right = total_lost + lost, total_right + right.sum()
+        print(f"{kind:42} {refused:8d} {read / len(images):7.1%} {lost:4d} of {right.sum():<4d}", flush=True)
+    print(f"{'all':42} {'':8} {'':7} {total_lost:4d} of {total_right:<4d} ({total_lost / total_right:.1%} lost)")
     return 0
 
 

@@ -48,7 +48,9 @@ ORIENTATIONS = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_18
                 8: Image.Transpose.ROTATE_90}  # EXIF orientation -> the transposition that makes a picture upright
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
 LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
+BLOT_LIGHT = 0.35  # ... and wider parts this dark, with paper all round them: a shadow is lighter (lit_blots)
 GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
+EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
 SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
@@ -88,7 +90,9 @@ FRAME_COVER = 0.9
 FRAME_ASKEW = 0.05  # ... a line askew reaches it within this share of its mark's width (a frame 3 degrees askew)
 FRAME_SHARE = 0.85  # of a mark's ink in such lines: a frame (a 7's bar holds less than half of the 7)
 FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge
-FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit
+FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
+FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
+FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen on the board draws 0.064)
 
 
 def load_picture(picture, name=None):
@@ -367,7 +371,32 @@ def paper_light(gray):
     pad = ((reach_rows, reach_rows), (reach_cols, reach_cols))
     light = np.minimum(np.pad(light, pad, mode="reflect", reflect_type="odd"), np.pad(light, pad, mode="edge"))
     light = _window(_window(light, reach_rows, reach_cols, np.maximum), reach_rows, reach_cols, np.minimum)
-    return light[reach_rows:reach_rows + rows, reach_cols:reach_cols + cols], cell
+    return lit_blots(light[reach_rows:reach_rows + rows, reach_cols:reach_cols + cols]), cell
+
+
+def lit_blots(light):
+    """The paper's light (float64 [rows, cols], paper_light's grid) with blots of ink lit as the paper round them.
+
+    A filled shape wider than the closing's window (a blot, a square
+    filled in on the board) would pass for shade and keep only its edges.
+    Shade is told from it by two things: it is never nearly black
+    (BLOT_LIGHT of the paper's light at most), and it comes from outside
+    the picture (a shadow, a vignette, the table round a page reach an
+    edge). A region of the grid that is both is lit as the median of the
+    cells round it.
+    """
+    dark = light < BLOT_LIGHT * np.percentile(light, 90)
+    if not dark.any():
+        return light
+    labels = label_marks(dark)
+    lit = light.copy()
+    for root in np.unique(labels[labels >= 0]):
+        blot = labels == root
+        if blot[0].any() or blot[-1].any() or blot[:, 0].any() or blot[:, -1].any():
+            continue
+        ring = _window(blot.astype(np.float64), 1, 1, np.maximum).astype(bool) & ~blot
+        lit[blot] = np.median(light[ring])
+    return lit
 
 
 def _window(values, reach_rows, reach_cols, pick):
@@ -426,7 +455,16 @@ def light_on_dark(gray):
         return ground - gray.min() < gray.max() - ground
     place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
     ground = np.median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
-    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground)
+    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground and not paper_round(gray))
+
+
+def paper_round(gray):
+    """True when the picture's outer band (EDGE_BAND of its shorter side) is mostly light: paper all round a dark
+    shape (a square filled in on a sheet), which light_on_dark's votes inside the shape would take for a dark ground.
+    A light-on-dark picture's ground reaches its edge, a thin light frame (a screenshot's) or not."""
+    band = max(1, int(EDGE_BAND * min(gray.shape)))
+    ring = np.concatenate([gray[:band].ravel(), gray[-band:].ravel(), gray[:, :band].ravel(), gray[:, -band:].ravel()])
+    return bool(np.median(ring) - gray.min() > gray.max() - np.median(ring))
 
 
 def _stroke_width(mask):
@@ -500,7 +538,8 @@ def find_ink(img, levels=False):
       - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
       - ink not NOISE_MARGIN times darker than the picture's pixel noise
         (noise estimated from neighbouring pixels' differences);
-      - ink over more than MAX_INK_FRACTION of the picture (a page covered in ink);
+      - ink over more than MAX_INK_FRACTION of the picture up to its edge (a page covered in
+        ink; a filled shape with paper round it is a drawing, for the network to judge);
       - ink not MIN_INK_SPREADS robust spreads of the paper's darkness above
         the paper (stands_apart), as for smooth shading such as a lighting
         gradient, whose darkness is spread evenly rather than in two levels;
@@ -523,7 +562,7 @@ def find_ink(img, levels=False):
     noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
     if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
-    if ink.mean() > MAX_INK_FRACTION:
+    if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
@@ -534,34 +573,29 @@ def frame_lines(ink):
     """The ink of a frame, a border or a straight rule along the picture's side: boolean [h, w] (all False: none).
 
     ink: boolean [h, w]. A person looks past them; MNIST has none. Marks
-    (8-connected groups of ink, on the MARK_GRID grid) are looked at whole.
-    A side of a mark's box is a line when its ink, within FRAME_THICK of
-    the picture's shorter side from that edge inwards, reaches FRAME_COVER of the
-    box's length (in full rows, or, askew, within FRAME_ASKEW of the
-    mark's width: a round 0's side is no line), and the line is FRAME_SPAN
-    of the picture long. A mark is a frame when:
+    (8-connected groups of ink, on the MARK_GRID grid: _ink_cells) are
+    looked at whole; a side of a mark's box is a line as side_lines says. A
+    mark is a frame when:
       - it encloses (two sides or more that are lines, its box FRAME_SPAN
         of the picture both ways: a box, an L, a border; a digit written
         across it keeps what lies off the lines), or
       - it is one line alone (FRAME_THICK of its length thick at most;
         lines hold FRAME_SHARE of its ink), within FRAME_EDGE of the
         picture's edge, with all other ink on its inner side (a 1 stands in
-        the middle; a 4's stem has its bar beside it).
-    When nothing FRAMED of the picture's side would be left without them:
-    a lone line down was the digit (a tightly cropped 1), none is found; a
-    frame or a rule across with nothing else raises ValueError ("no digit
-    found: only a frame ...").
+        the middle; a 4's stem has its bar beside it: _lone_rules).
+    When nothing FRAMED of the picture's side would be left without them
+    (_nothing_inside): a lone line down was the digit (a tightly cropped 1),
+    and a drawn shape (a square's outline in a pen's stroke, away from the
+    edge) is the drawing: none is found, and the network says what it makes
+    of it. A printed frame, a border or a rule across with nothing else
+    raises ValueError ("no digit found: only a frame ...").
     """
     h, w = ink.shape
-    cell = -(-max(h, w) // MARK_GRID)
-    rows, cols = -(-h // cell), -(-w // cell)
-    padded = np.zeros((rows * cell, cols * cell), bool)
-    padded[:h, :w] = ink
-    cells = padded.reshape(rows, cell, cols, cell).any(axis=(1, 3))
+    cells, cell = _ink_cells(ink)
+    rows, cols = cells.shape
     labels = label_marks(cells)
     found = np.zeros((rows, cols), bool)
-    lone = []  # (mark, its lines, box, the side it must face the rest from)
-    enclosed = False
+    borders, lone = [], []  # (mark, lines) of the enclosing frames; (mark, box, the side it faces the rest from)
     r, c = np.nonzero(labels >= 0)  # every mark's box in one pass: a noisy page has thousands of specks
     roots, which = np.unique(labels[r, c], return_inverse=True)
     tops, lefts = np.full(len(roots), rows), np.full(len(roots), cols)
@@ -575,55 +609,103 @@ def frame_lines(ink):
             continue
         mark = labels == root
         box = mark[top:bottom, left:right]
-        lines = np.zeros_like(box)
-        sides = []
-        for turn in range(4):  # top, right, bottom, left of the box, each turned to the top (np.rot90 turns left)
-            view = np.rot90(box, turn)
-            if view.shape[1] < FRAME_SPAN * (rows if turn % 2 else cols):
-                continue
-            band = view[:max(1, int(FRAME_THICK * min(rows, cols)))]
-            reached = np.logical_or.accumulate(band, axis=0).mean(axis=1)
-            full = np.nonzero(band.mean(axis=1) >= FRAME_COVER)[0]  # rows full of it: a border, a double line
-            askew = int(np.argmax(reached >= FRAME_COVER)) if reached[-1] >= FRAME_COVER else len(band)
-            askew = askew if askew < max(2, FRAME_ASKEW * view.shape[0]) else -1  # a round 0's side is not a line
-            if askew < 0 and not full.size:
-                continue
-            thick = max(askew, full.max() if full.size else 0) + 2  # + its soft edge
-            np.rot90(lines, turn)[:thick] |= view[:thick]
-            sides.append(turn)
+        lines, sides = side_lines(box, (rows, cols))
         if not sides:
             continue
         thin = FRAME_THICK * min(rows, cols, max(bottom - top, right - left))  # and 1/7 of its length at most
         flat, narrow = bottom - top <= thin, right - left <= thin
         if len(sides) >= 2 and not (flat or narrow) and min(bottom - top, right - left) >= FRAME_SPAN * min(rows, cols):
             found[top:bottom, left:right] |= lines
-            enclosed = True
+            borders.append(mark)
         elif (flat or narrow) and lines.sum() >= FRAME_SHARE * box.sum():  # one line alone: which edge it is near
             gaps = {0: top / rows, 2: (rows - bottom) / rows} if flat else {3: left / cols, 1: (cols - right) / cols}
             side = min(gaps, key=gaps.get)
             if gaps[side] <= FRAME_EDGE:
                 lone.append((mark, (top, bottom, left, right), side))
-    others = cells & ~found
+    borders += _lone_rules(lone, cells & ~found, found)
+    if not found.any():
+        return np.zeros((h, w), bool)
+    if _nothing_inside(cells & ~found, (rows, cols)):
+        if any(_printed(mark, (rows, cols)) for mark in borders):
+            raise ValueError("no digit found: only a frame or a border, nothing inside it")
+        return np.zeros((h, w), bool)  # a 1 cropped tight, a shape drawn: the ink is the drawing
+    return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
+
+
+def _ink_cells(ink):
+    """(boolean [rows, cols]: the cells of a grid of at most MARK_GRID cells a side that hold ink, the cell's side)."""
+    h, w = ink.shape
+    cell = -(-max(h, w) // MARK_GRID)
+    rows, cols = -(-h // cell), -(-w // cell)
+    padded = np.zeros((rows * cell, cols * cell), bool)
+    padded[:h, :w] = ink
+    return padded.reshape(rows, cell, cols, cell).any(axis=(1, 3)), cell
+
+
+def side_lines(box, grid):
+    """Which sides of a mark's box are straight lines: (boolean like box: their ink, [sides]: 0 top, 1 right, 2
+    bottom, 3 left).
+
+    box: boolean [rows, cols], the mark within its box; grid: (rows, cols)
+    of the picture's cells. A side is a line when it is FRAME_SPAN of the
+    picture long and its ink, within FRAME_THICK of the picture's shorter
+    side from that edge inwards, reaches FRAME_COVER of the box's length:
+    askew, within FRAME_ASKEW of the mark's width (a frame 3 degrees askew;
+    a round 0's side is no line), or in full rows of which the first lies
+    as near the edge (a border, a double line; a bold 3's bars, deeper in
+    its box, are not its sides).
+    """
+    lines = np.zeros_like(box)
+    sides = []
+    for turn in range(4):  # top, right, bottom, left of the box, each turned to the top (np.rot90 turns left)
+        view = np.rot90(box, turn)
+        if view.shape[1] < FRAME_SPAN * (grid[0] if turn % 2 else grid[1]):
+            continue
+        near = max(2, FRAME_ASKEW * view.shape[0])
+        band = view[:max(1, int(FRAME_THICK * min(grid)))]
+        reached = np.logical_or.accumulate(band, axis=0).mean(axis=1)
+        full = np.nonzero(band.mean(axis=1) >= FRAME_COVER)[0]  # rows full of it
+        full = full if full.size and full[0] < near else full[:0]
+        askew = int(np.argmax(reached >= FRAME_COVER)) if reached[-1] >= FRAME_COVER else len(band)
+        if askew >= near and not full.size:
+            continue
+        thick = max(askew if askew < near else 0, full.max() if full.size else 0) + 2  # + its soft edge
+        np.rot90(lines, turn)[:thick] |= view[:thick]
+        sides.append(turn)
+    return lines, sides
+
+
+def _lone_rules(lone, others, found):
+    """The lone lines (lone: [(mark, (top, bottom, left, right), side)]) with all other ink (others: boolean
+    cells) on their inner side, added to `found` (boolean cells, in place); returns the rules across (top or
+    bottom: no digit is a dash), which leave nothing inside as a frame does."""
     for mark, _, _ in lone:
-        others &= ~mark
+        others = others & ~mark
+    across = []
     for mark, (top, bottom, left, right), side in lone:
         r, c = np.nonzero(others)
         if r.size and not {0: r.min() >= bottom, 2: r.max() < top, 3: c.min() >= right, 1: c.max() < left}[side]:
             continue
         found |= mark
-        enclosed |= side in (0, 2)  # a rule across: no digit is a dash
-    if not found.any():
-        return np.zeros((h, w), bool)
-    rest = cells & ~found
-    largest = 0
-    if rest.any():
-        boxes, _, _ = ink_marks(rest)
-        largest = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]).max()
-    if largest < FRAMED * min(rows, cols):
-        if enclosed:
-            raise ValueError("no digit found: only a frame or a border, nothing inside it")
-        return np.zeros((h, w), bool)
-    return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
+        if side in (0, 2):
+            across.append(mark)
+    return across
+
+
+def _nothing_inside(rest, grid):
+    """True when no mark of `rest` (boolean cells: the ink off the frames) is FRAMED of the picture's side."""
+    if not rest.any():
+        return True
+    boxes, _, _ = ink_marks(rest)
+    return np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]).max() < FRAMED * min(grid)
+
+
+def _printed(mark, grid):
+    """True when a frame's mark (boolean cells) is a border or a printed line, not a shape drawn with a pen: it
+    reaches within FRAME_AT_EDGE of the picture's edge, or its stroke is at most FRAME_PRINTED of the shorter side."""
+    r, c = np.nonzero(mark)
+    gap = min(r.min() / grid[0], (grid[0] - 1 - r.max()) / grid[0], c.min() / grid[1], (grid[1] - 1 - c.max()) / grid[1])
+    return gap <= FRAME_AT_EDGE or _stroke_width(mark) <= FRAME_PRINTED * min(grid)
 
 
 class SeveralDigits(ValueError):

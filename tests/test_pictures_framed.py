@@ -9,7 +9,7 @@ import io
 
 import numpy as np
 import pytest
-from PIL import Image
+from PIL import Image, ImageDraw
 
 import framed
 import mnist_app
@@ -114,3 +114,38 @@ def test_a_shadow_over_most_of_the_page_does_not_turn_the_picture_over():
         data = framed.jpeg(framed.to_uint8(framed.on_ground(cov, ground)), 90)
         assert not pictures.light_on_dark(np.asarray(pictures.load_picture(data)))
         assert ink_iou(mnist_app.prepared_pixels(data, name="six in shadow"), plain) >= SAME_IOU
+
+
+@pytest.mark.quick
+def test_a_digit_filling_the_picture_is_no_frame():
+    """A plain picture has no frame: a bold 3's bars lie deep in its box, not along its sides (one of the sample's
+    bold 3s, cropped as MNIST crops, lost its right half as a frame's two sides)."""
+    images, _ = framed.sample_digits(100)
+    bold = 0
+    for i, image in enumerate(images):
+        gray = framed.to_uint8(framed.on_ground(framed.coverage_of_mnist(image), 255))
+        level = pictures.ink_darkness(gray)
+        ink = level >= pictures.ink_threshold(level)
+        assert not pictures.frame_lines(ink).any(), i
+        bold += pictures._stroke_width(image >= 128) >= 2.5
+    assert bold >= 10  # the bold digits are there
+
+
+@pytest.mark.quick
+def test_a_shape_drawn_alone_goes_to_the_network_a_border_alone_is_refused():
+    """A square filled in, its outline or a blot drawn on the board (280 pixels, its 18-pixel pen) or on a sheet is
+    a drawing: the network gets it whole, for "not a digit" to judge; a printed frame or a border alone is no
+    drawing (test_a_frame_or_a_rule_alone_is_no_digit). A filled shape is not shade: it is not cut to its edges."""
+    def drawn(draw, side=280):
+        page = Image.new("L", (side, side), 255)
+        draw(ImageDraw.Draw(page))
+        return gray_png(np.asarray(page))
+    filled = mnist_app.prepared_pixels(drawn(lambda pen: pen.rectangle((60, 60, 220, 220), fill=0)), name="filled")
+    assert np.mean(filled[6:22, 6:22] >= 128) >= 0.9  # the 20x20 square, solid: not its outline
+    outline = mnist_app.prepared_pixels(drawn(lambda pen: pen.rectangle((60, 60, 220, 220), outline=0, width=18)),
+                                        name="outline")
+    assert outline[10:18, 10:18].max() == 0 and np.mean(outline[4:24, 4] >= 128) >= 0.8  # a ring
+    blot = mnist_app.prepared_pixels(drawn(lambda pen: pen.ellipse((80, 90, 200, 210), fill=0)), name="blot")
+    assert np.mean(blot[8:20, 8:20] >= 128) >= 0.9
+    sheet = mnist_app.prepared_pixels(drawn(lambda pen: pen.rectangle((100, 100, 700, 700), fill=30), 800), name="sheet")
+    assert np.mean(sheet[6:22, 6:22] >= 128) >= 0.9  # most of the sheet, with paper all round: still a drawing
