@@ -223,3 +223,33 @@ def test_the_exports_give_the_checkpoints_reasons_and_the_int8_file_says_it_cann
             found[form]["logits"][found[form]["digit"]], abs=1e-4)
     int8 = model.Model(deployed.load(str(work / "export" / "mnist_int8.tflite")), lambda data, name: None)
     assert "an int8 .tflite rounds its weights and activations to 8 bits" in why.cannot_explain(int8)
+
+
+def test_why_history_playback_and_predict_answer_for_the_compare_network_too(compared_board, two_models):
+    """?model=compare names the --compare network (LeNet-5) on why, history and playback, as on the other routes;
+    predict's compare block says not_a_digit as the first network's answer does; an unknown model is 400."""
+    _, asgi = compared_board
+    png = png_bytes(drawn(4))
+    first, other = (json.loads(Asked(asgi, "POST", "/board/why" + query, png).body) for query in ("", "?model=compare"))
+    assert (first["model"]["network"], other["model"]["network"]) == (MLP.label, LENET5.label)
+    for found in (first, other):
+        part = found["contributions"]
+        assert sum(part["pixels"]) + part["bias"] == pytest.approx(found["logits"][part["digit"]],
+                                                                   abs=EXACT[found["model"]["network"]])
+    assert first["logits"] != other["logits"]
+    listed = json.loads(Asked(asgi, "GET", "/board/history?model=compare").body)
+    assert listed["model"]["network"] == LENET5.label and listed["snapshots"]
+    assert all(os.path.realpath(s["checkpoint"]).startswith(os.path.realpath(two_models / "model_lenet5"))
+               for s in listed["snapshots"]), listed["snapshots"]
+    played = json.loads(Asked(asgi, "POST", "/board/playback?model=compare", png).body)
+    assert [s["global_step"] for s in played["snapshots"]] == [s["global_step"] for s in listed["snapshots"]]
+    assert played["model"]["network"] == LENET5.label
+    step = listed["snapshots"][-1]["global_step"]
+    unit = json.loads(Asked(asgi, "GET", f"/board/history/unit?step={step}&layer=conv1&unit=0&model=compare").body)
+    assert unit["model"]["network"] == LENET5.label and unit["global_step"] == step
+    predicted = json.loads(Asked(asgi, "POST", "/board/predict", png).body)
+    assert "not_a_digit" in predicted["compare"] and predicted["compare"]["model"]["network"] == LENET5.label
+    for method, path, body in (("POST", "/board/why?model=lenet", png), ("GET", "/board/history?model=bogus", b""),
+                               ("POST", "/board/playback?model=bogus", png)):
+        refused = Asked(asgi, method, path, body)
+        assert refused.status == 400 and refused.error().startswith("model="), (path, refused.error())

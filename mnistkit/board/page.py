@@ -70,7 +70,7 @@ def named(call):
 def read_picture(model, data, name, compare=None, served=None):
     """The page's answer for one picture's bytes: digit, probabilities [10], input (uint8 28x28 as 784 ints), model,
     not_a_digit (atlas.judged: true, false, or None while the test digits' map is being made; given `served`);
-    with a compare Model, its digit, probabilities and model under "compare", for the same input.
+    with a compare Model, its digit, probabilities, model and not_a_digit under "compare", for the same input.
 
     The bytes are prepared from memory as `mnist_app.py --show-input` would
     prepare the file, within under_limits; a refusal (not an image, HEIC,
@@ -86,7 +86,12 @@ def read_picture(model, data, name, compare=None, served=None):
     answer = {**answer_of(model, probabilities), "input": pixels.reshape(-1).tolist(),
               "not_a_digit": None if place is None else place["not_a_digit"]}
     if compare is not None:
-        answer["compare"] = answer_of(compare, compare.predictor.predict(rows)[0])
+        if served is None:
+            probabilities, place = compare.predictor.predict(rows)[0], None
+        else:
+            probabilities, place = judged(served, compare, rows, "compare")
+        answer["compare"] = {**answer_of(compare, probabilities),
+                             "not_a_digit": None if place is None else place["not_a_digit"]}
     return answer
 
 

@@ -8,6 +8,8 @@
 - GET  /board/history/unit?step=S&layer=L&unit=N   one unit's incoming weights at snapshot S, as
                                               /board/inside/unit gives them ("incoming")
 
+Each takes model=compare as well, for the --compare network's folder (table.chosen).
+
 Each snapshot runs forward() in NumPy (numpy_forward), from its moving
 averages, as the app restores a checkpoint: the declaration's layers
 (networks.Network.inside) in order, each conv, dense and logits layer
@@ -37,7 +39,7 @@ from ..networks import EMA_SUFFIX
 from ..records import IMAGE_PIXELS, IMAGE_SIZE
 from . import inside as look
 from . import page
-from .table import BoardError
+from .table import BoardError, chosen
 
 MEMORY_BYTES = 256 * 1024 * 1024  # snapshots' weights kept in memory at most (all of the default 20 of either network)
 POOL = 2  # LeNet-5's max-pool: 2x2 windows, stride 2, SAME padding (mnist_lenet5_forward.max_pool_2x2)
@@ -64,10 +66,13 @@ def snapshots_of(model):
 
 def history_answer(call):
     """GET /board/history: the served folder's snapshots with the test accuracy mnist_test.py recorded at each."""
-    found = snapshots_of(call.model)
-    scores = history.accuracies(served_folder(call.model))
+    if set(call.query) - {"model"}:
+        raise BoardError(400, f"{call.method} {call.path}: give no query, or model=compare for the --compare network")
+    model = chosen(call)
+    found = snapshots_of(model)
+    scores = history.accuracies(served_folder(model))
     return {"snapshots": [{"global_step": step, "accuracy": scores.get(step), "checkpoint": prefix}
-                          for step, prefix in found], "model": call.model.describe()}
+                          for step, prefix in found], "model": model.describe()}
 
 
 def chosen_steps(call, found):
@@ -84,11 +89,13 @@ def chosen_steps(call, found):
 
 def playback(call):
     """POST /board/playback[?step=S], a picture's bytes: each snapshot's probabilities for it, oldest first."""
-    if set(call.query) - {"step"}:
-        raise BoardError(400, f"{call.method} {call.path}: give no query, or step=S (a snapshot's global_step)")
-    found = chosen_steps(call, snapshots_of(call.model))
-    network = call.model.predictor.network
-    pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
+    if set(call.query) - {"step", "model"}:
+        raise BoardError(400, f"{call.method} {call.path}: give no query, or step=S (a snapshot's global_step), "
+                              "and model=compare for the --compare network")
+    model = chosen(call)
+    found = chosen_steps(call, snapshots_of(model))
+    network = model.predictor.network
+    pixels = page.under_limits(model, model.prepare, call.body, page.named(call))
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
     logits = numpy_forward(network, [KEPT.weights(prefix, network) for _, prefix in found], rows)[:, 0]
     answers = []
@@ -96,15 +103,16 @@ def playback(call):
         probabilities = softmax(these)
         answers.append({"global_step": step, "checkpoint": prefix, "digit": int(np.argmax(probabilities)),
                         "probabilities": look.numbers(probabilities)})
-    return {"snapshots": answers, "input": pixels.reshape(-1).tolist(), "model": call.model.describe()}
+    return {"snapshots": answers, "input": pixels.reshape(-1).tolist(), "model": model.describe()}
 
 
 def unit(call):
     """GET /board/history/unit?step=S&layer=L&unit=N: the unit's incoming weights at snapshot S."""
-    if set(call.query) != {"step", "layer", "unit"}:
+    if set(call.query) - {"model"} != {"step", "layer", "unit"}:
         raise BoardError(400, f"{call.method} {call.path}: give {UNIT_QUERY}")
-    (step, prefix), = chosen_steps(call, snapshots_of(call.model))
-    network, name, number = call.model.predictor.network, call.query["layer"], call.query["unit"]
+    model = chosen(call)
+    (step, prefix), = chosen_steps(call, snapshots_of(model))
+    network, name, number = model.predictor.network, call.query["layer"], call.query["unit"]
     weighted = dict(weighted_layers(network))
     if name not in weighted:
         raise BoardError(400, f"layer={name[:40]}: give a layer with weights ({', '.join(weighted)})")
@@ -115,7 +123,7 @@ def unit(call):
     if incoming.ndim == 1 and incoming.size == IMAGE_PIXELS:  # a first dense layer's: shaped as the picture
         incoming = incoming.reshape(IMAGE_SIZE, IMAGE_SIZE)
     return {"global_step": step, "layer": name, "unit": int(number), "incoming": look.weights_part(incoming),
-            "model": call.model.describe()}
+            "model": model.describe()}
 
 
 def weighted_layers(network):

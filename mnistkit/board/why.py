@@ -17,23 +17,25 @@ from ..records import IMAGE_PIXELS, NUM_CLASSES
 from . import page
 from .atlas import placed
 from .inside import numbers
-from .table import BoardError
+from .table import BoardError, chosen
 
 QUERY = ("digit", "versus")  # the query's names: the digit explained (default: the answer), the one it is set against
+# and model=first|compare (table.chosen): which network explains
 
 
 def why(call):
     """POST /board/why, a picture's bytes (its name in an X-Filename header): why_answer's for ?digit and ?versus."""
-    unknown = set(call.query) - set(QUERY)
+    unknown = set(call.query) - set(QUERY) - {"model"}
     if unknown:
         raise BoardError(400, f"{sorted(unknown)[0][:20]}: not a query of {call.path}; give digit=D and versus=E "
-                              f"(digits 0-9, both optional)")
+                              f"(digits 0-9, both optional), and model=compare for the --compare network")
     digit, versus = (digit_of(call.query, name) for name in QUERY)
-    refusal = cannot_explain(call.model)
+    model = chosen(call)
+    refusal = cannot_explain(model)
     if refusal is not None:
         raise BoardError(409, refusal)
-    pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
-    return why_answer(call.model, pixels, digit, versus, call.served)
+    pixels = page.under_limits(model, model.prepare, call.body, page.named(call))
+    return why_answer(model, pixels, digit, versus, call.served, call.query.get("model", "first"))
 
 
 def digit_of(query, name):
@@ -59,7 +61,7 @@ def cannot_explain(model):
     return None
 
 
-def why_answer(model, pixels, digit=None, versus=None, served=None):
+def why_answer(model, pixels, digit=None, versus=None, served=None, slot="first"):
     """The reasons for one prepared picture (uint8 [28, 28]) as the page draws them:
 
     digit: the answer; probabilities, model: as /board/predict's;
@@ -71,7 +73,8 @@ def why_answer(model, pixels, digit=None, versus=None, served=None):
     "versus", "pixels", "bias"}); missing_ink: {"digit": D, "pixels": d
     logit D / d x, per pixel}; line, at: forward()'s line that computes the
     logits. Given `served` (the board's), "atlas" and "not_a_digit" as
-    /board/inside gives them (None while the test digits' map is made).
+    /board/inside gives them (None while the test digits' map is made), from
+    the map of the board's `slot` ("first" or "compare": the network's).
     Raises BoardError 409 (one line) when the model cannot run its layers
     (DataError).
     """
@@ -95,7 +98,7 @@ def why_answer(model, pixels, digit=None, versus=None, served=None):
               "missing_ink": {"digit": explained, "pixels": numbers(grad[0])},
               "line": inside.layers[-1].line, "at": inside.layers[-1].at}
     if served is not None:
-        place = placed(served, model, values, probabilities[0])
+        place = placed(served, model, values, probabilities[0], slot)
         result.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
     if versus is not None:
         result["versus"] = shared(versus, *parts[1])
