@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -37,6 +38,19 @@ def wait_limit(seconds):
     Use it for limits only, never for a test's verdict; say what the wait was for when it runs out."""
     load = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 1.0
     return seconds * max(1.0, load)
+
+
+def wait_for(condition, what, seconds=300):
+    """Poll condition() (a value, or None) every 0.5 s; its first value, or AssertionError naming `what` after
+    wait_limit(seconds) s."""
+    limit = wait_limit(seconds)
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        value = condition()
+        if value is not None:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")
 
 
 def ended(process, what, seconds=120):

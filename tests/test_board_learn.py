@@ -14,6 +14,7 @@ import time
 import numpy as np
 import pytest
 
+import conftest
 from conftest import KEPT, LEARN_STEPS, TRAIN_STEPS, keep_sevens_as_threes, sevens, tree_digests, wait_limit
 from test_board import Server, request
 from test_board_routes import Asked, Stand
@@ -32,16 +33,8 @@ def kept_input(seed):
 
 
 def wait_for(condition, what, timeout=LEARN_TIMEOUT):
-    """Poll condition() (a value, or None) every 0.5 s; its first value, or AssertionError naming `what` after
-    wait_limit(timeout) s."""
-    timeout = wait_limit(timeout)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value is not None:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"{what} within {timeout:.0f} s")
+    """conftest.wait_for with a learn's limit by default."""
+    return conftest.wait_for(condition, what, timeout)
 
 
 def learning(url):

@@ -17,13 +17,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, ended, wait_limit
+from conftest import ROOT, ended, wait_for, wait_limit
 from test_board import ADDRESS, START_TIMEOUT, request
 
 STEPS, LEARN_STEPS = 100, 20
@@ -55,18 +54,6 @@ ENCODING_WARNINGS = {"PYTHONWARNDEFAULTENCODING": "1", "PYTHONWARNINGS": "always
 def ours(stderr, repo):
     """The lines of stderr that are an EncodingWarning raised in one of the clone's own files."""
     return [line for line in stderr.splitlines() if "EncodingWarning" in line and str(repo) in line]
-
-
-def wait_for(condition, what, seconds=300):
-    """Poll condition() every 0.5 s until it gives something other than None; that, or AssertionError naming what."""
-    limit = wait_limit(seconds)
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        value = condition()
-        if value is not None:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")
 
 
 @pytest.mark.long
