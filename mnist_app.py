@@ -38,7 +38,8 @@ import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
-from mnistkit import checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places, reference
+from mnistkit import (checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places, preparation, reference,
+                      segmentation)
 from mnistkit.board import app as board, guard
 from mnistkit.errors import DataError
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
@@ -130,12 +131,12 @@ class Predictor:
 def pre_pic(picName, threshold=THRESHOLD, preprocess="mnist"):
     """The network input for one picture file: float32 [1, 784] in [0, 1], stroke bright.
 
-    preprocess "mnist" (pictures.mnist_input) or "course" (course_pixels
+    preprocess "mnist" (preparation.mnist_input) or "course" (course_pixels
     with `threshold`). The values are k / 255 for the uint8 pixels k that
     prepared_pixels returns. Raises DataError naming the file when it cannot
     be read or holds no digit.
     """
-    return pictures.network_input(prepared_pixels(picName, threshold, preprocess))
+    return preparation.network_input(prepared_pixels(picName, threshold, preprocess))
 
 
 def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist", name=None):
@@ -145,17 +146,17 @@ def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist", name=None)
     object (the drawing board's uploads, read from memory); name: how
     messages name it (default: the path). Raises DataError naming the
     picture when it cannot be read, is too large to read
-    (pictures.MAX_READ_BYTES), holds no digit (pictures.find_ink), several
+    (pictures.MAX_READ_BYTES), holds no digit (segmentation.find_ink), several
     digits, or gives a flat input (every pixel one value).
     """
     name = pictures.picture_name(picName, name)
     img = pictures.load_picture(picName, name)  # any mode, EXIF-rotated, transparency resolved; 8-bit gray, <= 2048 px
     with pictures.refusals_named(name):
         if preprocess == "course":
-            pictures.find_ink(pictures.shrink(img))  # the course's threshold alone reads a blank page as a digit
+            segmentation.find_ink(pictures.shrink(img))  # the course's threshold alone reads a blank page as a digit
             pixels = course_pixels(img, threshold)
         else:  # MNIST's own preparation: lighting evened, digit cropped, scaled into 20x20 and centred
-            pixels = pictures.mnist_input(img)
+            pixels = preparation.mnist_input(img)
     pictures.check_not_flat(name, pixels, threshold, preprocess)
     return pixels
 

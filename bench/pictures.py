@@ -92,7 +92,7 @@ def main(argv=None):
                 continue
             same += plain[i] is not None and ink_iou(pixels, plain[i]) >= SAME_IOU
             if predictor is not None:
-                answer = int(np.argmax(predictor.predict(mnist_app.pictures.network_input(pixels))[0]))
+                answer = int(np.argmax(predictor.predict(mnist_app.preparation.network_input(pixels))[0]))
                 read += answer == label
                 if args.show and answer != label:
                     print(f"  {kind} #{i} ({label}): read as {answer}, IoU with plain "
@@ -108,7 +108,7 @@ def main(argv=None):
 
 def answer_of(predictor, pixels):
     """The model's digit (int) for one uint8 [28, 28] input."""
-    return int(np.argmax(predictor.predict(mnist_app.pictures.network_input(pixels))[0]))
+    return int(np.argmax(predictor.predict(mnist_app.preparation.network_input(pixels))[0]))
 
 
 def bench_penned(predictor, args):

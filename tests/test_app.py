@@ -15,6 +15,7 @@ import handmade
 import mnist_app
 import mnistkit.idx
 import mnistkit.pictures
+import mnistkit.segmentation
 
 
 def digit_picture(pixels, mode):
@@ -57,7 +58,7 @@ def test_otsu_threshold_separates_paper_from_ink_and_maximises_between_class_var
     paper = rng.normal(200, 8, 9000)
     ink = rng.normal(45, 12, 1000)
     values = np.clip(np.round(np.concatenate([paper, ink])), 0, 255).astype(np.uint8)
-    t = mnistkit.pictures.otsu_threshold(values)
+    t = mnistkit.segmentation.otsu_threshold(values)
     assert ink.max() < t <= paper.min()
 
     # The same threshold by brute force over the definition.

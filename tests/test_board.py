@@ -27,7 +27,7 @@ from PIL import Image
 import handmade
 import mnist_app
 from conftest import ROOT, TRAIN_STEPS, ended, run_main, wait_limit
-from mnistkit import listener, pictures
+from mnistkit import listener, preparation
 from mnistkit.board import model, page, serving, table
 from mnistkit.errors import DataError
 
@@ -113,7 +113,7 @@ def drawn(digit, seed=0, size=200):
 def digits():
     """Ten hand-drawn digits as PNG bytes, and their prepared inputs float32 [10, 784] (the app's preparation)."""
     pngs = [png_bytes(drawn(d)) for d in range(10)]
-    rows = np.concatenate([pictures.network_input(pictures.mnist_input(Image.open(io.BytesIO(p)).convert("L")))
+    rows = np.concatenate([preparation.network_input(preparation.mnist_input(Image.open(io.BytesIO(p)).convert("L")))
                            for p in pngs])
     return pngs, rows
 

@@ -28,7 +28,7 @@ from PIL import Image, ImageChops
 import handmade
 import mnist_app
 from conftest import ROOT, wait_limit
-from mnistkit import keep, pictures
+from mnistkit import keep, pictures, preparation
 from mnistkit.board import model, page, table
 from mnistkit.errors import DataError
 from test_board import Server, drawn, png_bytes, request
@@ -334,7 +334,7 @@ def test_a_served_tflite_file_truncated_or_copied_over_changes_nothing(exported_
     shutil.copyfile(exported_workdir / "export" / "mnist.tflite", served)
     other = tmp_path / "other.tflite"
     other.write_bytes(bytes(range(256)) * 4000)
-    rows = np.concatenate([pictures.network_input(pictures.mnist_input(Image.fromarray(drawn(d))))
+    rows = np.concatenate([preparation.network_input(preparation.mnist_input(Image.fromarray(drawn(d))))
                            for d in range(10)])
     np.save(tmp_path / "rows.npy", rows)
     result = subprocess.run([sys.executable, "-c", CHANGE_UNDER, ROOT, str(served), str(other),

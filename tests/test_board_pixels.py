@@ -16,7 +16,7 @@ from PIL import Image
 
 import framed
 import mnist_app
-from mnistkit import pictures
+from mnistkit import preparation, segmentation
 from test_same_pixels import read_back_noise
 
 MOST = 1  # gray levels the 28x28 input may move by
@@ -53,22 +53,22 @@ def test_read_back_noise_moves_the_28x28_input_by_one_level_at_most():
 def test_a_level_more_or_less_on_a_strokes_edge_moves_its_weight_as_little():
     """The edge of a stroke, where the ink's yes or no turned on a level, weighs as its darkness does (ink_weight)."""
     drawing = board_drawing(framed.coverage_of_pen(7, seed=1))
-    ink, level, threshold = pictures.find_ink(Image.fromarray(drawing), levels=True)
+    ink, level, threshold = segmentation.find_ink(Image.fromarray(drawing), levels=True)
     edge = (level >= threshold - 3) & (level <= threshold + 3) & ink
     assert edge.any()
     darker = np.where(edge, np.clip(level.astype(int) + 3, 0, 255), level).astype(np.uint8)
-    change = np.abs(pictures.ink_weight(darker, threshold, ink) - pictures.ink_weight(level, threshold, ink))
-    assert change.max() <= 3 / (2 * pictures.INK_RAMP) + 1e-6
+    change = np.abs(preparation.ink_weight(darker, threshold, ink) - preparation.ink_weight(level, threshold, ink))
+    assert change.max() <= 3 / (2 * preparation.INK_RAMP) + 1e-6
 
 
 @pytest.mark.quick
 def test_the_inks_extent_moves_smoothly_with_its_mass():
     profile = np.array([0, 0, 0.3, 2, 5, 9, 9, 5, 2, 0.2, 0], float)
-    start, end = pictures.ink_extent(profile)
+    start, end = preparation.ink_extent(profile)
     assert 2 < start < 3 and 9 < end < 10  # inside the end rows, not whole rows
     nudged = profile.copy()
     nudged[2] += 0.01
-    assert abs(pictures.ink_extent(nudged)[0] - start) < 0.05
+    assert abs(preparation.ink_extent(nudged)[0] - start) < 0.05
 
 
 def test_the_network_reads_the_same_digit_through_read_back_noise(trained_workdir):

@@ -27,7 +27,7 @@ from PIL import Image
 
 import handmade
 from conftest import run_main, wait_limit
-from mnistkit import files, keep, listener, pictures
+from mnistkit import files, keep, listener, pictures, preparation
 from mnistkit.board import app, model
 from mnistkit.errors import DataError
 from mnistkit.images import load_image
@@ -47,12 +47,12 @@ def prepare(data, name):
     """The board's preparation of a picture's bytes: uint8 [28, 28] (as mnist_app.prepared_pixels's MNIST preparation)."""
     img = pictures.load_picture(data, name)
     with pictures.refusals_named(name):
-        return pictures.mnist_input(img)
+        return preparation.mnist_input(img)
 
 
 def prepared(digit, seed=0):
     """A prepared hand-drawn digit, uint8 [28, 28], stroke bright on black."""
-    return pictures.mnist_input(Image.open(io.BytesIO(drawn_png(digit, seed))).convert("L"))
+    return preparation.mnist_input(Image.open(io.BytesIO(drawn_png(digit, seed))).convert("L"))
 
 
 def read_jpg(path):

@@ -14,6 +14,8 @@ import mnist_app
 import mnistkit.cli
 import mnistkit.idx
 import mnistkit.pictures
+import mnistkit.preparation
+import mnistkit.segmentation
 from mnistkit.errors import DataError
 
 SEVERAL = "several digits found ({}); the app reads one digit per picture: crop to one digit"
@@ -187,7 +189,7 @@ def test_the_bundled_training_nine_whose_stem_stands_apart_is_one_digit(tmp_path
     assert labels[1875] == 9
     Image.fromarray(255 - images[1875]).resize((280, 280), Image.Resampling.BICUBIC).save(tmp_path / "1875.png")
     img = mnistkit.pictures.load_picture(str(tmp_path / "1875.png"))
-    boxes, _, _ = mnistkit.pictures.ink_marks(_ink(img))
+    boxes, _, _ = mnistkit.segmentation.ink_marks(_ink(img))
     assert len(boxes) == 2  # two marks side by side, each as tall as a digit: the case this checks
     for preprocess in mnist_app.PREPROCESS:
         assert outcome(str(tmp_path / "1875.png"), preprocess) is None
@@ -195,8 +197,8 @@ def test_the_bundled_training_nine_whose_stem_stands_apart_is_one_digit(tmp_path
 
 def _ink(img):
     """The ink mask find_ink thresholds, before one_digit looks at its marks."""
-    level = mnistkit.pictures.ink_darkness(np.asarray(img, dtype=np.float64)).astype(np.float64)
-    return level >= mnistkit.pictures.ink_threshold(level)
+    level = mnistkit.segmentation.ink_darkness(np.asarray(img, dtype=np.float64)).astype(np.float64)
+    return level >= mnistkit.segmentation.ink_threshold(level)
 
 
 @pytest.mark.quick
@@ -204,7 +206,7 @@ def test_label_marks_gives_the_8_connected_groups():
     rng = np.random.default_rng(0)
     for _ in range(50):
         mask = rng.random(tuple(rng.integers(1, 30, 2))) < rng.uniform(0.1, 0.7)
-        labels = mnistkit.pictures.label_marks(mask)
+        labels = mnistkit.segmentation.label_marks(mask)
         assert (labels == -1).tolist() == (~mask).tolist()
         # The same partition as a plain flood fill, pixel by pixel.
         groups, seen = [], np.zeros_like(mask)
@@ -238,7 +240,7 @@ def test_a_long_spiral_is_one_mark():
         top, bottom, left, right = top + 2, bottom - 2, left + 2, right - 2
         if top <= bottom:
             mask[top, left - 2:left] = True  # the step inwards
-    labels = mnistkit.pictures.label_marks(mask)
+    labels = mnistkit.segmentation.label_marks(mask)
     assert mask.sum() > 10000 and len(np.unique(labels[mask])) == 1 and (labels[~mask] == -1).all()
 
 
@@ -281,7 +283,7 @@ def test_a_flat_network_input_is_no_digit_in_both_preparations(tmp_path, monkeyp
                                        "--threshold 50; try --preprocess mnist or another --threshold")
     assert outcome(path, "mnist") is None
     for value in (0, 255):
-        monkeypatch.setattr(mnistkit.pictures, "mnist_input", lambda img: np.full((28, 28), value, np.uint8))
+        monkeypatch.setattr(mnistkit.preparation, "mnist_input", lambda img: np.full((28, 28), value, np.uint8))
         assert outcome(path, "mnist") == NO_DIGIT.format(f"every pixel of the 28x28 input is {value}")
 
 

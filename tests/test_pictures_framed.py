@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 
 import framed
 import mnist_app
-from mnistkit import pictures
+from mnistkit import pictures, preparation, segmentation
 from mnistkit.errors import DataError
 
 DIGITS = 10  # of the sample's test digits per kind, and the 10 pen digits
@@ -57,11 +57,11 @@ def test_each_kind_is_read_as_its_digit(digits, plain_inputs, trained_workdir, s
     predictor = mnist_app.Predictor(str(trained_workdir / "model"))
     try:
         labels = np.array([label for _, label in digits])
-        plain = predictor.predict(np.concatenate([pictures.network_input(p) for p in plain_inputs])).argmax(axis=1)
+        plain = predictor.predict(np.concatenate([preparation.network_input(p) for p in plain_inputs])).argmax(axis=1)
         assert np.sum(plain == labels) >= 17, plain
         wrong = {}
         for kind in framed.KINDS:
-            inputs = [pictures.network_input(mnist_app.prepared_pixels(data, name=kind))
+            inputs = [preparation.network_input(mnist_app.prepared_pixels(data, name=kind))
                       for data, _ in framed.pictures(kind, digits)]
             answers = predictor.predict(np.concatenate(inputs)).argmax(axis=1)
             missed = [f"#{i}: {labels[i]} read as {answers[i]}" for i in np.nonzero((plain == labels) & (answers != labels))[0]]
@@ -112,7 +112,7 @@ def test_a_shadow_over_most_of_the_page_does_not_turn_the_picture_over():
     for share, offset in ((0.5, -0.3), (0.6, -0.2), (0.45, 0.0)):
         ground = framed.shadow(*cov.shape, 245, share, 0.3, offset, 2)
         data = framed.jpeg(framed.to_uint8(framed.on_ground(cov, ground)), 90)
-        assert not pictures.light_on_dark(np.asarray(pictures.load_picture(data)))
+        assert not segmentation.light_on_dark(np.asarray(pictures.load_picture(data)))
         assert ink_iou(mnist_app.prepared_pixels(data, name="six in shadow"), plain) >= SAME_IOU
 
 
@@ -124,10 +124,10 @@ def test_a_digit_filling_the_picture_is_no_frame():
     bold = 0
     for i, image in enumerate(images):
         gray = framed.to_uint8(framed.on_ground(framed.coverage_of_mnist(image), 255))
-        level = pictures.ink_darkness(gray)
-        ink = level >= pictures.ink_threshold(level)
-        assert not pictures.frame_lines(ink).any(), i
-        bold += pictures._stroke_width(image >= 128) >= 2.5
+        level = segmentation.ink_darkness(gray)
+        ink = level >= segmentation.ink_threshold(level)
+        assert not segmentation.frame_lines(ink).any(), i
+        bold += segmentation.stroke_width(image >= 128) >= 2.5
     assert bold >= 10  # the bold digits are there
 
 

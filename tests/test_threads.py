@@ -12,7 +12,7 @@ from PIL import Image
 
 import handmade
 import mnist_app
-from mnistkit import deployed, pictures
+from mnistkit import deployed, preparation
 
 THREADS, CALLS = 8, 1000
 
@@ -25,7 +25,7 @@ def inputs():
         for digit in range(10):
             ink = handmade.draw_digit(digit, 200, 0.06, seed=seed)
             img = Image.fromarray(np.round(255 * (1 - ink)).astype(np.uint8), mode="L")
-            rows.append(pictures.network_input(pictures.mnist_input(img))[0])
+            rows.append(preparation.network_input(preparation.mnist_input(img))[0])
     return np.stack(rows)
 
 

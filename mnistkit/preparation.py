@@ -1,0 +1,179 @@
+"""MNIST's preparation of one picture: the network's 28x28 input from the digit's ink (mnist_input).
+
+As MNIST was built: the digit cropped (ink_extent), scaled to fit
+DIGIT_BOX and centred on its centre of mass (digit_cells, cell_max), thin
+strokes thickened (thicken), averaged down from SUPERSAMPLE times the
+final size. Each pixel counts by how much of it is ink (ink_weight), so a
+pixel moved by a few levels moves the input by as little. The ink comes
+from mnistkit.segmentation (find_ink); the picture from mnistkit.pictures (load_picture).
+"""
+import math
+
+import numpy as np
+from PIL import Image, ImageFilter
+
+from .segmentation import find_ink, stroke_width
+from .pictures import shrink
+from .records import IMAGE_PIXELS, IMAGE_SIZE
+
+# MNIST's construction (and measurements on the bundled sample): the digit is
+# scaled to fit DIGIT_BOX, its centre of mass lands on pixel (14, 14), and
+# the median stroke is about 2 pixels wide.
+DIGIT_BOX = 20
+CENTRE = 14
+STROKE_WIDTH = 2.0
+SUPERSAMPLE = 4  # the digit is shaped at 4x its final size, then averaged down: MNIST's grey edges
+CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of dirt does not set the box
+# The digit's shape is read from each pixel's ink weight, not from the ink's yes or no (ink_weight): a browser that
+# moves a canvas's pixels by a few levels on read-back (Brave, Firefox 145) moves the 28x28 input by a level at most.
+INK_RAMP = 64  # darkness levels either side of halfway from paper to ink over which the weight goes from 0 to 1
+NEAR_INK = 4  # pixels: the soft edge is read this close to the digit's ink, not round a frame, dust or shading
+INK_CORE = 0.75  # the ink's darkness: the level this share of the digit's ink lies below
+
+
+def mnist_input(img):
+    """MNIST's preparation of one picture: uint8 [28, 28], ink bright on black.
+
+    img: grayscale PIL image of a dark digit on lighter paper (or a light
+    digit on a dark ground). Steps: the ink found by find_ink (lighting
+    evened out, Otsu's threshold) and how much of each pixel is ink
+    (ink_weight); the digit scaled so that its extent (ink_extent) fits
+    DIGIT_BOX, keeping the aspect ratio, and its centre of mass lands on
+    pixel (CENTRE, CENTRE) (digit_cells); strokes thinner than MNIST's
+    thickened; averaged down from SUPERSAMPLE times the final size, which
+    gives grey edges, and brought up to 255 at the brightest. Every step moves as little as the picture does: no
+    whole pixel or level at once. Raises ValueError ("no digit found: ...")
+    from find_ink when the picture holds no digit-like stroke.
+    """
+    ink, level, threshold = find_ink(shrink(img), levels=True)
+    weight = ink_weight(level, threshold, ink)
+    rows, cols = weight.sum(axis=1), weight.sum(axis=0)
+    box = ink_extent(rows) + ink_extent(cols)  # top, bottom, left, right
+    centre = (rows @ (np.arange(len(rows)) + 0.5) / rows.sum(), cols @ (np.arange(len(cols)) + 0.5) / cols.sum())
+    extent = max(box[1] - box[0], box[3] - box[2])
+    cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX))
+    width = stroke_width(cells >= 0.5)
+    if width < SUPERSAMPLE * STROKE_WIDTH - 1:  # thickened strokes fit DIGIT_BOX too: shaped a little smaller first
+        grow = 2 * int(round((SUPERSAMPLE * STROKE_WIDTH - width) / 2)) + 1
+        cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX - grow + 1))
+        cells = thicken(cells, grow, width)
+    digit = np.asarray(Image.fromarray(cells * 255, mode="F").resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BOX))
+    digit = digit * (255 / max(float(digit.max()), 1.0))  # MNIST's strokes reach 255, also where no pixel is all ink
+    return np.clip(np.round(digit), 0, 255).astype(np.uint8)
+
+
+def thicken(cells, grow, width):
+    """Strokes of `width` cells (float) in cells (float32 [n, n] in [0, 1]) made `grow` - 1 cells wider: float32.
+
+    Each cell takes the mean of the grow x grow square round it, stretched
+    so that a stroke's middle is 2 (then clipped to 1) and its half-tone
+    edge lies about grow / 2 cells further out, or its own value when
+    larger. Unlike the maximum over a square, no one cell sets a whole
+    square: a cell moved by a little moves the thickened digit by as little.
+    """
+    size = grow
+    mean = np.pad(cells.astype(np.float64), size // 2)
+    for axis in (0, 1):
+        total = np.cumsum(mean, axis=axis)
+        total = np.concatenate([np.zeros_like(np.take(total, [0], axis=axis)), total], axis=axis)
+        mean = (np.take(total, np.arange(size, total.shape[axis]), axis=axis)
+                - np.take(total, np.arange(total.shape[axis] - size), axis=axis)) / size
+    stretched = np.minimum(1, mean * (2 * size / min(max(width, 1.0), size)))  # the stroke's middle: 2, clipped
+    return np.maximum(cells, stretched.astype(np.float32))
+
+
+def digit_cells(weight, box, centre, side):
+    """The network's input at SUPERSAMPLE times its size: float32 [4 x 28, 4 x 28] in [0, 1], each cell the
+    heaviest of the weight (float [h, w]) in its square of `side` pixels (cell_max).
+
+    box: the ink's extent (top, bottom, left, right), the crop, and centre its
+    centre of mass (row, column), in pixels. The centre lands in the middle of pixel
+    (CENTRE, CENTRE), as MNIST's digits were placed, unless that would
+    leave part of the box outside the 28x28.
+    """
+    cells = SUPERSAMPLE * IMAGE_SIZE
+    span = cells * side
+    before = (SUPERSAMPLE * CENTRE + SUPERSAMPLE / 2) * side  # from the grid's edge to the middle of pixel CENTRE
+    top = float(np.clip(centre[0] - before, box[1] - span, box[0]))
+    left = float(np.clip(centre[1] - before, box[3] - span, box[2]))
+    return cell_max(cell_max(weight, top, top + span, cells, 0, box[:2]), left, left + span, cells, 1, box[2:])
+
+
+def ink_weight(level, threshold, ink):
+    """How much of each pixel is the digit's ink: float32 [h, w] in [0, 1], 0 off the digit.
+
+    level: ink_darkness's uint8 [h, w]; threshold: the darkness it was read
+    with; ink: find_ink's boolean [h, w] (the digit, no frame or dust). The
+    weight rises from 0 to 1 over INK_RAMP levels either side of halfway
+    between the paper's median darkness and the ink's (its INK_CORE
+    share: the stroke's core, which a changed edge hardly moves), within NEAR_INK
+    pixels of the digit's ink; other ink (a frame, dust) weighs 0. A pixel
+    moved by a few levels moves its weight by as little, and the two levels
+    by a fraction of a level: a browser's read-back noise (Brave, Firefox
+    145: a few levels on a few pixels) does not turn a pixel on a stroke's
+    edge from ink into paper, nor so move the 28x28 input by more than a
+    level (docs/photos.md).
+    """
+    others = level >= threshold
+    middle = (_level_share(level[~others], 0.5) + _level_share(level[ink], INK_CORE)) / 2
+    weight = np.subtract(level, middle, dtype=np.float32)
+    weight /= 2 * INK_RAMP
+    weight += 0.5
+    np.clip(weight, 0, 1, out=weight)
+    others &= ~ink
+    near = Image.fromarray(ink.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(2 * NEAR_INK + 1))
+    weight[others | (np.asarray(near) == 0)] = 0
+    return weight
+
+
+def _level_share(levels, share):
+    """The level (float) below which `share` of whole levels 0-255 (uint8 array) lie, each level's pixels spread
+    evenly over it: a pixel more or less moves it by a fraction of a level, not a whole one."""
+    counts = np.bincount(levels.ravel(), minlength=256).astype(np.float64)
+    below = np.concatenate([[0.0], np.cumsum(counts)])
+    at = int(np.clip(np.searchsorted(below, share * below[-1], side="left"), 1, 256))  # below[at - 1] < target
+    return at - 1 + (share * below[-1] - below[at - 1]) / max(counts[at - 1], 1.0)
+
+
+def ink_extent(profile):
+    """Where the ink starts and ends along one axis: (start, end) floats, in pixels (end exclusive).
+
+    profile: float [n], the ink's weight in each row (or column). CROP_TAIL
+    of its mass is left out at each end, each row's mass spread evenly over
+    the row: the extent moves as little as the mass does, not a whole row
+    at a time.
+    """
+    cumulative = np.concatenate([[0.0], np.cumsum(profile, dtype=np.float64)])
+    cumulative /= cumulative[-1]
+
+    def at(share):
+        k = int(np.searchsorted(cumulative, share, side="left"))  # cumulative[k - 1] < share <= cumulative[k]
+        return k - 1 + (share - cumulative[k - 1]) / (cumulative[k] - cumulative[k - 1])
+    return at(CROP_TAIL), at(1 - CROP_TAIL)
+
+
+def cell_max(weight, start, end, cells, axis, within):
+    """weight (float [h, w]) along `axis` in `cells` equal cells over [start, end) pixels: each cell its heaviest pixel.
+
+    Only what lies within (from, to) pixels counts (the crop). A pixel counts
+    by the share of it that lies in the cell and the crop (of the cell, when
+    cells are smaller than pixels), so the result moves smoothly as start,
+    end and the crop do. Returns float [cells, w] (axis 0) or [h, cells] (axis 1).
+    """
+    weight = np.moveaxis(weight, axis, 0)
+    side = (end - start) / cells
+    out = np.zeros((cells,) + weight.shape[1:], np.float32)  # cells beyond the picture's edge: no ink
+    for cell in range(cells):
+        low, high = max(start + cell * side, within[0]), min(start + (cell + 1) * side, within[1])
+        first, last = max(0, math.floor(low)), min(len(weight), math.ceil(high))
+        if first >= last or low >= high:
+            continue
+        index = np.arange(first, last)
+        share = (np.minimum(index + 1, high) - np.maximum(index, low)) / min(1.0, side)
+        out[cell] = (weight[first:last] * share.astype(np.float32)[:, None]).max(axis=0)
+    return np.moveaxis(out, 0, axis)
+
+
+def network_input(pixels):
+    """uint8 [28, 28] -> float32 [1, 784] in [0, 1], the network's input row."""
+    return (pixels.reshape([1, IMAGE_PIXELS]) * (1.0 / 255)).astype(np.float32)

@@ -1,0 +1,624 @@
+"""The digit's ink in a picture: where a person sees the strokes of one digit, and the refusal of a picture
+that holds none (find_ink).
+
+The lighting evened out (ink_darkness: paper_light's flat field, a light
+digit on a dark ground turned over: light_on_dark), the ink read by Otsu's
+threshold (ink_threshold), a frame, a border or a rule along the side left
+out (frame_lines), and the ink's separate marks judged as one digit, dust
+left out (one_digit: label_marks, ink_marks, digit_layout). The 28x28
+input is built from this ink in mnistkit.preparation.
+"""
+import numpy as np
+from PIL import Image
+
+LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
+LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
+BLOT_LIGHT = 0.35  # ... and wider parts this dark, with paper all round them: a shadow is lighter (lit_blots)
+GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
+EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
+SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
+PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
+SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
+MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
+# What makes ink a digit-like stroke (find_ink). Each bound lies between what
+# the photos and digits the tests hold give and what pages without a digit
+# give (docs/photos.md, "How the bounds were chosen", has the figures).
+NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's pixel noise
+MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
+MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
+INK_SPLITS = 2  # Otsu's split is tried again on the darker class at most this often (ink_threshold)
+# One digit, not several or only specks (one_digit), judged from the ink's separate marks; the
+# bounds lie between a single digit's worst figure and the closest picture that is not one digit.
+MARK_GRID = 1024  # marks are found on a grid of at most this many cells a side (a 2048-px photo: 2x2-px cells)
+MIN_MARK_MASS = 0.05  # of the heaviest mark's ink: lighter marks are dust (noise, specks), left out
+MIN_MARK = 0.05  # of the picture's shorter side: a digit-sized mark; specks are refused when smaller marks
+# hold most of the ink ...
+DOTTED = 0.8  # ... unless this share of the marks have a neighbour within 1.5 of their size (a dotted stroke)
+LINE_GAP = 0.075  # of the ink's height: a clear gap between lines of digits
+DIGIT_GAP = 0.085  # of a line's height: a clear gap between digits side by side
+TALL = 0.6  # a line holds digits when as tall as this share of the tallest line, a digit when as tall as this share of its line
+# One digit in several strokes side by side (_join_strokes); of the line's height, margins in docs/photos.md:
+JOINED_WIDTH = 0.8  # two parts no wider than this together can be one digit
+JOINED_GAP = 0.2  # ... when they lie closer than this
+THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag is about 0.23)
+# A frame, a border or a rule at the side, left out of the ink (frame_lines); of the picture's side:
+FRAME_SPAN = 0.6  # a line at least this long ...
+FRAME_THICK = 0.15  # ... reaching FRAME_COVER of its length within this distance from its mark's edge
+FRAME_COVER = 0.9
+FRAME_ASKEW = 0.05  # ... a line askew reaches it within this share of its mark's width (a frame 3 degrees askew)
+FRAME_SHARE = 0.85  # of a mark's ink in such lines: a frame (a 7's bar holds less than half of the 7)
+FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge
+FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
+FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
+FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen on the board draws 0.064)
+
+
+def otsu_threshold(values):
+    """Otsu's threshold of uint8 values: the t maximising the between-class variance of < t and >= t.
+
+    values: uint8 array of any shape. Returns an int 1-255. For a picture of
+    paper and ink it falls between the two levels (Otsu 1979).
+    """
+    counts = np.bincount(np.ravel(values), minlength=256).astype(np.float64)
+    mass = counts * np.arange(256)
+    below, mass_below = np.cumsum(counts)[:-1], np.cumsum(mass)[:-1]  # pixels < t, for t = 1..255
+    above, mass_above = counts.sum() - below, mass.sum() - mass_below
+    with np.errstate(divide="ignore", invalid="ignore"):  # an empty class scores 0
+        between = np.nan_to_num(below * above * (mass_below / below - mass_above / above) ** 2)
+    return int(np.argmax(between)) + 1
+
+
+def ink_darkness(gray):
+    """How much darker than its surrounding paper each pixel is: uint8 [h, w], 0 = paper.
+
+    gray: uint8 or float [h, w], gray levels 0-255. The paper's light is
+    estimated (paper_light) and divided out, so that shadows, vignettes and
+    lighting gradients disappear (flat-field correction). The grid's light
+    is spread smoothly over the pixels; near a shadow's sharp edge, where
+    it would blur, a pixel's paper is no lighter than the darkest light
+    around its cell unless the pixel itself is lighter (SHADOW_MARGIN): the
+    shadowed paper along the edge stays paper, not a line of ink. Where the
+    paper is darker than PAPER_FLOOR (a ramp to black), its darkness is the
+    difference over PAPER_FLOOR: a few levels over black are not ink.
+    """
+    h, w = gray.shape
+    light, cell = paper_light(gray)
+    paper = Image.fromarray(light.astype(np.float32), mode="F").resize((w, h), Image.Resampling.BILINEAR)
+    around = _window(light, 1, 1, np.minimum).astype(np.float32)
+    around = np.repeat(np.repeat(around, cell, axis=0), cell, axis=1)[:h, :w]
+    paper = np.minimum(np.asarray(paper), np.maximum(around, np.asarray(gray, dtype=np.float32) + SHADOW_MARGIN))
+    darkness = np.subtract(paper, gray, dtype=np.float64)  # float64, and in place below: one array of it
+    darkness /= np.maximum(paper, PAPER_FLOOR)  # on paper nearly black, darkness is not measured as a ratio
+    darkness *= 255
+    np.round(darkness, out=darkness)
+    return np.clip(darkness, 0, 255, out=darkness).astype(np.uint8)
+
+
+def _cells(gray, percentiles):
+    """Percentiles of each cell of a grid of at most LIGHTING_GRID cells a side: (float64 [len(percentiles), rows,
+    cols], the cell's side in pixels). gray: [h, w]; the last row and column of cells are filled out by the edge."""
+    h, w = gray.shape
+    cell = max(1, -(-max(h, w) // LIGHTING_GRID))
+    rows, cols = -(-h // cell), -(-w // cell)
+    padded = np.pad(np.asarray(gray, dtype=np.float32), ((0, rows * cell - h), (0, cols * cell - w)), mode="edge")
+    cells = padded.reshape(rows, cell, cols, cell).transpose(0, 2, 1, 3).reshape(rows, cols, cell * cell)
+    return np.percentile(cells, percentiles, axis=2).astype(np.float64), cell
+
+
+def _reach(shape):
+    """How many cells LIGHTING_WINDOW's half reaches on a grid of `shape`: (rows, cols), each at most the grid's."""
+    reach = max(1, LIGHTING_WINDOW * max(shape) // (2 * LIGHTING_GRID))
+    return min(reach, shape[0] - 1), min(reach, shape[1] - 1)
+
+
+def paper_light(gray):
+    """The paper's light on a grid of cells: (float64 [rows, cols], the cell's side in pixels), at most
+    LIGHTING_GRID cells a side.
+
+    Each cell's light is its 90th percentile (the paper between strokes).
+    A morphological closing of that grid (the maximum over LIGHTING_WINDOW
+    cells, then the minimum over as many) takes the paper of cells full of
+    ink from around them, since strokes are narrower than the window, while
+    shading keeps its shape: a shadow's sharp edge stays sharp and a
+    gradient stays where it is. Beyond the picture's edge the light goes on
+    as it falls towards the edge (mirrored, never brighter than the edge), so
+    that a vignette's dark corners are not lit from inside. A frame or a
+    thin border is narrower than the window: it is ink, not paper.
+    """
+    (light,), cell = _cells(gray, [90])
+    rows, cols = light.shape
+    reach_rows, reach_cols = _reach(light.shape)
+    pad = ((reach_rows, reach_rows), (reach_cols, reach_cols))
+    light = np.minimum(np.pad(light, pad, mode="reflect", reflect_type="odd"), np.pad(light, pad, mode="edge"))
+    light = _window(_window(light, reach_rows, reach_cols, np.maximum), reach_rows, reach_cols, np.minimum)
+    return lit_blots(light[reach_rows:reach_rows + rows, reach_cols:reach_cols + cols]), cell
+
+
+def lit_blots(light):
+    """The paper's light (float64 [rows, cols], paper_light's grid) with blots of ink lit as the paper round them.
+
+    A filled shape wider than the closing's window (a blot, a square
+    filled in on the board) would pass for shade and keep only its edges.
+    Shade is told from it by two things: it is never nearly black
+    (BLOT_LIGHT of the paper's light at most), and it comes from outside
+    the picture (a shadow, a vignette, the table round a page reach an
+    edge). A region of the grid that is both is lit as the median of the
+    cells round it.
+    """
+    dark = light < BLOT_LIGHT * np.percentile(light, 90)
+    if not dark.any():
+        return light
+    labels = label_marks(dark)
+    lit = light.copy()
+    for root in np.unique(labels[labels >= 0]):
+        blot = labels == root
+        if blot[0].any() or blot[-1].any() or blot[:, 0].any() or blot[:, -1].any():
+            continue
+        ring = _window(blot.astype(np.float64), 1, 1, np.maximum).astype(bool) & ~blot
+        lit[blot] = np.median(light[ring])
+    return lit
+
+
+def _window(values, reach_rows, reach_cols, pick):
+    """pick (np.maximum or np.minimum) over a (2 reach_rows + 1) x (2 reach_cols + 1) window round each cell.
+
+    values: float [rows, cols]; cells nearer the edge than the reach take what lies within the array.
+    """
+    out = values.copy()
+    for shift in range(1, reach_rows + 1):
+        pick(out[shift:], values[:-shift], out=out[shift:])
+        pick(out[:-shift], values[shift:], out=out[:-shift])
+    values = out.copy()
+    for shift in range(1, reach_cols + 1):
+        pick(out[:, shift:], values[:, :-shift], out=out[:, shift:])
+        pick(out[:, :-shift], values[:, shift:], out=out[:, :-shift])
+    return out
+
+
+def light_on_dark(gray):
+    """True when the picture is a light digit on a dark ground (a screenshot of MNIST, chalk on a board).
+
+    gray: uint8 or float [h, w]. Judged where there is contrast: on the
+    LIGHTING_GRID grid, each cell's median is placed between the darkest
+    (10th percentile) and lightest (90th) levels within LIGHTING_WINDOW
+    cells of it. Strokes are thin, so most cells near them are ground: on
+    paper their medians lie at the light end, on a board at the dark end.
+    Cells without MIN_CONTRAST between the two (plain paper, a shadow's
+    inside) have no say, and a shadow's edge has as many on either side: a
+    frame, a border, a shadow over half the page or the table round a
+    photographed page do not turn a picture over as its edge colour would.
+    Only the middle GROUND_MIDDLE of each side votes, where there is
+    contrast there: a thick border's inside would vote against the paper.
+    A vote for light on dark holds when the picture's median is nearer its
+    darkest level too (a bold 0 filling the middle is ink on paper).
+    A picture without contrast anywhere: its median against its extremes.
+    A picture of SMALL_PICTURE pixels a side or less (an MNIST-sized
+    screenshot, whose digit fills its middle): its edge's median.
+    """
+    if max(gray.shape) <= SMALL_PICTURE:  # an MNIST-sized screenshot: the digit fills its middle; its edge is ground
+        border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
+        ground = np.median(border)
+        return ground - gray.min() < gray.max() - ground
+    (dark, middle, light), _ = _cells(gray, [10, 50, 90])
+    reach_rows, reach_cols = _reach(middle.shape)
+    low = _window(dark, reach_rows, reach_cols, np.minimum)
+    high = _window(light, reach_rows, reach_cols, np.maximum)
+    contrast = high - low >= MIN_CONTRAST
+    rows, cols = middle.shape
+    inside = np.zeros_like(contrast)
+    inside[int(rows * (1 - GROUND_MIDDLE) / 2):rows - int(rows * (1 - GROUND_MIDDLE) / 2),
+           int(cols * (1 - GROUND_MIDDLE) / 2):cols - int(cols * (1 - GROUND_MIDDLE) / 2)] = True
+    if (contrast & inside).any():
+        contrast &= inside
+    elif not contrast.any():
+        ground = np.median(gray)
+        return ground - gray.min() < gray.max() - ground
+    place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
+    ground = np.median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
+    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground and not paper_round(gray))
+
+
+def paper_round(gray):
+    """True when the picture's outer band (EDGE_BAND of its shorter side) is mostly light: paper all round a dark
+    shape (a square filled in on a sheet), which light_on_dark's votes inside the shape would take for a dark ground.
+    A light-on-dark picture's ground reaches its edge, a thin light frame (a screenshot's) or not."""
+    band = max(1, int(EDGE_BAND * min(gray.shape)))
+    ring = np.concatenate([gray[:band].ravel(), gray[-band:].ravel(), gray[:, :band].ravel(), gray[:, -band:].ravel()])
+    return bool(np.median(ring) - gray.min() > gray.max() - np.median(ring))
+
+
+def stroke_width(mask):
+    """Mean stroke width in pixels of a boolean mask: area / half the number of ink-paper edges."""
+    edges = np.count_nonzero(mask[1:] != mask[:-1]) + np.count_nonzero(mask[:, 1:] != mask[:, :-1])
+    return 2 * np.count_nonzero(mask) / max(edges, 1)
+
+
+def _median(values, counts):
+    """The median (float) of a sample given as sorted distinct values and their counts (int arrays), as np.median."""
+    below = np.cumsum(counts)
+    middle = (below[-1] - 1) / 2
+    return (values[np.searchsorted(below, np.floor(middle), side="right")]
+            + values[np.searchsorted(below, np.ceil(middle), side="right")]) / 2
+
+
+def _level_median(levels):
+    """np.median of whole levels 0-255 (float array of any shape), from their histogram: no sort."""
+    return _median(np.arange(256), np.bincount(levels.astype(np.int64).ravel(), minlength=256))
+
+
+def stands_apart(level, ink, ignore=None):
+    """True when the ink (boolean mask) is MIN_INK_SPREADS robust spreads darker than the rest of `level`.
+
+    level: [h, w] of whole darkness levels 0-255 (ink_darkness's uint8). The
+    spread is the paper's median absolute deviation x 1.4826 (its standard
+    deviation, were it normal), so a few ink pixels or strokes' soft edges
+    do not widen it as they would a variance. Medians from the histogram: one
+    pass. ignore: boolean [h, w], pixels neither ink nor paper (a frame's).
+    """
+    counts = np.bincount(level[~ink if ignore is None else ~(ink | ignore)].astype(np.int64), minlength=256)
+    paper = _median(np.arange(256), counts)
+    distance = np.abs(np.arange(256) - paper)
+    order = np.argsort(distance, kind="stable")
+    spread = 1.4826 * _median(distance[order], counts[order])
+    return level[ink].mean() - paper >= MIN_INK_SPREADS * spread
+
+
+def ink_threshold(level):
+    """The darkness (int 1-255) from which on a pixel of `level` ([h, w] of whole levels 0-255) is ink.
+
+    When the ink is a small share of a noisy, shaded picture (thin strokes,
+    a large page), Otsu's split can fall inside the paper's own wide spread
+    of darkness. The darker class is then split again by Otsu's method, up
+    to INK_SPLITS times, until its ink stands apart (stands_apart). When no
+    split does, Otsu's first threshold is kept, for find_ink to refuse.
+    """
+    first = threshold = otsu_threshold(level.astype(np.uint8))
+    for split in range(INK_SPLITS + 1):
+        if stands_apart(level, level >= threshold):
+            return threshold
+        darker = level[level >= threshold]
+        if split == INK_SPLITS or darker.min() == darker.max():
+            return first
+        threshold = otsu_threshold(darker.astype(np.uint8))
+
+
+def find_ink(img, levels=False):
+    """The ink of a picture's digit: boolean [h, w], True where the (upright, not inverted) picture has ink.
+
+    levels=True: (ink, level, threshold), the darkness (ink_darkness's uint8 [h, w]) and the threshold it was
+    read with, for ink_weight.
+
+    Dust (marks lighter than MIN_MARK_MASS of the heaviest) is left out.
+    img: grayscale PIL image, at most MAX_SIDE pixels on a side. A light
+    digit on a dark ground (light_on_dark) is inverted first. Lighting is
+    evened out (ink_darkness), ink is darkness at or above Otsu's threshold
+    (ink_threshold), and a frame, a border or a rule along the side is left
+    out of it (frame_lines; a frame with nothing in it raises ValueError). Raises ValueError ("no digit
+    found: ...") for a picture without a digit-like stroke, whatever its colour:
+      - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
+      - ink not NOISE_MARGIN times darker than the picture's pixel noise
+        (noise estimated from neighbouring pixels' differences);
+      - ink over more than MAX_INK_FRACTION of the picture up to its edge (a page covered in
+        ink; a filled shape with paper round it is a drawing, for the network to judge);
+      - ink not MIN_INK_SPREADS robust spreads of the paper's darkness above
+        the paper (stands_apart), as for smooth shading such as a lighting
+        gradient, whose darkness is spread evenly rather than in two levels;
+      - only specks (one_digit).
+    Raises SeveralDigits (a ValueError) for several digits side by side or stacked.
+    """
+    gray = np.asarray(img, dtype=np.uint8)
+    if gray.max() == gray.min():
+        raise ValueError(f"no digit found: every pixel is {int(gray.flat[0])}")
+    if light_on_dark(gray):
+        gray = 255 - gray
+    level = ink_darkness(gray)  # uint8: whole levels, as every step below reads them
+    if level.max() < MIN_CONTRAST:
+        raise ValueError("no digit found: nothing is clearly darker than the paper")
+    threshold = ink_threshold(level)
+    ink = level >= threshold
+    frame = frame_lines(ink)
+    ink &= ~frame
+    step = np.abs(np.diff(level.astype(np.int16), axis=1))
+    noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
+    if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
+        raise ValueError("no digit found: nothing stands out from the picture's noise")
+    if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
+        raise ValueError("no digit found: ink covers most of the picture")
+    if not stands_apart(level, ink, frame):
+        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
+    return (one_digit(ink), level, threshold) if levels else one_digit(ink)
+
+
+def frame_lines(ink):
+    """The ink of a frame, a border or a straight rule along the picture's side: boolean [h, w] (all False: none).
+
+    ink: boolean [h, w]. A person looks past them; MNIST has none. Marks
+    (8-connected groups of ink, on the MARK_GRID grid: _ink_cells) are
+    looked at whole; a side of a mark's box is a line as side_lines says. A
+    mark is a frame when:
+      - it encloses (two sides or more that are lines, its box FRAME_SPAN
+        of the picture both ways: a box, an L, a border; a digit written
+        across it keeps what lies off the lines), or
+      - it is one line alone (FRAME_THICK of its length thick at most;
+        lines hold FRAME_SHARE of its ink), within FRAME_EDGE of the
+        picture's edge, with all other ink on its inner side (a 1 stands in
+        the middle; a 4's stem has its bar beside it: _lone_rules).
+    When nothing FRAMED of the picture's side would be left without them
+    (_nothing_inside): a lone line down was the digit (a tightly cropped 1),
+    and a drawn shape (a square's outline in a pen's stroke, away from the
+    edge) is the drawing: none is found, and the network says what it makes
+    of it. A printed frame, a border or a rule across with nothing else
+    raises ValueError ("no digit found: only a frame ...").
+    """
+    h, w = ink.shape
+    cells, cell = _ink_cells(ink)
+    rows, cols = cells.shape
+    labels = label_marks(cells)
+    found = np.zeros((rows, cols), bool)
+    borders, lone = [], []  # (mark, lines) of the enclosing frames; (mark, box, the side it faces the rest from)
+    r, c = np.nonzero(labels >= 0)  # every mark's box in one pass: a noisy page has thousands of specks
+    roots, which = np.unique(labels[r, c], return_inverse=True)
+    tops, lefts = np.full(len(roots), rows), np.full(len(roots), cols)
+    bottoms, rights = np.zeros(len(roots), r.dtype), np.zeros(len(roots), c.dtype)
+    np.minimum.at(tops, which, r)
+    np.maximum.at(bottoms, which, r + 1)
+    np.minimum.at(lefts, which, c)
+    np.maximum.at(rights, which, c + 1)
+    for root, top, bottom, left, right in zip(roots, tops, bottoms, lefts, rights):
+        if bottom - top < FRAME_SPAN * rows and right - left < FRAME_SPAN * cols:
+            continue
+        mark = labels == root
+        box = mark[top:bottom, left:right]
+        lines, sides = side_lines(box, (rows, cols))
+        if not sides:
+            continue
+        thin = FRAME_THICK * min(rows, cols, max(bottom - top, right - left))  # and 1/7 of its length at most
+        flat, narrow = bottom - top <= thin, right - left <= thin
+        if len(sides) >= 2 and not (flat or narrow) and min(bottom - top, right - left) >= FRAME_SPAN * min(rows, cols):
+            found[top:bottom, left:right] |= lines
+            borders.append(mark)
+        elif (flat or narrow) and lines.sum() >= FRAME_SHARE * box.sum():  # one line alone: which edge it is near
+            gaps = {0: top / rows, 2: (rows - bottom) / rows} if flat else {3: left / cols, 1: (cols - right) / cols}
+            side = min(gaps, key=gaps.get)
+            if gaps[side] <= FRAME_EDGE:
+                lone.append((mark, (top, bottom, left, right), side))
+    borders += _lone_rules(lone, cells & ~found, found)
+    if not found.any():
+        return np.zeros((h, w), bool)
+    if _nothing_inside(cells & ~found, (rows, cols)):
+        if any(_printed(mark, (rows, cols)) for mark in borders):
+            raise ValueError("no digit found: only a frame or a border, nothing inside it")
+        return np.zeros((h, w), bool)  # a 1 cropped tight, a shape drawn: the ink is the drawing
+    return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
+
+
+def _ink_cells(ink):
+    """(boolean [rows, cols]: the cells of a grid of at most MARK_GRID cells a side that hold ink, the cell's side)."""
+    h, w = ink.shape
+    cell = -(-max(h, w) // MARK_GRID)
+    rows, cols = -(-h // cell), -(-w // cell)
+    padded = np.zeros((rows * cell, cols * cell), bool)
+    padded[:h, :w] = ink
+    return padded.reshape(rows, cell, cols, cell).any(axis=(1, 3)), cell
+
+
+def side_lines(box, grid):
+    """Which sides of a mark's box are straight lines: (boolean like box: their ink, [sides]: 0 top, 1 right, 2
+    bottom, 3 left).
+
+    box: boolean [rows, cols], the mark within its box; grid: (rows, cols)
+    of the picture's cells. A side is a line when it is FRAME_SPAN of the
+    picture long and its ink, within FRAME_THICK of the picture's shorter
+    side from that edge inwards, reaches FRAME_COVER of the box's length:
+    askew, within FRAME_ASKEW of the mark's width (a frame 3 degrees askew;
+    a round 0's side is no line), or in full rows of which the first lies
+    as near the edge (a border, a double line; a bold 3's bars, deeper in
+    its box, are not its sides).
+    """
+    lines = np.zeros_like(box)
+    sides = []
+    for turn in range(4):  # top, right, bottom, left of the box, each turned to the top (np.rot90 turns left)
+        view = np.rot90(box, turn)
+        if view.shape[1] < FRAME_SPAN * (grid[0] if turn % 2 else grid[1]):
+            continue
+        near = max(2, FRAME_ASKEW * view.shape[0])
+        band = view[:max(1, int(FRAME_THICK * min(grid)))]
+        reached = np.logical_or.accumulate(band, axis=0).mean(axis=1)
+        full = np.nonzero(band.mean(axis=1) >= FRAME_COVER)[0]  # rows full of it
+        full = full if full.size and full[0] < near else full[:0]
+        askew = int(np.argmax(reached >= FRAME_COVER)) if reached[-1] >= FRAME_COVER else len(band)
+        if askew >= near and not full.size:
+            continue
+        thick = max(askew if askew < near else 0, full.max() if full.size else 0) + 2  # + its soft edge
+        np.rot90(lines, turn)[:thick] |= view[:thick]
+        sides.append(turn)
+    return lines, sides
+
+
+def _lone_rules(lone, others, found):
+    """The lone lines (lone: [(mark, (top, bottom, left, right), side)]) with all other ink (others: boolean
+    cells) on their inner side, added to `found` (boolean cells, in place); returns the rules across (top or
+    bottom: no digit is a dash), which leave nothing inside as a frame does."""
+    for mark, _, _ in lone:
+        others = others & ~mark
+    across = []
+    for mark, (top, bottom, left, right), side in lone:
+        r, c = np.nonzero(others)
+        if r.size and not {0: r.min() >= bottom, 2: r.max() < top, 3: c.min() >= right, 1: c.max() < left}[side]:
+            continue
+        found |= mark
+        if side in (0, 2):
+            across.append(mark)
+    return across
+
+
+def _nothing_inside(rest, grid):
+    """True when no mark of `rest` (boolean cells: the ink off the frames) is FRAMED of the picture's side."""
+    if not rest.any():
+        return True
+    boxes, _, _ = ink_marks(rest)
+    return np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2]).max() < FRAMED * min(grid)
+
+
+def _printed(mark, grid):
+    """True when a frame's mark (boolean cells) is a border or a printed line, not a shape drawn with a pen: it
+    reaches within FRAME_AT_EDGE of the picture's edge, or its stroke is at most FRAME_PRINTED of the shorter side."""
+    r, c = np.nonzero(mark)
+    gap = min(r.min() / grid[0], (grid[0] - 1 - r.max()) / grid[0], c.min() / grid[1], (grid[1] - 1 - c.max()) / grid[1])
+    return gap <= FRAME_AT_EDGE or stroke_width(mark) <= FRAME_PRINTED * min(grid)
+
+
+class SeveralDigits(ValueError):
+    """A picture with several digits: the message says how many and how they lie."""
+
+
+def label_marks(mask):
+    """The 8-connected groups of a boolean mask: int64 [h, w], -1 off the mask.
+
+    Each group's pixels hold the flat index of one of them. Union-find over
+    the pairs of neighbouring mask pixels, all pairs at once: each round
+    hooks every group's root onto the smallest root it touches, then points
+    every pixel at its root; a few rounds, whatever the groups' shapes.
+    """
+    h, w = mask.shape
+    index = np.arange(h * w).reshape(h, w)
+    pairs = [(mask[:, :-1] & mask[:, 1:], index[:, :-1], index[:, 1:]),
+             (mask[:-1] & mask[1:], index[:-1], index[1:]),
+             (mask[:-1, :-1] & mask[1:, 1:], index[:-1, :-1], index[1:, 1:]),
+             (mask[:-1, 1:] & mask[1:, :-1], index[:-1, 1:], index[1:, :-1])]
+    a = np.concatenate([first[both] for both, first, _ in pairs])
+    b = np.concatenate([second[both] for both, _, second in pairs])
+    root = np.arange(h * w)
+    while True:
+        ra, rb = root[a], root[b]
+        apart = ra != rb
+        if not apart.any():
+            return np.where(mask, root.reshape(h, w), -1)
+        np.minimum.at(root, np.maximum(ra[apart], rb[apart]), np.minimum(ra[apart], rb[apart]))
+        while not np.array_equal(root[root], root):
+            root = root[root]
+
+
+def ink_marks(ink):
+    """The ink's separate marks, dust left out: (boxes float64 [n, 4], mass float64 [n], kept bool [h, w]).
+
+    ink: boolean [h, w], at least one True. Marks are the 8-connected groups
+    of cells of a grid of at most MARK_GRID cells a side that hold ink;
+    boxes are their top, bottom, left, right in pixels (end exclusive),
+    mass their pixels of ink. Marks lighter than MIN_MARK_MASS of the
+    heaviest are dust (noise, specks): left out, and off `kept`, the ink of the others.
+    """
+    h, w = ink.shape
+    cell = -(-max(h, w) // MARK_GRID)
+    rows, cols = -(-h // cell), -(-w // cell)
+    padded = np.zeros((rows * cell, cols * cell), bool)
+    padded[:h, :w] = ink
+    counts = padded.reshape(rows, cell, cols, cell).sum(axis=(1, 3))
+    labels = label_marks(counts > 0)
+    _, mark = np.unique(labels[counts > 0], return_inverse=True)
+    r, c = np.nonzero(counts > 0)
+    boxes = np.zeros((mark.max() + 1, 4))
+    boxes[:, 0], boxes[:, 2] = rows, cols
+    np.minimum.at(boxes[:, 0], mark, r)
+    np.maximum.at(boxes[:, 1], mark, r + 1)
+    np.minimum.at(boxes[:, 2], mark, c)
+    np.maximum.at(boxes[:, 3], mark, c + 1)
+    mass = np.bincount(mark, weights=counts[counts > 0])
+    keep = mass >= MIN_MARK_MASS * mass.max()
+    cells = np.zeros((rows, cols), bool)
+    cells[r, c] = keep[mark]
+    kept = ink & np.repeat(np.repeat(cells, cell, axis=0), cell, axis=1)[:h, :w]
+    return boxes[keep] * cell, mass[keep], kept
+
+
+def _groups(low, high, gap):
+    """Indices of intervals [low, high) that overlap or lie less than `gap` apart, group by group, in order."""
+    groups, end = [], -np.inf
+    for i in np.argsort(low, kind="stable"):
+        if low[i] - end < gap:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+        end = max(end, high[i]) if len(groups[-1]) > 1 else high[i]
+    return [np.array(g) for g in groups]
+
+
+def digit_layout(boxes):
+    """How many digits the marks' boxes (float [n, 4], as ink_marks gives) show: (digits, lines).
+
+    Lines of writing are the marks whose rows lie less than LINE_GAP of the
+    ink's height apart; a line holds digits when it is TALL of the tallest.
+    In it, digits are the marks whose columns lie less than DIGIT_GAP of the
+    line's height apart, as tall as TALL of the line. The strokes of one
+    digit overlap in columns or lie closer than that, even when they do not
+    touch (a 4 in two strokes, a 7's crossbar, a broken pencil stroke).
+    """
+    top, bottom, left, right = boxes.T
+    lines = _groups(top, bottom, LINE_GAP * (bottom.max() - top.min()))
+    heights = np.array([bottom[line].max() - top[line].min() for line in lines])
+    digits, rows = 0, 0
+    for line, height in zip(lines, heights):
+        if height < TALL * heights.max():
+            continue
+        rows += 1
+        spans = []  # (left, right, thin) of each part as tall as a digit, left to right
+        for digit in _groups(left[line], right[line], DIGIT_GAP * height):
+            marks = line[digit]
+            if bottom[marks].max() - top[marks].min() >= TALL * height:
+                spans.append((left[marks].min(), right[marks].max()))
+        digits += len(_join_strokes(spans, height))
+    return int(digits), rows
+
+
+def _join_strokes(spans, height):
+    """Parts of a line (spans: [(left, right)] in order) joined where they make one digit written in several strokes.
+
+    Two neighbouring parts are one digit when, together, they are no wider
+    than JOINED_WIDTH of the line's height and lie less than JOINED_GAP of
+    it apart (a 9 whose stem stands apart from its loop, a 4 drawn open),
+    unless both are thin strokes (narrower than THIN each: "11" written close).
+    """
+    joined = []
+    for span in spans:
+        if joined:
+            (l0, r0), (l1, r1) = joined[-1], span
+            thin = r0 - l0 < THIN * height and r1 - l1 < THIN * height
+            if r1 - l0 <= JOINED_WIDTH * height and l1 - r0 < JOINED_GAP * height and not thin:
+                joined[-1] = (l0, max(r0, r1))
+                continue
+        joined.append(span)
+    return joined
+
+
+def _dotted(boxes, size):
+    """True when DOTTED of the marks (boxes float [n, 4], sizes [n]) have a neighbour within 1.5 of their size."""
+    if len(size) < 2:
+        return False
+    top, bottom, left, right = boxes.T
+    gap = np.maximum(np.maximum(top[:, None] - bottom, top - bottom[:, None]),
+                     np.maximum(left[:, None] - right, left - right[:, None]))
+    np.fill_diagonal(gap, np.inf)
+    return np.mean((gap < 1.5 * size[:, None]).any(axis=1)) >= DOTTED
+
+
+def one_digit(ink):
+    """The ink of one digit: boolean [h, w], the ink (boolean [h, w], some True) without its dust (ink_marks).
+
+    Raises ValueError ("no digit found: only specks ...") when marks smaller
+    than MIN_MARK of the picture's shorter side hold most of the ink and
+    lie scattered rather than dotted along a stroke, and SeveralDigits when
+    the marks make more than one digit (digit_layout).
+    """
+    boxes, mass, kept = ink_marks(ink)
+    size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
+    large = size >= MIN_MARK * min(ink.shape)
+    if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size):
+        raise ValueError("no digit found: only specks, no mark large enough to be a digit")
+    digits, lines = digit_layout(boxes)
+    if digits > 1:
+        where = (f"{digits} side by side" if lines == 1 else f"{digits} one above the other" if digits == lines
+                 else f"{digits} on {lines} lines")
+        raise SeveralDigits(f"several digits found ({where}); the app reads one digit per picture: crop to one digit")
+    return kept
+
+
