@@ -12,7 +12,7 @@ digits, and the new checkpoint joins ./model/ only when the training ended
 well, no digit's recall or precision fell by more than 2 points and the
 accuracy by no more than 0.5 (else it waits: accept
 it with --accept-worse, or --discard it). --undo goes back to the
-checkpoint from before, --redo forward again (mnistkit/learn.py;
+checkpoint from before, --redo forward again (mnistkit/learn.py, mnistkit/promotion.py;
 docs/teach.md).
 """
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
@@ -20,7 +20,7 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
 
 import sys
 
-from mnistkit import cli, folders, learn
+from mnistkit import cli, folders, learn, promotion
 
 
 def build_parser():
@@ -48,11 +48,11 @@ def main(argv=None):
     status (1 with one line for a learn held because a digit got worse)."""
     parser = build_parser()
     args = learn.OPTIONS.check(parser.parse_args(cli.arguments(argv)), learn, parser.error)
-    for flag, choose in (("undo", learn.undo), ("redo", learn.redo), ("discard", learn.discard)):
+    for flag, choose in (("undo", promotion.undo), ("redo", promotion.redo), ("discard", promotion.discard)):
         if getattr(args, flag):
             return cli.exit_status(lambda: choose(args.model_dir))
     if args.accept_worse and any(entry.get("state") == "held" for entry in folders.learn_history(args.model_dir)[0]):
-        return cli.exit_status(lambda: learn.accept(args.model_dir))
+        return cli.exit_status(lambda: promotion.accept(args.model_dir))
     plan = learn.Plan.of(args, trainer_args=(*args.trainer_args, *(["--verbose"] if args.verbose else [])),
                          accept_worse=args.accept_worse)
     return cli.exit_status(lambda: learn.learn(plan), interrupted=f"stopped; {args.model_dir} is unchanged")

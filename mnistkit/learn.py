@@ -24,30 +24,20 @@ what it prints), its stages (STAGES) said to a Watch as they begin:
              moved into model_dir with the index and the record in one
              folders.change (all or nothing), so a reader (the board,
              mnist_test.py) sees it whole or not at all.
-When a digit's recall or precision falls more than RECALL_DROP, or the
-accuracy more than ACCURACY_DROP (points, not parts of the value: judge),
-the learned checkpoint is not promoted but held in
-learns/<n>/, and LearnHeld says what fell: accept() puts it in service,
-discard() removes it (mnist_learn.py --accept-worse, --discard; the
-board's "use it anyway" and "discard"). Each learn is an entry of the
-folder's one record (folders.learn_history: its settings, its check, the
-trainer's options before and after it, its state); undo() takes the
-last promoted learn out of service into its own learns/<n>/, redo() puts
-the last undone one back: no checkpoint is ever written over, and both
-refuse, naming it, when the folder trained further since (moved_on), so
-no trained work leaves service without a word; redo refuses a set-aside
-checkpoint whose files are not all there (missing_files). Each learn
-records which kept digits it learned (known_of), so that unknown() says
-how many changes to them the model in service does not know. While a
-script prints nothing, a line each TICK_SECS says what the learn does
-(Watch.tick). A trainer
-that fails or is stopped (Ctrl-C, SIGTERM, Watch.stop) leaves model_dir
+When the check finds a digit's recall or precision, or the accuracy,
+fallen past promotion's limits (promotion.judge), the learned checkpoint
+is held in learns/<n>/ and LearnHeld says what fell. Holding, accepting,
+discarding, undo and redo, the folder's lock and what the model in
+service knows of the kept digits are mnistkit.promotion's; each learn is
+an entry of the folder's one record (folders.learn_history: its
+settings, its check, the trainer's options before and after it, its
+state). While a script prints nothing, a line each TICK_SECS says what
+the learn does (Watch.tick). A trainer that fails or is stopped (Ctrl-C, SIGTERM, Watch.stop) leaves model_dir
 as it was, the staging folder removed and the folder's lock released. The
 course scripts are run, never imported. Its settings are declared once
 (OPTIONS): mnist_learn.py's flags, the board's --learn-* flags, both
 read into one Plan (Plan.of) that goes whole to learn().
 """
-import contextlib
 import dataclasses
 import glob
 import json
@@ -61,12 +51,10 @@ import tempfile
 import threading
 import time
 
-from . import checkpoints, cli, files, folders, keep, records
+from . import checkpoints, cli, files, folders, keep, promotion, records
 from .errors import DataError
 
 DEFAULT_STEPS = 600  # steps past the newest checkpoint (docs/teach.md, "What it gives")
-RECALL_DROP = 0.02  # a digit's recall on the test records may fall this much (2 points) before a learn is held
-ACCURACY_DROP = 0.005  # and the accuracy this much (0.5 points)
 PROGRESS_LINES = 20  # trainer loss lines a learn asks for: a progress step every 5% of its steps
 STAGES = ("preparing", "training", "checking", "promoting")
 STAGING = "STAGING"  # the staging folder as a learn's lines name it (docs/teach.md's word): never a temporary path
@@ -256,7 +244,8 @@ def learn(plan, keep_dir=None, steps=None, data_dir=None, share=None, trainer_ar
                  "trainer_args": None if trainer_args is None else tuple(trainer_args), "accept_worse": accept_worse}
         plan = Plan(plan, **{k: v for k, v in given.items() if v is not None})
     watch = watch or Watch()
-    with one_at_a_time(plan.model_dir):  # before anything is read: a trainer writing the folder refuses this learn
+    # before anything is read: a trainer writing the folder refuses this learn
+    with promotion.one_at_a_time(plan.model_dir):
         return _learn(plan, watch)
 
 
@@ -264,13 +253,13 @@ def _learn(plan, watch):
     model_dir = plan.model_dir
     before = checkpoints.latest(model_dir)
     if before is None:
-        raise gone(model_dir) if not os.path.isdir(model_dir) else DataError(
+        raise promotion.gone(model_dir) if not os.path.isdir(model_dir) else DataError(
             f"{model_dir}: no checkpoint to learn from; train one first "
             f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
     held = [entry for entry in folders.learn_history(model_dir)[0] if entry.get("state") == "held"]
     if held:
         raise DataError(f"{model_dir}: learn {held[-1]['learn']}'s checkpoint waits for your choice; "
-                        f"{choices(model_dir)}, then learn again")
+                        f"{promotion.choices(model_dir)}, then learn again")
     store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
     network = checkpoints.folder_network(model_dir) or checkpoints.folder_network(
         model_dir, checkpoints.read_checkpoint(before))
@@ -301,7 +290,7 @@ def _learn(plan, watch):
         entry = {"before": os.path.basename(before), "after": os.path.basename(learned), "check": found,
                  "settings": {"steps": plan.steps, "share": plan.share, "data_dir": plan.data_dir,
                               "keep_dir": store.folder, "kept": count, "trainer_args": list(plan.trainer_args),
-                              "known": known_of(store, kept, model_dir)},
+                              "known": promotion.known_of(store, kept, model_dir)},
                  "options": {"after": unstaged(trainer_options(folders.folder_record(staging)), staging, model_dir)}}
         after = promote(learned, plan, entry, watch)
     watch.say(f"learned: {after} (from {before}); go back with "
@@ -341,85 +330,6 @@ def one_digit(kept):
     (digit,) = digits
     return (f"all {len(kept)} kept digits are {digit}s: learning on one digit only can make the network call other "
             f"digits {digit}; keep some of the other digits too (the check holds a learn that does)")
-
-
-# ---------------------------------------------------------------- what the served model knows of the kept digits
-
-
-def known_of(store, kept, model_dir):
-    """The kept digits [(name, digit)] of `store` a learn into model_dir learned, as the record keeps them:
-    {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "numbers": their
-    numbers (names are never given again, and a number is one name) as [[first, last], ...] runs}."""
-    numbers = sorted(found[0] for found in (store.layout.parse(name) for name, _ in kept) if found)
-    runs = []
-    for number in numbers:
-        if runs and number == runs[-1][1] + 1:
-            runs[-1][1] = number
-        else:
-            runs.append([number, number])
-    try:
-        folder = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(model_dir))
-    except ValueError:  # Windows: another drive
-        folder = os.path.abspath(store.folder)
-    return {"keep_dir": folder, "numbers": runs}
-
-
-def unknown(model_dir, store):
-    """How many changes to the kept digits of `store` (a keep.KeptDigits) the model in service in model_dir does
-    not know: digits kept and digits removed since the learn in service (the last promoted one) snapshotted
-    them; a relabel (removed, kept again under the new digit) counts each. All kept digits when no learn from
-    this store is in service. None when that learn is from before this was recorded, or model_dir is None."""
-    if model_dir is None:
-        return None
-    learns, _ = folders.learn_history(model_dir)
-    entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-    now = {found[0] for found in (store.layout.parse(name) for name, _ in store.entries()) if found}
-    if entry is None:
-        return len(now)
-    known = entry.get("settings", {}).get("known")
-    if not isinstance(known, dict):
-        return None
-    if os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))) != os.path.realpath(store.folder):
-        return len(now)  # learned from another store: none of these
-    return len(now ^ {n for first, last in known.get("numbers", ()) for n in range(first, last + 1)})
-
-
-def gone(model_dir):
-    """The DataError of a model folder that is not there (deleted or moved, or never made), or is a file."""
-    if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir: no folder to train into there
-        return checkpoints.a_file(model_dir, "mnist_learn.py")
-    return DataError(f"{model_dir}: the model folder is not there (not trained yet, or gone: deleted or moved?); "
-                     "nothing to learn from: train one "
-                     f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)"
-                     " or give another --model-dir")
-
-
-_learning, _learning_lock = set(), threading.Lock()  # the model folders a learn of this process works on
-
-
-@contextlib.contextmanager
-def one_at_a_time(model_dir):
-    """Around a learn, an undo, a redo, an accept or a discard of model_dir: one at a time, across threads (the
-    board's) and processes.
-
-    Processes: the one-writer lock of model_dir (folders.FolderLock) that
-    the trainer takes too, so that a learn and a trainer never write one
-    folder at once; removed at the end. Raises DataError naming the folder,
-    and the process that writes it, when another holds it.
-    """
-    key = os.path.realpath(model_dir)
-    with _learning_lock:
-        if key in _learning:
-            raise DataError(f"{model_dir}: another learn is working on this model folder; wait until it ends")
-        _learning.add(key)
-    try:
-        # A folder that is not there has no writer to wait for (and nothing to learn from: learn() says so).
-        with folders.FolderLock(model_dir, "--model-dir", "a learn") if os.path.isdir(model_dir) else \
-                contextlib.nullcontext():
-            yield
-    finally:
-        with _learning_lock:
-            _learning.discard(key)
 
 
 def script(name, script_dir):
@@ -527,68 +437,17 @@ def check(plan, network, before, learned, kept_data, watch):
     mine = [scored[width - 1], scored[2 * width - 1]]
     found = {"test": None, "kept": {"count": mine[0]["records"], "right": [r["correct"] for r in mine]}, "fell": []}
     if tests:
-        found["test"], found["fell"] = judge(scored[0], scored[width])
+        found["test"], found["fell"] = promotion.judge(scored[0], scored[width])
         found["test"]["records"] = os.path.join(tests, records.TEST_FILE)
-    watch.say("checked: " + summary(found))
+    watch.say("checked: " + promotion.summary(found))
     if found["test"]:
-        for measure in MEASURES:
+        for measure in promotion.MEASURES:
             watch.say(f"{measure} of each digit, before -> after: " + ", ".join(
                 f"{d} {pair[0]:.3f}->{pair[1]:.3f}" for d, pair in enumerate(found["test"][measure]) if pair))
     return found
 
 
-MEASURES = ("recall", "precision")  # each digit's, in the check; each may fall DIGIT_DROP at most
-
-
-def judge(before, after):
-    """The check of two evaluation reports on the test records (report.numbers' keys: records, accuracy,
-    per_digit's recall and precision), before and after a learn: ({"count", "accuracy": [before, after],
-    "recall": [[before, after] of each digit, None where undefined], "precision": likewise}, fell).
-
-    fell: what fell past the limits, in points (percentage points, not a
-    part of the value): the accuracy by more than ACCURACY_DROP, {"digit":
-    None, "before", "after"}; a digit's recall (it is read as another) by
-    more than RECALL_DROP, {"digit": d, "before", "after"}; its precision
-    (another is read as it: keeps of one digit make the network call
-    others that one) by as much, the same with "measure": "precision".
-    """
-    test = {"count": before["records"], "accuracy": [before["accuracy"], after["accuracy"]]}
-    fallen = []
-    if before["accuracy"] - after["accuracy"] > ACCURACY_DROP + 1e-9:
-        fallen.append({"digit": None, "before": before["accuracy"], "after": after["accuracy"]})
-    for measure in MEASURES:
-        pairs = [[a[measure], b[measure]] for a, b in zip(before["per_digit"], after["per_digit"])]
-        test[measure] = [pair if None not in pair else None for pair in pairs]
-        fallen += [{"digit": d, "before": pair[0], "after": pair[1], **({} if measure == "recall" else
-                                                                       {"measure": measure})}
-                   for d, pair in enumerate(test[measure]) if pair and pair[0] - pair[1] > RECALL_DROP + 1e-9]
-    return test, fallen
-
-
-def summary(found):
-    """A check in one line: `MNIST 0.9381 → 0.9386; digit 8 recall 0.951 → 0.938; your digits 23/30 → 30/30` (the
-    digit whose recall fell most; `no digit's recall fell` when none did)."""
-    parts, test = [], found["test"]
-    if test:
-        parts.append(f"MNIST {test['accuracy'][0]:.4f} → {test['accuracy'][1]:.4f}")
-        moved = [(pair[1] - pair[0], d, pair) for d, pair in enumerate(test["recall"]) if pair]
-        change, digit, pair = min(moved) if moved else (0, None, None)
-        parts.append(f"digit {digit} recall {pair[0]:.3f} → {pair[1]:.3f}" if change < 0 else "no digit's recall fell")
-    kept = found["kept"]
-    parts.append(f"your digits {kept['right'][0]}/{kept['count']} → {kept['right'][1]}/{kept['count']}")
-    return "; ".join(parts)
-
-
-def fell(found):
-    """What fell past the limits, in words: `digit 8's recall fell 0.951 → 0.921 (-3.0 points)`, `digit 1's
-    precision fell ...`, joined by "and"."""
-    return " and ".join(
-        (f"the test accuracy fell {f['before']:.4f} → {f['after']:.4f}" if f["digit"] is None else
-         f"digit {f['digit']}'s {f.get('measure', 'recall')} fell {f['before']:.3f} → {f['after']:.3f}")
-        + f" ({100 * (f['after'] - f['before']):+.1f} points)" for f in found["fell"])
-
-
-# ---------------------------------------------------------------- the folder's learns: promote, accept, undo, redo
+# ---------------------------------------------------------------- promoting: the learned checkpoint into the folder
 
 
 def trainer_options(record):
@@ -604,18 +463,6 @@ def unstaged(value, staging, model_dir):
     return value.replace(staging, STAGING) if isinstance(value, str) else value
 
 
-def learns_folder(model_dir, number):
-    """<model_dir>/learns/<number>: learn `number`'s checkpoint while it is out of service."""
-    return os.path.join(model_dir, folders.LEARNS_FOLDER, str(number))
-
-
-def moves(prefix, folder, coming):
-    """[(from, to)] moving a checkpoint's files (prefix.*) into `folder`: the .index last when they come into the
-    model folder (coming), first when they leave it (no reader takes a checkpoint half there)."""
-    paths = sorted(glob.glob(glob.escape(prefix) + ".*"), key=lambda p: (p.endswith(".index"), p.endswith(".meta")))
-    return [(p, os.path.join(folder, os.path.basename(p))) for p in (paths if coming else paths[::-1])]
-
-
 def promote(learned, plan, entry, watch):
     """Copy the checkpoint `learned` into model_dir/learns/<n>/ as learn n, then put it in service (held instead,
     raising LearnHeld, when the check says it made things worse and plan.accept_worse is not set); its prefix.
@@ -625,13 +472,13 @@ def promote(learned, plan, entry, watch):
     """
     model_dir = plan.model_dir
     if not os.path.isdir(model_dir):
-        raise LearnFailed(f"{gone(model_dir)}; the learned checkpoint was not kept")
+        raise LearnFailed(f"{promotion.gone(model_dir)}; the learned checkpoint was not kept")
     record = folders.folder_record(model_dir)
     learns, redo = folders.learn_history(model_dir, record)
     number = 1 + max([e.get("learn", 0) for e in learns if isinstance(e.get("learn"), int)] +
                      [int(n) for n in files.listing(os.path.join(model_dir, folders.LEARNS_FOLDER)) if n.isdecimal()]
                      + [0])
-    folder = learns_folder(model_dir, number)
+    folder = promotion.learns_folder(model_dir, number)
     made = files.missing_folders(folder)
     try:
         os.makedirs(folder)
@@ -644,7 +491,7 @@ def promote(learned, plan, entry, watch):
             entry["state"] = "held"
             folders.change(model_dir, record={**record, folders.LEARNS: learns + [entry], folders.REDO: redo})
         else:
-            bring_in(model_dir, record, learns + [entry], entry)
+            promotion.bring_in(model_dir, record, learns + [entry], entry)
     except BaseException as e:
         shutil.rmtree(folder, ignore_errors=True)
         files.remove_empty_folders(made)
@@ -653,180 +500,9 @@ def promote(learned, plan, entry, watch):
                             "was") from None
         raise
     if worse:
-        raise LearnHeld(f"not promoted: {fell(entry['check'])}, past the limits ({100 * RECALL_DROP:g} points for a "
-                        f"digit, {100 * ACCURACY_DROP:g} in all); it waits in {folder}: {choices(model_dir)}", entry)
+        raise LearnHeld(f"not promoted: {promotion.fell(entry['check'])}, past the limits "
+                        f"({100 * promotion.RECALL_DROP:g} points for a digit, {100 * promotion.ACCURACY_DROP:g} in "
+                        f"all); it waits in {folder}: {promotion.choices(model_dir)}", entry)
     return os.path.join(model_dir, entry["after"])
 
 
-def choices(model_dir):
-    """What to do with a held learn, as commands: `use it anyway with ..., or discard it with ...`."""
-    return (f"use it anyway with `{cli.command('mnist_learn.py', '--accept-worse', '--model-dir', model_dir)}`, or "
-            f"discard it with `{cli.command('mnist_learn.py', '--discard', '--model-dir', model_dir)}`")
-
-
-def bring_in(model_dir, record, learns, entry, redo=()):
-    """Put learn `entry`'s checkpoint, in its learns/<n>/, in service: its files moved into model_dir, the index
-    naming it newest, the record holding `learns` with the entry promoted, the trainer's options after it and
-    `redo` the learns left to redo (none after a new learn or an accept: they end what could be redone). All or
-    nothing (folders.change)."""
-    folder = learns_folder(model_dir, entry["learn"])
-    missing = missing_files(folder, entry)
-    if missing:
-        raise DataError(f"{os.path.join(folder, entry['after'])}: the learned checkpoint is not all there "
-                        f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} missing); nothing changed in "
-                        f"{model_dir}")
-    names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
-    entry.update(state="promoted", changed=time.time())
-    record = {**record, **entry.get("options", {}).get("after", {}), folders.LEARNS: learns, folders.REDO: list(redo)}
-    folders.change(model_dir, moves(os.path.join(folder, entry["after"]), model_dir, coming=True),
-                   index=(entry["after"], names + [entry["after"]]), record=record)
-    files.remove_empty_folders([folder, os.path.dirname(folder)])
-
-
-def missing_files(folder, entry):
-    """The names of learn `entry`'s checkpoint files that are not in `folder` (its learns/<n>/): those it had when
-    set aside (entry["files"]), else its .index and every .data shard the shards' names count; [] when whole."""
-    after = entry["after"]
-    names = set(files.listing(folder))
-    wanted = list(entry.get("files") or [])
-    if not wanted:
-        shards = [re.fullmatch(re.escape(after) + r"\.data-\d+-of-(\d+)", n) for n in names]
-        count = max([int(m.group(1)) for m in shards if m] + [1])
-        wanted = [after + ".index"] + [f"{after}.data-{i:05d}-of-{count:05d}" for i in range(count)]
-    return [n for n in wanted if n not in names]
-
-
-def moved_on(model_dir, newest, name):
-    """The checkpoint of model_dir newer than `name` (the folder trained further since): the newest one when it is
-    not `name`, else the newest of any files of a later step (a save under way); None when there is none."""
-    if newest is not None and newest != name:
-        return newest
-    later = [step for step in folders.checkpoint_steps(model_dir, folders.name_of(name))
-             if step > folders.step_of(name)]
-    return f"{folders.name_of(name)}-{max(later)}" if later else None
-
-
-@contextlib.contextmanager
-def history(model_dir):
-    """Around an undo, a redo, an accept or a discard: the folder held (one_at_a_time), and (record, learns,
-    redo, the newest checkpoint's name or None) read; DataError when the folder is gone."""
-    with one_at_a_time(model_dir):
-        if not os.path.isdir(model_dir):
-            raise gone(model_dir)
-        record = folders.folder_record(model_dir)
-        learns, redo = folders.learn_history(model_dir, record)
-        newest = checkpoints.latest(model_dir)
-        yield record, learns, redo, newest and os.path.basename(newest)
-
-
-def undo(model_dir, out=print):
-    """Take the last promoted learn out of service: its checkpoint moved into learns/<n>/ (a folder of its own), the
-    one from before named newest again; returns the prefix in use again.
-
-    Raises DataError when no learn is recorded, when the newest checkpoint
-    is not one a learn promoted (trained further since), or the one from
-    before is gone: nothing is changed then.
-    """
-    with history(model_dir) as (record, learns, redo, newest):
-        if not learns:
-            raise DataError(f"{os.path.join(model_dir, folders.FOLDER_FILE)}: no learn to undo")
-        entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-        if entry is None:
-            raise DataError(f"{model_dir}: no learn to undo (each one here is undone, held or discarded)")
-        newer = moved_on(model_dir, newest, entry["after"])
-        if newer is not None:
-            raise DataError(f"{model_dir}: trained further since learn {entry.get('learn', '')}: its newest checkpoint "
-                            f"is {newer}, not {entry['after']} that the learn added; nothing undone (an undo would "
-                            f"take {newer} out of service too)")
-        before = os.path.join(model_dir, entry["before"])
-        if checkpoints.checkpoint_format(before) is None:
-            raise DataError(f"{before}: the checkpoint from before the learn is gone; nothing undone")
-        number = entry.setdefault("learn", 1 + max(e.get("learn", 0) for e in learns))
-        folder = learns_folder(model_dir, number)
-        os.makedirs(folder, exist_ok=True)
-        going = moves(os.path.join(model_dir, entry["after"]), folder, coming=False)
-        entry.update(state="undone", changed=time.time(), files=sorted(os.path.basename(f) for f, _ in going))
-        names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
-        try:
-            folders.change(model_dir, going, index=(entry["before"], names),
-                           record={**record, **entry.get("options", {}).get("before", {}), folders.LEARNS: learns,
-                                   folders.REDO: redo + [number]})
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
-            raise
-    out(f"back to {before}; the learned checkpoint is in {folder} "
-        f"(`{cli.command('mnist_learn.py', '--redo', '--model-dir', model_dir)}` puts it back)")
-    return before
-
-
-def redo(model_dir, out=print):
-    """Put the learn the last undo took back in service again; returns its prefix. Raises DataError when there is
-    none, or when the newest checkpoint is no longer the one it was learned from: nothing is changed then."""
-    with history(model_dir) as (record, learns, redo_list, newest):
-        entry = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
-        if entry is None:
-            raise DataError(f"{model_dir}: no undone learn to redo")
-        newer = moved_on(model_dir, newest, entry["before"])
-        if newer is not None:
-            raise DataError(f"{model_dir}: trained further since the undo: its newest checkpoint is {newer}, not "
-                            f"{entry['before']} that learn {entry['learn']} started from; nothing redone (a redo "
-                            f"would put {entry['after']} in service over {newer})")
-        bring_in(model_dir, record, learns, entry, redo_list[:-1])
-    after = os.path.join(model_dir, entry["after"])
-    out(f"learned: {after} again (from {os.path.join(model_dir, entry['before'])}); go back with "
-        f"`{cli.command('mnist_learn.py', '--undo', '--model-dir', model_dir)}`")
-    return after
-
-
-def held_entry(learns, model_dir):
-    """The learn that waits for a choice (state "held"); DataError when none does."""
-    entry = next((e for e in reversed(learns) if e.get("state") == "held"), None)
-    if entry is None:
-        raise DataError(f"{model_dir}: no learned checkpoint waits for a choice")
-    return entry
-
-
-def accept(model_dir, out=print):
-    """Put the held learn's checkpoint in service anyway (mnist_learn.py --accept-worse, the page's "use it
-    anyway"); returns its prefix. DataError when none is held, or the folder moved on since it was learned."""
-    with history(model_dir) as (record, learns, _, newest):
-        entry = held_entry(learns, model_dir)
-        newer = moved_on(model_dir, newest, entry["before"])
-        if newer is not None:
-            raise DataError(f"{model_dir}: its newest checkpoint is now {newer}, not {entry['before']} that learn "
-                            f"{entry['learn']} started from; discard it and learn again")
-        bring_in(model_dir, record, learns, entry)
-    after = os.path.join(model_dir, entry["after"])
-    out(f"learned: {after} (from {os.path.join(model_dir, entry['before'])}), though {fell(entry['check'])}; go "
-        f"back with `{cli.command('mnist_learn.py', '--undo', '--model-dir', model_dir)}`")
-    return after
-
-
-def discard(model_dir, out=print):
-    """Remove the held learn's checkpoint (mnist_learn.py --discard, the page's "discard"); the record keeps the
-    learn as discarded. DataError when none is held."""
-    with history(model_dir) as (record, learns, redo_list, _):
-        entry = held_entry(learns, model_dir)
-        entry.update(state="discarded", changed=time.time())
-        folders.change(model_dir, record={**record, folders.LEARNS: learns, folders.REDO: redo_list})
-        shutil.rmtree(learns_folder(model_dir, entry["learn"]), ignore_errors=True)
-        files.remove_empty_folders([os.path.join(model_dir, folders.LEARNS_FOLDER)])
-    out(f"discarded learn {entry['learn']}'s checkpoint {entry['after']}; {model_dir} goes on with {entry['before']}")
-
-
-def standing(model_dir):
-    """Where model_dir's learns stand (None: a model without a folder), for the board's page: {"last": the learn
-    changed last (its entry) or None, "undo": whether undo() would do something, "redo": whether redo() would,
-    "held": the held learn or None}."""
-    learns, redo_list = folders.learn_history(model_dir) if model_dir else ([], [])
-    if not learns:
-        return {"last": None, "undo": False, "redo": False, "held": None}
-    newest = checkpoints.latest(model_dir)
-    newest = newest and os.path.basename(newest)
-    last = max(enumerate(learns), key=lambda item: (item[1].get("changed", 0), item[0]))[1]
-    nxt = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
-    serving = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-    return {"last": last, "undo": serving is not None and moved_on(model_dir, newest, serving["after"]) is None,
-            "redo": nxt is not None and moved_on(model_dir, newest, nxt["before"]) is None,
-            "held": next((e for e in reversed(learns) if e.get("state") == "held"), None)}

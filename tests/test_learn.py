@@ -24,7 +24,7 @@ from conftest import (KEPT, LEARN_STEPS, ROOT, TRAIN_STEPS, copy_into, keep_seve
 import mnist_backward
 import mnist_forward
 import mnist_test
-from mnistkit import checkpoints, files, folders, keep, learn, records
+from mnistkit import checkpoints, files, folders, keep, learn, promotion, records
 from mnistkit.errors import DataError
 from tf_compat import tf
 
@@ -153,22 +153,22 @@ def test_a_learn_that_makes_a_digit_worse_is_checked_and_held_saying_what_fell(l
     assert check["test"]["count"] == count == 2000 and check["test"]["accuracy"][0] == accuracy
     assert check["kept"] == {"count": KEPT, "right": [threes_predicted(model, kept_pixels(learned_workdir)), KEPT]}
     seven = check["test"]["recall"][7]
-    assert seven[0] - seven[1] > learn.RECALL_DROP and {"digit": 7, "before": seven[0], "after": seven[1]} in \
+    assert seven[0] - seven[1] > promotion.RECALL_DROP and {"digit": 7, "before": seven[0], "after": seven[1]} in \
         check["fell"]
-    assert all(pair[0] - pair[1] > learn.RECALL_DROP for pair in (check["test"][f.get("measure", "recall")][f["digit"]]
+    assert all(pair[0] - pair[1] > promotion.RECALL_DROP for pair in (check["test"][f.get("measure", "recall")][f["digit"]]
                                                               for f in check["fell"] if f["digit"] is not None))
     lines = said(learned_workdir)["lines"]
-    assert f"checked: {learn.summary(check)}" in lines
+    assert f"checked: {promotion.summary(check)}" in lines
     assert re.fullmatch(r"MNIST 0\.\d{4} → 0\.\d{4}; digit \d recall 0\.\d{3} → 0\.\d{3}; your digits 0/10 → "
-                        r"10/10", learn.summary(check))
+                        r"10/10", promotion.summary(check))
 
 
 def test_the_check_names_the_digit_that_fell_most_or_that_none_fell():
     recall = [[0.98, 0.98]] * 10
     check = {"test": {"accuracy": [0.9360, 0.9370], "recall": recall}, "kept": {"right": [3, 5], "count": 5}}
-    assert learn.summary(check) == "MNIST 0.9360 → 0.9370; no digit's recall fell; your digits 3/5 → 5/5"
+    assert promotion.summary(check) == "MNIST 0.9360 → 0.9370; no digit's recall fell; your digits 3/5 → 5/5"
     check["test"]["recall"] = recall[:2] + [[0.951, 0.938], [0.9, 0.89], None] + recall[5:]
-    assert learn.summary(check) == "MNIST 0.9360 → 0.9370; digit 2 recall 0.951 → 0.938; your digits 3/5 → 5/5"
+    assert promotion.summary(check) == "MNIST 0.9360 → 0.9370; digit 2 recall 0.951 → 0.938; your digits 3/5 → 5/5"
 
 
 def test_a_learn_says_each_stage_and_every_5_percent_of_its_steps(learned_workdir):
@@ -192,7 +192,7 @@ def test_what_a_learn_prints_and_records_names_no_temporary_folder(learned_workd
     assert lines[1].startswith(f"warning: all {KEPT} kept digits are 3s: ")  # one digit only: said before it runs
     (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
     assert entry["settings"]["known"] == {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, KEPT]]}
-    assert learn.unknown(str(learned_workdir / "model"), keep.KeptDigits(str(learned_workdir / "my_digits"))) \
+    assert promotion.unknown(str(learned_workdir / "model"), keep.KeptDigits(str(learned_workdir / "my_digits"))) \
         == KEPT  # held: the model in service learned none of them
     assert all(len(entry["check"]["test"][m]) == 10 for m in ("recall", "precision"))
 
@@ -429,13 +429,13 @@ def test_one_learn_at_a_time_per_model_folder(trained_workdir, sample_workdir, t
     work = copy_into(tmp_path / "work", trained_workdir, "model")
     keep_sevens_as_threes(sample_workdir, work / "my_digits")
     before = tree_digests(work / "model", with_folders=True)
-    with learn.one_at_a_time(str(work / "model")):  # a learn of this process (another thread of the board)
+    with promotion.one_at_a_time(str(work / "model")):  # a learn of this process (another thread of the board)
         with pytest.raises(DataError, match="another learn is working on this model folder; wait until it ends"):
             learn.learn(str(work / "model"), str(work / "my_digits"), steps=1, watch=learn.Watch(lambda line: None))
     (work / "model" / folders.LOCK_FILE).write_text(f"{os.getppid()}\n")  # a live process of another learn
     with pytest.raises(DataError, match=rf"model: another process \(pid {os.getppid()}\) is writing this folder; "
                                         "wait for it or use another --model-dir"):
-        learn.undo(str(work / "model"))
+        promotion.undo(str(work / "model"))
     os.remove(work / "model" / folders.LOCK_FILE)
     assert tree_digests(work / "model", with_folders=True) == before
 

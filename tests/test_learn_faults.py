@@ -23,7 +23,7 @@ import pytest
 from conftest import copy_into, run_main, tree_digests
 from test_board_learn import board_on, kept_input
 from test_board_routes import Asked
-from mnistkit import folders, keep, learn
+from mnistkit import folders, keep, learn, promotion
 from mnistkit.board import app, model, teach
 from mnistkit.errors import DataError
 from mnistkit.networks import MLP
@@ -67,7 +67,7 @@ def test_undo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoi
     newer = train_further(model_dir, AFTER, 2300, whole)
     before = unchanged(model_dir)
     with pytest.raises(DataError) as refused:
-        learn.undo(str(model_dir), out=pytest.fail)
+        promotion.undo(str(model_dir), out=pytest.fail)
     said = str(refused.value)
     assert "\n" not in said and newer in said and "nothing undone" in said, said
     assert unchanged(model_dir) == before  # the newer training stays in service, nothing moved
@@ -85,15 +85,15 @@ def test_undo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoi
 @pytest.mark.parametrize("whole", [True, False], ids=["trained-further", "a-save-under-way"])
 def test_redo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoint(trained_workdir, tmp_path, whole):
     model_dir = promoted_folder(trained_workdir, tmp_path)
-    assert learn.undo(str(model_dir), out=lambda line: None) == str(model_dir / BEFORE)
+    assert promotion.undo(str(model_dir), out=lambda line: None) == str(model_dir / BEFORE)
     newer = train_further(model_dir, BEFORE, 1300, whole)
     before = unchanged(model_dir)
     with pytest.raises(DataError) as refused:
-        learn.redo(str(model_dir), out=pytest.fail)
+        promotion.redo(str(model_dir), out=pytest.fail)
     said = str(refused.value)
     assert "\n" not in said and newer in said and "nothing redone" in said, said
     assert unchanged(model_dir) == before  # the learned checkpoint is not put back over the newer one
-    assert learn.standing(str(model_dir))["redo"] is False
+    assert promotion.standing(str(model_dir))["redo"] is False
     if whole:
         board, _ = board_on(model_dir, tmp_path)
         answer = Asked(board, "POST", "/board/learn/redo")
@@ -104,12 +104,12 @@ def test_redo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoi
 @pytest.mark.parametrize("lost", [".index", ".data-00000-of-00001", ".meta"])
 def test_redo_refuses_a_set_aside_checkpoint_whose_files_are_not_all_there(trained_workdir, tmp_path, lost):
     model_dir = promoted_folder(trained_workdir, tmp_path)
-    learn.undo(str(model_dir), out=lambda line: None)
+    promotion.undo(str(model_dir), out=lambda line: None)
     aside = model_dir / folders.LEARNS_FOLDER / "1"
     (aside / (AFTER + lost)).unlink()
     before = unchanged(model_dir)
     with pytest.raises(DataError) as refused:
-        learn.redo(str(model_dir), out=pytest.fail)
+        promotion.redo(str(model_dir), out=pytest.fail)
     said = str(refused.value)
     assert "\n" not in said and "not all there" in said and AFTER + lost in said, said
     assert unchanged(model_dir) == before
@@ -123,19 +123,19 @@ def test_undo_and_redo_with_nothing_newer_still_work_and_never_bring_back_a_remo
     names = [store.keep(np.array(kept_input(seed), np.uint8).reshape(28, 28), 1)[0] for seed in range(3)]
     record = folders.folder_record(str(model_dir))
     (entry,) = record[folders.LEARNS]
-    entry["settings"]["known"] = learn.known_of(store, store.entries(), str(model_dir))  # learn 1 learned these three
+    entry["settings"]["known"] = promotion.known_of(store, store.entries(), str(model_dir))  # learn 1 learned these three
     folders.change(str(model_dir), record=record)
-    assert learn.unknown(str(model_dir), store) == 0
+    assert promotion.unknown(str(model_dir), store) == 0
     store.remove(names[0])  # removed, and one kept: two changes the model in service does not know
     store.keep(np.array(kept_input(5), np.uint8).reshape(28, 28), 4)
-    assert learn.unknown(str(model_dir), store) == 2
+    assert promotion.unknown(str(model_dir), store) == 2
     board, _ = board_on(model_dir, tmp_path)  # board_on keeps one more digit in the same store
     assert json.loads(Asked(board, "GET", "/board/learn").body)["unknown"] == 3
     listed = store.entries()
-    learn.undo(str(model_dir), out=lambda line: None)  # the model in service learned none of them
-    assert learn.unknown(str(model_dir), store) == len(listed) and store.entries() == listed
-    learn.redo(str(model_dir), out=lambda line: None)
-    assert learn.unknown(str(model_dir), store) == 3 and store.entries() == listed
+    promotion.undo(str(model_dir), out=lambda line: None)  # the model in service learned none of them
+    assert promotion.unknown(str(model_dir), store) == len(listed) and store.entries() == listed
+    promotion.redo(str(model_dir), out=lambda line: None)
+    assert promotion.unknown(str(model_dir), store) == 3 and store.entries() == listed
     assert not (tmp_path / "my_digits" / names[0]).exists()  # the removed keep stays removed
     again = json.loads(Asked(board_on(model_dir, tmp_path / "again")[0], "GET", "/board/learn").body)
     assert again["unknown"] == 1  # another board, another store: none of its one keep learned
@@ -166,21 +166,21 @@ def report(accuracy, recall=0.95, precision=0.95, records=10000, **digit):
     (report(0.950), report(0.940, d3=(0.97, 0.90), d8=(0.90, 0.95)), ["accuracy", "recall 8", "precision 3"]),
 ])
 def test_the_check_holds_a_fall_past_its_limits_in_points(before, after, held):
-    test, fell = learn.judge(before, after)
+    test, fell = promotion.judge(before, after)
     assert [("accuracy" if f["digit"] is None else f"{f.get('measure', 'recall')} {f['digit']}") for f in fell] \
         == held
     assert test["accuracy"] == [before["accuracy"], after["accuracy"]]
     for measure in ("recall", "precision"):  # each digit's, before and after, as the evaluator gave them
         assert test[measure] == [[b[measure], a[measure]] for b, a in zip(before["per_digit"], after["per_digit"])]
     if fell:
-        line = learn.fell({"fell": fell})
+        line = promotion.fell({"fell": fell})
         assert "\n" not in line and all(f"{100 * (f['after'] - f['before']):+.1f} points" in line for f in fell)
 
 
 @pytest.mark.quick
 def test_a_held_learn_names_a_precision_that_fell():
-    test, fell = learn.judge(report(0.95, d1=(0.98, 0.99)), report(0.95, d1=(0.98, 0.93)))
-    assert learn.fell({"fell": fell}) == "digit 1's precision fell 0.990 → 0.930 (-6.0 points)"
+    test, fell = promotion.judge(report(0.95, d1=(0.98, 0.99)), report(0.95, d1=(0.98, 0.93)))
+    assert promotion.fell({"fell": fell}) == "digit 1's precision fell 0.990 → 0.930 (-6.0 points)"
 
 
 @pytest.mark.quick

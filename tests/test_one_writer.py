@@ -15,7 +15,7 @@ import pytest
 
 from conftest import ROOT, copy_into, run_main, run_script, wait_limit
 import mnist_backward
-from mnistkit import export, folders, learn
+from mnistkit import export, folders, promotion
 from mnistkit.errors import DataError
 
 REFUSED = "is writing this folder; wait for it or use another"
@@ -23,16 +23,16 @@ REFUSED = "is writing this folder; wait for it or use another"
 
 @pytest.fixture
 def holder(tmp_path):
-    """A function starting a child process that holds a folder the way `how` says ("learn": learn.one_at_a_time
+    """A function starting a child process that holds a folder the way `how` says ("learn": promotion.one_at_a_time
     on a model folder; "export": an export's commit lock), until its stdin is closed; returns the Popen once the
     lock is held. Its command line, as the lock names it: `python hold.py FOLDER HOW`."""
     script = tmp_path / "hold.py"
     script.write_text(textwrap.dedent("""\
         import sys
         sys.path.insert(0, sys.argv[3])
-        from mnistkit import folders, learn
+        from mnistkit import folders, promotion
         folder, how = sys.argv[1], sys.argv[2]
-        with learn.one_at_a_time(folder) if how == "learn" else folders.FolderLock(folder, "--export-dir", "an export"):
+        with promotion.one_at_a_time(folder) if how == "learn" else folders.FolderLock(folder, "--export-dir", "an export"):
             print("held", flush=True)
             sys.stdin.read()
     """))

@@ -13,10 +13,10 @@
                               with "unknown" (changes to the kept digits the served model does not know) and
                               "one_digit" (the digit all keeps are: the page warns before a learn)
 - POST   /board/learn         starts a learn on the served checkpoint's folder -> 202 and the status
-- POST   /board/learn/undo    the last learn undone (mnistkit.learn.undo) -> the status
-- POST   /board/learn/redo    the last undone learn put back (learn.redo) -> the status
-- POST   /board/learn/accept  the learn held for a choice put in service anyway (learn.accept) -> the status
-- POST   /board/learn/discard the learn held for a choice removed (learn.discard) -> the status
+- POST   /board/learn/undo    the last learn undone (mnistkit.promotion.undo) -> the status
+- POST   /board/learn/redo    the last undone learn put back (promotion.redo) -> the status
+- POST   /board/learn/accept  the learn held for a choice put in service anyway (promotion.accept) -> the status
+- POST   /board/learn/discard the learn held for a choice removed (promotion.discard) -> the status
 The learn routes take the query the other routes take (table.chosen):
 ?model=compare learns on the --compare network (LeNet-5 beside the
 784-500-10 one: its own folder, its own trainer, its own Follower), and
@@ -60,7 +60,7 @@ import threading
 
 import numpy as np
 
-from .. import checkpoints, learn, pictures
+from .. import checkpoints, learn, pictures, promotion
 from ..errors import DataError
 from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
@@ -162,25 +162,25 @@ def learn_start(call):
 
 
 def learn_undo(call):
-    """POST /board/learn/undo[?model=compare]: that folder's last learn undone (learn.undo); the status."""
-    return call.learning.choose(*learn_side(call), learn.undo)
+    """POST /board/learn/undo[?model=compare]: that folder's last learn undone (promotion.undo); the status."""
+    return call.learning.choose(*learn_side(call), promotion.undo)
 
 
 def learn_redo(call):
-    """POST /board/learn/redo[?model=compare]: that folder's last undone learn put back (learn.redo); the status."""
-    return call.learning.choose(*learn_side(call), learn.redo)
+    """POST /board/learn/redo[?model=compare]: that folder's last undone learn put back (promotion.redo); the status."""
+    return call.learning.choose(*learn_side(call), promotion.redo)
 
 
 def learn_accept(call):
-    """POST /board/learn/accept[?model=compare]: the learn held for a choice put in service anyway (learn.accept);
+    """POST /board/learn/accept[?model=compare]: the learn held for a choice put in service anyway (promotion.accept);
     the status."""
-    return call.learning.choose(*learn_side(call), learn.accept)
+    return call.learning.choose(*learn_side(call), promotion.accept)
 
 
 def learn_discard(call):
-    """POST /board/learn/discard[?model=compare]: the learn held for a choice removed (learn.discard); the
+    """POST /board/learn/discard[?model=compare]: the learn held for a choice removed (promotion.discard); the
     status."""
-    return call.learning.choose(*learn_side(call), learn.discard)
+    return call.learning.choose(*learn_side(call), promotion.discard)
 
 
 def store_call(work, *args):
@@ -275,7 +275,7 @@ class Learning:
         if job["folder"] is not None and job["folder"] != folder:  # the last learn was the other network's
             busy = job["folder"] if job["state"] == "running" else None
             job = dict(IDLE)
-        stand = learn.standing(folder)
+        stand = promotion.standing(folder)
         shown = stand["held"] or stand["last"]
         answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
                   "undo": stand["undo"], "redo": stand["redo"], "unknown": self.unknown(folder),
@@ -287,9 +287,9 @@ class Learning:
                 **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
 
     def unknown(self, folder):
-        """How many changes to the kept digits the served folder's model does not know (learn.unknown), or None."""
+        """How many changes to the kept digits the served folder's model does not know (promotion.unknown), or None."""
         try:
-            return learn.unknown(folder, self.kept)
+            return promotion.unknown(folder, self.kept)
         except (DataError, OSError):
             return None
 
@@ -319,7 +319,7 @@ class Learning:
         count = store_call(self.kept.count)
         if not count:
             raise BoardError(400, f"{self.kept.folder}: no kept digits yet; keep some with the digit buttons first")
-        if learn.standing(folder)["held"]:
+        if promotion.standing(folder)["held"]:
             raise BoardError(409, f"{folder}: a learned checkpoint waits for your choice: use it anyway or discard "
                                   "it, then learn again")
         with self.lock:
@@ -354,7 +354,7 @@ class Learning:
             ended = "failed"
         with self.lock:
             self.job["state"] = ended
-            self.failed_at = mark(learn.standing(folder)) if ended == "failed" else None
+            self.failed_at = mark(promotion.standing(folder)) if ended == "failed" else None
 
     def said(self, line):
         """One line of the learn's output: the page shows the last."""
@@ -371,7 +371,7 @@ class Learning:
                 self.job["steps"] = steps
 
     def choose(self, model, slot, choice):
-        """choice(folder) (learn.undo, redo, accept or discard) on the folder of `model` (served in `slot`), that
+        """choice(folder) (promotion.undo, redo, accept or discard) on the folder of `model` (served in `slot`), that
         slot's Follower told at once; the status. BoardError 409 for what cannot be done (one line: a learn
         running, nothing to undo, the folder trained further since, ...)."""
         folder = learn_folder(model)
@@ -414,7 +414,7 @@ IDLE = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None,
 
 
 def mark(stand):
-    """Which change of a folder's learns `stand` (learn.standing's) is the last: (its learn, its time), or None."""
+    """Which change of a folder's learns `stand` (promotion.standing's) is the last: (its learn, its time), or None."""
     last = stand["last"]
     return None if last is None else (last.get("learn"), last.get("changed"))
 
