@@ -42,6 +42,7 @@ from mnistkit import (checkpoints, cli, deployed, keep, layers, learn, listener,
                       segmentation)
 from mnistkit.board import app as board, guard
 from mnistkit.errors import DataError
+from mnistkit.images import picture_paths  # the pictures the command line names, folders listed
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
 
 MODEL_SAVE_PATH = mnist_backward.MODEL_SAVE_PATH  # "./model/"; any network's folder is read
@@ -184,28 +185,6 @@ def load_predictor(model_dir):
         if not deployed.is_exported(model_dir):
             raise
     return deployed.load(model_dir)
-
-
-def picture_paths(args):
-    """The pictures named on the command line, each folder replaced by its picture files.
-
-    A folder contributes its files (not subfolders) whose extension names a format Pillow can open, sorted by
-    name, hidden files left out. Files named directly are kept whatever their extension. Raises DataError for
-    a folder without pictures.
-    """
-    extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
-    paths = []
-    for arg in args:
-        if not os.path.isdir(arg):
-            paths.append(arg)
-            continue
-        found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
-                       if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
-                       and os.path.isfile(os.path.join(arg, name)))
-        if not found:
-            raise DataError(f"{arg}: no picture files in this folder")
-        paths.extend(found)
-    return paths
 
 
 def top_k(probabilities, k=TOP_K):

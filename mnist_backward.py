@@ -119,18 +119,14 @@ def settings_for(net, *args, constants=None, error=None, typed=None, values=None
 def build_graph(settings, data, sync_replicas=None):
     """The course's graph: get_tfrecord -> forward -> loss, learning rate, the update; a training.TrainGraph.
 
-    The batches: batch_source's. data: records.training_data's. sync_replicas:
+    The batches: training_batches'. data: records.training_data's. sync_replicas:
     None, or (replicas_to_aggregate, total_num_replicas) for SyncReplicasOptimizer.
     One function, update, builds the update (optimizer step, global_step += 1,
     the moving averages of the weights it makes: steps.step_and_averages) of the single step and of each step of
     steps.steps_loop (graph.loop at --steps-per-run above 1, run instead of
     train_op). DataError: NETWORK names a variable forward() lacks (check_graph).
     """
-    if settings.mix_records:  # a share of each batch from --mix-records' files, through a second such chain
-        (img_batch, label_batch), next_batch = records.mixed(functools.partial(batch_source, settings, data),
-                                                             settings.batch_size, settings.mix_records, settings.log)
-    else:
-        (img_batch, label_batch), next_batch = batch_source(settings, data, settings.batch_size)
+    (img_batch, label_batch), next_batch = training_batches(settings, data)
     if settings.pipeline.fed:  # the course's placeholders, fed the fetched batch by feed_dict (run_step)
         x = tf.placeholder(tf.float32, [None, settings.net.INPUT_NODE])
         y_ = tf.placeholder(tf.float32, [None, settings.net.OUTPUT_NODE])
@@ -182,6 +178,15 @@ def build_graph(settings, data, sync_replicas=None):
     saver = tf.train.Saver(max_to_keep=settings.keep, save_relative_paths=True)
     return training.TrainGraph(x, y_, img_batch, label_batch, loss, learning_rate, global_step, train_op,
                                step_after, summary, optimizer, saver, finite, finite_names, loop)
+
+
+def training_batches(settings, data):
+    """((img_batch, label_batch), next_batch) of settings.batch_size examples: batch_source's, or with
+    --mix-records a share of each batch from its files through a second such chain (records.mixed)."""
+    if settings.mix_records:
+        return records.mixed(functools.partial(batch_source, settings, data), settings.batch_size,
+                             settings.mix_records, settings.log)
+    return batch_source(settings, data, settings.batch_size)
 
 
 def batch_source(settings, data, num, files=None):

@@ -227,18 +227,19 @@ OPTIONS = cli.Options([
 ])
 
 
-def check_worker_flags(worker_args, trainer, error):
+def check_worker_flags(worker_args, trainer, launcher):
     """Check the flags that go to every worker as their trainer (the script at path `trainer`) will, before any task
-    starts: its parser and its options' bounds (mnist_backward.OPTIONS), each mistake one line through error(message),
-    the launcher's parser's error (exit status 2), not once per worker. Raises DataError when the trainer cannot be
-    imported."""
+    starts: its parser and its options' bounds (mnist_backward.OPTIONS), each mistake one line through the launcher's
+    parser's error (exit status 2), not once per worker; a mistyped flag is matched with the launcher's options too
+    (--worker: did you mean --workers?). Raises DataError when the trainer cannot be imported."""
     try:
         constants = importlib.import_module(os.path.splitext(os.path.basename(trainer))[0])  # its defaults
     except ImportError as e:
         raise DataError(f"{trainer}: the network's trainer cannot be imported ({e})") from None
     workers = mnist_backward.build_parser(constants=constants)
-    workers.error = error  # its mistakes are the launcher's command line's
-    mnist_backward.OPTIONS.check(workers.parse_args(worker_args), constants, error)
+    workers.error = launcher.error  # its mistakes are the launcher's command line's
+    workers.also_known = (launcher,)
+    mnist_backward.OPTIONS.check(workers.parse_args(worker_args), constants, launcher.error)
 
 
 def build_parser():
@@ -256,7 +257,7 @@ def main(argv=None):
     args, worker_args = parser.parse_known_args(argv)
     OPTIONS.check(args, sys.modules[__name__], parser.error)
     try:
-        check_worker_flags(worker_args, trainer_of(args.net), parser.error)
+        check_worker_flags(worker_args, trainer_of(args.net), parser)
     except DataError as e:
         parser.error(str(e))
     if args.verbose:

@@ -190,10 +190,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     if not once and not cli.within(interval, 0, above=True):  # TEST_INTERVAL_SECS edited, or a caller's value
         raise DataError(f"the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of seconds > 0, "
                         f"not {interval!r}")
-    if not os.path.isdir(data_dir):  # a mistyped --data-dir, or no ./data yet: said as the trainer says it
-        raise records.no_data(data_dir)
-    test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
-    records.check_tfrecord(test_path)
+    test_path = test_records(data_dir)
     details = report is not None or report_json is not None
     last_seen, result, writer = None, None, None
     while True:
@@ -250,12 +247,7 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
     Raises DataError for a checkpoint that is not there, damaged or holding
     NaN weights, and for test records that are missing or bad.
     """
-    test_paths = []
-    for data_dir in data_dirs:
-        if not os.path.isdir(data_dir):
-            raise records.no_data(data_dir)
-        test_paths.append(os.path.join(data_dir, mnist_generateds.tfRecord_test))
-        records.check_tfrecord(test_paths[-1])
+    test_paths = [test_records(data_dir) for data_dir in data_dirs]
     results, reports = [], []
     for ckpt in ckpt_paths:
         ckpt = ckpt or newest_checkpoint(model_dir, trainer.MODEL_NAME)
@@ -280,6 +272,17 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
     if report_json is not None:
         log("report: " + ", ".join(reporting.write_report(reports, None, json_path=report_json)))
     return results
+
+
+def test_records(data_dir):
+    """The path of data_dir's test TFRecord file (mnist_generateds.tfRecord_test), checked whole before any
+    checkpoint is read (records.check_tfrecord). Raises DataError naming the file, or records.no_data's when
+    data_dir is not a folder (a mistyped --data-dir, or no ./data yet: said as the trainer says it)."""
+    if not os.path.isdir(data_dir):
+        raise records.no_data(data_dir)
+    test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
+    records.check_tfrecord(test_path)
+    return test_path
 
 
 def record_score(model_dir, result):

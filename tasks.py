@@ -127,10 +127,21 @@ def ensure_venv(venv_dir, requirements, platform=sys.platform):
             create_venv(venv_dir, clear=other)
         failure = (f"pip could not install {requirements} into {venv_dir}: see its messages above (TensorFlow needs "
                    f"a 64-bit Python it has wheels for, such as 3.11; for another Python, delete {venv_dir} first)")
+        print(install_plan(venv_dir, requirements), flush=True)
         run([str(python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], failure)
-        run([str(python), "-m", "pip", "install", "--quiet", "-r", requirements], failure)
+        # Not --quiet: pip's own lines (each package collected, download bars, "Installing collected packages")
+        # are the progress of the minute or more this takes; a quiet pip looked like a hang.
+        run([str(python), "-m", "pip", "install", "-r", requirements], failure)
         Path(venv_dir, STAMP).write_text(requirements + "\n", encoding="utf-8")
+        print(f"{venv_dir} holds {requirements} (stamp {Path(venv_dir, STAMP)})", flush=True)
     return python
+
+
+def install_plan(venv_dir, requirements):
+    """The line (str) printed before pip starts: what is installed where, how long it takes, what shows it."""
+    return (f"installing {requirements} into {venv_dir}: pip first, then TensorFlow and the rest, about a minute "
+            "from pip's cache, several on a first download; pip's own lines below show its progress "
+            "(its longest silence is while it unpacks TensorFlow after \"Installing collected packages\")")
 
 
 def quick_files(tests=ROOT / "tests"):

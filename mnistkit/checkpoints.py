@@ -83,16 +83,39 @@ def signature(prefix):
 
     mnist_test.py scores a checkpoint again only when this changed (a
     checkpoint reported damaged that was then written whole, or a step
-    saved again by a new run).
+    saved again by a new run). Several checkpoints: signatures, one scan.
     """
-    stats = []
-    for path in sorted(glob.glob(glob.escape(prefix) + ".*") + ([prefix] if os.path.isfile(prefix) else [])):
+    return signatures([prefix])[prefix]
+
+
+def signatures(prefixes):
+    """{prefix: signature(prefix)} for many checkpoints, each folder listed once (os.scandir).
+
+    A checkpoint's files are <prefix>.* and, in the V1 format, the file
+    <prefix> itself; one deleted by the trainer's rotation between the
+    listing and its stat is left out. A folder that is not there gives ().
+    """
+    by_folder = collections.defaultdict(dict)  # {folder: {its base names, as the system compares them: prefix}}
+    for prefix in prefixes:
+        by_folder[os.path.dirname(prefix)][os.path.normcase(os.path.basename(prefix))] = prefix
+    found = {prefix: [] for prefix in prefixes}
+    for folder, bases in by_folder.items():
         try:
-            info = os.stat(path)
-        except FileNotFoundError:  # deleted by the trainer's rotation just now
+            with os.scandir(folder or os.curdir) as listing:
+                entries = [(entry.name, entry.is_file()) for entry in listing]
+        except (FileNotFoundError, NotADirectoryError):
             continue
-        stats.append((os.path.basename(path), info.st_size, info.st_mtime_ns))
-    return tuple(stats)
+        for name, is_file in entries:
+            key = os.path.normcase(name)
+            owners = [key[:i] for i, c in enumerate(key) if c == "." and key[:i] in bases]  # <base>.<anything>
+            owners += [key] if is_file and key in bases else []  # a V1 checkpoint's one file
+            for base in owners:
+                try:
+                    info = os.stat(os.path.join(folder, name))
+                except FileNotFoundError:  # deleted by the trainer's rotation just now
+                    continue
+                found[bases[base]].append((name, info.st_size, info.st_mtime_ns))
+    return {prefix: tuple(sorted(stats)) for prefix, stats in found.items()}
 
 
 def data_files(prefix):

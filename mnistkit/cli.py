@@ -7,6 +7,7 @@ instant.
 """
 import argparse
 import dataclasses
+import difflib
 import functools
 import inspect
 import math
@@ -242,8 +243,52 @@ def new_parser(doc, epilog=None):
                 reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a closed or detached stream
                 pass
-    return argparse.ArgumentParser(description=doc.split("\n\n")[0], epilog=epilog, allow_abbrev=False,
-                                   formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    return ScriptParser(description=doc.split("\n\n")[0], epilog=epilog, allow_abbrev=False,
+                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+
+
+class UnknownOption(str):
+    """A usage error's message that is the whole answer (ScriptParser.error prints it alone, without the usage)."""
+
+
+class ScriptParser(argparse.ArgumentParser):
+    """argparse's parser, but a mistyped option gets one line naming the closest option, not the whole usage.
+
+    `--step 10` for --steps: `mnist_backward.py: error: unknown option --step; did you mean --steps?`, exit
+    status 2 (argparse's "unrecognized arguments" with the usage before it buried the hint-less line). The
+    closest option is difflib's nearest of this parser's option strings and those of `also_known`'s parsers
+    (mnist_cluster.py's launcher, whose unknown flags go to the workers' parser).
+    """
+
+    also_known = ()  # other parsers whose options a mistyped one may have meant
+
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self.error(unknown_arguments(extras, self, *self.also_known))
+        return args
+
+    def error(self, message):
+        if isinstance(message, UnknownOption):
+            self.exit(2, f"{self.prog}: error: {message}\n")
+        super().error(message)
+
+
+def unknown_arguments(extras, *parsers):
+    """The one-line UnknownOption message for the arguments `extras` (str) no parser of `parsers` knows.
+
+    The first that looks like an option (`--step`, `--step=10`) is named, with the closest option string of
+    `parsers` when one is close enough (difflib, cutoff 0.6); the others are listed after it. Without an
+    option among them, the stray words are named.
+    """
+    flags = [word.split("=", 1)[0] for word in extras if word.startswith("-") and len(word) > 1]
+    if not flags:
+        return UnknownOption(f"unexpected argument{'s' if len(extras) > 1 else ''} {' '.join(extras)}; "
+                             "--help lists what it takes")
+    known = sorted({name for parser in parsers for name in parser._option_string_actions})
+    close = difflib.get_close_matches(flags[0], known, n=1, cutoff=0.6)
+    message = f"unknown option {flags[0]}; " + (f"did you mean {close[0]}?" if close else "--help lists the options")
+    return UnknownOption(message + (f" (also unknown: {', '.join(flags[1:])})" if flags[1:] else ""))
 
 
 class Again(argparse.Action):

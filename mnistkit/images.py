@@ -4,8 +4,11 @@ Grayscale 28x28 JPEGs take a fast path (libjpeg-turbo through simplejpeg);
 everything else goes through Pillow, with 16-bit and 32-bit integer images
 scaled by to_8bit. No TensorFlow here: this runs in the generator's
 decoding processes.
+
+picture_paths lists the pictures a folder given to mnist_app.py holds.
 """
 import io
+import os
 
 import numpy as np
 import simplejpeg
@@ -180,3 +183,25 @@ def check_not_blank(img_raw, img_path, line):
 BIT_DEPTHS = (8, 12, 16)
 WIDE_MODES = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # Pillow's 16-bit and 32-bit integer grayscale modes
 BLANK_IMAGES = tuple(bytes([value]) * IMAGE_PIXELS for value in range(256))  # img_raw of every pixel one value
+
+
+def picture_paths(args):
+    """The pictures named on mnist_app.py's command line (paths, str), each folder replaced by its picture files.
+
+    A folder contributes its files (not subfolders) whose extension names a format Pillow can open, sorted by
+    name, hidden files left out. Files named directly are kept whatever their extension. Raises DataError for
+    a folder without pictures.
+    """
+    extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
+    paths = []
+    for arg in args:
+        if not os.path.isdir(arg):
+            paths.append(arg)
+            continue
+        found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
+                       if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
+                       and os.path.isfile(os.path.join(arg, name)))
+        if not found:
+            raise DataError(f"{arg}: no picture files in this folder")
+        paths.extend(found)
+    return paths

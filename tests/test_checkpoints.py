@@ -377,3 +377,31 @@ def test_every_entry_point_can_be_called_again_in_the_same_process(sample_workdi
         predictor = mnist_app.Predictor(str(model))
         outputs.append((lines, int(predictor.predict(mnist_app.pre_pic(str(picture))).argmax())))
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.quick
+def test_signatures_list_each_folder_once_and_tell_each_checkpoints_files(tmp_path, monkeypatch):
+    # The board's playback once listed the history folder once per snapshot (checkpoints.signature each)
+    folder = tmp_path / "history"
+    folder.mkdir()
+    names = ["m-1.index", "m-1.data-00000-of-00001", "m-10.index", "m-10.meta", "m-1x.index", "other.index"]
+    for size, name in enumerate(names, start=1):
+        (folder / name).write_bytes(b"x" * size)
+    (folder / "m-2").write_bytes(b"v1")  # a V1 checkpoint: the one file named by its prefix
+    (folder / "m-1.d").mkdir()  # a folder under a checkpoint's name is listed, as glob lists it
+    prefixes = [str(folder / p) for p in ("m-1", "m-10", "m-2", "m-3")] + [str(tmp_path / "gone" / "m-1")]
+
+    def stat(name):
+        info = os.stat(folder / name)
+        return (name, info.st_size, info.st_mtime_ns)
+    listed = []
+    scandir = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path: listed.append(path) or scandir(path))
+    found = mnistkit.checkpoints.signatures(prefixes)
+    assert sorted(listed) == sorted([str(folder), str(tmp_path / "gone")])  # each folder once
+    assert found == {prefixes[0]: tuple(stat(n) for n in ("m-1.d", "m-1.data-00000-of-00001", "m-1.index")),
+                     prefixes[1]: (stat("m-10.index"), stat("m-10.meta")),
+                     prefixes[2]: (stat("m-2"),), prefixes[3]: (), prefixes[4]: ()}
+    assert all(mnistkit.checkpoints.signature(p) == found[p] for p in prefixes)  # one checkpoint: the same answer
+    (folder / "m-10.meta").write_bytes(b"written again, longer")
+    assert mnistkit.checkpoints.signature(prefixes[1]) != found[prefixes[1]]

@@ -93,14 +93,19 @@ def test_quick_files_are_the_test_files_that_mark_a_test_quick(tmp_path):
     assert tasks.quick_files(tmp_path / "tests") == ["tests/test_a.py", "tests/test_b.py"]
 
 
-def test_main_installs_then_runs_the_tasks_commands_with_its_arguments(recorded, in_tmp, monkeypatch):
+def test_main_installs_then_runs_the_tasks_commands_with_its_arguments(recorded, in_tmp, monkeypatch, capsys):
     monkeypatch.setattr(tasks, "VENV", str(in_tmp / "venv"))
     monkeypatch.setenv("DEMO_STEPS", "120")
     python = str(tasks.venv_python(in_tmp / "venv"))
     assert tasks.main(["demo"]) == 0
     assert recorded[0] == ("venv", str(in_tmp / "venv"), False)
+    # The requirements' install is not --quiet: pip's own lines are the progress of its minute (make install)
     assert [c[1][3:] for c in recorded[1:3]] == [["install", "--quiet", "--upgrade", "pip"],
-                                                   ["install", "--quiet", "-r", "requirements.txt"]]
+                                                   ["install", "-r", "requirements.txt"]]
+    said = capsys.readouterr().out.splitlines()  # the plan before pip starts, where it went after
+    assert said == [tasks.install_plan(str(in_tmp / "venv"), "requirements.txt"),
+                    f"{in_tmp / 'venv'} holds requirements.txt (stamp {in_tmp / 'venv' / 'installed'})"]
+    assert said[0].startswith(f"installing requirements.txt into {in_tmp / 'venv'}: ") and "pip" in said[0]
     assert recorded[3:] == [("run", c) for c in tasks.task_commands("demo", python, steps=120)]
     del recorded[:]
     assert tasks.main(["bench", "--repeats", "2", "--idx-dir", "/d"]) == 0  # installed: no venv, no pip
@@ -257,7 +262,7 @@ def test_install_runs_when_the_stamp_is_missing_older_or_names_another_file(reco
 def test_the_gpu_build_is_kept_by_later_tasks_until_cpu_asks_for_the_other(recorded, in_tmp):
     venv = in_tmp / "venv"
     tasks.ensure_venv(venv, tasks.choose_requirements(venv, gpu=True, platform="linux"))
-    assert recorded[-1] == ("run", [str(tasks.venv_python(venv)), "-m", "pip", "install", "--quiet", "-r", tasks.GPU])
+    assert recorded[-1] == ("run", [str(tasks.venv_python(venv)), "-m", "pip", "install", "-r", tasks.GPU])
     del recorded[:]
     for _ in range(2):  # a later install, demo or test: the GPU build stays, nothing is reinstalled
         assert tasks.choose_requirements(venv, platform="linux") == tasks.GPU

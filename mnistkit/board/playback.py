@@ -97,7 +97,8 @@ def playback(call):
     network = model.predictor.network
     pixels = page.under_limits(model, model.prepare, call.body, page.named(call))
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
-    logits = numpy_forward(network, [KEPT.weights(prefix, network) for _, prefix in found], rows)[:, 0]
+    stamps = checkpoints.signatures([prefix for _, prefix in found])  # the history folder listed once
+    logits = numpy_forward(network, [KEPT.weights(prefix, network, stamps[prefix]) for _, prefix in found], rows)[:, 0]
     answers = []
     for (step, prefix), these in zip(found, logits):
         probabilities = softmax(these)
@@ -220,18 +221,20 @@ def max_pool(values):
 class Kept:
     """The snapshots' weights read once and kept, up to `most` bytes (the least recently used go first).
 
-    weights(prefix, network): [(w, b)] float32, the moving averages of the
-    network's variables in its declaration's order, from the snapshot's
-    files; read again when those files changed (a run wrote that step
-    again). Thread-safe. Raises BoardError 409 for a snapshot that cannot
-    be read (gone, damaged, of another network).
+    weights(prefix, network, stamp=None): [(w, b)] float32, the moving
+    averages of the network's variables in its declaration's order, from
+    the snapshot's files; read again when those files changed (a run wrote
+    that step again). stamp: their checkpoints.signature when the caller
+    took it (checkpoints.signatures: one listing for many snapshots).
+    Thread-safe. Raises BoardError 409 for a snapshot that cannot be read
+    (gone, damaged, of another network).
     """
 
     def __init__(self, most=MEMORY_BYTES):
         self.most, self.lock, self.held = most, threading.Lock(), collections.OrderedDict()
 
-    def weights(self, prefix, network):
-        stamp = checkpoints.signature(prefix)
+    def weights(self, prefix, network, stamp=None):
+        stamp = checkpoints.signature(prefix) if stamp is None else stamp
         key = (prefix, network.forward)
         with self.lock:
             held = self.held.get(key)
