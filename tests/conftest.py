@@ -40,17 +40,33 @@ def wait_limit(seconds):
     return seconds * max(1.0, load)
 
 
-def wait_for(condition, what, seconds=300):
-    """Poll condition() (a value, or None) every 0.5 s; its first value, or AssertionError naming `what` after
-    wait_limit(seconds) s."""
+def wait_for(condition, what, seconds=300, every=0.5, process=None, output=None):
+    """Poll condition() until it returns something true (a value, True; not None, False or 0) and return that: the
+    one wait on a condition of the tests. The first call is made at once, so a wait costs nothing when the
+    condition already holds; then every `every` seconds.
+
+    Fails with an AssertionError naming `what`: after wait_limit(seconds) s ("timed out after N s waiting for
+    what"), or as soon as `process` (a subprocess.Popen, or several in a list) has ended first, with its exit
+    status (a process that ends just after its last words still counts them: it is asked before the condition).
+    output: a function giving text (a server's stderr, a log) that the failure message ends with; when None and
+    the ended process's stderr is a pipe, what is left in it.
+    """
+    processes = [] if process is None else list(process) if isinstance(process, (list, tuple)) else [process]
     limit = wait_limit(seconds)
     deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
+    while True:
+        gone = [p for p in processes if p.poll() is not None]
         value = condition()
-        if value is not None:
+        if value:
             return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}")
+        if gone:
+            said = output() if output else gone[0].stderr.read() if gone[0].stderr else ""
+            raise AssertionError(f"{what}: the process ended first (pid {gone[0].pid}, exit {gone[0].returncode})"
+                                 + (f":\n{said}" if said else ""))
+        if time.monotonic() >= deadline:
+            said = output() if output else ""
+            raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}" + (f":\n{said}" if said else ""))
+        time.sleep(every)
 
 
 def ended(process, what, seconds=120):

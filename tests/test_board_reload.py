@@ -17,6 +17,7 @@ import types
 import numpy as np
 import pytest
 
+import conftest
 from conftest import copy_into, wait_limit
 from test_board import Server, request
 from test_board_guards import call
@@ -60,14 +61,9 @@ def move_in(staging, model_dir, step):
 
 
 def wait_for(check, what, server):
-    """check()'s value once it is true, polled every 0.1 s for up to wait_limit(WAIT_SECS); fails naming `what`."""
-    deadline = time.monotonic() + wait_limit(WAIT_SECS)
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"{what} did not happen in {wait_limit(WAIT_SECS):.0f} s; stderr: {server.stderr()}")
+    """conftest.wait_for polling every 0.1 s for up to WAIT_SECS, failing when the server has ended first; the
+    failure ends with the server's stderr."""
+    return conftest.wait_for(check, what, WAIT_SECS, every=0.1, process=server.process, output=server.stderr)
 
 
 def answered(server):

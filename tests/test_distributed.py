@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import conftest
 from conftest import MLP_STEPS, ROOT, SHARDS, copy_into, run_script, wait_limit
 from test_records import parse_all
 import mnist_backward
@@ -376,17 +377,10 @@ class Task:
         return self.log.read_text()
 
     def wait_for(self, pattern, timeout=WAIT_TIMEOUT):
-        """The first match of `pattern` in the output; fails when the task ends or time runs out first."""
-        timeout = wait_limit(timeout)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            ended = self.proc.poll() is not None  # before reading: a last line printed just before the end counts
-            match = re.search(pattern, self.output(), re.M)
-            if match:
-                return match
-            assert not ended, f"{self.name} ended ({self.proc.returncode}):\n{self.output()}"
-            time.sleep(0.2)
-        pytest.fail(f"{self.name}: no {pattern!r} within {timeout:.0f} s:\n{self.output()}")
+        """The first match of `pattern` in the output (conftest.wait_for); fails when the task ends or time runs out
+        first, with the output."""
+        return conftest.wait_for(lambda: re.search(pattern, self.output(), re.M), f"{self.name}: {pattern!r}",
+                                 timeout, every=0.2, process=self.proc, output=self.output)
 
     def wait(self, timeout=WAIT_TIMEOUT):
         """The task's exit status once it has ended, within wait_limit(timeout) s; fails naming the task if not."""
@@ -457,18 +451,12 @@ def global_step_on(ps_host):
 
 
 def wait_for_global_step_past(ps_host, step, running, timeout=WAIT_TIMEOUT):
-    """global_step on the parameter server once it is past `step`, read again and again; fails when a task in
-    `running` ends or time runs out first."""
-    timeout = wait_limit(timeout)
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        now = global_step_on(ps_host)
-        if now > step:
-            return now
-        for task in running:
-            assert task.proc.poll() is None, f"{task.name} ended ({task.proc.returncode}):\n{task.output()}"
-        time.sleep(0.2)
-    pytest.fail(f"global_step stayed at {step} for {timeout:.0f} s")
+    """global_step on the parameter server once it is past `step`, read again and again (conftest.wait_for); fails
+    when a task in `running` ends or time runs out first, with their output."""
+    return conftest.wait_for(lambda: (lambda now: now if now > step else None)(global_step_on(ps_host)),
+                             f"global_step past {step} on {ps_host}", timeout, every=0.2,
+                             process=[task.proc for task in running],
+                             output=lambda: "\n".join(f"{task.name}:\n{task.output()}" for task in running))
 
 
 def task_args(job, index, ps_host, worker_hosts, *worker_flags):

@@ -9,12 +9,12 @@ import signal
 import struct
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, ended, run_main, run_script, wait_limit
+import conftest
+from conftest import ROOT, ended, run_main, run_script
 from tf_compat import tf
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -41,18 +41,9 @@ def start(script, *args, cwd):
 
 
 def wait_for(condition, what, proc=None, timeout=PATIENCE_SECS):
-    """Poll condition() until it returns something true, and return that; fail when proc ends first or after
-    wait_limit(timeout) seconds, naming `what`."""
-    timeout = wait_limit(timeout)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"{what}: the process ended first (exit {proc.returncode}): {proc.stderr.read()}")
-        time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+    """conftest.wait_for polling every 0.01 s (a process is caught at a point of its work, between two saves):
+    condition()'s first true value; fails naming `what` when proc ends first or after wait_limit(timeout) s."""
+    return conftest.wait_for(condition, what, timeout, every=0.01, process=proc)
 
 
 def reader_blocked_on(fifo):

@@ -27,7 +27,8 @@ import zlib
 import numpy as np
 import pytest
 
-from conftest import ended, run_main, wait_limit
+import conftest
+from conftest import ended, run_main
 from test_board_routes import EXAMPLES, OWN_HOST, Asked, Stand, example_path, methods_of, served  # noqa: F401
 from mnistkit import cli, export, files, folders, keep, learn, records, training
 from mnistkit.board import app, model, serving, table, teach
@@ -39,13 +40,8 @@ WAIT_SECS = 300  # a condition waited for on 2 loaded cores: generous, and the m
 
 
 def wait_for(condition, what, timeout=WAIT_SECS):
-    """Poll condition() every 0.1 s until it is true; AssertionError naming `what` after wait_limit(timeout) s."""
-    timeout = wait_limit(timeout)
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.1)
+    """conftest.wait_for polling every 0.1 s with WAIT_SECS by default."""
+    return conftest.wait_for(condition, what, timeout, every=0.1)
 
 
 class Recording(Stand):
