@@ -109,7 +109,8 @@ class Cluster:
 
     def __init__(self, tasks, out=sys.stdout, err=sys.stderr, cwd=None):
         self.procs = {}
-        env = dict(os.environ, PYTHONUNBUFFERED="1")  # lines reach us as they are printed
+        # Lines reach us as they are printed, in UTF-8 whatever the locale's encoding (GBK on Chinese Windows).
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
         if os.name == "nt":  # its own process group, so that CTRL_BREAK_EVENT reaches only the task
             options = dict(creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
         else:  # its own session, so that the terminal's Ctrl-C reaches the launcher only
@@ -118,7 +119,8 @@ class Cluster:
         # All processes are forked before any reader thread exists, as preexec_fn requires.
         for name, argv in tasks:
             self.procs[name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                                cwd=cwd, env=env, **options)
+                                                encoding="utf-8", errors="backslashreplace", cwd=cwd, env=env,
+                                                **options)
         lock = threading.Lock()
         self.readers = []
         for name, proc in self.procs.items():

@@ -63,8 +63,8 @@ def holding_signals(work, *args):
     HELD_STOP_SECS after the signal (a loaded machine takes 10 s and more)
     does not make the user wait: the process ends then, `SIGINT: stopped
     while TensorFlow was imported; nothing saved`, status 128 + the
-    signal's number (nothing is written before TensorFlow is there: the
-    scripts import it before they take a folder's lock or write a file);
+    signal's number (nothing is written before TensorFlow is there; a
+    folder's lock a script took before it is removed: end_at_once);
     the signal is heard at once, also inside a long C call (_watch_signals).
     Off the main thread (where handlers cannot be set) work runs as it is.
     """
@@ -147,7 +147,27 @@ def _end_now(signum, said):
         os.write(target, line)
     except OSError:
         pass
-    os._exit(128 + signum)
+    end_at_once(128 + signum)
+
+
+_HELD_FILES = set()  # files this process holds (its folders' lock files): gone when it ends at once too
+
+
+def holding_file(path, held=True):
+    """Note that this process holds the file `path` (a folder's lock: mnistkit.folders.FolderLock), so that
+    end_at_once removes it; held=False when it let go of it (removed it)."""
+    (_HELD_FILES.add if held else _HELD_FILES.discard)(os.path.abspath(path))
+
+
+def end_at_once(status):
+    """os._exit(status) once the files this process holds (holding_file) are removed: a process that ends at once
+    (a second Ctrl-C, a stop during TensorFlow's import, a cluster's time-out) leaves no lock of its own behind."""
+    for path in list(_HELD_FILES):
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+    os._exit(status)
 
 
 def _load():

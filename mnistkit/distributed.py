@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 
+import tf_compat
 from tf_compat import LazyMapping, first_line, task_addresses, tf
 from . import checkpoints, cli, folders, records, training
 from .errors import STOP_SIGNALS, ClusterError, DataError, Interrupted
@@ -125,7 +126,7 @@ def deadline(seconds, message):
     def expire():
         sys.stdout.flush()
         print(f"error: {message() if callable(message) else message}", file=sys.stderr, flush=True)
-        os._exit(1)
+        tf_compat.end_at_once(1)
 
     timer = threading.Timer(seconds, expire)
     timer.daemon = True
@@ -164,7 +165,7 @@ def ends_on_signal(message):
             if data[0] in STOP_SIGNALS:
                 sys.stdout.flush()
                 print(f"{signal.Signals(data[0]).name}: {message}", file=sys.stderr, flush=True)
-                os._exit(128 + data[0])
+                tf_compat.end_at_once(128 + data[0])
 
     watcher = threading.Thread(target=watch, name="stop-watch", daemon=True)
     watcher.start()

@@ -401,7 +401,10 @@ def commit(staging, export_dir, name, stamp=lambda version: None):
     another writer took meanwhile (its folder there when the rename comes:
     Linux says ENOTEMPTY, others EEXIST) is passed over, never written into,
     and the next one stamped. When a .tflite rename fails, the new version
-    is taken back out, so the export is all there or not at all. Returns an
+    is taken back out and a .tflite already renamed is put back as it was
+    (a hard link kept in staging), so the export is all there or not at all,
+    and the .tflite files are never of another version than the newest
+    SavedModel. Returns an
     Export. Raises DataError when another export holds the folder longer.
     """
     base = os.path.join(export_dir, name)
@@ -417,11 +420,20 @@ def commit(staging, export_dir, name, stamp=lambda version: None):
                 if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(version):
                     raise
         tflite = [os.path.join(export_dir, name + suffix + TFLITE_SUFFIX) for suffix in ("", INT8_SUFFIX)]
+        replaced = []  # (path, the earlier file's link in staging, or None when there was none)
         try:
             for path in tflite:
-                staged = os.path.join(staging, os.path.basename(path))
-                files.replace(staged, path)
+                earlier = os.path.join(staging, "earlier-" + os.path.basename(path)) if os.path.isfile(path) else None
+                if earlier is not None:
+                    os.link(path, earlier)  # kept, to be put back should a later rename fail
+                files.replace(os.path.join(staging, os.path.basename(path)), path)
+                replaced.append((path, earlier))
         except BaseException:
             shutil.rmtree(version, ignore_errors=True)
+            for path, earlier in replaced:  # the .tflite files as they were: none of this export's
+                if earlier is not None:
+                    files.replace(earlier, path)
+                else:
+                    files.discard(path)
             raise
     return Export(version, *tflite)

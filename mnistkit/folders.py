@@ -42,6 +42,7 @@ import shutil
 import sys
 import time
 
+import tf_compat
 from tf_compat import saved_as, tf
 from . import files, networks
 from .errors import DataError
@@ -115,6 +116,7 @@ class FolderLock:
             except OSError:  # a full disk: no lock file is left behind; the caller names what it was writing
                 files.remove(path)
                 raise
+            tf_compat.holding_file(path)  # removed even when the process ends at once (tf_compat.end_at_once)
             return self
 
     def _take_over(self, path):
@@ -149,6 +151,7 @@ class FolderLock:
         path = os.path.join(self.folder, LOCK_FILE)
         if lock_owner(path) == os.getpid():
             files.remove(path)
+        tf_compat.holding_file(path, held=False)
 
 
 def lock_owner(path):

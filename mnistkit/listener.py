@@ -36,6 +36,8 @@ import signal
 import socket
 import sys
 
+import tf_compat
+
 from .errors import DataError
 
 HEAD_TIMEOUT = 5.0  # seconds a connection may take to send a request head, first or next
@@ -233,7 +235,7 @@ def run(app, sock, grace=SHUTDOWN_GRACE, stopping=None):
             print(f"{signal.Signals(sig).name}: stopped", file=sys.stderr, flush=True)
             with contextlib.suppress(Exception):
                 sys.stdout.flush()
-            os._exit(128 + sig)
+            tf_compat.end_at_once(128 + sig)
         stopped.append(sig)
         if stopping is not None:
             stopping()

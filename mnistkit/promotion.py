@@ -220,6 +220,16 @@ def missing_files(folder, entry):
     return [n for n in wanted if n not in names]
 
 
+def not_all_there(prefix):
+    """The names of a V2 checkpoint's files a restore needs that are missing: its .index and each .data shard its
+    shards' names count (checkpoints.data_files); [] when whole, or for a V1 checkpoint (one file)."""
+    if checkpoints.checkpoint_format(prefix) != "V2":
+        return []
+    present, expected = checkpoints.data_files(prefix)
+    wanted = [prefix + ".index"] + expected
+    return [os.path.basename(p) for p in wanted if not os.path.exists(p)]
+
+
 def moved_on(model_dir, newest, name):
     """The checkpoint of model_dir newer than `name` (the folder trained further since): the newest one when it is
     not `name`, else the newest of any files of a later step (a save under way); None when there is none."""
@@ -258,6 +268,9 @@ def undo(model_dir, out=print):
         if entry is None:
             raise DataError(f"{model_dir}: no learn to undo (each one here is undone, held or discarded)")
         newer = moved_on(model_dir, newest, entry["after"])
+        if newer is not None and checkpoints.checkpoint_format(os.path.join(model_dir, entry["after"])) is None:
+            raise DataError(f"{model_dir}: {entry['after']}, the checkpoint learn {entry.get('learn', '')} added, is "
+                            f"not there (removed?); its newest checkpoint is {newer}; nothing undone")
         if newer is not None:
             raise DataError(f"{model_dir}: trained further since learn {entry.get('learn', '')}: its newest checkpoint "
                             f"is {newer}, not {entry['after']} that the learn added; nothing undone (an undo would "
@@ -265,6 +278,11 @@ def undo(model_dir, out=print):
         before = os.path.join(model_dir, entry["before"])
         if checkpoints.checkpoint_format(before) is None:
             raise DataError(f"{before}: the checkpoint from before the learn is gone; nothing undone")
+        lost = not_all_there(before)
+        if lost:
+            raise DataError(f"{before}: the checkpoint from before the learn is not all there ({', '.join(lost[:3])}"
+                            f"{' ...' if len(lost) > 3 else ''} missing); nothing undone ({entry['after']} stays in "
+                            "service)")
         number = entry.setdefault("learn", 1 + max(e.get("learn", 0) for e in learns))
         folder = learns_folder(model_dir, number)
         os.makedirs(folder, exist_ok=True)

@@ -24,10 +24,13 @@ CORS_HEADERS = {"Access-Control-Allow-Headers": "Content-Type, X-Filename", "Acc
 def host_name(host):
     """The name of a Host header or a --allow-host value, lower case, without port, brackets or final dot; None if none.
 
-    'LocalHost:8501' -> 'localhost', '[::1]:8501' and '::1' -> '::1', '*' -> '*'.
+    'LocalHost:8501' -> 'localhost', '[::1]:8501' and '::1' -> '::1', '*' -> '*'; 'a:1, b:1' (two Host
+    headers) -> None.
     """
     if host == "*":
         return host
+    if any(c in host for c in ", \t/\\@?#"):  # two Hosts joined ("a, b": table.header_fields), a URL: no one name
+        return None
     if host.count(":") > 1 and not host.startswith("["):  # a bare IPv6 address, as --host and sockets write it
         host = f"[{host}]"
     try:

@@ -14,6 +14,7 @@ Serving's are (a model's name keeps its case). Errors are JSON,
 or version number, 400 for the rest (another method or path, a version
 label, :classify, :regress, a body that is not a request).
 """
+import json
 import re
 
 import numpy as np
@@ -110,7 +111,11 @@ def images_of(request):
     if not isinstance(request, dict) or ("instances" in request) == ("inputs" in request):
         raise BoardError(400, 'JSON Value: the request must be an object with either "instances" (row format) '
                               'or "inputs" (columnar format)')
-    signature = request.get("signature_name") or SIGNATURE_KEY
+    signature = request.get("signature_name", "")
+    if not isinstance(signature, str):
+        raise BoardError(400, f"JSON Value: \"signature_name\" is {json_name(signature)}, not a string; give "
+                              f"\"{SIGNATURE_KEY}\" (or none) or \"{layers.SIGNATURE_KEY}\"")
+    signature = signature or SIGNATURE_KEY
     if signature not in SIGNATURES:
         raise BoardError(400, f"Serving signature name: \"{signature}\" not found in signature def "
                               f"(this model has \"{SIGNATURE_KEY}\" and \"{layers.SIGNATURE_KEY}\")")
@@ -126,6 +131,8 @@ def images_of(request):
         images = rows_array(values)
     except ValueError:  # ragged lists
         raise BoardError(400, f"{INPUT_KEY}: rows of different lengths; expected float32 [N, {IMAGE_PIXELS}]") from None
+    if images.ndim == 2 and images.size and images.dtype.kind in "iufO":  # JSON's true is no number, nor null
+        images = numbers_only(values, images)
     if images.size and images.dtype.kind not in "iuf":
         raise BoardError(400, f"{INPUT_KEY}: expected numbers (DT_FLOAT), got {json_kind(images)}")
     if images.ndim != 2 or images.shape[1] != IMAGE_PIXELS or images.shape[0] == 0:
@@ -150,6 +157,41 @@ def rows_array(values, block=64):
     if not isinstance(values, list) or len(values) <= block:
         return np.array(values)
     return np.concatenate([np.array(values[i:i + block]) for i in range(0, len(values), block)])
+
+
+def numbers_only(rows, images):
+    """images (rows_array of the 2-D list `rows`) when every value is a JSON number; BoardError 400 naming the
+    first (row, column) that is not one (true and false: NumPy reads them as 1 and 0 beside numbers; null; a
+    string), as TF Serving refuses a value that is not a number for a DT_FLOAT input. An integer past int64 (NumPy
+    keeps it as a Python object) is taken as the float it is, for the range check to name. Returns float or int
+    array [n, 784]."""
+    for r, row in enumerate(rows):
+        kinds = set(map(type, row))
+        if kinds <= {int, float}:
+            continue
+        column, value = next((c, v) for c, v in enumerate(row) if type(v) not in (int, float))
+        raise BoardError(400, f"{INPUT_KEY}: row {r}, column {column} is {json_name(value)}, not a number "
+                              f"(DT_FLOAT); {PIXEL_RANGE}")
+    if images.dtype.kind != "O":
+        return images
+    return np.array([[as_float(v) for v in row] for row in rows], np.float64)
+
+
+def as_float(value):
+    """float(value) for a JSON number, an infinity for an integer past float64's range (10**400)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")
+
+
+def json_name(value):
+    """A JSON value as a message names it: true, false, null, "text" (cut), an array, an object."""
+    if isinstance(value, (bool, type(None))):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return json.dumps(value[:20] + ("..." if len(value) > 20 else ""), ensure_ascii=False)
+    return {list: "an array", dict: "an object"}.get(type(value), repr(value))
 
 
 def out_of_range(value):

@@ -246,7 +246,7 @@ class Board:
         if scope["type"] != "http":
             return
         method, path, scheme = scope["method"], scope["path"], scope.get("scheme", "http")
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        headers = header_fields(scope["headers"])
         extra = {}
         try:
             refused = self.access.refusal(method, headers, scheme, scope.get("server"))
@@ -295,6 +295,17 @@ class Board:
             response = self.response(reply.content, status_code=reply.status, media_type=reply.media_type,
                                      headers=headers)
         await response(scope, receive, send)
+
+
+def header_fields(raw):
+    """The request's headers as {lower-case name: value}, a name sent twice as one value joined by ", " (RFC 9110
+    5.3: `Content-Encoding: gzip` twice is gzip twice, and two Host lines are no one host), from the ASGI scope's
+    [(name bytes, value bytes)]."""
+    headers = {}
+    for name, value in raw:
+        name, value = name.decode("latin-1").lower(), value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
 
 
 class Disconnected(Exception):

@@ -1,0 +1,106 @@
+"""More cases of "SIGINT ends it, exit 130, nothing half-written" (issue #53 §9), beyond test_server_faults.py's.
+
+A process that ends at once (tf_compat.end_at_once: a stop during TensorFlow's import, a cluster's time-out, a
+second Ctrl-C on the board) leaves no folder lock of its own behind: mnist_generateds.py and mnist_learn.py took
+their folder's lock before TensorFlow was imported, and a Ctrl-C then left data/.mnist.lock or model/.mnist.lock.
+SIGINT at 0.2, 0.5, 1 and 2 s after mnist_generateds.py, mnist_learn.py and mnist_test.py start ends each with
+130 and nothing half-written (the trainers and the exporter: test_server_faults.py).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, copy_into, ended
+from test_board_learn import kept_input
+from test_server_faults import STOPPED_BY_CTRL_C, nothing_half_written
+from mnistkit import folders, keep
+
+HELD_LOCK = """\
+import hashlib, sys, time
+sys.path.insert(0, {root!r})
+import tf_compat
+from mnistkit import distributed, folders
+folders.FolderLock({folder!r}, "--model-dir", "a test").__enter__()
+print("locked", flush=True)
+{call}
+"""
+ENDINGS = {  # how the process ends at once, while it holds the lock: (the code, its status, its last line)
+    "a Ctrl-C during TensorFlow's import": (
+        'tf_compat.holding_signals(lambda: hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10 ** 9))', 130,
+        "SIGINT: stopped while TensorFlow was imported; nothing saved"),
+    "a cluster's time-out": ('with distributed.deadline(0.5, "the cluster did not answer"):\n    time.sleep(600)', 1,
+                             "error: the cluster did not answer"),
+}
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("how", list(ENDINGS))
+def test_a_process_that_ends_at_once_leaves_no_lock_of_its_own(how, tmp_path):
+    call, status, said = ENDINGS[how]
+    script = tmp_path / "held.py"
+    script.write_text(HELD_LOCK.format(root=ROOT, folder=str(tmp_path), call=call), encoding="utf-8")
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "locked\n"
+        assert (tmp_path / folders.LOCK_FILE).exists()
+        if status == 130:
+            time.sleep(0.5)  # inside the call
+            child.send_signal(signal.SIGINT)
+        _, err = ended(child, f"the process holding a lock, after {how}", 90)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == status and err.strip().splitlines()[-1] == said, err
+    assert not (tmp_path / folders.LOCK_FILE).exists()
+
+
+def generate(sample_workdir, trained_workdir, work):
+    copy_into(work, sample_workdir, "mnist_data_jpg")
+    return ["--no-download"]
+
+
+def learn(sample_workdir, trained_workdir, work):
+    copy_into(work, trained_workdir, "data", "model")
+    store = keep.KeptDigits(str(work / "my_digits"))
+    for seed in range(5):
+        store.keep(np.array(kept_input(seed), np.uint8).reshape(28, 28), 3)
+    return ["--steps", "100000"]
+
+
+def score(sample_workdir, trained_workdir, work):
+    copy_into(work, trained_workdir, "data", "model")
+    return ["--once"]
+
+
+SCRIPTS = {"mnist_generateds.py": generate, "mnist_learn.py": learn, "mnist_test.py": score}
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("delay", [0.2, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("script", list(SCRIPTS))
+def test_ctrl_c_early_in_the_generator_the_learn_or_the_test_ends_it_with_130_and_nothing_half_written(
+        script, delay, sample_workdir, trained_workdir, tmp_path):
+    work = tmp_path / "work"
+    args = SCRIPTS[script](sample_workdir, trained_workdir, work)
+    child = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=work, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    child.send_signal(signal.SIGINT)
+    try:
+        out, err = ended(child, f"{script} after SIGINT", 120)  # generous: the order of events is checked
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode in STOPPED_BY_CTRL_C, (child.returncode, err[-500:])
+    if child.returncode == 130:
+        assert err.rstrip("\n").splitlines()[-1].startswith("SIGINT: "), err[-500:]
+        assert "Traceback" not in err, err[-2000:]
+    for folder in ("data", "model"):
+        nothing_half_written(os.path.join(work, folder))
