@@ -78,8 +78,8 @@ def test_a_folder_trained_further_between_undos_and_redos_refuses_the_next_namin
         if step == "train":
             newer = train_further(model_dir, newest(model_dir), folders.step_of(newest(model_dir)) + 300)
         else:
-            getattr(learn, step)(str(model_dir), out=lambda line: None)
-    refused(getattr(learn, steps[-1]), model_dir, newer, f"nothing {steps[-1]}ne")
+            getattr(promotion, step)(str(model_dir), out=lambda line: None)
+    refused(getattr(promotion, steps[-1]), model_dir, newer, f"nothing {steps[-1]}ne")
     assert newest(model_dir) == newer  # the newer training stays in service
 
 
