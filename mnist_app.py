@@ -39,7 +39,7 @@ from tf_compat import tf
 import mnist_backward
 import mnist_forward
 from mnistkit import checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places, reference
-from mnistkit.board import app as board, guard
+from mnistkit.board import app as board, guard, threads
 from mnistkit.errors import DataError
 from mnistkit.images import picture_paths  # the pictures the command line names, folders listed
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
@@ -364,6 +364,7 @@ def run(args):
     """Predict the pictures the parsed command line names, or ask for them, or --serve; returns how many failed."""
     if args.serve:
         serve(args)
+    threads.one_blas_thread()  # the not-a-digit reference's NumPy on this thread (BLAS's own spin on a busy machine)
     if args.images:
         paths = picture_paths(args.images)
         count = len(paths)
