@@ -40,7 +40,7 @@ import mnist_backward
 import mnist_forward
 from mnistkit import (checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places, preparation, reference,
                       segmentation)
-from mnistkit.board import app as board, guard
+from mnistkit.board import app as board, guard, threads
 from mnistkit.errors import DataError
 from mnistkit.images import picture_paths  # the pictures the command line names, folders listed
 from mnistkit.pictures import IMAGE_SIZE, claim_input_path, write_input
@@ -365,6 +365,7 @@ def run(args):
     """Predict the pictures the parsed command line names, or ask for them, or --serve; returns how many failed."""
     if args.serve:
         serve(args)
+    threads.one_blas_thread()  # the not-a-digit reference's NumPy on this thread (BLAS's own spin on a busy machine)
     if args.images:
         paths = picture_paths(args.images)
         count = len(paths)

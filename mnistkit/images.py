@@ -192,12 +192,13 @@ def picture_paths(args):
     name, hidden files left out. Files named directly are kept whatever their extension. Raises DataError for
     a folder without pictures.
     """
-    extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
-    paths = []
+    paths, extensions = [], None
     for arg in args:
         if not os.path.isdir(arg):
             paths.append(arg)
             continue
+        if extensions is None:  # on the first folder: it loads every Pillow plugin, which files named need not
+            extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
         found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
                        if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
                        and os.path.isfile(os.path.join(arg, name)))

@@ -410,7 +410,7 @@ def read_examples(tfRecord_paths):
         for serialized in tf.io.tf_record_iterator(path):
             feature = tf.train.Example.FromString(serialized).features.feature
             images.append(feature[IMAGE_FEATURE].bytes_list.value[0])
-            digits.append(int(np.argmax(feature[LABEL_FEATURE].int64_list.value)))
+            digits.append(list(feature[LABEL_FEATURE].int64_list.value).index(1))  # one-hot: checked by the scan
     return np.frombuffer(b"".join(images), np.uint8).reshape(-1, IMAGE_PIXELS), np.array(digits, np.int64)
 
 

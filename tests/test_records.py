@@ -204,3 +204,20 @@ def test_real_mnist_files_in_shared_have_the_official_sha256():
         assert mnistkit.idx.sha256_of(os.path.join(shared, name)) == mnistkit.idx.MNIST_SHA256[name]
     images, labels = mnistkit.idx.read_idx_split(shared, "test")
     assert images.shape == (10000, 28, 28) and labels[:5].tolist() == [7, 2, 1, 0, 4]
+
+
+@pytest.mark.quick
+def test_read_examples_gives_each_records_pixels_and_digit_in_order(tmp_path):
+    # The not-a-digit reference and the board's mistakes read the test digits so; each label is its one-hot's 1
+    rng = np.random.default_rng(5)
+    pixels = rng.integers(0, 256, (12, mnistkit.records.IMAGE_PIXELS), dtype=np.uint8)
+    digits = rng.integers(0, 10, 12)
+    paths = [str(tmp_path / "a.tfrecords"), str(tmp_path / "b.tfrecords")]
+    for path, rows in zip(paths, (slice(0, 5), slice(5, 12))):
+        with tf.io.TFRecordWriter(path) as writer:
+            for image, digit in zip(pixels[rows], digits[rows]):
+                writer.write(mnistkit.records.make_example(image.tobytes(), int(digit)).SerializeToString())
+    images, labels = mnistkit.records.read_examples(paths)
+    assert images.dtype == np.uint8 and labels.dtype == np.int64
+    np.testing.assert_array_equal(images, pixels)
+    np.testing.assert_array_equal(labels, digits)
