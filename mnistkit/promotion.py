@@ -130,9 +130,13 @@ def unknown(model_dir, store):
 
 
 def gone(model_dir):
-    """The DataError of a model folder that is not there (deleted or moved, or never made), or is a file."""
+    """The DataError of a model folder that is not there (deleted or moved, or never made), or is a file; a name
+    close to a folder beside it (`modle`) is checkpoints.not_there's line, with no hint to train into it."""
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir: no folder to train into there
         return checkpoints.a_file(model_dir, "mnist_learn.py")
+    typo = checkpoints.not_there(model_dir)
+    if "did you mean" in typo:  # `modle` beside `model`: a typo, not a folder to train into
+        return DataError(typo)
     return DataError(f"{model_dir}: the model folder is not there (not trained yet, or gone: deleted or moved?); "
                      "nothing to learn from: train one "
                      f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)"
