@@ -53,6 +53,8 @@ const TEXT = {  // each of the panel's words: [English, 中文]
   reads: ["{net} reads {d} ({p})", "{net} 识别为 {d}（{p}）"],
   agree: ["Both networks read {d}.", "两个网络都识别为 {d}。"],
   disagree: ["The networks disagree: {a} reads {da}, {b} reads {db}.", "两个网络意见不同：{a} 识别为 {da}，{b} 识别为 {db}。"],
+  notDigit: ["{net}: that is not a digit, or not like any it was shown: it lies far from every test digit it knows.",
+             "{net}：这不是数字，至少不像它见过的任何数字：它离它认识的所有测试数字都很远。"],
   teachFirst: ["The digit buttons keep the picture for both networks; choose which one learns under Kept digits.",
                "数字按钮保存的图片两个网络共用；在“保存的数字”下面选择让哪个网络学习。"],
   mistakes: ["The test set's mistakes", "测试集上的错误"],
@@ -497,7 +499,12 @@ function showCompare(answer) {  // #compare-answer: the second model's digit, an
     read.dataset.digit = String(other.digit);
     compareBox.append(read, element("p", "verdict", other.digit === answer.digit ? say("agree", {d: answer.digit}) :
       say("disagree", {a: answer.model.network, da: answer.digit, b: other.model.network, db: other.digit})));
+    // its own "not a digit", judged by its own map of the test digits (null while that map is made: nothing said)
+    if (other.not_a_digit === true) {
+      compareBox.append(element("p", "not-a-digit", say("notDigit", {net: other.model.network})));
+    }
   }
+  compareBox.dataset.notADigit = other ? String(other.not_a_digit) : "";
   compareBox.append(element("p", "teach-first", say("teachFirst", {net: (line && line.network) || ""})));
 }
 
