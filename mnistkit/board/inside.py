@@ -22,7 +22,7 @@ import numpy as np
 from .. import layers
 from ..errors import DataError
 from ..records import IMAGE_PIXELS, NUM_CLASSES
-from . import page
+from . import page, zh
 from .atlas import placed
 from .table import BoardError, chosen, runs_model
 
@@ -59,14 +59,15 @@ def look(model, rows, served=None, slot="first"):
     on the test digits' map and its nearest ones (board.atlas.placed), and
     "not_a_digit" (its bool), both None while that map is being made. A
     model without layers to show: its digit and probabilities, "layers" and
-    "pushes" None, and "refused": the line that says why.
+    "pushes" None, and "refused": the line that says why (its Chinese twin: "refused_zh").
     """
     inside = model.inside
     try:
         probabilities, values = inside.run(rows)
     except DataError as e:
         return {**page.answer_of(model, model.predictor.predict(rows)[0]), "layers": None, "pushes": None,
-                "refused": str(e), **({} if served is None else {"atlas": None, "not_a_digit": None})}
+                "refused": str(e), "refused_zh": zh.twin(str(e), 409),
+                **({} if served is None else {"atlas": None, "not_a_digit": None})}
     values = [value[0] for value in values]
     answer = {**page.answer_of(model, probabilities[0]),
               "layers": [encoded(layer, value) for layer, value in zip(inside.layers, values)],

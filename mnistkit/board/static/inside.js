@@ -92,6 +92,10 @@ const toggle = document.getElementById("inside-open");
 const panel = document.getElementById("inside");
 const compareBox = document.getElementById("compare-answer");
 
+// The board's routes answer an error with its Chinese twin ("zh") beside its line when asked (TWINS, as board.js)
+const TWINS = {headers: {"Accept-Language": "en, zh"}};
+const errorLine = found => (language === "zh" && found.zh) || found.error;  // a refusal's line in the page's language
+
 function say(key, values = {}) {
   return T[key].replace(/\{(\w+)\}/g, (found, name) => (name in values ? String(values[name]) : found));
 }
@@ -218,7 +222,8 @@ function showNet(column, slot, look) {  // one network's answer: its layers draw
     say("netTitle", {net: look.model.network, step: look.model.global_step ?? "?", form: formName(look.model.form)});
   const refused = column.querySelector(".refused");
   refused.hidden = !look.refused;
-  refused.textContent = look.refused ? say("refused").replace("{}", look.refused) : "";
+  refused.textContent = look.refused ? say("refused").replace("{}", errorLine({error: look.refused,
+                                                                                zh: look.refused_zh})) : "";
   for (const layer of look.layers || []) {
     const figure = column.querySelector(`figure[data-layer="${layer.name}"]`);
     if (layer.maps) showMaps(figure, layer.maps);
@@ -300,7 +305,7 @@ async function unitWeights(slot, layer, unit) {
   const key = [slot, look && look.model.source, layer, unit].join(" ");
   if (!weights.has(key)) {
     const query = `layer=${encodeURIComponent(layer)}&unit=${unit}` + (slot === "compare" ? "&model=compare" : "");
-    weights.set(key, fetch("/board/inside/unit?" + query).then(async r => {
+    weights.set(key, fetch("/board/inside/unit?" + query, TWINS).then(async r => {
       const body = await r.json().catch(() => ({error: `HTTP ${r.status}`}));
       if (!r.ok) weights.delete(key);
       return body;
@@ -364,7 +369,7 @@ async function showUnit(button) {  // the detail box of the unit's network: its 
   detail.append(element("h4", "", say(kind, {layer: layer.name, u: unit}) +
     (button.dataset.value ? ` · ${say("activation", {v: fixed(Number(button.dataset.value))})}` : "")));
   if (answer.error) {
-    detail.append(element("p", "refused", say("unitFailed").replace("{}", answer.error)));
+    detail.append(element("p", "refused", say("unitFailed").replace("{}", errorLine(answer))));
     return;
   }
   const from = layerBefore(look.layers, look.layers.indexOf(asked));
@@ -514,9 +519,9 @@ async function askMistakes(query = "") {
   const slot = mistakesSlot === "compare" ? "model=compare" : "";
   const url = "/board/mistakes" + (query || slot ? "?" + [query, slot].filter(Boolean).join("&") : "");
   try {
-    const response = await fetch(url);
+    const response = await fetch(url, TWINS);
     const body = await response.json().catch(() => ({error: `HTTP ${response.status}`}));
-    return response.ok ? body : {error: body.error || `HTTP ${response.status}`};
+    return response.ok ? body : {error: body.error || `HTTP ${response.status}`, zh: body.zh};
   } catch (e) {
     return {error: "offline"};
   }
@@ -528,7 +533,7 @@ async function loadMistakes() {  // the scoring's state, polled while it runs, t
   const state = await askMistakes();
   const progress = panel.querySelector(".mistakes-progress");
   if (state.error) {
-    progress.textContent = say("noMistakes").replace("{}", state.error);
+    progress.textContent = say("noMistakes").replace("{}", errorLine(state));
     return;
   }
   progress.dataset.state = state.state;
@@ -585,7 +590,7 @@ async function openCell(button) {  // a cell's misread test digits, each a butto
   const cell = panel.querySelector(".mistakes-view .cell");
   const found = await askMistakes(`digit=${button.dataset.digit}&read=${button.dataset.read}`);
   if (found.error) {
-    cell.replaceChildren(element("p", "refused", say("noMistakes").replace("{}", found.error)));
+    cell.replaceChildren(element("p", "refused", say("noMistakes").replace("{}", errorLine(found))));
     return;
   }
   const title = say("cell", {count: found.count, t: found.digit, r: found.read}) +
