@@ -23,7 +23,7 @@ from .. import layers
 from ..errors import DataError
 from ..records import IMAGE_PIXELS, NUM_CLASSES
 from . import page, zh
-from .atlas import placed
+from .atlas import networks, not_a_digit, placed
 from .table import BoardError, chosen, runs_model
 
 NUMBER_FORMAT = "{:.7g}"  # a dense layer's values and weights as JSON numbers: float32's precision, not more
@@ -45,10 +45,8 @@ def inside_answer(model, pixels, compare=None, served=None):
     pixels: uint8 [28, 28], the prepared input.
     """
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
-    answer = {**look(model, rows, served), "input": pixels.reshape(-1).tolist()}
-    if compare is not None:
-        answer["compare"] = look(compare, rows, served, "compare")
-    return answer
+    return {**networks(lambda network, slot: look(network, rows, served, slot), model, compare),
+            "input": pixels.reshape(-1).tolist()}
 
 
 def look(model, rows, served=None, slot="first"):
@@ -74,7 +72,7 @@ def look(model, rows, served=None, slot="first"):
               "pushes": pushes_of(inside, values)}
     if served is not None:
         place = placed(served, model, values, probabilities[0], slot)
-        answer.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
+        answer.update(atlas=place, not_a_digit=not_a_digit(place))
     return answer
 
 
