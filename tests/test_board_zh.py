@@ -87,6 +87,9 @@ def test_a_keep_refused_comes_in_zh(tmp_path):
     status, line, twin = asked_zh(board, "POST", "/board/keep", digit, "'000009_4.jpg'", served.kept.labels,
                                   content=b"application/json")
     assert status == 409 and "然后再保存" in twin, twin
+    listed = json.loads(Asked(board, "GET", "/board/kept", headers=(OWN_HOST, ZH)).body)  # the list's note, in zh
+    (line,), (twin,) = listed["unreadable"], listed["unreadable_zh"]
+    assert "000009_4.jpg" in twin and "不是它名字里的" in twin and words_left(twin) == [], (line, twin)
 
 
 @pytest.mark.quick

@@ -257,8 +257,8 @@ class Board:
             extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
             reply = await self.answer(scope, receive, method, path, headers, cors)
         except BoardError as e:
-            reply = error_reply(e.status, str(e), e.headers, path.startswith("/board/") and  # not TF Serving's
-                                "zh" in headers.get("accept-language", "").lower())
+            reply = error_reply(e.status, str(e), e.headers,
+                                path.startswith("/board/") and zh.asked(headers))  # not TF Serving's
         except Disconnected:  # the client left while sending its body: nobody to answer
             return
         except Exception as e:  # noqa: BLE001  (any: a server answers, it does not die or print a traceback)

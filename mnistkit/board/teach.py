@@ -118,13 +118,15 @@ def read_original(prepare, original, name, pixels):
 
 def kept_list(call):
     """GET /board/kept[?limit=N][&before=NAME]: a page of the kept digits, newest first (KeptDigits.page), and
-    the label lines the store cannot read."""
+    the label lines the store cannot read (and their Chinese twins, "unreadable_zh", asked in zh: zh.asked)."""
     limit = call.query.get("limit", str(PAGE))
     if not (limit.isdecimal() and 1 <= int(limit) <= MOST_PAGE):
         raise BoardError(400, f"limit must be a number of kept digits 1-{MOST_PAGE}, not {limit[:20]!r}")
     count, entries, more = store_call(call.kept.page, call.query.get("before"), int(limit))
+    unreadable = store_call(call.kept.unreadable)
     return {"count": count, "entries": [{"name": name, "digit": digit} for name, digit in entries], "more": more,
-            "unreadable": store_call(call.kept.unreadable)}
+            "unreadable": unreadable, **({"unreadable_zh": [zh.twin(line, 409) for line in unreadable]}
+                                         if zh.asked(call.headers) else {})}
 
 
 def kept_jpg(call):

@@ -35,6 +35,7 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"no kept digit (?P<x>'[^']*'); GET /board/kept lists them",
      r"没有保存的数字 \g<x>；GET /board/kept 会列出保存的数字"),
     (r"digit (?P<x>\S+) is not a digit 0-9", r"\g<x> 不是 0-9 的数字"),
+    (r"label (?P<x>'[^']*') is not a digit 0-9", r"标签 \g<x> 不是 0-9 的数字"),
     # a learn (board/teach.py, mnistkit.learn, mnistkit.promotion, mnistkit.folders)
     (r"no kept digits yet; keep some with the digit buttons first", "还没有保存的数字；请先用数字按钮保存一些"),
     (r"a learned checkpoint waits for your choice: use it anyway or discard it, then learn again",
@@ -126,6 +127,11 @@ KEPT_WORDS = {"JPG", "JPEG", "PNG", "HEIC", "HEIF", "GET", "POST", "DELETE", "HT
 # what is a name, not a word: a phrase's group (marked), a `command`, a 'quoted name', a path, a flag, a number,
 # a signal
 NAME = re.compile(r"\x02[^\x03]*\x03|`[^`]*`|'[^']*'|[^\s\x02\x03]*[/\\._\-=\d][^\s\x02\x03]*|SIG[A-Z]+")
+
+
+def asked(headers):
+    """Whether a request (its headers: lower-case names) asks for the Chinese twins: its Accept-Language names zh."""
+    return "zh" in headers.get("accept-language", "").lower()
 
 
 def twin(line, status=400):

@@ -616,7 +616,9 @@ function heardPage(listing) {  // a page of GET /board/kept: its count, whether 
   showKeptCount(listing.count);
   keptMore = Boolean(listing.more);
   const unreadable = Array.isArray(listing.unreadable) ? listing.unreadable : [];
-  keptNote = unreadable.length ? ["labelsUnreadable", unreadable.length, unreadable[0]] : null;
+  const twins = Array.isArray(listing.unreadable_zh) ? listing.unreadable_zh : [];
+  keptNote = unreadable.length ? ["labelsUnreadable", unreadable.length, {en: unreadable[0], zh: twins[0] || unreadable[0]}]
+    : null;
   showKeptNote();
 }
 
