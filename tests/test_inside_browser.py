@@ -6,6 +6,7 @@ two_models (the 784-500-10 network beside LeNet-5, the sample's test records in 
 the checkpoints' own tensors (test_inside.shadows).
 """
 import io
+import json
 import os
 
 import numpy as np
@@ -313,4 +314,46 @@ def test_after_a_new_model_the_matrix_is_counted_again_and_changed_cells_marked(
                                         "tds => tds.map(td => [td.dataset.truth, td.dataset.read, td.dataset.before])")
     assert changed == [["7", "1", str(first[7][1])], ["7", "7", str(first[7][7])]]
     assert page.text_content("#inside .changes").startswith("2 cells changed since the last count")
+    page.context.close()
+
+
+def test_the_compare_box_says_when_the_compare_network_finds_no_digit_in_both_languages(browser, server,  # noqa: F811
+                                                                                        disagreed):
+    """The LeNet-5 box shows the compare network's own not_a_digit (predict's "compare" block) as the main box
+    shows the first's: a line in the page's language, none when it is false or not judged yet (null). The server's
+    answer is passed through once as it is (what is shown follows it), then with the compare block's not_a_digit
+    set to true, false and null (the map being made), so that each case is seen whatever this picture is judged."""
+    page = open_page(browser, server, locale="en-US")
+    said = {}  # the value the compare block's not_a_digit is set to; absent: the server's own
+
+    def answer(route):
+        response = route.fetch()
+        body = response.json()
+        if "value" in said and "compare" in body:
+            body["compare"]["not_a_digit"] = said["value"]
+        route.fulfill(response=response, body=json.dumps(body), content_type="application/json")
+    page.route("**/board/predict", answer)
+    real = []
+    page.on("response", lambda r: real.append(r) if r.url.endswith("/board/predict") else None)
+
+    def shown(**value):  # value: {} (the server's own), or {"value": what it is set to}
+        said.clear()
+        said.update(value)
+        before = answers(page)
+        drop(page, disagreed[True], "digit.png", "image/png")
+        wait_answer(page, before)
+        lines = page.locator("#compare-answer .not-a-digit")
+        return lines.count(), (lines.first.text_content() if lines.count() else ""), \
+            page.get_attribute("#compare-answer", "data-not-a-digit")
+
+    count, text, data = shown()
+    judged = real[-1].json()["compare"]["not_a_digit"]
+    assert data == json.dumps(judged) and count == (1 if judged is True else 0)
+    en = "LeNet-5: that is not a digit, or not like any it was shown: it lies far from every test digit it knows."
+    assert shown(value=True) == (1, en, "true")
+    assert shown(value=False) == (0, "", "false") and shown(value=None) == (0, "", "null")
+    assert shown(value=True)[1] == en
+    page.click('#lang [data-lang="zh"]')  # said again in the language switched to, with no new answer
+    assert page.text_content("#compare-answer .not-a-digit") == \
+        "LeNet-5：这不是数字，至少不像它见过的任何数字：它离它认识的所有测试数字都很远。"
     page.context.close()

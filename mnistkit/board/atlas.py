@@ -92,11 +92,27 @@ def of_served(served):
     return found
 
 
+def networks(one, model, compare=None):
+    """one(model, "first"), with one(compare, "compare") under its "compare" when the board serves a second
+    network: the one place that pairs each network with its slot, so that each is judged "not a digit" by its own
+    map of the test digits (judged, placed: one reference per slot). one(network, slot) -> a dict."""
+    answer = one(model, "first")
+    if compare is not None:
+        answer["compare"] = one(compare, "compare")
+    return answer
+
+
+def not_a_digit(place):
+    """A place's not_a_digit (Reference.place's bool), or None while the map of the test digits is made (no place)."""
+    return None if place is None else place["not_a_digit"]
+
+
 def judged(served, model, rows, slot="first"):
     """(probabilities float32 [10], place or None) of one input float32 [1, 784]: place is Reference.place's
-    (where it falls, its nearest test digits, not_a_digit), None while the reference is made or when the model
-    shows no layers. One run of the model."""
-    made = of_served(served).ready(slot, model) if getattr(model.inside, "problem", None) is None else None
+    (where it falls, its nearest test digits, not_a_digit), None while the reference is made, when the model
+    shows no layers, or without `served` (the board's: no maps). One run of the model."""
+    made = of_served(served).ready(slot, model) if served is not None and getattr(
+        model.inside, "problem", None) is None else None
     if made is None:
         return model.predictor.predict(rows)[0], None
     probabilities, values = model.inside.run(rows)

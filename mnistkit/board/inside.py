@@ -22,8 +22,8 @@ import numpy as np
 from .. import layers
 from ..errors import DataError
 from ..records import IMAGE_PIXELS, NUM_CLASSES
-from . import page
-from .atlas import placed
+from . import page, zh
+from .atlas import networks, not_a_digit, placed
 from .table import BoardError, chosen, runs_model
 
 NUMBER_FORMAT = "{:.7g}"  # a dense layer's values and weights as JSON numbers: float32's precision, not more
@@ -45,10 +45,8 @@ def inside_answer(model, pixels, compare=None, served=None):
     pixels: uint8 [28, 28], the prepared input.
     """
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
-    answer = {**look(model, rows, served), "input": pixels.reshape(-1).tolist()}
-    if compare is not None:
-        answer["compare"] = look(compare, rows, served, "compare")
-    return answer
+    return {**networks(lambda network, slot: look(network, rows, served, slot), model, compare),
+            "input": pixels.reshape(-1).tolist()}
 
 
 def look(model, rows, served=None, slot="first"):
@@ -59,21 +57,22 @@ def look(model, rows, served=None, slot="first"):
     on the test digits' map and its nearest ones (board.atlas.placed), and
     "not_a_digit" (its bool), both None while that map is being made. A
     model without layers to show: its digit and probabilities, "layers" and
-    "pushes" None, and "refused": the line that says why.
+    "pushes" None, and "refused": the line that says why (its Chinese twin: "refused_zh").
     """
     inside = model.inside
     try:
         probabilities, values = inside.run(rows)
     except DataError as e:
         return {**page.answer_of(model, model.predictor.predict(rows)[0]), "layers": None, "pushes": None,
-                "refused": str(e), **({} if served is None else {"atlas": None, "not_a_digit": None})}
+                "refused": str(e), "refused_zh": zh.twin(str(e), 409),
+                **({} if served is None else {"atlas": None, "not_a_digit": None})}
     values = [value[0] for value in values]
     answer = {**page.answer_of(model, probabilities[0]),
               "layers": [encoded(layer, value) for layer, value in zip(inside.layers, values)],
               "pushes": pushes_of(inside, values)}
     if served is not None:
         place = placed(served, model, values, probabilities[0], slot)
-        answer.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
+        answer.update(atlas=place, not_a_digit=not_a_digit(place))
     return answer
 
 

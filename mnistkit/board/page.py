@@ -20,7 +20,7 @@ from .. import pictures
 from ..errors import DataError
 from ..records import IMAGE_PIXELS
 from . import memory
-from .atlas import judged
+from .atlas import judged, networks, not_a_digit
 from .table import BoardError, Reply, runs_model
 
 STATIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
@@ -79,20 +79,11 @@ def read_picture(model, data, name, compare=None, served=None):
     """
     pixels = under_limits(model, model.prepare, data, name)
     rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
-    if served is None:
-        probabilities, place = model.predictor.predict(rows)[0], None
-    else:
-        probabilities, place = judged(served, model, rows)
-    answer = {**answer_of(model, probabilities), "input": pixels.reshape(-1).tolist(),
-              "not_a_digit": None if place is None else place["not_a_digit"]}
-    if compare is not None:
-        if served is None:
-            probabilities, place = compare.predictor.predict(rows)[0], None
-        else:
-            probabilities, place = judged(served, compare, rows, "compare")
-        answer["compare"] = {**answer_of(compare, probabilities),
-                             "not_a_digit": None if place is None else place["not_a_digit"]}
-    return answer
+
+    def one(network, slot):  # its answer, judged by its own map (atlas.networks pairs each with its slot)
+        probabilities, place = judged(served, network, rows, slot)
+        return {**answer_of(network, probabilities), "not_a_digit": not_a_digit(place)}
+    return {**networks(one, model, compare), "input": pixels.reshape(-1).tolist()}
 
 
 def answer_of(model, probabilities):

@@ -35,6 +35,7 @@ import threading
 import urllib.parse
 import zlib
 
+from . import zh
 from .guard import CORS_HEADERS
 
 MAX_BODY = 32 * 1024 * 1024  # bytes of a request body: a phone's photo, even as PNG, fits; more is refused with 413
@@ -256,7 +257,8 @@ class Board:
             extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
             reply = await self.answer(scope, receive, method, path, headers, cors)
         except BoardError as e:
-            reply = error_reply(e.status, str(e), e.headers)
+            reply = error_reply(e.status, str(e), e.headers,
+                                path.startswith("/board/") and zh.asked(headers))  # not TF Serving's
         except Disconnected:  # the client left while sending its body: nobody to answer
             return
         except Exception as e:  # noqa: BLE001  (any: a server answers, it does not die or print a traceback)
@@ -312,9 +314,10 @@ class Disconnected(Exception):
     """The client went away before its request's body arrived."""
 
 
-def error_reply(status, message, headers=None):
-    """The one form of every error: {"error": message} with `status`."""
-    return Reply({"error": message}, status, None, headers)
+def error_reply(status, message, headers=None, twin=False):
+    """The one form of every error: {"error": message} with `status`, and its Chinese twin under "zh" (zh.twin) for
+    a request whose Accept-Language names zh (`twin`: the board's page asks for it whatever its language)."""
+    return Reply({"error": message, **({"zh": zh.twin(message, status)} if twin else {})}, status, None, headers)
 
 
 def handled(route, call):

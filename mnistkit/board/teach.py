@@ -40,16 +40,17 @@ A learn runs on a thread of its own, its scripts in processes
 (mnistkit.learn). GET /board/learn's state: "running" while it runs,
 with its stage (learn.STAGES: preparing, training with the trainer's
 steps, checking, promoting; then the Follower's swap to the learned
-checkpoint); "failed" with the error's line, the model folder as it was
-and the board answering on. Otherwise what the served folder's record
-says of its last learn, whoever made it (the page, mnist_learn.py in a
-terminal): "done" (in service, with its check: the test records'
-accuracy and each digit's recall before and after, the kept digits read
-right), "held" (not promoted: what fell; "use it anyway" or "discard"),
-"undone", "discarded", or "idle" when it holds none; "undo" and "redo"
-say whether those would do something. The server stopping stops the
-learn (Learning.stop, end): its script ended, its staging folder
-removed, the folder's lock released, within the shutdown grace.
+checkpoint); "failed" with the error's line (and its Chinese twin,
+"line_zh": board.zh), the model folder as it was and the board answering
+on. Otherwise what the served folder's record says of its last learn,
+whoever made it (the page, mnist_learn.py in a terminal): "done" (in
+service, with its check: the test records' accuracy and each digit's
+recall before and after, the kept digits read right), "held" (not
+promoted: what fell; "use it anyway" or "discard"), "undone",
+"discarded", or "idle" when it holds none; "undo" and "redo" say whether
+those would do something. The server stopping stops the learn
+(Learning.stop, end): its script ended, its staging folder removed, the
+folder's lock released, within the shutdown grace.
 """
 import base64
 import binascii
@@ -64,6 +65,7 @@ from .. import checkpoints, learn, pictures, promotion
 from ..errors import DataError
 from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
+from . import zh
 from .model import POLL_SECS
 from .page import picture_name, under_limits
 from .table import BoardError, Reply, chosen
@@ -116,13 +118,15 @@ def read_original(prepare, original, name, pixels):
 
 def kept_list(call):
     """GET /board/kept[?limit=N][&before=NAME]: a page of the kept digits, newest first (KeptDigits.page), and
-    the label lines the store cannot read."""
+    the label lines the store cannot read (and their Chinese twins, "unreadable_zh", asked in zh: zh.asked)."""
     limit = call.query.get("limit", str(PAGE))
     if not (limit.isdecimal() and 1 <= int(limit) <= MOST_PAGE):
         raise BoardError(400, f"limit must be a number of kept digits 1-{MOST_PAGE}, not {limit[:20]!r}")
     count, entries, more = store_call(call.kept.page, call.query.get("before"), int(limit))
+    unreadable = store_call(call.kept.unreadable)
     return {"count": count, "entries": [{"name": name, "digit": digit} for name, digit in entries], "more": more,
-            "unreadable": store_call(call.kept.unreadable)}
+            "unreadable": unreadable, **({"unreadable_zh": [zh.twin(line, 409) for line in unreadable]}
+                                         if zh.asked(call.headers) else {})}
 
 
 def kept_jpg(call):
@@ -280,11 +284,14 @@ class Learning:
         answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
                   "undo": stand["undo"], "redo": stand["redo"], "unknown": self.unknown(folder),
                   "one_digit": self.one_digit(), "busy": busy, **self.doing(job)}
-        if job["state"] == "running" or shown is None or (job["state"] == "failed" and self.failed_at == mark(stand)):
-            return answer
-        state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(shown["state"])
-        return {**answer, "state": state or "idle", "stage": None, "line": "", "step": None, "steps": None,
-                **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
+        if not (job["state"] == "running" or shown is None or (job["state"] == "failed" and
+                                                               self.failed_at == mark(stand))):
+            state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(
+                shown["state"])
+            answer = {**answer, "state": state or "idle", "stage": None, "line": "", "step": None, "steps": None,
+                      **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
+        # a failed learn's line (the page shows it) with its Chinese twin
+        return {**answer, "line_zh": zh.twin(answer["line"], 500) if answer["state"] == "failed" else ""}
 
     def unknown(self, folder):
         """How many changes to the kept digits the served folder's model does not know (promotion.unknown), or None."""

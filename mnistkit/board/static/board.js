@@ -169,7 +169,20 @@ function applyLanguage() {
 function say(note) {  // note: [key of TEXT, values for its {}s in order ({a}: a digit, named), or null for ""
   if (!note) return "";
   let next = 1;
-  return T[note[0]].replace(/\{a?\}/g, found => found === "{a}" ? T.named(note[next++]) : String(note[next++]));
+  return T[note[0]].replace(/\{a?\}/g, found => found === "{a}" ? T.named(note[next++]) : String(local(note[next++])));
+}
+
+// The board's routes answer an error with its line, and with its Chinese twin ("zh") when a request's
+// Accept-Language names zh, as every request of the page's does (TWINS): a line of the server's is kept as
+// {en, zh} and said in the page's language, again when it changes.
+const TWINS = {"Accept-Language": "en, zh"};
+
+function serverLine(body, en = "error", zh = "zh") {  // {en, zh} of a line of the server's answer `body`
+  return {en: body[en], zh: body[zh] || body[en]};
+}
+
+function local(value) {  // a server's {en, zh} line in the page's language; any other value as it is
+  return value !== null && typeof value === "object" ? value[language] || value.en : value;
 }
 
 function percent(p) {
@@ -178,7 +191,7 @@ function percent(p) {
 
 function showMessage(shown) {  // shown: [key of TEXT, detail for its {}], or null for none
   message = shown;
-  errorView.textContent = shown ? T[shown[0]].replace("{}", () => shown[1]) : "";
+  errorView.textContent = shown ? T[shown[0]].replace("{}", () => local(shown[1])) : "";
 }
 
 function makeBars() {
@@ -283,7 +296,8 @@ async function ask(blob, name) {
   let response;
   try {
     response = await fetch(insidePanel.wanted() ? "/board/inside" : "/board/predict", {method: "POST", body: blob,
-      headers: {"Content-Type": blob.type || "application/octet-stream", "X-Filename": encodeURIComponent(name)}});
+      headers: {...TWINS, "Content-Type": blob.type || "application/octet-stream",
+                "X-Filename": encodeURIComponent(name)}});
   } catch (e) {  // no answer at all: the server stopped, or the network is down
     return {problem: ["offline", ""]};
   }
@@ -304,7 +318,7 @@ async function send(blob, name, ended) {
     digitView.textContent = "?";
     showBars(null);
     inputView.getContext("2d").clearRect(0, 0, 28, 28);
-    showMessage(answer.problem || ["refused", answer.error]);
+    showMessage(answer.problem || ["refused", serverLine(answer)]);
     showAnswer(null);
   } else {
     showMessage(null);
@@ -500,7 +514,7 @@ async function call(url, options) {
   // {status, body: the answer's JSON or null}; status 0 when no answer came (the server stopped, the network is down)
   let response;
   try {
-    response = await fetch(url, options);
+    response = await fetch(url, {...options, headers: {...TWINS, ...(options && options.headers)}});
   } catch (e) {
     return {status: 0, body: null};
   }
@@ -514,7 +528,7 @@ async function call(url, options) {
 // The note for a reply that is not the answer asked for: TEXT[key] with the server's one line, or why there is none.
 function refusal(reply, key) {
   if (reply.status === 0) return ["offline"];
-  if (reply.body && typeof reply.body.error === "string") return [key, reply.body.error];
+  if (reply.body && typeof reply.body.error === "string") return [key, serverLine(reply.body)];
   return ["unreadable", reply.status];
 }
 
@@ -602,7 +616,9 @@ function heardPage(listing) {  // a page of GET /board/kept: its count, whether 
   showKeptCount(listing.count);
   keptMore = Boolean(listing.more);
   const unreadable = Array.isArray(listing.unreadable) ? listing.unreadable : [];
-  keptNote = unreadable.length ? ["labelsUnreadable", unreadable.length, unreadable[0]] : null;
+  const twins = Array.isArray(listing.unreadable_zh) ? listing.unreadable_zh : [];
+  keptNote = unreadable.length ? ["labelsUnreadable", unreadable.length, {en: unreadable[0], zh: twins[0] || unreadable[0]}]
+    : null;
   showKeptNote();
 }
 
@@ -771,7 +787,7 @@ function learnLine() {  // the learn line's text, of `learning`
   if (state === "held" && learning.check) return say(["learnHeld", fellLine(learning.check)]);
   if (state === "undone") return say(["learnUndone", stepOf(learning.before)]);
   if (state === "discarded") return say(["learnDiscarded", stepOf(learning.after)]);
-  if (state === "failed") return [T.learnFailed, learning.line].filter(Boolean).join(" · ");
+  if (state === "failed") return [T.learnFailed, local(serverLine(learning, "line", "line_zh"))].filter(Boolean).join(" · ");
   return state === "done" ? T.learnDone : "";
 }
 

@@ -30,6 +30,9 @@ const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
                  "#bcbd22", "#17becf"];  // digit d's line in the plot and its legend
 let language = "en";
 const T = new Proxy(TEXT, {get: (text, key) => text[key][language === "zh" ? 1 : 0]});
+// The board's routes answer an error with its Chinese twin ("zh") beside its line when asked (TWINS, as board.js)
+const TWINS = {headers: {"Accept-Language": "en, zh"}};
+const errorLine = found => (language === "zh" && found.zh) || found.error;  // a refusal's line in the page's language
 let open = false;
 let list = null;       // GET /board/history's snapshots, or null
 let played = null;     // POST /board/playback's answer for the picture shown, or null
@@ -52,10 +55,10 @@ function element(tag, className, text) {
 const percent = p => (100 * p).toFixed(1) + "%";
 
 async function json(url, options) {  // the answer's JSON, or throws its {"error"} line (or the status)
-  const response = await fetch(url, options);
+  const response = await fetch(url, {...options, headers: {...TWINS.headers, ...(options && options.headers)}});
   let answer = null;
   try { answer = await response.json(); } catch (e) { /* not JSON */ }
-  if (!response.ok) throw new Error(answer && answer.error ? answer.error : `HTTP ${response.status}`);
+  if (!response.ok) throw new Error(answer && answer.error ? errorLine(answer) : `HTTP ${response.status}`);
   return answer;
 }
 

@@ -53,6 +53,8 @@ const TEXT = {  // each of the panel's words: [English, 中文]
   reads: ["{net} reads {d} ({p})", "{net} 识别为 {d}（{p}）"],
   agree: ["Both networks read {d}.", "两个网络都识别为 {d}。"],
   disagree: ["The networks disagree: {a} reads {da}, {b} reads {db}.", "两个网络意见不同：{a} 识别为 {da}，{b} 识别为 {db}。"],
+  notDigit: ["{net}: that is not a digit, or not like any it was shown: it lies far from every test digit it knows.",
+             "{net}：这不是数字，至少不像它见过的任何数字：它离它认识的所有测试数字都很远。"],
   teachFirst: ["The digit buttons keep the picture for both networks; choose which one learns under Kept digits.",
                "数字按钮保存的图片两个网络共用；在“保存的数字”下面选择让哪个网络学习。"],
   mistakes: ["The test set's mistakes", "测试集上的错误"],
@@ -89,6 +91,10 @@ const pushDigit = {first: null, compare: null};  // the digit whose pushes are s
 const toggle = document.getElementById("inside-open");
 const panel = document.getElementById("inside");
 const compareBox = document.getElementById("compare-answer");
+
+// The board's routes answer an error with its Chinese twin ("zh") beside its line when asked (TWINS, as board.js)
+const TWINS = {headers: {"Accept-Language": "en, zh"}};
+const errorLine = found => (language === "zh" && found.zh) || found.error;  // a refusal's line in the page's language
 
 function say(key, values = {}) {
   return T[key].replace(/\{(\w+)\}/g, (found, name) => (name in values ? String(values[name]) : found));
@@ -216,7 +222,8 @@ function showNet(column, slot, look) {  // one network's answer: its layers draw
     say("netTitle", {net: look.model.network, step: look.model.global_step ?? "?", form: formName(look.model.form)});
   const refused = column.querySelector(".refused");
   refused.hidden = !look.refused;
-  refused.textContent = look.refused ? say("refused").replace("{}", look.refused) : "";
+  refused.textContent = look.refused ? say("refused").replace("{}", errorLine({error: look.refused,
+                                                                                zh: look.refused_zh})) : "";
   for (const layer of look.layers || []) {
     const figure = column.querySelector(`figure[data-layer="${layer.name}"]`);
     if (layer.maps) showMaps(figure, layer.maps);
@@ -298,7 +305,7 @@ async function unitWeights(slot, layer, unit) {
   const key = [slot, look && look.model.source, layer, unit].join(" ");
   if (!weights.has(key)) {
     const query = `layer=${encodeURIComponent(layer)}&unit=${unit}` + (slot === "compare" ? "&model=compare" : "");
-    weights.set(key, fetch("/board/inside/unit?" + query).then(async r => {
+    weights.set(key, fetch("/board/inside/unit?" + query, TWINS).then(async r => {
       const body = await r.json().catch(() => ({error: `HTTP ${r.status}`}));
       if (!r.ok) weights.delete(key);
       return body;
@@ -362,7 +369,7 @@ async function showUnit(button) {  // the detail box of the unit's network: its 
   detail.append(element("h4", "", say(kind, {layer: layer.name, u: unit}) +
     (button.dataset.value ? ` · ${say("activation", {v: fixed(Number(button.dataset.value))})}` : "")));
   if (answer.error) {
-    detail.append(element("p", "refused", say("unitFailed").replace("{}", answer.error)));
+    detail.append(element("p", "refused", say("unitFailed").replace("{}", errorLine(answer))));
     return;
   }
   const from = layerBefore(look.layers, look.layers.indexOf(asked));
@@ -497,7 +504,12 @@ function showCompare(answer) {  // #compare-answer: the second model's digit, an
     read.dataset.digit = String(other.digit);
     compareBox.append(read, element("p", "verdict", other.digit === answer.digit ? say("agree", {d: answer.digit}) :
       say("disagree", {a: answer.model.network, da: answer.digit, b: other.model.network, db: other.digit})));
+    // its own "not a digit", judged by its own map of the test digits (null while that map is made: nothing said)
+    if (other.not_a_digit === true) {
+      compareBox.append(element("p", "not-a-digit", say("notDigit", {net: other.model.network})));
+    }
   }
+  compareBox.dataset.notADigit = other ? String(other.not_a_digit) : "";
   compareBox.append(element("p", "teach-first", say("teachFirst", {net: (line && line.network) || ""})));
 }
 
@@ -507,9 +519,9 @@ async function askMistakes(query = "") {
   const slot = mistakesSlot === "compare" ? "model=compare" : "";
   const url = "/board/mistakes" + (query || slot ? "?" + [query, slot].filter(Boolean).join("&") : "");
   try {
-    const response = await fetch(url);
+    const response = await fetch(url, TWINS);
     const body = await response.json().catch(() => ({error: `HTTP ${response.status}`}));
-    return response.ok ? body : {error: body.error || `HTTP ${response.status}`};
+    return response.ok ? body : {error: body.error || `HTTP ${response.status}`, zh: body.zh};
   } catch (e) {
     return {error: "offline"};
   }
@@ -521,7 +533,7 @@ async function loadMistakes() {  // the scoring's state, polled while it runs, t
   const state = await askMistakes();
   const progress = panel.querySelector(".mistakes-progress");
   if (state.error) {
-    progress.textContent = say("noMistakes").replace("{}", state.error);
+    progress.textContent = say("noMistakes").replace("{}", errorLine(state));
     return;
   }
   progress.dataset.state = state.state;
@@ -578,7 +590,7 @@ async function openCell(button) {  // a cell's misread test digits, each a butto
   const cell = panel.querySelector(".mistakes-view .cell");
   const found = await askMistakes(`digit=${button.dataset.digit}&read=${button.dataset.read}`);
   if (found.error) {
-    cell.replaceChildren(element("p", "refused", say("noMistakes").replace("{}", found.error)));
+    cell.replaceChildren(element("p", "refused", say("noMistakes").replace("{}", errorLine(found))));
     return;
   }
   const title = say("cell", {count: found.count, t: found.digit, r: found.read}) +

@@ -41,6 +41,9 @@ const MAP_SIZE = 300;    // the atlas's canvas side (px)
 const POLL_MS = 1000;    // GET /board/atlas again this often while it is made
 let language = "en";
 const T = new Proxy(TEXT, {get: (text, key) => text[key][language === "zh" ? 1 : 0]});
+// The board's routes answer an error with its Chinese twin ("zh") beside its line when asked (TWINS, as board.js)
+const TWINS = {headers: {"Accept-Language": "en, zh"}};
+const errorLine = found => (language === "zh" && found.zh) || found.error;  // a refusal's line in the page's language
 let open = false, answer = null, reasons = null, atlas = null, asked = 0, polling = null;
 const toggle = document.getElementById("why-open");
 const panel = document.getElementById("why");
@@ -101,7 +104,7 @@ function showReasons() {
   const view = panel.querySelector(".why-maps");
   view.replaceChildren();
   if (!reasons) return;
-  if (reasons.error) { view.append(element("p", "refused", say("refused").replace("{}", reasons.error))); return; }
+  if (reasons.error) { view.append(element("p", "refused", say("refused").replace("{}", errorLine(reasons)))); return; }
   const c = reasons.contributions, d = c.digit, lineText = say("line", {line: reasons.line, at: reasons.at});
   const s = sum(c.pixels);
   view.append(figure("shares", c.pixels, reasons.input, [
@@ -132,7 +135,7 @@ function showAtlas() {
   const box = panel.querySelector(".why-atlas");
   const note = box.querySelector(".atlas-note");
   if (!atlas) { note.textContent = ""; return; }
-  if (atlas.error) { note.textContent = say("noMap").replace("{}", atlas.error); return; }
+  if (atlas.error) { note.textContent = say("noMap").replace("{}", errorLine(atlas)); return; }
   if (atlas.status === "making") { note.textContent = say("making", {done: atlas.done, total: atlas.total || "?"}); return; }
   note.textContent = say("atlas", {n: atlas.count.toLocaleString(), layer: atlas.layer});
   if (!atlas.xy) {
@@ -192,9 +195,10 @@ function showPlace() {  // the map's points, the drawing's dot and its neighbour
 async function loadAtlas() {
   clearTimeout(polling);
   try {
-    const response = await fetch("/board/atlas");
+    const response = await fetch("/board/atlas", TWINS);
     const found = await response.json();
-    atlas = response.status === 200 || response.status === 202 ? found : {error: found.error || String(response.status)};
+    atlas = response.status === 200 || response.status === 202 ? found : {error: found.error || String(response.status),
+                                                                         zh: found.zh};
   } catch (e) {
     atlas = {error: String(e)};
   }
@@ -217,7 +221,8 @@ async function ask() {
   let found;
   try {
     const response = await fetch(`/board/why?versus=${runnerUp(answer.probabilities)}`, {method: "POST", body: answer.blob,
-      headers: {"Content-Type": answer.blob.type || "application/octet-stream", "X-Filename": encodeURIComponent(answer.name)}});
+      headers: {...TWINS.headers, "Content-Type": answer.blob.type || "application/octet-stream",
+                "X-Filename": encodeURIComponent(answer.name)}});
     found = await response.json();
   } catch (e) {
     found = {error: String(e)};
