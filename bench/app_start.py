@@ -36,7 +36,8 @@ def timed(checkout, work, picture, cache):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run([sys.executable, os.path.join(checkout, "mnist_app.py"), picture], cwd=work,
-                            env=dict(os.environ, MNISTKIT_CACHE=cache), capture_output=True, text=True)
+                            env=dict(os.environ, MNISTKIT_CACHE=cache), capture_output=True, encoding="utf-8",
+                            errors="replace")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0:
