@@ -446,8 +446,9 @@ class KeptDigits:
             if not any(os.path.lexists(path) for path in paths):
                 break
             number += 1
-        _write(self._path(COUNTER_FILE), f"{number + 1}\n".encode())  # before writing: a stopped keep's number
-        return name, paths  # stays used
+        # Written before the digit's files: a stopped keep's number stays used.
+        _write(self._path(COUNTER_FILE), f"{number + 1}\n".encode(), "the keep counter")
+        return name, paths
 
     def _originals_of(self, name):
         """The paths of a kept name's originals (any suffix an earlier version gave them)."""
@@ -457,7 +458,7 @@ class KeptDigits:
 
     def _note(self, record):
         """Write the journal: what this keep or remove is about to write or remove (the next _tidy's guide)."""
-        _write(self._path(PENDING_FILE), json.dumps(record).encode())
+        _write(self._path(PENDING_FILE), json.dumps(record).encode(), "the keep journal")
 
     def _tidy(self):
         """With the folder locked: a keep or remove a stopped process left half-done (its journal) finished or

@@ -92,6 +92,7 @@ class LearnHeld(DataError):
         self.entry = entry
 
 
+STOP_GRACE_SECS = 30  # a script told to stop (Ctrl-C, SIGTERM) may take this long to save and end; then SIGKILL
 TICK_SECS = 5  # a learn that prints nothing this long says what it is doing, how long, and the time left if known
 DOING = {  # what a learn is doing, by key (Watch.doing; the page's words for each are in board.js, zh and en)
     "copying": "copying the kept digits", "generating": "turning the kept digits into TFRecords",
@@ -346,7 +347,8 @@ def run(command, watch, failed):
     LearnStopped after watch.stop(). On Ctrl-C or SIGTERM to this process
     (KeyboardInterrupt) the script, which a signal to the process group
     reached too, or else SIGTERM now, ends (a trainer saves in the staging
-    folder); then KeyboardInterrupt goes on.
+    folder), killed after STOP_GRACE_SECS (stopped_output); then
+    KeyboardInterrupt goes on.
     """
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}  # read back as utf-8, whatever the locale
     last = ""
@@ -369,10 +371,7 @@ def run(command, watch, failed):
                 last = line.rstrip("\n") or last
                 watch.say(line.rstrip("\n"))
         except KeyboardInterrupt:
-            if child.poll() is None:
-                child.terminate()  # a signal to this process alone: its script stops too
-            rest, _ = child.communicate()
-            for line in rest.splitlines():
+            for line in stopped_output(child).splitlines():
                 watch.say(line)
             raise
         finally:
@@ -388,6 +387,20 @@ def run(command, watch, failed):
             f"exited with status {status}"
         said = watch.shown(last.strip().removeprefix("error: ").split(";")[0])  # a one-line error's first part
         raise LearnFailed(f"{name} {why} ({said}); {failed}")
+
+
+def stopped_output(child, grace=None):
+    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): SIGTERM now (a signal to this
+    process alone: its script stops too), SIGKILL once `grace` seconds (None: STOP_GRACE_SECS) have passed (a
+    script deaf to SIGTERM) or at a second Ctrl-C, so that the learn's end (its staging and lock removed) never
+    waits on it for ever."""
+    if child.poll() is None:
+        child.terminate()
+    try:
+        return child.communicate(timeout=STOP_GRACE_SECS if grace is None else grace)[0] or ""
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
+        child.kill()
+        return child.communicate()[0] or ""
 
 
 def stage(before, staging):

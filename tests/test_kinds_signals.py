@@ -104,3 +104,46 @@ def test_ctrl_c_early_in_the_generator_the_learn_or_the_test_ends_it_with_130_an
         assert "Traceback" not in err, err[-2000:]
     for folder in ("data", "model"):
         nothing_half_written(os.path.join(work, folder))
+
+
+DEAF_CHILD = """\
+import sys
+sys.path.insert(0, {root!r})
+from mnistkit import learn
+learn.STOP_GRACE_SECS = 1  # the grace, shortened for the test
+child = ("import os, signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+         "signal.signal(signal.SIGTERM, signal.SIG_IGN); print('pid', os.getpid(), flush=True); time.sleep(600)")
+try:
+    learn.run(["-c", child], learn.Watch(out=lambda line: print(line, flush=True)), "failed")
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+    sys.exit(130)
+"""
+
+
+@pytest.mark.quick
+def test_a_ctrl_c_to_mnist_learn_kills_a_script_deaf_to_sigterm_after_the_grace(tmp_path):
+    # mnist_learn.py's own run of a course script: on Ctrl-C it sent SIGTERM and then waited for the script for ever.
+    script = tmp_path / "deaf.py"
+    script.write_text(DEAF_CHILD.format(root=ROOT), encoding="utf-8")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child_pid, child_left = None, False
+    try:
+        line = parent.stdout.readline()
+        assert line.startswith("pid "), line
+        child_pid = int(line.split()[1])
+        parent.send_signal(signal.SIGINT)  # to the learn alone, as a signal to its process
+        out, err = ended(parent, "mnist_learn's run after Ctrl-C, its script deaf to SIGTERM", 120)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.communicate()
+        if child_pid is not None:
+            try:
+                os.kill(child_pid, 0)
+                child_left = True  # the deaf script outlived the learn: ended here, and the test fails below
+                os.kill(child_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    assert parent.returncode == 130 and out.splitlines()[-1] == "stopped", (out, err)
+    assert not child_left, "the script deaf to SIGTERM outlived the learn"
