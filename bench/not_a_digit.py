@@ -5,12 +5,15 @@ after `python mnist_generateds.py` on the full MNIST and `python mnist_backward.
   python bench/not_a_digit.py                          # model/, data/
   python bench/not_a_digit.py --model-dir model_lenet5 --data-dir data
 
-Three rates, each the share of pictures said to be "not a digit"
-(mnistkit.reference: the distance of the network's last hidden layer to its
-nearest test digits', the top probability as a second signal):
+The rates, each the share of pictures said to be "not a digit"
+(mnistkit.reference: the distance to the nearest test digits in the input
+pixels and in the network's last hidden layer, against the threshold of the
+digit it answers):
   1. the test digits of --data-dir (MNIST's test set when the records are
      the full one), each scored against the others (itself left out): the
-     board promises at most 1 %;
+     board promises at most 1 %; and, as a check of that by digits the
+     reference has not seen, half of them scored against a reference made
+     of the other half;
   2. drawings: tests/handmade.py's pen-drawn digits 0-9, --seeds hands
      each, prepared as the board prepares a drawing (mnist_app.prepared_pixels);
   3. non-digits made here (tests/handmade.py non_digits: letters, shapes, a
@@ -19,7 +22,12 @@ nearest test digits', the top probability as a second signal):
      are told too, by the preparation's own line;
   4. shapes drawn on the board (its 280-pixel canvas, its 18-pixel pen: a
      square filled in, a square's outline, a blot, a triangle), which the
-     board prepares as any drawing.
+     board prepares as any drawing;
+  5. non-digits of kinds (tests/handmade.py made_non_digit: letters by pen
+     and in a font, filled shapes, outlines, a circle with a cross, smileys,
+     stars, scribbles, noise, two or three digits side by side, a textured
+     thing), --per-kind of each, even seeds the half any change of the
+     judgment was tuned on, odd seeds the half held out to check it.
 The figures go to docs/inside.md.
 """
 import argparse
@@ -45,9 +53,9 @@ def judge(predictor, made, pictures):
             continue
         rows = pixels.reshape(1, 784).astype(np.float32) / 255
         probabilities, values = predictor.inside.run(rows)
-        place = made.place(values[-2][0], probabilities[0])
+        place = made.place(rows[0], values[-2][0], probabilities[0])
         found.append((name, place["not_a_digit"], int(np.argmax(probabilities[0])), float(probabilities[0].max()),
-                      place["score"]))
+                      " ".join(f"{s['space']} {s['score']:.2f}/{s['threshold']:.2f}" for s in place["spaces"])))
     return found
 
 
@@ -81,6 +89,8 @@ def main():
     parser.add_argument("--model-dir", default="model")
     parser.add_argument("--data-dir", default="data")
     parser.add_argument("--seeds", type=int, default=5, help="hands per drawn digit")
+    parser.add_argument("--per-kind", type=int, default=12, help="made non-digits of each kind (half tuned on, "
+                        "half held out)")
     parser.add_argument("--verbose", action="store_true", help="one line per picture")
     args = parser.parse_args()
     import numpy as np
@@ -95,12 +105,21 @@ def main():
                                   log=lambda line: print(line, file=sys.stderr))
     took = time.perf_counter() - started
     hidden, probabilities = reference.hidden_of(predictor.inside, made.images)
-    said = made.said(reference.own_scores(made.features), probabilities.argmax(axis=1))
+    answers = probabilities.argmax(axis=1)
+    said = made.said(answers)
     print(f"{predictor.network.label} from {predictor.source}; reference: {len(made.labels):,} test digits of "
           f"{made.source} ({took:.1f} s, cached after the first run); thresholds "
-          f"{' '.join(f'{t:.2f}' for t in made.thresholds)}")
-    print(f"1. test digits said not a digit: {said.mean():.2%} ({int(said.sum())} of {len(said):,}); the board "
-          f"promises <= 1%")
+          + "; ".join(f"{s.name} {' '.join(f'{t:.2f}' for t in s.thresholds)}" for s in made.spaces))
+    by_space = [np.mean(reference.own_scores(s.features) > s.thresholds[answers]) for s in made.spaces]
+    print(f"1. test digits said not a digit: {said.mean():.2%} ({int(said.sum())} of {len(said):,}; "
+          + ", ".join(f"{s.name} alone {r:.2%}" for s, r in zip(made.spaces, by_space)) + "); the board promises <= 1%")
+    order = np.random.default_rng(0).permutation(len(answers))
+    half, other = order[:len(order) // 2], order[len(order) // 2:]
+    halved = reference.Reference.made(made.layer, hidden[half], probabilities[half], made.labels[half], made.source,
+                                      made.images[half])
+    apart = [halved.place(made.images[i] / 255, hidden[i], probabilities[i])["not_a_digit"] for i in other]
+    print(f"   held out: {np.mean(apart):.2%} of {len(other):,} test digits said not a digit against a reference of "
+          f"the other {len(half):,}")
 
     drawings = [(f"drawn {d} hand {s}", handmade.on_paper(handmade.draw_digit(d, 200, 0.06, seed=s)))
                 for d in range(10) for s in range(args.seeds)]
@@ -128,8 +147,21 @@ def main():
     print(f"4. shapes drawn on the board said not a digit: {sum(s[1] for s in told)} of {len(told)} ("
           + ", ".join(f"{s[0]}: {'refused' if isinstance(s[1], str) else 'read as %d, %s' % (s[2], 'not a digit' if s[1] else 'a digit')}"
                       for s in board) + ")")
+    made_kinds = [(f"{kind} {seed}", handmade.on_paper(handmade.made_non_digit(kind, seed)))
+                  for kind in handmade.NON_DIGIT_KINDS for seed in range(args.per_kind)]
+    kinds = judge(predictor, made, made_kinds)
+    for part, name in ((0, "tuning half (even seeds)"), (1, "held-out half (odd seeds)")):
+        chosen = [s for s in kinds if int(s[0].rsplit(" ", 1)[1]) % 2 == part]
+        told = [s for s in chosen if not isinstance(s[1], str)]
+        caught = sum(s[1] for s in told)
+        print(f"5. made non-digits of kinds, {name}: {caught / max(len(told), 1):.0%} ({caught} of {len(told)}; "
+              f"{len(chosen) - len(told)} more refused by the preparation first)")
+    print("   " + ", ".join(
+        f"{kind}: {sum(s[1] is True for s in kinds if s[0].rsplit(' ', 1)[0] == kind)} of "
+        f"{sum(not isinstance(s[1], str) for s in kinds if s[0].rsplit(' ', 1)[0] == kind)}"
+        for kind in handmade.NON_DIGIT_KINDS))
     if args.verbose:
-        for line in said + others + board:
+        for line in said + others + board + kinds:
             print("  ", *line)
     return 0
 

@@ -361,3 +361,134 @@ def non_digits(size=200, stroke=0.06, seeds=3):
 def on_paper(ink):
     """Ink coverage float [h, w] in [0, 1] as a picture: dark ink on white paper, uint8 [h, w]."""
     return np.round(255 * (1 - ink)).astype(np.uint8)
+
+
+# Capital letters as a pen writes them, in a unit box as STROKES (none of them a digit's shape).
+LETTER_STROKES = {
+    "A": [[(0.1, 0.97), (0.5, 0.03), (0.9, 0.97)], [(0.28, 0.6), (0.72, 0.6)]],
+    "E": [[(0.85, 0.03), (0.2, 0.03), (0.2, 0.97), (0.85, 0.97)], [(0.2, 0.5), (0.7, 0.5)]],
+    "F": [[(0.85, 0.03), (0.2, 0.03), (0.2, 0.97)], [(0.2, 0.48), (0.7, 0.48)]],
+    "H": [[(0.15, 0.03), (0.15, 0.97)], [(0.85, 0.03), (0.85, 0.97)], [(0.15, 0.5), (0.85, 0.5)]],
+    "K": [[(0.2, 0.03), (0.2, 0.97)], [(0.85, 0.03), (0.2, 0.55)], [(0.38, 0.42), (0.88, 0.97)]],
+    "M": [[(0.05, 0.97), (0.12, 0.03), (0.5, 0.7), (0.88, 0.03), (0.95, 0.97)]],
+    "N": [[(0.12, 0.97), (0.12, 0.03), (0.88, 0.97), (0.88, 0.03)]],
+    "R": [[(0.2, 0.97), (0.2, 0.03)] + _arc(0.45, 0.27, 0.3, 0.24, -90, 90, 16) + [(0.2, 0.51)],
+          [(0.45, 0.51), (0.85, 0.97)]],
+    "T": [[(0.05, 0.03), (0.95, 0.03)], [(0.5, 0.03), (0.5, 0.97)]],
+    "W": [[(0.02, 0.03), (0.25, 0.97), (0.5, 0.35), (0.75, 0.97), (0.98, 0.03)]],
+    "X": [[(0.1, 0.03), (0.9, 0.97)], [(0.9, 0.03), (0.1, 0.97)]],
+    "Y": [[(0.1, 0.03), (0.5, 0.5), (0.9, 0.03)], [(0.5, 0.5), (0.5, 0.97)]],
+}
+
+
+def _shape(draw, size):
+    """Ink coverage of draw(pen, big) on a 4x canvas (white ink on black), float [size, size] in [0, 1]."""
+    big = size * 4
+    img = Image.new("L", (big, big), 0)
+    draw(ImageDraw.Draw(img), big)
+    return np.asarray(img.resize((size, size), Image.Resampling.BOX), dtype=np.float64) / 255
+
+
+def _star(cx, cy, r, points=5, turn=0.0):
+    """A star drawn in one stroke: every second of `points` points on a circle, closed."""
+    step = 2 if points % 2 else 1
+    angles = [turn - np.pi / 2 + 2 * np.pi * step * i / points for i in range(points + 1)]
+    return [(cx + r * np.cos(a), cy + r * np.sin(a)) for a in angles]
+
+
+def made_non_digit(kind, seed, size=200, stroke=0.06):
+    """Ink coverage of one non-digit of `kind` (NON_DIGIT_KINDS), varied by `seed`: float [size, ...] in [0, 1].
+
+    Made here, none downloaded, each seed a different size, place, turn or
+    hand; for measuring "that is not a digit" on pictures of kinds, not on a
+    list of the same pictures (bench/not_a_digit.py, tests/test_why.py).
+    """
+    rng = np.random.default_rng(1000 + 97 * NON_DIGIT_KINDS.index(kind) + seed)
+    u = rng.uniform
+    pen = max(4, round(stroke * size * 4 * u(0.7, 1.4)))
+    if kind == "pen letter":
+        letter = sorted(LETTER_STROKES)[seed % len(LETTER_STROKES)]
+        return draw_strokes(LETTER_STROKES[letter], size, stroke * u(0.7, 1.3), slant=u(-0.15, 0.15), seed=seed)
+    if kind == "font letter":
+        letters = "AEFHKMNPRUVWXY"
+        letter = letters[(seed * 5) % len(letters)]
+        ink = font_number(letter, round(size * u(0.6, 0.9)), (size, size))
+        return np.asarray(Image.fromarray(np.round(ink * 255).astype(np.uint8)).rotate(u(-12, 12), Image.Resampling.BILINEAR),
+                          dtype=np.float64) / 255
+    if kind == "filled shape":
+        s, cx, cy, turn = u(0.25, 0.4), u(0.4, 0.6), u(0.4, 0.6), u(0, 90)
+        def draw(p, big):
+            if seed % 3 == 2:
+                p.ellipse((big * (cx - s), big * (cy - s * u(0.6, 1)), big * (cx + s), big * (cy + s)), fill=255)
+            else:
+                corners = [(cx + s * np.cos(np.radians(turn + a)) * 1.41, cy + s * np.sin(np.radians(turn + a)) * 1.41)
+                           for a in (45, 135, 225, 315)] if seed % 3 == 1 else \
+                    [(cx - s, cy - s * u(0.5, 1)), (cx + s, cy - s * u(0.5, 1)), (cx + s, cy + s), (cx - s, cy + s)]
+                p.polygon([(big * x, big * y) for x, y in corners], fill=255)
+        return _shape(draw, size)
+    if kind == "outline":
+        s, cx, cy = u(0.3, 0.42), u(0.45, 0.55), u(0.45, 0.55)
+        def draw(p, big):
+            box = [big * (cx - s), big * (cy - s * u(0.6, 1)), big * (cx + s), big * (cy + s)]
+            if seed % 3 == 0:
+                p.rectangle(box, outline=255, width=pen)
+            elif seed % 3 == 1:
+                p.polygon([(big * cx, box[1]), (box[2], box[3]), (box[0], box[3])], outline=255, width=pen)
+            else:
+                p.regular_polygon((big * cx, big * cy, big * s), 6, rotation=u(0, 60), outline=255, width=pen)
+        return _shape(draw, size)
+    if kind == "circle with a cross":
+        s, c = u(0.3, 0.42), u(0.45, 0.55)
+        def draw(p, big):
+            p.ellipse((big * (c - s), big * (c - s), big * (c + s), big * (c + s)), outline=255, width=pen)
+            d = s * (0.71 if seed % 2 else 1)
+            for (x0, y0, x1, y1) in (((c - d, c - d, c + d, c + d), (c + d, c - d, c - d, c + d)) if seed % 2 else
+                                     ((c - d, c, c + d, c), (c, c - d, c, c + d))):
+                p.line((big * x0, big * y0, big * x1, big * y1), fill=255, width=pen)
+        return _shape(draw, size)
+    if kind == "smiley":
+        s, c = u(0.32, 0.42), u(0.45, 0.55)
+        def draw(p, big):
+            p.ellipse((big * (c - s), big * (c - s), big * (c + s), big * (c + s)), outline=255, width=pen)
+            for x in (c - s * 0.38, c + s * 0.38):
+                e = s * u(0.08, 0.14)
+                p.ellipse((big * (x - e), big * (c - s * 0.35 - e), big * (x + e), big * (c - s * 0.35 + e)), fill=255)
+            p.arc((big * (c - s * 0.55), big * (c - s * 0.3), big * (c + s * 0.55), big * (c + s * 0.6)),
+                  u(10, 30), u(150, 170), fill=255, width=pen)
+        return _shape(draw, size)
+    if kind == "star":
+        points = (5, 7, 6)[seed % 3]
+        def draw(p, big):
+            line = [(big * x, big * y) for x, y in _star(0.5, 0.52, u(0.35, 0.44), points, u(-0.3, 0.3))]
+            if points == 6:  # two triangles
+                p.line(line[0::2] + [line[0]], fill=255, width=pen, joint="curve")
+                p.line(line[1::2] + [line[1]], fill=255, width=pen, joint="curve")
+            else:
+                p.line(line, fill=255, width=pen, joint="curve")
+        return _shape(draw, size)
+    if kind == "scribble":
+        return scribble(size, stroke * u(0.7, 1.3), seed=500 + seed, turns=int(u(8, 20)))
+    if kind == "noise":
+        cells = int(u(5, 14))
+        small = rng.random((cells, cells)) > u(0.4, 0.6)
+        return np.asarray(Image.fromarray(small.astype(np.uint8) * 255).resize((size, size), Image.Resampling.BILINEAR),
+                          dtype=np.float64) / 255
+    if kind == "several digits":
+        count = 2 + seed % 2
+        digits = [int(d) for d in rng.integers(0, 10, count)]
+        if count == 2 and seed % 4 == 0:
+            return close_pair(digits, size, stroke, gap=u(-0.03, 0.0), seed=seed)
+        return several_digits(digits, size, stroke, gap=u(-0.15, -0.05), seed=seed)
+    if kind == "texture":  # a photo of a textured thing (cloth, bark, gravel) filling most of the frame
+        cells = int(u(12, 40))
+        grain = np.asarray(Image.fromarray(np.round(rng.random((cells, cells)) * 255).astype(np.uint8)).resize(
+            (size, size), Image.Resampling.BICUBIC), dtype=np.float64) / 255
+        stripes = 0.5 + 0.5 * np.sin(np.linspace(0, u(6, 30), size)[:, None] * np.cos(u(0, 3)) +
+                                     np.linspace(0, u(6, 30), size)[None, :] * np.sin(u(0, 3)))
+        object_ = _shape(lambda p, big: p.ellipse((big * 0.12, big * 0.15, big * 0.88, big * 0.85), fill=255), size)
+        return object_ * np.clip(0.35 + 0.45 * grain + 0.3 * stripes * (seed % 2), 0, 1)
+    raise ValueError(f"no such kind of non-digit: {kind}")
+
+
+NON_DIGIT_KINDS = ("pen letter", "font letter", "filled shape", "outline", "circle with a cross", "smiley", "star",
+                   "scribble", "noise", "several digits", "texture")

@@ -116,16 +116,16 @@ def judged(served, model, rows, slot="first"):
     if made is None:
         return model.predictor.predict(rows)[0], None
     probabilities, values = model.inside.run(rows)
-    return probabilities[0], made.place(values[-2][0], probabilities[0])
+    return probabilities[0], made.place(rows[0], values[-2][0], probabilities[0])
 
 
-def placed(served, model, values, probabilities, slot="first"):
-    """Reference.place of one input's layer values (Inside.run's, [0] of each), with its neighbours' pixels
-    ("input": 784 values each), or None while the reference is being made."""
+def placed(served, model, pixels, values, probabilities, slot="first"):
+    """Reference.place of one input (pixels: its x, float [784] in [0, 1]) and its layer values (Inside.run's, [0]
+    of each), with its neighbours' pixels ("input": 784 values each), or None while the reference is being made."""
     made = of_served(served).ready(slot, model)
     if made is None or values is None:
         return None
-    place = made.place(np.asarray(values[-2]), probabilities)
+    place = made.place(np.asarray(pixels).reshape(-1), np.asarray(values[-2]), probabilities)
     if made.images is not None:
         for near in place["nearest"]:
             near["input"] = made.images[near["record"]].reshape(IMAGE_PIXELS).tolist()

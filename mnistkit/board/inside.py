@@ -71,7 +71,7 @@ def look(model, rows, served=None, slot="first"):
               "layers": [encoded(layer, value) for layer, value in zip(inside.layers, values)],
               "pushes": pushes_of(inside, values)}
     if served is not None:
-        place = placed(served, model, values, probabilities[0], slot)
+        place = placed(served, model, rows[0], values, probabilities[0], slot)
         answer.update(atlas=place, not_a_digit=not_a_digit(place))
     return answer
 

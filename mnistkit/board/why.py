@@ -98,7 +98,7 @@ def why_answer(model, pixels, digit=None, versus=None, served=None, slot="first"
               "missing_ink": {"digit": explained, "pixels": numbers(grad[0])},
               "line": inside.layers[-1].line, "at": inside.layers[-1].at}
     if served is not None:
-        place = placed(served, model, values, probabilities[0], slot)
+        place = placed(served, model, x[0], values, probabilities[0], slot)
         result.update(atlas=place, not_a_digit=None if place is None else place["not_a_digit"])
     if versus is not None:
         result["versus"] = shared(versus, *parts[1])
