@@ -11,6 +11,11 @@ digits easy to mistake for them: several digits side by side or stacked,
 font numbers, specks of dirt, digits in strokes that do not touch, pencil
 broken by rough paper, dotted strokes.
 
+Non-digits of kinds (made_non_digit, NON_DIGIT_KINDS: letters by pen and in
+a font, filled shapes, outlines, a circle with a cross, smileys, stars,
+scribbles, noise, several digits, a textured thing), each kind varied by a
+seed, measure "that is not a digit" (bench/not_a_digit.py, tests/test_why.py).
+
 A second set, PHONE_STYLES, is photos as a phone takes them: dark pen strokes
 on a page shaded across (from one side, from the top, a vignette), softened
 by the lens, with sensor noise, saved as JPEG (one as PNG).
@@ -412,9 +417,9 @@ def made_non_digit(kind, seed, size=200, stroke=0.06):
     if kind == "font letter":
         letters = "AEFHKMNPRUVWXY"
         letter = letters[(seed * 5) % len(letters)]
-        ink = font_number(letter, round(size * u(0.6, 0.9)), (size, size))
-        return np.asarray(Image.fromarray(np.round(ink * 255).astype(np.uint8)).rotate(u(-12, 12), Image.Resampling.BILINEAR),
-                          dtype=np.float64) / 255
+        ink = Image.fromarray(np.round(font_number(letter, round(size * u(0.6, 0.9)), (size, size)) * 255).astype(
+            np.uint8))
+        return np.asarray(ink.rotate(u(-12, 12), Image.Resampling.BILINEAR), dtype=np.float64) / 255
     if kind == "filled shape":
         s, cx, cy, turn = u(0.25, 0.4), u(0.4, 0.6), u(0.4, 0.6), u(0, 90)
         def draw(p, big):
