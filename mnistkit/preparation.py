@@ -10,7 +10,7 @@ from mnistkit.segmentation (find_ink); the picture from mnistkit.pictures (load_
 import math
 
 import numpy as np
-from PIL import Image, ImageFilter
+from PIL import Image
 
 from .segmentation import find_ink, stroke_width
 from .pictures import shrink
@@ -162,9 +162,23 @@ def ink_weight(level, threshold, ink):
     weight += 0.5
     np.clip(weight, 0, 1, out=weight)
     others &= ~ink
-    near = Image.fromarray(ink.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(2 * NEAR_INK + 1))
-    weight[others | (np.asarray(near) == 0)] = 0
+    weight[others | ~near(ink, NEAR_INK)] = 0
     return weight
+
+
+def near(mask, reach):
+    """The pixels within `reach` pixels of a boolean mask [h, w] across and down (a square of 2 reach + 1): boolean
+    [h, w]. As a maximum filter of that size, in 2 x reach shifts of the whole mask a side rather than a sort of
+    every window (Pillow's MaxFilter: most of a picture's preparation on a large photo)."""
+    out = mask.copy()
+    for shift in range(1, reach + 1):
+        out[shift:] |= mask[:-shift]
+        out[:-shift] |= mask[shift:]
+    rows = out.copy()
+    for shift in range(1, reach + 1):
+        out[:, shift:] |= rows[:, :-shift]
+        out[:, :-shift] |= rows[:, shift:]
+    return out
 
 
 def _level_share(levels, share):
