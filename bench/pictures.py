@@ -5,6 +5,7 @@ Usage (from the repository root):
   python bench/pictures.py                             without a model: refusals and inputs against the plain ones
   python bench/pictures.py --count 100 --first 500     more of the sample's test digits, from another one
   python bench/pictures.py --model-dir model --set penned   digits written with a pen and photographed
+  python bench/pictures.py --model-dir model --set painted  digits drawn with a paint program's brush
 
 Each kind of tests/framed.py (a frame or a border round the digit, a shaded or
 uneven ground, JPEG noise, a photo with the table round the page) is made of
@@ -25,6 +26,10 @@ photographed off-centre, small, or in faint pencil) and per kind:
   read      pictures read as their label
   lost      pictures misread whose MNIST 28x28 digit the model reads right:
             the preparation's own misreads, out of those
+With --set painted, the kinds of tests/painted.py (the sample's test digits
+redrawn black on white with a paint program's brush, as students draw the
+pictures of their course's pic/ folder: any canvas, brush and place), the
+same figures as --set penned.
 """
 import argparse
 import os
@@ -38,11 +43,13 @@ import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
 import framed  # noqa: E402
+import painted  # noqa: E402
 import penned  # noqa: E402
 import mnist_app  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
 SAME_IOU = 0.8
+REDRAWN = {"penned": penned, "painted": painted}  # --set: the MNIST digits redrawn, each kind's module
 
 
 def ink_iou(a, b):
@@ -67,15 +74,16 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")
-    parser.add_argument("--set", choices=("framed", "penned"), default="framed",
-                        help="framed: tests/framed.py's kinds (default); penned: tests/penned.py's (needs --model-dir)")
+    parser.add_argument("--set", choices=("framed", "penned", "painted"), default="framed",
+                        help="framed: tests/framed.py's kinds (default); penned, painted: tests/penned.py's or "
+                             "tests/painted.py's (need --model-dir)")
     parser.add_argument("--save", help="a folder to write each misread picture's 28x28 input to (PNG, x8)")
     args = parser.parse_args(argv)
     predictor = mnist_app.load_predictor(args.model_dir) if args.model_dir else None
-    if args.set == "penned":
+    if args.set in REDRAWN:
         if predictor is None:
-            parser.error("--set penned reads the pictures with a model: give --model-dir")
-        return bench_penned(predictor, args)
+            parser.error(f"--set {args.set} reads the pictures with a model: give --model-dir")
+        return bench_redrawn(predictor, args, REDRAWN[args.set])
     digits = framed.coverages(args.count, args.first)
     plain = [prepare(data)[0] for data, _ in framed.pictures("plain", digits)]
     plain_read = None
@@ -111,17 +119,18 @@ def answer_of(predictor, pixels):
     return int(np.argmax(predictor.predict(mnist_app.preparation.network_input(pixels))[0]))
 
 
-def bench_penned(predictor, args):
-    """tests/penned.py's kinds: refused, read, and the preparation's own misreads (lost), per kind."""
+def bench_redrawn(predictor, args, kinds):
+    """The kinds of tests/penned.py or tests/painted.py (`kinds`: the module): refused, read, and the preparation's
+    own misreads (lost), per kind."""
     images, labels = framed.sample_digits(args.count, args.first)
     right = np.array([answer_of(predictor, image) for image in images]) == labels
     print(f"{len(images)} pictures per kind (sample test digits {args.first}-{args.first + len(images) - 1}; the model "
           f"reads {right.mean():.1%} of them right as MNIST's 28x28)")
     print(f"{'kind':42} {'refused':>8} {'read':>7} {'lost':>12}")
     total_lost = total_right = 0
-    for kind in args.kinds or penned.KINDS:
+    for kind in args.kinds or kinds.KINDS:
         refused = read = lost = 0
-        for i, (data, label) in enumerate(penned.pictures(kind, images, labels)):
+        for i, (data, label) in enumerate(kinds.pictures(kind, images, labels)):
             pixels, refusal = prepare(data)
             answer = None if pixels is None else answer_of(predictor, pixels)
             refused += pixels is None

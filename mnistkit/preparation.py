@@ -10,7 +10,7 @@ from mnistkit.segmentation (find_ink); the picture from mnistkit.pictures (load_
 import math
 
 import numpy as np
-from PIL import Image, ImageFilter
+from PIL import Image
 
 from .segmentation import find_ink, stroke_width
 from .pictures import shrink
@@ -22,6 +22,8 @@ from .records import IMAGE_PIXELS, IMAGE_SIZE
 DIGIT_BOX = 20
 CENTRE = 14
 STROKE_WIDTH = 2.0
+BOLD_WIDTH = 3.0  # pixels: MNIST's 90th percentile stroke (its median is STROKE_WIDTH); bolder strokes are thinned to it
+MAX_SHAVE = 0.25  # of a stroke's width: what thinning takes off each side at most, so no part of the digit is lost
 SUPERSAMPLE = 4  # the digit is shaped at 4x its final size, then averaged down: MNIST's grey edges
 CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of dirt does not set the box
 # The digit's shape is read from each pixel's ink weight, not from the ink's yes or no (ink_weight): a browser that
@@ -40,7 +42,7 @@ def mnist_input(img):
     (ink_weight); the digit scaled so that its extent (ink_extent) fits
     DIGIT_BOX, keeping the aspect ratio, and its centre of mass lands on
     pixel (CENTRE, CENTRE) (digit_cells); strokes thinner than MNIST's
-    thickened; averaged down from SUPERSAMPLE times the final size, which
+    thickened, strokes bolder than most of MNIST's thinned (thin); averaged down from SUPERSAMPLE times the final size, which
     gives grey edges, and brought up to 255 at the brightest. Every step moves as little as the picture does: no
     whole pixel or level at once. Raises ValueError ("no digit found: ...")
     from find_ink when the picture holds no digit-like stroke.
@@ -57,6 +59,14 @@ def mnist_input(img):
         grow = 2 * int(round((SUPERSAMPLE * STROKE_WIDTH - width) / 2)) + 1
         cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX - grow + 1))
         cells = thicken(cells, grow, width)
+    elif width > SUPERSAMPLE * BOLD_WIDTH:  # thinned strokes fill DIGIT_BOX too: shaped a little larger first
+        side = SUPERSAMPLE * DIGIT_BOX
+        shave = min((width * side / (side + width - SUPERSAMPLE * BOLD_WIDTH) - SUPERSAMPLE * BOLD_WIDTH) / 2,
+                    MAX_SHAVE * width)
+        cells = digit_cells(weight, box, centre, extent / (side + 2 * shave))
+        thinned = thin(cells, shave)
+        left = stroke_width(thinned >= 0.5) - SUPERSAMPLE * BOLD_WIDTH  # a disc's erosion thins a curve a little less
+        cells = thin(cells, min(shave + left / 2, MAX_SHAVE * width)) if left > 0 else thinned
     digit = np.asarray(Image.fromarray(cells * 255, mode="F").resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BOX))
     digit = digit * (255 / max(float(digit.max()), 1.0))  # MNIST's strokes reach 255, also where no pixel is all ink
     return np.clip(np.round(digit), 0, 255).astype(np.uint8)
@@ -80,6 +90,37 @@ def thicken(cells, grow, width):
                 - np.take(total, np.arange(total.shape[axis] - size), axis=axis)) / size
     stretched = np.minimum(1, mean * (2 * size / min(max(width, 1.0), size)))  # the stroke's middle: 2, clipped
     return np.maximum(cells, stretched.astype(np.float32))
+
+
+def thin(cells, shave):
+    """Strokes in cells (float32 [n, n] in [0, 1]) made thinner by `shave` cells (float, >= 0) on each side: float32.
+
+    Each cell takes the least of the cells within a disc round it (an
+    erosion), of radius floor(shave) and one more, mixed by shave's
+    fraction: the strokes' edges move inwards by shave cells, a fraction
+    of a cell at a time. A cell moved by a little moves the result by as
+    little, and so does shave: a stroke a little bolder is thinned a
+    little more, never a whole cell more at once.
+    """
+    whole = int(shave)
+    inner, outer = erode(cells, whole), erode(cells, whole + 1)
+    part = np.float32(shave - whole)
+    return inner * (1 - part) + outer * part
+
+
+def erode(cells, radius):
+    """The least of cells (float32 [n, n]) within `radius` cells (int; a disc of radius + 1/2) of each: float32 [n, n];
+    0 beyond the edge."""
+    if radius <= 0:
+        return cells
+    padded = np.pad(cells, radius)
+    n, m = cells.shape
+    out = cells.copy()
+    for dy in range(-radius, radius + 1):
+        for dx in range(-radius, radius + 1):
+            if (dy or dx) and dy * dy + dx * dx <= (radius + 0.5) ** 2:
+                np.minimum(out, padded[radius + dy:radius + dy + n, radius + dx:radius + dx + m], out=out)
+    return out
 
 
 def digit_cells(weight, box, centre, side):
@@ -121,9 +162,23 @@ def ink_weight(level, threshold, ink):
     weight += 0.5
     np.clip(weight, 0, 1, out=weight)
     others &= ~ink
-    near = Image.fromarray(ink.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(2 * NEAR_INK + 1))
-    weight[others | (np.asarray(near) == 0)] = 0
+    weight[others | ~near(ink, NEAR_INK)] = 0
     return weight
+
+
+def near(mask, reach):
+    """The pixels within `reach` pixels of a boolean mask [h, w] across and down (a square of 2 reach + 1): boolean
+    [h, w]. As a maximum filter of that size, in 2 x reach shifts of the whole mask a side rather than a sort of
+    every window (Pillow's MaxFilter: most of a picture's preparation on a large photo)."""
+    out = mask.copy()
+    for shift in range(1, reach + 1):
+        out[shift:] |= mask[:-shift]
+        out[:-shift] |= mask[shift:]
+    rows = out.copy()
+    for shift in range(1, reach + 1):
+        out[:, shift:] |= rows[:, :-shift]
+        out[:, :-shift] |= rows[:, shift:]
+    return out
 
 
 def _level_share(levels, share):
