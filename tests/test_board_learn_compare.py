@@ -101,6 +101,23 @@ def test_one_learn_runs_at_a_time_on_a_board_whichever_network_it_is_on(tmp_path
     assert learning.thread is None  # nothing started
 
 
+@pytest.mark.quick
+@pytest.mark.parametrize("choice", ["undo", "redo", "accept", "discard"])
+def test_a_choice_on_the_folder_of_a_learn_still_running_is_refused_until_its_thread_ends(tmp_path, choice):
+    board, served = compare_board(tmp_path)
+    learning = served.learning
+    with learning.lock:  # promoting: the folder's lock is released, the checkpoint not yet shown as in service
+        learning.job = {"state": "running", "stage": "promoting", "line": "", "step": 2010, "steps": 2600,
+                        "folder": str(tmp_path / "model")}
+    before = sorted(os.listdir(tmp_path / "model"))
+    refused = Asked(board, "POST", f"/board/learn/{choice}")
+    assert refused.status == 409 and refused.error() == (f"a learn is running on {tmp_path / 'model'}; wait until it "
+                                                         "ends (one learn at a time on a board)")
+    assert sorted(os.listdir(tmp_path / "model")) == before
+    other = Asked(board, "POST", f"/board/learn/{choice}?model=compare")  # the other network's folder: its own answer
+    assert other.status == 409 and "a learn is running" not in other.error()
+
+
 def compare_answer(url, picture):
     """POST /board/predict's answer for the compare network: {digit, probabilities, model}."""
     status, answer = request(url + "board/predict", picture)

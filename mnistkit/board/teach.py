@@ -331,8 +331,7 @@ class Learning:
                                   "it, then learn again")
         with self.lock:
             if self.job["state"] == "running":
-                raise BoardError(409, f"a learn is running on {self.job['folder']}; wait until it ends (one learn "
-                                      "at a time on a board)")
+                raise self.busy()
             start = checkpoints.step_of(newest_in(folder))
             self.job = {"state": "running", "stage": learn.STAGES[0], "line": f"learning from {count} kept digits "
                         f"into {folder}", "step": start, "steps": start + self.plan.steps, "folder": folder}
@@ -377,13 +376,22 @@ class Learning:
             if steps is not None:
                 self.job["steps"] = steps
 
+    def busy(self):
+        """The BoardError 409 of the learn running (self.job's folder), to a second learn or a choice; call it holding
+        self.lock."""
+        return BoardError(409, f"a learn is running on {self.job['folder']}; wait until it ends (one learn at a time "
+                               "on a board)")
+
     def choose(self, model, slot, choice):
         """choice(folder) (promotion.undo, redo, accept or discard) on the folder of `model` (served in `slot`), that
         slot's Follower told at once; the status. BoardError 409 for what cannot be done (one line: a learn
         running, nothing to undo, the folder trained further since, ...)."""
         folder = learn_folder(model)
-        with self.lock:  # a learn running (on the other network's folder: on this one, choice refuses) keeps its line
-            out = self.said if self.job["state"] != "running" else (lambda line: None)
+        with self.lock:  # a learn running on the other network's folder keeps its line
+            running = self.job["state"] == "running"
+            if running and os.path.realpath(self.job["folder"]) == os.path.realpath(folder):
+                raise self.busy()  # until its thread ends, promoting included: its checkpoint is not yet shown
+            out = self.said if not running else (lambda line: None)
         try:
             choice(folder, out=out)
         except DataError as e:
