@@ -93,6 +93,21 @@ def test_a_keep_refused_comes_in_zh(tmp_path):
 
 
 @pytest.mark.quick
+@pytest.mark.parametrize("form, says, names", [
+    ({"digit": 12, "input": [0] * 784}, "0-9 的整数", ['"digit"']),
+    ({"digit": "7", "input": [0] * 784}, "0-9 的整数", ['"digit"']),
+    ({"digit": 3, "input": [0] * 783}, "784 个 0-255 的整数", ['"input"']),
+    ({"digit": 3, "original": "not base64!"}, "base64 编码", ['"original"']),
+    ({"digit": 3}, "两者都发", ['"input"', '"original"']),
+    ({"digit": 3, "input": [0] * 784, "name": 5}, "文件名", ['"name"']),
+])
+def test_a_malformed_keep_form_is_refused_in_zh_not_by_its_kind(tmp_path, form, says, names):
+    board, _ = board_on(tmp_path / "model", tmp_path)
+    status, line, twin = asked_zh(board, "POST", "/board/keep", json.dumps(form).encode(), *names,
+                                  content=b"application/json")
+    assert status == 400 and says in twin, (line, twin)
+
+
 def test_an_undo_refused_names_the_newer_checkpoint_in_zh(trained_workdir, tmp_path):
     model_dir = promoted_folder(trained_workdir, tmp_path)
     newer = train_further(model_dir, AFTER, 2300)

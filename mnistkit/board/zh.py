@@ -35,6 +35,16 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"no kept digit (?P<x>'[^']*'); GET /board/kept lists them",
      r"没有保存的数字 \g<x>；GET /board/kept 会列出保存的数字"),
     (r"digit (?P<x>\S+) is not a digit 0-9", r"\g<x> 不是 0-9 的数字"),
+    # the keep form's refusals (board/teach.py: KEEP_FORM): its keys are names
+    (r'(?P<k>"digit") must be an integer 0-9, not (?P<x>.+)', r"\g<k> 必须是 0-9 的整数，不是 \g<x>"),
+    (r'(?P<k>"input") must be (?P<n>\d+) integers 0-255, the (?P<s>\d+x\d+) input (?P<r>/board/predict) answered, '
+     r"row by row", r"\g<k> 必须是 \g<n> 个 0-255 的整数：\g<r> 答复的 \g<s> 输入，逐行排列"),
+    (r'(?P<k>"original") must be the picture\'s bytes in base64', r"\g<k> 必须是图片字节的 base64 编码"),
+    (r'send (?P<i>"input") \(the prepared input\), (?P<o>"original") \(the picture in base64\), or both',
+     r"请发送 \g<i>（准备好的输入）、\g<o>（base64 编码的图片），或两者都发"),
+    (r'(?P<k>"name") must be the picture\'s file name \(a string\)', r"\g<k> 必须是图片的文件名（字符串）"),
+    (r"limit must be a number of kept digits 1-(?P<m>\d+), not (?P<x>.+)",
+     r"limit 必须是 1-\g<m> 之间的保存数字个数，不是 \g<x>"),
     (r"label (?P<x>'[^']*') is not a digit 0-9", r"标签 \g<x> 不是 0-9 的数字"),
     # a learn (board/teach.py, mnistkit.learn, mnistkit.promotion, mnistkit.folders)
     (r"no kept digits yet; keep some with the digit buttons first", "还没有保存的数字；请先用数字按钮保存一些"),
