@@ -461,7 +461,7 @@ def test_a_photo_with_a_chinese_name_replaces_the_drawing(browser, server):
     before = answers(page)
     drop(page, b"%PDF-1.4 not a picture", "笔记.pdf", "application/pdf")
     digit, error = wait_answer(page, before)
-    assert digit == "?" and "笔记.pdf: a PDF document, not an image file" in error
+    assert digit == "?" and "笔记.pdf：是 PDF 文件，不是图片文件" in error  # the page in zh: the error's twin
     assert page.text_content("#photo-name") == "笔记.pdf"
     draw_with_mouse(page, ONE)
     assert page.text_content("#photo-name") == ""  # a drawing again: no photo named

@@ -104,6 +104,7 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"(?P<k>HEIC/HEIF|HEIC|HEIF) photo: convert it to JPG or PNG", r"\g<k> 照片：请转换成 JPG 或 PNG"),
     (r"an? [^:;]*?, not an image file Pillow can open; convert it to JPG or PNG",
      "不是 Pillow 能打开的图片文件；请转换成 JPG 或 PNG"),
+    (r"an? (?P<f>[A-Z][A-Z0-9]*) [^:;,]*?, not an image file", r"是 \g<f> 文件，不是图片文件"),  # a PDF document
     (r"an? [^:;]*?, not an image file", "不是图片文件（是别的文件）"),
     (r"not an image file", "不是图片文件"),
     (r"the original is not a picture \([^)]*\)", "原图不是图片"),
