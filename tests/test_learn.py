@@ -151,7 +151,9 @@ def test_a_learn_that_makes_a_digit_worse_is_checked_and_held_saying_what_fell(l
     step, accuracy, count = mnist_test.evaluate(str(model / newest(model)), str(model.parent / "data" / "mnist_test"
                                                                                 ".tfrecords"))
     assert check["test"]["count"] == count == 2000 and check["test"]["accuracy"][0] == accuracy
-    assert check["kept"] == {"count": KEPT, "right": [threes_predicted(model, kept_pixels(learned_workdir)), KEPT]}
+    before, after = check["kept"]["right"]
+    assert check["kept"]["count"] == KEPT and before == threes_predicted(model, kept_pixels(learned_workdir))
+    assert KEPT - 1 <= after <= KEPT, check["kept"]  # the learn reads all kept 3s as 3, or (batches' order) all but one
     seven = check["test"]["recall"][7]
     assert seven[0] - seven[1] > promotion.RECALL_DROP and {"digit": 7, "before": seven[0], "after": seven[1]} in \
         check["fell"]
