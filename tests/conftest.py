@@ -190,15 +190,19 @@ def pytest_configure(config):
 
 
 # The files that take longest, slowest first (pytest --durations, summed by file). They start first so that
-# the short ones fill in around them at the end of `make test`; the others keep their order after these.
-SLOWEST_FILES = ("test_user_faults", "test_distributed", "test_learn", "test_course_constants", "test_export",
-                 "test_tfdata", "test_pictures", "test_checkpoints", "test_lenet5", "test_promises_run", "test_progress",
-                 "test_board", "test_pictures_framed", "test_board_browser", "test_board_learn", "test_inside_browser",
+# the short ones fill in around them at the end of `make test`; the others keep their order after these. The same
+# order serves `make test-long`: test_chinese_path, test_export_follows_learns and test_board_learn_compare hold
+# only long scenarios (or those and a few quick checks), placed by their long tests' time (docs/tests.md).
+SLOWEST_FILES = ("test_user_faults", "test_distributed", "test_learn", "test_chinese_path", "test_board_learn_compare",
+                 "test_course_constants",
+                 "test_export", "test_export_follows_learns", "test_tfdata", "test_pictures", "test_checkpoints",
+                 "test_lenet5", "test_promises_run", "test_progress", "test_board", "test_pictures_framed",
+                 "test_board_browser", "test_board_learn", "test_inside_browser",
                  "test_steps_per_run", "test_board_teach", "test_cli", "test_board_guards", "test_trust_data",
-                 "test_app", "test_check_pipeline", "test_promises_data", "test_why", "test_tasks", "test_learn_browser",
-                 "test_training", "test_board_connections", "test_speed_paths", "test_records", "test_settings_record",
-                 "test_course_api", "test_faults", "test_inside", "test_keep", "test_one_writer", "test_errors",
-                 "test_board_memory", "test_diverged")
+                 "test_app", "test_check_pipeline", "test_promises_data", "test_board_pixels_browser", "test_why",
+                 "test_tasks", "test_learn_browser", "test_training", "test_board_connections", "test_speed_paths",
+                 "test_records", "test_settings_record", "test_course_api", "test_faults", "test_inside", "test_keep",
+                 "test_one_writer", "test_errors", "test_board_memory", "test_diverged", "test_zh_complete")
 
 
 def pytest_collection_modifyitems(config, items):
