@@ -22,6 +22,7 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
 import importlib
+import signal
 import sys
 
 from tf_compat import tf
@@ -29,6 +30,7 @@ import mnist_backward
 import mnist_forward
 import mnist_generateds
 from mnistkit import checkpoints, cli, export, places
+from mnistkit.errors import Interrupted
 
 EXPORT_DIR = export.EXPORT_DIR
 
@@ -95,7 +97,16 @@ def build_parser():
 def main(argv=None):
     """The command line of mnist_export.py; returns the exit status."""
     args = build_parser().parse_args(cli.arguments(argv))
-    return cli.exit_status(lambda: export_model(args.model_dir, args.export_dir, args.data_dir))
+
+    def work():
+        try:
+            export_model(args.model_dir, args.export_dir, args.data_dir)
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (errors.Stopped): the line says what was left
+            signum = getattr(e, "signum", signal.SIGINT)
+            raise Interrupted(signum, f"{signal.Signals(signum).name}: {export.stopped_note()}") from None
+    # A stopped export ends at once (os._exit, after its line and its cleanup), never through the interpreter's
+    # exit, which aborts the process while the LiteRT converter still runs on its thread (export.interruptible).
+    return export.end_if_left_running(cli.exit_status(work))
 
 
 if __name__ == "__main__":

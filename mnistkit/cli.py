@@ -499,11 +499,11 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Interrupted as e:
-        print(e, file=sys.stderr)
+        print(f"{own_line()}{e}", file=sys.stderr)
         return 128 + e.signum
     except KeyboardInterrupt as e:
         signum = getattr(e, "signum", signal.SIGINT)
-        print(f"{signal.Signals(signum).name}: {interrupted}", file=sys.stderr)
+        print(f"{own_line()}{signal.Signals(signum).name}: {interrupted}", file=sys.stderr)
         return 128 + signum
     except BrokenPipeError:
         silence_stdout()
@@ -512,6 +512,15 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+def own_line():
+    """"\n" when stderr is a terminal, else "": a stop's line then starts on a line of its own, not after the `^C`
+    the terminal echoed (as startup's and tf_compat's early stops do)."""
+    try:
+        return "\n" if sys.stderr.isatty() else ""
+    except (AttributeError, ValueError):
+        return ""
 
 
 def silence_stdout():

@@ -39,7 +39,7 @@ import threading
 
 import numpy as np
 
-from tf_compat import VERBOSE, first_line, tf
+from tf_compat import VERBOSE, end_at_once, first_line, tf
 from . import files, folders, layers, networks, records
 from .errors import DataError
 from .records import IMAGE_PIXELS
@@ -51,6 +51,8 @@ PROBABILITIES_KEY, CLASSES_KEY = "probabilities", "classes"  # float32 [None, 10
 TFLITE_SUFFIX, INT8_SUFFIX = ".tflite", "_int8"
 CALIBRATION_RECORDS = 300  # training records the int8 file's value ranges are measured on
 _QUIET_LOCK = threading.RLock()  # quiet_output's, around the process's file descriptors 1 and 2
+_COMMITTED = []  # (version folder, .tflite, int8 .tflite) of each export this process committed (stopped_note)
+_LEFT_RUNNING = []  # conversion threads a stop left inside the converter's C++ code (interruptible)
 WAIT_STEP_SECS = 0.05  # how often the main thread wakes while a conversion runs (interruptible)
 COMMIT_WAIT_SECS = 30.0  # another export's commit (its renames) waited for before this one is refused
 METADATA_NAME = "mnist_export"  # the .tflite files' Model.metadata entry: the export's provenance, JSON
@@ -320,9 +322,12 @@ def interruptible(work):
     during a conversion waited for its end (seconds, more on a loaded
     machine). Waiting here, the main thread raises KeyboardInterrupt (or
     errors.Stopped) as soon as the converter lets go of the interpreter
-    for a moment, and export() removes what it staged; the thread is left to
-    end with the process. work's exception is raised here. Off the main
-    thread, work runs as it is.
+    for a moment, and export() removes what it staged; the thread is left
+    running, and the process must then end through end_if_left_running
+    (os._exit), never through the interpreter's own exit, which would stop
+    the thread inside the converter's C++ code and abort the process
+    (`terminate called ...`, SIGABRT). work's exception is raised here.
+    Off the main thread, work runs as it is.
     """
     if threading.current_thread() is not threading.main_thread():
         return work()
@@ -335,9 +340,15 @@ def interruptible(work):
             box["error"] = e
         finally:
             done.set()
-    threading.Thread(target=run, name="litert-convert", daemon=True).start()
-    while not done.wait(WAIT_STEP_SECS):
-        pass
+    thread = threading.Thread(target=run, name="litert-convert", daemon=True)
+    thread.start()
+    try:
+        while not done.wait(WAIT_STEP_SECS):
+            pass
+    except BaseException:
+        if not done.is_set():
+            _LEFT_RUNNING.append(thread)  # the process must end with os._exit: end_if_left_running
+        raise
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -366,10 +377,55 @@ def quiet_output():
             os.dup2(devnull, 2)
             yield
         finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved + [devnull]:
-                os.close(fd)
+            if left_running():  # a stop left the converter running: its lines stay muted until the process ends
+                sys.stdout = os.fdopen(saved[0], "w", buffering=1, encoding=sys.stdout.encoding, closefd=False)
+                sys.stderr = os.fdopen(saved[1], "w", buffering=1, encoding=sys.stderr.encoding,
+                                       errors="backslashreplace", closefd=False)
+                os.close(devnull)
+            else:
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                for fd in saved + [devnull]:
+                    os.close(fd)
+
+
+def stopped_note():
+    """What a stopped export left, for its `<SIGNAL>: ...` line: `stopped; nothing written` (export() took
+    everything back out), or `stopped; <version> (SavedModel), <.tflite> and <int8 .tflite> written` when
+    the stop came after the commit."""
+    if not _COMMITTED:
+        return "stopped; nothing written"
+    version, tflite, tflite_int8 = _COMMITTED[-1]
+    return f"stopped; {version} (SavedModel), {tflite} and {tflite_int8} written"
+
+
+def left_running():
+    """True when a stop left a conversion running on its thread (interruptible): the process must end through
+    end_if_left_running."""
+    return any(thread.is_alive() for thread in _LEFT_RUNNING)
+
+
+def end_if_left_running(status):
+    """status (int), returned when the export was not stopped (status < 128) and no conversion was left running;
+    else the process ends here with it: output flushed, then tf_compat.end_at_once (os._exit, the folders' locks
+    removed), never the interpreter's exit.
+
+    The interpreter's exit stops a daemon thread that is inside C++ code
+    (the LiteRT converter, pybind11) by unwinding it, and runs the C++
+    libraries' exit handlers while the converter's own threads may still
+    work: the C++ runtime answers with `terminate called after throwing an
+    instance of ''`, `FATAL: exception not rethrown` and SIGABRT. os._exit
+    ends the process without either; export() has removed its staging and
+    let go of the folder's lock by then.
+    """
+    if status < 128 and not left_running():
+        return status
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    end_at_once(status)
 
 
 def write_saved_model(sess, images, probabilities, classes, path, inside=None):
@@ -428,6 +484,7 @@ def commit(staging, export_dir, name, stamp=lambda version: None):
                     os.link(path, earlier)  # kept, to be put back should a later rename fail
                 files.replace(os.path.join(staging, os.path.basename(path)), path)
                 replaced.append((path, earlier))
+            _COMMITTED.append((version, *tflite))  # last in the try: a stop before it takes the export back out
         except BaseException:
             shutil.rmtree(version, ignore_errors=True)
             for path, earlier in replaced:  # the .tflite files as they were: none of this export's
