@@ -75,7 +75,7 @@ def test_a_model_dir_that_is_not_there_is_said_without_importing_tensorflow(scri
     bad records file is said before a missing model folder, as test_tfdata checks.)"""
     result, imported = run_traced(script, *args, cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr == ("error: none: no such folder (it is not there): give the folder that holds the "
+    assert result.stderr == ("error: none: no such folder; give the folder that holds the "
                              "checkpoints\n")
     assert tensorflow_modules(imported) == []
 
