@@ -59,3 +59,15 @@ def test_a_new_model_dir_is_refused_only_beside_a_close_model_folder(tmp_path):
 ])
 def test_a_typo_is_a_slip_of_the_keys_not_a_name_of_its_own(typed, name, slip):
     assert checkpoints.typo_of(typed, name) is slip
+
+
+def test_a_mistyped_keep_dir_names_the_folder_meant(trained_copy):
+    # `--keep-dir my_digit` beside my_digits/ once said "my_digit.txt: no kept digits (label file not found)"
+    (trained_copy / "my_digits").mkdir()
+    result = run_main("mnist_learn.py", "--keep-dir", "my_digit", "--steps", "1", cwd=trained_copy)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == "error: my_digit: no such folder; did you mean my_digits?", result.stderr
+    assert not (trained_copy / "my_digit").exists()
+    result = run_main("mnist_learn.py", "--keep-dir", "elsewhere", "--steps", "1", cwd=trained_copy)  # nothing close
+    assert result.stderr.splitlines()[-1].endswith("no kept digits (label file not found); keep some on the board "
+                                                   "first"), result.stderr
