@@ -400,6 +400,11 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     values = OPTIONS.bind((), flags, constants or sys.modules[__name__], parser.error)
     settings = functools.partial(settings_for, args.net, constants=constants, error=parser.error, values=values,
                                  typed=OPTIONS.typed(parser, cli.arguments(argv)))
+    # A typed --model-dir not there, its name close to a model folder beside it (`modle` by `model`): a typo that
+    # would silently train a new model from scratch; refused, with the way to start a new one there (mkdir).
+    typo = "model_dir" in OPTIONS.typed(parser, cli.arguments(argv)) and checkpoints.new_folder_typo(args.model_dir)
+    if typo:
+        parser.error(typo)
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings(), sys.modules[__name__])

@@ -34,7 +34,7 @@ import threading
 import time
 
 import mnist_backward
-from mnistkit import cli
+from mnistkit import checkpoints, cli
 from mnistkit.distributed import bypass_proxy
 from mnistkit.errors import STOP_SIGNALS, DataError
 
@@ -241,7 +241,11 @@ def check_worker_flags(worker_args, trainer, launcher):
     workers = mnist_backward.build_parser(constants=constants)
     workers.error = launcher.error  # its mistakes are the launcher's command line's
     workers.also_known = (launcher,)
-    mnist_backward.OPTIONS.check(workers.parse_args(worker_args), constants, launcher.error)
+    given = mnist_backward.OPTIONS.check(workers.parse_args(worker_args), constants, launcher.error)
+    typo = ("model_dir" in mnist_backward.OPTIONS.typed(workers, worker_args)
+            and checkpoints.new_folder_typo(given.model_dir))  # `--model-dir modle` by model/: as the trainer refuses
+    if typo:
+        launcher.error(typo)
 
 
 def build_parser():

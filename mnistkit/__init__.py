@@ -5,7 +5,7 @@ mnist_test.py, mnist_app.py and their LeNet-5 counterparts) hold the course's
 own calls in the course's order; what the course never had is here, one
 fact in one place, reached from them through a few named calls:
 
-  startup      imported first by every script: Ctrl-C while modules import ends in one line
+  startup      imported first by every script: Ctrl-C while modules import, and a missing package, end in one line
   errors       DataError, ClusterError, Interrupted, Stopped; the stop signals
   cli          the parser every script builds, its options (Option), its exit status, progress bars
   files        atomic writes (one file, or several put in place together), removal

@@ -49,7 +49,7 @@ import time
 import numpy as np
 
 from tf_compat import disk_full, file_held, first_line, tensor_read_problem, tf
-from . import cli, files, networks, places
+from . import cli, files, folders, networks, places
 from .errors import DataError
 from .folders import (MODEL_NAME, checkpoint_format, checkpoint_name, checkpoint_steps, folder_network, latest,
                       name_of, prefix_of, step_of, write_folder_record)
@@ -453,18 +453,61 @@ def trainer_of(model_dir, network=networks.MLP):
     return (folder_network(model_dir) or networks.trained_into(model_dir) or network).train_script
 
 
-def not_there(model_dir):
-    """The line for a --model-dir that is not there (a typo, `modle`): the folder named, and the model folders
-    beside it whose names are close to it."""
+def close_folders(model_dir, models_only=False):
+    """The folders beside model_dir (str, a path) whose names are close to its name (difflib, at most 3): what a
+    typo (`modle`) may have meant (`model`), each as model_dir's parent joined with the name. models_only: only
+    folders that hold a model (a checkpoint index or the folder's record)."""
     parent = os.path.dirname(os.path.normpath(model_dir)) or "."
     try:
         beside = [name for name in os.listdir(parent) if os.path.isdir(os.path.join(parent, name))]
     except OSError:
         beside = []
-    close = [os.path.join(os.path.dirname(os.path.normpath(model_dir)), name)
-             for name in difflib.get_close_matches(os.path.basename(os.path.normpath(model_dir)), beside, n=3)]
-    return (f"{model_dir}: no such folder (it is not there" + (f"; did you mean {' or '.join(close)}?" if close else "")
-            + "): give the folder that holds the checkpoints")
+    if models_only:
+        beside = [name for name in beside if os.path.isfile(os.path.join(parent, name, folders.INDEX_FILE))
+                  or os.path.isfile(os.path.join(parent, name, folders.FOLDER_FILE))]
+    return [os.path.join(os.path.dirname(os.path.normpath(model_dir)), name)
+            for name in difflib.get_close_matches(os.path.basename(os.path.normpath(model_dir)), beside, n=3)]
+
+
+def not_there(model_dir):
+    """The line for a --model-dir that is not there (a typo, `modle`): the folder named, and the folders beside
+    it whose names are close to it (close_folders): `modle: no such folder; did you mean model?`."""
+    close = close_folders(model_dir)
+    return f"{model_dir}: no such folder; " + (f"did you mean {' or '.join(close)}?" if close
+                                                else "give the folder that holds the checkpoints")
+
+
+def typo_of(typed, name):
+    """True when the folder name `typed` (str) looks like a slip of the keys for `name`, not a name of its own: at
+    most one edit apart (a letter changed, added, dropped, or two swapped: `modle`, `mdoel`, `models`; two for
+    names of 8 letters or more), and not `name` with a suffix of its own after a separator or digit (`model2`,
+    `model_async`, `model-v2`: a second model named on purpose), nor the other way round."""
+    shorter, longer = sorted((typed, name), key=len)
+    if longer.startswith(shorter) and longer[len(shorter):][:1] in tuple("_-. 0123456789"):
+        return False
+    a, b = typed, name  # optimal string alignment distance (Damerau-Levenshtein without repeated edits of a span)
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return 0 < d[len(a)][len(b)] <= (2 if len(longer) >= 8 else 1)
+
+
+def new_folder_typo(model_dir):
+    """For a trainer: the one-line refusal of a --model-dir that is not there while a model folder beside it has a
+    name it looks mistyped from (close_folders, then typo_of: `modle` beside `model`, a typo that would silently
+    start a new model), else None. The way on for a new model meant there: make the folder first."""
+    if os.path.lexists(model_dir):
+        return None
+    typed = os.path.basename(os.path.normpath(model_dir))
+    close = [folder for folder in close_folders(model_dir, models_only=True)
+             if typo_of(typed, os.path.basename(folder))]
+    if not close:
+        return None
+    return (f"{model_dir}: no such folder; did you mean {' or '.join(close)}? (to start a new model there, make "
+            f"the folder first: mkdir {cli.quoted(model_dir)})")
 
 
 def a_file(model_dir, caller):

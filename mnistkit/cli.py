@@ -248,11 +248,13 @@ def new_parser(doc, epilog=None):
 
 
 class UnknownOption(str):
-    """A usage error's message that is the whole answer (ScriptParser.error prints it alone, without the usage)."""
+    """A mistyped option's usage error message (unknown_arguments); ScriptParser.error prints it, like any other,
+    as one line."""
 
 
 class ScriptParser(argparse.ArgumentParser):
-    """argparse's parser, but a mistyped option gets one line naming the closest option, not the whole usage.
+    """argparse's parser, but every usage error is one line (error), and a mistyped option's names the closest
+    option.
 
     `--step 10` for --steps: `mnist_backward.py: error: unknown option --step; did you mean --steps?`, exit
     status 2 (argparse's "unrecognized arguments" with the usage before it buried the hint-less line). The
@@ -269,9 +271,10 @@ class ScriptParser(argparse.ArgumentParser):
         return args
 
     def error(self, message):
-        if isinstance(message, UnknownOption):
-            self.exit(2, f"{self.prog}: error: {message}\n")
-        super().error(message)
+        """Any usage error, argparse's own (`argument --steps: invalid int value: 'abc'`) or a check's
+        (`--steps must be >= 0`): `PROG: error: MESSAGE`, one line on stderr, exit status 2, without argparse's
+        usage block (16 lines for a trainer, which buried the line that says what is wrong)."""
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def unknown_arguments(extras, *parsers):

@@ -306,6 +306,9 @@ def prepare(plan, store, staging, watch):
     watch.doing("copying")
     folder, labels, count = store.snapshot(os.path.join(staging, "kept")) if found else (None, None, 0)
     if not count:
+        close = [] if found or os.path.isdir(store.folder) else checkpoints.close_folders(store.folder)
+        if close:  # a typo (`my_digit` for my_digits): named as the model folder's is (checkpoints.not_there)
+            raise DataError(f"{store.folder}: no such folder; did you mean {' or '.join(close)}?")
         raise DataError(f"{store.labels}: no kept digits{'' if found else ' (label file not found)'}; keep some on "
                         "the board first")
     with open(labels, encoding="utf-8") as f:

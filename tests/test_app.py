@@ -5,6 +5,7 @@ import select
 import subprocess
 import sys
 import time
+import types
 
 import numpy as np
 import pytest
@@ -215,6 +216,43 @@ def test_course_prompts_go_on_after_a_bad_path_and_stop_at_end_of_input(model_di
     result = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="0\n")
     assert (result.returncode, result.stdout, result.stderr) == (
         0, mnist_app.COUNT_PROMPT, "0 test pictures: nothing to predict\n")
+
+
+def test_at_a_terminal_wrong_paths_of_each_kind_leave_the_session_going(model_dir, tmp_path):
+    # A user said a wrong path ended the session (exit 1, the other pictures lost). At a terminal (a pty, so
+    # input() reads as it does for a person), each wrong path gets its line and the next prompt; the pictures after
+    # it are read; exit status 1 at the end only says that one failed.
+    import pty
+    images, labels = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
+    digit_picture(images[0], "L").save(tmp_path / "good.png")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "text.png").write_text("not a picture")
+    (tmp_path / "cut.png").write_bytes((tmp_path / "good.png").read_bytes()[:100])
+    wrong = ["nothere.png", "folder", "text.png", "cut.png", ""]
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--model-dir", model_dir],
+                            cwd=tmp_path, stdin=child, stdout=child, stderr=child)
+    os.close(child)
+    reader = types.SimpleNamespace(stdout=types.SimpleNamespace(fileno=lambda: main))
+    try:
+        seen = bytearray()
+        read_until(reader, mnist_app.COUNT_PROMPT.encode(), seen)
+        os.write(main, f"{len(wrong) + 1}\n".encode())
+        for answer in wrong + ["good.png"]:
+            read_until(reader, mnist_app.PATH_PROMPT.encode(), seen)
+            os.write(main, answer.encode() + b"\n")
+        read_until(reader, b"The prediction number is: ", seen)
+        read_until(reader, b"\n", seen)
+        status = proc.wait(timeout=wait_limit(60))
+    finally:
+        proc.kill()
+        os.close(main)
+    text = bytes(seen).decode().replace("\r\n", "\n")
+    assert status == 1  # one picture or more failed, said at the end, not by ending early
+    assert text.count(mnist_app.PATH_PROMPT) == len(wrong) + 1, text
+    for answer in ("nothere.png", "folder", "text.png", "cut.png", "(empty answer)"):
+        assert f"error: {answer}: " in text, text
+    assert f"The prediction number is: {labels[0]} " in text, text
 
 
 @pytest.mark.long

@@ -317,7 +317,7 @@ def test_a_compare_model_that_cannot_be_served_is_one_line_before_anything_liste
     result = run_main("mnist_app.py", "--serve", "--port", "0", "--model-dir", str(two_models / "model"),
                       "--compare", "nowhere", cwd=tmp_path)
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr.startswith("error: --compare: nowhere: no such folder (it is not there): give the folder "
+    assert result.stderr.startswith("error: --compare: nowhere: no such folder; give the folder "
                                     "that holds the checkpoints")  # not there: named so, not one to train
     assert result.stderr.count("\n") == 1
 

@@ -8,6 +8,7 @@ folder, did you mean model?
 import pytest
 
 from conftest import run_main
+from mnistkit import checkpoints
 
 
 @pytest.mark.quick
@@ -17,6 +18,56 @@ def test_a_mistyped_model_dir_for_a_learn_or_its_undo_names_the_folder_meant_and
     result = run_main("mnist_learn.py", *action, "--model-dir", "modle", cwd=tmp_path)
     assert result.returncode != 0
     line = result.stderr.strip().splitlines()[-1]
-    assert "modle" in line and "not there" in line and "did you mean model?" in line, line
+    assert line.endswith("modle: no such folder; did you mean model?"), line  # said once, not "(it is not there"
     assert "backward.py" not in line and "train" not in line, line
     assert not (tmp_path / "modle").exists()
+
+
+TYPO_REFUSED = ("modle: no such folder; did you mean model? (to start a new model there, make the folder first: "
+                "mkdir modle)")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", ["mnist_backward.py", "mnist_lenet5_backward.py", "mnist_cluster.py"])
+def test_a_trainer_refuses_a_new_model_dir_whose_name_is_close_to_a_model_folder_beside_it(script, tmp_path):
+    # `--model-dir modle --steps 2100` beside model/ once trained a new model from scratch into modle/, silently
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "checkpoint").write_text('model_checkpoint_path: "mnist_model-1000"\n')
+    result = run_main(script, "--model-dir", "modle", "--steps", "1", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.endswith(f": error: {TYPO_REFUSED}\n"), result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # nothing made, no task started
+
+
+@pytest.mark.quick
+def test_a_new_model_dir_is_refused_only_beside_a_close_model_folder(tmp_path):
+    (tmp_path / "model").mkdir()
+    assert checkpoints.new_folder_typo(str(tmp_path / "modle")) is None  # model/ holds no model: a new name is fine
+    (tmp_path / "model" / "schedule.json").write_text("{}")
+    assert checkpoints.new_folder_typo(str(tmp_path / "modle")) == TYPO_REFUSED.replace(
+        "modle", str(tmp_path / "modle")).replace("mean model", f"mean {tmp_path / 'model'}")
+    assert checkpoints.new_folder_typo(str(tmp_path / "digits_model")) is None  # not close: a new model, as asked
+    (tmp_path / "modle").mkdir()  # made first, as the refusal says: trained into
+    assert checkpoints.new_folder_typo(str(tmp_path / "modle")) is None
+
+
+@pytest.mark.parametrize("typed, name, slip", [
+    ("modle", "model", True), ("mdoel", "model", True), ("models", "model", True), ("modl", "model", True),
+    ("model_lenet", "model_lenet5", False), ("model_lenet6", "model_lenet5", True),  # a digit after no separator
+    ("model2", "model", False), ("model_async", "model", False), ("model-v2", "model", False),
+    ("mine", "model", False), ("model", "model", False), ("modeel_lenet5", "model_lenet5", True),
+])
+def test_a_typo_is_a_slip_of_the_keys_not_a_name_of_its_own(typed, name, slip):
+    assert checkpoints.typo_of(typed, name) is slip
+
+
+def test_a_mistyped_keep_dir_names_the_folder_meant(trained_copy):
+    # `--keep-dir my_digit` beside my_digits/ once said "my_digit.txt: no kept digits (label file not found)"
+    (trained_copy / "my_digits").mkdir()
+    result = run_main("mnist_learn.py", "--keep-dir", "my_digit", "--steps", "1", cwd=trained_copy)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == "error: my_digit: no such folder; did you mean my_digits?", result.stderr
+    assert not (trained_copy / "my_digit").exists()
+    result = run_main("mnist_learn.py", "--keep-dir", "elsewhere", "--steps", "1", cwd=trained_copy)  # nothing close
+    assert result.stderr.splitlines()[-1].endswith("no kept digits (label file not found); keep some on the board "
+                                                   "first"), result.stderr

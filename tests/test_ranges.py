@@ -75,7 +75,7 @@ def test_the_cases_cover_every_number_flag():
 def test_a_number_flag_out_of_its_range_is_one_line_and_exit_2(script, flag, value, message, more, tmp_path):
     result = run_main(script, *more, f"{flag}={value}", cwd=tmp_path)  # "=": a value may start with "-"
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
-    assert result.stderr.startswith("usage: ") and result.stderr.count("error:") == 1  # argparse's usage, one line
+    assert len(result.stderr.splitlines()) == 1, result.stderr  # one line, without argparse's usage
     line = result.stderr.splitlines()[-1]
     assert line.endswith(f": error: {message.format(value)}"), line
     assert os.listdir(tmp_path) == []  # nothing made, nothing started
@@ -150,8 +150,8 @@ def test_the_launcher_checks_the_workers_flags_before_any_task_starts(args, mess
     # Once, as the workers' trainer would say it, not once per task after the cluster has started
     result = run_main("mnist_cluster.py", *args, cwd=tmp_path)
     assert (result.returncode, result.stdout) == (2, ""), result.stdout + result.stderr
-    assert result.stderr.startswith("usage: ") and "[--ps PS]" in result.stderr  # the launcher's own usage
-    assert result.stderr.splitlines()[-1].endswith(f": error: {message}"), result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr  # the launcher's own line, without its usage
+    assert result.stderr.endswith(f": error: {message}\n"), result.stderr
     assert os.listdir(tmp_path) == []
 
 

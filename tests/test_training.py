@@ -70,7 +70,7 @@ def test_test_script_once_without_checkpoint_fails_clearly(sample_workdir, tmp_p
     result = run_main("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
                       "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
     assert result.returncode == 1
-    assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no such folder (it is not there): give the "
+    assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no such folder; give the "
                                      "folder that holds the checkpoints")  # not there: named so, not one to train
     (tmp_path / "none").mkdir()
     result = run_main("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
