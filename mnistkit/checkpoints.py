@@ -42,6 +42,7 @@ import difflib
 import glob
 import importlib.util
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -479,11 +480,11 @@ def not_there(model_dir):
 
 def typo_of(typed, name):
     """True when the folder name `typed` (str) looks like a slip of the keys for `name`, not a name of its own: at
-    most one edit apart (a letter changed, added, dropped, or two swapped: `modle`, `mdoel`, `models`; two for
-    names of 8 letters or more), and not `name` with a suffix of its own after a separator or digit (`model2`,
-    `model_async`, `model-v2`: a second model named on purpose), nor the other way round."""
+    most one edit apart (a letter changed, added, dropped, or two swapped: `modle`, `mdoel`, `mdel`; two for
+    names of 8 letters or more), and not `name` with anything added at its end, nor cut short (`models`, `model2`,
+    `model_async`: a second model named on purpose), nor `name` with other digits (`model_lenet4`)."""
     shorter, longer = sorted((typed, name), key=len)
-    if longer.startswith(shorter) and longer[len(shorter):][:1] in tuple("_-. 0123456789"):
+    if longer.startswith(shorter) or re.sub(r"\d", "0", typed) == re.sub(r"\d", "0", name):
         return False
     a, b = typed, name  # optimal string alignment distance (Damerau-Levenshtein without repeated edits of a span)
     d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]

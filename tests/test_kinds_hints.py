@@ -51,9 +51,11 @@ def test_a_new_model_dir_is_refused_only_beside_a_close_model_folder(tmp_path):
     assert checkpoints.new_folder_typo(str(tmp_path / "modle")) is None
 
 
+@pytest.mark.quick
 @pytest.mark.parametrize("typed, name, slip", [
-    ("modle", "model", True), ("mdoel", "model", True), ("models", "model", True), ("modl", "model", True),
-    ("model_lenet", "model_lenet5", False), ("model_lenet6", "model_lenet5", True),  # a digit after no separator
+    ("modle", "model", True), ("mdoel", "model", True), ("modl", "model", True), ("mdel", "model", True),
+    ("models", "model", False), ("mode", "model", False),  # added to or cut short at its end: a name of its own
+    ("model_lenet", "model_lenet5", False), ("model_lenet6", "model_lenet5", False),  # other digits: on purpose
     ("model2", "model", False), ("model_async", "model", False), ("model-v2", "model", False),
     ("mine", "model", False), ("model", "model", False), ("modeel_lenet5", "model_lenet5", True),
 ])
