@@ -178,7 +178,7 @@ def test_the_page_in_zh_shows_a_refused_picture_and_a_refused_learn_with_no_engl
     drop(page, b"%PDF-1.4 not a picture", "笔记.pdf", "image/png")
     wait_answer(page, before)
     shown = page.text_content("#error")
-    assert shown.startswith("无法识别：笔记.pdf：不是图片文件") and words_left(shown, "笔记.pdf") == [], shown
+    assert shown.startswith("无法识别：笔记.pdf：是 PDF 文件，不是图片文件") and words_left(shown, "笔记.pdf") == [], shown
     page.wait_for_selector("#learn:not([hidden])")
     with page.expect_response(lambda r: r.url.endswith("/board/learn") and r.request.method == "POST") as posted:
         page.click("#learn")
