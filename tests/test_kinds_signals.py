@@ -17,7 +17,7 @@ import pytest
 
 from conftest import ROOT, copy_into, ended
 from test_board_learn import kept_input
-from test_server_faults import STOPPED_BY_CTRL_C, nothing_half_written
+from test_server_faults import ctrl_c_after, nothing_half_written
 from mnistkit import folders, keep
 
 HELD_LOCK = """\
@@ -88,20 +88,7 @@ def test_ctrl_c_early_in_the_generator_the_learn_or_the_test_ends_it_with_130_an
         script, delay, sample_workdir, trained_workdir, tmp_path):
     work = tmp_path / "work"
     args = SCRIPTS[script](sample_workdir, trained_workdir, work)
-    child = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=work, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    time.sleep(delay)
-    child.send_signal(signal.SIGINT)
-    try:
-        out, err = ended(child, f"{script} after SIGINT", 120)  # generous: the order of events is checked
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
-    assert child.returncode in STOPPED_BY_CTRL_C, (child.returncode, err[-500:])
-    if child.returncode == 130:
-        assert err.rstrip("\n").splitlines()[-1].startswith("SIGINT: "), err[-500:]
-        assert "Traceback" not in err, err[-2000:]
+    ctrl_c_after(delay, script, args, work)
     for folder in ("data", "model"):
         nothing_half_written(os.path.join(work, folder))
 

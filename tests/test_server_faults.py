@@ -15,6 +15,7 @@ import importlib
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -28,7 +29,7 @@ import numpy as np
 import pytest
 
 import conftest
-from conftest import ended, run_main
+from conftest import ROOT, ended, run_main
 from test_board_routes import EXAMPLES, OWN_HOST, Asked, Stand, example_path, methods_of, served  # noqa: F401
 from mnistkit import cli, export, files, folders, keep, learn, records, training
 from mnistkit.board import app, model, serving, table, teach
@@ -471,15 +472,9 @@ def nothing_half_written(folder):
             assert os.path.isfile(os.path.join(version, "saved_model.pb")), version
 
 
-@pytest.mark.long
-@pytest.mark.parametrize("delay", [0.2, 0.5, 1.0, 2.0])
-@pytest.mark.parametrize("script", ["mnist_backward.py", "mnist_lenet5_backward.py", "mnist_export.py"])
-def test_ctrl_c_early_in_a_trainer_or_the_exporter_ends_it_with_130_and_nothing_half_written(
-        script, delay, trained_workdir, tmp_path):
-    import subprocess
-    from conftest import ROOT, copy_into
-    work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
-    args = ["--steps", "100000"] if script != "mnist_export.py" else []
+def ctrl_c_after(delay, script, args, work):
+    """Run `script` with args in `work`, send it SIGINT after `delay` s and check it ended as a stop: exit 130 with a
+    last line "SIGINT: ..." and no traceback, or killed by the signal before its first line (STOPPED_BY_CTRL_C)."""
     child = subprocess.Popen([sys.executable, os.path.join(ROOT, script), *args], cwd=work, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
@@ -494,6 +489,17 @@ def test_ctrl_c_early_in_a_trainer_or_the_exporter_ends_it_with_130_and_nothing_
     if child.returncode == 130:
         assert err.rstrip("\n").splitlines()[-1].startswith("SIGINT: "), err[-500:]
         assert "Traceback" not in err, err[-2000:]
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("delay", [0.2, 0.5, 1.0, 2.0])
+@pytest.mark.parametrize("script", ["mnist_backward.py", "mnist_lenet5_backward.py", "mnist_export.py"])
+def test_ctrl_c_early_in_a_trainer_or_the_exporter_ends_it_with_130_and_nothing_half_written(
+        script, delay, trained_workdir, tmp_path):
+    from conftest import copy_into
+    work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
+    args = ["--steps", "100000"] if script != "mnist_export.py" else []
+    ctrl_c_after(delay, script, args, work)
     for folder in ("model", "model_lenet5", os.path.join("export", "mnist"), "export"):
         nothing_half_written(os.path.join(work, folder))
 
