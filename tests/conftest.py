@@ -205,8 +205,21 @@ SLOWEST_FILES = ("test_user_faults", "test_distributed", "test_learn", "test_chi
                  "test_one_writer", "test_errors", "test_board_memory", "test_diverged", "test_zh_complete")
 
 
+TRAINING_FIXTURES = ("trained_workdir", "two_models")  # each trains a model: tens of seconds, never in the quick tier
+
+
 def pytest_collection_modifyitems(config, items):
-    """Order the tests by file, SLOWEST_FILES first (a stable sort: each file's own order stays)."""
+    """Order the tests by file, SLOWEST_FILES first (a stable sort: each file's own order stays).
+
+    Raises pytest.UsageError when a test marked quick asks, itself or through another fixture, for one of
+    TRAINING_FIXTURES: one such test makes `make test-quick` train, and the tier then takes over a minute.
+    """
+    trains = [f"{item.nodeid} (needs {', '.join(name for name in TRAINING_FIXTURES if name in item.fixturenames)})"
+              for item in items if item.get_closest_marker("quick")
+              and any(name in item.fixturenames for name in TRAINING_FIXTURES)]
+    if trains:
+        raise pytest.UsageError("tests marked quick that train a model first (unmark them: make test runs them): "
+                                + "; ".join(trains))
     rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))
 

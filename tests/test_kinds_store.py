@@ -49,7 +49,6 @@ def refused(action, model_dir, *said):
     assert unchanged(model_dir) == before
 
 
-@pytest.mark.quick
 def test_two_learns_undone_twice_and_redone_twice_each_step_in_service(trained_workdir, tmp_path):
     model_dir = twice_learned(trained_workdir, tmp_path)
     quiet = dict(out=lambda line: None)
@@ -67,7 +66,6 @@ def test_two_learns_undone_twice_and_redone_twice_each_step_in_service(trained_w
     assert promotion.standing(str(model_dir))["undo"] is True
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("order", ["undo-train-undo", "undo-train-redo", "undo-undo-train-redo",
                                    "undo-undo-redo-train-redo"])
 def test_a_folder_trained_further_between_undos_and_redos_refuses_the_next_naming_it(trained_workdir, tmp_path,
@@ -83,7 +81,6 @@ def test_a_folder_trained_further_between_undos_and_redos_refuses_the_next_namin
     assert newest(model_dir) == newer  # the newer training stays in service
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("lost", [".data-00000-of-00001", "shard"])
 def test_an_undo_refuses_a_checkpoint_from_before_the_learn_that_is_not_all_there(trained_workdir, tmp_path, lost):
     model_dir = promoted_folder(trained_workdir, tmp_path)
@@ -97,7 +94,6 @@ def test_an_undo_refuses_a_checkpoint_from_before_the_learn_that_is_not_all_ther
     assert newest(model_dir) == AFTER  # the learned checkpoint stays in service
 
 
-@pytest.mark.quick
 def test_an_undo_after_the_learned_checkpoint_was_removed_says_so(trained_workdir, tmp_path):
     model_dir = promoted_folder(trained_workdir, tmp_path)
     for path in model_dir.glob(AFTER + ".*"):

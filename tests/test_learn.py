@@ -335,7 +335,6 @@ def test_a_learn_into_a_file_given_as_model_folder_names_it_a_file(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["seven.png"] and (tmp_path / "seven.png").read_bytes() == b"not a folder"
 
 
-@pytest.mark.quick
 def test_a_folder_learned_into_by_an_earlier_version_is_still_undone(trained_workdir, tmp_path):
     work = copy_into(tmp_path / "work", trained_workdir, "model")
     model = work / "model"

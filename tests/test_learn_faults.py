@@ -60,7 +60,6 @@ def unchanged(model_dir):
     return tree_digests(model_dir)
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("whole", [True, False], ids=["trained-further", "a-save-under-way"])
 def test_undo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoint(trained_workdir, tmp_path, whole):
     model_dir = promoted_folder(trained_workdir, tmp_path)
@@ -81,7 +80,6 @@ def test_undo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoi
         assert unchanged(model_dir) == before
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("whole", [True, False], ids=["trained-further", "a-save-under-way"])
 def test_redo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoint(trained_workdir, tmp_path, whole):
     model_dir = promoted_folder(trained_workdir, tmp_path)
@@ -100,7 +98,6 @@ def test_redo_after_the_folder_trained_further_refuses_naming_the_newer_checkpoi
         assert answer.status == 409 and newer in answer.error() and unchanged(model_dir) == before
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("lost", [".index", ".data-00000-of-00001", ".meta"])
 def test_redo_refuses_a_set_aside_checkpoint_whose_files_are_not_all_there(trained_workdir, tmp_path, lost):
     model_dir = promoted_folder(trained_workdir, tmp_path)
@@ -116,7 +113,6 @@ def test_redo_refuses_a_set_aside_checkpoint_whose_files_are_not_all_there(train
     assert os.path.basename(learn.checkpoints.latest(str(model_dir))) == BEFORE  # no index names what is not there
 
 
-@pytest.mark.quick
 def test_undo_and_redo_with_nothing_newer_still_work_and_never_bring_back_a_removed_keep(trained_workdir, tmp_path):
     model_dir = promoted_folder(trained_workdir, tmp_path)
     store = keep.KeptDigits(str(tmp_path / "my_digits"))
