@@ -28,7 +28,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, history, inputs, records, steps, training
+from mnistkit import checkpoints, cli, folders, history, inputs, records, saving, steps, training
 from mnistkit.networks import LOSSES_COLLECTION
 
 BATCH_SIZE = 200  # examples per step (--batch-size)
@@ -256,7 +256,7 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
                         train_loop(sess, graph, settings, run)
                     except Exception as e:  # a stuck or failing input, a full disk: one line, after saving the steps
                         error = training.one_line_error(e, data.where)
-                        if not isinstance(error, (checkpoints.SaveFailed, training.Diverged)):  # NaN weights unsaved
+                        if not isinstance(error, (saving.SaveFailed, training.Diverged)):  # NaN weights unsaved
                             error = training.saved_note(error, training.save_if_possible(
                                 run, lambda: save_last(sess, graph, settings, run, restored=True)))
                         raise error from None
@@ -336,7 +336,7 @@ def save(sess, graph, run, settings):
 
     The same read tells whether every variable is finite: a training that
     diverged raises training.Diverged and saves nothing. run.saves.attempts
-    (checkpoints.save_attempts) adds what the course never had: no save over
+    (saving.save_attempts) adds what the course never had: no save over
     another run's checkpoint, the .meta first, tries again while another
     process holds a file, a failed save removed whole (SaveFailed).
     """

@@ -19,7 +19,8 @@ fact in one place, reached from them through a few named calls:
   networks     each network's declaration; the course's two
   layers       forward()'s layers, found from the declaration, run with the answer; a unit's weights
   places       what a --model-dir holds: checkpoint files by name, SavedModels, .tflite files, one level off
-  checkpoints  a checkpoint read whole, verified and restored; the trainer's saves; which one a reader takes
+  checkpoints  a checkpoint read whole, verified and restored; which one a reader takes; a missing one's hint
+  saving       the trainer's saves: never over another run's checkpoint, whole or not at all, --keep's rotation
   history      --history's snapshots spread over a run (apart from the checkpoints), mnist_test.py's scores kept
   training     the step loop's machinery: settings, the resume check, retries, stop signals, TensorBoard, progress
   steps        --steps-per-run: K of the trainer's own steps in one tf.while_loop

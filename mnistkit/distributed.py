@@ -422,7 +422,7 @@ def split_variable(name, initial_value, num_parts):
 def worker_steps(sess, graph, settings, worker, trainer, saves=None):
     """The trainer's own loop (trainer.train_loop) for this worker, then the chief's last save; a training.Progress.
 
-    saves: the chief's checkpoints.RunSaves (training.resumed's); None for the
+    saves: the chief's saving.RunSaves (training.resumed's); None for the
     other workers, which never save. Raises Interrupted after
     SIGINT/SIGTERM, ClusterError when training ended before the target,
     TensorFlow's errors as they come.

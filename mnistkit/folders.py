@@ -27,8 +27,8 @@ record all at once, or not at all (a learn's promote, undo and redo).
 What a trainer clears before it writes (writing) and the names its
 graph's variables have in a checkpoint (checkpoint_variables,
 check_graph) are here too; reading a checkpoint whole, verified, and
-restoring it, and the trainer's saves (RunSaves), are
-mnistkit.checkpoints'.
+restoring it, is mnistkit.checkpoints'; the trainer's saves (RunSaves)
+are mnistkit.saving's.
 """
 import collections
 import contextlib

@@ -30,7 +30,7 @@ import time
 import types
 
 from tf_compat import events_file, first_line, tf
-from . import checkpoints, cli, folders, history, networks
+from . import checkpoints, cli, folders, history, networks, saving
 from .errors import STOP_SIGNALS, DataError, Interrupted
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
@@ -70,14 +70,14 @@ def schedule_jump(settings, trained, examples, step):
 
 
 def record_of(settings, examples):
-    """What checkpoints.RunSaves writes into the model folder's record: (network, records per epoch,
+    """What saving.RunSaves writes into the model folder's record: (network, records per epoch,
     {option name: value} of every flag option, cli.Options.record)."""
     return settings.net.NETWORK, examples, settings.options.record(settings)
 
 
 Resumed = collections.namedtuple("Resumed", "prefix stored saves")
 Resumed.__doc__ = """What a run goes on from (resumed): the checkpoint's `prefix` and its tensors read whole ({name: array}),
-both None for a fresh start; `saves`, the checkpoints.RunSaves of the run's checkpoints."""
+both None for a fresh start; `saves`, the saving.RunSaves of the run's checkpoints."""
 
 
 @contextlib.contextmanager
@@ -101,13 +101,13 @@ def resumed(settings, examples, saver, var_list, state=None):
     setting is named as itself; and its tensors must fit var_list, {name in
     checkpoint: variable} of the graph about to train
     (checkpoints.check_variables: a checkpoint of another graph). The run's
-    saves (checkpoints.RunSaves with `saver`, the graph's tf.train.Saver)
+    saves (saving.RunSaves with `saver`, the graph's tf.train.Saver)
     then continue the --keep rotation of the checkpoint resumed from.
     examples: the records per epoch, for a refusal's reason. Raises
     DataError naming what is wrong and what to do (as folders.writing too);
     nothing in the folder changes.
     """
-    saves = checkpoints.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
+    saves = saving.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
                                  name=settings.model_name)  # the record: what the run trains with, at its first save
     with folders.writing(settings.model_dir, "training", settings.model_name, settings.net.NETWORK, settings.log,
                          state) as found:
@@ -304,7 +304,7 @@ class Run:
     """One process's part in a training run, as the step loop sees it (mnist_backward.train_loop); see running().
 
     data: the records.TrainingData read, checked unchanged at every step
-    (and `where`, for messages); saves: the checkpoints.RunSaves of this
+    (and `where`, for messages); saves: the saving.RunSaves of this
     run's checkpoints; stop: the stop_flag; progress: its Progress; worker:
     None on one machine, a cluster worker's distributed.Worker; chief: this
     process saves checkpoints and writes summaries (the one machine, or
@@ -353,7 +353,7 @@ def running(settings, data, saves, step, restored=None, worker=None, graph=None)
     <model folder>/train (graph: written into the events, a fresh run's)
     and closes them at the end; the progress bar, from global_step `step`
     to settings.steps, runs on a terminal (not on a cluster). saves: the
-    checkpoints.RunSaves; worker: a cluster worker's distributed.Worker, or
+    saving.RunSaves; worker: a cluster worker's distributed.Worker, or
     None on one machine.
     """
     if worker is None:
@@ -414,7 +414,7 @@ def finish(settings, run, first_step):
         raise Interrupted(run.stop.signal, f"{run.stop.signal.name}: stopped at step {step}; checkpoint saved to {path}")
     if step > first_step:  # the course's lines come only every PRINT_EVERY steps: say where it ended
         settings.log(f"done at step {step}; checkpoint saved to {path}")
-    note = checkpoints.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written, settings.model_name)
+    note = saving.older_checkpoints_note(settings.model_dir, settings.keep, run.saves.written, settings.model_name)
     if note:
         settings.log(note)
     return step

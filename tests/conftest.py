@@ -432,10 +432,11 @@ def new_saver(keep):
 
 
 def save_checkpoint(sess, saver, model_dir, step, written):
-    """Save a checkpoint at `step` as mnist_backward.save does (checkpoints.RunSaves' attempts around the
+    """Save a checkpoint at `step` as mnist_backward.save does (saving.RunSaves' attempts around the
     course's saver.save); written: this run's steps, updated. Returns the checkpoint's prefix."""
     import mnistkit.checkpoints
-    saves = mnistkit.checkpoints.RunSaves(saver, model_dir, None)
+    import mnistkit.saving
+    saves = mnistkit.saving.RunSaves(saver, model_dir, None)
     saves.written = written
     for attempt in saves.attempts(sess, step):
         with attempt:

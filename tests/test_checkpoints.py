@@ -163,7 +163,7 @@ def test_save_refuses_to_replace_a_checkpoint_of_another_run(model):
     assert {name: digests(model)[name] for name in before} == before
 
 
-# What a trainer killed inside a save leaves, newer than the checkpoint the index file names: mnistkit.checkpoints.save_attempts
+# What a trainer killed inside a save leaves, newer than the checkpoint the index file names: mnistkit.saving.save_attempts
 # writes the .meta, then Saver.save the .data and .index, then the index file; Saver.save alone (older runs, other
 # programs) writes the .data and .index, the index file, and the .meta last.
 UNFINISHED = {"only the .meta": ("meta",), "the .meta and .data": ("meta", "data-00000-of-00001"),

@@ -12,6 +12,7 @@ from conftest import new_saver, save_checkpoint
 import mnist_cluster
 import mnist_generateds
 import mnistkit.checkpoints
+import mnistkit.saving
 import mnistkit.files
 import mnistkit.folders
 import mnistkit.writer
@@ -133,7 +134,7 @@ def test_a_checkpoint_save_refused_for_a_moment_is_tried_again_and_a_lasting_ref
             save_checkpoint(sess, saver, str(tmp_path), 100, written)
             assert len(calls) == 3 and mnistkit.checkpoints.latest(str(tmp_path)) == str(tmp_path / "mnist_model-100")
             limit = 10 ** 6
-            with pytest.raises(mnistkit.checkpoints.SaveFailed) as error:
+            with pytest.raises(mnistkit.saving.SaveFailed) as error:
                 save_checkpoint(sess, saver, str(tmp_path), 200, written)
     assert str(error.value) == (f"{tmp_path / 'mnist_model-200'}: cannot save checkpoint (Failed to rename: "
                                 f"m/checkpoint.tmp to m/checkpoint : Access is denied.); the newest "
