@@ -23,7 +23,6 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
 
 import importlib
 import signal
-import sys
 
 from tf_compat import tf
 import mnist_backward
@@ -100,7 +99,8 @@ def main(argv=None):
 
     def work():
         try:
-            export_model(args.model_dir, args.export_dir, args.data_dir)
+            with export.stops_of_a_run():  # a stop after the commit is held until the export's cleanup is done
+                export_model(args.model_dir, args.export_dir, args.data_dir)
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (errors.Stopped): the line says what was left
             signum = getattr(e, "signum", signal.SIGINT)
             raise Interrupted(signum, f"{signal.Signals(signum).name}: {export.stopped_note()}") from None
@@ -110,4 +110,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    export.end(main())  # not sys.exit: a Ctrl-C during the interpreter's exit would kill it with -2 (export.end)

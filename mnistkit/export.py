@@ -33,6 +33,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -41,7 +42,7 @@ import numpy as np
 
 from tf_compat import VERBOSE, end_at_once, first_line, tf
 from . import files, folders, layers, networks, records
-from .errors import DataError
+from .errors import STOP_SIGNALS, DataError, Interrupted
 from .records import IMAGE_PIXELS
 
 EXPORT_DIR = "./export/"
@@ -405,6 +406,75 @@ def left_running():
     return any(thread.is_alive() for thread in _LEFT_RUNNING)
 
 
+@contextlib.contextmanager
+def stops_of_a_run():
+    """Around mnist_export.py's work, inside cli.exit_status: a stop signal at any moment ends it with 128 + its
+    number and one line, never with the signal's own death (-2) nor with status 0 and a traceback.
+
+    Until an export is committed, a stop raises as exit_status's handlers
+    do (KeyboardInterrupt, errors.Stopped), and export() takes back what it
+    staged. From the commit on, the export is written and kept: a stop is
+    held, not raised (raised there, a KeyboardInterrupt can land in a
+    __del__, TensorFlow's Session's, which prints it as ignored and goes
+    on to exit 0), until the export's cleanup and the session's close are
+    done; then the body's end raises Interrupted with stopped_note's line.
+    After the body, whatever it raised, a stop ends the process at once
+    (end_stopped) until exit_status puts its own handlers back. Off the
+    main thread, the body runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    committed, held = len(_COMMITTED), []
+    raising = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+
+    def stop(signum, frame):
+        if len(_COMMITTED) > committed:
+            held.append(signum)
+        elif callable(raising[signum]):
+            raising[signum](signum, frame)
+
+    for signum in raising:
+        signal.signal(signum, stop)
+    try:
+        yield
+    finally:
+        for signum in raising:
+            signal.signal(signum, end_stopped)  # before `held` is read: a stop in between is not lost
+        if held:
+            raise Interrupted(held[0], f"{signal.Signals(held[0]).name}: {stopped_note()}") from None
+
+
+def end_stopped(signum, frame=None):
+    """A signal handler: `<SIGNAL>: <stopped_note()>` on stderr, output flushed, the process ended with 128 + signum
+    through end (os._exit): for a stop after mnist_export.py's work, when nothing is left to take back."""
+    try:
+        sys.stderr.write(f"\n{signal.Signals(signum).name}: {stopped_note()}\n")
+    except (OSError, ValueError):
+        pass
+    end(128 + signum)
+
+
+def end(status):
+    """End the process with `status` (int) at once: output flushed, then tf_compat.end_at_once (os._exit, the
+    folders' locks removed), never through the interpreter's exit.
+
+    mnist_export.py run as a script ends here. The interpreter's exit
+    gives each signal its default action back before TensorFlow's and
+    LiteRT's C++ libraries shut down (measured: about 0.5 s after the last
+    line), so a Ctrl-C then killed the process (status -2, no line); and
+    it stops a conversion's thread left running (end_if_left_running) by
+    unwinding it inside C++. Nothing of ours needs that exit: our files are
+    closed and committed, and Python's exit handlers only flush output.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    end_at_once(status)
+
+
 def end_if_left_running(status):
     """status (int), returned when the export was not stopped (status < 128) and no conversion was left running;
     else the process ends here with it: output flushed, then tf_compat.end_at_once (os._exit, the folders' locks
@@ -420,12 +490,7 @@ def end_if_left_running(status):
     """
     if status < 128 and not left_running():
         return status
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    end_at_once(status)
+    end(status)
 
 
 def write_saved_model(sess, images, probabilities, classes, path, inside=None):
