@@ -13,6 +13,7 @@ from PIL import Image, ImageDraw
 
 import framed
 import mnist_app
+from misreads import misreads
 from mnistkit import pictures, preparation, segmentation
 from mnistkit.errors import DataError
 
@@ -59,14 +60,7 @@ def test_each_kind_is_read_as_its_digit(digits, plain_inputs, trained_workdir, s
         labels = np.array([label for _, label in digits])
         plain = predictor.predict(np.concatenate([preparation.network_input(p) for p in plain_inputs])).argmax(axis=1)
         assert np.sum(plain == labels) >= 17, plain
-        wrong = {}
-        for kind in framed.KINDS:
-            inputs = [preparation.network_input(mnist_app.prepared_pixels(data, name=kind))
-                      for data, _ in framed.pictures(kind, digits)]
-            answers = predictor.predict(np.concatenate(inputs)).argmax(axis=1)
-            missed = [f"#{i}: {labels[i]} read as {answers[i]}" for i in np.nonzero((plain == labels) & (answers != labels))[0]]
-            if missed:
-                wrong[kind] = missed
+        wrong = misreads(predictor, framed.KINDS, lambda kind: framed.pictures(kind, digits), labels, plain == labels)
     finally:
         predictor.sess.close()
     summary_line(f"framed and shaded pictures: {len(framed.KINDS)} kinds x {len(digits)}, misread where the plain "

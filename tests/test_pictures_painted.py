@@ -13,6 +13,7 @@ import pytest
 import framed
 import mnist_app
 import painted
+from misreads import misreads
 from mnistkit import pictures, preparation
 from mnistkit.segmentation import stroke_width
 
@@ -66,14 +67,7 @@ def test_painted_digits_are_read_as_their_mnist_originals(trained_workdir, summa
     kinds = [kind for kind in painted.KINDS if not kind.startswith("bold")]
     try:
         right = predictor.predict(np.concatenate([preparation.network_input(i) for i in images])).argmax(axis=1) == labels
-        wrong = {}
-        for kind in kinds:
-            inputs = [preparation.network_input(mnist_app.prepared_pixels(data, name=kind))
-                      for data, _ in painted.pictures(kind, images, labels)]
-            answers = predictor.predict(np.concatenate(inputs)).argmax(axis=1)
-            missed = [f"#{i}: {labels[i]} read as {answers[i]}" for i in np.nonzero(right & (answers != labels))[0]]
-            if missed:
-                wrong[kind] = missed
+        wrong = misreads(predictor, kinds, lambda kind: painted.pictures(kind, images, labels), labels, right)
     finally:
         predictor.sess.close()
     summary_line(f"painted pictures: {len(kinds)} kinds x {DIGITS}, misread where MNIST's own digit is read right: "
