@@ -19,15 +19,19 @@ from conftest import wait_limit
 from test_board import Server, drawn, png_bytes
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-# ms for the page to show an answer, and for any of Playwright's waits (goto, click: its default is 30 s), on a
-# machine as loaded as it is when the run starts (the server's threads share the cores with the suite)
-ANSWER_TIMEOUT = int(wait_limit(120) * 1000)
 PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3, "is_mobile": True, "has_touch": True}
 # Strokes as people draw them, in the board's unit square (x right, y down): one list of points each.
 SEVEN = [[(0.25, 0.2), (0.75, 0.2), (0.62, 0.45), (0.45, 0.85)]]
 ZERO = [[(0.5 + 0.22 * math.sin(t / 20 * 6.4), 0.5 - 0.32 * math.cos(t / 20 * 6.4)) for t in range(21)]]
 ONE = [[(0.5, 0.15), (0.5, 0.85)]]
 BAR = [[(0.3, 0.5), (0.7, 0.5)]]
+
+
+def answer_timeout():
+    """ms for the page to show an answer, and for any of Playwright's waits (goto, click: its default is 30 s),
+    on a machine as loaded as it is as the wait starts (wait_limit reads the load; the server's threads share the
+    cores with the suite): called for each wait, never kept from the test module's import."""
+    return int(wait_limit(120) * 1000)
 
 
 def unavailable(reason):
@@ -52,10 +56,10 @@ def browser():
             unavailable(f"Chromium at {CHROMIUM} does not start: {str(e).splitlines()[0]}")
         new_context = launched.new_context
 
-        def generous_context(**options):  # every page's waits, navigation too, get ANSWER_TIMEOUT
+        def generous_context(**options):  # every page's waits, navigation too: answer_timeout() as the page opens
             context = new_context(**options)
-            context.set_default_timeout(ANSWER_TIMEOUT)
-            context.set_default_navigation_timeout(ANSWER_TIMEOUT)
+            context.set_default_timeout(answer_timeout())
+            context.set_default_navigation_timeout(answer_timeout())
             return context
         launched.new_context = generous_context
         yield launched
@@ -76,7 +80,7 @@ def open_page(browser, server, script=None, **context):
     if script:
         page.add_init_script(script)
     page.goto(server.url)
-    page.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=answer_timeout())
     return page
 
 
@@ -86,7 +90,7 @@ def answers(page):
 
 def wait_answer(page, before):
     """Wait until the page has shown an answer after the `before`-th; returns #digit's text and #error's."""
-    page.wait_for_function(f"Number(document.body.dataset.answers || 0) > {before}", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function(f"Number(document.body.dataset.answers || 0) > {before}", timeout=answer_timeout())
     return page.text_content("#digit"), page.text_content("#error")
 
 
@@ -287,7 +291,7 @@ def test_the_language_switch_is_kept_across_reloads(browser, server):
     assert page.get_attribute("#lang [data-lang=zh]", "aria-pressed") == "true"
     assert page.get_attribute("#bar-3 .bar", "aria-label") == "概率： 3"
     page.reload()
-    page.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=answer_timeout())
     assert page.text_content("#clear") == "清除" and page.evaluate("document.documentElement.lang") == "zh-CN"
     page.click("#lang [data-lang=en]")
     page.reload()
@@ -320,7 +324,7 @@ def test_a_page_opened_while_the_server_stops_says_so_plainly(browser, server):
     page = context.new_page()
     page.route("**/board/model", lambda route: route.abort())
     page.goto(server.url)
-    page.wait_for_function("document.getElementById('error').textContent !== ''", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("document.getElementById('error').textContent !== ''", timeout=answer_timeout())
     assert page.text_content("#error") == OFFLINE["en-US"]
     context.close()
 
@@ -389,7 +393,7 @@ def release_late(page, route):
     """Answer a held request with NINE, and wait until the page has read that answer."""
     read = page.evaluate("window.bodiesRead")
     route.fulfill(json=NINE)
-    page.wait_for_function(f"window.bodiesRead > {read}", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function(f"window.bodiesRead > {read}", timeout=answer_timeout())
 
 
 def test_a_late_answer_to_an_earlier_stroke_or_a_cleared_board_is_not_shown(browser, server):

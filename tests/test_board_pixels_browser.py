@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from test_board_browser import ANSWER_TIMEOUT, board_points, browser, open_page, server  # noqa: F401 (fixtures)
+from test_board_browser import answer_timeout, board_points, browser, open_page, server  # noqa: F401 (fixtures)
 
 FOUR = [[(0.58, 0.12), (0.24, 0.62), (0.78, 0.62)], [(0.62, 0.36), (0.62, 0.9)]]
 WINDOW = {"width": 1280, "height": 800}  # device pixels of the browser's window
@@ -61,7 +61,7 @@ def draw(page, strokes=FOUR):
     page.locator("#board").scroll_into_view_if_needed()
     for stroke in strokes:
         points = board_points(page, stroke)
-        with page.expect_response("**/board/predict", timeout=ANSWER_TIMEOUT) as response:
+        with page.expect_response("**/board/predict", timeout=answer_timeout()) as response:
             page.mouse.move(*points[0])
             page.mouse.down()
             for point in points[1:]:

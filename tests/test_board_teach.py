@@ -15,7 +15,7 @@ from PIL import Image
 from mnistkit import keep
 from test_board import Server, drawn, png_bytes, request
 from test_board_browser import browser  # noqa: F401  (the fixture)
-from test_board_browser import ANSWER_TIMEOUT, ONE, PHONE, SEVEN, answers, draw_with_mouse, open_page, wait_answer
+from test_board_browser import answer_timeout, ONE, PHONE, SEVEN, answers, draw_with_mouse, open_page, wait_answer
 from test_keep import fill, kept
 
 AMBER, GREEN = "rgb(227, 155, 0)", "rgb(27, 158, 62)"  # board.css: the top bar of an unsure answer, of a sure one
@@ -60,7 +60,7 @@ def teach_disabled(page):
 
 
 def wait_kept(page, count):
-    page.wait_for_function(f"document.getElementById('kept').textContent === '{count}'", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function(f"document.getElementById('kept').textContent === '{count}'", timeout=answer_timeout())
 
 
 def test_a_drawing_kept_as_a_3_is_listed_with_its_picture_and_removed_again(browser, server, keep_dir, kept_nothing):
@@ -89,7 +89,7 @@ def test_a_drawing_kept_as_a_3_is_listed_with_its_picture_and_removed_again(brow
     assert original.size == (280, 280)  # the drawing as sent to /board/predict
     thumb = page.locator("#thumbs li")
     assert thumb.count() == 1 and thumb.get_attribute("data-name") == name
-    page.wait_for_function("document.querySelector('#thumbs img').naturalWidth === 28", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("document.querySelector('#thumbs img').naturalWidth === 28", timeout=answer_timeout())
     assert page.text_content("#thumbs li span") == "3"
     before = answers(page)  # a new stroke, a new answer: it can be kept again
     draw_with_mouse(page, ONE)
@@ -167,13 +167,13 @@ def test_learn_is_shown_by_the_server_and_hidden_by_one_without_it(browser, serv
     status, answer = request(server.url + "board/learn")
     assert status == 200 and {k: answer[k] for k in ("state", "stage", "step", "check", "undo", "redo")} == {
         "state": "idle", "stage": None, "step": None, "check": None, "undo": False, "redo": False}
-    page.wait_for_function("!document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("!document.getElementById('learn').hidden", timeout=answer_timeout())
     page.context.close()
     context = browser.new_context(locale="en-US")
     without = context.new_page()
     without.route("**/board/learn", lambda route: route.fulfill(status=404, json={"error": "not found"}))
     without.goto(server.url)
-    without.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=ANSWER_TIMEOUT)
+    without.wait_for_function("document.getElementById('model').dataset.form !== undefined", timeout=answer_timeout())
     assert without.locator("#learn").count() == 1 and without.locator("#learn").is_hidden()
     context.close()
 
@@ -187,7 +187,7 @@ CHECK = {"test": {"records": "data/mnist_test.tfrecords", "count": 10000, "accur
 
 def shows(page, text):
     page.wait_for_function("text => document.getElementById('learn-progress').textContent === text", arg=text,
-                           timeout=ANSWER_TIMEOUT)
+                           timeout=answer_timeout())
 
 
 def test_learn_shows_its_stage_its_steps_and_its_check_in_both_languages(browser, server):
@@ -205,7 +205,7 @@ def test_learn_shows_its_stage_its_steps_and_its_check_in_both_languages(browser
     page = context.new_page()
     page.route("**/board/learn", learn)
     page.goto(server.url)
-    page.wait_for_function("!document.getElementById('learn').hidden", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("!document.getElementById('learn').hidden", timeout=answer_timeout())
     assert page.text_content("#learn") == "Learn from my digits" and page.text_content("#learn-progress") == ""
     page.click("#learn")
     # Before the trainer runs: what it does and for how long, not a step that does not move.
@@ -273,7 +273,7 @@ def test_a_refused_keep_says_why_and_a_photo_too_big_is_kept_by_its_input(browse
     page.route("**/board/predict", lambda route: route.fulfill(json=body))
     draw_with_mouse(page, ONE)
     page.click('#teach button[data-digit="1"]')
-    page.wait_for_function("document.getElementById('teach-status').textContent !== ''", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("document.getElementById('teach-status').textContent !== ''", timeout=answer_timeout())
     assert page.text_content("#teach-status").startswith("Not kept: the input is blank (every pixel is 0)")
     assert teach_disabled(page) == [False] * 10 and page.text_content("#kept") == "0"  # it can be tried again
     page.unroute("**/board/predict")
@@ -312,22 +312,22 @@ def test_many_kept_digits_are_listed_a_page_at_a_time_and_drawn_as_they_scroll_i
         wait_kept(page, 250)
         assert page.locator("#thumbs li").count() == 100  # the first page, newest first
         assert page.get_attribute("#thumbs li", "data-name") == kept(1249, 8)
-        page.wait_for_function("document.querySelector('#thumbs img').naturalWidth === 28", timeout=ANSWER_TIMEOUT)
+        page.wait_for_function("document.querySelector('#thumbs img').naturalWidth === 28", timeout=answer_timeout())
         in_view = page.eval_on_selector("#thumbs", IN_VIEW)
         assert 0 < page.evaluate(FETCHED) <= in_view < 100  # only the thumbnails in view are asked for
         assert page.evaluate("document.querySelectorAll('#thumbs img[src]').length") <= in_view
         for shown in (200, 250):  # scrolled to the end: the next page
             page.eval_on_selector("#thumbs", "list => { list.scrollTop = list.scrollHeight; }")
             page.wait_for_function(f"document.querySelectorAll('#thumbs li').length === {shown}",
-                                   timeout=ANSWER_TIMEOUT)
+                                   timeout=answer_timeout())
         page.eval_on_selector("#thumbs", "list => { list.scrollTop = list.scrollHeight; }")
         assert page.get_attribute("#thumbs li:last-child", "data-name") == kept(1000, 8)
         page.wait_for_function("document.querySelector('#thumbs li:last-child img').naturalWidth === 28",
-                               timeout=ANSWER_TIMEOUT)
+                               timeout=answer_timeout())
         # Each image given a src is fetched; its resource entry appears once it has loaded (on a busy machine, after
         # the last one is drawn): wait for the two counts to meet rather than reading them at one moment.
         page.wait_for_function(f"{FETCHED} === document.querySelectorAll('#thumbs img[src]').length",
-                               timeout=ANSWER_TIMEOUT)
+                               timeout=answer_timeout())
         drawn_now = page.evaluate("document.querySelectorAll('#thumbs img[src]').length")
         assert page.evaluate(FETCHED) == drawn_now < 250  # those jumped over by the scrolls never asked for
         assert page.text_content("#kept-status") == ""
@@ -343,13 +343,13 @@ def test_a_label_line_the_board_cannot_read_is_said_under_the_kept_digits(browse
     labels.write_text("garbage\n")
     try:
         page = open_page(browser, server, locale="en-US")
-        page.wait_for_function("document.getElementById('kept-status').textContent !== ''", timeout=ANSWER_TIMEOUT)
+        page.wait_for_function("document.getElementById('kept-status').textContent !== ''", timeout=answer_timeout())
         assert page.text_content("#kept-status") == (
             f"Label lines the board cannot read: 1; keeping waits until they are fixed: {labels}:1: expected "
             "'<file name> <digit>', found 'garbage'")
         draw_with_mouse(page, SEVEN)
         page.click('#teach button[data-digit="7"]')
-        page.wait_for_function("document.getElementById('teach-status').textContent !== ''", timeout=ANSWER_TIMEOUT)
+        page.wait_for_function("document.getElementById('teach-status').textContent !== ''", timeout=answer_timeout())
         assert page.text_content("#teach-status").startswith(f"Not kept: {labels}:1: expected")
         assert page.text_content("#kept") == "0" and labels.read_text() == "garbage\n"
         page.click("#lang [data-lang=zh]")

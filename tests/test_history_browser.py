@@ -16,7 +16,7 @@ import pytest
 from conftest import MLP_STEPS
 from mnistkit import history
 from test_board import Server
-from test_board_browser import ANSWER_TIMEOUT, SEVEN, browser, draw_with_mouse, open_page  # noqa: F401
+from test_board_browser import answer_timeout, SEVEN, browser, draw_with_mouse, open_page  # noqa: F401
 
 pytestmark = pytest.mark.long  # a browser scenario of a quarter of a minute or more: make test-long
 
@@ -41,7 +41,7 @@ def played(browser, server, locale="en-US"):  # noqa: F811
     page = open_page(browser, server, locale=locale)
     draw_with_mouse(page, SEVEN)
     page.click("#history-open")
-    page.wait_for_function(PLAYED, timeout=ANSWER_TIMEOUT)
+    page.wait_for_function(PLAYED, timeout=answer_timeout())
     return page
 
 
@@ -66,13 +66,13 @@ def test_the_slider_shows_each_snapshots_answer_unit_and_accuracy(browser, serve
         assert page.evaluate("document.getElementById('history').dataset.digit") == str(answer["snapshots"][k]["digit"])
         assert page.text_content("#history .step").startswith(f"global_step {step} of {MLP_STEPS} (snapshot {k + 1} of")
         page.wait_for_function(f"document.querySelector('#history figure.unit').dataset.shown === '{step} y1 0'",
-                               timeout=ANSWER_TIMEOUT)
+                               timeout=answer_timeout())
         if k != len(listed) - 1:
             assert page.text_content("#history .accuracy").startswith("test accuracy then: not scored")
     # The unit's weights drawn at the first step are that snapshot's w1 column (red positive, blue negative).
     move_to(page, 0)
     page.wait_for_function(f"document.querySelector('#history figure.unit').dataset.shown === "
-                           f"'{listed[0]['global_step']} y1 0'", timeout=ANSWER_TIMEOUT)
+                           f"'{listed[0]['global_step']} y1 0'", timeout=answer_timeout())
     from tf_compat import tf
     w1 = tf.train.load_checkpoint(str(server.work / listed[0]["checkpoint"])).get_tensor("w1/ExponentialMovingAverage")[:, 0]
     data = page.eval_on_selector("#history figure.unit canvas", """c => Array.from(

@@ -17,7 +17,7 @@ import mnist_app
 from conftest import LENET5_STEPS
 from mnistkit import idx
 from test_board import Server, png_bytes
-from test_board_browser import (ANSWER_TIMEOUT, PHONE, SEVEN, answers, browser, draw_with_mouse,  # noqa: F401
+from test_board_browser import (answer_timeout, PHONE, SEVEN, answers, browser, draw_with_mouse,  # noqa: F401
                                 drop, open_page, wait_answer)
 from test_inside import shadows
 
@@ -36,7 +36,7 @@ def opened(browser, server, **context):  # noqa: F811
     page = open_page(browser, server, **{"locale": "en-US", **context})
     draw_with_mouse(page, SEVEN)
     page.click("#inside-open")
-    page.wait_for_function(f"{SHOWN} === document.getElementById('digit').textContent", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function(f"{SHOWN} === document.getElementById('digit').textContent", timeout=answer_timeout())
     return page
 
 
@@ -79,7 +79,7 @@ def signed_picture(rgba, strongest):
 
 def test_the_learn_chooser_names_both_networks_and_the_learn_button_the_chosen_one(browser, server):  # noqa: F811
     page = open_page(browser, server, locale="en-US")
-    page.wait_for_selector("#learn-on:not([hidden])", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#learn-on:not([hidden])", timeout=answer_timeout())
     chooser = "#learn-on button[data-slot]"
     assert page.eval_on_selector_all(chooser, "bs => bs.map(b => [b.textContent, b.ariaPressed])") == [
         ["784-500-10", "true"], ["LeNet-5", "false"]]
@@ -102,7 +102,7 @@ def test_a_units_weight_picture_is_the_checkpoints_column_and_the_keys_move_to_t
     for unit in (42, 43):
         detail = f'{net("first")} .detail'
         page.wait_for_function(f"document.querySelector('{detail}').dataset.shown === 'y1 {unit}'",
-                               timeout=ANSWER_TIMEOUT)
+                               timeout=answer_timeout())
         strongest = float(page.get_attribute(f"{detail} figure.incoming", "data-strongest"))
         shown = signed_picture(page.evaluate(PICTURE, f"{detail} figure.incoming canvas"), strongest)
         column = v["w1"][:, unit]
@@ -181,17 +181,17 @@ def test_compare_shows_both_answers_and_marks_a_disagreement(browser, server, di
 def test_the_mistakes_grid_opens_a_cells_digits_and_one_digits_inside_never_kept(browser, server):  # noqa: F811
     page = opened(browser, server)
     page.click("#inside .mistakes-open")
-    page.wait_for_selector("#inside table.matrix", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#inside table.matrix", timeout=answer_timeout())
     assert page.locator("#inside table.matrix tr").count() == 11
     cell = page.locator("#inside table.matrix td.wrong button").first
     count = int(cell.text_content())
     cell.click()
-    page.wait_for_selector("#inside .tests button.test", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#inside .tests button.test", timeout=answer_timeout())
     assert page.locator("#inside .tests button.test").count() == min(count, 50)
     truth, read = cell.get_attribute("data-digit"), cell.get_attribute("data-read")
     teach = page.eval_on_selector_all("#teach .digits button", "bs => bs.map(b => b.disabled)")
     page.locator("#inside .tests button.test").first.click()
-    page.wait_for_function("!document.querySelector('#inside .record').hidden", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("!document.querySelector('#inside .record').hidden", timeout=answer_timeout())
     banner = page.text_content("#inside .record p")
     assert banner.startswith("Test digit #") and f": a {truth}, read as {read}." in banner
     assert banner.endswith("Test digits are the evaluation set: they are never kept.")
@@ -210,7 +210,7 @@ def test_the_captions_quote_forward_in_the_pages_language_and_follow_its_switch(
     page = open_page(browser, server, locale="zh-CN")
     draw_with_mouse(page, SEVEN)
     page.click("#inside-open")
-    page.wait_for_function(f"{SHOWN} !== ''", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function(f"{SHOWN} !== ''", timeout=answer_timeout())
     y1 = f'{net("first")} figure[data-layer="y1"] figcaption'
     for language in ("zh", "en"):
         if language == "en":
@@ -242,7 +242,7 @@ def test_in_zh_the_panels_headers_and_labels_say_no_english_word(browser, server
     page = open_page(browser, server, locale="zh-CN")
     draw_with_mouse(page, SEVEN)
     page.click("#inside-open")
-    page.wait_for_function(f"{SHOWN} !== ''", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function(f"{SHOWN} !== ''", timeout=answer_timeout())
     titles = page.eval_on_selector_all("#inside .net-title", "hs => hs.map(h => h.textContent)")
     assert len(titles) == 2 and all("训练步数 global_step" in t and "检查点" in t for t in titles), titles
     model_source = page.get_attribute("#model", "title")  # a path: the user's folder names, not the page's words
@@ -258,10 +258,10 @@ def test_on_a_phone_the_panel_fits_its_width_and_a_tap_shows_a_units_weights(bro
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]
     page.tap(f'{net("compare")} button.map[data-layer="conv1"][data-unit="3"]')
     page.wait_for_function(f"document.querySelector('{net('compare')} .detail').dataset.shown === 'conv1 3'",
-                           timeout=ANSWER_TIMEOUT)
+                           timeout=answer_timeout())
     page.tap(f'{net("compare")} button.map[data-layer="pool1"][data-unit="4"]')  # a pooled map: its conv's filter
     page.wait_for_function(f"document.querySelector('{net('compare')} .detail').dataset.shown === 'conv1 4'",
-                           timeout=ANSWER_TIMEOUT)
+                           timeout=answer_timeout())
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["viewport"]["width"]
     page.context.close()
 
@@ -269,13 +269,13 @@ def test_on_a_phone_the_panel_fits_its_width_and_a_tap_shows_a_units_weights(bro
 def test_an_opened_test_digit_stands_where_the_answer_is_and_can_be_drawn_like(browser, server):  # noqa: F811
     page = opened(browser, server)
     page.click("#inside .mistakes-open")
-    page.wait_for_selector("#inside table.matrix", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#inside table.matrix", timeout=answer_timeout())
     page.locator('#inside .mistakes-slots button[data-slot="compare"]').click()  # LeNet-5's matrix
-    page.wait_for_selector("#inside table.matrix td.wrong button", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#inside table.matrix td.wrong button", timeout=answer_timeout())
     page.locator("#inside table.matrix td.wrong button").first.click()
-    page.wait_for_selector("#inside .tests button.test", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#inside .tests button.test", timeout=answer_timeout())
     page.locator("#inside .tests button.test").first.click()
-    page.wait_for_function("!document.getElementById('record-answer').hidden", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("!document.getElementById('record-answer').hidden", timeout=answer_timeout())
     number = page.get_attribute("#record-answer", "data-record")
     assert page.text_content("#record-answer h3").startswith(f"Test digit #{number}: a ")
     assert page.eval_on_selector("#record-answer canvas.large", "c => c.getBoundingClientRect().width") >= 160
@@ -293,7 +293,7 @@ def test_an_opened_test_digit_stands_where_the_answer_is_and_can_be_drawn_like(b
 def test_after_a_new_model_the_matrix_is_counted_again_and_changed_cells_marked(browser, server):  # noqa: F811
     page = opened(browser, server)
     page.click("#inside .mistakes-open")
-    page.wait_for_selector("#inside table.matrix", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#inside table.matrix", timeout=answer_timeout())
     first = page.eval_on_selector_all("#inside table.matrix tr:not(:first-child)", """rows => rows.map(
         r => Array.from(r.querySelectorAll('td'), td => Number(td.textContent || td.querySelector('button')
         .textContent)))""")
@@ -309,7 +309,7 @@ def test_after_a_new_model_the_matrix_is_counted_again_and_changed_cells_marked(
         route.fulfill(json=answer)
     page.route("**/board/model", newer)  # the page's own following (every 2 s) sees it, and counts again
     page.route("**/board/mistakes", newer)
-    page.wait_for_selector("#inside table.matrix td.changed", timeout=ANSWER_TIMEOUT)
+    page.wait_for_selector("#inside table.matrix td.changed", timeout=answer_timeout())
     changed = page.eval_on_selector_all("#inside table.matrix td.changed",
                                         "tds => tds.map(td => [td.dataset.truth, td.dataset.read, td.dataset.before])")
     assert changed == [["7", "1", str(first[7][1])], ["7", "7", str(first[7][7])]]

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import LEARN_STEPS, TRAIN_STEPS, copy_into, run_main
 from test_board import Server
-from test_board_browser import ANSWER_TIMEOUT, browser, open_page  # noqa: F401  (browser: the module's fixture)
+from test_board_browser import answer_timeout, browser, open_page  # noqa: F401  (browser: the module's fixture)
 
 LEARNED = TRAIN_STEPS + LEARN_STEPS
 
@@ -35,14 +35,14 @@ def shows(page, step, line):
     """Wait until the model line names global_step `step` and the learn line starts with `line`."""
     page.wait_for_function("([step, line]) => document.getElementById('model').dataset.step === step && "
                            "document.getElementById('learn-progress').textContent.startsWith(line)",
-                           arg=[str(step), line], timeout=ANSWER_TIMEOUT)
+                           arg=[str(step), line], timeout=answer_timeout())
 
 
 def noted(page, text):
     """Wait until the note under the learn line (#learn-note: one digit only, changes the model does not know)
     holds `text`; its text."""
     page.wait_for_function("text => document.getElementById('learn-note').textContent.includes(text)", arg=text,
-                           timeout=ANSWER_TIMEOUT)
+                           timeout=answer_timeout())
     return page.text_content("#learn-note")
 
 

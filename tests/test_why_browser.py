@@ -10,7 +10,7 @@ import pytest
 
 from conftest import wait_limit
 from test_board import Server
-from test_board_browser import ANSWER_TIMEOUT, SEVEN, browser, draw_with_mouse, open_page  # noqa: F401
+from test_board_browser import answer_timeout, SEVEN, browser, draw_with_mouse, open_page  # noqa: F401
 
 pytestmark = pytest.mark.long  # a browser scenario of a quarter of a minute or more: make test-long
 
@@ -29,7 +29,7 @@ def test_the_why_panel_shows_the_shares_whose_sum_is_the_logit_and_the_map(brows
     page = open_page(browser, server, locale="en-US")
     draw_with_mouse(page, SEVEN)
     page.click("#why-open")
-    page.wait_for_function("Number(document.body.dataset.whys || 0) > 0", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("Number(document.body.dataset.whys || 0) > 0", timeout=answer_timeout())
     captions = page.locator("#why .why-maps figcaption .sum").all_text_contents()
     assert len(captions) == 2  # the answer's shares and the runner-up's difference
     digit = page.text_content("#digit")
@@ -44,7 +44,7 @@ def test_the_why_panel_shows_the_shares_whose_sum_is_the_logit_and_the_map(brows
     page.wait_for_function("document.querySelector('#why .atlas-note').textContent.startsWith('The map')",
                            timeout=MAP_TIMEOUT)
     draw_with_mouse(page, SEVEN)  # asked again, now that the map is there
-    page.wait_for_function("document.querySelectorAll('#why .neighbour').length === 5", timeout=ANSWER_TIMEOUT)
+    page.wait_for_function("document.querySelectorAll('#why .neighbour').length === 5", timeout=answer_timeout())
     # in Chinese, the same captions
     page.click('#lang [data-lang="zh"]')
     assert page.text_content("#why-open") == "收起为什么"
