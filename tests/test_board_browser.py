@@ -299,6 +299,26 @@ def test_the_language_switch_is_kept_across_reloads(browser, server):
     page.context.close()
 
 
+def test_a_refused_playback_is_said_again_in_the_language_switched_to(browser, server):
+    # The export served keeps no training history: /board/history refuses, and the playback's line (history.js)
+    # follows the switch both ways as the board's own messages do, from the refusal's twins, with no new request.
+    page = open_page(browser, server, locale="zh-CN")
+    asked = []
+    page.on("request", lambda request: asked.append(request.url) if "/board/history" in request.url else None)
+    with page.expect_response(lambda response: response.url.endswith("/board/history")) as listed:
+        page.evaluate("document.getElementById('history-open').click()")  # the button is hidden for an export
+    refused = listed.value.json()
+    assert listed.value.status == 409 and refused["zh"] != refused["error"], refused
+    page.wait_for_function("document.getElementById('history').dataset.state === 'refused'")
+    assert page.text_content("#history .refused") == f"无法回放：{refused['zh']}"
+    page.click("#lang [data-lang=en]")
+    assert page.text_content("#history .refused") == f"No playback: {refused['error']}"
+    page.click("#lang [data-lang=zh]")
+    assert page.text_content("#history .refused") == f"无法回放：{refused['zh']}"
+    assert len(asked) == 1, asked
+    page.context.close()
+
+
 OFFLINE = {"en-US": "The server is not answering: is mnist_app.py --serve still running?",
            "zh-CN": "服务器没有应答：mnist_app.py --serve 还在运行吗？"}
 

@@ -30,13 +30,14 @@ const COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
                  "#bcbd22", "#17becf"];  // digit d's line in the plot and its legend
 let language = "en";
 const T = new Proxy(TEXT, {get: (text, key) => text[key][language === "zh" ? 1 : 0]});
-// The board's routes answer an error with its Chinese twin ("zh") beside its line when asked (TWINS, as board.js)
+// The board's routes answer an error with its Chinese twin ("zh") beside its line when asked (TWINS, as board.js):
+// a refusal is kept as {en, zh} and said in the page's language, again when it changes (as board.js's local)
 const TWINS = {headers: {"Accept-Language": "en, zh"}};
-const errorLine = found => (language === "zh" && found.zh) || found.error;  // a refusal's line in the page's language
+const local = line => (line !== null && typeof line === "object" ? (language === "zh" && line.zh) || line.en : line);
 let open = false;
 let list = null;       // GET /board/history's snapshots, or null
 let played = null;     // POST /board/playback's answer for the picture shown, or null
-let refusal = "";      // the line of a refused request, shown instead
+let refusal = "";      // the line of a refused request ({en, zh}, or the browser's own words), shown instead
 let asked = 0;         // requests made: an older one's answer is dropped
 let served = "";       // the model played back: its source and version (/board/model's)
 const inside = window.insidePanel;
@@ -54,12 +55,14 @@ function element(tag, className, text) {
 }
 const percent = p => (100 * p).toFixed(1) + "%";
 
-async function json(url, options) {  // the answer's JSON, or throws its {"error"} line (or the status)
+async function json(url, options) {  // the answer's JSON, or throws an Error whose .line is the refusal's {en, zh}
   const response = await fetch(url, {...options, headers: {...TWINS.headers, ...(options && options.headers)}});
   let answer = null;
   try { answer = await response.json(); } catch (e) { /* not JSON */ }
-  if (!response.ok) throw new Error(answer && answer.error ? errorLine(answer) : `HTTP ${response.status}`);
-  return answer;
+  if (response.ok) return answer;
+  const refused = new Error(answer && answer.error ? answer.error : `HTTP ${response.status}`);
+  refused.line = answer && answer.error ? {en: answer.error, zh: answer.zh || answer.error} : refused.message;
+  throw refused;
 }
 
 async function load() {  // the list, then the picture shown played back; each answer shown as it comes
@@ -73,7 +76,7 @@ async function load() {  // the list, then the picture shown played back; each a
       "X-Filename": encodeURIComponent(picture.name)}}) : null;
   } catch (e) {
     if (mine !== asked) return;
-    refusal = e.message;
+    refusal = e.line || e.message;  // a fetch that failed: the browser's words
     played = null;
   }
   if (mine !== asked) return;
@@ -125,7 +128,7 @@ function label_() {  // the words of the panel's own elements, in the page's lan
 
 function show() {
   const refused = section.querySelector(".refused");
-  refused.textContent = refusal ? say("none").replace("{}", refusal) : (played ? "" : T.draw);
+  refused.textContent = refusal ? say("none").replace("{}", () => local(refusal)) : (played ? "" : T.draw);
   section.dataset.state = refusal ? "refused" : played ? "played" : "listed";
   const slider = section.querySelector(".slider");
   const shown = !refusal && list && list.length;
@@ -203,7 +206,8 @@ async function showUnit(step) {
   try {
     answer = await json(`/board/history/unit?step=${step}&layer=${encodeURIComponent(layer)}&unit=${unit}`);
   } catch (e) {
-    if (figure.dataset.asked === mine) figure.replaceChildren(element("figcaption", "refused", e.message));
+    if (figure.dataset.asked !== mine) return;  // a language switch asks again: its answer comes in the new one
+    figure.replaceChildren(element("figcaption", "refused", local(e.line || e.message)));
     return;
   }
   if (figure.dataset.asked !== mine) return;  // the slider moved on meanwhile
@@ -263,7 +267,7 @@ window.insidePanel = {
     inside.language(code);
     language = code;
     label_();
-    if (list) show();
+    if (list || refusal) show();  // a refusal too is said again, in the new language, with no new request
   },
   model(described) {  // asked every few seconds: a new model (a newer checkpoint, a learn) is played back again
     inside.model(described);
