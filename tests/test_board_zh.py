@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import types
 import urllib.parse
 
 import numpy as np
@@ -23,8 +24,9 @@ from test_board_browser import answers, browser, drop, open_page, wait_answer  #
 from test_board_learn import board_on, kept_input
 from test_board_routes import OWN_HOST, Asked
 from test_learn_faults import AFTER, promoted_folder, train_further
-from mnistkit import keep
-from mnistkit.board import zh
+from mnistkit import keep, networks
+from mnistkit.board import playback, zh
+from mnistkit.board.table import BoardError
 
 ZH = (b"accept-language", b"zh-CN,zh;q=0.9,en;q=0.8")
 FALLBACK = re.compile(r"（HTTP \d+）$")  # a line said by its kind only: a phrase zh.PHRASES lacks
@@ -159,6 +161,26 @@ def test_without_zh_asked_the_error_form_is_unchanged_and_every_line_has_a_chine
         said = zh.twin(line, status)  # a line with no phrase: said by its kind, never half English
         assert words_left(said) == [] and said.endswith(f"（HTTP {status}）")
 
+
+@pytest.mark.quick
+def test_the_playbacks_refusals_come_in_zh(tmp_path):
+    """history.js shows them (an export served, a folder without snapshots, a snapshot that cannot be read): said
+    in Chinese with their names and commands kept, not by their kind alone."""
+    lines = []
+    for form, source in (("LiteRT", "export/mnist.tflite"), ("checkpoint", str(tmp_path / "model" / "mnist_model-5"))):
+        served = types.SimpleNamespace(form=form, predictor=types.SimpleNamespace(source=source))
+        with pytest.raises(BoardError) as refused:
+            playback.snapshots_of(served)
+        lines.append(str(refused.value))
+    snapshot = tmp_path / "model" / "history" / "mnist_model-5"
+    with pytest.raises(BoardError) as refused:
+        playback.read_pairs(str(snapshot), networks.MLP)
+    lines.append(str(refused.value))
+    for line, says in zip(lines, ("不保存训练历史", "这里没有训练历史", "无法读取这个训练历史快照")):
+        twin = zh.twin(line, 409)
+        assert says in twin and not FALLBACK.search(twin) and words_left(twin) == [], (line, twin)
+        assert twin.startswith(line.split(": ")[0] + "："), (line, twin)
+    assert "mnist_app.py --serve --model-dir DIR" in zh.twin(lines[0], 409)
 
 @pytest.fixture(scope="module")
 def served_export(exported_workdir, tmp_path_factory):

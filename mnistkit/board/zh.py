@@ -97,6 +97,12 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"exported without its layers \(no (?P<s>`[^`]*`) signature\); export it again with mnist_export.py",
      r"导出时没有带上各层（没有 \g<s> 签名）；请用 mnist_export.py 重新导出"),
     (r"this model shows no layers", "这个模型不显示各层"),
+    # the playback of the --history snapshots (board/playback.py)
+    (r"a (?P<f>SavedModel|LiteRT) keeps no training history; serve the checkpoint folder it was exported from "
+     r"\((?P<c>mnist_app\.py --serve --model-dir DIR)\)", r"\g<f> 不保存训练历史；请改用导出它的检查点文件夹启动服务（\g<c>）"),
+    (r"no training history here; train with (?P<c>mnist_backward\.py --history \d+) \(its default\) to keep one",
+     r"这里没有训练历史；用 \g<c>（默认值）训练才会保存"),
+    (r"cannot read this history snapshot", "无法读取这个训练历史快照"),
     # pictures: the app's own lines (mnistkit.pictures, mnistkit.images), the board's original of a keep
     (r"empty image \(0 pixels\)", "空图片（0 个像素）"),
     (r"file not found", "找不到文件"),
