@@ -122,11 +122,15 @@ def unknown(model_dir, store):
     if entry is None:
         return len(now)
     known = entry.get("settings", {}).get("known")
-    if not isinstance(known, dict):
+    if not isinstance(known, dict) or not isinstance(known.get("keep_dir", ""), str):
+        return None
+    try:
+        learned = {n for first, last in known.get("numbers", ()) for n in range(first, last + 1)}
+    except (TypeError, ValueError):  # runs of the wrong shape (a hand edit): not known
         return None
     if os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))) != os.path.realpath(store.folder):
         return len(now)  # learned from another store: none of these
-    return len(now ^ {n for first, last in known.get("numbers", ()) for n in range(first, last + 1)})
+    return len(now ^ learned)
 
 
 def gone(model_dir):
@@ -247,12 +251,13 @@ def moved_on(model_dir, newest, name):
 @contextlib.contextmanager
 def history(model_dir):
     """Around an undo, a redo, an accept or a discard: the folder held (one_at_a_time), and (record, learns,
-    redo, the newest checkpoint's name or None) read; DataError when the folder is gone."""
+    redo, the newest checkpoint's name or None) read; DataError when the folder is gone, or its record cannot be read
+    or holds a learn history of the wrong shape (folders.learn_history's strict: a hand edit), naming it."""
     with one_at_a_time(model_dir):
         if not os.path.isdir(model_dir):
             raise gone(model_dir)
-        record = folders.folder_record(model_dir)
-        learns, redo = folders.learn_history(model_dir, record)
+        record = folders.folder_record(model_dir, strict=True)
+        learns, redo = folders.learn_history(model_dir, record, strict=True)
         newest = checkpoints.latest(model_dir)
         yield record, learns, redo, newest and os.path.basename(newest)
 

@@ -1,0 +1,152 @@
+"""A model folder's learn history edited by hand, cut short or of the wrong shape (issue 53 §1, the audit):
+an undo, a redo, an accept, a discard and a learn each refuse in one line naming schedule.json and what is wrong
+in it, change nothing (the newest checkpoint stays in service) and never end in a traceback; the board's page
+(standing, unknown) reads what it can. A byte-order mark an editor adds is read.
+
+Quick: a model folder of checkpoint-named files (nothing restores them: every refusal comes before a read);
+the board's route on trained_workdir's real one.
+"""
+import json
+import os
+
+import pytest
+
+from conftest import copy_into, run_main, tree_digests
+from mnistkit import folders, keep, learn, promotion
+from mnistkit.errors import DataError
+
+BEFORE, AFTER = "mnist_model-1000", "mnist_model-2000"
+SHARD = ".data-00000-of-00001"
+
+
+def history_folder(work, state="promoted", redo=()):
+    """work/model: the files of checkpoints BEFORE and AFTER (stand-ins: names only), the index naming AFTER, and a
+    record whose learn 1 took BEFORE to AFTER (state); for an undone learn, AFTER's files in learns/1/."""
+    model = work / "model"
+    model.mkdir(parents=True)
+    for name in (BEFORE, AFTER):
+        where = model / folders.LEARNS_FOLDER / "1" if name == AFTER and state != "promoted" else model
+        where.mkdir(parents=True, exist_ok=True)
+        for suffix in (".index", ".meta", SHARD):
+            (where / (name + suffix)).write_bytes(b"stand-in " + name.encode())
+    in_service = AFTER if state == "promoted" else BEFORE
+    folders.write_index(str(model), in_service, [BEFORE] + ([AFTER] if state == "promoted" else []))
+    entry = {"learn": 1, "state": state, "before": BEFORE, "after": AFTER, "changed": 1.0,
+             "check": {"test": None, "kept": {"count": 1, "right": [0, 1]}, "fell": []},
+             "settings": {"steps": 1000}, "options": {"before": {}, "after": {}},
+             "files": [AFTER + s for s in (".index", ".meta", SHARD)]}
+    record = {"network": None, "batch_size": 200, folders.LEARNS: [entry], folders.REDO: list(redo)}
+    (model / folders.FOLDER_FILE).write_text(folders.record_text(record), encoding="utf-8")
+    return model
+
+
+def edited(text):
+    """Hand edits of a record's text (what each does to it)."""
+    record = json.loads(text)
+    entry = record[folders.LEARNS][0]
+
+    def with_entry(**changes):
+        return json.dumps({**record, folders.LEARNS: [{**entry, **changes}]})
+    return {
+        "cut short": text[:len(text) // 2],
+        "emptied": "",
+        "a missing brace": text.rstrip().rstrip("}"),
+        "not JSON": "learns: 1\n",
+        "a list": "[1, 2]\n",
+        "bytes not UTF-8": None,
+        "learns not a list": json.dumps({**record, folders.LEARNS: "1"}),
+        "an entry a number": json.dumps({**record, folders.LEARNS: [7]}),
+        "after a number": with_entry(after=2000),
+        "before missing": json.dumps({**record, folders.LEARNS: [{k: v for k, v in entry.items() if k != "before"}]}),
+        "after a path": with_entry(after="../../elsewhere/mnist_model-2000"),
+        "learn a string": with_entry(learn="1"),
+        "learn true": with_entry(learn=True),
+        "state unknown": with_entry(state="done"),
+        "options a list": with_entry(options=[]),
+        "options.before a string": with_entry(options={"before": "x", "after": {}}),
+        "files a path": with_entry(files=["../x.index"]),
+        "changed a string": with_entry(changed="yesterday"),
+        "two learn 1s": json.dumps({**record, folders.LEARNS: [entry, dict(entry)]}),
+        "redo a string": json.dumps({**record, folders.REDO: "1"}),
+        "redo names no learn": json.dumps({**record, folders.REDO: [5]}),
+    }
+
+
+EDITS = sorted(edited(folders.record_text({folders.LEARNS: [{"learn": 1}], folders.REDO: []})))
+
+
+def spoil(model, edit):
+    path = model / folders.FOLDER_FILE
+    text = edited(path.read_text(encoding="utf-8"))[edit]
+    path.write_bytes(b"\xff\xfe{\x00" if text is None else text.encode("utf-8"))
+    return path
+
+
+SOME = ["cut short", "a list", "after a number", "learn a string", "redo names no learn"]  # one of each check
+CASES = ([("promoted", "--undo", edit) for edit in EDITS] +
+         [(state, command, edit) for state, command in (("undone", "--redo"), ("held", "--accept-worse"),
+                                                       ("held", "--discard")) for edit in SOME])
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("state, command, edit", CASES)
+def test_a_record_edited_by_hand_is_named_in_one_line_and_nothing_changes(tmp_path, edit, state, command):
+    model = history_folder(tmp_path / "work", state, redo=[1] if state == "undone" else [])
+    path = spoil(model, edit)
+    before = tree_digests(model, with_folders=True)
+    result = run_main("mnist_learn.py", command, "--model-dir", "model", cwd=model.parent)
+    said = result.stderr.strip()
+    assert result.returncode == 1 and "Traceback" not in said and said.count("\n") == 0, said
+    assert folders.FOLDER_FILE in said and "nothing changed" in said, said
+    assert tree_digests(model, with_folders=True) == before  # the checkpoint in service and the record as they were
+    with pytest.raises(DataError) as refused:  # the functions too, for the board's routes
+        {"--undo": promotion.undo, "--redo": promotion.redo, "--accept-worse": promotion.accept,
+         "--discard": promotion.discard}[command](str(model), out=pytest.fail)
+    assert str(refused.value).startswith(str(path) + ": ")
+    assert said == f"error: {path.relative_to(tmp_path / 'work')}{str(refused.value)[len(str(path)):]}"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("edit", SOME)
+def test_a_learn_on_a_record_edited_by_hand_is_refused_before_it_trains(tmp_path, edit):
+    model = history_folder(tmp_path / "work")
+    spoil(model, edit)
+    before = tree_digests(model, with_folders=True)
+    watch = learn.Watch(out=pytest.fail)
+    with pytest.raises(DataError) as refused:
+        learn.learn(learn.Plan(str(model), keep_dir=str(tmp_path / "my_digits"), steps=5), watch=watch)
+    said = str(refused.value)
+    assert folders.FOLDER_FILE in said and "\n" not in said, said
+    assert tree_digests(model, with_folders=True) == before
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("edit", EDITS)
+def test_the_page_reads_what_it_can_of_a_record_edited_by_hand(tmp_path, edit):
+    model = history_folder(tmp_path / "work")
+    spoil(model, edit)
+    store = keep.KeptDigits(str(tmp_path / "my_digits"))
+    standing = promotion.standing(str(model))  # no exception: GET /board/learn answers
+    assert set(standing) == {"last", "undo", "redo", "held"}
+    assert promotion.unknown(str(model), store) in (None, 0)
+
+
+@pytest.mark.quick
+def test_a_record_an_editor_saved_with_a_byte_order_mark_is_read(tmp_path):
+    model = history_folder(tmp_path / "work")
+    path = model / folders.FOLDER_FILE
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert folders.learn_history(str(model), strict=True)[0][0]["after"] == AFTER
+    assert promotion.undo(str(model), out=lambda line: None) == str(model / BEFORE)
+    assert folders.learn_history(str(model))[1] == [1]  # the history went on: the undo is there to redo
+
+
+@pytest.mark.quick
+def test_known_runs_of_the_wrong_shape_are_not_known(tmp_path):
+    model = history_folder(tmp_path / "work")
+    store = keep.KeptDigits(str(tmp_path / "my_digits"))
+    record = folders.folder_record(str(model))
+    for known in ({"keep_dir": 3, "numbers": []}, {"keep_dir": "x", "numbers": [[1]]}, {"numbers": "abc"}):
+        record[folders.LEARNS][0]["settings"] = {"known": known}
+        folders.change(str(model), record=record)
+        assert promotion.unknown(str(model), store) is None
