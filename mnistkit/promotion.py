@@ -27,7 +27,7 @@ import shutil
 import threading
 import time
 
-from . import checkpoints, cli, files, folders
+from . import checkpoints, cli, files, folders, keep
 from .errors import DataError
 
 RECALL_DROP = 0.02  # a digit's recall on the test records may fall this much (2 points) before a learn is held
@@ -93,9 +93,13 @@ def fell(found):
 
 def known_of(store, kept, model_dir):
     """The kept digits [(name, digit)] of `store` a learn into model_dir learned, as the record keeps them:
-    {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "numbers": their
-    numbers (names are never given again, and a number is one name) as [[first, last], ...] runs}."""
-    numbers = sorted(found[0] for found in (store.layout.parse(name) for name, _ in kept) if found)
+    {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "keep_path": its
+    absolute path (so that it holds when the model folder is moved or renamed on its own), "numbers": their
+    numbers (names are never given again, and a number is one name) as [[first, last], ...] runs, "digits": the
+    digit of each of those numbers, in order, as one string ("3377"): a digit relabelled by hand (its file renamed
+    000001_1.jpg -> 000001_7.jpg and its line changed) keeps its number, and is a change all the same}."""
+    pairs = sorted(found for found in (store.layout.parse(name) for name, _ in kept) if found)
+    numbers = [number for number, _ in pairs]
     runs = []
     for number in numbers:
         if runs and number == runs[-1][1] + 1:
@@ -106,29 +110,40 @@ def known_of(store, kept, model_dir):
         folder = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(model_dir))
     except ValueError:  # Windows: another drive
         folder = os.path.abspath(store.folder)
-    return {"keep_dir": folder, "numbers": runs}
+    return {"keep_dir": folder, "keep_path": os.path.abspath(store.folder), "numbers": runs,
+            "digits": "".join(str(digit) for _, digit in pairs)}
 
 
 def unknown(model_dir, store):
     """How many changes to the kept digits of `store` (a keep.KeptDigits) the model in service in model_dir does
     not know: digits kept and digits removed since the learn in service (the last promoted one) snapshotted
-    them; a relabel (removed, kept again under the new digit) counts each. All kept digits when no learn from
+    them; a relabel (removed, kept again under the new digit) counts each, and so does one made by hand (the same
+    number under another digit: known_of's "digits"). All kept digits when no learn from
     this store is in service. None when that learn is from before this was recorded, or model_dir is None."""
     if model_dir is None:
         return None
     learns, _ = folders.learn_history(model_dir)
     entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-    now = {found[0] for found in (store.layout.parse(name) for name, _ in store.entries()) if found}
+    now = {found for found in (store.layout.parse(name) for name, _ in store.entries()) if found}  # (number, digit)
     if entry is None:
         return len(now)
     known = entry.get("settings", {}).get("known")
     if not isinstance(known, dict) or not isinstance(known.get("keep_dir", ""), str):
         return None
     try:
-        learned = {n for first, last in known.get("numbers", ()) for n in range(first, last + 1)}
+        runs = [(int(first), int(last)) for first, last in known.get("numbers", ())]
     except (TypeError, ValueError):  # runs of the wrong shape (a hand edit): not known
         return None
-    if os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))) != os.path.realpath(store.folder):
+    if sum(last - first + 1 for first, last in runs) > 10 * keep.MOST:  # no learn knows so many
+        return None
+    learned = [n for first, last in runs for n in range(first, last + 1)]
+    digits = known.get("digits")
+    if isinstance(digits, str) and len(digits) == len(learned) and digits.isdecimal():
+        learned = set(zip(learned, map(int, digits)))
+    else:  # a record from before the digits were kept: the numbers alone
+        learned, now = set(learned), {number for number, _ in now}
+    if os.path.realpath(store.folder) not in {os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))),
+                                              os.path.realpath(str(known.get("keep_path", "")))}:
         return len(now)  # learned from another store: none of these
     return len(now ^ learned)
 

@@ -150,3 +150,69 @@ def test_known_runs_of_the_wrong_shape_are_not_known(tmp_path):
         record[folders.LEARNS][0]["settings"] = {"known": known}
         folders.change(str(model), record=record)
         assert promotion.unknown(str(model), store) is None
+
+
+# ---------------------------------------------------------------- out of date: what the served model knows
+
+
+def kept_store(folder, digits):
+    """A keep store in `folder` holding one drawn stroke for each of `digits`, kept in that order."""
+    import numpy as np
+    store = keep.KeptDigits(str(folder))
+    for i, digit in enumerate(digits):
+        pixels = np.zeros((28, 28), np.uint8)
+        pixels[4:24, 8 + i % 10:12 + i % 10] = 255
+        store.keep(pixels, digit)
+    return store
+
+
+def learned_from(model, store):
+    """Record that the learn in service (learn 1 of history_folder) learned every digit `store` holds now."""
+    record = folders.folder_record(str(model))
+    record[folders.LEARNS][0]["settings"]["known"] = promotion.known_of(store, store.entries(), str(model))
+    folders.change(str(model), record=record)
+
+
+@pytest.mark.quick
+def test_a_digit_relabelled_by_hand_is_a_change_the_served_model_does_not_know(tmp_path):
+    model = history_folder(tmp_path / "work")
+    store = kept_store(tmp_path / "work" / "my_digits", [1, 1, 4])
+    learned_from(model, store)
+    assert promotion.unknown(str(model), store) == 0
+    # the user relabels 000001_1.jpg as a 7 by hand: its file renamed and its line changed, its number kept
+    folder = tmp_path / "work" / "my_digits"
+    (folder / "000001_1.jpg").rename(folder / "000001_7.jpg")
+    labels = tmp_path / "work" / "my_digits.txt"
+    labels.write_text(labels.read_text().replace("000001_1.jpg 1", "000001_7.jpg 7"))
+    store = keep.KeptDigits(str(folder))
+    assert store.problem() is None and ("000001_7.jpg", 7) in store.entries()
+    assert promotion.unknown(str(model), store) == 2  # one taken out, one kept: as a relabel on the page counts
+    labels.write_text(labels.read_text().replace("000001_7.jpg 7", "000001_1.jpg 1"))
+    (folder / "000001_7.jpg").rename(folder / "000001_1.jpg")
+    assert promotion.unknown(str(model), keep.KeptDigits(str(folder))) == 0  # put back: nothing new
+
+
+@pytest.mark.quick
+def test_a_record_from_before_the_digits_were_recorded_still_counts_by_number(tmp_path):
+    model = history_folder(tmp_path / "work")
+    store = kept_store(tmp_path / "work" / "my_digits", [2, 3])
+    record = folders.folder_record(str(model))
+    record[folders.LEARNS][0]["settings"]["known"] = {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, 2]]}
+    folders.change(str(model), record=record)
+    assert promotion.unknown(str(model), store) == 0
+    kept_store(store.folder, [5])
+    assert promotion.unknown(str(model), keep.KeptDigits(store.folder)) == 1
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("move", ["renamed", "moved deeper"])
+def test_the_served_models_knowledge_holds_when_its_folder_is_renamed_or_moved(tmp_path, move):
+    model = history_folder(tmp_path / "work")
+    store = kept_store(tmp_path / "work" / "my_digits", [1, 2, 3])
+    learned_from(model, store)
+    target = tmp_path / "work" / ("model_b" if move == "renamed" else "models/a/model")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    model.rename(target)
+    assert promotion.unknown(str(target), store) == 0  # not "3 changes": the same digits, learned
+    kept_store(store.folder, [9])
+    assert promotion.unknown(str(target), keep.KeptDigits(store.folder)) == 1
