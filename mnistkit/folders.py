@@ -439,10 +439,38 @@ def write_folder_record(model_dir, network, examples, settings):
     a record without the other options is read and checked alike. The
     learn history the record holds (LEARNS, REDO) and the scores mnist_test.py recorded (ACCURACY) are kept.
     """
+    keep_unreadable_record(model_dir)  # a record no one can read is copied aside, not lost, before it is replaced
     kept = {key: value for key, value in folder_record(model_dir).items() if key in (LEARNS, REDO, ACCURACY)}
     record = {"network": networks.to_record(network), "records": examples, **settings, **kept}
     files.write_atomically(os.path.join(model_dir, FOLDER_FILE), files.text_writer(record_text(record)),
                            what="the model folder's record")
+
+
+def keep_unreadable_record(model_dir):
+    """When model_dir's FOLDER_FILE is there but cannot be read (folder_record's strict: a hand edit, a file cut
+    short), copy it to FOLDER_FILE.unreadable (.unreadable-2, ... when that holds other bytes) so that a trainer
+    writing a new record loses none of the learn history a person can still read in it: (the copy's path, why it
+    cannot be read), or None when the record reads (or is missing)."""
+    path = os.path.join(model_dir, FOLDER_FILE)
+    try:
+        folder_record(model_dir, strict=True)
+        return None
+    except DataError as e:
+        why = str(e)
+    with open(path, "rb") as f:
+        data = f.read()
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+    for n in range(1, 1000):
+        aside = f"{path}.unreadable" + (f"-{n}" if n > 1 else "")
+        if not os.path.exists(aside):
+            files.write_atomically(aside, write, what="a copy of the model folder's record")
+            return aside, why
+        with open(aside, "rb") as f:
+            if f.read() == data:
+                return aside, why
+    return None
 
 
 def record_text(record):

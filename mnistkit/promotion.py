@@ -11,7 +11,8 @@ learn back into its own learns/<n>/, redo() brings the last undone one
 in again (bring_in): no checkpoint is ever written over, and both
 refuse, naming it, when the folder trained further since (moved_on), so
 no trained work leaves service without a word; redo refuses a set-aside
-checkpoint whose files are not all there (missing_files). Every change
+checkpoint whose files are not all there (missing_files), and both one
+that does not read whole (damaged). Every change
 is one folders.change (all or nothing) under the folder's lock
 (one_at_a_time: across the board's threads and processes). standing()
 says where a folder's learns stand (the page's undo/redo/held buttons);
@@ -222,6 +223,10 @@ def bring_in(model_dir, record, learns, entry, redo=()):
         raise DataError(f"{os.path.join(folder, entry['after'])}: the learned checkpoint is not all there "
                         f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} missing); nothing changed in "
                         f"{model_dir}")
+    damage = damaged(os.path.join(folder, entry["after"]))
+    if damage:
+        raise DataError(f"{os.path.join(folder, entry['after'])}: the learned checkpoint is damaged ({damage}); "
+                        f"nothing changed in {model_dir}")
     names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
     entry.update(state="promoted", changed=time.time())
     record = {**record, **entry.get("options", {}).get("after", {}), folders.LEARNS: learns, folders.REDO: list(redo)}
@@ -251,6 +256,18 @@ def not_all_there(prefix):
     present, expected = checkpoints.data_files(prefix)
     wanted = [prefix + ".index"] + expected
     return [os.path.basename(p) for p in wanted if not os.path.exists(p)]
+
+
+def damaged(prefix):
+    """What is wrong with the checkpoint `prefix` an undo or a redo is about to put in service (a file cut short,
+    a checksum that fails: checkpoints.read_checkpoint reads it whole), or None when it reads: a checkpoint no
+    reader can restore never takes the place of one that can."""
+    try:
+        checkpoints.read_checkpoint(prefix)
+    except DataError as e:
+        found = re.search(r"checkpoint (?:is damaged|was deleted while it was read) ?\(?(.*?)\)?$", str(e))
+        return found.group(1) if found and found.group(1) else str(e)
+    return None
 
 
 def moved_on(model_dir, newest, name):
@@ -307,6 +324,10 @@ def undo(model_dir, out=print):
             raise DataError(f"{before}: the checkpoint from before the learn is not all there ({', '.join(lost[:3])}"
                             f"{' ...' if len(lost) > 3 else ''} missing); nothing undone ({entry['after']} stays in "
                             "service)")
+        damage = damaged(before)
+        if damage:
+            raise DataError(f"{before}: the checkpoint from before the learn is damaged ({damage}); nothing undone "
+                            f"({entry['after']} stays in service)")
         number = entry.setdefault("learn", 1 + max(e.get("learn", 0) for e in learns))
         folder = learns_folder(model_dir, number)
         os.makedirs(folder, exist_ok=True)

@@ -137,8 +137,8 @@ def test_a_record_an_editor_saved_with_a_byte_order_mark_is_read(tmp_path):
     path = model / folders.FOLDER_FILE
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     assert folders.learn_history(str(model), strict=True)[0][0]["after"] == AFTER
-    assert promotion.undo(str(model), out=lambda line: None) == str(model / BEFORE)
-    assert folders.learn_history(str(model))[1] == [1]  # the history went on: the undo is there to redo
+    assert folders.folder_record(str(model), strict=True)["batch_size"] == 200
+    assert promotion.standing(str(model))["undo"] is True  # the page offers the undo the record holds
 
 
 @pytest.mark.quick
@@ -216,3 +216,90 @@ def test_the_served_models_knowledge_holds_when_its_folder_is_renamed_or_moved(t
     assert promotion.unknown(str(target), store) == 0  # not "3 changes": the same digits, learned
     kept_store(store.folder, [9])
     assert promotion.unknown(str(target), keep.KeptDigits(store.folder)) == 1
+
+
+# ---------------------------------------------------------------- a checkpoint cut short: never put in service
+
+
+def cut(path, how):
+    data = path.read_bytes()
+    path.write_bytes(b"" if how == "emptied" else data[:len(data) // 2])
+
+
+@pytest.mark.parametrize("part, how", [(".index", "cut short"), (".index", "emptied"), (SHARD, "cut short")])
+def test_an_undo_refuses_a_checkpoint_from_before_the_learn_that_does_not_read_whole(trained_workdir, tmp_path, part,
+                                                                                     how):
+    from test_learn_faults import promoted_folder
+    model = promoted_folder(trained_workdir, tmp_path)
+    cut(model / (BEFORE + part), how)
+    before = tree_digests(model, with_folders=True)
+    result = run_main("mnist_learn.py", "--undo", "--model-dir", "model", cwd=model.parent)
+    said = result.stderr.strip()
+    assert result.returncode == 1 and "\n" not in said and "Traceback" not in said, said
+    assert BEFORE + part in said and "damaged" in said and f"{AFTER} stays in service" in said, said
+    assert tree_digests(model, with_folders=True) == before  # the learned checkpoint stays in service
+    assert os.path.basename(learn.checkpoints.latest(str(model))) == AFTER
+
+
+@pytest.mark.parametrize("part", [".index", SHARD])
+def test_a_redo_refuses_a_set_aside_checkpoint_that_does_not_read_whole(trained_workdir, tmp_path, part):
+    from test_learn_faults import promoted_folder
+    model = promoted_folder(trained_workdir, tmp_path)
+    promotion.undo(str(model), out=lambda line: None)
+    cut(model / folders.LEARNS_FOLDER / "1" / (AFTER + part), "cut short")
+    before = tree_digests(model, with_folders=True)
+    with pytest.raises(DataError) as refused:
+        promotion.redo(str(model), out=pytest.fail)
+    said = str(refused.value)
+    assert "\n" not in said and AFTER + part in said and "damaged" in said and "nothing changed" in said, said
+    assert tree_digests(model, with_folders=True) == before
+    assert os.path.basename(learn.checkpoints.latest(str(model))) == BEFORE  # no index names a broken checkpoint
+
+
+def test_the_boards_undo_refuses_a_damaged_checkpoint_and_a_broken_record_in_both_languages(trained_workdir,
+                                                                                              tmp_path):
+    import re
+    from test_board_learn import board_on
+    from test_board_routes import OWN_HOST, Asked
+    from test_board_zh import FALLBACK, ZH, asked_zh, words_left
+    from test_learn_faults import promoted_folder
+    model = promoted_folder(trained_workdir, tmp_path)
+    cut(model / (BEFORE + SHARD), "cut short")
+    board, _ = board_on(model, tmp_path)
+    before = tree_digests(model, with_folders=True)
+    answer = Asked(board, "POST", "/board/learn/undo", b"", headers=(OWN_HOST, ZH))
+    found = json.loads(answer.body)
+    line, twin = found["error"], found["zh"]
+    detail = re.search(r"damaged \((.+)\); nothing undone", line).group(1).replace(": ", "：")  # kept as a name
+    assert answer.status == 409 and BEFORE + SHARD in line and f"{AFTER} stays in service" in line, line
+    assert "损坏" in twin and not FALLBACK.search(twin) and words_left(twin, detail) == [], twin
+    assert tree_digests(model, with_folders=True) == before
+    record = model / folders.FOLDER_FILE
+    record.write_text(record.read_text()[:-40])  # cut short
+    status, line, twin = asked_zh(board, "POST", "/board/learn/undo", b"")
+    assert status == 409 and folders.FOLDER_FILE in line and "JSON" in twin and "什么都没有改动" in twin, (line, twin)
+    now = tree_digests(model, with_folders=True)
+    assert {k: v for k, v in now.items() if k != folders.FOLDER_FILE} == \
+        {k: v for k, v in before.items() if k != folders.FOLDER_FILE}
+
+
+@pytest.mark.quick
+def test_a_trainer_writing_over_a_record_it_cannot_read_keeps_a_copy_of_it(tmp_path):
+    """A trainer resuming in a folder whose record is cut short wrote a new one over it: the learn history (and the
+    way back to learns/<n>/) went without a word. The unreadable record is copied aside first, once."""
+    from mnistkit.networks import MLP
+    model = history_folder(tmp_path / "work")
+    path = model / folders.FOLDER_FILE
+    damaged = path.read_bytes()[:-30]
+    path.write_bytes(damaged)
+    for _ in range(2):  # a trainer writes its record at each save: one copy
+        folders.write_folder_record(str(model), MLP, 8000, {"batch_size": 200})
+        assert folders.folder_record(str(model), strict=True)["records"] == 8000
+    assert (model / (folders.FOLDER_FILE + ".unreadable")).read_bytes() == damaged
+    assert sorted(p.name for p in model.glob(folders.FOLDER_FILE + "*")) == [folders.FOLDER_FILE,
+                                                                             folders.FOLDER_FILE + ".unreadable"]
+    path.write_bytes(damaged + b"x")  # damaged otherwise: a second copy beside the first
+    folders.write_folder_record(str(model), MLP, 8000, {"batch_size": 200})
+    assert (model / (folders.FOLDER_FILE + ".unreadable-2")).read_bytes() == damaged + b"x"
+    folders.write_folder_record(str(model), MLP, 8000, {"batch_size": 200})  # a record that reads: no copy
+    assert len(list(model.glob(folders.FOLDER_FILE + ".unreadable*"))) == 2

@@ -91,6 +91,12 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"no undone learn to redo", "没有可重做的学习"),
     (r"no learned checkpoint waits for a choice", "没有在等你决定的学习结果"),
     (r"the checkpoint from before the learn is gone; nothing undone", "学习之前的检查点不见了；没有撤销"),
+    (r"the checkpoint from before the learn is damaged \((?P<w>.+)\); nothing undone \((?P<a>\S+) stays in service\)",
+     r"学习之前的检查点已损坏（\g<w>）；没有撤销（\g<a> 仍在使用）"),
+    (r"the checkpoint from before the learn is not all there \((?P<w>.+)\); nothing undone "
+     r"\((?P<a>\S+) stays in service\)", r"学习之前的检查点不完整（\g<w>）；没有撤销（\g<a> 仍在使用）"),
+    (r"the learned checkpoint is damaged \((?P<w>.+)\); nothing changed in (?P<f>.+)$",
+     r"学习得到的检查点已损坏（\g<w>）；\g<f> 没有任何改动"),
     (r"the learned checkpoint is not all there \((?P<m>.+?) missing\); nothing changed in (?P<f>.+)$",
      r"学习得到的检查点不完整（缺少 \g<m>）；\g<f> 没有任何改动"),
     (r"the model folder is not there \(not trained yet, or gone: deleted or moved\?\); nothing to learn from: "
