@@ -227,7 +227,7 @@ def bring_in(model_dir, record, learns, entry, redo=()):
     if damage:
         raise DataError(f"{os.path.join(folder, entry['after'])}: the learned checkpoint is damaged ({damage}); "
                         f"nothing changed in {model_dir}")
-    names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
+    names = index_names(model_dir, entry["after"]) or [entry["before"]]
     entry.update(state="promoted", changed=time.time())
     record = {**record, **entry.get("options", {}).get("after", {}), folders.LEARNS: learns, folders.REDO: list(redo)}
     folders.change(model_dir, moves(os.path.join(folder, entry["after"]), model_dir, coming=True),
@@ -256,6 +256,18 @@ def not_all_there(prefix):
     present, expected = checkpoints.data_files(prefix)
     wanted = [prefix + ".index"] + expected
     return [os.path.basename(p) for p in wanted if not os.path.exists(p)]
+
+
+def index_names(model_dir, leaving, newest=None):
+    """The names the index file lists after an undo or a redo (oldest first, `newest` last when given): those it
+    lists now, but `leaving` (the checkpoint taken out, or coming in: bring_in puts it last), each once, and only
+    those whose files are there (an index edited by hand may list names twice, or checkpoints that are gone)."""
+    names = []
+    for name in folders.indexed_names(model_dir):
+        if name not in (leaving, newest) and name not in names and \
+                checkpoints.checkpoint_format(os.path.join(model_dir, name)) is not None:
+            names.append(name)
+    return names + ([newest] if newest else [])
 
 
 def damaged(prefix):
@@ -333,7 +345,7 @@ def undo(model_dir, out=print):
         os.makedirs(folder, exist_ok=True)
         going = moves(os.path.join(model_dir, entry["after"]), folder, coming=False)
         entry.update(state="undone", changed=time.time(), files=sorted(os.path.basename(f) for f, _ in going))
-        names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
+        names = index_names(model_dir, entry["after"], entry["before"])
         try:
             folders.change(model_dir, going, index=(entry["before"], names),
                            record={**record, **entry.get("options", {}).get("before", {}), folders.LEARNS: learns,

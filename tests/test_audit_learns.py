@@ -303,3 +303,52 @@ def test_a_trainer_writing_over_a_record_it_cannot_read_keeps_a_copy_of_it(tmp_p
     assert (model / (folders.FOLDER_FILE + ".unreadable-2")).read_bytes() == damaged + b"x"
     folders.write_folder_record(str(model), MLP, 8000, {"batch_size": 200})  # a record that reads: no copy
     assert len(list(model.glob(folders.FOLDER_FILE + ".unreadable*"))) == 2
+
+
+# ---------------------------------------------------------------- the forgetting check at its limits (tried: right)
+
+
+def measured(accuracy, **digit):
+    """An evaluation report (report.numbers' keys the check reads): each digit's recall and precision 0.95 but those
+    given (d3=(recall, precision), None where undefined: a digit absent from the test records, one never called)."""
+    return {"records": 2000, "accuracy": accuracy,
+            "per_digit": [{"digit": d, "recall": digit.get(f"d{d}", (0.95, 0.95))[0],
+                           "precision": digit.get(f"d{d}", (0.95, 0.95))[1]} for d in range(10)]}
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("before, after, held", [
+    (measured(0.950), measured(0.945), []),  # 10 of 2,000 fewer right: exactly 0.5 points, not more
+    (measured(0.950), measured(0.9445), ["accuracy"]),  # 11: 0.55 points
+    (measured(0.95, d4=(0.90, 0.95)), measured(0.95, d4=(0.88, 0.95)), []),  # exactly 2 points of recall
+    (measured(0.95, d4=(0.90, 0.95)), measured(0.95, d4=(0.8795, 0.95)), ["recall 4"]),
+    (measured(0.95, d6=(0.95, 0.99)), measured(0.95, d6=(0.95, 0.97)), []),  # exactly 2 points of precision
+    (measured(0.95, d6=(0.95, 0.99)), measured(0.95, d6=(0.95, 0.9695)), ["precision 6"]),
+    (measured(0.95, d9=(None, 0.0)), measured(0.95, d9=(None, None)), []),  # no 9 in the test records
+    (measured(0.95, d9=(None, None)), measured(0.95, d9=(None, 0.0)), []),  # 9 called, wrongly, only after
+    (measured(0.95, d2=(0.97, 0.96), d5=(0.96, 0.97)), measured(0.943, d2=(0.94, 0.96), d5=(0.96, 0.93)),
+     ["accuracy", "recall 2", "precision 5"]),  # keeps of several digits: each fall named
+])
+def test_the_check_at_its_limits_and_with_a_digit_absent_from_the_test_records(before, after, held):
+    test, fell = promotion.judge(before, after)
+    assert sorted("accuracy" if f["digit"] is None else f"{f.get('measure', 'recall')} {f['digit']}" for f in fell) \
+        == sorted(held)
+    assert test["recall"][9] is None or None not in test["recall"][9]
+    if fell:
+        assert "\n" not in promotion.fell({"fell": fell})
+
+
+def test_an_index_edited_by_hand_is_written_again_naming_each_checkpoint_there_once(trained_workdir, tmp_path):
+    """An index listing a checkpoint that is gone and one twice: the undo's and the redo's index list each
+    checkpoint that is there once, the one in service last (a Saver's rotation would delete a name listed twice
+    while the index still names it)."""
+    from test_learn_faults import promoted_folder
+    model = promoted_folder(trained_workdir, tmp_path)
+    (model / folders.INDEX_FILE).write_text(
+        'model_checkpoint_path: "mnist_model-3000"\\n' + "".join(
+            f'all_model_checkpoint_paths: "{name}"\\n' for name in (BEFORE, AFTER, BEFORE, "mnist_model-3000")))
+    promotion.undo(str(model), out=lambda line: None)
+    assert folders.indexed_names(str(model)) == [BEFORE]
+    promotion.redo(str(model), out=lambda line: None)
+    assert folders.indexed_names(str(model)) == [BEFORE, AFTER]
+    assert os.path.basename(folders.indexed_prefix(str(model))) == AFTER
