@@ -345,8 +345,8 @@ def test_an_index_edited_by_hand_is_written_again_naming_each_checkpoint_there_o
     from test_learn_faults import promoted_folder
     model = promoted_folder(trained_workdir, tmp_path)
     (model / folders.INDEX_FILE).write_text(
-        'model_checkpoint_path: "mnist_model-3000"\\n' + "".join(
-            f'all_model_checkpoint_paths: "{name}"\\n' for name in (BEFORE, AFTER, BEFORE, "mnist_model-3000")))
+        'model_checkpoint_path: "mnist_model-3000"\n' + "".join(
+            f'all_model_checkpoint_paths: "{name}"\n' for name in (BEFORE, AFTER, BEFORE, "mnist_model-3000")))
     promotion.undo(str(model), out=lambda line: None)
     assert folders.indexed_names(str(model)) == [BEFORE]
     promotion.redo(str(model), out=lambda line: None)
