@@ -523,7 +523,7 @@ def commit(staging, export_dir, name, stamp=lambda version: None):
     Linux says ENOTEMPTY, others EEXIST) is passed over, never written into,
     and the next one stamped. When a .tflite rename fails, the new version
     is taken back out and a .tflite already renamed is put back as it was
-    (a hard link kept in staging), so the export is all there or not at all,
+    (a hard link kept in staging, a copy where links are refused), so the export is all there or not at all,
     and the .tflite files are never of another version than the newest
     SavedModel. Returns an
     Export. Raises DataError when another export holds the folder longer.
@@ -545,8 +545,11 @@ def commit(staging, export_dir, name, stamp=lambda version: None):
         try:
             for path in tflite:
                 earlier = os.path.join(staging, "earlier-" + os.path.basename(path)) if os.path.isfile(path) else None
-                if earlier is not None:
-                    os.link(path, earlier)  # kept, to be put back should a later rename fail
+                if earlier is not None:  # kept, to be put back should a later rename fail
+                    try:
+                        os.link(path, earlier)
+                    except OSError:  # a file system without hard links (FAT, exFAT, some network shares)
+                        shutil.copy2(path, earlier)
                 files.replace(os.path.join(staging, os.path.basename(path)), path)
                 replaced.append((path, earlier))
             _COMMITTED.append((version, *tflite))  # last in the try: a stop before it takes the export back out

@@ -387,14 +387,34 @@ def index_text(model_dir, newest, names):
 # ---------------------------------------------------------------- the folder's record
 
 
-def folder_record(model_dir):
-    """model_dir's FOLDER_FILE as a dict; {} when it is missing or unreadable (a folder of an earlier version)."""
+def folder_record(model_dir, strict=False):
+    """model_dir's FOLDER_FILE as a dict; {} when it is missing, or unreadable (a folder of an earlier version).
+
+    Read as UTF-8, a byte-order mark (an editor's) let through. strict: an
+    unreadable record (not JSON, cut short, not an object, unreadable
+    bytes) raises DataError naming the file and where it fails, for those
+    that are about to change the learn history it holds (a learn, undo,
+    redo, accept, discard): rewriting it would lose that history.
+    """
+    path = os.path.join(model_dir, FOLDER_FILE)
     try:
-        with open(os.path.join(model_dir, FOLDER_FILE), encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             record = json.load(f)
-    except (OSError, ValueError):
+    except FileNotFoundError:
         return {}
-    return record if isinstance(record, dict) else {}
+    except (OSError, ValueError) as e:
+        if not strict:
+            return {}
+        why = (f"not JSON ({e.msg} at line {e.lineno} column {e.colno})" if isinstance(e, json.JSONDecodeError)
+               else f"unreadable ({getattr(e, 'strerror', None) or e})")
+        raise DataError(f"{path}: the model folder's record is {why}; it holds the folder's learns: correct it "
+                        "(or put back a copy) and try again; nothing changed") from None
+    if isinstance(record, dict):
+        return record
+    if strict:
+        raise DataError(f"{path}: the model folder's record is a JSON {type(record).__name__}, not an object; it "
+                        "holds the folder's learns: correct it (or put back a copy) and try again; nothing changed")
+    return {}
 
 
 def folder_network(model_dir, names=None, record=None):
@@ -419,10 +439,38 @@ def write_folder_record(model_dir, network, examples, settings):
     a record without the other options is read and checked alike. The
     learn history the record holds (LEARNS, REDO) and the scores mnist_test.py recorded (ACCURACY) are kept.
     """
+    keep_unreadable_record(model_dir)  # a record no one can read is copied aside, not lost, before it is replaced
     kept = {key: value for key, value in folder_record(model_dir).items() if key in (LEARNS, REDO, ACCURACY)}
     record = {"network": networks.to_record(network), "records": examples, **settings, **kept}
     files.write_atomically(os.path.join(model_dir, FOLDER_FILE), files.text_writer(record_text(record)),
                            what="the model folder's record")
+
+
+def keep_unreadable_record(model_dir):
+    """When model_dir's FOLDER_FILE is there but cannot be read (folder_record's strict: a hand edit, a file cut
+    short), copy it to FOLDER_FILE.unreadable (.unreadable-2, ... when that holds other bytes) so that a trainer
+    writing a new record loses none of the learn history a person can still read in it: (the copy's path, why it
+    cannot be read), or None when the record reads (or is missing)."""
+    path = os.path.join(model_dir, FOLDER_FILE)
+    try:
+        folder_record(model_dir, strict=True)
+        return None
+    except DataError as e:
+        why = str(e)
+    with open(path, "rb") as f:
+        data = f.read()
+    def write(tmp):
+        with open(tmp, "wb") as f:
+            f.write(data)
+    for n in range(1, 1000):
+        aside = f"{path}.unreadable" + (f"-{n}" if n > 1 else "")
+        if not os.path.exists(aside):
+            files.write_atomically(aside, write, what="a copy of the model folder's record")
+            return aside, why
+        with open(aside, "rb") as f:
+            if f.read() == data:
+                return aside, why
+    return None
 
 
 def record_text(record):
@@ -430,19 +478,27 @@ def record_text(record):
     return json.dumps(record, indent=1) + "\n"
 
 
-def learn_history(model_dir, record=None):
+def learn_history(model_dir, record=None, strict=False):
     """(learns, redo) of model_dir: its record's LEARNS, the learns in it oldest first (dicts, mnistkit.learn's),
     and REDO, the numbers of the learns an undo took back, the next to redo last; ([], []) when none.
 
     A folder learned into by an earlier version holds OLDER_LEARNS_FILE
     instead: its {"before", "after"} pairs are read as learns 1, 2, ...,
     each promoted. record: model_dir's record as folder_record read it,
-    when the caller has.
+    when the caller has. An entry of the wrong shape (a hand edit:
+    learn_problem) is left out; strict: it, a record that cannot be read
+    or a redo list of the wrong shape raises DataError naming the file and
+    the entry (undo, redo, a learn: they would rewrite the history).
     """
-    record = folder_record(model_dir) if record is None else record
+    record = folder_record(model_dir, strict) if record is None else record
     learns, redo = record.get(LEARNS), record.get(REDO)
+    if strict:
+        wrong = history_problem(learns, redo)
+        if wrong:
+            raise DataError(f"{os.path.join(model_dir, FOLDER_FILE)}: {wrong}; correct it (or put back a "
+                            "copy) and try again; nothing changed")
     if isinstance(learns, list):
-        return [e for e in learns if isinstance(e, dict)], [n for n in redo or () if isinstance(n, int)]
+        return [e for e in learns if not learn_problem(e)], [n for n in redo or () if _counted(n)]
     try:
         with open(os.path.join(model_dir, OLDER_LEARNS_FILE), encoding="utf-8") as f:
             older = json.load(f)
@@ -451,6 +507,65 @@ def learn_history(model_dir, record=None):
     return [{"learn": n, "before": e["before"], "after": e["after"], "state": "promoted"}
             for n, e in enumerate(older if isinstance(older, list) else [], 1)
             if isinstance(e, dict) and isinstance(e.get("before"), str) and isinstance(e.get("after"), str)], []
+
+
+LEARN_STATES = ("promoted", "held", "undone", "discarded")  # a learn entry's states (mnistkit.promotion)
+_NAME = re.compile(r"[^/\\:]+-\d+")  # a checkpoint's name in the model folder: no folder in it
+
+
+def _counted(n):
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 1
+
+
+def _shown(value):
+    """A value of a hand-edited record as a line shows it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def learn_problem(entry):
+    """What is wrong with one learn entry of the record (str), or None: a dict whose "learn" is a number >= 1, its
+    "state" one of LEARN_STATES, its "before" and "after" checkpoint names in the folder; its "options" (with
+    "before" and "after"), "settings" and "check" objects, and "files" names, when there."""
+    if not isinstance(entry, dict):
+        return f"is a JSON {type(entry).__name__}, not an object"
+    if "learn" in entry and not _counted(entry["learn"]):
+        return f"has learn {_shown(entry['learn'])}, not a number from 1"
+    if entry.get("state") not in LEARN_STATES:
+        return f"has state {_shown(entry.get('state'))}, not one of {', '.join(LEARN_STATES)}"
+    for key in ("before", "after"):
+        if not isinstance(entry.get(key), str) or not _NAME.fullmatch(entry[key]):
+            return f"has {key} {_shown(entry.get(key))}, not a checkpoint's name in the folder (mnist_model-2000)"
+    for key in ("options", "settings", "check"):
+        if not isinstance(entry.get(key, {}), dict):
+            return f"has {key} {_shown(entry[key])}, not an object"
+    if not all(isinstance(entry.get("options", {}).get(k, {}), dict) for k in ("before", "after")):
+        return f"has options {_shown(entry['options'])}, not objects before and after"
+    if not isinstance(entry.get("changed", 0), (int, float)) or isinstance(entry.get("changed"), bool):
+        return f"has changed {_shown(entry['changed'])}, not a time"
+    files_ = entry.get("files", [])
+    if not isinstance(files_, list) or not all(isinstance(n, str) and _NAME.match(n) and "/" not in n
+                                               and "\\" not in n for n in files_):
+        return f"has files {_shown(files_)}, not a checkpoint's file names"
+    return None
+
+
+def history_problem(learns, redo):
+    """What is wrong with a record's learn history (LEARNS, REDO as read), in words, or None."""
+    if learns is None and redo is None:
+        return None
+    if not isinstance(learns, list):
+        return f"its {LEARNS!r} is {_shown(learns)}, not a list of learns"
+    for n, entry in enumerate(learns, 1):
+        wrong = learn_problem(entry)
+        if wrong:
+            return f"its learn entry {n} (of {len(learns)}) {wrong}"
+    numbers = [e["learn"] for e in learns if "learn" in e]
+    if len(set(numbers)) != len(numbers):
+        return f"two learn entries have the number {max(numbers, key=numbers.count)}"
+    if redo is not None and (not isinstance(redo, list) or not all(_counted(n) and n in numbers for n in redo)):
+        return f"its {REDO!r} is {_shown(redo)}, not a list of its learns' numbers"
+    return None
 
 
 def change(model_dir, moves=(), index=None, record=None):

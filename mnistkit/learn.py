@@ -257,7 +257,8 @@ def _learn(plan, watch):
         raise promotion.gone(model_dir) if not os.path.isdir(model_dir) else DataError(
             f"{model_dir}: no checkpoint to learn from; train one first "
             f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
-    held = [entry for entry in folders.learn_history(model_dir)[0] if entry.get("state") == "held"]
+    # strict: a record a learn would rewrite, losing the learns it holds, is named before any training
+    held = [entry for entry in folders.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]
     if held:
         raise DataError(f"{model_dir}: learn {held[-1]['learn']}'s checkpoint waits for your choice; "
                         f"{promotion.choices(model_dir)}, then learn again")
@@ -489,8 +490,8 @@ def promote(learned, plan, entry, watch):
     model_dir = plan.model_dir
     if not os.path.isdir(model_dir):
         raise LearnFailed(f"{promotion.gone(model_dir)}; the learned checkpoint was not kept")
-    record = folders.folder_record(model_dir)
-    learns, redo = folders.learn_history(model_dir, record)
+    record = folders.folder_record(model_dir, strict=True)
+    learns, redo = folders.learn_history(model_dir, record, strict=True)
     number = 1 + max([e.get("learn", 0) for e in learns if isinstance(e.get("learn"), int)] +
                      [int(n) for n in files.listing(os.path.join(model_dir, folders.LEARNS_FOLDER)) if n.isdecimal()]
                      + [0])

@@ -11,7 +11,8 @@ learn back into its own learns/<n>/, redo() brings the last undone one
 in again (bring_in): no checkpoint is ever written over, and both
 refuse, naming it, when the folder trained further since (moved_on), so
 no trained work leaves service without a word; redo refuses a set-aside
-checkpoint whose files are not all there (missing_files). Every change
+checkpoint whose files are not all there (missing_files), and both one
+that does not read whole (damaged). Every change
 is one folders.change (all or nothing) under the folder's lock
 (one_at_a_time: across the board's threads and processes). standing()
 says where a folder's learns stand (the page's undo/redo/held buttons);
@@ -27,7 +28,7 @@ import shutil
 import threading
 import time
 
-from . import checkpoints, cli, files, folders
+from . import checkpoints, cli, files, folders, keep
 from .errors import DataError
 
 RECALL_DROP = 0.02  # a digit's recall on the test records may fall this much (2 points) before a learn is held
@@ -93,9 +94,13 @@ def fell(found):
 
 def known_of(store, kept, model_dir):
     """The kept digits [(name, digit)] of `store` a learn into model_dir learned, as the record keeps them:
-    {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "numbers": their
-    numbers (names are never given again, and a number is one name) as [[first, last], ...] runs}."""
-    numbers = sorted(found[0] for found in (store.layout.parse(name) for name, _ in kept) if found)
+    {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "keep_path": its
+    absolute path (so that it holds when the model folder is moved or renamed on its own), "numbers": their
+    numbers (names are never given again, and a number is one name) as [[first, last], ...] runs, "digits": the
+    digit of each of those numbers, in order, as one string ("3377"): a digit relabelled by hand (its file renamed
+    000001_1.jpg -> 000001_7.jpg and its line changed) keeps its number, and is a change all the same}."""
+    pairs = sorted(found for found in (store.layout.parse(name) for name, _ in kept) if found)
+    numbers = [number for number, _ in pairs]
     runs = []
     for number in numbers:
         if runs and number == runs[-1][1] + 1:
@@ -106,27 +111,42 @@ def known_of(store, kept, model_dir):
         folder = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(model_dir))
     except ValueError:  # Windows: another drive
         folder = os.path.abspath(store.folder)
-    return {"keep_dir": folder, "numbers": runs}
+    return {"keep_dir": folder, "keep_path": os.path.abspath(store.folder), "numbers": runs,
+            "digits": "".join(str(digit) for _, digit in pairs)}
 
 
 def unknown(model_dir, store):
     """How many changes to the kept digits of `store` (a keep.KeptDigits) the model in service in model_dir does
     not know: digits kept and digits removed since the learn in service (the last promoted one) snapshotted
-    them; a relabel (removed, kept again under the new digit) counts each. All kept digits when no learn from
+    them; a relabel (removed, kept again under the new digit) counts each, and so does one made by hand (the same
+    number under another digit: known_of's "digits"). All kept digits when no learn from
     this store is in service. None when that learn is from before this was recorded, or model_dir is None."""
     if model_dir is None:
         return None
     learns, _ = folders.learn_history(model_dir)
     entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-    now = {found[0] for found in (store.layout.parse(name) for name, _ in store.entries()) if found}
+    now = {found for found in (store.layout.parse(name) for name, _ in store.entries()) if found}  # (number, digit)
     if entry is None:
         return len(now)
     known = entry.get("settings", {}).get("known")
-    if not isinstance(known, dict):
+    if not isinstance(known, dict) or not isinstance(known.get("keep_dir", ""), str):
         return None
-    if os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))) != os.path.realpath(store.folder):
+    try:
+        runs = [(int(first), int(last)) for first, last in known.get("numbers", ())]
+    except (TypeError, ValueError):  # runs of the wrong shape (a hand edit): not known
+        return None
+    if sum(last - first + 1 for first, last in runs) > 10 * keep.MOST:  # no learn knows so many
+        return None
+    learned = [n for first, last in runs for n in range(first, last + 1)]
+    digits = known.get("digits")
+    if isinstance(digits, str) and len(digits) == len(learned) and digits.isdecimal():
+        learned = set(zip(learned, map(int, digits)))
+    else:  # a record from before the digits were kept: the numbers alone
+        learned, now = set(learned), {number for number, _ in now}
+    if os.path.realpath(store.folder) not in {os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))),
+                                              os.path.realpath(str(known.get("keep_path", "")))}:
         return len(now)  # learned from another store: none of these
-    return len(now ^ {n for first, last in known.get("numbers", ()) for n in range(first, last + 1)})
+    return len(now ^ learned)
 
 
 def gone(model_dir):
@@ -203,7 +223,11 @@ def bring_in(model_dir, record, learns, entry, redo=()):
         raise DataError(f"{os.path.join(folder, entry['after'])}: the learned checkpoint is not all there "
                         f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} missing); nothing changed in "
                         f"{model_dir}")
-    names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
+    damage = damaged(os.path.join(folder, entry["after"]))
+    if damage:
+        raise DataError(f"{os.path.join(folder, entry['after'])}: the learned checkpoint is damaged ({damage}); "
+                        f"nothing changed in {model_dir}")
+    names = index_names(model_dir, entry["after"]) or [entry["before"]]
     entry.update(state="promoted", changed=time.time())
     record = {**record, **entry.get("options", {}).get("after", {}), folders.LEARNS: learns, folders.REDO: list(redo)}
     folders.change(model_dir, moves(os.path.join(folder, entry["after"]), model_dir, coming=True),
@@ -234,6 +258,30 @@ def not_all_there(prefix):
     return [os.path.basename(p) for p in wanted if not os.path.exists(p)]
 
 
+def index_names(model_dir, leaving, newest=None):
+    """The names the index file lists after an undo or a redo (oldest first, `newest` last when given): those it
+    lists now, but `leaving` (the checkpoint taken out, or coming in: bring_in puts it last), each once, and only
+    those whose files are there (an index edited by hand may list names twice, or checkpoints that are gone)."""
+    names = []
+    for name in folders.indexed_names(model_dir):
+        if name not in (leaving, newest) and name not in names and \
+                checkpoints.checkpoint_format(os.path.join(model_dir, name)) is not None:
+            names.append(name)
+    return names + ([newest] if newest else [])
+
+
+def damaged(prefix):
+    """What is wrong with the checkpoint `prefix` an undo or a redo is about to put in service (a file cut short,
+    a checksum that fails: checkpoints.read_checkpoint reads it whole), or None when it reads: a checkpoint no
+    reader can restore never takes the place of one that can."""
+    try:
+        checkpoints.read_checkpoint(prefix)
+    except DataError as e:
+        found = re.search(r"checkpoint (?:is damaged|was deleted while it was read) ?\(?(.*?)\)?$", str(e))
+        return found.group(1) if found and found.group(1) else str(e)
+    return None
+
+
 def moved_on(model_dir, newest, name):
     """The checkpoint of model_dir newer than `name` (the folder trained further since): the newest one when it is
     not `name`, else the newest of any files of a later step (a save under way); None when there is none."""
@@ -247,12 +295,13 @@ def moved_on(model_dir, newest, name):
 @contextlib.contextmanager
 def history(model_dir):
     """Around an undo, a redo, an accept or a discard: the folder held (one_at_a_time), and (record, learns,
-    redo, the newest checkpoint's name or None) read; DataError when the folder is gone."""
+    redo, the newest checkpoint's name or None) read; DataError when the folder is gone, or its record cannot be read
+    or holds a learn history of the wrong shape (folders.learn_history's strict: a hand edit), naming it."""
     with one_at_a_time(model_dir):
         if not os.path.isdir(model_dir):
             raise gone(model_dir)
-        record = folders.folder_record(model_dir)
-        learns, redo = folders.learn_history(model_dir, record)
+        record = folders.folder_record(model_dir, strict=True)
+        learns, redo = folders.learn_history(model_dir, record, strict=True)
         newest = checkpoints.latest(model_dir)
         yield record, learns, redo, newest and os.path.basename(newest)
 
@@ -287,12 +336,16 @@ def undo(model_dir, out=print):
             raise DataError(f"{before}: the checkpoint from before the learn is not all there ({', '.join(lost[:3])}"
                             f"{' ...' if len(lost) > 3 else ''} missing); nothing undone ({entry['after']} stays in "
                             "service)")
+        damage = damaged(before)
+        if damage:
+            raise DataError(f"{before}: the checkpoint from before the learn is damaged ({damage}); nothing undone "
+                            f"({entry['after']} stays in service)")
         number = entry.setdefault("learn", 1 + max(e.get("learn", 0) for e in learns))
         folder = learns_folder(model_dir, number)
         os.makedirs(folder, exist_ok=True)
         going = moves(os.path.join(model_dir, entry["after"]), folder, coming=False)
         entry.update(state="undone", changed=time.time(), files=sorted(os.path.basename(f) for f, _ in going))
-        names = [n for n in folders.indexed_names(model_dir) if n != entry["after"]] or [entry["before"]]
+        names = index_names(model_dir, entry["after"], entry["before"])
         try:
             folders.change(model_dir, going, index=(entry["before"], names),
                            record={**record, **entry.get("options", {}).get("before", {}), folders.LEARNS: learns,

@@ -124,6 +124,10 @@ def resumed(settings, examples, saver, var_list, state=None):
         elif found.indexed != prefix:
             settings.log(f"note: {prefix} is newer than {found.indexed}, the newest in the `checkpoint` index file; "
                          "resuming from it")
+        unreadable = folders.keep_unreadable_record(settings.model_dir)
+        if unreadable:  # said before the training that will replace it
+            settings.log(f"note: {unreadable[1].split('; it holds', 1)[0]}; a copy is kept as {unreadable[0]} (its "
+                         "learn history is there) and a new record is written")
         record, step = folders.folder_record(settings.model_dir), folders.step_of(prefix)
         networks.check_network(prefix, folders.folder_network(settings.model_dir, stored, record),
                                settings.net.NETWORK)

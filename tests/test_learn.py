@@ -188,12 +188,16 @@ def test_a_learn_says_each_stage_and_every_5_percent_of_its_steps(learned_workdi
 def test_what_a_learn_prints_and_records_names_no_temporary_folder(learned_workdir):
     lines = said(learned_workdir)["lines"]
     shown = "\n".join(lines) + (learned_workdir / "model" / folders.FOLDER_FILE).read_text()
+    (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
+    shown = shown.replace(json.dumps(entry["settings"]["known"]["keep_path"]), "")  # the keep store's own path
     assert "mnist-learn-" not in shown and tempfile.gettempdir() + os.sep not in shown
     assert f"wrote {KEPT} train records to {learn.STAGING}/data/mnist_train.tfrecords" in lines
     assert lines[0] == f"learning from {KEPT} kept digits of my_digits into model"
     assert lines[1].startswith(f"warning: all {KEPT} kept digits are 3s: ")  # one digit only: said before it runs
     (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
-    assert entry["settings"]["known"] == {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, KEPT]]}
+    known = dict(entry["settings"]["known"])
+    assert os.path.samefile(known.pop("keep_path"), learned_workdir / "my_digits")
+    assert known == {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, KEPT]], "digits": "3" * KEPT}
     assert promotion.unknown(str(learned_workdir / "model"), keep.KeptDigits(str(learned_workdir / "my_digits"))) \
         == KEPT  # held: the model in service learned none of them
     assert all(len(entry["check"]["test"][m]) == 10 for m in ("recall", "precision"))

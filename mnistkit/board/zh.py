@@ -71,12 +71,32 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
      r"撤销之后又训练过：最新的检查点是 \g<a>，不是学习 \g<n> 开始时的 \g<b>；没有重做（重做会让 \g<c> 取代 \g<d> 投入使用）"),
     (r"its newest checkpoint is now (?P<a>\S+), not (?P<b>\S+) that learn " + _N + r" started from; discard it and "
      r"learn again", r"最新的检查点现在是 \g<a>，不是学习 \g<n> 开始时的 \g<b>；请丢弃它再学习"),
+    # the model folder's record read for a learn, undo or redo (folders.folder_record, learn_history: strict)
+    (r"the model folder's record is not JSON \([^()]*\)", "模型文件夹的记录不是有效的 JSON"),
+    (r"the model folder's record is unreadable \([^()]*\)", "模型文件夹的记录无法读取"),
+    (r"the model folder's record is a JSON (?P<t>\w+), not an object", r"模型文件夹的记录是 JSON \g<t>，不是对象"),
+    (r"its (?P<k>'[^']*') is (?P<x>.+?), not a list of (?:learns|its learns' numbers)",
+     r"其中的 \g<k> 是 \g<x>，格式不对"),
+    (r"its learn entry (?P<i>\d+) \(of (?P<n>\d+)\) is a JSON (?P<t>\w+), not an object",
+     r"第 \g<i> 条学习记录（共 \g<n> 条）是 JSON \g<t>，不是对象"),
+    (r"its learn entry (?P<i>\d+) \(of (?P<n>\d+)\) has (?P<k>\w+) (?P<x>.+?), not [^;]+",
+     r"第 \g<i> 条学习记录（共 \g<n> 条）格式不对：\g<k> 是 \g<x>"),
+    (r"two learn entries have the number (?P<n>\d+)", r"有两条学习记录的编号都是 \g<n>"),
+    (r"it holds the folder's learns: correct it \(or put back a copy\) and try again; nothing changed",
+     "它记录着这个文件夹的学习历史：请改正它（或放回一份副本）再试；什么都没有改动"),
+    (r"correct it \(or put back a copy\) and try again; nothing changed", "请改正它（或放回一份副本）再试；什么都没有改动"),
     (r"no learn to undo \(each one here is undone, held or discarded\)",
      "没有可撤销的学习（这里的每一次都已撤销、搁置或丢弃）"),
     (r"no learn to undo", "没有可撤销的学习"),
     (r"no undone learn to redo", "没有可重做的学习"),
     (r"no learned checkpoint waits for a choice", "没有在等你决定的学习结果"),
     (r"the checkpoint from before the learn is gone; nothing undone", "学习之前的检查点不见了；没有撤销"),
+    (r"the checkpoint from before the learn is damaged \((?P<w>.+)\); nothing undone \((?P<a>\S+) stays in service\)",
+     r"学习之前的检查点已损坏（\g<w>）；没有撤销（\g<a> 仍在使用）"),
+    (r"the checkpoint from before the learn is not all there \((?P<w>.+)\); nothing undone "
+     r"\((?P<a>\S+) stays in service\)", r"学习之前的检查点不完整（\g<w>）；没有撤销（\g<a> 仍在使用）"),
+    (r"the learned checkpoint is damaged \((?P<w>.+)\); nothing changed in (?P<f>.+)$",
+     r"学习得到的检查点已损坏（\g<w>）；\g<f> 没有任何改动"),
     (r"the learned checkpoint is not all there \((?P<m>.+?) missing\); nothing changed in (?P<f>.+)$",
      r"学习得到的检查点不完整（缺少 \g<m>）；\g<f> 没有任何改动"),
     (r"the model folder is not there \(not trained yet, or gone: deleted or moved\?\); nothing to learn from: "
@@ -140,7 +160,8 @@ KINDS = {400: "服务器读不了这个请求", 403: "服务器拒绝了这个�
          500: "服务器出错了", 503: "服务器暂时无法处理"}
 # words that stay as they are in a zh line: names of formats, tools and networks
 KEPT_WORDS = {"JPG", "JPEG", "PNG", "HEIC", "HEIF", "GET", "POST", "DELETE", "HTTP", "MNIST", "TFRecords", "Pillow",
-              "LeNet", "SavedModel", "LiteRT", "tflite", "checkpoint", "global_step", "pid", "MB"}
+              "LeNet", "SavedModel", "LiteRT", "tflite", "checkpoint", "global_step", "pid", "MB",
+              "JSON"}
 # what is a name, not a word: a phrase's group (marked), a `command`, a 'quoted name', a path, a flag, a number,
 # a signal
 NAME = re.compile(r"\x02[^\x03]*\x03|`[^`]*`|'[^']*'|[^\s\x02\x03]*[/\\._\-=\d][^\s\x02\x03]*|SIG[A-Z]+")
