@@ -256,3 +256,28 @@ def cell_max(weight, start, end, cells, axis, within):
 def network_input(pixels):
     """uint8 [28, 28] -> float32 [1, 784] in [0, 1], the network's input row."""
     return (pixels.reshape([1, IMAGE_PIXELS]) * (1.0 / 255)).astype(np.float32)
+
+
+# A picture that is already the network's input: 28x28, a light digit on black as MNIST's own files, the course's
+# mnist_data_jpg pictures and the board's kept digits are: its outer AS_IS_RING pixels are at most AS_IS_DARK on
+# average (MNIST's centring by mass lets a stroke touch the edge), its median too, and some of it is AS_IS_BRIGHT.
+AS_IS_RING, AS_IS_DARK, AS_IS_BRIGHT = 2, 40, 128
+
+
+def as_is_input(img):
+    """The picture's own pixels when it is already an MNIST input (see AS_IS_RING), uint8 [28, 28]; else None.
+
+    img: grayscale PIL image. Prepared again (mnist_input), such a picture
+    would be cropped, scaled and centred anew: a kept digit read by the app
+    would differ from the one the generator writes to its TFRecord by up to
+    255 levels where a stroke moved by a pixel. As it is, the app reads the
+    very values the generator and the TFRecord reader do (issue #53 §8).
+    """
+    if img.mode != "L" or img.size != (IMAGE_SIZE, IMAGE_SIZE):
+        return None
+    pixels = np.asarray(img)
+    ring = np.concatenate([pixels[:AS_IS_RING].ravel(), pixels[-AS_IS_RING:].ravel(),
+                           pixels[:, :AS_IS_RING].ravel(), pixels[:, -AS_IS_RING:].ravel()])
+    if ring.mean() > AS_IS_DARK or np.median(pixels) > AS_IS_DARK or pixels.max() < AS_IS_BRIGHT:
+        return None
+    return pixels.copy()
