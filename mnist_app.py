@@ -157,7 +157,9 @@ def prepared_pixels(picName, threshold=THRESHOLD, preprocess="mnist", name=None)
             segmentation.find_ink(pictures.shrink(img))  # the course's threshold alone reads a blank page as a digit
             pixels = course_pixels(img, threshold)
         else:  # MNIST's own preparation: lighting evened, digit cropped, scaled into 20x20 and centred
-            pixels = preparation.mnist_input(img)
+            pixels = preparation.as_is_input(img)  # one already so (a kept digit, the course's own JPGs): as it is
+            if pixels is None:
+                pixels = preparation.mnist_input(img)
     pictures.check_not_flat(name, pixels, threshold, preprocess)
     return pixels
 

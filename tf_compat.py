@@ -44,7 +44,8 @@ from collections.abc import Mapping
 from typing import Callable
 
 VERBOSE = "--verbose" in sys.argv[1:]
-STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK")  # as mnistkit.errors.STOP_SIGNALS (no mnistkit import here)
+STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK", "SIGHUP")  # as mnistkit.errors.STOP_SIGNALS (no mnistkit import
+# here); one the process ignores (SIGHUP under nohup) stays ignored (holding_signals)
 MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
 HELD_STOP_SECS = 1.0  # a stop signal held during TensorFlow's import ends the process this long after (holding_signals)
 _STDERR_SAVED = []  # the real stderr's descriptor while _load mutes fd 2, for _end_now's line

@@ -20,7 +20,7 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from .errors import STOP_SIGNALS, DataError, Interrupted, Stopped
+from .errors import STOP_SIGNALS, DataError, Interrupted, Stopped, off_a_hung_up_terminal
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where the course scripts are
 
@@ -475,6 +475,7 @@ def ask_whole_number(prompt, what):
 
 
 def _raise_stopped(signum, frame):
+    off_a_hung_up_terminal(signum)
     raise Stopped(signum)
 
 

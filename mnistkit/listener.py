@@ -35,10 +35,11 @@ import os
 import signal
 import socket
 import sys
+import threading
 
 import tf_compat
 
-from .errors import DataError
+from .errors import STOP_SIGNALS, DataError, off_a_hung_up_terminal
 
 HEAD_TIMEOUT = 5.0  # seconds a connection may take to send a request head, first or next
 SHUTDOWN_GRACE = 3.0  # seconds a request under way may take to end after Ctrl-C or SIGTERM (--shutdown-grace)
@@ -211,7 +212,7 @@ def connection_class(room, grace):
 
 
 def run(app, sock, grace=SHUTDOWN_GRACE, stopping=None):
-    """Serve the ASGI `app` on the listening socket `sock` (taken over) until Ctrl-C or SIGTERM.
+    """Serve the ASGI `app` on the listening socket `sock` (taken over) until Ctrl-C, SIGTERM or SIGHUP.
 
     Returns (the signal's number, how many requests the shutdown cut). The
     first signal stops the server within `grace` seconds (and a tenth),
@@ -231,6 +232,7 @@ def run(app, sock, grace=SHUTDOWN_GRACE, stopping=None):
     original = server.handle_exit
 
     def handle_exit(sig, frame):
+        off_a_hung_up_terminal(sig)
         if stopped:
             print(f"{signal.Signals(sig).name}: stopped", file=sys.stderr, flush=True)
             with contextlib.suppress(Exception):
@@ -239,7 +241,10 @@ def run(app, sock, grace=SHUTDOWN_GRACE, stopping=None):
         stopped.append(sig)
         if stopping is not None:
             stopping()
-        original(sig, frame)
+        if sig in uvicorn.server.HANDLED_SIGNALS:
+            original(sig, frame)  # uvicorn's: it stops, then raises the signal again (caught below)
+        else:
+            server.should_exit = True  # SIGHUP, which uvicorn leaves to its default (the process ended at once)
 
     async def serving():
         asyncio.get_running_loop().set_exception_handler(room.exception_handler)
@@ -248,11 +253,16 @@ def run(app, sock, grace=SHUTDOWN_GRACE, stopping=None):
     server.handle_exit = handle_exit
     quiet = Quiet()
     logging.getLogger("uvicorn.error").addFilter(quiet)
+    main = threading.current_thread() is threading.main_thread()  # where a handler can be set
+    previous = {sig: signal.signal(sig, handle_exit) for sig in STOP_SIGNALS
+                if main and sig not in uvicorn.server.HANDLED_SIGNALS}
     try:
         asyncio.run(serving())
     except KeyboardInterrupt:  # uvicorn raises the signal again once it has stopped
         pass
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         logging.getLogger("uvicorn.error").removeFilter(quiet)
         listener.close()
     return (stopped[0] if stopped else signal.SIGINT), room.cut

@@ -55,10 +55,8 @@ def mnist_input(img):
     extent = max(box[1] - box[0], box[3] - box[2])
     cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX))
     width = stroke_width(cells >= 0.5)
-    if width < SUPERSAMPLE * STROKE_WIDTH - 1:  # thickened strokes fit DIGIT_BOX too: shaped a little smaller first
-        grow = 2 * int(round((SUPERSAMPLE * STROKE_WIDTH - width) / 2)) + 1
-        cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX - grow + 1))
-        cells = thicken(cells, grow, width)
+    if width < SUPERSAMPLE * STROKE_WIDTH - 0.5:  # thickened strokes fit DIGIT_BOX too: shaped a little smaller first
+        cells = thickened(weight, box, centre, extent, width)
     elif width > SUPERSAMPLE * BOLD_WIDTH:  # thinned strokes fill DIGIT_BOX too: shaped a little larger first
         side = SUPERSAMPLE * DIGIT_BOX
         shave = min((width * side / (side + width - SUPERSAMPLE * BOLD_WIDTH) - SUPERSAMPLE * BOLD_WIDTH) / 2,
@@ -70,6 +68,32 @@ def mnist_input(img):
     digit = np.asarray(Image.fromarray(cells * 255, mode="F").resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BOX))
     digit = digit * (255 / max(float(digit.max()), 1.0))  # MNIST's strokes reach 255, also where no pixel is all ink
     return np.clip(np.round(digit), 0, 255).astype(np.uint8)
+
+
+def thickened(weight, box, centre, extent, width):
+    """The digit's cells (digit_cells) with strokes of `width` cells (float) thickened towards MNIST's STROKE_WIDTH:
+    float32 [4 x 28, 4 x 28] in [0, 1].
+
+    Strokes are made 2, 4, 6, ... cells wider (thicken, the digit shaped
+    that much smaller first) as width falls below 7, 5, 3, ... cells; within
+    half a cell of each such width, the two neighbouring results are mixed
+    by how far past it the width is. A stroke a hair thinner is thickened a
+    hair more, never 2 cells more at once: a browser's read-back noise on a
+    stroke's edges (width 6.99 or 7.01) moves the input by a level or so,
+    not by half a pixel of ink.
+    """
+    short = SUPERSAMPLE * STROKE_WIDTH - width  # cells the strokes lack; the steps are at 1, 3, 5, ...
+    added = sum(2 * min(max(short - step + 0.5, 0.0), 1.0) for step in range(1, int(short) + 3, 2))
+
+    def grown(cells_added):
+        grow = cells_added + 1
+        cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX - grow + 1))
+        return thicken(cells, grow, width) if cells_added else cells
+
+    lower = 2 * int(added // 2)
+    part = np.float32(added / 2 - lower / 2)
+    cells = grown(lower)
+    return cells if part == 0 else cells * (1 - part) + grown(lower + 2) * part
 
 
 def thicken(cells, grow, width):
@@ -232,3 +256,28 @@ def cell_max(weight, start, end, cells, axis, within):
 def network_input(pixels):
     """uint8 [28, 28] -> float32 [1, 784] in [0, 1], the network's input row."""
     return (pixels.reshape([1, IMAGE_PIXELS]) * (1.0 / 255)).astype(np.float32)
+
+
+# A picture that is already the network's input: 28x28, a light digit on black as MNIST's own files, the course's
+# mnist_data_jpg pictures and the board's kept digits are: its outer AS_IS_RING pixels are at most AS_IS_DARK on
+# average (MNIST's centring by mass lets a stroke touch the edge), its median too, and some of it is AS_IS_BRIGHT.
+AS_IS_RING, AS_IS_DARK, AS_IS_BRIGHT = 2, 40, 128
+
+
+def as_is_input(img):
+    """The picture's own pixels when it is already an MNIST input (see AS_IS_RING), uint8 [28, 28]; else None.
+
+    img: grayscale PIL image. Prepared again (mnist_input), such a picture
+    would be cropped, scaled and centred anew: a kept digit read by the app
+    would differ from the one the generator writes to its TFRecord by up to
+    255 levels where a stroke moved by a pixel. As it is, the app reads the
+    very values the generator and the TFRecord reader do (issue #53 §8).
+    """
+    if img.mode != "L" or img.size != (IMAGE_SIZE, IMAGE_SIZE):
+        return None
+    pixels = np.asarray(img)
+    ring = np.concatenate([pixels[:AS_IS_RING].ravel(), pixels[-AS_IS_RING:].ravel(),
+                           pixels[:, :AS_IS_RING].ravel(), pixels[:, -AS_IS_RING:].ravel()])
+    if ring.mean() > AS_IS_DARK or np.median(pixels) > AS_IS_DARK or pixels.max() < AS_IS_BRIGHT:
+        return None
+    return pixels.copy()

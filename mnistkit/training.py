@@ -31,7 +31,7 @@ import types
 
 from tf_compat import events_file, first_line, tf
 from . import checkpoints, cli, folders, history, networks, saving
-from .errors import STOP_SIGNALS, DataError, Interrupted
+from .errors import STOP_SIGNALS, DataError, Interrupted, off_a_hung_up_terminal
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
 RETRY_SECS = 1  # pause before trying a failed step again (a cluster's retried errors)
@@ -558,7 +558,8 @@ LATE_SECS = 2.0  # a tick this late means the process was stopped (Ctrl-Z, a deb
 
 @contextlib.contextmanager
 def stop_flag():
-    """Turns SIGINT/SIGTERM (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can save first.
+    """Turns SIGINT/SIGTERM/SIGHUP (and Windows' SIGBREAK, Ctrl-Break) into a flag the step loop checks, so it can
+    save first.
 
     Yields the flag: its `signal` is None, then the signal.Signals that
     came; the handlers before are put back on exit. A second Ctrl-C while
@@ -567,6 +568,7 @@ def stop_flag():
     flag = types.SimpleNamespace(signal=None)
 
     def handle(signum, frame):
+        off_a_hung_up_terminal(signum)
         if flag.signal is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt
         flag.signal = signal.Signals(signum)

@@ -23,6 +23,7 @@ from .records import NUM_CLASSES, output_files, shard_files
 # CHUNK_SIZE images per task; the records are written in label-file order.
 CHUNK_SIZE = 500
 MAX_WORKERS = 8
+SAVE_AS_UTF8 = "save the label file as UTF-8 (Notepad: Save As, Encoding UTF-8)"
 STAGING_PREFIX = ".staging-"  # hidden name of a finished split waiting for the other
 
 
@@ -63,15 +64,41 @@ def label_lines(f, label_path):
     """
     seen = {}
     for number, raw in enumerate(f, start=1):
+        if b"\0" in raw or (number == 1 and raw.startswith((b"\xff\xfe", b"\xfe\xff"))):
+            why = "NUL bytes" if b"\0" in raw else "a UTF-16 byte-order mark"
+            yield number, DataError(f"{label_path}:{number}: UTF-16 or UTF-32 text (Notepad's \"Unicode\": the line "
+                                    f"has {why}), not UTF-8: {SAVE_AS_UTF8}")
+            continue
         try:
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as e:
-            yield number, DataError(f"{label_path}:{number}: not UTF-8 text ({e.reason} at byte {e.start} of the line)")
+            yield number, DataError(f"{label_path}:{number}: not UTF-8 text ({e.reason} at byte {e.start} of the line)"
+                                    f"{as_gbk(raw)}: {SAVE_AS_UTF8}")
             continue
         try:
             yield number, _parse_label_line(line, label_path, number, seen)
         except DataError as e:
             yield number, e
+
+
+def as_gbk(raw):
+    """'; as GBK it reads '<line>'' for a label line's bytes (bytes) that read as Chinese text in GBK (GB18030, a
+    Chinese Windows' encoding for text files), else ''."""
+    try:
+        line = raw.decode("gb18030").strip()
+    except UnicodeDecodeError:
+        return ""
+    return f"; as GBK it reads {line!r}" if any("\u2e80" <= c <= "\u9fff" for c in line) else ""
+
+
+def misread_as_utf8(name):
+    """The name a label line's GBK bytes gave before UTF-8 read them as other characters ('ͼƬ 1.png' was
+    '图片 1.png'), or None when the name's bytes are not such GBK text (str)."""
+    try:
+        as_gbk_name = name.encode("utf-8").decode("gb18030")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return None
+    return as_gbk_name if as_gbk_name != name and any("\u2e80" <= c <= "\u9fff" for c in as_gbk_name) else None
 
 
 def _parse_label_line(line, label_path, number, seen):
@@ -226,6 +253,9 @@ def check_image_folder(image_path, label_path, entries, log=print):
         for name, _, number in entries:
             if not os.path.isfile(os.path.join(image_path, name)):
                 hint = f" (or the line has {len(name.split()) + 1} fields; expected '<file name> <digit>')" if " " in name else ""
+                gbk = misread_as_utf8(name)
+                if gbk is not None and os.path.isfile(os.path.join(image_path, gbk)):
+                    hint = f"; the file is GBK text, in which the line names {gbk!r}, which is there: {SAVE_AS_UTF8}"
                 raise DataError(f"{label_path}:{number}: image {name!r} not found in {image_path}{hint}")
     if extra:
         log(f"warning: {len(extra)} files in {image_path} have no line in {label_path} and are skipped (e.g. {min(extra)!r})")

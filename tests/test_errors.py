@@ -18,6 +18,7 @@ from tf_compat import tf
 import mnistkit.cli
 import mnistkit.idx
 import mnistkit.records
+from mnistkit import writer
 
 GENERATE = mnistkit.cli.command("mnist_generateds.py")  # the hint, as this process's folder names the script
 
@@ -160,7 +161,8 @@ def test_label_file_not_utf8_names_the_line(tmp_path, capsys):
     lines[3] = "café.jpg 7".encode("cp1252")  # saved by a Windows editor in its legacy code page
     label_file.write_bytes(b"\n".join(lines) + b"\n")
     assert generate(tmp_path, (image_dir, label_file)) == 1
-    assert error_line(capsys) == f"error: {label_file}:4: not UTF-8 text (invalid continuation byte at byte 3 of the line)"
+    assert error_line(capsys) == (f"error: {label_file}:4: not UTF-8 text (invalid continuation byte at byte 3 of "
+                                  f"the line): {writer.SAVE_AS_UTF8}")
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 

@@ -27,7 +27,7 @@ from PIL import Image
 
 import handmade
 from conftest import run_main, wait_limit
-from mnistkit import files, keep, listener, pictures, preparation
+from mnistkit import files, keep, listener, pictures, preparation, writer
 from mnistkit.board import app, model
 from mnistkit.errors import DataError
 from mnistkit.images import load_image
@@ -480,7 +480,7 @@ def test_a_line_the_store_cannot_read_is_named_and_keeping_waits_for_its_fix(tmp
                        ("0_5.jpg 5\n", f"'0_5.jpg' is not a name the keep store gives ('{kept(1, 7)}')"),
                        (f"{kept(9, 4)} 7\n", f"'{kept(9, 4)}' is labelled 7, not the 4 of its name"),
                        (f"{kept(9, 4)} 4\n", f"{kept(9, 4)} is not in {folder}"),
-                       ("\xff\n", "not UTF-8 text (invalid start byte at byte 0 of the line)")]:
+                       ("\xff\n", f"not UTF-8 text (invalid start byte at byte 0 of the line): {writer.SAVE_AS_UTF8}")]:
         labels.write_bytes((good + "\n").encode() + lines.encode("latin-1"))
         store = keep.KeptDigits(str(folder))  # opens: --serve starts
         assert store.entries() == [(kept(1, 1), 1), (kept(2, 2), 2)]  # what it can read

@@ -235,12 +235,13 @@ function redraw() {
 function point(event) {
   // The board's own pixel under the pointer. clientX and getBoundingClientRect are both in the page's CSS pixels,
   // whatever the page zoom or the screen's pixel ratio; the box is the border's, so the border is taken off, in the
-  // page's pixels: a CSS zoom on a parent (or a transform) scales it as it scales the box (box.width / offsetWidth).
+  // page's pixels: a CSS zoom on a parent (or a transform) scales it as it scales the box (box.width / offsetWidth),
+  // across and down each by its own (a transform's scale(1.3, 0.8)).
   const box = board.getBoundingClientRect();
-  const zoom = box.width / board.offsetWidth || 1;
-  const left = box.left + board.clientLeft * zoom, top = box.top + board.clientTop * zoom;
-  return [(event.clientX - left) * board.width / (board.clientWidth * zoom),
-          (event.clientY - top) * board.height / (board.clientHeight * zoom)];
+  const zoomX = box.width / board.offsetWidth || 1, zoomY = box.height / board.offsetHeight || 1;
+  const left = box.left + board.clientLeft * zoomX, top = box.top + board.clientTop * zoomY;
+  return [(event.clientX - left) * board.width / (board.clientWidth * zoomX),
+          (event.clientY - top) * board.height / (board.clientHeight * zoomY)];
 }
 
 function startStroke(at, pointerId = null) {

@@ -1,0 +1,45 @@
+"""The same pixels in mnist_app.py too (issue #53 §8, the stage test_same_pixels.py leaves out).
+
+A kept digit's file (the keep store's 28x28 JPG) read by the app gave another input than the one kept: prepared
+again (cropped, scaled into 20x20, centred by mass, strokes thickened) its strokes moved by a pixel, up to 255
+levels off. A picture that is already the network's input (28x28, a light digit on black, as the keep store's files
+and the course's mnist_data_jpg pictures are) is now read as it is: the app's input is the generator's decode of the
+same file, byte for byte, and within test_same_pixels.KEPT_BOUND levels of what was kept. A 28x28 picture of a dark
+digit on white (drawn in a paint program) is still prepared.
+"""
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import framed
+import mnist_app
+from mnistkit import images, keep, preparation
+from test_same_pixels import KEPT_BOUND
+
+
+@pytest.mark.quick
+def test_the_app_reads_a_kept_digits_file_as_the_generator_does():
+    digits, _ = framed.sample_digits(300)
+    for i, pixels in enumerate(digits):
+        data = keep.LAYOUT.encode(pixels)
+        raw, _ = images.decode_image(data, "kept.jpg")
+        generator = np.frombuffer(raw, np.uint8).reshape(28, 28)
+        app = mnist_app.prepared_pixels(data, name="kept.jpg")
+        assert np.array_equal(app, generator), f"digit {i}: the app's input is not the generator's"
+        assert np.abs(app.astype(int) - pixels.astype(int)).max() <= KEPT_BOUND, i
+
+
+@pytest.mark.quick
+def test_a_28x28_picture_of_a_dark_digit_on_white_is_still_prepared():
+    digits, _ = framed.sample_digits(20)
+    for pixels in digits:
+        picture = Image.fromarray(255 - pixels)  # as a paint program's 28x28 canvas holds a drawn digit
+        assert preparation.as_is_input(picture) is None
+        data = io.BytesIO()
+        picture.save(data, "PNG")
+        prepared = mnist_app.prepared_pixels(data.getvalue(), name="drawn.png")
+        assert prepared.max() == 255 and np.median(prepared) == 0  # MNIST's form: a light digit on black
+    large = Image.fromarray(np.kron(digits[0], np.ones((4, 4), np.uint8)))  # 112x112: not an input as it is
+    assert preparation.as_is_input(large) is None
