@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from test_board_browser import ANSWER_TIMEOUT, board_points, browser, open_page, server  # noqa: F401 (fixtures)
+from test_board_browser import answer_timeout, board_points, browser, open_page, server  # noqa: F401 (fixtures)
 from test_board_pixels_browser import FOUR, assert_same, clear, draw, page_zoom, plain  # noqa: F401
 
 pytestmark = pytest.mark.long  # a browser and a server: about 35 s in all on 2 cores
@@ -35,7 +35,7 @@ def draw_with(page, pointer, strokes=FOUR, between=None):
         path = [points[0]]
         for (x0, y0), (x1, y1) in zip(points, points[1:]):
             path += [(x0 + (x1 - x0) * k / 6, y0 + (y1 - y0) * k / 6) for k in range(1, 7)]
-        with page.expect_response("**/board/predict", timeout=ANSWER_TIMEOUT) as response:
+        with page.expect_response("**/board/predict", timeout=answer_timeout()) as response:
             for i, (x, y) in enumerate(path):
                 if pointer == "touch":
                     kind = "touchStart" if i == 0 else "touchMove"
