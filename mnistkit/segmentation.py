@@ -11,6 +11,8 @@ input is built from this ink in mnistkit.preparation.
 import numpy as np
 from PIL import Image
 
+from .ruling import without_rules
+
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
 LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
 BLOT_LIGHT = 0.35  # ... and wider parts this dark, with paper all round them: a shadow is lighter (lit_blots)
@@ -293,7 +295,8 @@ def find_ink(img, levels=False):
     digit on a dark ground (light_on_dark) is inverted first. Lighting is
     evened out (ink_darkness), ink is darkness at or above Otsu's threshold
     (ink_threshold), and a frame, a border or a rule along the side is left
-    out of it (frame_lines; a frame with nothing in it raises ValueError). Raises ValueError ("no digit
+    out of it (frame_lines; a frame with nothing in it raises ValueError), as are the lines of squared or
+    ruled paper before it (ruling.without_rules). Raises ValueError ("no digit
     found: ...") for a picture without a digit-like stroke, whatever its colour:
       - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
       - ink not NOISE_MARGIN times darker than the picture's pixel noise
@@ -311,7 +314,7 @@ def find_ink(img, levels=False):
         raise ValueError(f"no digit found: every pixel is {int(gray.flat[0])}")
     if light_on_dark(gray):
         gray = 255 - gray
-    level = ink_darkness(gray)  # uint8: whole levels, as every step below reads them
+    level = without_rules(ink_darkness(gray))  # uint8: whole levels, as every step below reads them; no ruled lines
     if level.max() < MIN_CONTRAST:
         raise ValueError("no digit found: nothing is clearly darker than the paper")
     threshold = ink_threshold(level)
