@@ -71,8 +71,8 @@ def _rule_bands(dark):
     """
     h, w = dark.shape
     rows, cols = np.nonzero(dark)
-    if rows.size < RULE_COVER * w * RULE_COUNT:
-        return None
+    if np.count_nonzero(np.count_nonzero(dark, axis=0) >= RULE_COUNT) < RULE_COVER * w:
+        return None  # lines across cross RULE_COVER of the columns RULE_COUNT times: a digit alone does not
     slope = _slope(rows, cols, w)
     base = -np.round(np.arange(w) * slope).astype(np.int64)
     low = base.min()

@@ -319,7 +319,8 @@ def find_ink(img, levels=False):
         raise ValueError("no digit found: nothing is clearly darker than the paper")
     threshold = ink_threshold(level)
     ink = level >= threshold
-    frame = frame_lines(ink)
+    marks = label_marks(_ink_cells(ink)[0])  # labelled once: for the frames, and for the digit when none is found
+    frame = frame_lines(ink, marks)
     ink &= ~frame
     step = np.abs(np.diff(level.astype(np.int16), axis=1))
     noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
@@ -329,13 +330,16 @@ def find_ink(img, levels=False):
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    return (one_digit(ink), level, threshold) if levels else one_digit(ink)
+    digit = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits the marks it joined: anew
+    return (digit, level, threshold) if levels else digit
 
 
-def frame_lines(ink):
+def frame_lines(ink, labels=None):
     """The ink of a frame, a border or a straight rule along the picture's side: boolean [h, w] (all False: none).
 
-    ink: boolean [h, w]. A person looks past them; MNIST has none. Marks
+    ink: boolean [h, w]; labels: label_marks of its _ink_cells when the
+    caller has them (find_ink labels once for this and one_digit). A person
+    looks past them; MNIST has none. Marks
     (8-connected groups of ink, on the MARK_GRID grid: _ink_cells) are
     looked at whole; a side of a mark's box is a line as side_lines says. A
     mark is a frame when:
@@ -356,7 +360,7 @@ def frame_lines(ink):
     h, w = ink.shape
     cells, cell = _ink_cells(ink)
     rows, cols = cells.shape
-    labels = label_marks(cells)
+    labels = label_marks(cells) if labels is None else labels
     found = np.zeros((rows, cols), bool)
     borders, lone = [], []  # (mark, lines) of the enclosing frames; (mark, box, the side it faces the rest from)
     r, c = np.nonzero(labels >= 0)  # every mark's box in one pass: a noisy page has thousands of specks
@@ -514,7 +518,7 @@ def label_marks(mask):
     return labels.reshape(h, w)
 
 
-def ink_marks(ink):
+def ink_marks(ink, labels=None):
     """The ink's separate marks, dust left out: (boxes float64 [n, 4], mass float64 [n], kept bool [h, w]).
 
     ink: boolean [h, w], at least one True. Marks are the 8-connected groups
@@ -522,6 +526,8 @@ def ink_marks(ink):
     boxes are their top, bottom, left, right in pixels (end exclusive),
     mass their pixels of ink. Marks lighter than MIN_MARK_MASS of the
     heaviest are dust (noise, specks): left out, and off `kept`, the ink of the others.
+    labels: label_marks of the grid's cells that hold ink, when already made (find_ink's, when no frame was
+    taken out of the ink: the same cells); else they are labelled here.
     """
     h, w = ink.shape
     cell = -(-max(h, w) // MARK_GRID)
@@ -529,7 +535,7 @@ def ink_marks(ink):
     padded = np.zeros((rows * cell, cols * cell), bool)
     padded[:h, :w] = ink
     counts = padded.reshape(rows, cell, cols, cell).sum(axis=(1, 3))
-    labels = label_marks(counts > 0)
+    labels = label_marks(counts > 0) if labels is None else labels
     _, mark = np.unique(labels[counts > 0], return_inverse=True)
     r, c = np.nonzero(counts > 0)
     boxes = np.zeros((mark.max() + 1, 4))
@@ -616,15 +622,15 @@ def _dotted(boxes, size):
     return np.mean((gap < 1.5 * size[:, None]).any(axis=1)) >= DOTTED
 
 
-def one_digit(ink):
+def one_digit(ink, labels=None):
     """The ink of one digit: boolean [h, w], the ink (boolean [h, w], some True) without its dust (ink_marks).
 
     Raises ValueError ("no digit found: only specks ...") when marks smaller
     than MIN_MARK of the picture's shorter side hold most of the ink and
     lie scattered rather than dotted along a stroke, and SeveralDigits when
-    the marks make more than one digit (digit_layout).
+    the marks make more than one digit (digit_layout). labels: as ink_marks.
     """
-    boxes, mass, kept = ink_marks(ink)
+    boxes, mass, kept = ink_marks(ink, labels)
     size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
     large = size >= MIN_MARK * min(ink.shape)
     if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size):
