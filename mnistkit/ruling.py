@@ -70,9 +70,9 @@ def _rule_bands(dark):
     RULE_SPACING at least); the lines on such gaps are kept.
     """
     h, w = dark.shape
-    rows, cols = np.nonzero(dark)
     if np.count_nonzero(np.count_nonzero(dark, axis=0) >= RULE_COUNT) < RULE_COVER * w:
         return None  # lines across cross RULE_COVER of the columns RULE_COUNT times: a digit alone does not
+    rows, cols = np.nonzero(dark)
     slope = _slope(rows, cols, w)
     base = -np.round(np.arange(w) * slope).astype(np.int64)
     low = base.min()
@@ -167,3 +167,56 @@ def _mend(level, paper, slope, bands):
             keep = np.clip((v - line - RULE_KEEP) / RULE_KEEP, 0, 1)
             out[rr, cc] = mended + keep * np.maximum(v - mended, 0)
     return np.clip(np.round(out), 0, 255).astype(np.uint8)
+
+
+FRAME_SLOPE = 0.18  # a frame's sides are looked for up to this slope (about 10 degrees) by askew_sides ...
+FRAME_SLOPE_MIN = 0.03  # ... from this one (less: segmentation.side_lines finds them)
+FRAME_SQUARE = 0.03  # a frame's sides across and down are at right angles: their slopes opposite within this
+SIDE_SPAN = 0.6  # of the mark's box: a side at a slope this long at least ...
+SIDE_NEAR = 0.15  # ... lying within this share of the box from its edge (at the slope) ...
+SIDE_THIN = 0.04  # ... and no thicker than this share of it (a bold 0 filling the picture has thick sides)
+
+
+def askew_sides(box):
+    """The sides of a mark's box that are straight lines at a slope (a frame drawn or scanned askew, from
+    FRAME_SLOPE_MIN up to FRAME_SLOPE): (boolean like box: their ink, how many sides; 0 when none or not a frame's).
+
+    box: boolean [rows, cols], a mark within its box. For the lines across
+    and then down, the slope is the one at which the mark's pixels gather
+    most on one u = row - round(slope x column); a side is a run of u holding
+    SIDE_SPAN of the box's width, within SIDE_NEAR of the first or last u
+    and SIDE_THIN of it thick at most; its pixels (and a row either side: its
+    soft edge) are the side's ink. A frame turned has sides both across and
+    down, at right angles (their slopes opposite, within FRAME_SQUARE); a
+    digit filling its box, whose straightest strokes lie at any slopes, has not.
+    """
+    lines = np.zeros_like(box)
+    found, slopes = [], []
+    for turned in (False, True):
+        view = box.T if turned else box
+        h, w = view.shape
+        rows, cols = np.nonzero(view)
+        if w < 8 or rows.size == 0:
+            return lines, 0
+        best = None
+        for slope in np.arange(-FRAME_SLOPE, FRAME_SLOPE + 1e-9, 1 / w):
+            u = rows - np.round(cols * slope).astype(np.int64)
+            counts = np.bincount(u - u.min())
+            if best is None or counts.max() > best[0]:
+                best = (counts.max(), u, counts, u.min(), slope)
+        _, u, counts, low, slope = best
+        slopes.append(slope)
+        near = min(max(2, int(SIDE_NEAR * h)), counts.size)
+        full = counts >= SIDE_SPAN * w
+        mine = np.zeros(counts.size, bool)
+        sides = 0
+        for ends in (np.arange(near), counts.size - 1 - np.arange(near)):
+            hit = ends[full[ends]]
+            if hit.size and hit.max() - hit.min() < max(3, SIDE_THIN * h):
+                mine[max(hit.min() - 1, 0):hit.max() + 2] = True
+                sides += 1
+        found.append(sides)
+        side = mine[u - low]
+        (lines.T if turned else lines)[rows[side], cols[side]] = True
+    square = abs(slopes[0] + slopes[1]) <= FRAME_SQUARE and min(map(abs, slopes)) >= FRAME_SLOPE_MIN
+    return lines, sum(found) if square and min(found) >= 1 else 0

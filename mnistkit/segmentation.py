@@ -11,7 +11,7 @@ input is built from this ink in mnistkit.preparation.
 import numpy as np
 from PIL import Image
 
-from .ruling import without_rules
+from .ruling import askew_sides, without_rules
 
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
 LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
@@ -377,6 +377,10 @@ def frame_lines(ink, labels=None):
         mark = labels == root
         box = mark[top:bottom, left:right]
         lines, sides = side_lines(box, (rows, cols))
+        if len(sides) < 2 and min(bottom - top, right - left) >= FRAME_SPAN * min(rows, cols):
+            askew, count = askew_sides(box)  # a frame turned by more than side_lines allows, up to 10 degrees
+            if count >= 2:
+                lines, sides = askew, list(range(count))
         if not sides:
             continue
         thin = FRAME_THICK * min(rows, cols, max(bottom - top, right - left))  # and 1/7 of its length at most
