@@ -5,7 +5,8 @@ plain picture of a digit (a dark digit on white paper, as a paint program
 or a scan gives) and changes only what a person looks past: a frame or a
 border round it (a screenshot, a scan, a box drawn on the page; thin or
 thick, black, grey or coloured, touching the edges or inside a margin, all
-four sides or only some), or the ground under it (a linear gradient, a
+four sides or only some, turned by up to 10 degrees, or drawn tight along
+the digit's side), or the ground under it (a linear gradient, a
 vignette, a shadow with a sharp edge, uneven light, paper grain, JPEG noise),
 and the two together. The digits are the bundled sample's MNIST test digits
 (real handwriting, scaled up) and tests/handmade.py's pen strokes. Every

@@ -3,7 +3,9 @@
 Issue 53 item 10: the pictures people share in their course repositories are
 a digit written with a ballpoint, a felt pen or a marker on white or ruled
 paper, photographed, cropped loosely (off-centre, with a margin of paper),
-sometimes shaded, saved as JPEG or PNG at any size. Each KIND here redraws
+sometimes shaded, saved as JPEG or PNG at any size; often on a squared
+exercise book's grid or across ruled lines (the lined kinds, each beside
+its twin: the same photo on plain paper). Each KIND here redraws
 the bundled sample's MNIST test digits (real handwriting) as such a picture:
 the digit's shape is thinned to a pen's line or thickened to a marker's
 (its middle line drawn again with a round pen, so the strokes keep their course), laid
