@@ -377,10 +377,6 @@ def frame_lines(ink, labels=None):
         mark = labels == root
         box = mark[top:bottom, left:right]
         lines, sides = side_lines(box, (rows, cols))
-        if len(sides) < 2 and min(bottom - top, right - left) >= FRAME_SPAN * min(rows, cols):
-            askew, count = askew_sides(box)  # a frame turned by more than side_lines allows, up to 10 degrees
-            if count >= 2:
-                lines, sides = askew, list(range(count))
         if not sides:
             continue
         thin = FRAME_THICK * min(rows, cols, max(bottom - top, right - left))  # and 1/7 of its length at most
@@ -424,7 +420,9 @@ def side_lines(box, grid):
     askew, within FRAME_ASKEW of the mark's width (a frame 3 degrees askew;
     a round 0's side is no line), or in full rows of which the first lies
     as near the edge (a border, a double line; a bold 3's bars, deeper in
-    its box, are not its sides).
+    its box, are not its sides). A box as large as a frame with fewer than
+    two such sides: its sides at a slope (ruling.askew_sides; their number
+    stands for the list of sides then).
     """
     lines = np.zeros_like(box)
     sides = []
@@ -443,6 +441,10 @@ def side_lines(box, grid):
         thick = max(askew if askew < near else 0, full.max() if full.size else 0) + 2  # + its soft edge
         np.rot90(lines, turn)[:thick] |= view[:thick]
         sides.append(turn)
+    if len(sides) < 2 and min(box.shape) >= FRAME_SPAN * min(grid):  # a frame turned further, up to 10 degrees
+        askew, count = askew_sides(box)
+        if count >= 2:
+            return askew, list(range(count))
     return lines, sides
 
 
