@@ -2,9 +2,10 @@
 that holds none (find_ink).
 
 The lighting evened out (ink_darkness: paper_light's flat field, a light
-digit on a dark ground turned over: light_on_dark), the ink read by Otsu's
+digit on a dark ground turned over: light_on_dark), squared or ruled
+paper's lines taken out (mnistkit.ruling), the ink read by Otsu's
 threshold (ink_threshold), a frame, a border or a rule along the side left
-out (frame_lines), and the ink's separate marks judged as one digit, dust
+out (frame_lines; a frame askew: ruling.askew_sides), and the ink's separate marks judged as one digit, dust
 left out (one_digit: label_marks, ink_marks, digit_layout). The 28x28
 input is built from this ink in mnistkit.preparation.
 """
