@@ -21,7 +21,8 @@ Per kind the bench prints:
 
 With --set penned, the kinds of tests/penned.py (the sample's test digits
 redrawn with a ballpoint, a felt pen or a marker, on plain or ruled paper,
-photographed off-centre, small, or in faint pencil) and per kind:
+photographed off-centre, small, or in faint pencil; on squared paper or across
+dark ruled lines, beside the same photos on plain paper) and per kind:
   refused   as above
   read      pictures read as their label
   lost      pictures misread whose MNIST 28x28 digit the model reads right:

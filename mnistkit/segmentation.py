@@ -2,14 +2,17 @@
 that holds none (find_ink).
 
 The lighting evened out (ink_darkness: paper_light's flat field, a light
-digit on a dark ground turned over: light_on_dark), the ink read by Otsu's
+digit on a dark ground turned over: light_on_dark), squared or ruled
+paper's lines taken out (mnistkit.ruling), the ink read by Otsu's
 threshold (ink_threshold), a frame, a border or a rule along the side left
-out (frame_lines), and the ink's separate marks judged as one digit, dust
+out (frame_lines; a frame askew: ruling.askew_sides), and the ink's separate marks judged as one digit, dust
 left out (one_digit: label_marks, ink_marks, digit_layout). The 28x28
 input is built from this ink in mnistkit.preparation.
 """
 import numpy as np
 from PIL import Image
+
+from .ruling import askew_sides, without_rules
 
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
 LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/32 of the picture are ink
@@ -293,7 +296,8 @@ def find_ink(img, levels=False):
     digit on a dark ground (light_on_dark) is inverted first. Lighting is
     evened out (ink_darkness), ink is darkness at or above Otsu's threshold
     (ink_threshold), and a frame, a border or a rule along the side is left
-    out of it (frame_lines; a frame with nothing in it raises ValueError). Raises ValueError ("no digit
+    out of it (frame_lines; a frame with nothing in it raises ValueError), as are the lines of squared or
+    ruled paper before it (ruling.without_rules). Raises ValueError ("no digit
     found: ...") for a picture without a digit-like stroke, whatever its colour:
       - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
       - ink not NOISE_MARGIN times darker than the picture's pixel noise
@@ -311,12 +315,13 @@ def find_ink(img, levels=False):
         raise ValueError(f"no digit found: every pixel is {int(gray.flat[0])}")
     if light_on_dark(gray):
         gray = 255 - gray
-    level = ink_darkness(gray)  # uint8: whole levels, as every step below reads them
+    level = without_rules(ink_darkness(gray))  # uint8: whole levels, as every step below reads them; no ruled lines
     if level.max() < MIN_CONTRAST:
         raise ValueError("no digit found: nothing is clearly darker than the paper")
     threshold = ink_threshold(level)
     ink = level >= threshold
-    frame = frame_lines(ink)
+    marks = label_marks(_ink_cells(ink)[0])  # labelled once: for the frames, and for the digit when none is found
+    frame = frame_lines(ink, marks)
     ink &= ~frame
     step = np.abs(np.diff(level.astype(np.int16), axis=1))
     noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
@@ -326,13 +331,16 @@ def find_ink(img, levels=False):
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    return (one_digit(ink), level, threshold) if levels else one_digit(ink)
+    digit = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits the marks it joined: anew
+    return (digit, level, threshold) if levels else digit
 
 
-def frame_lines(ink):
+def frame_lines(ink, labels=None):
     """The ink of a frame, a border or a straight rule along the picture's side: boolean [h, w] (all False: none).
 
-    ink: boolean [h, w]. A person looks past them; MNIST has none. Marks
+    ink: boolean [h, w]; labels: label_marks of its _ink_cells when the
+    caller has them (find_ink labels once for this and one_digit). A person
+    looks past them; MNIST has none. Marks
     (8-connected groups of ink, on the MARK_GRID grid: _ink_cells) are
     looked at whole; a side of a mark's box is a line as side_lines says. A
     mark is a frame when:
@@ -353,7 +361,7 @@ def frame_lines(ink):
     h, w = ink.shape
     cells, cell = _ink_cells(ink)
     rows, cols = cells.shape
-    labels = label_marks(cells)
+    labels = label_marks(cells) if labels is None else labels
     found = np.zeros((rows, cols), bool)
     borders, lone = [], []  # (mark, lines) of the enclosing frames; (mark, box, the side it faces the rest from)
     r, c = np.nonzero(labels >= 0)  # every mark's box in one pass: a noisy page has thousands of specks
@@ -413,7 +421,9 @@ def side_lines(box, grid):
     askew, within FRAME_ASKEW of the mark's width (a frame 3 degrees askew;
     a round 0's side is no line), or in full rows of which the first lies
     as near the edge (a border, a double line; a bold 3's bars, deeper in
-    its box, are not its sides).
+    its box, are not its sides). A box as large as a frame with fewer than
+    two such sides: its sides at a slope (ruling.askew_sides; their number
+    stands for the list of sides then).
     """
     lines = np.zeros_like(box)
     sides = []
@@ -432,6 +442,10 @@ def side_lines(box, grid):
         thick = max(askew if askew < near else 0, full.max() if full.size else 0) + 2  # + its soft edge
         np.rot90(lines, turn)[:thick] |= view[:thick]
         sides.append(turn)
+    if len(sides) < 2 and min(box.shape) >= FRAME_SPAN * min(grid):  # a frame turned further, up to 10 degrees
+        askew, count = askew_sides(box)
+        if count >= 2:
+            return askew, list(range(count))
     return lines, sides
 
 
@@ -511,7 +525,7 @@ def label_marks(mask):
     return labels.reshape(h, w)
 
 
-def ink_marks(ink):
+def ink_marks(ink, labels=None):
     """The ink's separate marks, dust left out: (boxes float64 [n, 4], mass float64 [n], kept bool [h, w]).
 
     ink: boolean [h, w], at least one True. Marks are the 8-connected groups
@@ -519,6 +533,8 @@ def ink_marks(ink):
     boxes are their top, bottom, left, right in pixels (end exclusive),
     mass their pixels of ink. Marks lighter than MIN_MARK_MASS of the
     heaviest are dust (noise, specks): left out, and off `kept`, the ink of the others.
+    labels: label_marks of the grid's cells that hold ink, when already made (find_ink's, when no frame was
+    taken out of the ink: the same cells); else they are labelled here.
     """
     h, w = ink.shape
     cell = -(-max(h, w) // MARK_GRID)
@@ -526,7 +542,7 @@ def ink_marks(ink):
     padded = np.zeros((rows * cell, cols * cell), bool)
     padded[:h, :w] = ink
     counts = padded.reshape(rows, cell, cols, cell).sum(axis=(1, 3))
-    labels = label_marks(counts > 0)
+    labels = label_marks(counts > 0) if labels is None else labels
     _, mark = np.unique(labels[counts > 0], return_inverse=True)
     r, c = np.nonzero(counts > 0)
     boxes = np.zeros((mark.max() + 1, 4))
@@ -613,15 +629,15 @@ def _dotted(boxes, size):
     return np.mean((gap < 1.5 * size[:, None]).any(axis=1)) >= DOTTED
 
 
-def one_digit(ink):
+def one_digit(ink, labels=None):
     """The ink of one digit: boolean [h, w], the ink (boolean [h, w], some True) without its dust (ink_marks).
 
     Raises ValueError ("no digit found: only specks ...") when marks smaller
     than MIN_MARK of the picture's shorter side hold most of the ink and
     lie scattered rather than dotted along a stroke, and SeveralDigits when
-    the marks make more than one digit (digit_layout).
+    the marks make more than one digit (digit_layout). labels: as ink_marks.
     """
-    boxes, mass, kept = ink_marks(ink)
+    boxes, mass, kept = ink_marks(ink, labels)
     size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
     large = size >= MIN_MARK * min(ink.shape)
     if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size):

@@ -5,7 +5,8 @@ plain picture of a digit (a dark digit on white paper, as a paint program
 or a scan gives) and changes only what a person looks past: a frame or a
 border round it (a screenshot, a scan, a box drawn on the page; thin or
 thick, black, grey or coloured, touching the edges or inside a margin, all
-four sides or only some), or the ground under it (a linear gradient, a
+four sides or only some, turned by up to 10 degrees, or drawn tight along
+the digit's side), or the ground under it (a linear gradient, a
 vignette, a shadow with a sharp edge, uneven light, paper grain, JPEG noise),
 and the two together. The digits are the bundled sample's MNIST test digits
 (real handwriting, scaled up) and tests/handmade.py's pen strokes. Every
@@ -234,6 +235,34 @@ def _frame_and_shade(cov, i, rng):
     return jpeg(frame(picture, int(rng.integers(1, 5)), int(rng.integers(0, 15)), int(rng.integers(0, 60))), 85)
 
 
+def _frame_askew(cov, i, rng):
+    """A frame drawn by hand or scanned askew: its outline turned by 3 to 10 degrees either way round the middle,
+    its corners 1-8% of the side inside the picture."""
+    h, w = cov.shape
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    angle = np.radians(rng.uniform(3, 10) * (1 if i % 2 else -1))
+    half = np.array([w, h]) * (0.5 - rng.uniform(0.01, 0.08)) / (np.cos(abs(angle)) + np.sin(abs(angle)))
+    corners = [(sx * half[0], sy * half[1]) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+    turned = [(w / 2 + x * np.cos(angle) - y * np.sin(angle), h / 2 + x * np.sin(angle) + y * np.cos(angle))
+              for x, y in corners]
+    ImageDraw.Draw(img).line(turned + turned[:1], fill=int(rng.integers(0, 80)), width=int(rng.integers(1, 5)))
+    return png(np.asarray(img))
+
+
+def _frame_touching(cov, i, rng):
+    """A frame drawn tight round the digit: one of its sides (in turn) runs along the digit's own side, touching
+    it; the others lie in the margin."""
+    h, w = cov.shape
+    rows, cols = np.nonzero(cov > 0.3)
+    width, inset = int(rng.integers(1, 4)), int(rng.integers(4, 12))
+    box = [inset, inset, w - inset - 1, h - inset - 1]  # left, top, right, bottom
+    side = i % 4
+    box[side] = [cols.min() - width, rows.min() - width, cols.max() + 1, rows.max() + 1][side]
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    ImageDraw.Draw(img).rectangle(box, outline=int(rng.integers(0, 60)), width=width)
+    return png(np.asarray(img))
+
+
 KINDS = {
     "plain": _plain,
     "thin frame": _thin_frame,
@@ -250,6 +279,8 @@ KINDS = {
     "JPEG noise": _jpeg_noise,
     "photo with margins": _photo_margin,
     "frame and shading": _frame_and_shade,
+    "frame askew (3-10 degrees)": _frame_askew,
+    "a side along the digit's": _frame_touching,
 }
 
 

@@ -3,7 +3,9 @@
 Issue 53 item 10: the pictures people share in their course repositories are
 a digit written with a ballpoint, a felt pen or a marker on white or ruled
 paper, photographed, cropped loosely (off-centre, with a margin of paper),
-sometimes shaded, saved as JPEG or PNG at any size. Each KIND here redraws
+sometimes shaded, saved as JPEG or PNG at any size; often on a squared
+exercise book's grid or across ruled lines (the lined kinds, each beside
+its twin: the same photo on plain paper). Each KIND here redraws
 the bundled sample's MNIST test digits (real handwriting) as such a picture:
 the digit's shape is thinned to a pen's line or thickened to a marker's
 (its middle line drawn again with a round pen, so the strokes keep their course), laid
@@ -12,6 +14,8 @@ Every picture is deterministic (seeded). bench/pictures.py --set penned reads
 them and counts the misreads the preparation makes: pictures of digits the
 model reads right as MNIST's own 28x28 input.
 """
+import functools
+
 import numpy as np
 from PIL import Image, ImageFilter
 
@@ -42,12 +46,19 @@ def skeleton(mask):
             return skel[1:-1, 1:-1]
 
 
+@functools.lru_cache(maxsize=1024)
+def _middle(pixels):
+    """skeleton of an MNIST digit's 784 bytes scaled up, each digit's once: the lined kinds and their twin redraw
+    the same digits."""
+    return skeleton(framed.coverage_of_mnist(np.frombuffer(pixels, np.uint8).reshape(28, 28)) > 0.5)
+
+
 def pen_shape(digit, width):
     """An MNIST digit (uint8 [28, 28], stroke bright) redrawn with a pen `width` times MNIST's stroke: coverage float
     [280, 280] in [0, 1]. Its middle line (skeleton) is drawn again with a round pen of that width, so that a thin
     pen's strokes keep their course."""
     shape = framed.coverage_of_mnist(digit) > 0.5
-    middle = skeleton(shape)
+    middle = _middle(digit.tobytes())
     radius = max(1.0, 11 * width)  # MNIST's stroke is about 22 pixels at 10x
     reach = int(np.ceil(radius))
     drawn = np.zeros_like(shape)
@@ -97,6 +108,60 @@ def _make(width_range, ruled=False, side_range=(200, 900), ink_range=(15, 70)):
     return make
 
 
+# Lined paper (issue 53 item 10): a Chinese student's squared exercise book (方格本: a grid every 0.15-0.3 of
+# the digit's height) or ruled lines across the digit, in a printed colour that the phone's gray keeps lighter
+# than the ink or as dark. RGB: (the line's colour, the ink's colour); each picture takes one pair.
+LINE_INKS = [((150, 190, 235), (20, 30, 40)), ((150, 210, 170), (25, 35, 110)), ((165, 165, 165), (15, 15, 15)),
+             ((235, 150, 150), (30, 30, 30)), ((110, 140, 200), (40, 40, 60)), ((120, 120, 120), (35, 35, 35))]
+
+
+def lines_coverage(shape, spacing, width, angle, rng, across=True, down=True):
+    """A family of straight lines every `spacing` pixels, `width` pixels thick, turned by `angle` radians: their
+    coverage float [h, w] in [0, 1], anti-aliased (a pixel covered by the share of it a line holds)."""
+    y, x = np.mgrid[0:shape[0], 0:shape[1]].astype(np.float64)
+    cover = np.zeros(shape)
+    for on, (a, b) in ((across, (y, x)), (down, (x, -y))):
+        if on:
+            along = a * np.cos(angle) - b * np.sin(angle) - rng.uniform(0, spacing)
+            gap = np.abs(along - spacing * np.round(along / spacing))  # from the nearest line's middle
+            cover = np.maximum(cover, np.clip(width / 2 + 0.5 - gap, 0, 1))
+    return cover
+
+
+def _make_lined(grid, spacing_range, strength_range):
+    """make(image, i, rng) -> file bytes: a pen's digit (0.4-1.0 of MNIST's stroke) photographed on paper with lines
+    every spacing_range of the digit's height (grid: squared; None: no lines, the lined kinds' twin on plain paper,
+    the same digit, page, light and photo), of a printed colour taken strength_range of the way from paper to it."""
+    def make(image, i, rng):
+        lines_seed = int(rng.integers(1 << 30))  # drawn first by every twin: the rest of the picture is the same
+        cov = pen_shape(image, rng.uniform(0.4, 1.0))
+        side = int(rng.integers(250, 900))
+        page, light = on_page(cov, rng, side)
+        line_colour, ink_colour = LINE_INKS[i % len(LINE_INKS)]
+        blur, noise, quality = rng.uniform(0.5, 1.5) * side / 300, rng.uniform(2, 6), int(rng.integers(70, 95))
+        lines = np.zeros(page.shape)
+        if grid is not None:
+            lrng = np.random.default_rng(lines_seed)
+            height = _digit_height(page)
+            lines = lines_coverage(page.shape, lrng.uniform(*spacing_range) * height, lrng.uniform(1, 3) * side / 400,
+                                   np.radians(lrng.uniform(-3, 3)), lrng, down=grid)
+            lines *= lrng.uniform(*strength_range)
+        channels = []
+        for line_level, ink_level in zip(line_colour, ink_colour):
+            ground = light * (1 - lines * (1 - line_level / 255))
+            channels.append(framed.on_ground(page, ground, ink=ink_level))
+        picture = Image.fromarray(framed.to_uint8(np.stack(channels, axis=2))).filter(ImageFilter.GaussianBlur(blur))
+        picture = framed.to_uint8(framed.noisy(np.asarray(picture, dtype=np.float64), noise, i))
+        return framed.jpeg(picture, quality) if i % 3 else framed.png(picture)
+    return make
+
+
+def _digit_height(page):
+    """The height in pixels of the digit's ink (coverage over 0.2) on a page (float [h, w])."""
+    rows = np.nonzero((page > 0.2).any(axis=1))[0]
+    return rows[-1] - rows[0] + 1 if rows.size else page.shape[0]
+
+
 KINDS = {
     "ballpoint (0.35-0.55 of MNIST's stroke)": _make((0.35, 0.55)),
     "felt pen (0.6-1.0)": _make((0.6, 1.0)),
@@ -104,12 +169,17 @@ KINDS = {
     "pen on ruled paper": _make((0.4, 1.0), ruled=True),
     "small photo (60-120 px)": _make((0.5, 1.5), side_range=(60, 120)),
     "faint pencil": _make((0.4, 0.7), ink_range=(110, 150)),
+    "lined kinds' twin, plain paper": _make_lined(None, None, None),
+    "squared paper (0.15-0.3 of the digit)": _make_lined(True, (0.15, 0.3), (0.6, 1.0)),
+    "ruled lines across, dark as the ink": _make_lined(False, (0.2, 0.45), (0.9, 1.6)),
 }
+# Kinds drawn from one seed: the same digit, page and photo, with and without lines.
+SEEDS = {kind: "lined" for kind in KINDS if kind.startswith(("lined", "squared", "ruled lines"))}
 
 
 def pictures(kind, images, labels):
     """Every picture of one kind: [(file bytes, label)] of the MNIST digits images uint8 [n, 28, 28], labels [n]."""
     make = KINDS[kind]
-    seed = sum(map(ord, kind))
+    seed = sum(map(ord, SEEDS.get(kind, kind)))
     return [(make(image, i, np.random.default_rng([seed, i])), int(label))
             for i, (image, label) in enumerate(zip(images, labels))]
