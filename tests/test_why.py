@@ -177,16 +177,18 @@ def test_not_a_digit_on_made_non_digits_and_drawn_digits(compared_board):
 
 @pytest.mark.parametrize("network", [MLP, LENET5], ids=["mlp", "lenet5"])
 def test_the_test_digits_are_below_the_thresholds_but_for_under_one_percent(served, two_models, network):
-    """Each space passes all but 100 - QUANTILE percent of the test digits (each against the others); both
-    together all but at most twice that, under the 1% the board promises."""
+    """Each space passes all but 100 - QUANTILE percent of the test digits (each against the others), give or take
+    the percentile's steps (each answered digit's threshold lies between two of its digits' scores: at most one
+    digit more past it per answered digit); both together all but at most the two spaces' sum, and under the 1%
+    the board promises."""
     inside = served[network.label].inside
     images, labels, source = reference.test_digits(str(two_models / "data"))
     hidden, probabilities = reference.hidden_of(inside, images)
     made = reference.Reference.made(inside.layers[-2].name, hidden, probabilities, labels, source, images)
     answers = probabilities.argmax(axis=1)
     alone = [np.mean(reference.own_scores(space.features) > space.thresholds[answers]) for space in made.spaces]
-    assert all(0 < rate <= (100 - reference.QUANTILE) / 100 + 0.001 for rate in alone), alone
-    assert max(alone) <= made.said(answers).mean() <= sum(alone) <= 0.01
+    assert all(0 < rate <= (100 - reference.QUANTILE) / 100 + 10 / len(answers) for rate in alone), alone
+    assert max(alone) <= made.said(answers).mean() <= min(sum(alone), 0.01), (alone, made.said(answers).mean())
 
 
 @pytest.mark.quick
