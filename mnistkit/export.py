@@ -466,7 +466,12 @@ def end(status):
     it stops a conversion's thread left running (end_if_left_running) by
     unwinding it inside C++. Nothing of ours needs that exit: our files are
     closed and committed, and Python's exit handlers only flush output.
+    A run that ended before TensorFlow was imported (a usage error, a
+    folder that is not there) has none of that to fear: it exits as any
+    script does (SystemExit), its exit handlers run.
     """
+    if "tensorflow" not in sys.modules:
+        raise SystemExit(status)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
