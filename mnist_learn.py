@@ -51,7 +51,7 @@ def main(argv=None):
     for flag, choose in (("undo", promotion.undo), ("redo", promotion.redo), ("discard", promotion.discard)):
         if getattr(args, flag):
             return cli.exit_status(lambda: choose(args.model_dir))
-    if args.accept_worse and any(entry.get("state") == "held" for entry in folders.learn_history(args.model_dir)[0]):
+    if args.accept_worse and any(entry.get("state") == "held" for entry in promotion.learn_history(args.model_dir)[0]):
         return cli.exit_status(lambda: promotion.accept(args.model_dir))
     plan = learn.Plan.of(args, trainer_args=(*args.trainer_args, *(["--verbose"] if args.verbose else [])),
                          accept_worse=args.accept_worse)

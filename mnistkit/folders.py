@@ -15,8 +15,8 @@ A model folder, written here and read through these functions alone:
   checkpoint      the index file naming the newest checkpoints (indexed_prefix, indexed_names; write_index),
                   TensorFlow's CheckpointState as its text format
   schedule.json   FOLDER_FILE, the folder's record: its network, records per epoch and each option trained at
-                  (folder_record, folder_network; write_folder_record), and its learns (LEARNS, REDO:
-                  learn_history; mnistkit.learn's; an earlier version's learned.json is still read), and the
+                  (folder_record, folder_network; write_folder_record), its learns (LEARNS, REDO: read and
+                  checked by mnistkit.promotion.learn_history; an earlier version's learned.json is still read), and the
                   test accuracy of each checkpoint mnist_test.py scored (ACCURACY: mnistkit.history)
   history/        the snapshots --history keeps for playback, apart from the index file (mnistkit.history)
   learns/<n>/     the checkpoint of learn n while it is not in service (held for a choice, or undone)
@@ -476,96 +476,6 @@ def keep_unreadable_record(model_dir):
 def record_text(record):
     """FOLDER_FILE's text of a record (a dict): JSON, one item a line."""
     return json.dumps(record, indent=1) + "\n"
-
-
-def learn_history(model_dir, record=None, strict=False):
-    """(learns, redo) of model_dir: its record's LEARNS, the learns in it oldest first (dicts, mnistkit.learn's),
-    and REDO, the numbers of the learns an undo took back, the next to redo last; ([], []) when none.
-
-    A folder learned into by an earlier version holds OLDER_LEARNS_FILE
-    instead: its {"before", "after"} pairs are read as learns 1, 2, ...,
-    each promoted. record: model_dir's record as folder_record read it,
-    when the caller has. An entry of the wrong shape (a hand edit:
-    learn_problem) is left out; strict: it, a record that cannot be read
-    or a redo list of the wrong shape raises DataError naming the file and
-    the entry (undo, redo, a learn: they would rewrite the history).
-    """
-    record = folder_record(model_dir, strict) if record is None else record
-    learns, redo = record.get(LEARNS), record.get(REDO)
-    if strict:
-        wrong = history_problem(learns, redo)
-        if wrong:
-            raise DataError(f"{os.path.join(model_dir, FOLDER_FILE)}: {wrong}; correct it (or put back a "
-                            "copy) and try again; nothing changed")
-    if isinstance(learns, list):
-        return [e for e in learns if not learn_problem(e)], [n for n in redo or () if _counted(n)]
-    try:
-        with open(os.path.join(model_dir, OLDER_LEARNS_FILE), encoding="utf-8") as f:
-            older = json.load(f)
-    except (OSError, ValueError):
-        return [], []
-    return [{"learn": n, "before": e["before"], "after": e["after"], "state": "promoted"}
-            for n, e in enumerate(older if isinstance(older, list) else [], 1)
-            if isinstance(e, dict) and isinstance(e.get("before"), str) and isinstance(e.get("after"), str)], []
-
-
-LEARN_STATES = ("promoted", "held", "undone", "discarded")  # a learn entry's states (mnistkit.promotion)
-_NAME = re.compile(r"[^/\\:]+-\d+")  # a checkpoint's name in the model folder: no folder in it
-
-
-def _counted(n):
-    return isinstance(n, int) and not isinstance(n, bool) and n >= 1
-
-
-def _shown(value):
-    """A value of a hand-edited record as a line shows it: its repr, cut to 60 characters."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def learn_problem(entry):
-    """What is wrong with one learn entry of the record (str), or None: a dict whose "learn" is a number >= 1, its
-    "state" one of LEARN_STATES, its "before" and "after" checkpoint names in the folder; its "options" (with
-    "before" and "after"), "settings" and "check" objects, and "files" names, when there."""
-    if not isinstance(entry, dict):
-        return f"is a JSON {type(entry).__name__}, not an object"
-    if "learn" in entry and not _counted(entry["learn"]):
-        return f"has learn {_shown(entry['learn'])}, not a number from 1"
-    if entry.get("state") not in LEARN_STATES:
-        return f"has state {_shown(entry.get('state'))}, not one of {', '.join(LEARN_STATES)}"
-    for key in ("before", "after"):
-        if not isinstance(entry.get(key), str) or not _NAME.fullmatch(entry[key]):
-            return f"has {key} {_shown(entry.get(key))}, not a checkpoint's name in the folder (mnist_model-2000)"
-    for key in ("options", "settings", "check"):
-        if not isinstance(entry.get(key, {}), dict):
-            return f"has {key} {_shown(entry[key])}, not an object"
-    if not all(isinstance(entry.get("options", {}).get(k, {}), dict) for k in ("before", "after")):
-        return f"has options {_shown(entry['options'])}, not objects before and after"
-    if not isinstance(entry.get("changed", 0), (int, float)) or isinstance(entry.get("changed"), bool):
-        return f"has changed {_shown(entry['changed'])}, not a time"
-    files_ = entry.get("files", [])
-    if not isinstance(files_, list) or not all(isinstance(n, str) and _NAME.match(n) and "/" not in n
-                                               and "\\" not in n for n in files_):
-        return f"has files {_shown(files_)}, not a checkpoint's file names"
-    return None
-
-
-def history_problem(learns, redo):
-    """What is wrong with a record's learn history (LEARNS, REDO as read), in words, or None."""
-    if learns is None and redo is None:
-        return None
-    if not isinstance(learns, list):
-        return f"its {LEARNS!r} is {_shown(learns)}, not a list of learns"
-    for n, entry in enumerate(learns, 1):
-        wrong = learn_problem(entry)
-        if wrong:
-            return f"its learn entry {n} (of {len(learns)}) {wrong}"
-    numbers = [e["learn"] for e in learns if "learn" in e]
-    if len(set(numbers)) != len(numbers):
-        return f"two learn entries have the number {max(numbers, key=numbers.count)}"
-    if redo is not None and (not isinstance(redo, list) or not all(_counted(n) and n in numbers for n in redo)):
-        return f"its {REDO!r} is {_shown(redo)}, not a list of its learns' numbers"
-    return None
 
 
 def change(model_dir, moves=(), index=None, record=None):

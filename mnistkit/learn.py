@@ -29,7 +29,7 @@ fallen past promotion's limits (promotion.judge), the learned checkpoint
 is held in learns/<n>/ and LearnHeld says what fell. Holding, accepting,
 discarding, undo and redo, the folder's lock and what the model in
 service knows of the kept digits are mnistkit.promotion's; each learn is
-an entry of the folder's one record (folders.learn_history: its
+an entry of the folder's one record (promotion.learn_history: its
 settings, its check, the trainer's options before and after it, its
 state). While a script prints nothing, a line each TICK_SECS says what
 the learn does (Watch.tick). A trainer that fails or is stopped (Ctrl-C, SIGTERM, Watch.stop) leaves model_dir
@@ -258,7 +258,7 @@ def _learn(plan, watch):
             f"{model_dir}: no checkpoint to learn from; train one first "
             f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
     # strict: a record a learn would rewrite, losing the learns it holds, is named before any training
-    held = [entry for entry in folders.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]
+    held = [entry for entry in promotion.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]
     if held:
         raise DataError(f"{model_dir}: learn {held[-1]['learn']}'s checkpoint waits for your choice; "
                         f"{promotion.choices(model_dir)}, then learn again")
@@ -491,7 +491,7 @@ def promote(learned, plan, entry, watch):
     if not os.path.isdir(model_dir):
         raise LearnFailed(f"{promotion.gone(model_dir)}; the learned checkpoint was not kept")
     record = folders.folder_record(model_dir, strict=True)
-    learns, redo = folders.learn_history(model_dir, record, strict=True)
+    learns, redo = promotion.learn_history(model_dir, record, strict=True)
     number = 1 + max([e.get("learn", 0) for e in learns if isinstance(e.get("learn"), int)] +
                      [int(n) for n in files.listing(os.path.join(model_dir, folders.LEARNS_FOLDER)) if n.isdecimal()]
                      + [0])

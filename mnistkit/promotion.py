@@ -18,7 +18,7 @@ is one folders.change (all or nothing) under the folder's lock
 says where a folder's learns stand (the page's undo/redo/held buttons);
 unknown() how many changes to the kept digits the model in service does
 not know (each learn records the ones it learned: known_of). The
-history itself is the folder record's (folders.learn_history).
+history itself is the folder record's (learn_history, here).
 """
 import contextlib
 import glob
@@ -39,6 +39,97 @@ ACCURACY_DROP = 0.005  # and the accuracy this much (0.5 points)
 
 
 MEASURES = ("recall", "precision")  # each digit's, in the check; each may fall RECALL_DROP at most
+
+
+def learn_history(model_dir, record=None, strict=False):
+    """(learns, redo) of model_dir: its record's LEARNS, the learns in it oldest first (dicts, mnistkit.learn's), and
+    REDO, the numbers of the learns an undo took back, the next to redo last; ([], []) when none (folders.LEARNS,
+    folders.REDO: the record is folders.FOLDER_FILE).
+
+    A folder learned into by an earlier version holds OLDER_LEARNS_FILE
+    instead: its {"before", "after"} pairs are read as learns 1, 2, ...,
+    each promoted. record: model_dir's record as folders.folder_record
+    read it, when the caller has. An entry of the wrong shape (a hand edit:
+    learn_problem) is left out; strict: it, a record that cannot be read
+    or a redo list of the wrong shape raises DataError naming the file and
+    the entry (undo, redo, a learn: they would rewrite the history).
+    """
+    record = folders.folder_record(model_dir, strict) if record is None else record
+    learns, redo = record.get(folders.LEARNS), record.get(folders.REDO)
+    if strict:
+        wrong = history_problem(learns, redo)
+        if wrong:
+            raise DataError(f"{os.path.join(model_dir, folders.FOLDER_FILE)}: {wrong}; correct it (or put back a "
+                            "copy) and try again; nothing changed")
+    if isinstance(learns, list):
+        return [e for e in learns if not learn_problem(e)], [n for n in redo or () if _counted(n)]
+    try:
+        with open(os.path.join(model_dir, folders.OLDER_LEARNS_FILE), encoding="utf-8") as f:
+            older = json.load(f)
+    except (OSError, ValueError):
+        return [], []
+    return [{"learn": n, "before": e["before"], "after": e["after"], "state": "promoted"}
+            for n, e in enumerate(older if isinstance(older, list) else [], 1)
+            if isinstance(e, dict) and isinstance(e.get("before"), str) and isinstance(e.get("after"), str)], []
+
+
+LEARN_STATES = ("promoted", "held", "undone", "discarded")  # a learn entry's states (mnistkit.promotion)
+_NAME = re.compile(r"[^/\\:]+-\d+")  # a checkpoint's name in the model folder: no folder in it
+
+
+def _counted(n):
+    return isinstance(n, int) and not isinstance(n, bool) and n >= 1
+
+
+def _shown(value):
+    """A value of a hand-edited record as a line shows it: its repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def learn_problem(entry):
+    """What is wrong with one learn entry of the record (str), or None: a dict whose "learn" is a number >= 1, its
+    "state" one of LEARN_STATES, its "before" and "after" checkpoint names in the folder; its "options" (with
+    "before" and "after"), "settings" and "check" objects, and "files" names, when there."""
+    if not isinstance(entry, dict):
+        return f"is a JSON {type(entry).__name__}, not an object"
+    if "learn" in entry and not _counted(entry["learn"]):
+        return f"has learn {_shown(entry['learn'])}, not a number from 1"
+    if entry.get("state") not in LEARN_STATES:
+        return f"has state {_shown(entry.get('state'))}, not one of {', '.join(LEARN_STATES)}"
+    for key in ("before", "after"):
+        if not isinstance(entry.get(key), str) or not _NAME.fullmatch(entry[key]):
+            return f"has {key} {_shown(entry.get(key))}, not a checkpoint's name in the folder (mnist_model-2000)"
+    for key in ("options", "settings", "check"):
+        if not isinstance(entry.get(key, {}), dict):
+            return f"has {key} {_shown(entry[key])}, not an object"
+    if not all(isinstance(entry.get("options", {}).get(k, {}), dict) for k in ("before", "after")):
+        return f"has options {_shown(entry['options'])}, not objects before and after"
+    if not isinstance(entry.get("changed", 0), (int, float)) or isinstance(entry.get("changed"), bool):
+        return f"has changed {_shown(entry['changed'])}, not a time"
+    files_ = entry.get("files", [])
+    if not isinstance(files_, list) or not all(isinstance(n, str) and _NAME.match(n) and "/" not in n
+                                               and "\\" not in n for n in files_):
+        return f"has files {_shown(files_)}, not a checkpoint's file names"
+    return None
+
+
+def history_problem(learns, redo):
+    """What is wrong with a record's learn history (folders.LEARNS, folders.REDO as read), in words, or None."""
+    if learns is None and redo is None:
+        return None
+    if not isinstance(learns, list):
+        return f"its {folders.LEARNS!r} is {_shown(learns)}, not a list of learns"
+    for n, entry in enumerate(learns, 1):
+        wrong = learn_problem(entry)
+        if wrong:
+            return f"its learn entry {n} (of {len(learns)}) {wrong}"
+    numbers = [e["learn"] for e in learns if "learn" in e]
+    if len(set(numbers)) != len(numbers):
+        return f"two learn entries have the number {max(numbers, key=numbers.count)}"
+    if redo is not None and (not isinstance(redo, list) or not all(_counted(n) and n in numbers for n in redo)):
+        return f"its {folders.REDO!r} is {_shown(redo)}, not a list of its learns' numbers"
+    return None
 
 
 def judge(before, after):
@@ -123,7 +214,7 @@ def unknown(model_dir, store):
     this store is in service. None when that learn is from before this was recorded, or model_dir is None."""
     if model_dir is None:
         return None
-    learns, _ = folders.learn_history(model_dir)
+    learns, _ = learn_history(model_dir)
     entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
     now = {found for found in (store.layout.parse(name) for name, _ in store.entries()) if found}  # (number, digit)
     if entry is None:
@@ -296,12 +387,12 @@ def moved_on(model_dir, newest, name):
 def history(model_dir):
     """Around an undo, a redo, an accept or a discard: the folder held (one_at_a_time), and (record, learns,
     redo, the newest checkpoint's name or None) read; DataError when the folder is gone, or its record cannot be read
-    or holds a learn history of the wrong shape (folders.learn_history's strict: a hand edit), naming it."""
+    or holds a learn history of the wrong shape (learn_history's strict: a hand edit), naming it."""
     with one_at_a_time(model_dir):
         if not os.path.isdir(model_dir):
             raise gone(model_dir)
         record = folders.folder_record(model_dir, strict=True)
-        learns, redo = folders.learn_history(model_dir, record, strict=True)
+        learns, redo = learn_history(model_dir, record, strict=True)
         newest = checkpoints.latest(model_dir)
         yield record, learns, redo, newest and os.path.basename(newest)
 
@@ -418,7 +509,7 @@ def standing(model_dir):
     """Where model_dir's learns stand (None: a model without a folder), for the board's page: {"last": the learn
     changed last (its entry) or None, "undo": whether undo() would do something, "redo": whether redo() would,
     "held": the held learn or None}."""
-    learns, redo_list = folders.learn_history(model_dir) if model_dir else ([], [])
+    learns, redo_list = learn_history(model_dir) if model_dir else ([], [])
     if not learns:
         return {"last": None, "undo": False, "redo": False, "held": None}
     newest = checkpoints.latest(model_dir)

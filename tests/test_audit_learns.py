@@ -136,7 +136,7 @@ def test_a_record_an_editor_saved_with_a_byte_order_mark_is_read(tmp_path):
     model = history_folder(tmp_path / "work")
     path = model / folders.FOLDER_FILE
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
-    assert folders.learn_history(str(model), strict=True)[0][0]["after"] == AFTER
+    assert promotion.learn_history(str(model), strict=True)[0][0]["after"] == AFTER
     assert folders.folder_record(str(model), strict=True)["batch_size"] == 200
     assert promotion.standing(str(model))["undo"] is True  # the page offers the undo the record holds
 

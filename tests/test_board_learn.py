@@ -19,7 +19,7 @@ from conftest import KEPT, LEARN_STEPS, TRAIN_STEPS, keep_sevens_as_threes, seve
 from test_board import Server, request
 from test_board_routes import Asked, Stand
 from test_learn import processes_naming
-from mnistkit import folders, keep, learn
+from mnistkit import keep, learn, promotion
 from mnistkit.board import app, model, table, teach
 
 LEARN_TIMEOUT = 300  # seconds for a learn of LEARN_STEPS steps on 2 loaded cores, and the board to switch
@@ -77,7 +77,7 @@ def test_a_learn_from_the_page_is_checked_held_then_used_undone_and_redone(train
         assert held["state"] == "held" and held["stage"] is None and (held["before"], held["after"]) == (
             f"mnist_model-{TRAIN_STEPS}", f"mnist_model-{learned}")
         check = held["check"]  # the numbers: the record's, as mnist_learn.py's
-        assert check == folders.learn_history(str(trained_copy / "model"))[0][0]["check"]
+        assert check == promotion.learn_history(str(trained_copy / "model"))[0][0]["check"]
         assert check["kept"] == {"count": KEPT, "right": [check["kept"]["right"][0], KEPT]}
         assert len(check["test"]["recall"]) == 10 and 7 in [f["digit"] for f in check["fell"]]
         assert (held["undo"], held["redo"]) == (False, False)

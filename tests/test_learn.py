@@ -99,7 +99,7 @@ def said(learned_workdir):
 
 def entries(model_dir):
     """[(learn number, state)] of the folder's record."""
-    return [(e["learn"], e["state"]) for e in folders.learn_history(str(model_dir))[0]]
+    return [(e["learn"], e["state"]) for e in promotion.learn_history(str(model_dir))[0]]
 
 
 def newest(model_dir):
@@ -144,7 +144,7 @@ def test_a_learn_that_makes_a_digit_worse_is_checked_and_held_saying_what_fell(l
     assert newest(model) == f"mnist_model-{TRAIN_STEPS}"
     assert sorted(os.listdir(model / "learns" / "1")) == [LEARNED + ext for ext in (".data-00000-of-00001",
                                                                                   ".index", ".meta")]
-    (entry,) = folders.learn_history(str(model))[0]
+    (entry,) = promotion.learn_history(str(model))[0]
     assert (entry["learn"], entry["state"], entry["before"], entry["after"]) == (1, "held", newest(model), LEARNED)
     check = entry["check"]
     # The check's numbers are the evaluator's: the model before, scored here, and the kept 7s read as 3 by it.
@@ -188,13 +188,13 @@ def test_a_learn_says_each_stage_and_every_5_percent_of_its_steps(learned_workdi
 def test_what_a_learn_prints_and_records_names_no_temporary_folder(learned_workdir):
     lines = said(learned_workdir)["lines"]
     shown = "\n".join(lines) + (learned_workdir / "model" / folders.FOLDER_FILE).read_text()
-    (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
+    (entry,) = promotion.learn_history(str(learned_workdir / "model"))[0]
     shown = shown.replace(json.dumps(entry["settings"]["known"]["keep_path"]), "")  # the keep store's own path
     assert "mnist-learn-" not in shown and tempfile.gettempdir() + os.sep not in shown
     assert f"wrote {KEPT} train records to {learn.STAGING}/data/mnist_train.tfrecords" in lines
     assert lines[0] == f"learning from {KEPT} kept digits of my_digits into model"
     assert lines[1].startswith(f"warning: all {KEPT} kept digits are 3s: ")  # one digit only: said before it runs
-    (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
+    (entry,) = promotion.learn_history(str(learned_workdir / "model"))[0]
     known = dict(entry["settings"]["known"])
     assert os.path.samefile(known.pop("keep_path"), learned_workdir / "my_digits")
     assert known == {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, KEPT]], "digits": "3" * KEPT}
@@ -281,7 +281,7 @@ def test_a_promote_that_fails_leaves_the_model_folder_exactly_as_it_was(learned_
     work = copy_into(tmp_path / "work", trained_workdir, "model")
     staged = copy_into(tmp_path / "staging", learned_workdir / "model" / "learns" / "1", *os.listdir(
         learned_workdir / "model" / "learns" / "1"))
-    (entry,) = folders.learn_history(str(learned_workdir / "model"))[0]
+    (entry,) = promotion.learn_history(str(learned_workdir / "model"))[0]
     entry = {k: v for k, v in entry.items() if k in ("before", "after", "check", "settings", "options")}
     before = tree_digests(work / "model", with_folders=True)
     if fails == "copying the .meta":  # a disk that fills up at the .meta, after the .data

@@ -95,7 +95,7 @@ def test_a_learn_is_refused_while_the_trainer_writes_the_folder(trained_workdir,
     line = learns[0].stderr
     assert line.startswith("error: model: `") and line.endswith(f" (pid {os.getpid()}, training) {REFUSED} "
                                                                  "--model-dir\n") and line.count("\n") == 1, line
-    assert folders.learn_history(str(work / "model")) == ([], [])  # nothing learned, nothing promoted
+    assert promotion.learn_history(str(work / "model")) == ([], [])  # nothing learned, nothing promoted
     assert not (work / "model" / folders.LOCK_FILE).exists()
 
 
