@@ -20,7 +20,7 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
 
 import sys
 
-from mnistkit import cli, folders, learn, promotion
+from mnistkit import cli, learn, promotion
 
 
 def build_parser():

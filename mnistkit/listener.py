@@ -31,7 +31,6 @@ import collections
 import contextlib
 import errno
 import logging
-import os
 import signal
 import socket
 import sys

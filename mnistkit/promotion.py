@@ -22,6 +22,7 @@ history itself is the folder record's (learn_history, here).
 """
 import contextlib
 import glob
+import json
 import os
 import re
 import shutil

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from conftest import copy_into, run_main, tree_digests
+from conftest import run_main, tree_digests
 from mnistkit import folders, keep, learn, promotion
 from mnistkit.errors import DataError
 
