@@ -57,6 +57,23 @@ def learning_rate_at(settings, examples, batch_size, step):
     return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))
 
 
+FADED = 0.01  # a learning rate decayed below this share of its base barely moves the weights in a learn's steps
+
+
+def faded_rate(settings, examples, step):
+    """The note (str) a run resuming at global_step `step` says when the course's schedule has decayed its learning
+    rate below FADED of settings.learning_rate_base (its steps, a learn's among them, will barely change the
+    weights), else None. examples: the records per epoch (an epoch is examples / batch_size steps)."""
+    rate = learning_rate_at(settings, examples, settings.batch_size, step)
+    if rate >= FADED * settings.learning_rate_base or step >= settings.steps:
+        return None
+    epochs = int(step // (examples / settings.batch_size))
+    return (f"note: at step {step} the learning rate is {rate:.2g}, {settings.learning_rate_base:g} decayed "
+            f"x{settings.learning_rate_decay:g} for each of {epochs} epochs of {examples} records: the "
+            f"{settings.steps - step} steps to {settings.steps} will barely change the weights (docs/teach.md, "
+            "\"A model trained long on few records\")")
+
+
 def schedule_jump(settings, trained, examples, step):
     """Why a resume at another batch size than `trained` is refused (--batch-size's cli.Option.why).
 
@@ -133,6 +150,9 @@ def resumed(settings, examples, saver, var_list, state=None):
                                settings.net.NETWORK)
         if step < settings.steps:  # a setting matters only for the steps it trains
             check_settings(settings, record, examples, step)
+            faded = faded_rate(settings, examples, step)
+            if faded:
+                settings.log(faded)
         try:
             checkpoints.check_variables(prefix, stored, var_list)
         except DataError as e:

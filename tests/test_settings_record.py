@@ -5,12 +5,13 @@ Runs the trainer in this process (conftest.run_main) for 1-2 steps at a batch of
 """
 import json
 import shutil
+import types
 
 import pytest
 
 from conftest import copy_into, run_main, tree_digests
 import mnist_backward
-from mnistkit import cli, folders
+from mnistkit import cli, folders, training
 from mnistkit.errors import DataError
 
 BATCH = "10"
@@ -210,3 +211,20 @@ def test_no_resume_note_nor_refusal_when_nothing_will_train(work, sample_workdir
     flagged = train(work, sample_workdir / "data", "--steps", "1")
     assert "global_step 1 already reaches the target; raise --steps to train further" in flagged.stdout.splitlines()
 
+
+
+@pytest.mark.quick
+def test_a_resume_where_the_schedule_has_faded_the_learning_rate_says_so():
+    """The course's rate, 0.1 decayed x0.99 an epoch, after 50,000 steps on the bundled sample's 8,000 records (40
+    steps an epoch at a batch of 200) is 3.5e-7: a learn's 600 steps there changed no kept digit (a new user's
+    trial). The note comes once the rate is below FADED (1%) of the base: from 459 epochs (0.99 ** 459 = 0.0099),
+    not at 458 (0.0100); on MNIST's 60,000 records the same 50,000 steps are 166 epochs (0.019) and say nothing."""
+    settings = types.SimpleNamespace(learning_rate_base=0.1, learning_rate_decay=0.99, batch_size=200, steps=50600)
+    assert training.faded_rate(settings, 8000, 50000) == (
+        "note: at step 50000 the learning rate is 3.5e-07, 0.1 decayed x0.99 for each of 1250 epochs of 8000 records: "
+        "the 600 steps to 50600 will barely change the weights (docs/teach.md, \"A model trained long on few "
+        "records\")")
+    assert training.faded_rate(settings, 8000, 459 * 40).startswith("note: at step 18360 the learning rate is 0.00099")
+    assert training.faded_rate(settings, 8000, 459 * 40 - 1) is None
+    assert training.faded_rate(settings, 60000, 50000) is None
+    assert training.faded_rate(types.SimpleNamespace(**{**vars(settings), "steps": 50000}), 8000, 50000) is None
