@@ -37,7 +37,6 @@ can be missing or damaged while the checkpoint files are fine. So:
 """
 import collections
 import contextlib
-import difflib
 import glob
 import importlib.util
 import os
@@ -454,19 +453,13 @@ def trainer_of(model_dir, network=networks.MLP):
 
 
 def close_folders(model_dir, models_only=False):
-    """The folders beside model_dir (str, a path) whose names are close to its name (difflib, at most 3): what a
-    typo (`modle`) may have meant (`model`), each as model_dir's parent joined with the name. models_only: only
-    folders that hold a model (a checkpoint index or the folder's record)."""
-    parent = os.path.dirname(os.path.normpath(model_dir)) or "."
-    try:
-        beside = [name for name in os.listdir(parent) if os.path.isdir(os.path.join(parent, name))]
-    except OSError:
-        beside = []
-    if models_only:
-        beside = [name for name in beside if os.path.isfile(os.path.join(parent, name, folders.INDEX_FILE))
-                  or os.path.isfile(os.path.join(parent, name, folders.FOLDER_FILE))]
-    return [os.path.join(os.path.dirname(os.path.normpath(model_dir)), name)
-            for name in difflib.get_close_matches(os.path.basename(os.path.normpath(model_dir)), beside, n=3)]
+    """The folders beside model_dir (str, a path) whose names are close to its name (cli.close_paths, at most 3):
+    what a typo (`modle`) may have meant (`model`), each as model_dir's parent joined with the name. models_only:
+    only folders that hold a model (a checkpoint index or the folder's record)."""
+    def wanted(path):
+        return os.path.isdir(path) and (not models_only or os.path.isfile(os.path.join(path, folders.INDEX_FILE))
+                                        or os.path.isfile(os.path.join(path, folders.FOLDER_FILE)))
+    return cli.close_paths(model_dir, wanted)
 
 
 def not_there(model_dir):

@@ -536,3 +536,16 @@ def silence_stdout():
         pass
     finally:
         os.close(devnull)
+
+
+def close_paths(path, wanted=os.path.isdir):
+    """The paths beside `path` (str: in its folder) whose names are close to its name (difflib, at most 3) and for
+    which wanted(path) is true (default: a folder): what a typo (`modle`, `dta`) may have meant, each joined to
+    path's folder as given. Nothing when the folder cannot be listed."""
+    parent = os.path.dirname(os.path.normpath(path))
+    try:
+        beside = [name for name in os.listdir(parent or ".") if wanted(os.path.join(parent, name))]
+    except OSError:
+        return []
+    return [os.path.join(parent, name)
+            for name in difflib.get_close_matches(os.path.basename(os.path.normpath(path)), beside, n=3)]

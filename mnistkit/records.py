@@ -233,7 +233,17 @@ def folder_of(tfRecord_path):
 
 
 def no_data(source):
-    """The DataError for a --data-dir that is neither a folder nor a file (trainer's and evaluator's wording)."""
+    """The DataError for a --data-dir that is neither a folder nor a file (trainer's and evaluator's wording): a
+    typo (`dta`) beside a folder or file of TFRecords with a close name is asked about (`did you mean data?`, as a
+    mistyped --model-dir is), else the generator's command that writes it is given."""
+    def holds_records(path):
+        if os.path.isdir(path):
+            return any(os.path.isfile(os.path.join(path, name)) or shard_files(os.path.join(path, name))
+                       for name in (TRAIN_FILE, TEST_FILE))
+        return path.endswith(".tfrecords") and os.path.isfile(path)
+    close = cli.close_paths(source, holds_records)
+    if close:
+        return DataError(f"{source}: no such folder or TFRecord file; did you mean {' or '.join(close)}?")
     return DataError(f"{source}: no such folder or TFRecord file; run `{generate_command(source)}` first")
 
 

@@ -289,3 +289,21 @@ def test_a_missing_data_folder_is_named_alike_by_trainer_and_evaluator(tmp_path,
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == f"error: dta: no such folder or TFRecord file; run `python {ROOT}/mnist_generateds.py --data-dir dta` first\n"
     assert os.listdir(tmp_path) == []  # no model folder made for nothing
+
+
+@pytest.mark.parametrize("script,flags", [("mnist_backward.py", ["--steps", "10"]), ("mnist_test.py", ["--once"])])
+def test_a_mistyped_data_folder_beside_the_records_asks_about_them(tmp_path, script, flags):
+    """`--data-dir dta` beside a folder `data` holding the TFRecords asks "did you mean data?" (a new user's
+    trial: the generator's command sent them to build a new data set in the typo); a close name that holds no
+    records (`dat`, empty) is no answer, and the generator's command is given."""
+    (tmp_path / "data").mkdir()
+    for name in ("mnist_train.tfrecords", "mnist_test.tfrecords"):
+        (tmp_path / "data" / name).write_bytes(b"")
+    (tmp_path / "dat").mkdir()
+    result = run(script, *flags, "--data-dir", "dta", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == "error: dta: no such folder or TFRecord file; did you mean data?\n"
+    (tmp_path / "data").rename(tmp_path / "records")  # no longer a close name: only `dat` is, and holds none
+    result = run(script, *flags, "--data-dir", "dta", cwd=tmp_path)
+    assert result.stderr == f"error: dta: no such folder or TFRecord file; run `python {ROOT}/mnist_generateds.py --data-dir dta` first\n"
+    assert sorted(os.listdir(tmp_path)) == ["dat", "records"]  # no model folder made for nothing
