@@ -39,6 +39,21 @@ def test_sighup_is_a_stop_signal_unless_the_run_was_started_to_ignore_it():
     assert int(signal.SIGHUP) not in stop_signals(ignored=True) and int(signal.SIGINT) in stop_signals(ignored=True)
 
 
+@pytest.fixture(autouse=True)
+def sighup_as_a_terminal_gives_it():
+    """SIGHUP at its default in this worker for each test, as a shell in a terminal starts a run: the runs these
+    tests start inherit it, and a suite itself run under `nohup` (SIGHUP ignored, which a child keeps) would
+    otherwise see each trainer rightly go on through the SIGHUP sent to it."""
+    if not hasattr(signal, "SIGHUP"):
+        yield
+        return
+    before = signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
 def newest_step(model):
     newest = folders.latest(str(model))
     return int(newest.rsplit("-", 1)[1]) if newest else None
