@@ -52,9 +52,15 @@ def session_config(**fields):
     return config
 
 
+def epochs_at(examples, batch_size, step):
+    """The whole epochs (float) of `examples` records that global_step `step` has trained at this batch size: the
+    course's staircase decay counts them."""
+    return step // (examples / batch_size)
+
+
 def learning_rate_at(settings, examples, batch_size, step):
     """The course's staircase learning rate at global_step `step` for this batch size (float)."""
-    return settings.learning_rate_base * settings.learning_rate_decay ** (step // (examples / batch_size))
+    return settings.learning_rate_base * settings.learning_rate_decay ** epochs_at(examples, batch_size, step)
 
 
 FADED = 0.01  # a learning rate decayed below this share of its base barely moves the weights in a learn's steps
@@ -67,7 +73,7 @@ def faded_rate(settings, examples, step):
     rate = learning_rate_at(settings, examples, settings.batch_size, step)
     if rate >= FADED * settings.learning_rate_base or step >= settings.steps:
         return None
-    epochs = int(step // (examples / settings.batch_size))
+    epochs = int(epochs_at(examples, settings.batch_size, step))
     return (f"note: at step {step} the learning rate is {rate:.2g}, {settings.learning_rate_base:g} decayed "
             f"x{settings.learning_rate_decay:g} for each of {epochs} epochs of {examples} records: the "
             f"{settings.steps - step} steps to {settings.steps} will barely change the weights (docs/teach.md, "
