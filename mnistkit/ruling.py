@@ -13,6 +13,8 @@ segmentation.find_ink on ink_darkness's levels.
 """
 import numpy as np
 
+from .levels import level_median, level_percentile
+
 RULE_LEVEL = 16  # darkness levels over the paper's median (and 4 robust spreads) from which a pixel may be a line
 RULE_ASKEW = 0.09  # lines up to this slope (about 5 degrees) are looked for
 RULE_COVER = 0.6  # of a line's length: how much of it must be dark (a digit's stroke crosses it, no more)
@@ -25,6 +27,7 @@ RULE_SPACING = 0.03  # of the shorter side, and 3 times their thickness: lines a
 RULE_EDGE = 0.2  # of the way from the paper's darkness to the line's: its soft edge, taken out with it
 RULE_KEEP = 32  # darkness levels over the line's own: a pixel this much darker is ink over it, kept (fully at 2x)
 SEARCH_PIXELS = 20_000  # the slope is searched on at most this many of the dark pixels, evenly taken
+GATHER_CELLS = 2_000_000  # pixels x slopes counted at once by _gathered (16 MB of int64)
 
 
 def without_rules(level):
@@ -42,8 +45,8 @@ def without_rules(level):
     h, w = level.shape
     if min(h, w) < 16:
         return level
-    paper = np.median(level)
-    noise = np.median(np.abs(np.diff(level.astype(np.int16), axis=1))) / 0.954  # as find_ink: the lines don't widen it
+    paper = level_median(level)
+    noise = level_median(np.abs(np.diff(level.astype(np.int16), axis=1))) / 0.954  # as find_ink: the lines don't widen it
     dark = level >= paper + max(RULE_LEVEL, 4 * noise)
     out = level
     for turned in (False, True):  # lines across, then lines down (the picture transposed)
@@ -110,15 +113,35 @@ def _slope(rows, cols, w):
     the width, then of half a row."""
     step = max(1, rows.size // SEARCH_PIXELS)
     rows, cols = rows[::step], cols[::step]
-
-    def gathered(slope):
-        u = rows - np.round(cols * slope).astype(np.int64)
-        counts = np.bincount(u - u.min())
-        return float(counts.astype(np.float64) @ counts)
     coarse = np.arange(-RULE_ASKEW, RULE_ASKEW + 1e-9, 4 / w)
-    best = max(coarse, key=gathered)
+    best = coarse[np.argmax(_gathered(rows, cols, coarse, _squares))]
     fine = np.arange(best - 4 / w, best + 4 / w + 1e-9, 0.5 / w)
-    return float(max(fine, key=gathered))
+    return float(fine[np.argmax(_gathered(rows, cols, fine, _squares))])
+
+
+def _squares(counts):
+    return np.einsum("ij,ij->i", counts, counts)  # whole numbers below 2**53: exact in float64
+
+
+def _peak(counts):
+    return counts.max(axis=1)
+
+
+def _gathered(rows, cols, slopes, score):
+    """score (_squares or _peak) of the pixels' (rows, cols: int arrays, not empty) counts per u = row -
+    round(slope x column), for each of slopes (float [s]): float64 [s]. The slopes are counted GATHER_CELLS
+    pixels at a time: one bincount for as many slopes as fit."""
+    scores = np.empty(len(slopes))
+    chunk = max(1, GATHER_CELLS // rows.size)
+    for first in range(0, len(slopes), chunk):
+        part = slopes[first:first + chunk]
+        u = rows - np.round(cols * part[:, None]).astype(np.int64)
+        u -= u.min(axis=1, keepdims=True)
+        span = int(u.max()) + 1
+        u += np.arange(len(part))[:, None] * span
+        counts = np.bincount(u.ravel(), minlength=len(part) * span).reshape(len(part), span).astype(np.float64)
+        scores[first:first + chunk] = score(counts)
+    return scores
 
 
 def _mend(level, paper, slope, bands):
@@ -144,14 +167,14 @@ def _mend(level, paper, slope, bands):
         inside = (r >= 0) & (r < h)
         return level[r[inside], column[inside]]
     for first, last in bands:
-        line = max(float(np.percentile(values, 25)) for values in (along(u) for u in range(first, last + 1))
+        line = max(level_percentile(values, 25) for values in (along(u) for u in range(first, last + 1))
                    if values.size)
         edge = paper + RULE_EDGE * (line - paper)
         for _ in range(last - first + 1):
-            if first > -h and along(first - 1).size and np.percentile(along(first - 1), 25) >= edge:
+            if first > -h and along(first - 1).size and level_percentile(along(first - 1), 25) >= edge:
                 first -= 1
         for _ in range(last - first + 1):
-            if along(last + 1).size and np.percentile(along(last + 1), 25) >= edge:
+            if along(last + 1).size and level_percentile(along(last + 1), 25) >= edge:
                 last += 1
         top, bottom = first - 1 + shift, last + 1 + shift  # the band's rows in each column, inclusive
         a = level[np.clip(top - 1, 0, h - 1), column].astype(np.float32)
@@ -198,13 +221,11 @@ def askew_sides(box):
         rows, cols = np.nonzero(view)
         if w < 8 or rows.size == 0:
             return lines, 0
-        best = None
-        for slope in np.arange(-FRAME_SLOPE, FRAME_SLOPE + 1e-9, 1 / w):
-            u = rows - np.round(cols * slope).astype(np.int64)
-            counts = np.bincount(u - u.min())
-            if best is None or counts.max() > best[0]:
-                best = (counts.max(), u, counts, u.min(), slope)
-        _, u, counts, low, slope = best
+        tried = np.arange(-FRAME_SLOPE, FRAME_SLOPE + 1e-9, 1 / w)
+        slope = tried[np.argmax(_gathered(rows, cols, tried, _peak))]
+        u = rows - np.round(cols * slope).astype(np.int64)
+        low = u.min()
+        counts = np.bincount(u - low)
         slopes.append(slope)
         near = min(max(2, int(SIDE_NEAR * h)), counts.size)
         full = counts >= SIDE_SPAN * w

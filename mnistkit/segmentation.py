@@ -12,6 +12,7 @@ input is built from this ink in mnistkit.preparation.
 import numpy as np
 from PIL import Image
 
+from .levels import cell_percentiles, level_median, sample_median
 from .ruling import askew_sides, without_rules
 
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
@@ -97,17 +98,6 @@ def ink_darkness(gray):
     return np.clip(darkness, 0, 255, out=darkness).astype(np.uint8)
 
 
-def _cells(gray, percentiles):
-    """Percentiles of each cell of a grid of at most LIGHTING_GRID cells a side: (float64 [len(percentiles), rows,
-    cols], the cell's side in pixels). gray: [h, w]; the last row and column of cells are filled out by the edge."""
-    h, w = gray.shape
-    cell = max(1, -(-max(h, w) // LIGHTING_GRID))
-    rows, cols = -(-h // cell), -(-w // cell)
-    padded = np.pad(np.asarray(gray, dtype=np.float32), ((0, rows * cell - h), (0, cols * cell - w)), mode="edge")
-    cells = padded.reshape(rows, cell, cols, cell).transpose(0, 2, 1, 3).reshape(rows, cols, cell * cell)
-    return np.percentile(cells, percentiles, axis=2).astype(np.float64), cell
-
-
 def _reach(shape):
     """How many cells LIGHTING_WINDOW's half reaches on a grid of `shape`: (rows, cols), each at most the grid's."""
     reach = max(1, LIGHTING_WINDOW * max(shape) // (2 * LIGHTING_GRID))
@@ -128,7 +118,7 @@ def paper_light(gray):
     that a vignette's dark corners are not lit from inside. A frame or a
     thin border is narrower than the window: it is ink, not paper.
     """
-    (light,), cell = _cells(gray, [90])
+    (light,), cell = cell_percentiles(gray, [90], LIGHTING_GRID)
     rows, cols = light.shape
     reach_rows, reach_cols = _reach(light.shape)
     pad = ((reach_rows, reach_rows), (reach_cols, reach_cols))
@@ -202,7 +192,7 @@ def light_on_dark(gray):
         border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
         ground = np.median(border)
         return ground - gray.min() < gray.max() - ground
-    (dark, middle, light), _ = _cells(gray, [10, 50, 90])
+    (dark, middle, light), _ = cell_percentiles(gray, [10, 50, 90], LIGHTING_GRID)
     reach_rows, reach_cols = _reach(middle.shape)
     low = _window(dark, reach_rows, reach_cols, np.minimum)
     high = _window(light, reach_rows, reach_cols, np.maximum)
@@ -214,10 +204,10 @@ def light_on_dark(gray):
     if (contrast & inside).any():
         contrast &= inside
     elif not contrast.any():
-        ground = np.median(gray)
+        ground = level_median(gray)
         return ground - gray.min() < gray.max() - ground
     place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
-    ground = np.median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
+    ground = level_median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
     return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground and not paper_round(gray))
 
 
@@ -227,26 +217,14 @@ def paper_round(gray):
     A light-on-dark picture's ground reaches its edge, a thin light frame (a screenshot's) or not."""
     band = max(1, int(EDGE_BAND * min(gray.shape)))
     ring = np.concatenate([gray[:band].ravel(), gray[-band:].ravel(), gray[:, :band].ravel(), gray[:, -band:].ravel()])
-    return bool(np.median(ring) - gray.min() > gray.max() - np.median(ring))
+    paper = level_median(ring)
+    return bool(paper - gray.min() > gray.max() - paper)
 
 
 def stroke_width(mask):
     """Mean stroke width in pixels of a boolean mask: area / half the number of ink-paper edges."""
     edges = np.count_nonzero(mask[1:] != mask[:-1]) + np.count_nonzero(mask[:, 1:] != mask[:, :-1])
     return 2 * np.count_nonzero(mask) / max(edges, 1)
-
-
-def _median(values, counts):
-    """The median (float) of a sample given as sorted distinct values and their counts (int arrays), as np.median."""
-    below = np.cumsum(counts)
-    middle = (below[-1] - 1) / 2
-    return (values[np.searchsorted(below, np.floor(middle), side="right")]
-            + values[np.searchsorted(below, np.ceil(middle), side="right")]) / 2
-
-
-def _level_median(levels):
-    """np.median of whole levels 0-255 (float array of any shape), from their histogram: no sort."""
-    return _median(np.arange(256), np.bincount(levels.astype(np.int64).ravel(), minlength=256))
 
 
 def stands_apart(level, ink, ignore=None):
@@ -259,10 +237,10 @@ def stands_apart(level, ink, ignore=None):
     pass. ignore: boolean [h, w], pixels neither ink nor paper (a frame's).
     """
     counts = np.bincount(level[~ink if ignore is None else ~(ink | ignore)].astype(np.int64), minlength=256)
-    paper = _median(np.arange(256), counts)
+    paper = sample_median(np.arange(256), counts)
     distance = np.abs(np.arange(256) - paper)
     order = np.argsort(distance, kind="stable")
-    spread = 1.4826 * _median(distance[order], counts[order])
+    spread = 1.4826 * sample_median(distance[order], counts[order])
     return level[ink].mean() - paper >= MIN_INK_SPREADS * spread
 
 
@@ -324,7 +302,7 @@ def find_ink(img, levels=False):
     frame = frame_lines(ink, marks)
     ink &= ~frame
     step = np.abs(np.diff(level.astype(np.int16), axis=1))
-    noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
+    noise = level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
     if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
@@ -545,12 +523,12 @@ def ink_marks(ink, labels=None):
     labels = label_marks(counts > 0) if labels is None else labels
     _, mark = np.unique(labels[counts > 0], return_inverse=True)
     r, c = np.nonzero(counts > 0)
-    boxes = np.zeros((mark.max() + 1, 4))
-    boxes[:, 0], boxes[:, 2] = rows, cols
-    np.minimum.at(boxes[:, 0], mark, r)
-    np.maximum.at(boxes[:, 1], mark, r + 1)
-    np.minimum.at(boxes[:, 2], mark, c)
-    np.maximum.at(boxes[:, 3], mark, c + 1)
+    order = np.argsort(mark, kind="stable")  # each mark's cells together (every mark holds some), rows in order
+    starts = np.searchsorted(mark[order], np.arange(mark.max() + 1))
+    ends = np.append(starts[1:], mark.size) - 1
+    r_order, c_order = r[order], c[order]
+    boxes = np.stack([r_order[starts], r_order[ends] + 1, np.minimum.reduceat(c_order, starts),
+                      np.maximum.reduceat(c_order, starts) + 1], axis=1).astype(np.float64)
     mass = np.bincount(mark, weights=counts[counts > 0])
     keep = mass >= MIN_MARK_MASS * mass.max()
     cells = np.zeros((rows, cols), bool)

@@ -1,0 +1,63 @@
+"""Order statistics of whole gray levels (0-255), read from their histogram: one pass, no sort or partition.
+
+A picture's pixels and its darkness (segmentation.ink_darkness) are whole
+levels, so a median or a percentile of them is found by counting how many
+pixels lie at or below each of the 256 levels. The results equal NumPy's
+(np.median; np.percentile's default "linear" method) value for value, and
+cost a histogram instead of a partition of every pixel. Used by
+mnistkit.segmentation and mnistkit.ruling.
+"""
+import numpy as np
+
+LEVELS = 256
+
+
+def sample_median(values, counts):
+    """The median (float) of a sample given as sorted distinct values and their counts (int arrays), as np.median."""
+    below = np.cumsum(counts)
+    middle = (below[-1] - 1) / 2
+    return (values[np.searchsorted(below, np.floor(middle), side="right")]
+            + values[np.searchsorted(below, np.ceil(middle), side="right")]) / 2
+
+
+def level_median(levels):
+    """np.median (float) of whole levels 0-255: levels, an int or float array of any shape, not empty."""
+    return sample_median(np.arange(LEVELS), np.bincount(np.ravel(levels).astype(np.int64), minlength=LEVELS))
+
+
+def _ranked(below, percentile):
+    """The percentile of samples whose cumulative level counts are `below` (int [..., 256], the last axis the
+    levels): float64 [...], as np.percentile's linear interpolation between the two closest ranks."""
+    n = int(below[..., -1].flat[0])
+    position = percentile / 100 * (n - 1)
+    rank = int(np.floor(position))
+    t = position - rank
+    a = np.count_nonzero(below <= rank, axis=-1).astype(np.float64)  # the level of the sample ranked `rank`
+    b = np.count_nonzero(below <= min(rank + 1, n - 1), axis=-1).astype(np.float64)
+    return a + (b - a) * t if t < 0.5 else b - (b - a) * (1 - t)  # NumPy's lerp, the same float64 steps
+
+
+def level_percentile(levels, percentile):
+    """np.percentile (float) of whole levels 0-255: levels, an int or float array of any shape, not empty;
+    percentile: 0-100."""
+    counts = np.bincount(np.ravel(levels).astype(np.int64), minlength=LEVELS)
+    return float(_ranked(np.cumsum(counts), percentile))
+
+
+def cell_percentiles(gray, percentiles, grid):
+    """Percentiles of each cell of a grid of at most `grid` cells a side: (float64 [len(percentiles), rows, cols],
+    the cell's side in pixels).
+
+    gray: [h, w] of whole levels 0-255 (uint8, or floats holding whole
+    levels); the last row and column of cells are filled out by the edge, as
+    np.pad's "edge" mode. Each value equals np.percentile over the cell's
+    pixels (linear interpolation); one histogram of all the cells at once.
+    """
+    h, w = gray.shape
+    cell = max(1, -(-max(h, w) // grid))
+    rows, cols = -(-h // cell), -(-w // cell)
+    padded = np.pad(np.asarray(gray).astype(np.int64), ((0, rows * cell - h), (0, cols * cell - w)), mode="edge")
+    first = (np.arange(rows)[:, None, None, None] * cols + np.arange(cols)[None, None, :, None]) * LEVELS
+    counts = np.bincount((padded.reshape(rows, cell, cols, cell) + first).ravel(), minlength=rows * cols * LEVELS)
+    below = np.cumsum(counts.reshape(rows, cols, LEVELS), axis=2)
+    return np.array([_ranked(below, p) for p in percentiles]), cell
