@@ -67,7 +67,7 @@ Option = cli.ScriptOption
 OPTIONS = cli.Options([
     Option("model_dir", "./model/", "the model folder to learn into", type=cli.path),
     Option("keep_dir", keep.DEFAULT_FOLDER, "the kept digits (with their label file <keep-dir>.txt beside)",
-           type=cli.path),
+           type=cli.plain_path),
     Option("steps", DEFAULT_STEPS, "steps to train past the newest checkpoint", minimum=1, constant="DEFAULT_STEPS"),
     Option("share", records.MIX_SHARE, "part of every batch drawn from the kept digits", above=0, below=1),
     Option("data_dir", records.DATA_DIR, "the training TFRecords (mnist_generateds.py's --data-dir); its "
