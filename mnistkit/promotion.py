@@ -266,7 +266,8 @@ def one_at_a_time(model_dir):
     Processes: the one-writer lock of model_dir (folders.FolderLock) that
     the trainer takes too, so that a learn and a trainer never write one
     folder at once; removed at the end. Raises DataError naming the folder,
-    and the process that writes it, when another holds it.
+    and the process that writes it, when another holds it; and naming the
+    reason when the lock cannot be made (a read-only mount, a full disk).
     """
     key = os.path.realpath(model_dir)
     with _learning_lock:
@@ -274,9 +275,15 @@ def one_at_a_time(model_dir):
             raise DataError(f"{model_dir}: another learn is working on this model folder; wait until it ends")
         _learning.add(key)
     try:
-        # A folder that is not there has no writer to wait for (and nothing to learn from: learn() says so).
-        with folders.FolderLock(model_dir, "--model-dir", "a learn") if os.path.isdir(model_dir) else \
-                contextlib.nullcontext():
+        with contextlib.ExitStack() as held:
+            # A folder that is not there has no writer to wait for (and nothing to learn from: learn() says so).
+            if os.path.isdir(model_dir):
+                try:
+                    held.enter_context(folders.FolderLock(model_dir, "--model-dir", "a learn"))
+                except OSError as e:  # a read-only folder (a mount, a shared course folder), a full disk
+                    raise DataError(f"{model_dir}: cannot write in this model folder ({e.strerror}: its lock "
+                                    f"{folders.LOCK_FILE}); nothing changed; make it writable, or copy it and give "
+                                    "the copy with --model-dir") from None
             yield
     finally:
         with _learning_lock:
