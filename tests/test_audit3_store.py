@@ -6,6 +6,7 @@ a traceback, `OSError: [Errno 30] Read-only file system: 'model/.mnist.lock'`, a
 each is one line naming the folder and the reason, "nothing changed", and the folder is as it was.
 """
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 
 from conftest import run_main, tree_digests
 from test_board_learn import board_on
-from test_board_routes import Asked
+from test_board_routes import OWN_HOST, Asked
 from test_errors import other_graph_checkpoint
 from mnistkit import folders
 
@@ -59,6 +60,9 @@ def test_the_boards_undo_on_a_folder_whose_lock_cannot_be_made_is_one_line_not_5
     for route in ("/board/learn/undo", "/board/learn/redo"):
         answer = Asked(board, "POST", route)
         assert answer.status in (400, 409) and "cannot write in this model folder" in answer.error(), answer.body
+        zh = Asked(board, "POST", route, headers=(OWN_HOST, (b"accept-language", b"zh-CN")))
+        assert json.loads(zh.body)["zh"].endswith("无法写入这个模型文件夹（只读或磁盘已满）；什么都没有改动；请让它可写，或复制一份，"
+                                                  "用 --model-dir 指定副本"), zh.body
 
 
 @pytest.fixture
