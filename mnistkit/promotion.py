@@ -29,7 +29,7 @@ import shutil
 import threading
 import time
 
-from . import checkpoints, cli, files, folders, keep
+from . import checkpoints, cli, files, folders, keep, places
 from .errors import DataError
 
 RECALL_DROP = 0.02  # a digit's recall on the test records may fall this much (2 points) before a learn is held
@@ -267,8 +267,12 @@ def one_at_a_time(model_dir):
     the trainer takes too, so that a learn and a trainer never write one
     folder at once; removed at the end. Raises DataError naming the folder,
     and the process that writes it, when another holds it; and naming the
-    reason when the lock cannot be made (a read-only mount, a full disk).
+    reason when the lock cannot be made (a read-only mount, a full disk),
+    and naming what it is when model_dir is an export (places.export_given).
     """
+    misplaced = places.export_given(model_dir, "--model-dir")  # an export: no lock made in it, nothing learned
+    if misplaced is not None:
+        raise misplaced
     key = os.path.realpath(model_dir)
     with _learning_lock:
         if key in _learning:
