@@ -234,7 +234,8 @@ def learn(plan, keep_dir=None, steps=None, data_dir=None, share=None, trainer_ar
     check finds it worse. watch: a Watch, which hears each line and stage
     and may stop the learn (None: lines printed).
     Raises DataError when the model folder is gone or holds no checkpoint,
-    a learn waits there for a choice, or the kept digits are none or
+    a learn waits there for a choice, data_dir names no training records
+    (records.tfrecord_files: a typo is asked about), or the kept digits are none or
     unreadable; LearnFailed when a script fails, LearnStopped after
     watch.stop(), KeyboardInterrupt after a Ctrl-C (the model folder
     unchanged each time); LearnHeld when the learned checkpoint made things
@@ -268,6 +269,7 @@ def _learn(plan, watch):
     if network is None:
         raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + plan.steps
+    records.tfrecord_files(plan.data_dir)  # a mistyped --data-dir: the trainer's one line, before any stage runs
     with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
         watch.name(os.path.join(staging, "kept", os.path.basename(store.folder)), store.folder)
         watch.name(staging, STAGING)

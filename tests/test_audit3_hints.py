@@ -9,7 +9,8 @@ give; any other file is refused as before.
 export (export/mnist/mnist/1, .tflite files inside the base path: TF Serving went on serving version 1), and
 `--export-dir export/mnist/1` wrote into the served version; `mnist_backward.py --model-dir export/mnist/1` trained
 checkpoints into it, and `mnist_learn.py` there hinted to. Now each is one line naming what the folder is and the
-folder to give, before anything is written.
+folder to give, before anything is written. A learn with a mistyped --data-dir is the trainer's one line before
+any stage runs.
 """
 import os
 
@@ -98,3 +99,17 @@ def test_a_trainer_or_a_learn_given_an_export_for_its_model_dir_writes_nothing_t
             "not a checkpoint folder: give the checkpoint folder it was exported from" in done.stderr, \
             (script, done.stderr)
         assert tree_digests(exported, with_folders=True) == before, script
+
+
+@pytest.mark.quick
+def test_a_learn_with_a_mistyped_data_dir_is_one_line_before_any_stage_runs(kept, tmp_path):
+    """Before: the kept digits copied and turned into TFRecords (about 25 s), then the trainer's line and the
+    learn's own, two lines; now the trainer's one line (did you mean) before anything runs, and its zh twin."""
+    other_graph_checkpoint(tmp_path / "model", hidden=500)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "mnist_train.tfrecords").write_bytes(b"")
+    done = run_main("mnist_learn.py", "--data-dir", "dta", "--keep-dir", kept.folder, "--steps", "5", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr == "error: dta: no such folder or TFRecord file; did you mean data?\n"
+    assert "learning from" not in done.stdout and "preparing" not in done.stdout, done.stdout
+    from mnistkit.board import zh
+    assert zh.twin(done.stderr.strip(), 409) == "dta：没有这个文件夹或 TFRecords 文件；你是想写 data 吗？"
