@@ -305,7 +305,7 @@ OPTIONS = cli.Options([
            maximum=255, constant="THRESHOLD"),
     Option("json", False, "print one JSON list: file, prediction, top 3"),
     Option("show_input", None, "write the 28x28 network input: to PATH.png (one picture), or into folder PATH as "
-           "<picture's name>.png (photos/a.jpg -> PATH/a.png)", type=cli.path, metavar="PATH"),
+           "<picture's name>.png (photos/a.jpg -> PATH/a.png)", type=cli.plain_path, metavar="PATH"),
     Option("serve", False, "serve the drawing board (draw a digit, drop a photo) and TF Serving's REST API "
            "(POST /v1/models/<name>:predict) for --model-dir, until Ctrl-C"),
     Option("host", board.HOST, "--serve: the address to listen on; 0.0.0.0 opens it to your network (a phone can "
@@ -319,7 +319,7 @@ OPTIONS = cli.Options([
            "post here and read the answers (CORS); pages of other sites are refused with 403", metavar="ORIGIN",
            append=True),
     Option("keep_dir", keep.DEFAULT_FOLDER, "--serve: where the page keeps the digits you correct, in the course's "
-           "layout: FOLDER/*.jpg and FOLDER.txt (default: ./%(default)s; docs/teach.md)", type=cli.path,
+           "layout: FOLDER/*.jpg and FOLDER.txt (default: ./%(default)s; docs/teach.md)", type=cli.plain_path,
            metavar="FOLDER"),
     Option("shutdown_grace", listener.SHUTDOWN_GRACE, "--serve: seconds the requests under way get after Ctrl-C "
            "or SIGTERM; then they are cut, and the last line says how many", minimum=0, metavar="SECONDS"),
@@ -335,7 +335,7 @@ def build_parser():
     """The command line's argparse parser (the pictures, OPTIONS' flags, --verbose); building it imports no
     TensorFlow (fast --help and flag errors)."""
     parser = cli.new_parser(__doc__)
-    parser.add_argument("images", type=cli.path, nargs="*", metavar="IMAGE",
+    parser.add_argument("images", type=cli.plain_path, nargs="*", metavar="IMAGE",
                         help="picture files or folders of pictures; none: ask as the course did "
                              f"({cli.END_OF_INPUT_KEY} ends the answers early)")
     OPTIONS.add_to(parser, sys.modules[__name__])

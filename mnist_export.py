@@ -45,9 +45,13 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     MNIST sample, after a note, when data_dir holds none). Raises
     DataError when model_dir holds no checkpoint, a damaged one (naming
     the newest intact one) or one with NaN weights, when the training
-    records are there but cannot be read, or when export_dir cannot be
-    written; nothing half-written is left then.
+    records are there but cannot be read, when export_dir cannot be
+    written, or is a SavedModel (a version folder or a base path) that the
+    export would nest in (places.export_given); nothing half-written is left then.
     """
+    misplaced = places.export_given(export_dir, "--export-dir")  # a SavedModel base path given: no nested export
+    if misplaced is not None:
+        raise misplaced
     # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the `checkpoint`
     # index file, read whole first (a damaged one is one line, never a traceback); its network from the folder.
     found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.EXPORTER, mnist_backward.MODEL_SAVE_PATH,

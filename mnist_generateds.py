@@ -244,12 +244,12 @@ get_tfrecord = get_tfRecord  # the course's generateds spells it get_tfRecord; i
 # Each option of the command line once (cli.Options, as mnist_backward.OPTIONS): flag, default, help and bounds.
 Option = cli.ScriptOption
 OPTIONS = cli.Options([
-    Option("train_images", None, f"training image folder (course: {image_train_path})", type=cli.path),
-    Option("train_labels", None, f"training label file (course: {label_train_path})", type=cli.path),
-    Option("test_images", None, f"test image folder (course: {image_test_path})", type=cli.path),
-    Option("test_labels", None, f"test label file (course: {label_test_path})", type=cli.path),
-    Option("jpg_dir", jpg_path, "where the JPG layout is found or built", type=cli.path),
-    Option("idx_dir", None, "build the JPG layout from the 4 MNIST-format IDX files in this folder", type=cli.path),
+    Option("train_images", None, f"training image folder (course: {image_train_path})", type=cli.plain_path),
+    Option("train_labels", None, f"training label file (course: {label_train_path})", type=cli.plain_path),
+    Option("test_images", None, f"test image folder (course: {image_test_path})", type=cli.plain_path),
+    Option("test_labels", None, f"test label file (course: {label_test_path})", type=cli.plain_path),
+    Option("jpg_dir", jpg_path, "where the JPG layout is found or built", type=cli.plain_path),
+    Option("idx_dir", None, "build the JPG layout from the 4 MNIST-format IDX files in this folder", type=cli.plain_path),
     Option("no_download", False, "do not try to download the official MNIST"),
     Option("data_dir", data_path, "output folder for the TFRecord files", type=cli.path),
     Option("workers", None, "processes decoding images (1: decode in this process, one image at a time; none "

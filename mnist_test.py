@@ -329,8 +329,8 @@ OPTIONS = cli.Options([
            "either scores every test record exactly once",
            choices=tuple(name for name, pipeline in records.PIPELINES.items() if not pipeline.fed)),
     Option("report", None, f"write the evaluation report picture: PATH.png, or {reporting.REPORT_FILE} in folder PATH",
-           type=cli.path, metavar="PATH"),
-    Option("report_json", None, "write the report's numbers as JSON to PATH", type=cli.path, metavar="PATH"),
+           type=cli.plain_path, metavar="PATH"),
+    Option("report_json", None, "write the report's numbers as JSON to PATH", type=cli.plain_path, metavar="PATH"),
 ])
 
 

@@ -215,16 +215,19 @@ def _check_readable(paths):
 
 @contextlib.contextmanager
 def readable_prefix(prefix):
-    """A prefix (str) for TensorFlow's checkpoint readers naming the files of `prefix`, glob characters or not.
+    """A prefix (str) for TensorFlow's checkpoint readers naming the files of `prefix`, glob characters or not,
+    UTF-8 or not.
 
     TensorFlow's CheckpointReader and Saver.restore match a prefix as a
     glob pattern (`model[1]/mnist_model-300` matches model1/...), and its
     pattern syntax has no escape that its file opening understands. A prefix
     with `*`, `?` or `[` is therefore given to them as links (symbolic, else
     hard, else copies) in a fresh temporary folder, removed on exit; any
-    other prefix is given as it is.
+    other prefix is given as it is. A prefix whose bytes are not UTF-8
+    (cli.not_utf8: a GBK folder name), which TensorFlow's C++ cannot take,
+    is given as links too.
     """
-    if not glob.has_magic(prefix):
+    if not glob.has_magic(prefix) and cli.not_utf8(prefix) is None:
         yield prefix
         return
     folder = tempfile.mkdtemp(prefix="mnist_checkpoint_")

@@ -314,10 +314,48 @@ def progress_bar(quiet=False, **kwargs):
     return tqdm(disable=quiet or not terminal, file=sys.stderr, dynamic_ncols=True, **kwargs)
 
 
-# argparse type of every path flag: the path with a leading ~ expanded to the home folder (str -> str). A shell
-# expands `~` only at the start of a word, so `--model-dir=~/m` arrives as the literal `~/m`; expanded here, it
-# names the folder the user meant, and messages print the expanded path.
-path = os.path.expanduser
+def path(text):
+    """The argparse type of every path flag: str -> str, the path with a leading ~ expanded to the home folder.
+
+    A shell expands `~` only at the start of a word, so `--model-dir=~/m`
+    arrives as the literal `~/m`; expanded here, it names the folder the user
+    meant, and messages print the expanded path. A path whose bytes are not
+    UTF-8 (a folder unzipped from a Chinese Windows zip: its name in GBK;
+    Python holds such bytes as surrogates) is one TensorFlow cannot open (its
+    C++ takes UTF-8 strings only): it is given relative to the current folder
+    when that is UTF-8 (run from inside it), else refused
+    (argparse.ArgumentTypeError, a usage line naming it, read as GBK).
+    """
+    text = os.path.expanduser(text)
+    if not_utf8(text) is None:
+        return text
+    relative = os.path.relpath(text) if os.path.isabs(text) else text
+    if not_utf8(relative) is None:
+        return relative
+    raise argparse.ArgumentTypeError(not_utf8(text))
+
+
+def plain_path(text):
+    """The argparse type of a path only Python opens (pictures, label files, reports, the keep store): str -> str,
+    a leading ~ expanded; any bytes (Python and Pillow open a GBK name as it is)."""
+    return os.path.expanduser(text)
+
+
+def not_utf8(path):
+    """None when `path` (str) is UTF-8 text TensorFlow can open, else the one line saying it is not: the path as
+    its bytes read in GBK (Chinese Windows' encoding), or with the bytes that are not UTF-8 escaped, and what to do."""
+    try:
+        path.encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    raw = os.fsencode(path)
+    try:
+        shown = f"{raw.decode('utf-8', 'backslashreplace')} (read as GBK: {raw.decode('gbk')})"
+    except UnicodeDecodeError:
+        shown = raw.decode("utf-8", "backslashreplace")
+    return (f"{shown}: a name in this path is not UTF-8, and TensorFlow opens UTF-8 paths only; rename it to UTF-8 "
+            "(e.g. `convmv -f gbk -t utf-8 -r --notest FOLDER`), or cd into that folder and run from there")
 
 
 def arguments(argv=None):

@@ -179,15 +179,31 @@ class KeptDigits:
     def _refuse(self, what):
         return DataError(f"{self.folder}: {what}; move it away or keep digits in another folder")
 
+    def _folder_meant(self):
+        """(the keep folder, what self.folder is in it) when self.folder is a file of a keep folder beside or above
+        it: its label file (my_digits.txt: the folder my_digits beside it) or a kept picture (my_digits/000001_7.jpg,
+        my_digits.txt beside the folder); None for any other file."""
+        stem, parent = self.folder[:-len(self.layout.labels)], os.path.dirname(os.path.abspath(self.folder))
+        if self.folder.endswith(self.layout.labels) and os.path.isdir(stem):
+            return stem, "the label file"
+        if self.layout.parse(os.path.basename(self.folder)) and os.path.isfile(parent + self.layout.labels):
+            return parent if os.path.isabs(self.folder) else os.path.relpath(parent), "a kept digit's picture"
+        return None
+
     def check(self):
         """Raise DataError (one line: the folder, what is wrong, what to do) unless the store can use the folder.
 
-        Refused: a path that is not a folder or cannot be written (nor
+        Refused: a path that is not a folder (the label file or a kept
+        picture of a keep folder: named, with the --keep-dir meant) or cannot be written (nor
         made), a visible file no label line names that is not of the
         layout's naming. A label file with lines the store cannot read is
         not refused: problem() names them.
         """
         if os.path.exists(self.folder) and not os.path.isdir(self.folder):
+            meant = self._folder_meant()
+            if meant:  # the label file or a kept picture given for the folder: never "move it away"
+                raise DataError(f"{self.folder}: is {meant[1]} of the keep folder {meant[0]}, not a folder; give "
+                                f"--keep-dir {meant[0]}")
             raise self._refuse("is not a folder")
         for path in (self.folder, os.path.dirname(os.path.abspath(self.labels))):  # the label file's folder too
             while not os.path.exists(path):

@@ -67,7 +67,7 @@ Option = cli.ScriptOption
 OPTIONS = cli.Options([
     Option("model_dir", "./model/", "the model folder to learn into", type=cli.path),
     Option("keep_dir", keep.DEFAULT_FOLDER, "the kept digits (with their label file <keep-dir>.txt beside)",
-           type=cli.path),
+           type=cli.plain_path),
     Option("steps", DEFAULT_STEPS, "steps to train past the newest checkpoint", minimum=1, constant="DEFAULT_STEPS"),
     Option("share", records.MIX_SHARE, "part of every batch drawn from the kept digits", above=0, below=1),
     Option("data_dir", records.DATA_DIR, "the training TFRecords (mnist_generateds.py's --data-dir); its "
@@ -234,7 +234,8 @@ def learn(plan, keep_dir=None, steps=None, data_dir=None, share=None, trainer_ar
     check finds it worse. watch: a Watch, which hears each line and stage
     and may stop the learn (None: lines printed).
     Raises DataError when the model folder is gone or holds no checkpoint,
-    a learn waits there for a choice, or the kept digits are none or
+    a learn waits there for a choice, data_dir names no training records
+    (records.tfrecord_files: a typo is asked about), or the kept digits are none or
     unreadable; LearnFailed when a script fails, LearnStopped after
     watch.stop(), KeyboardInterrupt after a Ctrl-C (the model folder
     unchanged each time); LearnHeld when the learned checkpoint made things
@@ -268,6 +269,7 @@ def _learn(plan, watch):
     if network is None:
         raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + plan.steps
+    records.tfrecord_files(plan.data_dir)  # a mistyped --data-dir: the trainer's one line, before any stage runs
     with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
         watch.name(os.path.join(staging, "kept", os.path.basename(store.folder)), store.folder)
         watch.name(staging, STAGING)

@@ -125,3 +125,31 @@ def misplaced(model_dir, script):
     app = cli.command(APP, "--model-dir", found.give[0].split(" (")[0], "PICTURE")
     return DataError(f"{script} scores checkpoints; {model_dir} {found.what}: give the checkpoint folder, "
                      f"or use the app: `{app}`")
+
+
+def export_given(path, flag):
+    """The DataError for a folder of the exporter's given where checkpoints are written or exports are made, or None.
+
+    flag "--model-dir" (a trainer, a learn and its undo): path is a
+    SavedModel (a version folder or a base path of versions), a .tflite
+    file, or a SavedModel's variables/ or saved_model.pb: a trainer would
+    write checkpoints into what TF Serving serves, and a learn hint to do so;
+    also a folder of exports (export/).
+    flag "--export-dir" (mnist_export.py): path is a SavedModel version
+    folder or base path, or a variables/ folder, where the next export would
+    nest (export/mnist/mnist/1) instead of coming as the next version: the
+    export folder meant, the one above the base path, is named.
+    """
+    found = holding(path)
+    if found is None or found.kind == "checkpoints" or "checkpoint" in found.what:
+        return None
+    if flag == "--model-dir" and (found.kind != "off" or "SavedModel" in found.what or found.what == "holds exports"):
+        return DataError(f"{path} {found.what} (written by {EXPORTER}), not a checkpoint folder: give the checkpoint "
+                         f"folder it was exported from (--model-dir)")
+    if flag != "--export-dir" or found.kind == "tflite" or found.what == "holds exports":
+        return None
+    version = found.give[0] if found.kind == "off" else os.path.normpath(path)
+    base = os.path.dirname(version) if is_version(version) else version
+    meant = os.path.dirname(os.path.normpath(base)) or os.curdir
+    return DataError(f"{path} {found.what}, inside the export folder {meant}: give --export-dir {meant} (the "
+                     f"exporter makes {os.path.join(meant, '<name>', '<N>')} inside it itself)")

@@ -29,7 +29,7 @@ import shutil
 import threading
 import time
 
-from . import checkpoints, cli, files, folders, keep
+from . import checkpoints, cli, files, folders, keep, places
 from .errors import DataError
 
 RECALL_DROP = 0.02  # a digit's recall on the test records may fall this much (2 points) before a learn is held
@@ -266,17 +266,28 @@ def one_at_a_time(model_dir):
     Processes: the one-writer lock of model_dir (folders.FolderLock) that
     the trainer takes too, so that a learn and a trainer never write one
     folder at once; removed at the end. Raises DataError naming the folder,
-    and the process that writes it, when another holds it.
+    and the process that writes it, when another holds it; and naming the
+    reason when the lock cannot be made (a read-only mount, a full disk),
+    and naming what it is when model_dir is an export (places.export_given).
     """
+    misplaced = places.export_given(model_dir, "--model-dir")  # an export: no lock made in it, nothing learned
+    if misplaced is not None:
+        raise misplaced
     key = os.path.realpath(model_dir)
     with _learning_lock:
         if key in _learning:
             raise DataError(f"{model_dir}: another learn is working on this model folder; wait until it ends")
         _learning.add(key)
     try:
-        # A folder that is not there has no writer to wait for (and nothing to learn from: learn() says so).
-        with folders.FolderLock(model_dir, "--model-dir", "a learn") if os.path.isdir(model_dir) else \
-                contextlib.nullcontext():
+        with contextlib.ExitStack() as held:
+            # A folder that is not there has no writer to wait for (and nothing to learn from: learn() says so).
+            if os.path.isdir(model_dir):
+                try:
+                    held.enter_context(folders.FolderLock(model_dir, "--model-dir", "a learn"))
+                except OSError as e:  # a read-only folder (a mount, a shared course folder), a full disk
+                    raise DataError(f"{model_dir}: cannot write in this model folder ({e.strerror}: its lock "
+                                    f"{folders.LOCK_FILE}); nothing changed; make it writable, or copy it and give "
+                                    "the copy with --model-dir") from None
             yield
     finally:
         with _learning_lock:

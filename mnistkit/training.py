@@ -30,7 +30,7 @@ import time
 import types
 
 from tf_compat import events_file, first_line, tf
-from . import checkpoints, cli, folders, history, networks, saving
+from . import checkpoints, cli, folders, history, networks, places, saving
 from .errors import STOP_SIGNALS, DataError, Interrupted, off_a_hung_up_terminal
 
 STEP_TIMEOUT_MS = 60000  # a step waiting this long for a batch, while the process runs, means the input is stuck
@@ -127,11 +127,14 @@ def resumed(settings, examples, saver, var_list, state=None):
     saves (saving.RunSaves with `saver`, the graph's tf.train.Saver)
     then continue the --keep rotation of the checkpoint resumed from.
     examples: the records per epoch, for a refusal's reason. Raises
-    DataError naming what is wrong and what to do (as folders.writing too);
-    nothing in the folder changes.
+    DataError naming what is wrong and what to do (as folders.writing, and
+    places.export_given for an export); nothing in the folder changes.
     """
     saves = saving.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
                                  name=settings.model_name)  # the record: what the run trains with, at its first save
+    misplaced = places.export_given(settings.model_dir, "--model-dir")  # no checkpoints written into an export
+    if misplaced is not None:
+        raise misplaced
     with folders.writing(settings.model_dir, "training", settings.model_name, settings.net.NETWORK, settings.log,
                          state) as found:
         prefix = found.newest

@@ -61,6 +61,10 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"the model folder the board serves holds no checkpoint any more", "手写板使用的模型文件夹里已经没有检查点"),
     (r"put it back, or serve another \((?P<c>[^)]*)\)", r"请把它放回去，或使用另一个（\g<c>）"),
     (r"another learn is working on this model folder; wait until it ends", "另一个学习正在使用这个模型文件夹；请等它结束"),
+    (r"no such folder or TFRecord file; did you mean (?P<c>.+)\?$", r"没有这个文件夹或 TFRecords 文件；你是想写 \g<c> 吗？"),
+    (r"no such folder or TFRecord file; run (?P<c>`[^`]+`) first", r"没有这个文件夹或 TFRecords 文件；请先运行 \g<c>"),
+    (r"cannot write in this model folder \([^()]*\); nothing changed; make it writable, or copy it and give the copy "
+     r"with (?P<o>--model-dir)", r"无法写入这个模型文件夹（只读或磁盘已满）；什么都没有改动；请让它可写，或复制一份，用 \g<o> 指定副本"),
     (r"(?P<h>`[^`]*` \([^)]*\)|another process \(pid \d+\)) is writing this folder; wait for it or use another "
      r"(?P<f>\S+)", r"\g<h> 正在写这个文件夹；请等它结束，或换一个 \g<f>"),
     (r"trained further since learn " + _N + r": its newest checkpoint is (?P<a>\S+), not (?P<b>\S+) that the learn "
