@@ -18,6 +18,9 @@ A model folder, written here and read through these functions alone:
                   (folder_record, folder_network; write_folder_record), its learns (LEARNS, REDO: read and
                   checked by mnistkit.promotion.learn_history; an earlier version's learned.json is still read), and the
                   test accuracy of each checkpoint mnist_test.py scored (ACCURACY: mnistkit.history)
+  schedule.json.unreadable   a copy of a record no one could read (hand-edited, cut short), made aside before
+                  a trainer wrote a new one (keep_unreadable_record; .unreadable-2, ... for other bytes): the
+                  learn history a person can still read there
   history/        the snapshots --history keeps for playback, apart from the index file (mnistkit.history)
   learns/<n>/     the checkpoint of learn n while it is not in service (held for a choice, or undone)
   .mnist.lock     LOCK_FILE, while a process writes the folder
