@@ -20,6 +20,7 @@ from typing import Callable
 
 from tqdm import tqdm
 
+import tf_compat
 from .errors import STOP_SIGNALS, DataError, Interrupted, Stopped, off_a_hung_up_terminal
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where the course scripts are
@@ -520,11 +521,8 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
 
 def own_line():
     """"\n" when stderr is a terminal, else "": a stop's line then starts on a line of its own, not after the `^C`
-    the terminal echoed (as startup's and tf_compat's early stops do)."""
-    try:
-        return "\n" if sys.stderr.isatty() else ""
-    except (AttributeError, ValueError):
-        return ""
+    the terminal echoed, and a log gets no blank line (tf_compat.own_line, the rule of every stop line)."""
+    return tf_compat.own_line()
 
 
 def silence_stdout():

@@ -23,7 +23,8 @@ def _stop(signum, frame):
     the modules import, nothing has been written that would need cleaning up.
     """
     try:
-        sys.stderr.write(f"\n{signal.Signals(signum).name}: stopped\n")
+        fresh = "\n" if sys.stderr.isatty() else ""  # as tf_compat.own_line: after a terminal's `^C`, no blank line in a log
+        sys.stderr.write(f"{fresh}{signal.Signals(signum).name}: stopped\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
