@@ -46,6 +46,7 @@ import tempfile
 import time
 
 import numpy as np
+from google.protobuf.message import DecodeError  # TensorFlow's own protobuf: its requirement
 
 from tf_compat import first_line, tensor_read_problem, tf
 from . import cli, folders, networks, places
@@ -180,7 +181,32 @@ def _read_all(prefix):
                 raise damaged(f"cannot read tensor {var!r}: {first_line(e).replace(literal, prefix)}") from None
     if not _meta_arrives(prefix):
         raise damaged(f"{name}.meta is missing: the save did not finish")
+    cut = meta_problem(prefix + ".meta")
+    if cut:
+        raise damaged(f"{name}.meta {cut}")
     return values
+
+
+def meta_problem(path):
+    """What is wrong with a checkpoint's .meta file `path` (str: "is cut short or damaged (N bytes): ..."), or None when it
+    holds a whole graph: a MetaGraphDef that parses, with its graph, its saver and its `variables` collection.
+
+    A .meta cut short mid-field fails to parse; one cut between fields parses and lacks what comes after: the
+    fields are written in order (graph_def, saver_def, then collection_def by name, `variables` the last of a
+    trainer's). Nothing of ours restores from the .meta, but the course's readers (tf.train.import_meta_graph) do.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    graph = tf.MetaGraphDef()
+    try:
+        graph.ParseFromString(data)
+        whole = graph.HasField("graph_def") and graph.HasField("saver_def") and "variables" in graph.collection_def
+    except DecodeError:
+        whole = False
+    return None if whole else f"is cut short or damaged ({len(data):,} bytes): not a whole graph"
 
 
 def _read_v1(prefix):
