@@ -448,9 +448,10 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     is not there and is no trainer's default folder (a typo: `modle`) is
     named as not there (not_there). Else a NoCheckpoint naming the trainer
     of the network the folder records (a folder whose checkpoints were all
-    deleted), else of the network whose trainer writes that folder by
-    default (networks.trained_into: model_lenet5 is LeNet-5's), else of
-    `network`; the
+    deleted), else of the one its checkpoint files show (folders.files_network:
+    its history/ snapshots, learns/<n>/, a copy without its record), else of
+    the network whose trainer writes that folder by default
+    (networks.trained_into: model_lenet5 is LeNet-5's), else of `network`; the
     command keeps --model-dir when model_dir is not default_dir (None:
     always) and the user's other `flags` (cli.kept's), so that the hint,
     followed as written, trains into the folder named.
@@ -460,7 +461,7 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
         return misplaced
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir
         return a_file(model_dir, caller)
-    recorded, named = folder_network(model_dir), networks.trained_into(model_dir)
+    recorded, named = folder_network(model_dir) or folders.files_network(model_dir), networks.trained_into(model_dir)
     if recorded is None and named is None and not os.path.isdir(model_dir) and (
             default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
         return NoCheckpoint(not_there(model_dir))  # a typo (`modle`), not a model still to train
