@@ -188,8 +188,9 @@ def _read_all(prefix):
 
 
 def meta_problem(path):
-    """What is wrong with a checkpoint's .meta file `path` (str: "is cut short or damaged (N bytes): ..."), or None when it
-    holds a whole graph: a MetaGraphDef that parses, with its graph, its saver and its `variables` collection.
+    """What is wrong with a checkpoint's .meta file `path` (str: "is cut short or damaged (N bytes): ..."), or None
+    when it holds a whole graph: a MetaGraphDef that parses, with its graph, its saver and its `variables`
+    collection.
 
     A .meta cut short mid-field fails to parse; one cut between fields parses and lacks what comes after: the
     fields are written in order (graph_def, saver_def, then collection_def by name, `variables` the last of a
