@@ -142,8 +142,8 @@ def _watch_signals(heard):
 def own_line(target=None):
     """"\n" when `target` (a file descriptor, or a stream; None: sys.stderr) is a terminal, else "": what a stop's
     line starts with, so that it stands on a line of its own after the `^C` the terminal echoed, while a log or a
-    pipe gets no blank line before it. The one rule of every stop line (cli.exit_status, export.end_stopped,
-    _end_now; mnistkit.startup, which imports nothing of ours, has its own copy)."""
+    pipe gets no blank line before it. The rule of every stop line (export.end_stopped, _end_now; mnistkit.startup
+    and mnistkit.cli.own_line, which do not import this module, say it the same way)."""
     target = sys.stderr if target is None else target
     try:
         return "\n" if (os.isatty(target) if isinstance(target, int) else target.isatty()) else ""

@@ -20,7 +20,6 @@ from typing import Callable
 
 from tqdm import tqdm
 
-import tf_compat
 from .errors import STOP_SIGNALS, DataError, Interrupted, Stopped, off_a_hung_up_terminal
 
 REPO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where the course scripts are
@@ -521,8 +520,12 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
 
 def own_line():
     """"\n" when stderr is a terminal, else "": a stop's line then starts on a line of its own, not after the `^C`
-    the terminal echoed, and a log gets no blank line (tf_compat.own_line, the rule of every stop line)."""
-    return tf_compat.own_line()
+    the terminal echoed, and a log gets no blank line (the rule of tf_compat.own_line, which this module does not
+    import: tf_compat run as a script imports this one)."""
+    try:
+        return "\n" if sys.stderr.isatty() else ""
+    except (AttributeError, ValueError):
+        return ""
 
 
 def silence_stdout():
