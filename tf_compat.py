@@ -139,11 +139,23 @@ def _watch_signals(heard):
     return stop
 
 
+def own_line(target=None):
+    """"\n" when `target` (a file descriptor, or a stream; None: sys.stderr) is a terminal, else "": what a stop's
+    line starts with, so that it stands on a line of its own after the `^C` the terminal echoed, while a log or a
+    pipe gets no blank line before it. The rule of every stop line (export.end_stopped, _end_now; mnistkit.startup
+    and mnistkit.cli.own_line, which do not import this module, say it the same way)."""
+    target = sys.stderr if target is None else target
+    try:
+        return "\n" if (os.isatty(target) if isinstance(target, int) else target.isatty()) else ""
+    except (AttributeError, OSError, ValueError):  # no stream, or a closed one
+        return ""
+
+
 def _end_now(signum, said):
     """End the process at once with status 128 + signum after the line `<SIGNAL>: said` on stderr (fd 2 itself:
     sys.stderr may be muted at that moment)."""
-    line = f"\n{signal.Signals(signum).name}: {said}\n".encode()
     target = _STDERR_SAVED[0] if _STDERR_SAVED else 2
+    line = f"{own_line(target)}{signal.Signals(signum).name}: {said}\n".encode()
     try:
         os.write(target, line)
     except OSError:

@@ -13,9 +13,9 @@ named for --idx-dir; the data is kept for reuse, the model and the kept
 digits are made anew):
   1. mnist_generateds.py, then mnist_backward.py --steps --train-steps (or
      a copy of --model-dir); mnist_test.py --once scores it on the official
-     MNIST test set (/work/shared/data/mnist, --mnist-dir: its 10,000 digits,
-     written as TFRecords beside the training data), else on the data's own
-     test records.
+     MNIST test set (--mnist-dir: the folder of its t10k-*.gz files, the
+     10,000 digits written as TFRecords beside the training data), else on
+     the data's own test records (the bundled sample's, or --idx-dir's).
   2. `mnist_app.py --serve --model-dir model --keep-dir my_digits` in the work
      folder; Chromium (Playwright) draws with the mouse, as a person does,
      --per-digit digits of each of 0-9 in one personal style (--style neat:
@@ -66,8 +66,7 @@ from mnistkit import learn, records  # the board's learn: its steps and share, f
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the browser tests' mouse drawing
 
-MNIST_DIR = "/work/shared/data/mnist"  # the official MNIST test set (t10k-*.gz), for the accuracy check only
-SAMPLE_TRAIN = "/work/shared/data/mnist-first10k"  # 4 IDX files are needed to write records; its train files fill in
+SAMPLE_TRAIN = os.path.join(ROOT, "data", "mnist_sample")  # the generator reads 4 IDX files: its train files fill in
 ADDRESS = re.compile(r"at (http://\S+/)")
 TARGETS = {"new_after": 0.95, "mnist_drop": 0.005, "learn_seconds": 60.0}
 NEW_SEED = 1000  # the new drawings' seeds start here; the taught ones' at 0
@@ -138,17 +137,22 @@ def run(script, *args, cwd):
     return result.stdout
 
 
+def official_files(mnist_dir):
+    """The official MNIST test set's two files in the folder mnist_dir (--mnist-dir): [images, labels] paths."""
+    return [os.path.join(mnist_dir, name) for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")]
+
+
 def prepare(work, idx_dir, mnist_dir):
     """The work folder's data/ (training) and the folder whose mnist_test.tfrecords scores MNIST; (that folder, its
-    name for the table). The official test set is written with the first-10k training files beside it (the
-    generator reads 4 files); without it the data's own test records score."""
+    name for the table). The official test set (mnist_dir's) is written with the training files of --idx-dir, else
+    of the bundled sample, beside it (the generator reads 4 files); mnist_dir None: the data's own test records."""
     os.makedirs(work, exist_ok=True)
     if not os.path.isfile(os.path.join(work, "data", "mnist_test.tfrecords")):
         note(f"writing the training TFRecords in {work} ...")
         run("mnist_generateds.py", "--no-download", "--quiet", *(["--idx-dir", idx_dir] if idx_dir else []), cwd=work)
-    official = [os.path.join(mnist_dir, name) for name in ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")]
-    if not all(map(os.path.isfile, official)):
+    if mnist_dir is None:
         return os.path.join(work, "data"), "the data's own test records"
+    official = official_files(mnist_dir)
     scored = os.path.join(work, "official_data")
     if not os.path.isfile(os.path.join(scored, "mnist_test.tfrecords")):
         idx = os.path.join(work, "official_idx")
@@ -316,8 +320,9 @@ def main(argv=None):
                                           "bundled sample); use MNIST, not Fashion-MNIST")
     parser.add_argument("--model-dir", help="start from this checkpoint folder (copied) instead of training one; "
                                             "its network must match the work folder's data")
-    parser.add_argument("--mnist-dir", default=MNIST_DIR,
-                        help="folder of the official MNIST t10k-*.gz files, for the MNIST test accuracy")
+    parser.add_argument("--mnist-dir",
+                        help="folder of the official MNIST t10k-*.gz files, for the MNIST test accuracy (default: "
+                             "the data's own test records: the bundled sample's 2,000, or --idx-dir's)")
     parser.add_argument("--style", choices=sorted(STYLES), default="neat",
                         help="the person's way of writing (quirky: further from MNIST's digits)")
     parser.add_argument("--per-digit", type=int, default=3, help="drawings of each digit, taught and new alike")
@@ -339,6 +344,9 @@ def main(argv=None):
             args.new_per_digit or 10
     if args.per_digit < 1 or args.train_steps < 1 or (args.new_per_digit or 1) < 1:
         parser.error("--per-digit, --new-per-digit and --train-steps must be >= 1")
+    absent = [path for path in official_files(args.mnist_dir) if not os.path.isfile(path)] if args.mnist_dir else []
+    if absent:
+        parser.error(f"--mnist-dir: {absent[0]} is not there; give the folder of MNIST's t10k-*.gz files")
     from playwright.sync_api import sync_playwright
 
     began = time.perf_counter()

@@ -46,6 +46,7 @@ import tempfile
 import time
 
 import numpy as np
+from google.protobuf.message import DecodeError  # TensorFlow's own protobuf: its requirement
 
 from tf_compat import first_line, tensor_read_problem, tf
 from . import cli, folders, networks, places
@@ -180,7 +181,33 @@ def _read_all(prefix):
                 raise damaged(f"cannot read tensor {var!r}: {first_line(e).replace(literal, prefix)}") from None
     if not _meta_arrives(prefix):
         raise damaged(f"{name}.meta is missing: the save did not finish")
+    cut = meta_problem(prefix + ".meta")
+    if cut:
+        raise damaged(f"{name}.meta {cut}")
     return values
+
+
+def meta_problem(path):
+    """What is wrong with a checkpoint's .meta file `path` (str: "is cut short or damaged (N bytes): ..."), or None
+    when it holds a whole graph: a MetaGraphDef that parses, with its graph, its saver and its `variables`
+    collection.
+
+    A .meta cut short mid-field fails to parse; one cut between fields parses and lacks what comes after: the
+    fields are written in order (graph_def, saver_def, then collection_def by name, `variables` the last of a
+    trainer's). Nothing of ours restores from the .meta, but the course's readers (tf.train.import_meta_graph) do.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    graph = tf.MetaGraphDef()
+    try:
+        graph.ParseFromString(data)
+        whole = graph.HasField("graph_def") and graph.HasField("saver_def") and "variables" in graph.collection_def
+    except DecodeError:
+        whole = False
+    return None if whole else f"is cut short or damaged ({len(data):,} bytes): not a whole graph"
 
 
 def _read_v1(prefix):
@@ -425,9 +452,10 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     is not there and is no trainer's default folder (a typo: `modle`) is
     named as not there (not_there). Else a NoCheckpoint naming the trainer
     of the network the folder records (a folder whose checkpoints were all
-    deleted), else of the network whose trainer writes that folder by
-    default (networks.trained_into: model_lenet5 is LeNet-5's), else of
-    `network`; the
+    deleted), else of the one its checkpoint files show (folders.files_network:
+    its history/ snapshots, learns/<n>/, a copy without its record), else of
+    the network whose trainer writes that folder by default
+    (networks.trained_into: model_lenet5 is LeNet-5's), else of `network`; the
     command keeps --model-dir when model_dir is not default_dir (None:
     always) and the user's other `flags` (cli.kept's), so that the hint,
     followed as written, trains into the folder named.
@@ -437,7 +465,7 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
         return misplaced
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir
         return a_file(model_dir, caller)
-    recorded, named = folder_network(model_dir), networks.trained_into(model_dir)
+    recorded, named = folder_network(model_dir) or folders.files_network(model_dir), networks.trained_into(model_dir)
     if recorded is None and named is None and not os.path.isdir(model_dir) and (
             default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
         return NoCheckpoint(not_there(model_dir))  # a typo (`modle`), not a model still to train

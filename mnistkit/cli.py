@@ -558,7 +558,8 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
 
 def own_line():
     """"\n" when stderr is a terminal, else "": a stop's line then starts on a line of its own, not after the `^C`
-    the terminal echoed (as startup's and tf_compat's early stops do)."""
+    the terminal echoed, and a log gets no blank line (the rule of tf_compat.own_line, which this module does not
+    import: tf_compat run as a script imports this one)."""
     try:
         return "\n" if sys.stderr.isatty() else ""
     except (AttributeError, ValueError):

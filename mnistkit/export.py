@@ -40,7 +40,7 @@ import threading
 
 import numpy as np
 
-from tf_compat import VERBOSE, end_at_once, first_line, tf
+from tf_compat import VERBOSE, end_at_once, first_line, own_line, tf
 from . import files, folders, layers, networks, records
 from .errors import STOP_SIGNALS, DataError, Interrupted
 from .records import IMAGE_PIXELS
@@ -449,7 +449,7 @@ def end_stopped(signum, frame=None):
     """A signal handler: `<SIGNAL>: <stopped_note()>` on stderr, output flushed, the process ended with 128 + signum
     through end (os._exit): for a stop after mnist_export.py's work, when nothing is left to take back."""
     try:
-        sys.stderr.write(f"\n{signal.Signals(signum).name}: {stopped_note()}\n")
+        sys.stderr.write(f"{own_line()}{signal.Signals(signum).name}: {stopped_note()}\n")
     except (OSError, ValueError):
         pass
     end(128 + signum)

@@ -18,6 +18,9 @@ A model folder, written here and read through these functions alone:
                   (folder_record, folder_network; write_folder_record), its learns (LEARNS, REDO: read and
                   checked by mnistkit.promotion.learn_history; an earlier version's learned.json is still read), and the
                   test accuracy of each checkpoint mnist_test.py scored (ACCURACY: mnistkit.history)
+  schedule.json.unreadable   a copy of a record no one could read (hand-edited, cut short), made aside before
+                  a trainer wrote a new one (keep_unreadable_record; .unreadable-2, ... for other bytes): the
+                  learn history a person can still read there
   history/        the snapshots --history keeps for playback, apart from the index file (mnistkit.history)
   learns/<n>/     the checkpoint of learn n while it is not in service (held for a choice, or undone)
   .mnist.lock     LOCK_FILE, while a process writes the folder
@@ -58,6 +61,7 @@ CHECKPOINT_FILE_OF = r"(?P<name>%s)-(?P<step>\d+)" + V2_SUFFIX + "?$"
 FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
 LEARNS, REDO = "learns", "redo"  # the record's learn history (mnistkit.learn's entries) and the learns a redo takes
 ACCURACY = "accuracy"  # the record's test accuracy of each checkpoint scored, {global_step: accuracy} (mnistkit.history)
+HISTORY_FOLDER = "history"  # <model folder>/history/: the --history snapshots (mnistkit.history), no model of its own
 LEARNS_FOLDER = "learns"  # <model folder>/learns/<n>/: learn n's checkpoint while it is out of service
 OLDER_LEARNS_FILE = "learned.json"  # an earlier version's learn history: [{"before": name, "after": name}, ...]
 
@@ -428,6 +432,23 @@ def folder_network(model_dir, names=None, record=None):
         except DataError:  # a declaration of another version
             pass
     return networks.guess(names) if names is not None else None
+
+
+def files_network(model_dir):
+    """The networks.Network whose variables a checkpoint left in model_dir or a folder inside it holds (history/,
+    learns/<n>/: networks.guess of its .index's names, newest name first), or None: what the files of a folder
+    without a record (or checkpoints still to read) show of the network, for a hint's trainer."""
+    indexes = [path for pattern in ("*.index", os.path.join("*", "*.index"), os.path.join("*", "*", "*.index"))
+               for path in sorted(glob.glob(os.path.join(glob.escape(model_dir), pattern)), reverse=True)]
+    for index in indexes:
+        try:
+            names = [name for name, _ in tf.train.list_variables(index[:-len(".index")])]
+        except (tf.errors.OpError, ValueError):  # cut short, not a checkpoint's
+            continue
+        found = networks.guess(names)
+        if found is not None:
+            return found
+    return None
 
 
 def write_folder_record(model_dir, network, examples, settings):

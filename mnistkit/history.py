@@ -32,7 +32,7 @@ from .errors import DataError
 from .networks import EMA_SUFFIX
 
 HISTORY = 20  # snapshots a run keeps by default (mnist_backward.py --history)
-FOLDER = "history"  # <model folder>/history/<MODEL_NAME>-<global_step>.index, .data-00000-of-00001
+FOLDER = folders.HISTORY_FOLDER  # <model folder>/history/<MODEL_NAME>-<global_step>.index, .data-00000-of-00001
 ACCURACY = folders.ACCURACY  # the folder record's {global_step (str): test accuracy} (mnist_test.py writes it)
 SNAPSHOT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)\.index$")
 

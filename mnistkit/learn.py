@@ -59,7 +59,8 @@ PROGRESS_LINES = 20  # trainer loss lines a learn asks for: a progress step ever
 STAGES = ("preparing", "training", "checking", "promoting")
 STAGING = "STAGING"  # the staging folder as a learn's lines name it (docs/teach.md's word): never a temporary path
 GENERATOR = "mnist_generateds.py"
-TRAINER_STEP = re.compile(r"After (\d+) training steps, loss")  # the trainer's loss line, as the course prints it
+# the trainer's loss line, as the course prints it, and its last line: the step it has reached
+TRAINER_STEP = re.compile(r"After (\d+) training steps, loss|done at step (\d+); ")
 
 # A learn's settings, each once (cli.Options, as mnist_backward.OPTIONS): mnist_learn.py's flags, which another
 # script's parser takes under a prefix (OPTIONS.prefixed("learn", "steps", "share"): --learn-steps, --learn-share).
@@ -106,7 +107,8 @@ class Watch:
     out(line): each line the learn and its scripts print, the staging
     folder named STAGING; progress(stage, step, steps): as each of STAGES
     begins, and at each step the trainer reports (step, steps: the
-    global_steps; None outside training). stop(): ends the script running
+    global_steps; None while preparing, the learned checkpoint's while
+    checking and promoting). stop(): ends the script running
     now (SIGTERM) and makes the learn raise LearnStopped once it has
     cleaned up (the staging folder removed, the lock released, the model
     folder as it was); thread-safe. While a script prints nothing for
@@ -138,7 +140,7 @@ class Watch:
         self.out(self.shown(line))
         found = TRAINER_STEP.match(line) if self.stage == "training" else None
         if found:
-            self.step = int(found.group(1))
+            self.step = int(found.group(1) or found.group(2))
             if self.timed is None:
                 self.timed = (self.step, self.clock())
             self.what = "training"
@@ -288,9 +290,9 @@ def _learn(plan, watch):
         if learned is None or checkpoints.step_of(learned) != target:
             raise LearnFailed(f"{network.train_script} ended without a checkpoint at step {target}; "
                               f"{model_dir} is unchanged")
-        watch.begin("checking")
+        watch.begin("checking", target, target)  # the step the learned checkpoint holds, as its lines say
         found = check(plan, network, before, learned, kept_data, watch)
-        watch.begin("promoting")
+        watch.begin("promoting", target, target)
         entry = {"before": os.path.basename(before), "after": os.path.basename(learned), "check": found,
                  "settings": {"steps": plan.steps, "share": plan.share, "data_dir": plan.data_dir,
                               "keep_dir": store.folder, "kept": count, "trainer_args": list(plan.trainer_args),

@@ -17,7 +17,7 @@ import re
 from . import cli
 from .errors import DataError
 from .export import TFLITE_SUFFIX, versions
-from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, INDEX_FILE, MODEL_NAME  # a model folder's names
+from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, HISTORY_FOLDER, INDEX_FILE, MODEL_NAME  # a model folder's names
 
 CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # a file of the course's own name's checkpoints
 SAVED_MODEL_FILE = "saved_model.pb"
@@ -80,7 +80,8 @@ def _folder_holding(path):
     exports += [p for p in inside if p.lower().endswith(TFLITE_SUFFIX) and os.path.isfile(p)]
     if exports:
         return Holding("off", "holds exports", exports)
-    models = [p for p in inside if os.path.isdir(p) and has_checkpoints(p)]
+    models = [p for p in inside if os.path.isdir(p) and has_checkpoints(p)  # a model folder's own snapshots: not one
+              and os.path.basename(p) != HISTORY_FOLDER]
     if models:
         return Holding("off", "holds checkpoint folders", models)
     return None

@@ -23,7 +23,8 @@ def _stop(signum, frame):
     the modules import, nothing has been written that would need cleaning up.
     """
     try:
-        sys.stderr.write(f"\n{signal.Signals(signum).name}: stopped\n")
+        fresh = "\n" if sys.stderr.isatty() else ""  # as tf_compat.own_line: after a terminal's `^C`, no blank line in a log
+        sys.stderr.write(f"{fresh}{signal.Signals(signum).name}: stopped\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
@@ -38,16 +39,43 @@ PACKAGE_OF = {"PIL": "Pillow", "yaml": "PyYAML", "google": "protobuf"}
 OWN_MODULES = ("mnistkit", "tf_compat", "tasks", "conftest")  # and every mnist_*: the project's, not a package
 
 
-def missing_package(error, script):
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository's folder, where .venv is made
+
+
+def missing_package(error, script, argv=None, venv=None):
     """The one line for a ModuleNotFoundError `error` of a third-party module, else None (a module of the project's
-    own, or no module named): `mnist_backward.py: needs the package 'tqdm' (No module named 'tqdm'): run make
-    install, then use .venv/bin/python (see README)`. script: the script's file name the line starts with."""
+    own, or no module named): the package, and the same command (argv: the command line, default sys.argv;
+    `--help` too) run by the project's venv, made first when it is not there:
+    `mnist_backward.py: needs the package 'tqdm' (No module named 'tqdm'), which this Python lacks: make the
+    project's venv with `python3 tasks.py install` (or make install), then run `.venv/bin/python mnist_backward.py
+    --help``. script: the script's file name the line starts with; venv: the venv's folder (default ROOT/.venv).
+    Paths are named as from the current folder (relative below it)."""
     module = (getattr(error, "name", None) or "").split(".")[0]
     if not module or module in OWN_MODULES or module.startswith("mnist_"):
         return None
-    python = os.path.join(".venv", "Scripts" if os.name == "nt" else "bin", "python")
-    return (f"{script}: needs the package '{PACKAGE_OF.get(module, module)}' ({error}): run make install, then use "
-            f"{python} (see README)")
+    venv = os.path.join(ROOT, ".venv") if venv is None else venv
+    python = os.path.join(venv, "Scripts", "python.exe") if os.name == "nt" else os.path.join(venv, "bin", "python")
+    command = " ".join([shown(python)] + [quoted(arg) for arg in (sys.argv if argv is None else argv)])
+    said = f"{script}: needs the package '{PACKAGE_OF.get(module, module)}' ({error}), which this Python lacks"
+    if os.path.isfile(python):
+        activate = os.path.join(shown(venv), "Scripts", "activate") if os.name == "nt" else \
+            "source " + os.path.join(shown(venv), "bin", "activate")
+        return f"{said}; the project's venv has it: run `{command}` (or activate the venv: `{activate}`)"
+    tasks = f"{'py -3.11' if os.name == 'nt' else 'python3'} {shown(os.path.join(ROOT, 'tasks.py'))} install"
+    return f"{said}: make the project's venv with `{tasks}` (or make install), then run `{command}`"
+
+
+def shown(path):
+    """path as a command names it from the current folder: relative below it, else as it is (absolute)."""
+    here = os.path.abspath(os.curdir)
+    return os.path.relpath(path) if os.path.abspath(path).startswith(here + os.sep) else path
+
+
+def quoted(arg):
+    """arg as a shell takes it back (shlex.quote's rule; Windows: in double quotes), without importing shlex."""
+    if arg and all(c.isalnum() or c in "@%+=:,./\\-_" for c in arg):
+        return arg
+    return f'"{arg}"' if os.name == "nt" else "'" + arg.replace("'", "'\"'\"'") + "'"
 
 
 def _uncaught(kind, error, trace, previous=sys.excepthook):

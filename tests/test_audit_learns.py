@@ -226,7 +226,8 @@ def cut(path, how):
     path.write_bytes(b"" if how == "emptied" else data[:len(data) // 2])
 
 
-@pytest.mark.parametrize("part, how", [(".index", "cut short"), (".index", "emptied"), (SHARD, "cut short")])
+@pytest.mark.parametrize("part, how", [(".index", "cut short"), (".index", "emptied"), (SHARD, "cut short"),
+                                       (".meta", "cut short"), (".meta", "emptied")])
 def test_an_undo_refuses_a_checkpoint_from_before_the_learn_that_does_not_read_whole(trained_workdir, tmp_path, part,
                                                                                      how):
     from test_learn_faults import promoted_folder
@@ -241,7 +242,7 @@ def test_an_undo_refuses_a_checkpoint_from_before_the_learn_that_does_not_read_w
     assert os.path.basename(learn.checkpoints.latest(str(model))) == AFTER
 
 
-@pytest.mark.parametrize("part", [".index", SHARD])
+@pytest.mark.parametrize("part", [".index", SHARD, ".meta"])
 def test_a_redo_refuses_a_set_aside_checkpoint_that_does_not_read_whole(trained_workdir, tmp_path, part):
     from test_learn_faults import promoted_folder
     model = promoted_folder(trained_workdir, tmp_path)

@@ -3,6 +3,8 @@
 GET /board/learn answers "doing", "taken" and "left" (teach.Learning.doing, from learn.Watch.where); the page
 asks each second while a learn runs and shows them after the stage (tests/test_board_teach.py checks the words).
 """
+import re
+
 import pytest
 
 from mnistkit import keep, learn
@@ -33,3 +35,52 @@ def test_the_learns_line_moves_every_second_while_its_script_prints_nothing(tmp_
     learning.watch.say("After 2060 training steps, loss on training batch is 0.2.")
     status = learning.status(FIRST)
     assert (status["stage"], status["step"], status["doing"], status["left"]) == ("training", 2060, "training", 108)
+
+
+# A learn of 250 steps from step 2000 as its Watch hears it (--print-every 12: the last loss line is 2244, before
+# "done at step 2250"): (what happens, its argument), in order.
+A_LEARN = [("line", "learning from 10 kept digits into model"), ("begin", ("preparing", None, None)),
+           ("line", "learning from 10 kept digits of my_digits into model"),
+           ("line", "wrote 10 train records to STAGING/data/mnist_train.tfrecords"),
+           ("begin", ("training", 2000, 2250)),
+           ("line", "training on 8000 records from data/mnist_train.tfrecords, resuming from STAGING/mnist_model-2000; "
+                    "target global_step 2250; running on CPU"),
+           ("line", "After 2232 training steps, loss on training batch is 0.2."),
+           ("line", "After 2244 training steps, loss on training batch is 0.21."),
+           ("line", "done at step 2250; checkpoint saved to STAGING/mnist_model-2250"),
+           ("line", "training: training (59 s, about 0 s left)"),
+           ("begin", ("checking", 2250, 2250)),
+           ("line", "After 2000 training steps, test accuracy = 0.9265 (model/mnist_model-2000, data/mnist_test.tfrecords)"),
+           ("line", "After 2250 training steps, test accuracy = 0.93 (STAGING/mnist_model-2250, data/mnist_test.tfrecords)"),
+           ("line", "checked: MNIST 0.9265 → 0.93; your digits 0/10 → 10/10"),
+           ("begin", ("promoting", 2250, 2250))]
+
+
+@pytest.mark.quick
+def test_each_status_of_a_running_learn_has_its_zh_twin_and_the_step_its_line_speaks_of(tmp_path):
+    """GET /board/learn while a learn runs: its "line_zh" was "" but for a failed learn, and its "step" sat at the
+    last loss line's (2244) while the line said "done at step 2250" and all through the check (a new user's
+    reading of the JSON). Each status now has a Chinese line with no English word, and a step no older than its
+    line's."""
+    from mnistkit.board import zh
+    learning = teach.Learning(keep.KeptDigits(str(tmp_path / "my_digits")))
+    learning.watch = learn.Watch(learning.said, learning.moved)
+    learning.job = {**teach.IDLE, "state": "running", "folder": teach.learn_folder(FIRST), "step": 2000,
+                    "steps": 2250}
+    seen = []
+    for what, argument in A_LEARN:
+        if what == "begin":
+            learning.watch.begin(*argument)
+        else:
+            learning.watch.say(argument)
+        status = learning.status(FIRST)
+        seen.append((status["line"], status["line_zh"], status["stage"], status["step"], status["steps"]))
+    for line, line_zh, stage, step, steps in seen:
+        words = set(re.findall(r"[A-Za-z]{2,}", zh.NAME.sub(" ", line_zh))) - zh.KEPT_WORDS - {"model"}  # a folder
+        assert line_zh and not words, (line, line_zh)
+        spoken = [int(n) for n in re.findall(r"(?:After|done at step) (\d+)", line)]
+        if stage in ("checking", "promoting") or line.startswith("done at step"):
+            assert (step, steps) == (2250, 2250), (line, step, steps)
+        elif stage == "training" and spoken:
+            assert step == spoken[0], (line, step)
+    assert seen[-2][1] == "正在学习 · 检查 · 第 2250 步，共 2250 步"  # a line no phrase says whole: the page's words

@@ -227,6 +227,8 @@ DAMAGE = {
     "index cut": (lambda m: os.truncate(m / "mnist_model-2000.index", 100), "mnist_model-2000.index is unreadable: "),
     "meta missing": (lambda m: remove_meta_of_an_old_save(m),
                      "mnist_model-2000.meta is missing: the save did not finish"),
+    "meta cut": (lambda m: os.truncate(m / "mnist_model-2000.meta", 1000),  # a copy cut short: once read as whole
+                 "mnist_model-2000.meta is cut short or damaged (1,000 bytes): not a whole graph"),
 }
 
 

@@ -169,3 +169,25 @@ def test_the_waiting_check_finds_waiting_lines(tmp_path):
                    "python mnist_test.py --once\npython mnist_app.py x.png\npython mnist_backward.py --steps 9\n```\n",
                    encoding="utf-8")
     assert [n for n, _ in waiting_lines(os.path.relpath(bad, ROOT))] == [2, 3, 4]
+
+
+# A folder of the developers' machines (/work/shared/data, /work/main): a user has none of them.
+MACHINE_PATH = re.compile(r"(?<![\w.])/work/[\w./-]*")
+
+
+def user_files():
+    """What a user reads or runs: the documents, the scripts, the package, bench/ and tools/ (relative paths)."""
+    found = DOCUMENTS + [os.path.relpath(p, ROOT) for pattern in ("*.py", "mnistkit/**/*.py", "bench/*.py", "tools/*.py")
+                         for p in glob.glob(os.path.join(ROOT, pattern), recursive=True)]
+    return sorted(set(found) - {os.path.join("docs", "tests.md")})  # the tests' own page: how they find ../shared
+
+
+def test_no_document_script_or_default_names_a_folder_of_the_developers_machine():
+    # docs/teach.md, docs/inside.md and bench/teach.py's --mnist-dir default named /work/shared/data (a new user's
+    # reading): a path no user has; the bundled sample, the repository's folders or an option are what a user has
+    named = []
+    for path in user_files():
+        with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+            named += [f"{path}:{n}: {found.group()}" for n, line in enumerate(f, 1)
+                      for found in MACHINE_PATH.finditer(line)]
+    assert named == []

@@ -73,3 +73,41 @@ def test_a_mistyped_keep_dir_names_the_folder_meant(trained_copy):
     result = run_main("mnist_learn.py", "--keep-dir", "elsewhere", "--steps", "1", cwd=trained_copy)  # nothing close
     assert result.stderr.splitlines()[-1].endswith("no kept digits (label file not found); keep some on the board "
                                                    "first"), result.stderr
+
+
+def left_checkpoint(folder, names, step=10):
+    """A checkpoint of variables `names` (tiny, any shape: networks.guess reads the names) at folder/mnist_model-step,
+    as a history/ snapshot or a set-aside learn leaves one: its .index and .data, no record beside it."""
+    from tf_compat import tf
+    folder.mkdir(parents=True)
+    with tf.Graph().as_default():
+        for name in names:
+            tf.Variable([0.0], name=name)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver().save(sess, str(folder / f"mnist_model-{step}"), write_meta_graph=False,
+                                  write_state=False)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", ["mnist_app.py", "mnist_export.py"])
+@pytest.mark.parametrize("where", ["history", "learns/1"])
+def test_a_folder_whose_checkpoint_files_show_lenet5_is_sent_to_lenet5s_trainer(script, where, tmp_path):
+    # `mnist_app.py --serve --compare mymodel` on a copy of a LeNet-5 folder without its record or newest checkpoint
+    # (its history/ snapshots, a set-aside learn left) said `train first with mnist_backward.py` (a new user's trial)
+    from mnist_lenet5_forward import NETWORK
+    left_checkpoint(tmp_path / "mymodel" / where, NETWORK.variables)
+    result = run_main(script, "--model-dir", "mymodel", *(["picture.png"] if script == "mnist_app.py" else []),
+                      cwd=tmp_path)
+    line = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 1 and "mnist_lenet5_backward.py --model-dir mymodel" in line, line
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", ["mnist_app.py", "mnist_export.py"])
+def test_a_model_dir_that_is_not_there_is_named_so_and_no_trainer(script, tmp_path):
+    result = run_main(script, "--model-dir", "mymodel", *(["picture.png"] if script == "mnist_app.py" else []),
+                      cwd=tmp_path)
+    line = result.stderr.strip().splitlines()[-1]
+    assert result.returncode == 1 and line.endswith("mymodel: no such folder; give the folder that holds the "
+                                                    "checkpoints"), line

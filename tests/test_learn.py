@@ -181,6 +181,9 @@ def test_a_learn_says_each_stage_and_every_5_percent_of_its_steps(learned_workdi
     assert training[0] == ["training", TRAIN_STEPS, target] and all(p[2] == target for p in training)
     steps = [p[1] for p in training]
     assert steps[-1] == target and max(b - a for a, b in zip(steps, steps[1:])) <= LEARN_STEPS // 20
+    # checking and promoting speak of the learned checkpoint's step, as their lines do (not the last loss line's)
+    assert [p for p in progress if p[0] in ("checking", "promoting")] == [["checking", target, target],
+                                                                          ["promoting", target, target]]
     stages = [p[0] for p in progress]
     assert stages.index("preparing") < stages.index("training") < stages.index("checking") < stages.index("promoting")
 

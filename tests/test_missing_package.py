@@ -31,9 +31,17 @@ def run_without(modules, script, *args, cwd):
                           capture_output=True, text=True, timeout=wait_limit(120))
 
 
-def needs(script, package, module):
-    return (f"{script}: needs the package '{package}' (No module named '{module}'): run make install, then use "
-            f"{os.path.join('.venv', 'Scripts' if os.name == 'nt' else 'bin', 'python')} (see README)\n")
+def needs(script, package, module, *args, cwd):
+    """The line a script run as `python SCRIPT ARGS` from cwd (the tests' own folder: paths absolute) says without
+    the package: this repository's .venv made first when it is not there (a fresh clone's CI makes it)."""
+    python = os.path.join(ROOT, ".venv", *(("Scripts", "python.exe") if os.name == "nt" else ("bin", "python")))
+    command = " ".join([python, os.path.join(ROOT, script), *args])
+    said = f"{script}: needs the package '{package}' (No module named '{module}'), which this Python lacks"
+    if os.path.isfile(python):
+        return f"{said}; the project's venv has it: run `{command}` (or activate the venv: `source " \
+               f"{os.path.join(ROOT, '.venv', 'bin', 'activate')}`)\n"
+    return f"{said}: make the project's venv with `python3 {os.path.join(ROOT, 'tasks.py')} install` (or make " \
+           f"install), then run `{command}`\n"
 
 
 @pytest.mark.quick
@@ -41,7 +49,8 @@ def needs(script, package, module):
 def test_a_missing_package_is_one_line_naming_it(script, tmp_path):
     # `python3 mnist_backward.py --steps 10` with the system's Python once ended in tqdm's ModuleNotFoundError
     result = run_without("tqdm", script, "--steps", "10", cwd=tmp_path)
-    assert (result.returncode, result.stdout, result.stderr) == (1, "", needs(script, "tqdm", "tqdm"))
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", needs(script, "tqdm", "tqdm", "--steps", "10",
+                                                                              cwd=tmp_path))
     assert os.listdir(tmp_path) == []
 
 
@@ -49,7 +58,7 @@ def test_a_missing_package_is_one_line_naming_it(script, tmp_path):
 @pytest.mark.parametrize("module, package", [("numpy", "numpy"), ("PIL", "Pillow")])
 def test_the_package_is_named_as_pip_installs_it(module, package, tmp_path):
     result = run_without(module, "mnist_app.py", "--help", cwd=tmp_path)
-    assert (result.returncode, result.stderr) == (1, needs("mnist_app.py", package, module))
+    assert (result.returncode, result.stderr) == (1, needs("mnist_app.py", package, module, "--help", cwd=tmp_path))
 
 
 @pytest.mark.quick
@@ -58,3 +67,32 @@ def test_a_missing_module_of_the_project_is_no_package_to_install():
     assert startup.missing_package(ModuleNotFoundError("No module named 'mnist_forward'", name="mnist_forward"),
                                    "x.py") is None
     assert startup.missing_package(ModuleNotFoundError("gone"), "x.py") is None  # no module named: Python's own
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_without_the_packages_says_the_command_that_shows_it(script, tmp_path):
+    # `python3 mnist_backward.py --help` with the system's Python (no venv yet) said a package was missing and no
+    # more (a new user's trial): the line gives the command that prints the help, the venv made first
+    result = run_without("tqdm,tensorflow,numpy,PIL", script, "--help", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert f"/.venv/bin/python {os.path.join(ROOT, script)} --help`" in result.stderr, result.stderr
+
+
+@pytest.mark.quick
+@pytest.mark.skipif(os.name == "nt", reason="the venv's POSIX layout")
+def test_with_the_venv_made_the_line_runs_the_command_there_or_activates_it(tmp_path, monkeypatch):
+    venv = tmp_path / "repo" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    monkeypatch.chdir(tmp_path / "repo")
+    line = startup.missing_package(ModuleNotFoundError("No module named 'tensorflow'", name="tensorflow"),
+                                   "mnist_test.py", ["mnist_test.py", "--model-dir", "my model"], str(venv))
+    assert line == ("mnist_test.py: needs the package 'tensorflow' (No module named 'tensorflow'), which this Python "
+                    "lacks; the project's venv has it: run `.venv/bin/python mnist_test.py --model-dir 'my model'` "
+                    "(or activate the venv: `source .venv/bin/activate`)")
+    (venv / "bin" / "python").unlink()
+    line = startup.missing_package(ModuleNotFoundError("No module named 'tqdm'", name="tqdm"), "mnist_app.py",
+                                   ["mnist_app.py", "--help"], str(venv))
+    assert line.endswith(f": make the project's venv with `python3 {os.path.join(startup.ROOT, 'tasks.py')} install` "
+                         "(or make install), then run `.venv/bin/python mnist_app.py --help`"), line

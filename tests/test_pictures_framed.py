@@ -51,6 +51,7 @@ def test_each_kind_gives_the_plain_pictures_input(kind, digits, plain_inputs):
     assert np.mean(np.array(ious) >= SAME_IOU) >= 0.9, [round(x, 2) for x in ious]
 
 
+@pytest.mark.long  # ~30 s quiet; each kind's input, what the reading follows from, stays in make test
 def test_each_kind_is_read_as_its_digit(digits, plain_inputs, trained_workdir, summary_line):
     """A picture whose plain one the model reads right is read right in every kind (the frame, the shading
     changes nothing) but for at most one digit in 20 a kind (a digit the model reads right by a hair: its input

@@ -102,6 +102,7 @@ def test_lines_askew_are_found_at_their_slope():
         assert left.astype(float).mean() <= level.astype(float).mean() / 10, (degrees, left.mean(), level.mean())
 
 
+@pytest.mark.long  # ~15 s quiet; each kind's input stays in make test
 def test_digits_on_lined_paper_are_read_as_on_plain_paper(trained_workdir, summary_line):
     """The sample model reads the lined kinds' pictures of 20 of the sample's digits as often as the same photos
     without lines, but for one digit a kind at most (a digit read right by a hair)."""

@@ -41,4 +41,60 @@ def test_ctrl_c_while_the_modules_import_ends_in_one_line(script, tmp_path):
             proc.kill()
             proc.wait()
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
-    assert (proc.returncode, err.strip()) == (130, "SIGINT: stopped")
+    assert (proc.returncode, err) == (130, "SIGINT: stopped\n")  # into a pipe: no blank line before it
+
+
+# Each writer of a stop line, run alone: (what it runs, the line it writes). tf_compat's is the stop held past
+# HELD_STOP_SECS while TensorFlow imports; export's a stop after mnist_export.py's work.
+STOP_LINES = {
+    "startup": ("import mnistkit.startup, os, signal, time; os.kill(os.getpid(), signal.SIGINT); time.sleep(60)",
+                "SIGINT: stopped"),
+    "tf_compat": ("import tf_compat; tf_compat._end_now(2, 'stopped while TensorFlow was imported; nothing saved')",
+                  "SIGINT: stopped while TensorFlow was imported; nothing saved"),
+    "export": ("from mnistkit import export; print(export.stopped_note(), file=open('note', 'w')); "
+               "export.end_stopped(2)", None),
+    "cli": ("import sys; from mnistkit import cli\ndef work(): raise KeyboardInterrupt\nsys.exit(cli.exit_status(work))",
+            "SIGINT: stopped"),
+}
+
+
+def stop_line(code, cwd, terminal):
+    """(exit status, what the snippet `code` wrote to stderr): a pipe, or with terminal the far end of a pty."""
+    import pty
+    code = f"import sys; sys.path.insert(0, {ROOT!r})\n" + code  # the project's modules, from another folder
+    if not terminal:
+        result = subprocess.run([sys.executable, "-c", code], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                                text=True, timeout=wait_limit(120))
+        return result.returncode, result.stderr
+    main, far = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", code], cwd=cwd, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=far)
+        os.close(far)
+        ended(proc, "the stop line's writer", 120)
+        said = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: the writer's side is closed and all was read
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(main)
+    return proc.returncode, said.decode().replace("\r\n", "\n")
+
+
+@pytest.mark.quick
+@pytest.mark.skipif(os.name == "nt", reason="a pty stands for the terminal")
+@pytest.mark.parametrize("terminal", [False, True], ids=["into a log", "on a terminal"])
+@pytest.mark.parametrize("writer", STOP_LINES)
+def test_a_stop_line_has_no_blank_line_before_it_in_a_log_and_a_line_of_its_own_on_a_terminal(writer, terminal,
+                                                                                               tmp_path):
+    # `mnist_export.py 2> log` stopped while TensorFlow imported wrote "\nSIGINT: stopped ..." (a new user's trial):
+    # the newline that ends a terminal's echoed `^C` is a blank line in a log or a pipe
+    code, line = STOP_LINES[writer]
+    status, err = stop_line(code, tmp_path, terminal)
+    line = line or "SIGINT: " + (tmp_path / "note").read_text().strip()
+    assert (status, err) == (130, ("\n" if terminal else "") + line + "\n")

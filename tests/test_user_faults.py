@@ -194,6 +194,7 @@ def test_a_full_disk_for_the_report_the_input_picture_and_the_jpg_layout_is_one_
 
 # ---------------------------------------------------------------- 3. two processes on one folder
 
+@pytest.mark.long  # the folder lock's refusal: test_one_writer.py's
 @POSIX
 def test_a_second_generator_on_the_same_folder_says_so_and_the_first_finishes(sample_workdir, tmp_path):
     work = tmp_path / "work"
@@ -219,6 +220,7 @@ def test_a_second_generator_on_the_same_folder_says_so_and_the_first_finishes(sa
         (sample_workdir / "data" / "mnist_train.tfrecords").read_bytes()
 
 
+@pytest.mark.long  # a dead writer's lock: test_one_writer.py's
 @POSIX
 def test_the_lock_of_a_generator_that_was_killed_is_taken_over(sample_workdir, tmp_path):
     (tmp_path / "out").mkdir()

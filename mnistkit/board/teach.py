@@ -40,9 +40,10 @@ A learn runs on a thread of its own, its scripts in processes
 (mnistkit.learn). GET /board/learn's state: "running" while it runs,
 with its stage (learn.STAGES: preparing, training with the trainer's
 steps, checking, promoting; then the Follower's swap to the learned
-checkpoint); "failed" with the error's line (and its Chinese twin,
-"line_zh": board.zh), the model folder as it was and the board answering
-on. Otherwise what the served folder's record says of its last learn,
+checkpoint); "failed" with the error's line, the model folder as it was
+and the board answering on. Every status's "line" comes with its Chinese
+twin, "line_zh" (line_zh: board.zh), and its "step" is the one its line
+speaks of (while checking and promoting: the learned checkpoint's). Otherwise what the served folder's record says of its last learn,
 whoever made it (the page, mnist_learn.py in a terminal): "done" (in
 service, with its check: the test records' accuracy and each digit's
 recall before and after, the kept digits read right), "held" (not
@@ -290,8 +291,7 @@ class Learning:
                 shown["state"])
             answer = {**answer, "state": state or "idle", "stage": None, "line": "", "step": None, "steps": None,
                       **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
-        # a failed learn's line (the page shows it) with its Chinese twin
-        return {**answer, "line_zh": zh.twin(answer["line"], 500) if answer["state"] == "failed" else ""}
+        return {**answer, "line_zh": line_zh(answer)}
 
     def unknown(self, folder):
         """How many changes to the kept digits the served folder's model does not know (promotion.unknown), or None."""
@@ -422,6 +422,18 @@ class Learning:
             watch.stop(kill=True)
             thread.join(grace)
         return self.stopped
+
+
+def line_zh(answer):
+    """The Chinese twin of a status's line (str; "" when it has none): every line a user sees comes in both
+    languages. A failed learn's error line: zh.twin; a running learn's: said whole by zh's phrases, else what the
+    page shows of the learn in Chinese (its stage and step: zh.running), never half English."""
+    line = answer["line"]
+    if not line:
+        return ""
+    if answer["state"] != "running":
+        return zh.twin(line, 500 if answer["state"] == "failed" else 409)
+    return zh.phrased(line) or zh.running(answer["stage"], answer["step"], answer["steps"])
 
 
 SLOTS = ("first", "compare")  # the networks a board learns on: --model-dir's, --compare's (table.chosen's names)

@@ -121,6 +121,14 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"exported without its layers \(no (?P<s>`[^`]*`) signature\); export it again with mnist_export.py",
      r"导出时没有带上各层（没有 \g<s> 签名）；请用 mnist_export.py 重新导出"),
     (r"this model shows no layers", "这个模型不显示各层"),
+    # a running learn's lines (GET /board/learn's "line": mnistkit.learn's, its trainer's and evaluator's)
+    (r"learning from (?P<c>\d+) kept digits? of (?P<k>.+?) into (?P<m>\S+)$", r"从 \g<k> 里保存的 \g<c> 个数字学习，学到 \g<m>"),
+    (r"learning from (?P<c>\d+) kept digits? into (?P<m>\S+)$", r"从保存的 \g<c> 个数字学习，学到 \g<m>"),
+    (r"After (?P<s>\d+) training steps, loss on training batch is (?P<l>\S+?)\.?$",
+     r"训练到第 \g<s> 步，训练批次上的损失是 \g<l>"),
+    (r"After (?P<s>\d+) training steps, test accuracy = (?P<a>\S+) \((?P<c>[^,]+), (?P<f>[^)]+)\)",
+     r"第 \g<s> 步的测试准确率 = \g<a>（\g<c>，\g<f>）"),
+    (r"done at step (?P<s>\d+); checkpoint saved to (?P<c>\S+)$", r"在第 \g<s> 步完成；检查点已保存到 \g<c>"),
     # the playback of the --history snapshots (board/playback.py)
     (r"a (?P<f>SavedModel|LiteRT) keeps no training history; serve the checkpoint folder it was exported from "
      r"\((?P<c>mnist_app\.py --serve --model-dir DIR)\)", r"\g<f> 不保存训练历史；请改用导出它的检查点文件夹启动服务（\g<c>）"),
@@ -180,14 +188,31 @@ def twin(line, status=400):
     """The Chinese of one error `line` (str) answered with HTTP `status` (int): its phrases in Chinese and its
     names kept (see the module's docstring); a line with a word PHRASES does not know: `<leading name>：<KINDS'
     sentence>（HTTP status）`, never English words."""
+    said = phrased(line)
+    if said is not None:
+        return said
+    shorter = re.sub(r" \([^()]*\)", "", line)  # its words said without the details in brackets (a script's own
+    return twin(shorter, status) if shorter != line else by_kind(line, status)  # last line, an OS error)
+
+
+def phrased(line):
+    """The Chinese of `line` said whole by PHRASES (its names kept), or None when a word of it is left in English."""
     said = line.removeprefix("error: ")
     for english, chinese in PHRASES:
         said = english.sub(lambda found: found.expand(chinese.replace("\\g<", "\x02\\g<").replace(">", ">\x03")),
                            said)  # what a phrase's groups hold is a name: marked, so that no word of it counts
     said = said.replace("; ", "；").replace(": ", "：")
-    if english_left(said, lead(line)) and " (" in line:  # its words said without the details in brackets (a script's
-        return twin(re.sub(r" \([^()]*\)", "", line), status)  # own last line, an OS error): the rest in Chinese
-    return re.sub("[\x02\x03]", "", said) if not english_left(said, lead(line)) else by_kind(line, status)
+    return None if english_left(said, lead(line)) else re.sub("[\x02\x03]", "", said)
+
+
+STAGES = {"preparing": "准备你的数字", "training": "训练", "checking": "检查", "promoting": "启用"}  # board.js's words
+
+
+def running(stage, step, steps):
+    """A running learn's line in Chinese when PHRASES cannot say its last line whole (a script's note, a tick): what
+    the page shows of it, `正在学习 · <stage> · 第 <step> 步，共 <steps> 步` (the step part when both are known)."""
+    parts = ["正在学习", STAGES.get(stage)] + ([f"第 {step} 步，共 {steps} 步"] if step is not None and steps else [])
+    return " · ".join(part for part in parts if part)
 
 
 def lead(line):
