@@ -93,7 +93,7 @@ def faded_rate(settings, examples, step):
     return (f"note: at step {step} the learning rate is {rate:.2g}, {settings.learning_rate_base:g} decayed "
             f"x{settings.learning_rate_decay:g} for each of {epochs} epochs of {examples} records: the "
             f"{settings.steps - step} steps to {settings.steps} will barely change the weights (docs/teach.md, "
-            "\"A model trained long on few records\")")
+            "\"The learn's learning rate\")")
 
 
 def schedule_jump(settings, trained, examples, step):

@@ -222,8 +222,7 @@ def test_a_resume_where_the_schedule_has_faded_the_learning_rate_says_so():
     settings = types.SimpleNamespace(learning_rate_base=0.1, learning_rate_decay=0.99, batch_size=200, steps=50600)
     assert training.faded_rate(settings, 8000, 50000) == (
         "note: at step 50000 the learning rate is 3.5e-07, 0.1 decayed x0.99 for each of 1250 epochs of 8000 records: "
-        "the 600 steps to 50600 will barely change the weights (docs/teach.md, \"A model trained long on few "
-        "records\")")
+        "the 600 steps to 50600 will barely change the weights (docs/teach.md, \"The learn's learning rate\")")
     assert training.faded_rate(settings, 8000, 459 * 40).startswith("note: at step 18360 the learning rate is 0.00099")
     assert training.faded_rate(settings, 8000, 459 * 40 - 1) is None
     assert training.faded_rate(settings, 60000, 50000) is None
