@@ -81,8 +81,9 @@ def faded_rate(settings, examples, step):
     if step >= settings.steps:
         return None
     rate, start = learning_rate_at(settings, examples, settings.batch_size, step), getattr(settings, "decay_from", 0)
-    course = settings.learning_rate_base * settings.learning_rate_decay ** epochs_at(examples, settings.batch_size, step)
     if start:
+        course = learning_rate_at(types.SimpleNamespace(**{**vars(settings), "decay_from": 0}), examples,
+                                  settings.batch_size, step)
         given = settings.phrase("decay_from", start) if hasattr(settings, "phrase") else f"--decay-from {start}"
         return (f"learning rate {rate:.2g} at step {step}: {given} counts the decay x{settings.learning_rate_decay:g} "
                 f"an epoch of {examples} records from step {start} (the course's schedule, from step 0, is at "
