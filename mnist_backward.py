@@ -74,6 +74,9 @@ OPTIONS = cli.Options([
            f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
     Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float, above=0,
            constant="LEARNING_RATE_BASE", resume="note"),
+    Option("decay_from", 0, "the global_step the learning rate's decay counts its epochs from: the rate is "
+           "--learning-rate-base there (0: the course's schedule; mnist_learn.py gives the step a learn starts from, "
+           "docs/teach.md)", minimum=0, resume="free"),
     Option("mix_records", None, f"PATH[:SHARE]: draw SHARE (default {records.MIX_SHARE}) of every batch from the "
            "TFRecords of PATH (a folder, file or pattern), e.g. your kept digits (docs/teach.md)",
            type=records.mix_of, resolve=records.mix_of, resume="free"),
@@ -142,6 +145,8 @@ def build_graph(settings, data, sync_replicas=None):
         ce = tf.nn.sparse_softmax_cross_entropy_with_logits(logits=y, labels=tf.argmax(y_, 1))
         cem = tf.reduce_mean(ce)
         regularization = tf.add_n(tf.get_collection(LOSSES_COLLECTION) if l2_terms is None else l2_terms)
+        if settings.decay_from:  # differs from the course: a learn's decay counts from its own first step (teach.md)
+            step = tf.maximum(step - settings.decay_from, 0)
         # One epoch, examples / batch_size steps, is the decay period (the course's train_num_examples / BATCH_SIZE).
         learning_rate = tf.train.exponential_decay(settings.learning_rate_base, step,
                                                    data.examples / settings.batch_size, settings.learning_rate_decay,

@@ -13,8 +13,10 @@ what it prints), its stages (STAGES) said to a Watch as they begin:
   training   python mnist_backward.py (mnist_lenet5_backward.py for a LeNet-5 folder)
                  --model-dir STAGING --data-dir DATA --steps <newest step + steps>
                  --mix-records STAGING/data/mnist_train.tfrecords:SHARE --print-every <steps / 20>
+                 --decay-from <newest step>
              (a share of every batch from the kept digits; a loss line, so a
-             progress step, every 5% of the steps);
+             progress step, every 5% of the steps; the learning rate's decay
+             counted from the learn's first step: rate_flags);
   checking   python mnist_test.py --checkpoint BEFORE --checkpoint LEARNED
                  --data-dir DATA --data-dir STAGING/data --report-json STAGING/check.json
              the checkpoint before and the learned one on DATA's test records
@@ -284,7 +286,8 @@ def _learn(plan, watch):
         run([script(network.train_script, plan.script_dir), "--model-dir", staging, "--data-dir", plan.data_dir,
              "--mix-records", f"{os.path.join(kept_data, records.TRAIN_FILE)}:{plan.share}", "--steps", str(target),
              "--print-every", str(max(1, plan.steps // PROGRESS_LINES)), "--quiet", "--history", "0",
-             *(["--batch-size", str(batch)] if isinstance(batch, int) else []), *plan.trainer_args],
+             *(["--batch-size", str(batch)] if isinstance(batch, int) else []),
+             *rate_flags(before), *plan.trainer_args],
             watch, f"nothing learned; {model_dir} is unchanged")
         learned = checkpoints.latest(staging)
         if learned is None or checkpoints.step_of(learned) != target:
@@ -302,6 +305,16 @@ def _learn(plan, watch):
     watch.say(f"learned: {after} (from {before}); go back with "
               f"`{cli.command('mnist_learn.py', '--undo', '--model-dir', model_dir)}`")
     return after
+
+
+def rate_flags(before):
+    """The trainer flags that set a learn's learning rate (the one place it is chosen): the decay counted from the
+    learn's first step, the step of the checkpoint `before`, so every learn starts at the trainer's
+    LEARNING_RATE_BASE and decays x0.99 an epoch from there, however long the model trained before (the course's
+    schedule, counted from step 0, leaves 3.5e-7 after 50,000 steps on the bundled sample: docs/teach.md, "The
+    learn's learning rate"). The trainer records it (--decay-from) with the learn's options; a learn's own trainer
+    flags come after it (`-- --decay-from 0`: the course's schedule)."""
+    return ["--decay-from", str(checkpoints.step_of(before))]
 
 
 def prepare(plan, store, staging, watch):

@@ -59,25 +59,42 @@ def epochs_at(examples, batch_size, step):
 
 
 def learning_rate_at(settings, examples, batch_size, step):
-    """The course's staircase learning rate at global_step `step` for this batch size (float)."""
-    return settings.learning_rate_base * settings.learning_rate_decay ** epochs_at(examples, batch_size, step)
+    """The course's staircase learning rate at global_step `step` for this batch size (float), its epochs counted from
+    settings.decay_from (a learn's first step; 0 or none: the course's schedule, from step 0)."""
+    since = max(0, step - (getattr(settings, "decay_from", 0) or 0))
+    return settings.learning_rate_base * settings.learning_rate_decay ** epochs_at(examples, batch_size, since)
 
 
 FADED = 0.01  # a learning rate decayed below this share of its base barely moves the weights in a learn's steps
 
 
 def faded_rate(settings, examples, step):
-    """The note (str) a run resuming at global_step `step` says when the course's schedule has decayed its learning
-    rate below FADED of settings.learning_rate_base (its steps, a learn's among them, will barely change the
-    weights), else None. examples: the records per epoch (an epoch is examples / batch_size steps)."""
-    rate = learning_rate_at(settings, examples, settings.batch_size, step)
-    if rate >= FADED * settings.learning_rate_base or step >= settings.steps:
+    """The note (str) on its learning rate a run resuming at global_step `step` says, or None.
+
+    With settings.decay_from (a learn's: mnist_learn.py gives its first
+    step), the rate the run starts at and the course's from step 0 there.
+    Else, when the course's schedule has decayed the rate below FADED of
+    settings.learning_rate_base: its steps, a learn's among them, will
+    barely change the weights. examples: the records per epoch (an epoch
+    is examples / batch_size steps). Nothing for a run with no step to train.
+    """
+    if step >= settings.steps:
+        return None
+    rate, start = learning_rate_at(settings, examples, settings.batch_size, step), getattr(settings, "decay_from", 0)
+    if start:
+        course = learning_rate_at(types.SimpleNamespace(**{**vars(settings), "decay_from": 0}), examples,
+                                  settings.batch_size, step)
+        given = settings.phrase("decay_from", start) if hasattr(settings, "phrase") else f"--decay-from {start}"
+        return (f"learning rate {rate:.2g} at step {step}: {given} counts the decay x{settings.learning_rate_decay:g} "
+                f"an epoch of {examples} records from step {start} (the course's schedule, from step 0, is at "
+                f"{course:.2g} here; docs/teach.md, \"The learn's learning rate\")")
+    if rate >= FADED * settings.learning_rate_base:
         return None
     epochs = int(epochs_at(examples, settings.batch_size, step))
     return (f"note: at step {step} the learning rate is {rate:.2g}, {settings.learning_rate_base:g} decayed "
             f"x{settings.learning_rate_decay:g} for each of {epochs} epochs of {examples} records: the "
             f"{settings.steps - step} steps to {settings.steps} will barely change the weights (docs/teach.md, "
-            "\"A model trained long on few records\")")
+            "\"The learn's learning rate\")")
 
 
 def schedule_jump(settings, trained, examples, step):

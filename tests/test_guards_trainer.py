@@ -81,7 +81,7 @@ def test_one_non_finite_weight_is_refused_by_the_evaluator_the_app_and_the_expor
 # ---------------------------------------------------------------- each option's minimum, before TensorFlow
 
 BELOW_MINIMUM = {"steps": "-1", "batch_size": "0", "save_every": "0", "keep": "0", "print_every": "0", "summary_every": "0",
-                 "steps_per_run": "0", "history": "-1"}
+                 "steps_per_run": "0", "history": "-1", "decay_from": "-1"}
 
 
 def test_the_cases_below_cover_every_option_with_a_minimum():

@@ -29,6 +29,7 @@ TRAINER = [
     ("--summary-every", ["0"], "--summary-every must be >= 1", []),
     ("--print-every", ["0"], "--print-every must be >= 1", []),
     ("--steps-per-run", ["0"], "--steps-per-run must be >= 1", []),
+    ("--decay-from", ["-1"], "--decay-from must be >= 0", []),
     ("--learning-rate-base", ["0", "-0.1", "nan", "inf"], "--learning-rate-base must be a finite number > 0", []),
     ("--startup-timeout", ["0", "nan", "inf"], "argument --startup-timeout: {} is out of range: give a number > 0",
      []),

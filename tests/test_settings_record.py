@@ -62,7 +62,7 @@ def test_each_option_declares_its_resume():
         "steps": "free", "batch_size": "refuse", "data_dir": "free", "model_dir": "free", "pipeline": "free",
         "save_every": "free", "keep": "free", "log": "free", "quiet": "free", "print_every": "free", "summary_every": "free",
         "learning_rate_base": "note", "mix_records": "free", "steps_per_run": "free",
-        "history": "free"}
+        "history": "free", "decay_from": "free"}
     assert set(cli.RESUMES) >= {o.resume for o in mnist_backward.OPTIONS}
     with pytest.raises(TypeError, match="required keyword-only argument: 'resume'"):
         cli.Option("optimizer", "sgd")  # a new option says what a resume at another value does
@@ -74,7 +74,7 @@ def test_the_first_save_records_every_flag_option(trained, sample_workdir):
     assert {k: v for k, v in written.items() if k not in ("network", "records", "pipeline")} == {
         "steps": 1, "batch_size": 10, "data_dir": str(sample_workdir / "data"), "model_dir": "m", "save_every": 1000,
         "keep": 5, "quiet": True, "print_every": 1000, "summary_every": 100, "learning_rate_base": 0.1, "mix_records": None,
-        "steps_per_run": 1, "history": 20}
+        "steps_per_run": 1, "history": 20, "decay_from": 0}
     assert written["pipeline"]["name"] == "fast"
 
 
@@ -222,8 +222,7 @@ def test_a_resume_where_the_schedule_has_faded_the_learning_rate_says_so():
     settings = types.SimpleNamespace(learning_rate_base=0.1, learning_rate_decay=0.99, batch_size=200, steps=50600)
     assert training.faded_rate(settings, 8000, 50000) == (
         "note: at step 50000 the learning rate is 3.5e-07, 0.1 decayed x0.99 for each of 1250 epochs of 8000 records: "
-        "the 600 steps to 50600 will barely change the weights (docs/teach.md, \"A model trained long on few "
-        "records\")")
+        "the 600 steps to 50600 will barely change the weights (docs/teach.md, \"The learn's learning rate\")")
     assert training.faded_rate(settings, 8000, 459 * 40).startswith("note: at step 18360 the learning rate is 0.00099")
     assert training.faded_rate(settings, 8000, 459 * 40 - 1) is None
     assert training.faded_rate(settings, 60000, 50000) is None
