@@ -28,7 +28,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, history, inputs, records, saving, steps, training
+from mnistkit import checkpoints, cli, folders, history, inputs, records, saving, steps, summaries, training
 from mnistkit.networks import LOSSES_COLLECTION
 
 BATCH_SIZE = 200  # examples per step (--batch-size)
@@ -71,7 +71,7 @@ OPTIONS = cli.Options([
     Option("quiet", False, "no progress bar (there is none when output is not a terminal)", resume="free"),
     Option("print_every", PRINT_EVERY, "steps between loss lines", minimum=1, constant="PRINT_EVERY", resume="free"),
     Option("summary_every", SUMMARY_EVERY, f"steps between TensorBoard summaries (in <model-dir>/"
-           f"{training.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
+           f"{summaries.TRAIN_LOG_DIR})", minimum=1, constant="SUMMARY_EVERY", resume="free"),
     Option("learning_rate_base", LEARNING_RATE_BASE, "the learning rate before its decay", type=float, above=0,
            constant="LEARNING_RATE_BASE", resume="note"),
     Option("decay_from", 0, "the global_step the learning rate's decay counts its epochs from: the rate is "
@@ -176,7 +176,7 @@ def build_graph(settings, data, sync_replicas=None):
     # On the same variables (same checkpoint); its summary first, to keep the summaries' tags whatever the K.
     loop = steps.steps_loop(settings, loss_and_rate, update, next_batch, global_step) if (
         settings.steps_per_run > 1) else None
-    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
+    summary = summaries.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
     finite_names, finite = training.finite_flags(tf.global_variables())  # checked before each save
     # Relative paths in the `checkpoint` index keep a moved model folder readable; --keep rotates only this run's.

@@ -34,13 +34,13 @@ from tf_compat import first_line, tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, history, inputs, places, records, training
+from mnistkit import checkpoints, cli, folders, history, inputs, places, records, summaries
 from mnistkit import report as reporting
 from mnistkit.errors import DataError
 
 TEST_INTERVAL_SECS = 5
 EVAL_BATCH_SIZE = 1000  # records per fetch; any size scores the same
-EVAL_LOG_DIR = "eval"  # TensorBoard run inside the model folder, beside the trainer's training.TRAIN_LOG_DIR
+EVAL_LOG_DIR = "eval"  # TensorBoard run inside the model folder, beside the trainer's summaries.TRAIN_LOG_DIR
 
 
 def evaluate(ckpt_path, tfRecord_path, batch_size=EVAL_BATCH_SIZE, details=False, net=mnist_forward,
@@ -229,7 +229,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             result = publish(result, writer, report, report_json, log)
         if once:
             if writer is not None:
-                training.close_writer(writer, log)
+                summaries.close_writer(writer, log)
             return result
         time.sleep(interval)
 
@@ -302,7 +302,7 @@ def publish(result, writer, report, report_json, log=print):
     its first three. report / report_json: see test().
     """
     if writer is not None:
-        writer.add_summary(training.scalar_summary("accuracy", result[1]), result[0])
+        writer.add_summary(summaries.scalar_summary("accuracy", result[1]), result[0])
         writer.flush()
     if len(result) > 3:
         numbers = reporting.report_numbers(result[0], result[3]["labels"], result[3]["probabilities"])

@@ -427,7 +427,7 @@ def events_file(writer):
 
     Read from the writer's private C++ events writer: TensorFlow reports a
     failed write only in its C++ log, so an empty events file is how a
-    failure shows (training.close_writer).
+    failure shows (summaries.close_writer).
     """
     try:
         path = writer.event_writer._ev_writer.FileName()

@@ -287,7 +287,7 @@ def table(r):
         "", f"Misread new drawings (true->read), before: {r['misread_before']}; after: {r['misread_after']}.",
         f"Misread taught drawings before keeping: {r['misread_taught']}.",
         f"The check: {r['held'] or 'used (no digit past the limits)'}.", "",
-        f"| digit | taught | new drawings read right, before | after | MNIST recall, before | after | change |",
+        "| digit | taught | new drawings read right, before | after | MNIST recall, before | after | change |",
         "|---|---|---|---|---|---|---|",
         *[f"| {d} | {r['taught_count'][d]} | {r['new_digit_before'][d]}/{r['new_count'][d]} | "
           f"{r['new_digit_after'][d]}/{r['new_count'][d]} | {r['recall_before'][d]:.3f} | {r['recall_after'][d]:.3f} | "

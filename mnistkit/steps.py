@@ -17,7 +17,7 @@ at the first run boundary at or after their step.
 import dataclasses
 
 from tf_compat import tf, uncached
-from . import folders, records, training
+from . import folders, records, summaries
 from .networks import LOSSES_COLLECTION
 
 
@@ -28,7 +28,7 @@ class StepsLoop:
     count: int32 placeholder, the steps of this run (at most steps_per_run);
     fetches: [steps run, the last step's loss, global_step after the run,
     the last step's learning rate]; summary: the merged summary of the
-    last step (training.summaries of the loop's outputs).
+    last step (summaries.summaries of the loop's outputs).
     """
     count: object
     fetches: list
@@ -131,7 +131,7 @@ def steps_loop(settings, loss_and_rate, update, next_batch, global_step):
             back_prop=False, parallel_iterations=1, name="steps_per_run")  # 1: a step starts after the last ended
     with tf.control_dependencies([ran]):
         step_after = global_step.read_value()
-    summary = training.summaries(loss, cem, regularization, learning_rate, y, y_,
+    summary = summaries.summaries(loss, cem, regularization, learning_rate, y, y_,
                                  queue_fill=settings.pipeline.queue_runners)
     return StepsLoop(count, [ran, loss, step_after, learning_rate], summary)
 

@@ -17,6 +17,7 @@ import mnist_test
 import mnistkit.cli
 import mnistkit.idx
 import mnistkit.inputs
+import mnistkit.summaries
 from conftest import TRAIN_STEPS
 from tf_compat import tf
 
@@ -90,7 +91,7 @@ def test_the_shuffle_queue_has_the_courses_2_threads_capacity_1000_and_min_after
     def shuffle_queue(batch):
         with tf.Graph().as_default():
             mnist_generateds.get_tfrecord(batch, data_dir=str(sample_workdir / "data"), pipeline=pipeline)
-            runner = mnistkit.training.shuffle_queue_runner()
+            runner = mnistkit.summaries.shuffle_queue_runner()
             op = runner.queue.queue_ref.op
             return len(runner.enqueue_ops), op.get_attr("capacity"), op.get_attr("min_after_dequeue")
     assert shuffle_queue(200) == (2, 1000, 700)

@@ -15,7 +15,7 @@ from conftest import ROOT, ended, wait_limit
 import mnist_backward
 import mnist_test
 from tf_compat import tf
-import mnistkit.training
+import mnistkit.summaries
 
 COURSE_LINE = re.compile(r"After (\d+) training steps, loss on training batch is [0-9.e+-]+\.")
 
@@ -114,7 +114,7 @@ def test_trainer_and_evaluator_write_tensorboard_summaries(sample_workdir, tmp_p
     with tf.Graph().as_default():
         mnist_backward.backward(steps=30, batch_size=batch, data_dir=data, model_dir=str(model),
                                 log=lambda m: None, summary_every=10)
-    scalars, kinds = events(model / mnistkit.training.TRAIN_LOG_DIR)
+    scalars, kinds = events(model / mnistkit.summaries.TRAIN_LOG_DIR)
     assert set(scalars) == {"loss", "cross_entropy", "regularization_loss", "learning_rate", "accuracy",
                             "shuffle_queue_fill", "examples_per_sec"}
     assert {tag: sorted(steps) for tag, steps in scalars.items()} == {tag: [10, 20, 30] for tag in scalars}
@@ -153,7 +153,7 @@ def test_course_pipeline_writes_the_same_summaries(sample_workdir, tmp_path):
     with tf.Graph().as_default():
         mnist_backward.backward(steps=10, batch_size=50, data_dir=str(sample_workdir / "data"),
                                 model_dir=str(tmp_path), pipeline="course", log=lambda m: None, summary_every=5)
-    scalars, _ = events(tmp_path / mnistkit.training.TRAIN_LOG_DIR)
+    scalars, _ = events(tmp_path / mnistkit.summaries.TRAIN_LOG_DIR)
     assert len(scalars) == 7 and all(sorted(steps) == [5, 10] for steps in scalars.values())
     assert scalars["loss"][10] == pytest.approx(scalars["cross_entropy"][10] + scalars["regularization_loss"][10],
                                                 rel=1e-5)

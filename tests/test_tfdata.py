@@ -20,7 +20,7 @@ import mnist_generateds
 import mnist_test
 import mnistkit.inputs
 import mnistkit.records
-import mnistkit.training
+import mnistkit.summaries
 from mnistkit.errors import DataError
 from tf_compat import tf
 
@@ -120,7 +120,7 @@ def test_the_shuffle_is_at_least_as_good_as_the_queue_runners(tmp_path, summary_
 def test_the_shuffle_buffer_is_the_queues_capacity(sample_workdir, batch_size):
     with tf.Graph().as_default():
         mnist_generateds.get_tfrecord(batch_size, data_dir=str(sample_workdir / "data"))
-        capacity = mnistkit.training.shuffle_queue_runner().queue.queue_ref.op.get_attr("capacity")
+        capacity = mnistkit.summaries.shuffle_queue_runner().queue.queue_ref.op.get_attr("capacity")
     assert mnistkit.inputs.shuffle_buffer(batch_size) == capacity == max(1000, 700 + batch_size)
 
 
