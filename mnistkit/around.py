@@ -25,9 +25,9 @@ LINE_THIN = 0.15  # of its length: a line's thickness at most (segmentation.FRAM
 LINE_SLOPE = 0.18  # a line across or down lies at this slope at most (about 10 degrees; ruling.FRAME_SLOPE)
 UNDER_SPAN = 0.5  # of the ink above it, across: an underline is at least this long ...
 UNDER_TALL = 0.25  # ... and that ink at least this share of its length tall (a digit, not a dot over a dash)
-SIDE_SPAN = 0.6  # of the picture along it: a frame's side cut by the edge is this long at least ...
-SIDE_EDGE = 0.25  # ... and lies within this share of the picture of its edge (segmentation.FRAME_EDGE) ...
-SIDE_CUT = 0.25  # ... or this long when the edge cuts it at both ends (a frame's corner cut off: a short side)
+SIDE_CUT = 0.25  # of the picture along it: a frame's side the edge cuts at both ends is this long at least ...
+SIDE_EDGE = 0.25  # ... and lies within this share of the picture of its edge (segmentation.FRAME_EDGE)
+SIDES = 2  # such sides at least make a frame: one line alone beside a digit may be its stroke (a 4's stem apart)
 EDGE_REACH = 0.02  # of the picture's shorter side (2 cells at least): a line's end this near the edge reaches it
 DIGIT_SIZE = 0.1  # of the picture's shorter side: the ink left is this tall or wide at least (segmentation.FRAMED)
 
@@ -154,9 +154,10 @@ def _beyond(marks, centre, normal, thick, towards):
 
 
 def _askew_rules(marks, grid):
-    """The marks that are a frame's sides cut off by the picture's edge: straight lines (_line) SIDE_SPAN of the
-    picture long (SIDE_CUT when both their ends reach the picture's edge), within SIDE_EDGE of an edge (across: the top or the bottom; down: a side), with every mark
-    that is not such a line on their inner side, digit-sized."""
+    """The marks that are a frame's sides cut off by the picture's edge: straight lines (_line) whose ends both
+    reach the picture's edge, SIDE_CUT of the picture long, within SIDE_EDGE of an edge (across: the top or the
+    bottom; down: a side), with every mark that is not such a line on their inner side, digit-sized; SIDES of
+    them at least (one line alone beside the digit may be one of its strokes)."""
     rows, cols = grid
     lines = []
     for mark in marks:
@@ -165,14 +166,15 @@ def _askew_rules(marks, grid):
             continue
         across, length, _, centre, _, ends = line
         span, place, size = (cols, centre[0], rows) if across else (rows, centre[1], cols)
-        cut = all(_at_edge(end, grid) for end in ends)
-        if length >= (SIDE_CUT if cut else SIDE_SPAN) * span and min(place, size - place) <= SIDE_EDGE * size:
+        if (all(_at_edge(end, grid) for end in ends) and length >= SIDE_CUT * span
+                and min(place, size - place) <= SIDE_EDGE * size):
             lines.append((mark, line))
     others = [mark for mark in marks if not any(mark is line_mark for line_mark, _ in lines)]
     if not others or not _digit_sized(others, grid):
         return []
     middle = ((rows - 1) / 2, (cols - 1) / 2)
-    return [mark for mark, (_, _, thick, centre, normal, _) in lines if _beyond(others, centre, normal, thick, middle)]
+    sides = [mark for mark, (_, _, thick, centre, normal, _) in lines if _beyond(others, centre, normal, thick, middle)]
+    return sides if len(sides) >= SIDES else []
 
 
 def _at_edge(point, grid):
