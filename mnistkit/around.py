@@ -32,43 +32,55 @@ EDGE_REACH = 0.02  # of the picture's shorter side (2 cells at least): a line's 
 DIGIT_SIZE = 0.1  # of the picture's shorter side: the ink left is this tall or wide at least (segmentation.FRAMED)
 
 
-def marks_round(cells, labels):
+def marks_round(cells, labels, framed=False):
     """The cells of marks drawn round the digit (a ring, an underline, a frame's side askew): boolean like cells.
 
     cells: boolean [rows, cols], the grid's cells that hold ink; labels:
-    segmentation.label_marks(cells), int64 [rows, cols], -1 off the ink.
-    All False when the ink is one mark, or none of its marks is one of these.
+    segmentation.label_marks(cells), int64 [rows, cols], -1 off the ink;
+    framed: the rest of a frame was found and left out already (frame_lines:
+    a frame whose one corner the edge cut off leaves its one side apart),
+    so that one side askew is enough. All False when the ink is one mark, or
+    none of its marks is one of these.
     """
     out = np.zeros_like(cells)
-    marks = _marks(labels)
-    if len(marks) < 2:
-        return out
-    for found in (_rings(marks, cells.shape), _askew_rules(marks, cells.shape), _underlines(marks, cells.shape)):
+    marks = _marks(labels, SIDE_CUT * min(cells.shape))
+    for stage in (_rings, _askew_rules, _underlines):
+        solid = [mark for mark in marks if not mark["dust"]]  # a ring and an underline are judged without dust
+        if stage is _askew_rules:
+            found = _askew_rules(marks, cells.shape, 1 if framed else SIDES) if solid else []
+        else:
+            found = stage(solid, cells.shape) if len(solid) >= 2 else []
         for mark in found:
             out[mark["rows"], mark["cols"]] = True
         marks = [mark for mark in marks if not any(mark is gone for gone in found)]
-        if len(marks) < 2:
-            break
     return out
 
 
-def _marks(labels):
-    """The ink's marks, dust left out: [{"rows", "cols": int arrays of its cells, "box": (top, bottom, left,
-    right) end exclusive}], heaviest first."""
+def _marks(labels, long):
+    """The ink's marks: [{"rows", "cols": int arrays of its cells, "box": (top, bottom, left, right) end
+    exclusive, "dust": bool}], heaviest first. Dust (lighter than DUST of the heaviest) is left out, unless its
+    box is `long` cells or longer (a thin line of a frame, as light as dust, still counts as its side)."""
     r, c = np.nonzero(labels >= 0)
     if not r.size:
         return []
-    roots, which = np.unique(labels[r, c], return_inverse=True)
+    _, which = np.unique(labels[r, c], return_inverse=True)
     counts = np.bincount(which)
+    spans = np.zeros((2, counts.size), np.int64)
+    for k, along in enumerate((r, c)):
+        low, high = np.full(counts.size, along.max()), np.zeros(counts.size, np.int64)
+        np.minimum.at(low, which, along)
+        np.maximum.at(high, which, along)
+        spans[k] = high - low + 1
     order = np.argsort(which, kind="stable")
     starts = np.concatenate([[0], np.cumsum(counts)])
     marks = []
     for k in np.argsort(-counts, kind="stable"):
-        if counts[k] < DUST * counts.max():
-            break
+        dust = counts[k] < DUST * counts.max()
+        if dust and spans[:, k].max() < long:
+            continue
         mine = order[starts[k]:starts[k + 1]]
         rows, cols = r[mine], c[mine]
-        marks.append({"rows": rows, "cols": cols,
+        marks.append({"rows": rows, "cols": cols, "dust": bool(dust),
                       "box": (rows.min(), rows.max() + 1, cols.min(), cols.max() + 1)})
     return marks
 
@@ -153,11 +165,11 @@ def _beyond(marks, centre, normal, thick, towards):
     return True
 
 
-def _askew_rules(marks, grid):
+def _askew_rules(marks, grid, sides_needed):
     """The marks that are a frame's sides cut off by the picture's edge: straight lines (_line) whose ends both
     reach the picture's edge, SIDE_CUT of the picture long, within SIDE_EDGE of an edge (across: the top or the
-    bottom; down: a side), with every mark that is not such a line on their inner side, digit-sized; SIDES of
-    them at least (one line alone beside the digit may be one of its strokes)."""
+    bottom; down: a side), with every mark that is not such a line on their inner side, digit-sized;
+    sides_needed of them at least (SIDES: one line alone beside the digit may be one of its strokes)."""
     rows, cols = grid
     lines = []
     for mark in marks:
@@ -169,12 +181,12 @@ def _askew_rules(marks, grid):
         if (all(_at_edge(end, grid) for end in ends) and length >= SIDE_CUT * span
                 and min(place, size - place) <= SIDE_EDGE * size):
             lines.append((mark, line))
-    others = [mark for mark in marks if not any(mark is line_mark for line_mark, _ in lines)]
+    others = [mark for mark in marks if not mark["dust"] and not any(mark is line_mark for line_mark, _ in lines)]
     if not others or not _digit_sized(others, grid):
         return []
     middle = ((rows - 1) / 2, (cols - 1) / 2)
     sides = [mark for mark, (_, _, thick, centre, normal, _) in lines if _beyond(others, centre, normal, thick, middle)]
-    return sides if len(sides) >= SIDES else []
+    return sides if len(sides) >= sides_needed else []
 
 
 def _at_edge(point, grid):

@@ -323,7 +323,7 @@ def find_ink(img, levels=False):
     ink = level >= threshold
     marks = label_marks(_ink_cells(ink)[0])  # labelled once: for the frames, and for the digit when none is found
     frame = frame_lines(ink, marks)
-    frame |= drawn_round(ink & ~frame, None if frame.any() else marks)  # a ring, an underline, a side askew
+    frame |= drawn_round(ink & ~frame, None if frame.any() else marks, frame.any())  # a ring, an underline, ...
     ink &= ~frame
     step = np.abs(np.diff(level.astype(np.int16), axis=1))
     noise = _level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
@@ -402,12 +402,13 @@ def frame_lines(ink, labels=None):
     return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
 
 
-def drawn_round(ink, labels=None):
+def drawn_round(ink, labels=None, framed=False):
     """The ink of marks drawn round the digit (around.marks_round: a ring or a box round it, a line under it, a
-    frame's side askew cut off by the picture's edge): boolean [h, w]. ink, labels: as frame_lines's."""
+    frame's side askew cut off by the picture's edge): boolean [h, w]. ink, labels: as frame_lines's; framed:
+    frame_lines left out a frame (its side the edge cut apart is enough)."""
     h, w = ink.shape
     cells, cell = _ink_cells(ink)
-    found = marks_round(cells, label_marks(cells) if labels is None else labels)
+    found = marks_round(cells, label_marks(cells) if labels is None else labels, framed)
     if not found.any():
         return np.zeros((h, w), bool)
     return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
