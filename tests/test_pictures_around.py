@@ -76,7 +76,7 @@ def test_a_ring_and_an_underline_are_left_out():
 def test_a_frame_cut_apart_by_the_edge_leaves_no_second_digit():
     """A frame askew whose lines are as light as dust but one (a 1-pixel line at gray 0-80), the picture's edge
     cutting it into pieces: the one piece heavier than dust is a side with the others (they count though they
-    are dust), not a second digit beside the 2 (seen on the sample's test digit 362 of bench/pictures.py)."""
+    are dust), not a second digit beside the 2 (picture 62 of bench/pictures.py --count 60 --first 300)."""
     kind = "frame askew, corners cut off"
     cov, label = framed.coverages(0)[2]  # the pen-drawn 2
     seed = sum(map(ord, kind))
