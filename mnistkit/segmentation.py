@@ -12,6 +12,7 @@ input is built from this ink in mnistkit.preparation.
 import numpy as np
 from PIL import Image
 
+from .around import marks_round
 from .levels import cell_percentiles, level_median, sample_median
 from .ruling import askew_sides, without_rules
 
@@ -300,6 +301,7 @@ def find_ink(img, levels=False):
     ink = level >= threshold
     marks = label_marks(_ink_cells(ink)[0])  # labelled once: for the frames, and for the digit when none is found
     frame = frame_lines(ink, marks)
+    frame |= drawn_round(ink & ~frame, None if frame.any() else marks, frame.any())  # a ring, an underline, ...
     ink &= ~frame
     step = np.abs(np.diff(level.astype(np.int16), axis=1))
     noise = level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
@@ -375,6 +377,18 @@ def frame_lines(ink, labels=None):
         if any(_printed(mark, (rows, cols)) for mark in borders):
             raise ValueError("no digit found: only a frame or a border, nothing inside it")
         return np.zeros((h, w), bool)  # a 1 cropped tight, a shape drawn: the ink is the drawing
+    return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
+
+
+def drawn_round(ink, labels=None, framed=False):
+    """The ink of marks drawn round the digit (around.marks_round: a ring or a box round it, a line under it, a
+    frame's side askew cut off by the picture's edge): boolean [h, w]. ink, labels: as frame_lines's; framed:
+    frame_lines left out a frame (its side the edge cut apart is enough)."""
+    h, w = ink.shape
+    cells, cell = _ink_cells(ink)
+    found = marks_round(cells, label_marks(cells) if labels is None else labels, framed)
+    if not found.any():
+        return np.zeros((h, w), bool)
     return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]
 
 

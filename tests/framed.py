@@ -5,8 +5,9 @@ plain picture of a digit (a dark digit on white paper, as a paint program
 or a scan gives) and changes only what a person looks past: a frame or a
 border round it (a screenshot, a scan, a box drawn on the page; thin or
 thick, black, grey or coloured, touching the edges or inside a margin, all
-four sides or only some, turned by up to 10 degrees, or drawn tight along
-the digit's side), or the ground under it (a linear gradient, a
+four sides or only some, turned by up to 10 degrees with its corners in the
+picture or cut off by its edge, or drawn tight along the digit's side), a
+ring or a box drawn round a smaller digit, a line under it, or the ground under it (a linear gradient, a
 vignette, a shadow with a sharp edge, uneven light, paper grain, JPEG noise),
 and the two together. The digits are the bundled sample's MNIST test digits
 (real handwriting, scaled up) and tests/handmade.py's pen strokes. Every
@@ -263,6 +264,70 @@ def _frame_touching(cov, i, rng):
     return png(np.asarray(img))
 
 
+def _frame_cut(cov, i, rng):
+    """A frame askew (3 to 10 degrees) as a phone's crop or a scan gives it: the picture's edge cuts its corners
+    off, so that it falls apart into straight lines at a slope, some short (a corner's side)."""
+    h, w = cov.shape
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    angle = np.radians(rng.uniform(3, 10) * (1 if i % 2 else -1))
+    half = np.array([w, h]) * rng.uniform(0.47, 0.53)
+    corners = [(sx * half[0], sy * half[1]) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
+    turned = [(w / 2 + x * np.cos(angle) - y * np.sin(angle), h / 2 + x * np.sin(angle) + y * np.cos(angle))
+              for x, y in corners]
+    ImageDraw.Draw(img).line(turned + turned[:1], fill=int(rng.integers(0, 80)), width=int(rng.integers(1, 5)))
+    return png(np.asarray(img))
+
+
+def smaller(cov, rng, low=0.45, high=0.6):
+    """The digit's coverage shrunk to low-high of its size and placed anywhere on the picture: (coverage float
+    [h, w], its ink's box (top, bottom, left, right), end exclusive), for a mark drawn round it."""
+    h, w = cov.shape
+    size = int(h * rng.uniform(low, high))
+    small = np.asarray(Image.fromarray(cov.astype(np.float32), mode="F").resize((size, size), Image.Resampling.BILINEAR))
+    top, left = int(rng.uniform(0.1 * h, 0.9 * h - size)), int(rng.uniform(0.1 * w, 0.9 * w - size))
+    out = np.zeros_like(cov)
+    out[top:top + size, left:left + size] = np.clip(small, 0, 1)
+    rows, cols = np.nonzero(out > 0.3)
+    return out, (rows.min(), rows.max() + 1, cols.min(), cols.max() + 1)
+
+
+def _smaller(cov, i, rng):
+    """The twin of the kinds with a mark drawn round the digit: the same smaller digit, at the same place, alone."""
+    return png(to_uint8(on_ground(smaller(cov, rng)[0], 255)))
+
+
+def _circled(cov, i, rng):
+    """A digit circled with a pen: an ellipse round its ink, clear of it, which the picture's edge may cut."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    half_h, half_w = (bottom - top) / 2 + 4, max(right - left, (bottom - top) / 2) / 2 + 4
+    ry, rx = np.sqrt(2) * rng.uniform(1.05, 1.25) * np.array([half_h, half_w])
+    cy, cx = (top + bottom) / 2, (left + right) / 2
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    ImageDraw.Draw(img).ellipse([cx - rx, cy - ry, cx + rx, cy + ry], outline=int(rng.integers(0, 80)),
+                                width=int(rng.integers(2, 8)))
+    return png(np.asarray(img))
+
+
+def _boxed(cov, i, rng):
+    """A box drawn round the digit with a pen, in the picture's middle, smaller than a frame (0.6 of the side)."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    gap = rng.uniform(6, 25)
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    ImageDraw.Draw(img).rectangle([left - gap, top - gap, right + gap, bottom + gap], outline=int(rng.integers(0, 80)),
+                                  width=int(rng.integers(2, 8)))
+    return png(np.asarray(img))
+
+
+def _underlined(cov, i, rng):
+    """A digit underlined with a pen: a line a little askew under it, as wide as the digit or wider."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    y = bottom + rng.uniform(6, 20)
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    ImageDraw.Draw(img).line([(left - rng.uniform(0, 20), y), (right + rng.uniform(0, 20), y + rng.uniform(-6, 6))],
+                             fill=int(rng.integers(0, 80)), width=int(rng.integers(2, 8)))
+    return png(np.asarray(img))
+
+
 KINDS = {
     "plain": _plain,
     "thin frame": _thin_frame,
@@ -281,7 +346,17 @@ KINDS = {
     "frame and shading": _frame_and_shade,
     "frame askew (3-10 degrees)": _frame_askew,
     "a side along the digit's": _frame_touching,
+    "frame askew, corners cut off": _frame_cut,
+    "smaller digit anywhere (the twin)": _smaller,
+    "circled": _circled,
+    "a box drawn round it": _boxed,
+    "underlined": _underlined,
 }
+
+# The kinds with a mark drawn round a smaller digit: each picture is its twin's (the same digit, size and place,
+# drawn from one seed) with the mark added, and its input is compared with the twin's, not the plain picture's.
+TWIN = "smaller digit anywhere (the twin)"
+SEEDS = {kind: TWIN for kind in ("circled", "a box drawn round it", "underlined", TWIN)}
 
 
 def coverages(count, first=0, pen=True):
@@ -297,7 +372,7 @@ def coverages(count, first=0, pen=True):
 def pictures(kind, digits):
     """Every picture of one kind: [(file bytes, label)] for digits = coverages(...), in order, seeded by kind and index."""
     make = KINDS[kind]
-    seed = sum(map(ord, kind))
+    seed = sum(map(ord, SEEDS.get(kind, kind)))
     return [(make(cov, i, np.random.default_rng([seed, i])), label) for i, (cov, label) in enumerate(digits)]
 
 

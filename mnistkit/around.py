@@ -1,0 +1,212 @@
+"""What a person draws round a digit and reads past: a ring or a box round it, a line under it, a frame's side
+askew whose corners the picture's edge cut off (marks_round).
+
+segmentation.frame_lines leaves out a frame as large as the picture (0.6 of
+it both ways) with straight sides, or turned by up to 10 degrees with its
+corners inside the picture (ruling.askew_sides). Three more marks come apart
+from the digit and are no part of it:
+  - a ring: a circle or a box drawn round the digit, of any size, that
+    encloses all the other ink (_rings);
+  - a line under the digit: straight, thin, all the other ink above it
+    (_underlines);
+  - the side of a frame turned by up to 10 degrees whose corners lie
+    outside the picture: the frame falls apart into straight lines at a
+    slope, each along an edge with all the other ink on its inner side
+    (_askew_rules).
+Each is judged on the grid of cells segmentation.find_ink labels its marks
+on (its label_marks), one mark at a time, and only where other ink the size
+of a digit remains: a 0 alone, a 1 alone, a 7's bar are never left out.
+"""
+import numpy as np
+
+DUST = 0.05  # of the heaviest mark's cells: lighter marks are dust here, as segmentation.MIN_MARK_MASS
+RING_FILLED = 0.3  # of a ring's box, either way: what it encloses spans at least this (a 0 with a dot in it: less)
+LINE_THIN = 0.15  # of its length: a line's thickness at most (segmentation.FRAME_THICK)
+LINE_SLOPE = 0.18  # a line across or down lies at this slope at most (about 10 degrees; ruling.FRAME_SLOPE)
+UNDER_SPAN = 0.5  # of the ink above it, across: an underline is at least this long ...
+UNDER_TALL = 0.25  # ... and that ink at least this share of its length tall (a digit, not a dot over a dash)
+SIDE_CUT = 0.25  # of the picture along it: a frame's side the edge cuts at both ends is this long at least ...
+SIDE_EDGE = 0.25  # ... and lies within this share of the picture of its edge (segmentation.FRAME_EDGE)
+SIDES = 2  # such sides at least make a frame: one line alone beside a digit may be its stroke (a 4's stem apart)
+EDGE_REACH = 0.02  # of the picture's shorter side (2 cells at least): a line's end this near the edge reaches it
+DIGIT_SIZE = 0.1  # of the picture's shorter side: the ink left is this tall or wide at least (segmentation.FRAMED)
+
+
+def marks_round(cells, labels, framed=False):
+    """The cells of marks drawn round the digit (a ring, an underline, a frame's side askew): boolean like cells.
+
+    cells: boolean [rows, cols], the grid's cells that hold ink; labels:
+    segmentation.label_marks(cells), int64 [rows, cols], -1 off the ink;
+    framed: the rest of a frame was found and left out already (frame_lines:
+    a frame whose one corner the edge cut off leaves its one side apart),
+    so that one side askew is enough. All False when the ink is one mark, or
+    none of its marks is one of these.
+    """
+    out = np.zeros_like(cells)
+    marks = _marks(labels, SIDE_CUT * min(cells.shape))
+    for stage in (_rings, _askew_rules, _underlines):
+        solid = [mark for mark in marks if not mark["dust"]]  # a ring and an underline are judged without dust
+        if stage is _askew_rules:
+            found = _askew_rules(marks, cells.shape, 1 if framed else SIDES) if solid else []
+        else:
+            found = stage(solid, cells.shape) if len(solid) >= 2 else []
+        for mark in found:
+            out[mark["rows"], mark["cols"]] = True
+        marks = [mark for mark in marks if not any(mark is gone for gone in found)]
+    return out
+
+
+def _marks(labels, long):
+    """The ink's marks: [{"rows", "cols": int arrays of its cells, "box": (top, bottom, left, right) end
+    exclusive, "dust": bool}], heaviest first. Dust (lighter than DUST of the heaviest) is left out, unless its
+    box is `long` cells or longer (a thin line of a frame, as light as dust, still counts as its side)."""
+    r, c = np.nonzero(labels >= 0)
+    if not r.size:
+        return []
+    _, which = np.unique(labels[r, c], return_inverse=True)
+    counts = np.bincount(which)
+    spans = np.zeros((2, counts.size), np.int64)
+    for k, along in enumerate((r, c)):
+        low, high = np.full(counts.size, along.max()), np.zeros(counts.size, np.int64)
+        np.minimum.at(low, which, along)
+        np.maximum.at(high, which, along)
+        spans[k] = high - low + 1
+    order = np.argsort(which, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    marks = []
+    for k in np.argsort(-counts, kind="stable"):
+        dust = counts[k] < DUST * counts.max()
+        if dust and spans[:, k].max() < long:
+            continue
+        mine = order[starts[k]:starts[k + 1]]
+        rows, cols = r[mine], c[mine]
+        marks.append({"rows": rows, "cols": cols, "dust": bool(dust),
+                      "box": (rows.min(), rows.max() + 1, cols.min(), cols.max() + 1)})
+    return marks
+
+
+def _union_box(marks):
+    """(top, bottom, left, right) round all of marks."""
+    boxes = np.array([mark["box"] for mark in marks])
+    return boxes[:, 0].min(), boxes[:, 1].max(), boxes[:, 2].min(), boxes[:, 3].max()
+
+
+def _digit_sized(marks, grid):
+    """True when the marks together are DIGIT_SIZE of the grid's shorter side tall or wide."""
+    top, bottom, left, right = _union_box(marks)
+    return max(bottom - top, right - left) >= DIGIT_SIZE * min(grid)
+
+
+def _rings(marks, grid):
+    """The mark (as a list of none or one) that encloses every other mark: each of their cells has the ring's
+    cells to its left, right, above and below (or the picture's edge, where the ring reaches it: a ring the
+    picture cuts), and together they span RING_FILLED of the ring's box either way. A circle or a box round the
+    digit, not a 0 or an 8 with a speck in a loop."""
+    for ring in marks:
+        top, bottom, left, right = ring["box"]
+        others = [mark for mark in marks if mark is not ring]
+        inner = _union_box(others)
+        if inner[0] < top or inner[1] > bottom or inner[2] < left or inner[3] > right:
+            continue
+        closed = _enclosed(ring, grid)
+        if not all(closed[mark["rows"], mark["cols"]].all() for mark in others):
+            continue
+        if ((inner[1] - inner[0]) >= RING_FILLED * (bottom - top) or (inner[3] - inner[2]) >= RING_FILLED * (right - left)) \
+                and _digit_sized(others, grid):
+            return [ring]
+    return []
+
+
+def _enclosed(ring, grid):
+    """The cells (boolean [rows, cols]) that have the ring's cells (a mark) or the picture's edge where the ring
+    reaches it to their left, right, above and below; the ring's own cells are not."""
+    walls = np.zeros(grid, bool)
+    walls[ring["rows"], ring["cols"]] = True
+    for edge in (walls[0], walls[-1], walls[:, 0], walls[:, -1]):
+        if edge.any():
+            edge[:] = True  # the edge's cells become wall, the ring's own cells among them
+    closed = (np.logical_or.accumulate(walls, axis=0) & np.logical_or.accumulate(walls[::-1], axis=0)[::-1]
+              & np.logical_or.accumulate(walls, axis=1) & np.logical_or.accumulate(walls[:, ::-1], axis=1)[:, ::-1])
+    closed[ring["rows"], ring["cols"]] = False
+    return closed
+
+
+def _line(mark):
+    """A mark as a straight line: (across: True for a line across, else down; length, thickness, centre (row, col),
+    unit normal (row, col), its two ends ((row, col), (row, col))) in cells; None when it is thicker than LINE_THIN
+    of its length or steeper than LINE_SLOPE from both axes."""
+    rows, cols = mark["rows"].astype(np.float64), mark["cols"].astype(np.float64)
+    if rows.size < 3:
+        return None
+    centre = np.array([rows.mean(), cols.mean()])
+    points = np.stack([rows, cols], axis=1) - centre
+    _, vectors = np.linalg.eigh(points.T @ points)
+    along, normal = vectors[:, 1], vectors[:, 0]  # (row, col) of the main direction and the one across it
+    across = abs(along[1]) >= abs(along[0])
+    slope = abs(along[0] / along[1]) if across else abs(along[1] / along[0])
+    position = points @ along
+    length = np.ptp(position) + 1
+    depth = points @ normal
+    thick = np.percentile(depth, 99) - np.percentile(depth, 1) + 1
+    if slope > LINE_SLOPE or thick > LINE_THIN * length:
+        return None
+    ends = (centre + points[np.argmin(position)], centre + points[np.argmax(position)])
+    return across, length, thick, centre, normal, ends
+
+
+def _beyond(marks, centre, normal, thick, towards):
+    """True when every cell of marks lies on one side of a line (centre, unit normal), more than half its
+    thickness from its middle, on the side of the point `towards` (row, col)."""
+    side = np.sign((np.asarray(towards, np.float64) - centre) @ normal)
+    for mark in marks:
+        depth = (np.stack([mark["rows"], mark["cols"]], axis=1) - centre) @ normal * side
+        if depth.min() <= thick / 2:
+            return False
+    return True
+
+
+def _askew_rules(marks, grid, sides_needed):
+    """The marks that are a frame's sides cut off by the picture's edge: straight lines (_line) whose ends both
+    reach the picture's edge, SIDE_CUT of the picture long, within SIDE_EDGE of an edge (across: the top or the
+    bottom; down: a side), with every mark that is not such a line on their inner side, digit-sized;
+    sides_needed of them at least (SIDES: one line alone beside the digit may be one of its strokes)."""
+    rows, cols = grid
+    lines = []
+    for mark in marks:
+        line = _line(mark)
+        if line is None:
+            continue
+        across, length, _, centre, _, ends = line
+        span, place, size = (cols, centre[0], rows) if across else (rows, centre[1], cols)
+        if (all(_at_edge(end, grid) for end in ends) and length >= SIDE_CUT * span
+                and min(place, size - place) <= SIDE_EDGE * size):
+            lines.append((mark, line))
+    others = [mark for mark in marks if not mark["dust"] and not any(mark is line_mark for line_mark, _ in lines)]
+    if not others or not _digit_sized(others, grid):
+        return []
+    middle = ((rows - 1) / 2, (cols - 1) / 2)
+    sides = [mark for mark, (_, _, thick, centre, normal, _) in lines if _beyond(others, centre, normal, thick, middle)]
+    return sides if len(sides) >= sides_needed else []
+
+
+def _at_edge(point, grid):
+    """True when a point (row, col) of the grid lies within EDGE_REACH of its edge."""
+    reach = max(2, EDGE_REACH * min(grid))
+    return min(point[0], point[1], grid[0] - 1 - point[0], grid[1] - 1 - point[1]) <= reach
+
+
+def _underlines(marks, grid):
+    """The mark (as a list of none or one) that is a line across under all the other marks: straight (_line),
+    UNDER_SPAN of their width long, and they UNDER_TALL of its length tall and digit-sized."""
+    for mark in marks:
+        line = _line(mark)
+        if line is None or not line[0]:
+            continue
+        _, length, thick, centre, normal, _ = line
+        others = [other for other in marks if other is not mark]
+        top, bottom, left, right = _union_box(others)
+        if length < UNDER_SPAN * (right - left) or bottom - top < UNDER_TALL * length or not _digit_sized(others, grid):
+            continue
+        if _beyond(others, centre, normal, thick, (centre[0] - length, centre[1])):
+            return [mark]
+    return []

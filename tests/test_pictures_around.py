@@ -1,0 +1,84 @@
+"""Marks drawn round a digit (issue 53 item 10): a ring or a box round it, a line under it, a frame askew whose
+corners the picture's edge cut off (mnistkit/around.py). tests/test_pictures_framed.py reads each kind of
+tests/framed.py; here, what must stay: a digit's own strokes that look like such a mark."""
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+import framed
+import mnist_app
+from mnistkit import segmentation
+
+
+def canvas(draw_on, size=(280, 280)):
+    """A white gray PIL picture with black strokes drawn by draw_on(ImageDraw)."""
+    img = Image.new("L", size, 255)
+    draw_on(ImageDraw.Draw(img))
+    return img
+
+
+def kept(img, strokes):
+    """The share of the strokes' pixels (those a stroke alone on white would darken) that find_ink keeps as ink."""
+    alone = np.asarray(canvas(strokes, img.size)) < 128
+    return np.count_nonzero(segmentation.find_ink(img) & alone) / np.count_nonzero(alone)
+
+
+@pytest.mark.quick
+def test_a_zero_with_a_small_mark_inside_keeps_its_loop():
+    """A 0 round a short stroke (0.2 of it, heavier than dust) is the digit, not a ring round the stroke: it
+    spans less than RING_FILLED of the 0. So is an 8 round a speck in its loop."""
+    zero = lambda d: d.ellipse([70, 30, 210, 250], outline=0, width=14)
+    dash = lambda d: d.line([(130, 130), (150, 150)], fill=0, width=12)
+    assert kept(canvas(lambda d: (zero(d), dash(d))), zero) >= 0.95
+    eight = lambda d: (d.ellipse([90, 20, 190, 130], outline=0, width=12), d.ellipse([80, 120, 200, 260], outline=0, width=12))
+    speck = lambda d: d.ellipse([135, 70, 147, 82], fill=0)
+    assert kept(canvas(lambda d: (eight(d), speck(d))), eight) >= 0.95
+
+
+@pytest.mark.quick
+def test_a_four_drawn_open_keeps_its_stem_at_the_edge():
+    """A 4 cropped tight whose stem stands apart from its other stroke: one line from edge to edge beside the
+    digit, not the two sides a frame cut off by the edge leaves (around.SIDES). The stem slants by 5 degrees."""
+    stem = lambda d: d.line([(200, 0), (218, 279)], fill=0, width=14)
+    rest = lambda d: d.line([(110, 10), (40, 170), (185, 170)], fill=0, width=14)
+    assert kept(canvas(lambda d: (stem(d), rest(d))), stem) >= 0.95
+
+
+@pytest.mark.quick
+def test_a_seven_keeps_its_bar_and_a_two_its_base_drawn_apart():
+    """A separate stroke above a digit (a 7's bar drawn apart) is no underline; a stroke under it that is short
+    beside the digit (a 2's base of 0.4 of its width) is none either."""
+    stem = lambda d: d.line([(200, 60), (120, 260)], fill=0, width=14)
+    bar = lambda d: d.line([(60, 40), (210, 44)], fill=0, width=14)
+    assert kept(canvas(lambda d: (stem(d), bar(d))), bar) >= 0.95
+    curve = lambda d: d.arc([60, 20, 220, 200], 200, 60, fill=0, width=14) or d.line([(210, 140), (70, 230)], fill=0, width=14)
+    base = lambda d: d.line([(70, 262), (130, 262)], fill=0, width=14)
+    assert kept(canvas(lambda d: (curve(d), base(d))), base) >= 0.95
+
+
+@pytest.mark.quick
+def test_a_ring_and_an_underline_are_left_out():
+    """The marks of the kinds, drawn plainly: a circle round a 1, a box round it, a line under it, and two sides
+    of a frame askew cut off at both ends by the picture's edge: the ink is the 1 alone."""
+    one = lambda d: d.line([(140, 90), (135, 190)], fill=0, width=12)
+    marks = [lambda d: d.ellipse([80, 60, 200, 220], outline=0, width=6),
+             lambda d: d.rectangle([100, 70, 175, 210], outline=0, width=5),
+             lambda d: d.line([(105, 215), (170, 212)], fill=0, width=6),
+             lambda d: (d.line([(0, 20), (279, 45)], fill=0, width=3), d.line([(15, 0), (40, 279)], fill=0, width=3))]
+    for mark in marks:
+        img = canvas(lambda d: (one(d), mark(d)))
+        ink = segmentation.find_ink(img)
+        alone = np.asarray(canvas(one)) < 128
+        assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), mark
+
+
+@pytest.mark.quick
+def test_a_frame_cut_apart_by_the_edge_leaves_no_second_digit():
+    """A frame askew whose lines are as light as dust but one (a 1-pixel line at gray 0-80), the picture's edge
+    cutting it into pieces: the one piece heavier than dust is a side with the others (they count though they
+    are dust), not a second digit beside the 2 (picture 62 of bench/pictures.py --count 60 --first 300)."""
+    kind = "frame askew, corners cut off"
+    cov, label = framed.coverages(0)[2]  # the pen-drawn 2
+    seed = sum(map(ord, kind))
+    data = framed.KINDS[kind](cov, 62, np.random.default_rng([seed, 62]))
+    assert mnist_app.prepared_pixels(data, name="framed 2").max() == 255
