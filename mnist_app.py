@@ -324,8 +324,8 @@ OPTIONS = cli.Options([
     Option("shutdown_grace", listener.SHUTDOWN_GRACE, "--serve: seconds the requests under way get after Ctrl-C "
            "or SIGTERM; then they are cut, and the last line says how many", minimum=0, metavar="SECONDS"),
     Option("compare", None, "--serve: a second model served beside --model-dir, a folder or export as it takes "
-           "(model_lenet5 beside model): the page shows both answers and insides; the page learns on either "
-           "(docs/teach.md)", type=cli.path, metavar="DIR"),
+           "(model_lenet5 beside model; not --model-dir itself): the page shows both answers and insides; the page "
+           "learns on either (docs/teach.md)", type=cli.path, metavar="DIR"),
 ])
 # The page's "Learn from my digits": mnist_learn.py's own declarations, as --learn-steps, --learn-share, ...
 LEARN_OPTIONS = learn.OPTIONS.prefixed("learn", "steps", "share", "data_dir")
@@ -354,6 +354,9 @@ def main(argv=None):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
     if args.compare and not args.serve:
         parser.error("--compare serves a second model beside the first: give --serve too")
+    if args.compare and same_folder(args.compare, args.model_dir):
+        parser.error(f"--compare {args.compare} is --model-dir {args.model_dir} itself: a model beside itself shows "
+                     "nothing; give another model's folder (model_lenet5)")
     for origin in args.allow_origin or ():
         if origin != "*" and guard.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
@@ -361,6 +364,18 @@ def main(argv=None):
     failed = []
     status = cli.exit_status(lambda: failed.append(run(args)))
     return status or (1 if failed[0] else 0)
+
+
+def same_folder(one, other):
+    """Whether the paths `one` and `other` (str) name one folder: spelled alike once made absolute with links
+    followed (`model`, `./model`, `/work/model`, a link to it), or one on disk (os.path.samefile: a folder
+    that file system's names do not tell apart, `Model` on a case-blind one)."""
+    if os.path.realpath(one) == os.path.realpath(other):
+        return True
+    try:
+        return os.path.samefile(one, other)
+    except OSError:  # one of them is not there: not the same (its own line comes when it is loaded)
+        return False
 
 
 def run(args):

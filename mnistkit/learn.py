@@ -275,7 +275,8 @@ def _learn(plan, watch):
     target = checkpoints.step_of(before) + plan.steps
     records.tfrecord_files(plan.data_dir)  # a mistyped --data-dir: the trainer's one line, before any stage runs
     with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
-        watch.name(os.path.join(staging, "kept", os.path.basename(store.folder)), store.folder)
+        snapshot = os.path.join(staging, "kept", os.path.basename(store.folder))  # keep.KeptDigits.snapshot's
+        watch.name(snapshot, store.folder)
         watch.name(staging, STAGING)
         watch.begin("preparing")
         kept_data, kept = prepare(plan, store, staging, watch)
@@ -299,7 +300,7 @@ def _learn(plan, watch):
         entry = {"before": os.path.basename(before), "after": os.path.basename(learned), "check": found,
                  "settings": {"steps": plan.steps, "share": plan.share, "data_dir": plan.data_dir,
                               "keep_dir": store.folder, "kept": count, "trainer_args": list(plan.trainer_args),
-                              "known": promotion.known_of(store, kept, model_dir)},
+                              "known": promotion.known_of(store, kept, model_dir, snapshot)},
                  "options": {"after": unstaged(trainer_options(folders.folder_record(staging)), staging, model_dir)}}
         after = promote(learned, plan, entry, watch)
     watch.say(f"learned: {after} (from {before}); go back with "

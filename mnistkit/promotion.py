@@ -22,6 +22,7 @@ history itself is the folder record's (learn_history, here).
 """
 import contextlib
 import glob
+import hashlib
 import json
 import os
 import re
@@ -184,15 +185,22 @@ def fell(found):
 # ---------------------------------------------------------------- what the served model knows of the kept digits
 
 
-def known_of(store, kept, model_dir):
+SUM_CHARS = 8  # hex characters of each kept file's checksum in a learn's record ("sums"): 32 bits of BLAKE2b
+
+
+def known_of(store, kept, model_dir, folder=None):
     """The kept digits [(name, digit)] of `store` a learn into model_dir learned, as the record keeps them:
     {"keep_dir": the store's path from model_dir (so that it holds from any working folder), "keep_path": its
     absolute path (so that it holds when the model folder is moved or renamed on its own), "numbers": their
     numbers (names are never given again, and a number is one name) as [[first, last], ...] runs, "digits": the
     digit of each of those numbers, in order, as one string ("3377"): a digit relabelled by hand (its file renamed
-    000001_1.jpg -> 000001_7.jpg and its line changed) keeps its number, and is a change all the same}."""
-    pairs = sorted(found for found in (store.layout.parse(name) for name, _ in kept) if found)
-    numbers = [number for number, _ in pairs]
+    000001_1.jpg -> 000001_7.jpg and its line changed) keeps its number, and is a change all the same, "sums":
+    the checksum of each of those files' bytes (SUM_CHARS hex characters each, in order, as one string; read in
+    `folder`, the learn's snapshot, default the store's folder): a keep folder deleted by hand and kept into
+    again gives its numbers again from 1, and a file replaced by hand keeps its name; both are other drawings}."""
+    pairs = sorted(found + (name,) for found, name in ((store.layout.parse(name), name) for name, _ in kept)
+                   if found)
+    numbers = [number for number, _, _ in pairs]
     runs = []
     for number in numbers:
         if runs and number == runs[-1][1] + 1:
@@ -200,29 +208,44 @@ def known_of(store, kept, model_dir):
         else:
             runs.append([number, number])
     try:
-        folder = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(model_dir))
+        relative = os.path.relpath(os.path.abspath(store.folder), os.path.abspath(model_dir))
     except ValueError:  # Windows: another drive
-        folder = os.path.abspath(store.folder)
-    return {"keep_dir": folder, "keep_path": os.path.abspath(store.folder), "numbers": runs,
-            "digits": "".join(str(digit) for _, digit in pairs)}
+        relative = os.path.abspath(store.folder)
+    sums = [checksum(os.path.join(folder or store.folder, name)) for _, _, name in pairs]
+    return {"keep_dir": relative, "keep_path": os.path.abspath(store.folder), "numbers": runs,
+            "digits": "".join(str(digit) for _, digit, _ in pairs),
+            **({"sums": "".join(sums)} if all(sums) else {})}
 
 
-def unknown(model_dir, store):
-    """How many changes to the kept digits of `store` (a keep.KeptDigits) the model in service in model_dir does
-    not know: digits kept and digits removed since the learn in service (the last promoted one) snapshotted
-    them; a relabel (removed, kept again under the new digit) counts each, and so does one made by hand (the same
-    number under another digit: known_of's "digits"). All kept digits when no learn from
-    this store is in service. None when that learn is from before this was recorded, or model_dir is None."""
-    if model_dir is None:
-        return None
-    learns, _ = learn_history(model_dir)
-    entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-    now = {found for found in (store.layout.parse(name) for name, _ in store.entries()) if found}  # (number, digit)
-    if entry is None:
-        return len(now)
-    known = entry.get("settings", {}).get("known")
-    if not isinstance(known, dict) or not isinstance(known.get("keep_dir", ""), str):
-        return None
+_sums, _sums_lock = {}, threading.Lock()  # (path, inode, size, mtime ns) -> checksum: the page asks every poll
+
+
+def checksum(path):
+    """The SUM_CHARS hex characters of BLAKE2b over the bytes of the file at `path` (a str), or "" when it cannot be
+    read (gone: a change). Remembered by the file's inode, size and modification time: the store never writes
+    over a file, and a file put in its place by hand is another inode."""
+    try:
+        stat = os.stat(path)
+        key = (os.path.abspath(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        with _sums_lock:
+            if key in _sums:
+                return _sums[key]
+        with open(path, "rb") as f:
+            found = hashlib.blake2b(f.read(), digest_size=SUM_CHARS // 2).hexdigest()
+    except OSError:
+        return ""
+    with _sums_lock:
+        if len(_sums) > 4 * keep.MOST:  # bounded: a long-running board over many stores
+            _sums.clear()
+        _sums[key] = found
+    return found
+
+
+def _learned(known, now, folder):
+    """(learned, now): the sets unknown() compares, from a record's "known" and the store's (number, digit, name)s
+    now: (number, digit, checksum) with the record's "sums", (number, digit) without them (a record from before
+    they were kept: a keep folder rebuilt by hand then passes for the one learned), numbers alone without
+    "digits" either. None for runs of the wrong shape or too many (a hand edit)."""
     try:
         runs = [(int(first), int(last)) for first, last in known.get("numbers", ())]
     except (TypeError, ValueError):  # runs of the wrong shape (a hand edit): not known
@@ -230,14 +253,42 @@ def unknown(model_dir, store):
     if sum(last - first + 1 for first, last in runs) > 10 * keep.MOST:  # no learn knows so many
         return None
     learned = [n for first, last in runs for n in range(first, last + 1)]
-    digits = known.get("digits")
-    if isinstance(digits, str) and len(digits) == len(learned) and digits.isdecimal():
-        learned = set(zip(learned, map(int, digits)))
-    else:  # a record from before the digits were kept: the numbers alone
-        learned, now = set(learned), {number for number, _ in now}
+    digits, sums = known.get("digits"), known.get("sums")
+    if not (isinstance(digits, str) and len(digits) == len(learned) and digits.isdecimal()):
+        return set(learned), {number for number, _, _ in now}  # from before the digits were kept: numbers alone
+    if not (isinstance(sums, str) and len(sums) == SUM_CHARS * len(learned) and re.fullmatch("[0-9a-f]*", sums)):
+        return set(zip(learned, map(int, digits))), {(number, digit) for number, digit, _ in now}
+    cut = [sums[i:i + SUM_CHARS] for i in range(0, len(sums), SUM_CHARS)]
+    return (set(zip(learned, map(int, digits), cut)),
+            {(number, digit, checksum(os.path.join(folder, name))) for number, digit, name in now})
+
+
+def unknown(model_dir, store):
+    """How many changes to the kept digits of `store` (a keep.KeptDigits) the model in service in model_dir does
+    not know: digits kept and digits removed since the learn in service (the last promoted one) snapshotted
+    them; a relabel (removed, kept again under the new digit) counts each, and so does one made by hand (the same
+    number under another digit: known_of's "digits"), and another drawing under a learned name (a keep folder
+    deleted by hand and kept into again, a file replaced by hand: known_of's "sums"; each counts two, the one
+    learned gone and the new one kept). A record without "sums" (an earlier version's learn) is counted by
+    number and digit, one without "digits" by number alone. All kept digits when no learn from this store is in
+    service. None when that learn is from before this was recorded, or model_dir is None."""
+    if model_dir is None:
+        return None
+    learns, _ = learn_history(model_dir)
+    entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
+    now = {found + (name,) for found, name in ((store.layout.parse(name), name) for name, _ in store.entries())
+           if found}  # (number, digit, name)
+    if entry is None:
+        return len(now)
+    known = entry.get("settings", {}).get("known")
+    if not isinstance(known, dict) or not isinstance(known.get("keep_dir", ""), str):
+        return None
+    if _learned(known, set(), store.folder) is None:  # a record of the wrong shape (a hand edit): not known
+        return None
     if os.path.realpath(store.folder) not in {os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))),
                                               os.path.realpath(str(known.get("keep_path", "")))}:
         return len(now)  # learned from another store: none of these
+    learned, now = _learned(known, now, store.folder)
     return len(now ^ learned)
 
 

@@ -327,3 +327,17 @@ def test_compare_is_a_serve_option(tmp_path):
     result = run_main("mnist_app.py", "--compare", "model_lenet5", "pic.png", cwd=tmp_path)
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1].endswith("--compare serves a second model beside the first: give --serve too")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("spelling", ["model", "./model", "model/", "absolute", "a link"])
+def test_compare_with_the_model_dir_itself_is_a_usage_error(tmp_path, spelling):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "model", target_is_directory=True)
+    compare = {"absolute": str(tmp_path / "model"), "a link": "link"}.get(spelling, spelling)
+    result = run_main("mnist_app.py", "--serve", "--port", "0", "--model-dir", "model", "--compare", compare,
+                      cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.endswith(  # PROG: error: ..., one line
+        f": error: --compare {compare} is --model-dir model itself: a model beside itself shows nothing; give another "
+        "model's folder (model_lenet5)\n")

@@ -200,6 +200,9 @@ def test_what_a_learn_prints_and_records_names_no_temporary_folder(learned_workd
     (entry,) = promotion.learn_history(str(learned_workdir / "model"))[0]
     known = dict(entry["settings"]["known"])
     assert os.path.samefile(known.pop("keep_path"), learned_workdir / "my_digits")
+    names = sorted(name for name, _ in keep.KeptDigits(str(learned_workdir / "my_digits")).entries())
+    assert known.pop("sums") == "".join(promotion.checksum(str(learned_workdir / "my_digits" / name))
+                                        for name in names)  # read in the learn's copy: the same bytes
     assert known == {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, KEPT]], "digits": "3" * KEPT}
     assert promotion.unknown(str(learned_workdir / "model"), keep.KeptDigits(str(learned_workdir / "my_digits"))) \
         == KEPT  # held: the model in service learned none of them
