@@ -12,7 +12,7 @@ import math
 import numpy as np
 from PIL import Image
 
-from .segmentation import find_ink, stroke_width
+from .segmentation import find_ink
 from .pictures import shrink
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
@@ -54,8 +54,8 @@ def mnist_input(img):
     centre = (rows @ (np.arange(len(rows)) + 0.5) / rows.sum(), cols @ (np.arange(len(cols)) + 0.5) / cols.sum())
     extent = max(box[1] - box[0], box[3] - box[2])
     cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX))
-    width = stroke_width(cells >= 0.5)
-    if width < SUPERSAMPLE * STROKE_WIDTH - 0.5:  # thickened strokes fit DIGIT_BOX too: shaped a little smaller first
+    width = cell_width(cells)
+    if width < SUPERSAMPLE * STROKE_WIDTH:  # thickened strokes fit DIGIT_BOX too: shaped a little smaller first
         cells = thickened(weight, box, centre, extent, width)
     elif width > SUPERSAMPLE * BOLD_WIDTH:  # thinned strokes fill DIGIT_BOX too: shaped a little larger first
         side = SUPERSAMPLE * DIGIT_BOX
@@ -63,27 +63,45 @@ def mnist_input(img):
                     MAX_SHAVE * width)
         cells = digit_cells(weight, box, centre, extent / (side + 2 * shave))
         thinned = thin(cells, shave)
-        left = stroke_width(thinned >= 0.5) - SUPERSAMPLE * BOLD_WIDTH  # a disc's erosion thins a curve a little less
+        left = cell_width(thinned) - SUPERSAMPLE * BOLD_WIDTH  # a disc's erosion thins a curve a little less
         cells = thin(cells, min(shave + left / 2, MAX_SHAVE * width)) if left > 0 else thinned
     digit = np.asarray(Image.fromarray(cells * 255, mode="F").resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BOX))
     digit = digit * (255 / max(float(digit.max()), 1.0))  # MNIST's strokes reach 255, also where no pixel is all ink
     return np.clip(np.round(digit), 0, 255).astype(np.uint8)
 
 
+def cell_width(cells):
+    """Mean stroke width, in cells, of the digit's cells (float32 [n, n] in [0, 1]): float.
+
+    Twice the ink's area over the length of its edges, as
+    segmentation.stroke_width measures a mask's, but of the cells' own
+    values: the area is their sum and the edges' length the sum of their
+    changes from cell to cell, across and down (a stroke's soft edge rising
+    from 0 to 1 counts 1, as the mask's one edge did). A cell moved by a
+    little moves the width by as little: counted from the mask (cells >=
+    0.5), a cell a hair either side of 0.5 added or took 2 edges of some
+    400, and a browser's read-back noise on the strokes' soft edges moved
+    the width by 0.04 cells and the input by up to 7 levels (docs/photos.md).
+    """
+    cells = cells.astype(np.float64)
+    edges = np.abs(np.diff(cells, axis=0)).sum() + np.abs(np.diff(cells, axis=1)).sum()
+    return 2 * float(cells.sum()) / max(float(edges), 1.0)
+
+
 def thickened(weight, box, centre, extent, width):
     """The digit's cells (digit_cells) with strokes of `width` cells (float) thickened towards MNIST's STROKE_WIDTH:
     float32 [4 x 28, 4 x 28] in [0, 1].
 
-    Strokes are made 2, 4, 6, ... cells wider (thicken, the digit shaped
-    that much smaller first) as width falls below 7, 5, 3, ... cells; within
-    half a cell of each such width, the two neighbouring results are mixed
-    by how far past it the width is. A stroke a hair thinner is thickened a
-    hair more, never 2 cells more at once: a browser's read-back noise on a
-    stroke's edges (width 6.99 or 7.01) moves the input by a level or so,
-    not by half a pixel of ink.
+    Strokes are made as many cells wider as they lack (a float): the two
+    thickenings of 0, 2, 4, ... cells either side (thicken, the digit shaped
+    that much smaller first) mixed by where between them that lies. A stroke
+    a hair thinner is thickened a hair more, never 2 cells more at once, and
+    by the same hair at every width: a browser's read-back noise on a
+    stroke's edges moves the input by a level at most, not by half a pixel
+    of ink (a staircase of whole steps, mixed only within half a cell of
+    each, moved it twice as fast there).
     """
-    short = SUPERSAMPLE * STROKE_WIDTH - width  # cells the strokes lack; the steps are at 1, 3, 5, ...
-    added = sum(2 * min(max(short - step + 0.5, 0.0), 1.0) for step in range(1, int(short) + 3, 2))
+    added = max(SUPERSAMPLE * STROKE_WIDTH - width, 0.0)  # the cells the strokes lack
 
     def grown(cells_added):
         grow = cells_added + 1
