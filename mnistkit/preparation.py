@@ -4,7 +4,9 @@ As MNIST was built: the digit cropped (ink_extent), scaled to fit
 DIGIT_BOX and centred on its centre of mass (digit_cells, cell_max), thin
 strokes thickened (thicken), averaged down from SUPERSAMPLE times the
 final size. Each pixel counts by how much of it is ink (ink_weight), so a
-pixel moved by a few levels moves the input by as little. The ink comes
+pixel moved by a few levels moves the input by as little; so does every
+measure that steers the preparation (the crop, the centre, the strokes'
+width: cell_width). The ink comes
 from mnistkit.segmentation (find_ink); the picture from mnistkit.pictures (load_picture).
 """
 import math
@@ -187,7 +189,8 @@ def ink_weight(level, threshold, ink):
 
     level: ink_darkness's uint8 [h, w]; threshold: the darkness it was read
     with; ink: find_ink's boolean [h, w] (the digit, no frame or dust). The
-    weight rises from 0 to 1 over INK_RAMP levels either side of halfway
+    weight of the darkness smoothed over each pixel's neighbours (smoothed)
+    rises from 0 to 1 over INK_RAMP levels either side of halfway
     between the paper's median darkness and the ink's (its INK_CORE
     share: the stroke's core, which a changed edge hardly moves), within NEAR_INK
     pixels of the digit's ink; other ink (a frame, dust) weighs 0. A pixel
@@ -199,13 +202,32 @@ def ink_weight(level, threshold, ink):
     """
     others = level >= threshold
     middle = (_level_share(level[~others], 0.5) + _level_share(level[ink], INK_CORE)) / 2
-    weight = np.subtract(level, middle, dtype=np.float32)
+    weight = smoothed(level)
+    weight -= middle
     weight /= 2 * INK_RAMP
     weight += 0.5
     np.clip(weight, 0, 1, out=weight)
     others &= ~ink
     weight[others | ~near(ink, NEAR_INK)] = 0
     return weight
+
+
+def smoothed(level):
+    """level (uint8 [h, w]) smoothed by [1, 2, 1] / 4 across and down (the edge pixels repeated): float32 [h, w].
+
+    A pixel keeps a quarter of its own darkness and takes the rest from its
+    8 neighbours: a browser's read-back noise on a pixel (a few levels, on
+    1% of them) moves each weight by a quarter as much, and a cell's
+    heaviest pixel (cell_max) carries the mean of 9 pixels' noise, not one
+    pixel's whole. On a stroke's soft edge that noise moved the 28x28 input
+    by up to 2 levels; a stroke's edge 2 pixels or more across hardly
+    changes (docs/photos.md).
+    """
+    out = np.pad(level.astype(np.float32), 1, mode="edge")
+    out = out[:-2] + 2 * out[1:-1] + out[2:]
+    out = out[:, :-2] + 2 * out[:, 1:-1] + out[:, 2:]
+    out /= 16
+    return out
 
 
 def near(mask, reach):
