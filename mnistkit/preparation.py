@@ -76,18 +76,21 @@ def cell_width(cells):
     """Mean stroke width, in cells, of the digit's cells (float32 [n, n] in [0, 1]): float.
 
     Twice the ink's area over the length of its edges, as
-    segmentation.stroke_width measures a mask's, but of the cells' own
-    values: the area is their sum and the edges' length the sum of their
-    changes from cell to cell, across and down (a stroke's soft edge rising
-    from 0 to 1 counts 1, as the mask's one edge did). A cell moved by a
-    little moves the width by as little: counted from the mask (cells >=
-    0.5), a cell a hair either side of 0.5 added or took 2 edges of some
-    400, and a browser's read-back noise on the strokes' soft edges moved
-    the width by 0.04 cells and the input by up to 7 levels (docs/photos.md).
+    segmentation.stroke_width measures a mask's, but of how much each cell
+    is ink: 0 up to 0.35, 1 from a half on (a stroke's inside, whose cells
+    dip to just over a half where a cell holds no whole pixel, stays flat;
+    the faint rest of ruled lines taken out stays out), in between in
+    proportion. The area is their sum and the edges'
+    length the sum of their changes from cell to cell, across and down. A
+    cell moved by a little moves the width by as little: counted from the
+    mask (cells >= 0.5), a cell a hair either side of 0.5 added or took 2
+    edges of some 400, and a browser's read-back noise on the strokes' soft
+    edges moved the width by 0.04 cells and the input by up to 26 levels
+    (docs/photos.md).
     """
-    cells = cells.astype(np.float64)
-    edges = np.abs(np.diff(cells, axis=0)).sum() + np.abs(np.diff(cells, axis=1)).sum()
-    return 2 * float(cells.sum()) / max(float(edges), 1.0)
+    inked = np.clip((cells.astype(np.float64) - 0.35) / 0.15, 0, 1)
+    edges = np.abs(np.diff(inked, axis=0)).sum() + np.abs(np.diff(inked, axis=1)).sum()
+    return 2 * float(inked.sum()) / max(float(edges), 1.0)
 
 
 def thickened(weight, box, centre, extent, width):
