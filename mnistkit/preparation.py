@@ -196,22 +196,26 @@ def ink_weight(level, threshold, ink):
     rises from 0 to 1 over INK_RAMP levels either side of halfway
     between the paper's median darkness and the ink's (its INK_CORE
     share: the stroke's core, which a changed edge hardly moves), within NEAR_INK
-    pixels of the digit's ink; other ink (a frame, dust) weighs 0. A pixel
-    moved by a few levels moves its weight by as little, and the two levels
-    by a fraction of a level: a browser's read-back noise (Brave, Firefox
+    pixels of the digit's ink; other ink (a frame, dust) weighs 0, and is
+    smoothed as paper, as is all beyond NEAR_INK: its darkness spreads onto
+    no pixel of the digit. A pixel moved by a few levels moves its weight by
+    as little, and the halfway level (to 1/8 of a level, so that dust in the
+    paper's median, 1e-4 level, moves nothing) by a fraction of a level: a browser's read-back noise (Brave, Firefox
     145: a few levels on a few pixels) does not turn a pixel on a stroke's
     edge from ink into paper, nor so move the 28x28 input by more than a
     level (docs/photos.md).
     """
     others = level >= threshold
-    middle = (_level_share(level[~others], 0.5) + _level_share(level[ink], INK_CORE)) / 2
-    weight = smoothed(level)
+    paper = _level_share(level[~others], 0.5)
+    middle = round(4 * (paper + _level_share(level[ink], INK_CORE))) / 8  # to 1/8 level: a speck moves it by 1e-4 level
+    others |= ~near(ink, NEAR_INK)
+    others &= ~ink
+    weight = smoothed(np.where(others, np.uint8(round(paper)), level))  # a frame's or dust's darkness spreads nowhere
     weight -= middle
     weight /= 2 * INK_RAMP
     weight += 0.5
     np.clip(weight, 0, 1, out=weight)
-    others &= ~ink
-    weight[others | ~near(ink, NEAR_INK)] = 0
+    weight[others] = 0
     return weight
 
 
