@@ -4,7 +4,9 @@ As MNIST was built: the digit cropped (ink_extent), scaled to fit
 DIGIT_BOX and centred on its centre of mass (digit_cells, cell_max), thin
 strokes thickened (thicken), averaged down from SUPERSAMPLE times the
 final size. Each pixel counts by how much of it is ink (ink_weight), so a
-pixel moved by a few levels moves the input by as little. The ink comes
+pixel moved by a few levels moves the input by as little; so does every
+measure that steers the preparation (the crop, the centre, the strokes'
+width: cell_width). The ink comes
 from mnistkit.segmentation (find_ink); the picture from mnistkit.pictures (load_picture).
 """
 import math
@@ -12,7 +14,7 @@ import math
 import numpy as np
 from PIL import Image
 
-from .segmentation import find_ink, stroke_width
+from .segmentation import find_ink
 from .pictures import shrink
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
@@ -54,8 +56,8 @@ def mnist_input(img):
     centre = (rows @ (np.arange(len(rows)) + 0.5) / rows.sum(), cols @ (np.arange(len(cols)) + 0.5) / cols.sum())
     extent = max(box[1] - box[0], box[3] - box[2])
     cells = digit_cells(weight, box, centre, extent / (SUPERSAMPLE * DIGIT_BOX))
-    width = stroke_width(cells >= 0.5)
-    if width < SUPERSAMPLE * STROKE_WIDTH - 0.5:  # thickened strokes fit DIGIT_BOX too: shaped a little smaller first
+    width = cell_width(cells)
+    if width < SUPERSAMPLE * STROKE_WIDTH:  # thickened strokes fit DIGIT_BOX too: shaped a little smaller first
         cells = thickened(weight, box, centre, extent, width)
     elif width > SUPERSAMPLE * BOLD_WIDTH:  # thinned strokes fill DIGIT_BOX too: shaped a little larger first
         side = SUPERSAMPLE * DIGIT_BOX
@@ -63,27 +65,48 @@ def mnist_input(img):
                     MAX_SHAVE * width)
         cells = digit_cells(weight, box, centre, extent / (side + 2 * shave))
         thinned = thin(cells, shave)
-        left = stroke_width(thinned >= 0.5) - SUPERSAMPLE * BOLD_WIDTH  # a disc's erosion thins a curve a little less
+        left = cell_width(thinned) - SUPERSAMPLE * BOLD_WIDTH  # a disc's erosion thins a curve a little less
         cells = thin(cells, min(shave + left / 2, MAX_SHAVE * width)) if left > 0 else thinned
     digit = np.asarray(Image.fromarray(cells * 255, mode="F").resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BOX))
     digit = digit * (255 / max(float(digit.max()), 1.0))  # MNIST's strokes reach 255, also where no pixel is all ink
     return np.clip(np.round(digit), 0, 255).astype(np.uint8)
 
 
+def cell_width(cells):
+    """Mean stroke width, in cells, of the digit's cells (float32 [n, n] in [0, 1]): float.
+
+    Twice the ink's area over the length of its edges, as
+    segmentation.stroke_width measures a mask's, but of how much each cell
+    is ink: 0 up to 0.35, 1 from a half on (a stroke's inside, whose cells
+    dip to just over a half where a cell holds no whole pixel, stays flat;
+    the faint rest of ruled lines taken out stays out), in between in
+    proportion. The area is their sum and the edges'
+    length the sum of their changes from cell to cell, across and down. A
+    cell moved by a little moves the width by as little: counted from the
+    mask (cells >= 0.5), a cell a hair either side of 0.5 added or took 2
+    edges of some 400, and a browser's read-back noise on the strokes' soft
+    edges moved the width by 0.04 cells and the input by up to 26 levels
+    (docs/photos.md).
+    """
+    inked = np.clip((cells.astype(np.float64) - 0.35) / 0.15, 0, 1)
+    edges = np.abs(np.diff(inked, axis=0)).sum() + np.abs(np.diff(inked, axis=1)).sum()
+    return 2 * float(inked.sum()) / max(float(edges), 1.0)
+
+
 def thickened(weight, box, centre, extent, width):
     """The digit's cells (digit_cells) with strokes of `width` cells (float) thickened towards MNIST's STROKE_WIDTH:
     float32 [4 x 28, 4 x 28] in [0, 1].
 
-    Strokes are made 2, 4, 6, ... cells wider (thicken, the digit shaped
-    that much smaller first) as width falls below 7, 5, 3, ... cells; within
-    half a cell of each such width, the two neighbouring results are mixed
-    by how far past it the width is. A stroke a hair thinner is thickened a
-    hair more, never 2 cells more at once: a browser's read-back noise on a
-    stroke's edges (width 6.99 or 7.01) moves the input by a level or so,
-    not by half a pixel of ink.
+    Strokes are made as many cells wider as they lack (a float): the two
+    thickenings of 0, 2, 4, ... cells either side (thicken, the digit shaped
+    that much smaller first) mixed by where between them that lies. A stroke
+    a hair thinner is thickened a hair more, never 2 cells more at once, and
+    by the same hair at every width: a browser's read-back noise on a
+    stroke's edges moves the input by a level at most, not by half a pixel
+    of ink (a staircase of whole steps, mixed only within half a cell of
+    each, moved it twice as fast there).
     """
-    short = SUPERSAMPLE * STROKE_WIDTH - width  # cells the strokes lack; the steps are at 1, 3, 5, ...
-    added = sum(2 * min(max(short - step + 0.5, 0.0), 1.0) for step in range(1, int(short) + 3, 2))
+    added = max(SUPERSAMPLE * STROKE_WIDTH - width, 0.0)  # the cells the strokes lack
 
     def grown(cells_added):
         grow = cells_added + 1
@@ -169,25 +192,49 @@ def ink_weight(level, threshold, ink):
 
     level: ink_darkness's uint8 [h, w]; threshold: the darkness it was read
     with; ink: find_ink's boolean [h, w] (the digit, no frame or dust). The
-    weight rises from 0 to 1 over INK_RAMP levels either side of halfway
+    weight of the darkness smoothed over each pixel's neighbours (smoothed)
+    rises from 0 to 1 over INK_RAMP levels either side of halfway
     between the paper's median darkness and the ink's (its INK_CORE
     share: the stroke's core, which a changed edge hardly moves), within NEAR_INK
-    pixels of the digit's ink; other ink (a frame, dust) weighs 0. A pixel
-    moved by a few levels moves its weight by as little, and the two levels
-    by a fraction of a level: a browser's read-back noise (Brave, Firefox
+    pixels of the digit's ink; other ink (a frame, dust) weighs 0, and is
+    smoothed as paper, as is all beyond NEAR_INK: its darkness spreads onto
+    no pixel of the digit. A pixel moved by a few levels moves its weight by
+    as little, and the halfway level (to 1/8 of a level, so that dust in the
+    paper's median, 1e-4 level, moves nothing) by a fraction of a level: a browser's read-back noise (Brave, Firefox
     145: a few levels on a few pixels) does not turn a pixel on a stroke's
     edge from ink into paper, nor so move the 28x28 input by more than a
     level (docs/photos.md).
     """
     others = level >= threshold
-    middle = (_level_share(level[~others], 0.5) + _level_share(level[ink], INK_CORE)) / 2
-    weight = np.subtract(level, middle, dtype=np.float32)
+    paper = _level_share(level[~others], 0.5)
+    middle = round(4 * (paper + _level_share(level[ink], INK_CORE))) / 8  # to 1/8 level: a speck moves it by 1e-4 level
+    others |= ~near(ink, NEAR_INK)
+    others &= ~ink
+    weight = smoothed(np.where(others, np.uint8(round(paper)), level))  # a frame's or dust's darkness spreads nowhere
+    weight -= middle
     weight /= 2 * INK_RAMP
     weight += 0.5
     np.clip(weight, 0, 1, out=weight)
-    others &= ~ink
-    weight[others | ~near(ink, NEAR_INK)] = 0
+    weight[others] = 0
     return weight
+
+
+def smoothed(level):
+    """level (uint8 [h, w]) smoothed by [1, 2, 1] / 4 across and down (the edge pixels repeated): float32 [h, w].
+
+    A pixel keeps a quarter of its own darkness and takes the rest from its
+    8 neighbours: a browser's read-back noise on a pixel (a few levels, on
+    1% of them) moves each weight by a quarter as much, and a cell's
+    heaviest pixel (cell_max) carries the mean of 9 pixels' noise, not one
+    pixel's whole. On a stroke's soft edge that noise moved the 28x28 input
+    by up to 2 levels; a stroke's edge 2 pixels or more across hardly
+    changes (docs/photos.md).
+    """
+    out = np.pad(level.astype(np.float32), 1, mode="edge")
+    out = out[:-2] + 2 * out[1:-1] + out[2:]
+    out = out[:, :-2] + 2 * out[:, 1:-1] + out[:, 2:]
+    out /= 16
+    return out
 
 
 def near(mask, reach):

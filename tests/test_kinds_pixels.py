@@ -2,44 +2,59 @@
 
 test_board_pixels.py moves 1% of a drawing's pixels, anywhere, by 1 to 3 levels. Here the same amount lands on the
 strokes' soft edges only (the pixels between paper and ink, which carry the stroke's width: a browser's noise falls
-there as often as anywhere, and a drawing's edges are about 1% of the board): a pen digit whose strokes were a
-hair under 7 cells wide at 4x (the width below which strokes are thickened by 2 cells) was thickened or not by
-the noise, which moved its 28x28 input by 100 levels. Now the thickening grows with the width lacking, a fraction
-of a cell at a time (preparation.thickened). And an alpha channel moved by the noise on a blank canvas still
-reads as blank, not as a drawing in the alpha channel.
+there as often as anywhere, and a drawing's edges are about 1% of the board), or on every edge pixel when there are
+fewer. The width that steers the thickening was counted from the cells' mask (cells >= 0.5): a cell a hair either
+side of 0.5 moved it by 0.04 cells, and a pen digit whose strokes were near a step of the thickening moved by up to
+7 levels (101 before the thickening was mixed). Now the width is read from the cells' own values and the
+thickening grows with it a fraction of a cell at a time (preparation.cell_width, preparation.thickened): 1 level
+at most. And a blank canvas whose every pixel, or alpha, the noise moved still reads as blank.
 """
 import io
+import itertools
 
 import numpy as np
 import pytest
 from PIL import Image
 
 import framed
+import handmade
 import mnist_app
 from mnistkit import preparation
 from mnistkit.errors import DataError
-from test_board_pixels import drawings
+from test_board_pixels import board_drawing, drawings
 
 EDGE_SHARE = 0.01  # of the board's pixels: the edge pixels the noise moves
-MOST = 6  # gray levels the 28x28 input may move by under noise aimed at the edges (measured: 5 at most, was 101)
+MOST = 1  # gray levels the 28x28 input may move by under noise aimed at the edges (was 7 at most)
+BOARD_PEN = 18  # pixels of the board's 280: board.js's LINE_WIDTH
 
 
-def edge_noise(drawing, seed):
-    """The drawing with EDGE_SHARE of its pixels, all on the strokes' soft edges (levels 1-254), moved by 1 to 3
-    levels (never 0); (the noisy drawing, or None when the drawing has fewer edge pixels than that)."""
+def edge_noise(drawing, seed, every=False, most=3):
+    """The drawing with EDGE_SHARE of its pixels, all on the strokes' soft edges (levels 1-254), moved by 1 to
+    `most` levels (never 0); (the noisy drawing, or None when the drawing has fewer edge pixels than that). every:
+    all the edge pixels moved when there are fewer (half of them when there are more: the noise's share then)."""
     rng = np.random.default_rng(seed)
     edge = np.argwhere((drawing > 0) & (drawing < 255))
     count = int(EDGE_SHARE * drawing.size)
-    if len(edge) < count:
+    if len(edge) < count and not every:
         return None
-    picked = edge[rng.choice(len(edge), count, replace=False)]
+    picked = edge[rng.choice(len(edge), min(count, len(edge)), replace=False)] if len(edge) > count else edge
     noisy = drawing.astype(int)
-    noisy[picked[:, 0], picked[:, 1]] += rng.choice([-3, -2, -1, 1, 2, 3], count)
+    noisy[picked[:, 0], picked[:, 1]] += rng.choice([s for s in range(-most, most + 1) if s], len(picked))
     return np.clip(noisy, 0, 255).astype(np.uint8)
 
 
+def pen_drawing(digit, pen, height, seed):
+    """tests/handmade.py's digit drawn as the board draws it: a round pen `pen` pixels wide (a hand's wobble, its
+    width 15% either way), the digit `height` of the 280x280 canvas tall, black on white: uint8 [280, 280]."""
+    size = int(280 * height / 0.8)  # draw_digit leaves a tenth of its square free on each side
+    page = np.zeros((280, 280))
+    at = (280 - size) // 2
+    page[at:at + size, at:at + size] = handmade.draw_digit(digit, size, pen / size, seed=seed)
+    return board_drawing(page)
+
+
 @pytest.mark.quick
-def test_noise_on_the_strokes_edges_moves_the_input_by_a_few_levels_not_by_half_a_pixel_of_ink():
+def test_noise_on_the_strokes_edges_moves_the_input_by_one_level_at_most():
     tried = 0
     for i, (drawing, _) in enumerate(drawings(12, first=500)):
         if np.count_nonzero((drawing > 0) & (drawing < 255)) > 2 * EDGE_SHARE * drawing.size:
@@ -53,6 +68,22 @@ def test_noise_on_the_strokes_edges_moves_the_input_by_a_few_levels_not_by_half_
             moved = np.abs(mnist_app.prepared_pixels(framed.png(noisy), name="drawing.png").astype(int) - plain)
             assert moved.max() <= MOST, f"drawing {i}, seed {seed}: edge noise moved the input by {moved.max()} levels"
     assert tried >= 8
+
+
+@pytest.mark.quick
+def test_noise_on_the_edges_of_a_board_pen_digit_of_any_size_moves_its_input_by_one_level_at_most():
+    """The board's pen (BOARD_PEN, with a hand's wobble) on each digit drawn a third and two thirds of the board
+    tall: strokes 5.5 to 10 cells wide at 4x, as pens of 10 to 32 pixels on a digit of one size, across the
+    thickening's old steps (7 and 5 cells). Noise on 1% of the board, all on the soft edges, or on every edge pixel
+    when a small digit has fewer; 1 to 3 levels."""
+    for digit, height in itertools.product(range(10), (0.35, 0.65)):
+        drawing = pen_drawing(digit, BOARD_PEN, height, seed=600 + digit)
+        plain = mnist_app.prepared_pixels(framed.png(drawing), name="drawing.png").astype(int)
+        for seed, most in ((2 * digit, 3), (2 * digit + 1, 1 + digit % 3)):
+            noisy = edge_noise(drawing, 900 + seed, every=True, most=most)
+            moved = np.abs(mnist_app.prepared_pixels(framed.png(noisy), name="drawing.png").astype(int) - plain)
+            assert moved.max() <= MOST, (f"digit {digit} ({height:.0%} of the board tall), seed {seed}: "
+                                         f"edge noise of up to {most} levels moved the input by {moved.max()} levels")
 
 
 @pytest.mark.quick
@@ -80,3 +111,15 @@ def test_a_blank_canvas_whose_alpha_the_noise_moved_is_blank():
         Image.fromarray(rgba, "RGBA").save(data, "PNG")
         with pytest.raises(DataError, match="no digit found"):
             mnist_app.prepared_pixels(data.getvalue(), name="drawing.png")
+
+
+@pytest.mark.quick
+def test_a_blank_canvas_with_noise_on_every_pixel_is_blank():
+    """Every pixel of a blank board moved by up to 1, 2 or 3 levels, in gray and in each of RGBA's channels."""
+    rng = np.random.default_rng(11)
+    for most in (1, 2, 3):
+        gray = np.clip(255 + rng.integers(-most, most + 1, (280, 280)), 0, 255).astype(np.uint8)
+        rgba = np.clip(255 + rng.integers(-most, most + 1, (280, 280, 4)), 0, 255).astype(np.uint8)
+        for picture in (framed.png(gray), framed.png(rgba)):
+            with pytest.raises(DataError, match="no digit found"):
+                mnist_app.prepared_pixels(picture, name="drawing.png")
