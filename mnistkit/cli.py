@@ -517,6 +517,14 @@ def _raise_stopped(signum, frame):
     raise Stopped(signum)
 
 
+def _hold_stops():
+    """Ignore the stop signals (STOP_SIGNALS) from here on, until exit_status puts its caller's handlers back: the
+    process is stopping, and a second signal (the terminal's SIGINT, then a parent's SIGTERM to its group) while
+    the stop's line is printed would end it in a traceback instead of that line."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
 BROKEN_PIPE_STATUS = 128 + 13  # what a shell reports for a process ended by SIGPIPE
 
 
@@ -531,7 +539,8 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
     background (`&` hands SIGINT down as ignored), and SIGTERM raises
     Stopped, so that `finally` blocks remove what was half-written.
     Output into a pipe whose reader has gone (`| head -1`) ends quietly
-    with BROKEN_PIPE_STATUS.
+    with BROKEN_PIPE_STATUS. Once stopped, further stop signals are ignored
+    while the line is printed (_hold_stops).
     """
     previous = {signum: signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else _raise_stopped)
                 for signum in STOP_SIGNALS}
@@ -541,9 +550,11 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
         print(f"error: {e}", file=sys.stderr)
         return 1
     except Interrupted as e:
+        _hold_stops()
         print(f"{own_line()}{e}", file=sys.stderr)
         return 128 + e.signum
     except KeyboardInterrupt as e:
+        _hold_stops()
         signum = getattr(e, "signum", signal.SIGINT)
         print(f"{own_line()}{signal.Signals(signum).name}: {interrupted}", file=sys.stderr)
         return 128 + signum

@@ -134,3 +134,50 @@ def test_a_ctrl_c_to_mnist_learn_kills_a_script_deaf_to_sigterm_after_the_grace(
                 pass
     assert parent.returncode == 130 and out.splitlines()[-1] == "stopped", (out, err)
     assert not child_left, "the script deaf to SIGTERM outlived the learn"
+
+
+
+# A stderr whose first write sends this process a SIGTERM: a second stop signal while the first's line is
+# printed (a new user's Ctrl-C to mnist_learn.py: the terminal's SIGINT, then the learn's SIGTERM to its trainer).
+SECOND_STOP = """\
+import os, signal, sys
+sys.path.insert(0, {root!r})
+from mnistkit import cli
+from mnistkit.errors import Interrupted
+
+
+class SignalledOnWrite:
+    sent = False
+
+    def write(self, text):
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGTERM)
+        return sys.__stdout__.write(text)
+
+    def flush(self):
+        sys.__stdout__.flush()
+
+    def isatty(self):
+        return False
+
+
+def work():
+    raise KeyboardInterrupt() if {stop!r} == "KeyboardInterrupt" else Interrupted(signal.SIGINT, "SIGINT: saved")
+
+
+before = signal.getsignal(signal.SIGTERM)
+sys.stderr = SignalledOnWrite()
+status = cli.exit_status(work)
+sys.stderr = sys.__stderr__
+print("handler back" if signal.getsignal(signal.SIGTERM) is before else "handler lost")
+sys.exit(status)
+"""
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("stop, line", [("KeyboardInterrupt", "SIGINT: stopped"), ("Interrupted", "SIGINT: saved")])
+def test_a_second_stop_signal_while_the_first_ones_line_is_printed_is_no_traceback(stop, line):
+    result = subprocess.run([sys.executable, "-c", SECOND_STOP.format(root=ROOT, stop=stop)], capture_output=True,
+                            encoding="utf-8", timeout=120)
+    assert (result.returncode, result.stdout, result.stderr) == (130, f"{line}\nhandler back\n", "")
