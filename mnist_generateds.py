@@ -177,7 +177,8 @@ def course_splits(args, log=print):
     own JPG files in --jpg-dir (idx.course_layout) when they are there;
     else the layout idx.build_jpg_layout finds or builds (from --idx-dir, a
     download, or the bundled sample). Raises DataError when only some of
-    the four flags are given, or no layout can be had.
+    the four flags are given, no layout can be had, or --jpg-dir is not
+    there but a folder named close to it holds one (idx.mistyped).
     """
     splits = {"train": (args.train_images, args.train_labels), "test": (args.test_images, args.test_labels)}
     if any(p is not None for pair in splits.values() for p in pair):
@@ -187,6 +188,9 @@ def course_splits(args, log=print):
             raise DataError(f"give all four of --train-images, --train-labels, --test-images and --test-labels "
                             f"(missing: {', '.join(missing)})")
         return splits, "the folders given on the command line"
+    typo = idx.mistyped(args.jpg_dir)
+    if typo is not None:
+        raise typo
     course = idx.course_layout(args.jpg_dir) if args.idx_dir is None else None
     if course is not None:
         return course, "the course's JPG files in " + args.jpg_dir

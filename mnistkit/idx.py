@@ -22,7 +22,7 @@ import urllib.request
 import numpy as np
 from PIL import Image
 
-from . import files, folders
+from . import cli, files, folders
 from .errors import DataError
 
 # The four standard IDX file names, per split.
@@ -209,6 +209,28 @@ def read_manifest(jpg_dir):
             return None
         layout[split] = (image_dir + os.sep, label_file)
     return layout
+
+
+def mistyped(jpg_dir):
+    """The DataError for a --jpg-dir that is not there while a folder beside it, named close to it, holds a JPG
+    layout (the course's own folders, or one this generator built: MANIFEST), or None.
+
+    A folder that is not there is built (build_jpg_layout: from --idx-dir,
+    a download or the bundled sample), so a typo (`mnist_dta_jpg`) would
+    build the sample's 10,000 digits beside the course's 70,000 and train on
+    them without a word; the folder meant is named instead.
+    """
+    if os.path.exists(jpg_dir):
+        return None
+
+    def holds_layout(path):
+        return os.path.isfile(os.path.join(path, MANIFEST)) or any(
+            os.path.isdir(os.path.join(path, stem)) for stem in COURSE_LAYOUT.values())
+    meant = cli.close_paths(jpg_dir, holds_layout)
+    if not meant:
+        return None
+    return DataError(f"{jpg_dir}: no such folder; did you mean {' or '.join(meant)}? (a --jpg-dir that is not there "
+                     f"is built from a download or the bundled sample: give a name of its own for that)")
 
 
 def course_layout(jpg_dir):

@@ -111,3 +111,19 @@ def test_a_model_dir_that_is_not_there_is_named_so_and_no_trainer(script, tmp_pa
     line = result.stderr.strip().splitlines()[-1]
     assert result.returncode == 1 and line.endswith("mymodel: no such folder; give the folder that holds the "
                                                     "checkpoints"), line
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("layout", ["built", "the course's"])
+def test_a_mistyped_jpg_dir_beside_a_jpg_layout_names_it_and_builds_nothing(layout, tmp_path):
+    # `--jpg-dir mnist_dta_jpg` beside the course's 70,000 JPGs once built the bundled sample's digits into the
+    # typo's folder and wrote TFRecords of them, exit 0 (a new user's trial)
+    jpgs = tmp_path / "mnist_data_jpg"
+    (jpgs / ("mnist_train_jpg_60000" if layout == "the course's" else "")).mkdir(parents=True)
+    if layout == "built":
+        (jpgs / "SOURCE.txt").write_text("the bundled sample\n", encoding="utf-8")
+    result = run_main("mnist_generateds.py", "--jpg-dir", "mnist_dta_jpg", "--no-download", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith("error: mnist_dta_jpg: no such folder; did you mean mnist_data_jpg? "), result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mnist_data_jpg"]  # no typo's folder, no data/
