@@ -14,7 +14,7 @@ import math
 import numpy as np
 from PIL import Image
 
-from .segmentation import find_ink, stroke_width
+from .segmentation import find_ink
 from .pictures import shrink
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
@@ -32,8 +32,6 @@ CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of 
 # moves a canvas's pixels by a few levels on read-back (Brave, Firefox 145) moves the 28x28 input by a level at most.
 INK_RAMP = 64  # darkness levels either side of halfway from paper to ink over which the weight goes from 0 to 1
 NEAR_INK = 4  # pixels: the soft edge is read this close to the digit's ink, not round a frame, dust or shading
-SMOOTH_FROM = 3.0  # pixels of stroke width (segmentation.stroke_width): from here on the darkness is smoothed ...
-SMOOTH_FULL = 5.0  # ... in part, and wholly from here (ink_weight; a pencil's thin line stays as it is)
 INK_CORE = 0.75  # the ink's darkness: the level this share of the digit's ink lies below
 
 
@@ -194,11 +192,7 @@ def ink_weight(level, threshold, ink):
 
     level: ink_darkness's uint8 [h, w]; threshold: the darkness it was read
     with; ink: find_ink's boolean [h, w] (the digit, no frame or dust). The
-    weight of the darkness smoothed over each pixel's neighbours (smoothed;
-    strokes SMOOTH_FULL pixels wide or more: the board's pen, a brush, a
-    marker; none under SMOOTH_FROM, a pencil's line, which smoothing would
-    fade; mixed by the width in between, so that a width moved by a hair
-    moves the weight by as little)
+    weight of the darkness smoothed over each pixel's neighbours (smoothed)
     rises from 0 to 1 over INK_RAMP levels either side of halfway
     between the paper's median darkness and the ink's (its INK_CORE
     share: the stroke's core, which a changed edge hardly moves), within NEAR_INK
@@ -216,11 +210,7 @@ def ink_weight(level, threshold, ink):
     middle = round(4 * (paper + _level_share(level[ink], INK_CORE))) / 8  # to 1/8 level: a speck moves it by 1e-4 level
     others |= ~near(ink, NEAR_INK)
     others &= ~ink
-    darkness = np.where(others, np.uint8(round(paper)), level)  # a frame's or dust's darkness spreads nowhere
-    share = min(max((stroke_width(ink) - SMOOTH_FROM) / (SMOOTH_FULL - SMOOTH_FROM), 0.0), 1.0)
-    weight = darkness.astype(np.float32)
-    if share > 0:  # a pen's stroke; a pencil's 1-3 px line is left as sharp as it came
-        weight += np.float32(share) * (smoothed(darkness) - weight)
+    weight = smoothed(np.where(others, np.uint8(round(paper)), level))  # a frame's or dust's darkness spreads nowhere
     weight -= middle
     weight /= 2 * INK_RAMP
     weight += 0.5
