@@ -368,7 +368,7 @@ def main(argv=None):
 
 def same_folder(one, other):
     """Whether the paths `one` and `other` (str) name one folder: spelled alike once made absolute with links
-    followed (`model`, `./model`, `/work/model`, a link to it), or one on disk (os.path.samefile: a folder
+    followed (`model`, `./model`, `/home/me/model`, a link to it), or one on disk (os.path.samefile: a folder
     that file system's names do not tell apart, `Model` on a case-blind one)."""
     if os.path.realpath(one) == os.path.realpath(other):
         return True

@@ -152,12 +152,14 @@ def test_an_export_learns_into_the_folder_its_record_names_or_says_what_is_neede
 
 
 def board_on(model_dir, tmp_path):
-    """(the board's app, its Served) for a stand-in model served from model_dir, one digit kept in tmp_path."""
+    """(the board's app, its Served) for a stand-in model served from model_dir, one digit kept in tmp_path; its
+    learns read the training records of the data/ beside model_dir, as a board started in the course's folder."""
     stand = Stand()
     stand.source = os.path.join(str(model_dir), "mnist_model-2000")
     kept = keep.KeptDigits(str(tmp_path / "my_digits"))
     kept.keep(np.array(kept_input(0), np.uint8).reshape(28, 28), 8)
-    served = app.Served(model.Model(stand, None), None, kept, teach.Learning(kept))
+    plan = learn.Plan(data_dir=os.path.join(os.path.dirname(str(model_dir)), "data"))
+    served = app.Served(model.Model(stand, None), None, kept, teach.Learning(kept, plan=plan))
     return app.create_app(served), served
 
 

@@ -320,7 +320,8 @@ def test_a_learns_script_that_ignores_sigterm_is_killed_after_the_grace_and_its_
     bar = np.zeros((28, 28), np.uint8)
     bar[6:22, 12:15] = 255
     kept.keep(bar, 8)
-    learning = teach.Learning(kept)
+    # the training records a learn reads before its first stage (the board's --data-dir)
+    learning = teach.Learning(kept, plan=learn.Plan(data_dir=str(trained_copy / "data")))
     learning.start(model.Model(stand, None))
     try:
         wait_for(pid_file.exists, "the learn's script started")
