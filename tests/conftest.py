@@ -226,6 +226,23 @@ def pytest_collection_modifyitems(config, items):
 
 
 @contextlib.contextmanager
+def mounted_tmpfs(folder, size, instead):
+    """A tmpfs of `size` (mount's size=, e.g. "8m") mounted at the new folder `folder` (pathlib.Path) for the block,
+    unmounted lazily after it. Skips the test where it cannot be had: not root on Linux (the skip says what tests
+    the kind `instead`), or no mount allowed (a container without CAP_SYS_ADMIN: mount's own words)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip(f"mounting a tmpfs takes root on Linux ({instead})")
+    folder.mkdir()
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True)
+    if result.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+@contextlib.contextmanager
 def exclusive(path):
     """Hold an exclusive lock on the file `path` (made when missing) for the block: other processes wait.
 

@@ -8,12 +8,11 @@ each is one line naming the folder and the reason, "nothing changed", and the fo
 import errno
 import json
 import os
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import run_main, tree_digests
+from conftest import mounted_tmpfs, run_main, tree_digests
 from test_board_learn import board_on
 from test_board_routes import OWN_HOST, Asked
 from test_errors import other_graph_checkpoint
@@ -68,19 +67,10 @@ def test_the_boards_undo_on_a_folder_whose_lock_cannot_be_made_is_one_line_not_5
 @pytest.fixture
 def read_only_model(tmp_path):
     """A real read-only tmpfs (root only) holding a model folder's checkpoint; unmounted after the test."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs takes root on Linux (the quick tests refuse the lock by hand instead)")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(disk)], capture_output=True
-                      ).returncode != 0:
-        pytest.skip("this machine lets no tmpfs be mounted here (a container without CAP_SYS_ADMIN)")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", "8m", "the quick tests refuse the lock by hand instead") as disk:
         other_graph_checkpoint(disk / "model", hidden=500)
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True, capture_output=True)
         yield disk / "model"
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], capture_output=True)
 
 
 @pytest.mark.quick

@@ -10,12 +10,11 @@ readable and keeps again once there is room.
 Quick: no training; the learns' history is written into a copy of the trained folder as learns would leave it.
 """
 import os
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
 
+from conftest import mounted_tmpfs
 from test_board_learn import kept_input
 from test_learn_faults import AFTER, BEFORE, promoted_folder, train_further, unchanged
 from mnistkit import folders, keep, learn, promotion
@@ -109,15 +108,8 @@ def test_an_undo_after_the_learned_checkpoint_was_removed_says_so(trained_workdi
 @pytest.fixture
 def small_disk(tmp_path):
     """A 64 KB tmpfs mounted at tmp_path/disk (root only), unmounted after the test."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs takes root on Linux (test_keep.py fails each write by hand instead)")
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True
-                      ).returncode != 0:
-        pytest.skip("this machine lets no tmpfs be mounted here (a container without CAP_SYS_ADMIN)")
-    yield disk
-    subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+    with mounted_tmpfs(tmp_path / "disk", "64k", "test_keep.py fails each write by hand instead") as disk:
+        yield disk
 
 
 def fill(folder):

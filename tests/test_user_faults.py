@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from conftest import LENET5_STEPS, ROOT, TRAIN_STEPS, ended, run_main, run_script, tree_digests, wait_limit
+from conftest import (LENET5_STEPS, ROOT, TRAIN_STEPS, ended, mounted_tmpfs, run_main, run_script, tree_digests,
+                      wait_limit)
 from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
 import mnist_cluster
 
@@ -130,13 +131,8 @@ def test_a_training_file_rewritten_while_training_is_said_and_the_steps_are_save
 @pytest.fixture
 def small_disk(tmp_path):
     """An 8 MiB tmpfs at tmp_path/small: room for two checkpoints of the 784-500-10 network, not three."""
-    mount = tmp_path / "small"
-    mount.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)], capture_output=True)
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode().strip()}")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
+    with mounted_tmpfs(tmp_path / "small", "8m", "the tests marked ROOT_ONLY are skipped") as mount:
+        yield mount
 
 
 @ROOT_ONLY
