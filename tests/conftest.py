@@ -194,16 +194,17 @@ def pytest_configure(config):
 # the short ones fill in around them at the end of `make test`; the others keep their order after these. The same
 # order serves `make test-long`: test_chinese_path, test_export_follows_learns and test_board_learn_compare hold
 # only long scenarios (or those and a few quick checks), placed by their long tests' time (docs/tests.md).
-SLOWEST_FILES = ("test_user_faults", "test_distributed", "test_learn", "test_chinese_path", "test_board_learn_compare",
-                 "test_course_constants", "test_export", "test_export_follows_learns", "test_progress",
-                 "test_steps_per_run", "test_app", "test_board", "test_pictures", "test_tfdata", "test_promises_run",
-                 "test_promises_data", "test_check_pipeline", "test_inside_browser", "test_lenet5", "test_tasks",
-                 "test_board_pixels_browser", "test_checkpoints", "test_pictures_lined", "test_board_browser",
-                 "test_board_teach", "test_trust_data", "test_records", "test_one_writer", "test_speed_paths",
-                 "test_learn_browser", "test_faults", "test_board_learn", "test_pictures_painted", "test_report",
-                 "test_why", "test_board_pixels", "test_training", "test_settings_record", "test_pictures_framed",
-                 "test_cli", "test_board_guards", "test_board_connections", "test_course_api", "test_inside",
-                 "test_keep", "test_errors", "test_board_memory", "test_diverged", "test_zh_complete")
+SLOWEST_FILES = ("test_user_faults", "test_chinese_path", "test_board_learn_compare", "test_export_follows_learns",
+                 "test_pictures_framed", "test_export", "test_tfdata", "test_cli",
+                 "test_distributed", "test_checkpoints", "test_steps_per_run", "test_pictures", "test_learn",
+                 "test_board", "test_board_browser", "test_app", "test_inside_browser", "test_lenet5",
+                 "test_trust_data", "test_board_teach", "test_promises_data", "test_learn_browser", "test_encodings",
+                 "test_board_pixels_browser", "test_progress", "test_settings_record", "test_board_connections",
+                 "test_guards_trainer", "test_keep", "test_pictures_painted", "test_report", "test_tasks",
+                 "test_promises_run", "test_board_guards", "test_fixed_length", "test_training", "test_one_writer",
+                 "test_why", "test_history", "test_audit3_paths", "test_faults", "test_errors", "test_speed_paths",
+                 "test_course_api", "test_server_faults", "test_pictures_lined", "test_records", "test_board_pixels",
+                 "test_inside", "test_audit3_hints", "test_course_constants", "test_kinds_pixels", "test_threads")
 
 
 TRAINING_FIXTURES = ("trained_workdir", "two_models")  # each trains a model: tens of seconds, never in the quick tier

@@ -175,6 +175,7 @@ def test_a_learn_after_the_served_folder_was_deleted_says_so_in_one_line(tmp_pat
     assert Asked(board, "GET", "/board/learn").body.startswith(b'{"state":"idle"')
 
 
+@pytest.mark.long
 def test_a_learn_that_fails_in_the_boards_thread_says_failed_and_the_board_goes_on(trained_copy, tmp_path):
     model_dir = trained_copy / "model"
     before = tree_digests(model_dir)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from conftest import ROOT, wait_limit
 
 PIPELINES = textwrap.dedent('''
@@ -58,6 +60,7 @@ RUN = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.long
 def test_epochs_dropped_records_and_one_class_batches_are_found(tmp_path):
     (tmp_path / "pipelines.py").write_text(PIPELINES)
     result = subprocess.run([sys.executable, "-c", RUN, ROOT], cwd=tmp_path, capture_output=True, text=True,

@@ -133,6 +133,7 @@ def edited_run(sample_workdir, tmp_path_factory):
     return work, course, results
 
 
+@pytest.mark.long
 def test_the_edited_trainer_writes_resumes_and_names_its_checkpoints_with_model_name(edited_run):
     work, _, (trained, resumed, _, _) = edited_run
     assert trained.returncode == 0, trained.stderr
@@ -152,6 +153,7 @@ def test_the_edited_trainer_writes_resumes_and_names_its_checkpoints_with_model_
     assert record["network"]["name"] == "the 784-300-10 network" and record["network"]["layers"] == [784, 300, 10]
 
 
+@pytest.mark.long
 def test_the_evaluator_and_the_app_find_the_edited_folder_name_and_network(edited_run):
     work, _, (_, _, scored, applied) = edited_run
     assert scored.returncode == 0, scored.stderr
@@ -160,6 +162,7 @@ def test_the_evaluator_and_the_app_find_the_edited_folder_name_and_network(edite
     assert [answer["network"] for answer in json.loads(applied.stdout)] == ["784-300-10"]
 
 
+@pytest.mark.long
 def test_messages_name_the_edited_network_and_the_constant_that_has_an_effect(edited_run):
     work, _, _ = edited_run
     folder = str(work / "my_models")

@@ -99,6 +99,7 @@ def test_a_learn_is_refused_while_the_trainer_writes_the_folder(trained_workdir,
     assert not (work / "model" / folders.LOCK_FILE).exists()
 
 
+@pytest.mark.long
 def test_a_clusters_chief_takes_the_folders_lock(trained_workdir, tmp_path, holder):
     work = copy_into(tmp_path / "work", trained_workdir, "data", "model")
     learning = holder(work / "model", "learn")

@@ -80,6 +80,7 @@ def test_generation_bar_counts_images(sample_workdir, tmp_path):
     assert "wrote 300 train records" in output
 
 
+@pytest.mark.long
 def test_no_bar_when_output_is_not_a_terminal_or_quiet(trained_workdir, tmp_path):
     # The shared 2,000-step training ran with stdout and stderr piped, as in CI.
     stdout = (trained_workdir / "backward.stdout").read_text()

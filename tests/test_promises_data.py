@@ -163,6 +163,7 @@ def refused_mirrors():
             s.close()
 
 
+@pytest.mark.long
 def test_make_demo_falls_back_to_the_bundled_sample_when_the_download_fails(tmp_path, refused_mirrors,
                                                                            sample_workdir):
     # `make demo` runs a plain `python mnist_generateds.py`; here its main(), with mnistkit.idx.MIRRORS

@@ -208,6 +208,7 @@ def course_pixels(path, threshold):
     return np.where(inverted >= threshold, 255, 0).astype(np.uint8)
 
 
+@pytest.mark.long
 def test_threshold_decides_which_strokes_the_course_preparation_keeps(trained_workdir, tmp_path):
     img = Image.new("L", (280, 280), 255)
     draw = ImageDraw.Draw(img)

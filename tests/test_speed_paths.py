@@ -252,6 +252,7 @@ def test_benchmark_table_gives_ratios_verdicts_and_the_spread_of_single_runs():
     assert rows[0].endswith(" | >= 0.90x in-memory: **not met** |")
 
 
+@pytest.mark.long
 def test_scripts_keep_tensorflow_from_importing_keras(tmp_path):
     # Keras is what lifts a TensorFlow process above 500 MB resident; every script must work without it.
     probe = ("import sys, mnist_generateds, mnist_backward, mnist_test, mnist_app, tf_compat; "

@@ -257,7 +257,7 @@ def test_resuming_at_another_batch_size_is_refused_in_one_line(sample_workdir, t
 @POSIX
 @pytest.mark.parametrize("signum, status, background", [
     (signal.SIGINT, 130, False), pytest.param(signal.SIGTERM, 143, False, marks=pytest.mark.long),
-    (signal.SIGINT, 130, True)])
+    pytest.param(signal.SIGINT, 130, True, marks=pytest.mark.long)])
 def test_a_generator_stopped_mid_write_says_so_in_one_line_and_leaves_nothing(sample_workdir, tmp_path, signum,
                                                                              status, background):
     work = tmp_path / "work"

@@ -136,6 +136,7 @@ HELD_OUT = range(1, 12, 2)  # handmade.made_non_digit's odd seeds: the half the 
 FLOOR = 0.35  # of them said "not a digit" at least, by each network (44-60% by the fixtures of three runs)
 
 
+@pytest.mark.long
 def test_not_a_digit_on_made_non_digits_and_drawn_digits(compared_board):
     """Each network (the first, and --compare's in predict's "compare" block) says "not a digit" for most made
     non-digits and for no drawn digit. The references are waited for (a condition: the atlas answers 200), so that
