@@ -120,7 +120,7 @@ def _slope(rows, cols, w):
 
 
 def _squares(counts):
-    return np.einsum("ij,ij->i", counts, counts)  # whole numbers below 2**53: exact in float64
+    return np.einsum("ij,ij->i", counts, counts)  # whole numbers: exact in int64, and in float64 below 2**53
 
 
 def _peak(counts):
@@ -130,16 +130,22 @@ def _peak(counts):
 def _gathered(rows, cols, slopes, score):
     """score (_squares or _peak) of the pixels' (rows, cols: int arrays, not empty) counts per u = row -
     round(slope x column), for each of slopes (float [s]): float64 [s]. The slopes are counted GATHER_CELLS
-    pixels at a time: one bincount for as many slopes as fit."""
+    pixels at a time: one bincount for as many slopes as fit. round(slope x column) is read from a table of
+    every column's (the same float steps as for each pixel), and u is counted from the slope's highest row shift
+    on (its counts as from u's least: both scores read the counts alone, not where they lie)."""
     scores = np.empty(len(slopes))
     chunk = max(1, GATHER_CELLS // rows.size)
+    column = np.arange(int(cols.max()) + 1)
+    height = int(rows.max()) + 1
     for first in range(0, len(slopes), chunk):
         part = slopes[first:first + chunk]
-        u = rows - np.round(cols * part[:, None]).astype(np.int64)
-        u -= u.min(axis=1, keepdims=True)
-        span = int(u.max()) + 1
-        u += np.arange(len(part))[:, None] * span
-        counts = np.bincount(u.ravel(), minlength=len(part) * span).reshape(len(part), span).astype(np.float64)
+        shift = np.round(column * part[:, None]).astype(np.int64)  # [slopes, columns]
+        top = shift.max(axis=1)
+        span = height + int((top - shift.min(axis=1)).max())
+        shift = top[:, None] + np.arange(len(part))[:, None] * span - shift  # u + its slope's place, per column
+        u = shift[:, cols]
+        u += rows
+        counts = np.bincount(u.ravel(), minlength=len(part) * span).reshape(len(part), span)
         scores[first:first + chunk] = score(counts)
     return scores
 
