@@ -75,3 +75,11 @@ def cell_percentiles(gray, percentiles, grid):
     values = np.partition(values, sorted({r for rank, above, _ in ranks for r in (rank, above)}), axis=2)
     return np.array([_lerp(values[..., rank].astype(np.float64), values[..., above].astype(np.float64), t)
                      for rank, above, t in ranks]), cell
+
+
+def true_cells(mask):
+    """np.nonzero of a boolean mask [h, w] (any strides): (rows, cols), int64 [n] each, in the same row-major order.
+    The rows repeated by each row's count and the columns from the flat indices: about half NumPy's time for 2-D."""
+    flat = np.flatnonzero(mask)
+    rows = np.repeat(np.arange(mask.shape[0]), np.count_nonzero(mask, axis=1))
+    return rows, flat - rows * mask.shape[1]

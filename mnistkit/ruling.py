@@ -13,7 +13,7 @@ segmentation.find_ink on ink_darkness's levels.
 """
 import numpy as np
 
-from .levels import level_median, level_percentile
+from .levels import level_median, level_percentile, true_cells
 
 RULE_LEVEL = 16  # darkness levels over the paper's median (and 4 robust spreads) from which a pixel may be a line
 RULE_ASKEW = 0.09  # lines up to this slope (about 5 degrees) are looked for
@@ -75,7 +75,7 @@ def _rule_bands(dark):
     h, w = dark.shape
     if np.count_nonzero(np.count_nonzero(dark, axis=0) >= RULE_COUNT) < RULE_COVER * w:
         return None  # lines across cross RULE_COVER of the columns RULE_COUNT times: a digit alone does not
-    rows, cols = np.nonzero(dark)
+    rows, cols = true_cells(dark)
     slope = _slope(rows, cols, w)
     base = -np.round(np.arange(w) * slope).astype(np.int64)
     low = base.min()
@@ -224,7 +224,7 @@ def askew_sides(box):
     for turned in (False, True):
         view = box.T if turned else box
         h, w = view.shape
-        rows, cols = np.nonzero(view)
+        rows, cols = true_cells(view)
         if w < 8 or rows.size == 0:
             return lines, 0
         tried = np.arange(-FRAME_SLOPE, FRAME_SLOPE + 1e-9, 1 / w)
