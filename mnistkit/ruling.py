@@ -130,23 +130,37 @@ def _peak(counts):
 def _gathered(rows, cols, slopes, score):
     """score (_squares or _peak) of the pixels' (rows, cols: int arrays, not empty) counts per u = row -
     round(slope x column), for each of slopes (float [s]): float64 [s]. The slopes are counted GATHER_CELLS
-    pixels at a time: one bincount for as many slopes as fit. round(slope x column) is read from a table of
-    every column's (the same float steps as for each pixel), and u is counted from the slope's highest row shift
-    on (its counts as from u's least: both scores read the counts alone, not where they lie)."""
+    pixels at a time: one bincount for as many slopes as fit.
+
+    The pixels are taken as runs down their columns (a run's rows all move
+    by its column's shift): each run adds 1 where it starts and takes 1
+    where it ends, and the counts are their running sum, so a stroke down
+    the picture costs two entries, not one a pixel. round(slope x column)
+    is read from a table of every column's (the same float steps as for each
+    pixel), and u is counted from the slope's highest shift on: both scores
+    read the counts alone, not where they lie.
+    """
+    order = np.lexsort((rows, cols))  # down each column
+    rows, cols = rows[order], cols[order]
+    cut = np.flatnonzero((np.diff(cols) != 0) | (np.diff(rows) != 1)) + 1
+    first_rows = rows[np.concatenate([[0], cut])]
+    run_cols = cols[np.concatenate([[0], cut])]
+    end_rows = rows[np.concatenate([cut - 1, [rows.size - 1]])] + 1  # exclusive
     scores = np.empty(len(slopes))
     chunk = max(1, GATHER_CELLS // rows.size)
     column = np.arange(int(cols.max()) + 1)
-    height = int(rows.max()) + 1
+    height = int(rows.max()) + 2
     for first in range(0, len(slopes), chunk):
         part = slopes[first:first + chunk]
         shift = np.round(column * part[:, None]).astype(np.int64)  # [slopes, columns]
         top = shift.max(axis=1)
         span = height + int((top - shift.min(axis=1)).max())
         shift = top[:, None] + np.arange(len(part))[:, None] * span - shift  # u + its slope's place, per column
-        u = shift[:, cols]
-        u += rows
-        counts = np.bincount(u.ravel(), minlength=len(part) * span).reshape(len(part), span)
-        scores[first:first + chunk] = score(counts)
+        shift = shift[:, run_cols]
+        size = len(part) * span
+        steps = np.bincount((shift + first_rows).ravel(), minlength=size)
+        steps -= np.bincount((shift + end_rows).ravel(), minlength=size)
+        scores[first:first + chunk] = score(np.cumsum(steps.reshape(len(part), span), axis=1))
     return scores
 
 
