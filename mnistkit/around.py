@@ -19,7 +19,7 @@ of a digit remains: a 0 alone, a 1 alone, a 7's bar are never left out.
 """
 import numpy as np
 
-from .levels import true_cells
+from .levels import true_cells, unique_labels
 
 DUST = 0.05  # of the heaviest mark's cells: lighter marks are dust here, as segmentation.MIN_MARK_MASS
 RING_FILLED = 0.3  # of a ring's box, either way: what it encloses spans at least this (a 0 with a dot in it: less)
@@ -65,7 +65,7 @@ def _marks(labels, long):
     r, c = true_cells(labels >= 0)
     if not r.size:
         return []
-    _, which = np.unique(labels[r, c], return_inverse=True)
+    _, which = unique_labels(labels[r, c], labels.size)
     counts = np.bincount(which)
     spans = np.zeros((2, counts.size), np.int64)
     for k, along in enumerate((r, c)):

@@ -83,3 +83,12 @@ def true_cells(mask):
     flat = np.flatnonzero(mask)
     rows = np.repeat(np.arange(mask.shape[0]), np.count_nonzero(mask, axis=1))
     return rows, flat - rows * mask.shape[1]
+
+
+def unique_labels(labels, bound):
+    """np.unique(labels, return_inverse=True) of whole numbers 0 <= labels < bound (int array [n]): (the distinct
+    labels in order, int64; each label's place among them, int64 [n]). From a table of the bound's numbers, not
+    a sort: label_marks's labels are flat indices of the grid."""
+    present = np.zeros(bound, bool)
+    present[labels] = True
+    return np.flatnonzero(present), (np.cumsum(present) - 1)[labels]

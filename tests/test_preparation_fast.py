@@ -1,9 +1,10 @@
 """The preparation's faster steps give what the steps they replaced gave, value for value (docs/performance.md,
 "A picture's preparation"): the supersampled 28x28's cells all at once (preparation.cell_max, and digit_cells's
-first pass on the crop's columns alone), the slope searches' counts from a table of the columns
-(ruling._gathered), the grid's percentiles from a partition of each cell (levels.cell_percentiles) and the
-cells of a mask (levels.true_cells). The replaced steps are kept here as they were, the reference; pictures
-of tests/framed.py and tests/penned.py (a frame, a frame askew, shading, ruled and squared paper) give the
+first pass on the crop's columns alone), the slope searches' counts from runs down the columns and a table of
+the columns' shifts (ruling._gathered), the grid's percentiles from a partition of each cell
+(levels.cell_percentiles), the cells of a mask (levels.true_cells) and the marks' labels numbered
+(levels.unique_labels). The replaced steps are kept here as they were, the reference; pictures of
+tests/framed.py and tests/penned.py (a frame, a frame askew, shading, ruled and squared paper) give the
 weights and masks they are run on."""
 import io
 import math
@@ -149,3 +150,17 @@ def test_the_cells_of_a_mask_are_numpys_nonzero(pictures):
         expected = np.nonzero(mask)
         assert np.array_equal(rows, expected[0]) and np.array_equal(cols, expected[1])
         assert rows.dtype == expected[0].dtype and cols.dtype == expected[1].dtype
+
+
+@pytest.mark.quick
+def test_the_marks_labels_numbered_from_a_table_are_numpys_unique(pictures):
+    """levels.unique_labels gives np.unique's distinct labels and inverse for label_marks's labels of the
+    pictures' ink cells, and for none."""
+    for img in pictures[::2]:
+        labels = segmentation.label_marks(segmentation.find_ink(img))
+        found = labels[labels >= 0]
+        roots, which = levels.unique_labels(found, labels.size)
+        expected = np.unique(found, return_inverse=True)
+        assert np.array_equal(roots, expected[0]) and np.array_equal(which, expected[1])
+    roots, which = levels.unique_labels(np.zeros(0, np.int64), 5)
+    assert roots.size == 0 and which.size == 0
