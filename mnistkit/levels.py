@@ -91,4 +91,7 @@ def unique_labels(labels, bound):
     a sort: label_marks's labels are flat indices of the grid."""
     present = np.zeros(bound, bool)
     present[labels] = True
-    return np.flatnonzero(present), (np.cumsum(present) - 1)[labels]
+    roots = np.flatnonzero(present)
+    place = np.empty(bound, np.int64)  # read only where a label is
+    place[roots] = np.arange(roots.size)
+    return roots, place[labels]
