@@ -1,4 +1,5 @@
-"""Order statistics of whole gray levels (0-255), read from their histogram: one pass, no sort or partition.
+"""Order statistics of whole gray levels (0-255), read from their histogram (a grid's small cells: partitioned);
+and a mask's cells and marks' labels listed faster than np.nonzero and np.unique (true_cells, unique_labels).
 
 A picture's pixels and its darkness (segmentation.ink_darkness) are whole
 levels, so a median or a percentile of them is found by counting how many
@@ -6,7 +7,7 @@ pixels lie at or below each of the 256 levels. The results equal NumPy's
 (np.median; np.percentile's default "linear" method) value for value, and
 cost a histogram instead of a partition of every pixel (a grid of small
 cells, cell_percentiles: one partition of each cell's few pixels). Used by
-mnistkit.segmentation and mnistkit.ruling.
+mnistkit.segmentation, mnistkit.ruling and mnistkit.around.
 """
 import numpy as np
 
