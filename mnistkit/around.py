@@ -19,6 +19,8 @@ of a digit remains: a 0 alone, a 1 alone, a 7's bar are never left out.
 """
 import numpy as np
 
+from .levels import true_cells, unique_labels
+
 DUST = 0.05  # of the heaviest mark's cells: lighter marks are dust here, as segmentation.MIN_MARK_MASS
 RING_FILLED = 0.3  # of a ring's box, either way: what it encloses spans at least this (a 0 with a dot in it: less)
 LINE_THIN = 0.15  # of its length: a line's thickness at most (segmentation.FRAME_THICK)
@@ -60,10 +62,10 @@ def _marks(labels, long):
     """The ink's marks: [{"rows", "cols": int arrays of its cells, "box": (top, bottom, left, right) end
     exclusive, "dust": bool}], heaviest first. Dust (lighter than DUST of the heaviest) is left out, unless its
     box is `long` cells or longer (a thin line of a frame, as light as dust, still counts as its side)."""
-    r, c = np.nonzero(labels >= 0)
+    r, c = true_cells(labels >= 0)
     if not r.size:
         return []
-    _, which = np.unique(labels[r, c], return_inverse=True)
+    _, which = unique_labels(labels[r, c], labels.size)
     counts = np.bincount(which)
     spans = np.zeros((2, counts.size), np.int64)
     for k, along in enumerate((r, c)):

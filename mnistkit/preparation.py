@@ -184,7 +184,9 @@ def digit_cells(weight, box, centre, side):
     before = (SUPERSAMPLE * CENTRE + SUPERSAMPLE / 2) * side  # from the grid's edge to the middle of pixel CENTRE
     top = float(np.clip(centre[0] - before, box[1] - span, box[0]))
     left = float(np.clip(centre[1] - before, box[3] - span, box[2]))
-    return cell_max(cell_max(weight, top, top + span, cells, 0, box[:2]), left, left + span, cells, 1, box[2:])
+    inside = slice(max(0, math.floor(box[2])), min(weight.shape[1], math.ceil(box[3])))  # the columns that count
+    down = cell_max(weight[:, inside], top, top + span, cells, 0, box[:2])
+    return cell_max(down, left, left + span, cells, 1, box[2:], origin=inside.start)
 
 
 def ink_weight(level, threshold, ink):
@@ -278,25 +280,35 @@ def ink_extent(profile):
     return at(CROP_TAIL), at(1 - CROP_TAIL)
 
 
-def cell_max(weight, start, end, cells, axis, within):
+def cell_max(weight, start, end, cells, axis, within, origin=0):
     """weight (float [h, w]) along `axis` in `cells` equal cells over [start, end) pixels: each cell its heaviest pixel.
 
     Only what lies within (from, to) pixels counts (the crop). A pixel counts
     by the share of it that lies in the cell and the crop (of the cell, when
     cells are smaller than pixels), so the result moves smoothly as start,
-    end and the crop do. Returns float [cells, w] (axis 0) or [h, cells] (axis 1).
+    end and the crop do. origin: the pixel (int) that weight's first along
+    `axis` is, when weight is cut from a larger picture (within lies in
+    it). Returns float32 [cells, w] (axis 0) or [h, cells] (axis 1). All cells at once: each cell's pixels gathered into a row of
+    as many as the widest cell holds (the rest weigh 0), the same float
+    steps as one cell at a time.
     """
     weight = np.moveaxis(weight, axis, 0)
     side = (end - start) / cells
-    out = np.zeros((cells,) + weight.shape[1:], np.float32)  # cells beyond the picture's edge: no ink
-    for cell in range(cells):
-        low, high = max(start + cell * side, within[0]), min(start + (cell + 1) * side, within[1])
-        first, last = max(0, math.floor(low)), min(len(weight), math.ceil(high))
-        if first >= last or low >= high:
-            continue
-        index = np.arange(first, last)
-        share = (np.minimum(index + 1, high) - np.maximum(index, low)) / min(1.0, side)
-        out[cell] = (weight[first:last] * share.astype(np.float32)[:, None]).max(axis=0)
+    cell = np.arange(cells)
+    low = np.maximum(start + cell * side, within[0])
+    high = np.minimum(start + (cell + 1) * side, within[1])
+    first = np.maximum(origin, np.floor(low)).astype(np.int64)
+    last = np.minimum(origin + len(weight), np.ceil(high)).astype(np.int64)
+    used = (first < last) & (low < high)  # cells beyond the picture's edge or the crop: no ink
+    out = np.zeros((cells,) + weight.shape[1:], np.float32)
+    if not used.any():
+        return np.moveaxis(out, 0, axis)
+    first, last, low, high = first[used], last[used], low[used, None], high[used, None]
+    index = first[:, None] + np.arange(int((last - first).max()))
+    share = (np.minimum(index + 1, high) - np.maximum(index, low)) / min(1.0, side)
+    share = np.where(index < last[:, None], share, 0).astype(np.float32)
+    pixels = weight[np.minimum(index, last[:, None] - 1) - origin]  # [used cells, pixels a cell, ...]
+    out[used] = (pixels * share.reshape(share.shape + (1,) * (weight.ndim - 1))).max(axis=1)
     return np.moveaxis(out, 0, axis)
 
 

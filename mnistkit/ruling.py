@@ -13,7 +13,7 @@ segmentation.find_ink on ink_darkness's levels.
 """
 import numpy as np
 
-from .levels import level_median, level_percentile
+from .levels import level_median, level_percentile, true_cells
 
 RULE_LEVEL = 16  # darkness levels over the paper's median (and 4 robust spreads) from which a pixel may be a line
 RULE_ASKEW = 0.09  # lines up to this slope (about 5 degrees) are looked for
@@ -75,7 +75,7 @@ def _rule_bands(dark):
     h, w = dark.shape
     if np.count_nonzero(np.count_nonzero(dark, axis=0) >= RULE_COUNT) < RULE_COVER * w:
         return None  # lines across cross RULE_COVER of the columns RULE_COUNT times: a digit alone does not
-    rows, cols = np.nonzero(dark)
+    rows, cols = true_cells(dark)
     slope = _slope(rows, cols, w)
     base = -np.round(np.arange(w) * slope).astype(np.int64)
     low = base.min()
@@ -120,7 +120,7 @@ def _slope(rows, cols, w):
 
 
 def _squares(counts):
-    return np.einsum("ij,ij->i", counts, counts)  # whole numbers below 2**53: exact in float64
+    return np.einsum("ij,ij->i", counts, counts)  # whole numbers: exact in int64, and in float64 below 2**53
 
 
 def _peak(counts):
@@ -130,17 +130,37 @@ def _peak(counts):
 def _gathered(rows, cols, slopes, score):
     """score (_squares or _peak) of the pixels' (rows, cols: int arrays, not empty) counts per u = row -
     round(slope x column), for each of slopes (float [s]): float64 [s]. The slopes are counted GATHER_CELLS
-    pixels at a time: one bincount for as many slopes as fit."""
+    pixels at a time: one bincount for as many slopes as fit.
+
+    The pixels are taken as runs down their columns (a run's rows all move
+    by its column's shift): each run adds 1 where it starts and takes 1
+    where it ends, and the counts are their running sum, so a stroke down
+    the picture costs two entries, not one a pixel. round(slope x column)
+    is read from a table of every column's (the same float steps as for each
+    pixel), and u is counted from the slope's highest shift on: both scores
+    read the counts alone, not where they lie.
+    """
+    order = np.lexsort((rows, cols))  # down each column
+    rows, cols = rows[order], cols[order]
+    cut = np.flatnonzero((np.diff(cols) != 0) | (np.diff(rows) != 1)) + 1
+    first_rows = rows[np.concatenate([[0], cut])]
+    run_cols = cols[np.concatenate([[0], cut])]
+    end_rows = rows[np.concatenate([cut - 1, [rows.size - 1]])] + 1  # exclusive
     scores = np.empty(len(slopes))
     chunk = max(1, GATHER_CELLS // rows.size)
+    column = np.arange(int(cols.max()) + 1)
+    height = int(rows.max()) + 2
     for first in range(0, len(slopes), chunk):
         part = slopes[first:first + chunk]
-        u = rows - np.round(cols * part[:, None]).astype(np.int64)
-        u -= u.min(axis=1, keepdims=True)
-        span = int(u.max()) + 1
-        u += np.arange(len(part))[:, None] * span
-        counts = np.bincount(u.ravel(), minlength=len(part) * span).reshape(len(part), span).astype(np.float64)
-        scores[first:first + chunk] = score(counts)
+        shift = np.round(column * part[:, None]).astype(np.int64)  # [slopes, columns]
+        top = shift.max(axis=1)
+        span = height + int((top - shift.min(axis=1)).max())
+        shift = top[:, None] + np.arange(len(part))[:, None] * span - shift  # u + its slope's place, per column
+        shift = shift[:, run_cols]
+        size = len(part) * span
+        steps = np.bincount((shift + first_rows).ravel(), minlength=size)
+        steps -= np.bincount((shift + end_rows).ravel(), minlength=size)
+        scores[first:first + chunk] = score(np.cumsum(steps.reshape(len(part), span), axis=1))
     return scores
 
 
@@ -218,7 +238,7 @@ def askew_sides(box):
     for turned in (False, True):
         view = box.T if turned else box
         h, w = view.shape
-        rows, cols = np.nonzero(view)
+        rows, cols = true_cells(view)
         if w < 8 or rows.size == 0:
             return lines, 0
         tried = np.arange(-FRAME_SLOPE, FRAME_SLOPE + 1e-9, 1 / w)

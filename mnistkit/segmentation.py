@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image
 
 from .around import marks_round
-from .levels import cell_percentiles, level_median, sample_median
+from .levels import cell_percentiles, level_median, sample_median, true_cells, unique_labels
 from .ruling import askew_sides, without_rules
 
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
@@ -344,8 +344,8 @@ def frame_lines(ink, labels=None):
     labels = label_marks(cells) if labels is None else labels
     found = np.zeros((rows, cols), bool)
     borders, lone = [], []  # (mark, lines) of the enclosing frames; (mark, box, the side it faces the rest from)
-    r, c = np.nonzero(labels >= 0)  # every mark's box in one pass: a noisy page has thousands of specks
-    roots, which = np.unique(labels[r, c], return_inverse=True)
+    r, c = true_cells(labels >= 0)  # every mark's box in one pass: a noisy page has thousands of specks
+    roots, which = unique_labels(labels[r, c], labels.size)
     tops, lefts = np.full(len(roots), rows), np.full(len(roots), cols)
     bottoms, rights = np.zeros(len(roots), r.dtype), np.zeros(len(roots), c.dtype)
     np.minimum.at(tops, which, r)
@@ -491,8 +491,8 @@ def label_marks(mask):
     """
     h, w = mask.shape
     edges = np.diff(np.pad(mask, ((0, 0), (1, 1))).astype(np.int8), axis=1)
-    row, start = np.nonzero(edges == 1)  # row-major: runs in order of rows, then columns
-    end = np.nonzero(edges == -1)[1]  # exclusive
+    row, start = true_cells(edges == 1)  # row-major: runs in order of rows, then columns
+    end = true_cells(edges == -1)[1]  # exclusive
     labels = np.full(h * w, -1, np.int64)
     if not row.size:
         return labels.reshape(h, w)
@@ -535,8 +535,8 @@ def ink_marks(ink, labels=None):
     padded[:h, :w] = ink
     counts = padded.reshape(rows, cell, cols, cell).sum(axis=(1, 3))
     labels = label_marks(counts > 0) if labels is None else labels
-    _, mark = np.unique(labels[counts > 0], return_inverse=True)
-    r, c = np.nonzero(counts > 0)
+    _, mark = unique_labels(labels[counts > 0], labels.size)
+    r, c = true_cells(counts > 0)
     order = np.argsort(mark, kind="stable")  # each mark's cells together (every mark holds some), rows in order
     starts = np.searchsorted(mark[order], np.arange(mark.max() + 1))
     ends = np.append(starts[1:], mark.size) - 1
