@@ -33,6 +33,7 @@ CROP_TAIL = 0.002  # ink mass ignored on each side when cropping, so a speck of 
 INK_RAMP = 64  # darkness levels either side of halfway from paper to ink over which the weight goes from 0 to 1
 NEAR_INK = 4  # pixels: the soft edge is read this close to the digit's ink, not round a frame, dust or shading
 INK_CORE = 0.75  # the ink's darkness: the level this share of the digit's ink lies below
+CELL_FULL = 0.5  # of a pixel (of a cell, when cells are smaller): a pixel this much in a cell counts whole (cell_max)
 
 
 def mnist_input(img):
@@ -77,10 +78,9 @@ def cell_width(cells):
 
     Twice the ink's area over the length of its edges, as
     segmentation.stroke_width measures a mask's, but of how much each cell
-    is ink: 0 up to 0.35, 1 from a half on (a stroke's inside, whose cells
-    dip to just over a half where a cell holds no whole pixel, stays flat;
-    the faint rest of ruled lines taken out stays out), in between in
-    proportion. The area is their sum and the edges'
+    is ink: 0 up to 0.35, 1 from a half on (a stroke's inside stays flat,
+    cell_max leaving no cell of it under 1; the faint rest of ruled lines
+    taken out stays out), in between in proportion. The area is their sum and the edges'
     length the sum of their changes from cell to cell, across and down. A
     cell moved by a little moves the width by as little: counted from the
     mask (cells >= 0.5), a cell a hair either side of 0.5 added or took 2
@@ -147,12 +147,28 @@ def thin(cells, shave):
     fraction: the strokes' edges move inwards by shave cells, a fraction
     of a cell at a time. A cell moved by a little moves the result by as
     little, and so does shave: a stroke a little bolder is thinned a
-    little more, never a whole cell more at once.
+    little more, never a whole cell more at once. The cells are first
+    averaged over 3 x 3 (mean3), wholly from a shave of one cell on and in
+    proportion below (no shave: the cells as they are): the least of a
+    disc picks the most negative of the read-back noise that the edge's
+    cells carry and spreads it over the thinned stroke's edge, which moved
+    the input by up to 2 levels (docs/photos.md).
     """
+    if shave > 0:
+        cells = cells + (mean3(cells) - cells) * np.float32(min(shave, 1.0))
     whole = int(shave)
     inner, outer = erode(cells, whole), erode(cells, whole + 1)
     part = np.float32(shave - whole)
     return inner * (1 - part) + outer * part
+
+
+def mean3(cells):
+    """The mean of the 3 x 3 cells round each of cells (float32 [n, n]; the edge cells repeated): float32 [n, n]."""
+    out = np.pad(cells, 1, mode="edge")
+    out = out[:-2] + out[1:-1] + out[2:]
+    out = out[:, :-2] + out[:, 1:-1] + out[:, 2:]
+    out /= 9
+    return out
 
 
 def erode(cells, radius):
@@ -284,13 +300,20 @@ def cell_max(weight, start, end, cells, axis, within, origin=0):
     """weight (float [h, w]) along `axis` in `cells` equal cells over [start, end) pixels: each cell its heaviest pixel.
 
     Only what lies within (from, to) pixels counts (the crop). A pixel counts
-    by the share of it that lies in the cell and the crop (of the cell, when
-    cells are smaller than pixels), so the result moves smoothly as start,
-    end and the crop do. origin: the pixel (int) that weight's first along
-    `axis` is, when weight is cut from a larger picture (within lies in
-    it). Returns float32 [cells, w] (axis 0) or [h, cells] (axis 1). All cells at once: each cell's pixels gathered into a row of
-    as many as the widest cell holds (the rest weigh 0), the same float
-    steps as one cell at a time.
+    by the share of it that lies in the cell and the crop, whole from
+    CELL_FULL of a pixel on (of the cell, when cells are smaller than
+    pixels), so the result moves smoothly as start, end and the crop do.
+    A cell holds CELL_FULL of some pixel wherever it lies, so inside a
+    stroke every cell is ink: counted by its share alone, a cell that held
+    no whole pixel dipped to a half (a quarter where rows and columns both
+    did), a grid of dips at the cells' pace that moved with the grid's place
+    and scale; a stroke's measured width (cell_width) with it, and the
+    thinning's erosion spread the dips over the whole stroke (docs/photos.md).
+    origin: the pixel (int) that weight's first along `axis` is, when weight
+    is cut from a larger picture (within lies in it). Returns float32
+    [cells, w] (axis 0) or [h, cells] (axis 1). All cells at once: each
+    cell's pixels gathered into a row of as many as the widest cell holds
+    (the rest weigh 0), the same float steps as one cell at a time.
     """
     weight = np.moveaxis(weight, axis, 0)
     side = (end - start) / cells
@@ -305,7 +328,7 @@ def cell_max(weight, start, end, cells, axis, within, origin=0):
         return np.moveaxis(out, 0, axis)
     first, last, low, high = first[used], last[used], low[used, None], high[used, None]
     index = first[:, None] + np.arange(int((last - first).max()))
-    share = (np.minimum(index + 1, high) - np.maximum(index, low)) / min(1.0, side)
+    share = np.minimum(1.0, (np.minimum(index + 1, high) - np.maximum(index, low)) / (CELL_FULL * min(1.0, side)))
     share = np.where(index < last[:, None], share, 0).astype(np.float32)
     pixels = weight[np.minimum(index, last[:, None] - 1) - origin]  # [used cells, pixels a cell, ...]
     out[used] = (pixels * share.reshape(share.shape + (1,) * (weight.ndim - 1))).max(axis=1)

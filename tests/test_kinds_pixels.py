@@ -123,3 +123,46 @@ def test_a_blank_canvas_with_noise_on_every_pixel_is_blank():
         for picture in (framed.png(gray), framed.png(rgba)):
             with pytest.raises(DataError, match="no digit found"):
                 mnist_app.prepared_pixels(picture, name="drawing.png")
+
+
+# Pens of every width the tests below draw with: thin to bold, the board's own (BOARD_PEN) tested above.
+PENS = (6, 8, 12, 24, 30, 40)
+THIN_PEN, THIN_MOST = 8, 2  # pens this thin or thinner: their input may move by 2 levels (docs/photos.md: what is left)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("pen", PENS)
+def test_noise_on_the_edges_of_a_digit_drawn_with_any_pen_moves_its_input_by_one_level_at_most(pen):
+    """Every digit drawn with a pen of `pen` pixels, a third and a half of the board tall, the noise on its soft
+    edges (half of them, or every one): the cells of a digit 80 to 160 pixels tall are 1 to 2 pixels a side, where
+    the cells' dips moved a bold stroke's measured width by 0.2 cells and its thinning by half a cell (up to 41
+    levels with a 24-pixel pen; 5 here with a 30-pixel one, 3 with an 8-pixel one), and the thinning's erosion
+    spread the edge's most negative noise (2 levels). Thin pens' strokes are thickened, and a shift of the centre
+    by 0.01 pixel moves them by up to 2 levels (THIN_MOST)."""
+    for digit, height in itertools.product(range(10), (0.35, 0.5)):
+        drawing = pen_drawing(digit, pen, height, seed=700 + digit)
+        plain = mnist_app.prepared_pixels(framed.png(drawing), name="drawing.png").astype(int)
+        for every in (False, True):
+            noisy = edge_noise(drawing, 1000 + 2 * digit + every, every=every)
+            if noisy is None:
+                continue
+            moved = np.abs(mnist_app.prepared_pixels(framed.png(noisy), name="drawing.png").astype(int) - plain)
+            most = THIN_MOST if pen <= THIN_PEN else MOST
+            assert moved.max() <= most, (f"a {pen}-pixel pen's {digit} ({height:.0%} of the board tall): edge noise "
+                                         f"moved the input by {moved.max()} levels")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("bar", (6, 8, 24))
+def test_a_bars_measured_width_is_the_same_wherever_the_cells_lie_and_whatever_their_size(bar):
+    """A bar `bar` pixels wide, cut into cells of 0.6 to 2.5 pixels at 5 places each: its width measured
+    (cell_width, in pixels) lies within 1.6 cells of its own. Counted by their share alone, cells that held no whole
+    pixel dipped inside the bar, and it measured 2 to 4 pixels when cells were smaller than pixels, 18 to 24 at 1.33
+    pixels a side."""
+    weight = np.zeros((300, 300), np.float32)
+    weight[50:250, 120:120 + bar] = 1
+    box = (50.0, 250.0, 120.0, 120.0 + bar)
+    for side, shift in itertools.product((0.6, 0.8, 1.0, 1.33, 1.7, 2.5), np.linspace(0, 1, 5)):
+        cells = preparation.digit_cells(weight, box, (150 + shift, 120 + bar / 2 + shift), side)
+        width = preparation.cell_width(cells) * side
+        assert abs(width - bar) <= 1.6 * side, f"cells of {side} pixels, moved by {shift:.2f}: measured {width:.1f}"

@@ -33,7 +33,8 @@ def old_cell_max(weight, start, end, cells, axis, within):
         if first >= last or low >= high:
             continue
         index = np.arange(first, last)
-        share = (np.minimum(index + 1, high) - np.maximum(index, low)) / min(1.0, side)
+        share = np.minimum(1.0, (np.minimum(index + 1, high) - np.maximum(index, low))
+                           / (preparation.CELL_FULL * min(1.0, side)))
         out[cell] = (weight[first:last] * share.astype(np.float32)[:, None]).max(axis=0)
     return np.moveaxis(out, 0, axis)
 
