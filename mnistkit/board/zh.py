@@ -129,6 +129,9 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"After (?P<s>\d+) training steps, test accuracy = (?P<a>\S+) \((?P<c>[^,]+), (?P<f>[^)]+)\)",
      r"第 \g<s> 步的测试准确率 = \g<a>（\g<c>，\g<f>）"),
     (r"done at step (?P<s>\d+); checkpoint saved to (?P<c>\S+)$", r"在第 \g<s> 步完成；检查点已保存到 \g<c>"),
+    (r"done at step (?P<s>\d+)$", r"在第 \g<s> 步完成"),  # a learn's trainer: its save into the staging not said
+    (r"the learn's working folder", "学习用的临时文件夹"),
+    (r"the learned checkpoint(?= *[,)])", "学习得到的检查点"),
     # the playback of the --history snapshots (board/playback.py)
     (r"a (?P<f>SavedModel|LiteRT) keeps no training history; serve the checkpoint folder it was exported from "
      r"\((?P<c>mnist_app\.py --serve --model-dir DIR)\)", r"\g<f> 不保存训练历史；请改用导出它的检查点文件夹启动服务（\g<c>）"),
