@@ -3,14 +3,16 @@
 1, 2. What a learn prints names no path that is gone when it ends: a child's line saying it saved or reported a file
       into the learn's staging (the trainer's "SIGTERM: ...; checkpoint saved to STAGING/...", the evaluator's
       "report: STAGING/check.json") is relayed without that clause; no other line names a path inside the staging.
+3.    No script's --help shows "(default: None)" or "(default: False)" (cli.ShownDefaults).
 """
 import glob
+import importlib
 import os
 import re
-import sys
 
 import pytest
 
+from conftest import ROOT, run_main
 from mnistkit import learn
 
 # Lines a learn's scripts print that name its staging folder (STAGE stands for its path): the generator's, the
@@ -65,3 +67,56 @@ def test_a_learns_lines_name_no_path_its_end_removes_and_never_say_its_work_save
         assert not gone, (line, gone)
     assert "wrote 3 train records" in printed and "done at step 9" in printed and "SIGTERM: stopped at step 7" in \
         printed  # what was done is still said, without where it went
+
+
+# 3. --help shows a default only where it is a value the flag takes.
+SCRIPTS = sorted(name for name in os.listdir(ROOT) if re.fullmatch(r"mnist_\w+\.py", name))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_scripts_help_shows_no_default_that_is_no_value(script, tmp_path):
+    """Each top-level mnist_*.py's --help (a script without flags says so in one line): no "(default: None)",
+    "(default: False)" or the like, which `mnist_learn.py --help` showed for the trainer's flags after --, the
+    switches and the flags unset; each default it shows is the parser's."""
+    module = importlib.import_module(script[:-3])
+    if not hasattr(module, "build_parser"):  # mnist_forward.py, mnist_lenet5_forward.py: imported, not run
+        return
+    result = run_main(script, "--help", cwd=tmp_path)
+    text = " ".join(result.stdout.split())  # argparse wraps "(default:" and its value onto two lines at times
+    assert result.returncode == 0 and text, result.stderr
+    shown = re.findall(r"\(default: ([^)]*)\)", text)
+    assert shown, text  # the defaults that are values are still shown
+    assert not [value for value in shown if value in ("None", "False", "True", "[]", "()", "''", "==SUPPRESS==")], \
+        (script, shown)
+    defaults = {str(a.default) for a in module.build_parser()._actions}
+    assert all(value.split(";")[0] in defaults for value in shown), (script, shown, defaults)
+
+
+# 4. A request a page of another site may not make is refused in a sentence that reads well for every method.
+@pytest.mark.quick
+@pytest.mark.parametrize("method, asked, says", [
+    ("OPTIONS", "POST", "may not send POST requests here (its browser asked first, with OPTIONS)"),
+    ("OPTIONS", "put", "may not send PUT requests here (its browser asked first, with OPTIONS)"),
+    ("OPTIONS", None, "may not send OPTIONS requests here"),
+    ("POST", None, "may not send POST requests here"), ("PUT", None, "may not send PUT requests here"),
+    ("DELETE", None, "may not send DELETE requests here"), ("PATCH", None, "may not send PATCH requests here")])
+def test_a_refused_request_of_another_sites_page_says_what_it_may_not_do_in_words(method, asked, says, tmp_path):
+    """Every route of the board's table (app.ROUTES), asked with `method` by a page of another site: the 403's line
+    says what the page may not do ("may not OPTIONS here" was a CORS preflight's); a HEAD is a read, never
+    refused for its Origin."""
+    import numpy as np
+    from mnistkit import keep
+    from mnistkit.board import app, model, teach
+    from test_board_routes import EVIL, OWN_HOST, Asked, Stand, example_path
+    kept = keep.KeptDigits(str(tmp_path / "my_digits"))  # test_board_routes.served's board
+    board = app.create_app(app.Served(model.Model(Stand(), lambda data, name: np.zeros((28, 28), np.uint8)), None,
+                                      kept, teach.Learning(kept)))
+    headers = [OWN_HOST, (b"origin", EVIL.encode())] + (
+        [(b"access-control-request-method", asked.encode())] if asked else [])
+    for route in app.ROUTES:
+        answer = Asked(board, method, example_path(route), headers=headers)
+        assert answer.status == 403, (route.path, answer.status)
+        assert answer.error() == f"Origin {EVIL}: a page of another site {says}; to let it, start the server " \
+                                 f"with --allow-origin {EVIL}", route.path
+        assert Asked(board, "HEAD", example_path(route), headers=headers[:2]).status != 403, route.path
