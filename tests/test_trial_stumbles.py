@@ -120,3 +120,41 @@ def test_a_refused_request_of_another_sites_page_says_what_it_may_not_do_in_word
         assert answer.error() == f"Origin {EVIL}: a page of another site {says}; to let it, start the server " \
                                  f"with --allow-origin {EVIL}", route.path
         assert Asked(board, "HEAD", example_path(route), headers=headers[:2]).status != 403, route.path
+
+
+# 5. docs/deploy.md's version examples are what the server answers.
+def version_examples():
+    """[(the --model-dir served, the model name asked, the version its comment shows)] of docs/deploy.md: each
+    `curl .../v1/models/<name>` line whose comment shows a version status, with the last `mnist_app.py --serve`
+    line before it (--model-dir, else the default ./model/)."""
+    from test_docs import FENCE
+    with open(os.path.join(ROOT, "docs", "deploy.md"), encoding="utf-8") as f:
+        text = f.read()
+    found, served = [], None
+    for block in FENCE.finditer(text):
+        for line in block.group(1).splitlines():
+            if "mnist_app.py --serve" in line:
+                flag = re.search(r"--model-dir (\S+)", line.split(" # ")[0])
+                served = flag.group(1) if flag else "model"
+            example = re.search(r"curl -s \S+/v1/models/(\w+)\s+#.*\"version\":\"(\w+)\"", line)
+            if example:
+                found.append((served, example.group(1), example.group(2)))
+    return found
+
+
+@pytest.mark.long  # two servers, one loading a SavedModel
+def test_the_version_docs_deploy_md_shows_is_the_one_served(exported_workdir):
+    """A new user served ./model/ (a checkpoint at step 4000) and got "version":"4000", where docs/deploy.md's one
+    example showed "1" (an export's). Each example's served model (the shared export of a 2,000-step checkpoint,
+    as the README's flow trains) answers GET /v1/models/<name> with the version the doc shows."""
+    from test_board import Server, request
+    examples = version_examples()
+    assert {served for served, _, _ in examples} >= {"model", "export/mnist"}, examples
+    for served, name, version in examples:
+        assert served is not None, (name, version)  # an example with no serving command before it
+        server = Server(exported_workdir, "--model-dir", served)
+        try:
+            status, answer = request(server.url + f"v1/models/{name}")
+        finally:
+            server.stop()
+        assert status == 200 and answer["model_version_status"][0]["version"] == version, (served, answer)
