@@ -287,8 +287,9 @@ def _learn(plan, watch):
     model_dir = plan.model_dir
     before = checkpoints.latest(model_dir)
     if before is None:
+        there = checkpoints.holds_instead(model_dir)
         raise promotion.gone(model_dir) if not os.path.isdir(model_dir) else DataError(
-            f"{model_dir}: no checkpoint to learn from; train one first "
+            f"{model_dir}: no checkpoint to learn from{f', {there}' if there else ''}; train one first "
             f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
     # strict: a record a learn would rewrite, losing the learns it holds, is named before any training
     held = [entry for entry in promotion.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]

@@ -7,6 +7,7 @@
 """
 import glob
 import importlib
+import json
 import os
 import re
 
@@ -158,3 +159,55 @@ def test_the_version_docs_deploy_md_shows_is_the_one_served(exported_workdir):
         finally:
             server.stop()
         assert status == 200 and answer["model_version_status"][0]["version"] == version, (served, answer)
+
+
+# 6. Every "train first" hint, for a folder that is missing, mistyped, empty, summaries only, or the other network's.
+HINTED = [("mnist_test.py", ["--once"]), ("mnist_lenet5_test.py", ["--once"]), ("mnist_app.py", ["pic.png"]),
+          ("mnist_app.py", ["--serve", "--port", "0"]), ("mnist_export.py", []), ("mnist_learn.py", [])]
+
+
+def folders_for_hints(work):
+    """The folders of the cases, in `work`: model/ (a checkpoint index only, beside which `modle` is a typo),
+    empty/, summ/ (TensorBoard's train/ only), lenet/ and mlp/ (each network's record and summaries, no checkpoint:
+    a training stopped before its first save)."""
+    from mnistkit import folders, networks
+    for name in ("model", "empty", "summ/train", "lenet/train", "mlp/train"):
+        (work / name).mkdir(parents=True)
+    (work / "model" / "checkpoint").write_text('model_checkpoint_path: "mnist_model-1000"\n')
+    for name in ("summ", "lenet", "mlp"):
+        (work / name / "train" / "events.out.tfevents.1.host").write_bytes(b"")
+    for name, network in (("lenet", networks.LENET5), ("mlp", networks.MLP)):
+        (work / name / folders.FOLDER_FILE).write_text(json.dumps({"network": networks.to_record(network)}))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, extra", HINTED, ids=[" ".join([s, *e[:1]]) for s, e in HINTED])
+def test_every_train_first_hint_says_what_is_there_and_names_the_right_trainer(script, extra, sample_workdir,
+                                                                               tmp_path):
+    """A summaries-only folder was hinted `mnist_backward.py` without a word of what it held; a LeNet-5 folder must
+    be hinted its own trainer. Each script that needs a checkpoint, for each kind of folder without one."""
+    folders_for_hints(tmp_path)
+    (tmp_path / "data").symlink_to(sample_workdir / "data")
+    (tmp_path / "pic.png").write_bytes((sample_workdir / "pic.png").read_bytes()) if (
+        sample_workdir / "pic.png").exists() else None
+    mlp, lenet = "mnist_backward.py", "mnist_lenet5_backward.py"
+    own = lenet if "lenet5" in script else mlp  # the trainer of a script's own network, for a folder that says none
+    cases = {"gone": ("gone: no such folder; give the folder that holds the checkpoints", None),
+             "modle": ("modle: no such folder; did you mean model?", None),
+             "empty": ("empty: no checkpoint ", own),
+             "summ": ("summ: no checkpoint found, only TensorBoard's summaries (train/); ", own),
+             "model": ("model: no checkpoint found, an index naming mnist_model-1000, whose files are not there; ",
+                       own if "lenet5" not in script else mlp),
+             "lenet": ("lenet: no checkpoint found, only TensorBoard's summaries (train/); ", lenet),
+             "mlp": ("mlp: no checkpoint found, only TensorBoard's summaries (train/); ", mlp)}
+    for folder, (says, trainer) in cases.items():
+        result = run_main(script, "--model-dir", folder, *extra, cwd=tmp_path)
+        line = result.stderr.strip().splitlines()[-1] if result.stderr.strip() else ""
+        if script == "mnist_learn.py":  # a learn's folder that is gone may have been deleted: it may be trained anew
+            says = says.replace("no checkpoint found", "no checkpoint to learn from")
+            says, trainer = ("gone: the model folder is not there", own) if folder == "gone" else (says, trainer)
+        assert result.returncode == 1 and says in line, (script, folder, line)
+        named = re.findall(r"mnist_\w+\.py", line.split(";", 1)[-1])
+        assert named == ([] if trainer is None else [trainer]), (script, folder, line)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["data", "empty", "lenet", "mlp", "model",
+                                                                         "summ"]  # no typo's folder made

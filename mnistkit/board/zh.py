@@ -116,6 +116,8 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"^stopped; (?P<f>.+?) is unchanged", r"已停止；\g<f> 没有改动"),
     (r"the learned checkpoint was not kept", "学习得到的检查点没有保留"),
     (r"cannot add the learned checkpoint \([^)]*\); it is as it was", "无法加入学习得到的检查点；文件夹保持原样"),
+    (r"no checkpoint to learn from, (?P<w>.+?); train one first \((?P<c>`[^`]*`)\)",
+     r"没有可以学习的检查点（只有：\g<w>）；请先训练一个（\g<c>）"),
     (r"no checkpoint to learn from; train one first \((?P<c>`[^`]*`)\)", r"没有可以学习的检查点；请先训练一个（\g<c>）"),
     # a model that shows no layers (mnistkit.layers, board/model.py): the Inside panel's line
     (r"exported without its layers \(no (?P<s>`[^`]*`) signature\); export it again with mnist_export.py",
