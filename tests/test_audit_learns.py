@@ -412,4 +412,6 @@ def test_a_record_from_before_the_checksums_counts_by_number_and_digit(tmp_path)
     folders.change(str(model), record=record)
     rebuilt(work)
     store = other_drawings(work / "my_digits", [2, 3, 5])
-    assert promotion.unknown(str(model), store) == 1  # the old rule: 1 and 2 pass for the ones learned
+    # was 1 (the rule before: 1 and 2 passed for the ones learned); history_folder's learn is of 1970, so neither
+    # file is provably the one it saw (tests/test_trial_stumbles.py): 2 learned gone, 3 new
+    assert promotion.unknown(str(model), store) == 5

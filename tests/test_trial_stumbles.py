@@ -211,3 +211,45 @@ def test_every_train_first_hint_says_what_is_there_and_names_the_right_trainer(s
         assert named == ([] if trainer is None else [trainer]), (script, folder, line)
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["data", "empty", "lenet", "mlp", "model",
                                                                          "summ"]  # no typo's folder made
+
+
+# 7. A learn's record without checksums: a kept file not provably the one it learned is a change.
+@pytest.mark.quick
+@pytest.mark.parametrize("recorded", ["digits", "numbers"])
+def test_a_record_without_checksums_counts_a_rebuilt_keep_folder_as_changes(recorded, tmp_path):
+    """An earlier version's learn record ("known" without "sums"; the oldest without "digits" either). Kept files
+    neither written nor renamed since the learn was put in service are the ones it learned (0 changes); a keep
+    folder deleted by hand and kept into again (numbers from 1 again) counted 0 and now counts each learned digit
+    gone and each new one kept; a file replaced by hand under its name counts 2."""
+    import time
+    from mnistkit import folders, keep, promotion
+    from test_audit_learns import history_folder, kept_store, learned_from, other_drawings, rebuilt
+    work = tmp_path / "work"
+    model = history_folder(work)
+
+    def learned_before(store, changed):
+        """The learn in service learned what `store` holds, put in service at `changed`, as an earlier version
+        recorded it."""
+        learned_from(model, store)
+        record = folders.folder_record(str(model))
+        entry = record[folders.LEARNS][0]
+        entry["changed"] = changed
+        for key in ("sums",) + (("digits",) if recorded == "numbers" else ()):
+            del entry["settings"]["known"][key]
+        folders.change(str(model), record=record)
+    store = kept_store(work / "my_digits", [2, 3, 3])
+    learned_before(store, time.time())  # put in service after the three were kept
+    assert promotion.unknown(str(model), keep.KeptDigits(store.folder)) == 0
+    learned_before(store, time.time() - 1)  # a second before what follows, whatever the file system's clock tick
+    rebuilt(work)
+    assert promotion.unknown(str(model), other_drawings(work / "my_digits", [2, 3, 3])) == 6  # was 0
+    rebuilt(work)
+    again = kept_store(work / "my_digits", [2, 3, 3])  # the same drawings kept again: not provably the same files
+    assert promotion.unknown(str(model), again) == 6
+    learned_before(again, time.time())  # ... then one file replaced by hand under its name
+    put_in_service = time.time()
+    while time.time() < put_in_service + 0.05:  # past the file system's clock tick (a few ms): a later ctime
+        time.sleep(0.01)
+    replaced = work / "my_digits" / "000002_3.jpg"
+    replaced.write_bytes(replaced.read_bytes())
+    assert promotion.unknown(str(model), keep.KeptDigits(again.folder)) == 2
