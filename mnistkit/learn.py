@@ -421,7 +421,7 @@ def run(command, watch, failed):
     with child:
         try:
             for line in child.stdout:
-                last = line.rstrip("\n") or last
+                last = line.rstrip("\n") if watch.shown(line.rstrip("\n")) else last  # a line not left out
                 watch.say(line.rstrip("\n"))
         except KeyboardInterrupt:
             for line in stopped_output(child).splitlines():

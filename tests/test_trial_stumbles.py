@@ -70,6 +70,23 @@ def test_a_learns_lines_name_no_path_its_end_removes_and_never_say_its_work_save
         printed  # what was done is still said, without where it went
 
 
+
+@pytest.mark.quick
+def test_a_failed_scripts_last_line_said_is_one_the_learn_printed(tmp_path):
+    """A script that fails after a line the learn leaves out (its report into the staging): the learn's one line
+    quotes the last line it printed, not "()" or the left-out one."""
+    staging = tmp_path / "mnist-learn-x"
+    staging.mkdir()
+    child = tmp_path / "child.py"
+    child.write_text("import sys\nprint('error: cannot read the kept digits')\nprint('report: ' + sys.argv[1] + "
+                     "'/check.json')\nsys.exit(1)\n", encoding="utf-8")
+    watch = learn.Watch(lambda line: None)
+    watch.temporary(str(staging))
+    with pytest.raises(learn.LearnFailed) as failed:
+        learn.run([str(child), str(staging)], watch, "nothing learned; model is unchanged")
+    assert str(failed.value) == ("child.py exited with status 1 (cannot read the kept digits); nothing learned; "
+                                 "model is unchanged")
+
 # 3. --help shows a default only where it is a value the flag takes.
 SCRIPTS = sorted(name for name in os.listdir(ROOT) if re.fullmatch(r"mnist_\w+\.py", name))
 
