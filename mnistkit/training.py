@@ -157,6 +157,12 @@ def resumed(settings, examples, saver, var_list, state=None):
                          state) as found:
         prefix = found.newest
         if prefix is None:
+            started_by = folders.folder_network(settings.model_dir)  # another trainer's folder, its checkpoints gone
+            if started_by is not None and started_by.train_script != settings.net.NETWORK.train_script:
+                raise DataError(f"{settings.model_dir}: {started_by.name}'s folder (its {folders.FOLDER_FILE}), with no "
+                                f"checkpoint; train it with {cli.script_path(started_by.train_script)}, or give "
+                                f"another --model-dir (or delete {os.path.join(settings.model_dir, folders.FOLDER_FILE)}"
+                                " to start anew there)")
             saves.history = snapshots(settings, 0)
             yield Resumed(None, None, saves)
             return

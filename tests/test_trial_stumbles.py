@@ -186,7 +186,7 @@ HINTED = [("mnist_test.py", ["--once"]), ("mnist_lenet5_test.py", ["--once"]), (
 def folders_for_hints(work):
     """The folders of the cases, in `work`: model/ (a checkpoint index only, beside which `modle` is a typo),
     empty/, summ/ (TensorBoard's train/ only), lenet/ and mlp/ (each network's record and summaries, no checkpoint:
-    a training stopped before its first save)."""
+    its checkpoints deleted by hand)."""
     from mnistkit import folders, networks
     for name in ("model", "empty", "summ/train", "lenet/train", "mlp/train"):
         (work / name).mkdir(parents=True)
@@ -270,3 +270,23 @@ def test_a_record_without_checksums_counts_a_rebuilt_keep_folder_as_changes(reco
     replaced = work / "my_digits" / "000002_3.jpg"
     replaced.write_bytes(replaced.read_bytes())
     assert promotion.unknown(str(model), keep.KeptDigits(again.folder)) == 2
+
+
+# More of kind 6, found on the way: a trainer given another network's folder whose checkpoints are gone (its record
+# left: deleted by hand) trained its own network there, over the record, without a word.
+@pytest.mark.quick
+@pytest.mark.parametrize("script, other", [("mnist_backward.py", "LENET5"), ("mnist_lenet5_backward.py", "MLP")])
+def test_a_trainer_refuses_a_folder_another_networks_trainer_started(script, other, sample_workdir, tmp_path):
+    from mnistkit import folders, networks
+    network = getattr(networks, other)
+    (tmp_path / "started" / "train").mkdir(parents=True)
+    record = json.dumps({"network": networks.to_record(network)})
+    (tmp_path / "started" / folders.FOLDER_FILE).write_text(record)
+    result = run_main(script, "--model-dir", "started", "--data-dir", str(sample_workdir / "data"), "--steps", "1",
+                      cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: started: {network.name}'s folder (its {folders.FOLDER_FILE}), with no checkpoint; "), line
+    assert re.findall(r"mnist_\w+\.py", line.split(" (or delete")[0]) == [network.train_script], line
+    assert sorted(p.name for p in (tmp_path / "started").iterdir()) == [folders.FOLDER_FILE, "train"]
+    assert (tmp_path / "started" / folders.FOLDER_FILE).read_text() == record  # not rewritten
