@@ -319,7 +319,7 @@ OPTIONS = cli.Options([
            "post here and read the answers (CORS); pages of other sites are refused with 403", metavar="ORIGIN",
            append=True),
     Option("keep_dir", keep.DEFAULT_FOLDER, "--serve: where the page keeps the digits you correct, in the course's "
-           "layout: FOLDER/*.jpg and FOLDER.txt (default: ./%(default)s; docs/teach.md)", type=cli.plain_path,
+           "layout: FOLDER/*.jpg and FOLDER.txt (docs/teach.md)", type=cli.plain_path,
            metavar="FOLDER"),
     Option("shutdown_grace", listener.SHUTDOWN_GRACE, "--serve: seconds the requests under way get after Ctrl-C "
            "or SIGTERM; then they are cut, and the last line says how many", minimum=0, metavar="SECONDS"),

@@ -473,8 +473,28 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     if chosen.train_script != network.train_script:  # another network's folder (model_lenet5): its own trainer
         network, default_dir = chosen, networks.default_folder(chosen)
     kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
-    return NoCheckpoint(f"{model_dir}: no checkpoint found; train first with "
+    there = holds_instead(model_dir)
+    return NoCheckpoint(f"{model_dir}: no checkpoint found{f', {there}' if there else ''}; train first with "
                         f"`{cli.command(network.train_script, *kept, *flags)}`")
+
+
+SUMMARIES = "events.out.tfevents.*"  # TensorBoard's summary files, which a trainer writes into <model_dir>/train/
+
+
+def holds_instead(model_dir):
+    """What a folder with no checkpoint holds that a user may take for one, for a hint's "no checkpoint found, <it>"
+    ("" for an empty folder, or one that is not there): TensorBoard's summaries ("only TensorBoard's summaries
+    (train/)": a training stopped before its first save, or its checkpoints deleted), an index naming checkpoint
+    files that are gone ("an index naming mnist_model-1000, whose files are not there")."""
+    if not os.path.isdir(model_dir):
+        return ""
+    named = folders.indexed_prefix(model_dir) if os.path.isfile(os.path.join(model_dir, folders.INDEX_FILE)) else None
+    summaries = sorted(name + "/" for name in os.listdir(model_dir) if glob.glob(
+        os.path.join(glob.escape(os.path.join(model_dir, name)), SUMMARIES)))
+    said = [f"an index naming {os.path.basename(named)}, whose files are not there"] if named else []
+    if summaries:
+        said.append(f"{'' if said else 'only '}TensorBoard's summaries ({', '.join(summaries)})")
+    return ", and ".join(said)
 
 
 def trainer_of(model_dir, network=networks.MLP):

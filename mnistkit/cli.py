@@ -244,7 +244,22 @@ def new_parser(doc, epilog=None):
             except (ValueError, OSError):  # a closed or detached stream
                 pass
     return ScriptParser(description=doc.split("\n\n")[0], epilog=epilog, allow_abbrev=False,
-                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                        formatter_class=ShownDefaults)
+
+
+class ShownDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """--help's formatter: each flag's "(default: X)" where X is a value the flag takes, never "(default: None)" or
+    "(default: False)" (a flag unset, a switch off: its help says what happens then), nor for flags after -- or a
+    positional that takes none or many (issue 53's trial: `mnist_learn.py --help` showed "-- TRAINER_FLAG ...
+    (default: None)")."""
+
+    def _get_help_string(self, action):
+        default = action.default
+        unset = default is None or default is False or default == [] or default == () or default is argparse.SUPPRESS
+        if unset or isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)) or \
+                not action.option_strings and action.nargs in ("*", "?", argparse.REMAINDER):
+            return action.help
+        return super()._get_help_string(action)
 
 
 class UnknownOption(str):

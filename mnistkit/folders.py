@@ -47,7 +47,7 @@ import time
 
 import tf_compat
 from tf_compat import saved_as, tf
-from . import files, networks
+from . import cli, files, networks
 from .errors import DataError
 
 MODEL_NAME = "mnist_model"  # the course's MODEL_NAME: <folder>/mnist_model-<global_step>, unless a trainer says otherwise
@@ -432,6 +432,19 @@ def folder_network(model_dir, names=None, record=None):
         except DataError:  # a declaration of another version
             pass
     return networks.guess(names) if names is not None else None
+
+
+def another_network(model_dir, network, name=MODEL_NAME):
+    """The DataError for a trainer of `network` given model_dir when it holds no checkpoint named `name` and its
+    record names another network (that network's checkpoints deleted by hand, the record left): that network's
+    trainer named, nothing written (training would put the trainer's own network there, over the record). None
+    otherwise."""
+    started_by = folder_network(model_dir)
+    if started_by is None or started_by.train_script == network.train_script or latest(model_dir, name):
+        return None
+    return DataError(f"{model_dir}: {started_by.name}'s folder (its {FOLDER_FILE}), with no checkpoint; train it "
+                     f"with {cli.script_path(started_by.train_script)}, or give another --model-dir (or delete "
+                     f"{os.path.join(model_dir, FOLDER_FILE)} to start anew there)")
 
 
 def files_network(model_dir):

@@ -1,8 +1,8 @@
 """Learn from the kept digits: the course's own pipeline, run on a copy of a model folder, checked, then promoted.
 
 learn(model_dir, keep_dir) runs, as commands a user could type
-(docs/teach.md, "Learning from them"), in a staging folder (STAGING in
-what it prints), its stages (STAGES) said to a Watch as they begin:
+(docs/teach.md, "Learning from them"), in a staging folder (STAGING
+below), its stages (STAGES) said to a Watch as they begin:
   preparing  the kept digits copied as they are now (keep.KeptDigits.snapshot:
              keeps and removals made during the learn go to the next), then
              python mnist_generateds.py --train-images KEPT --train-labels KEPT.txt
@@ -61,6 +61,12 @@ PROGRESS_LINES = 20  # trainer loss lines a learn asks for: a progress step ever
 STAGES = ("preparing", "training", "checking", "promoting")
 STAGING = "STAGING"  # the staging folder as a learn's lines name it (docs/teach.md's word): never a temporary path
 GENERATOR = "mnist_generateds.py"
+# What lines say for a path in the staging that no name() covers, and the clauses never printed when they name one:
+# a file said to be saved or reported there, which the learn's end removes (issue 53's stumble: "SIGTERM: ...;
+# checkpoint saved to STAGING/..." then the staging removed; "report: STAGING/check.json" gone at the end).
+STAGED = "the learn's working folder"
+LEARNED = "the learned checkpoint"
+SAVED_THERE = re.compile(r"\bsaved\b|^\s*report: ")
 # the trainer's loss line, as the course prints it, and its last line: the step it has reached
 TRAINER_STEP = re.compile(r"After (\d+) training steps, loss|done at step (\d+); ")
 
@@ -106,8 +112,9 @@ DOING = {  # what a learn is doing, by key (Watch.doing; the page's words for ea
 class Watch:
     """A learn as its caller follows it and stops it (the board's Learning, mnist_learn.py).
 
-    out(line): each line the learn and its scripts print, the staging
-    folder named STAGING; progress(stage, step, steps): as each of STAGES
+    out(line): each line the learn and its scripts print, as shown() says
+    it (no path inside the staging folder, which the learn's end removes:
+    a clause saying a file was saved there is left out); progress(stage, step, steps): as each of STAGES
     begins, and at each step the trainer reports (step, steps: the
     global_steps; None while preparing, the learned checkpoint's while
     checking and promoting). stop(): ends the script running
@@ -122,24 +129,45 @@ class Watch:
     def __init__(self, out=print, progress=None, clock=time.monotonic):
         self.out, self.progress = out, progress or (lambda stage, step, steps: None)
         self.named, self.stage, self.steps = [], None, None  # named: [(a path, the name lines give it)]
+        self.staging = None  # the staging folder (temporary)
         self.stopping, self.lock, self.child = threading.Event(), threading.Lock(), None
         self.clock, self.what, self.started, self.heard = clock, None, clock(), clock()
         self.step, self.timed = None, None  # the trainer's last step; timed: (first step seen, its time)
 
     def name(self, path, shown):
-        """Lines say `shown` for `path` (a folder of the learn's own: the kept digits' snapshot, the staging)."""
+        """Lines say `shown` for `path` (a folder or file of the learn's own: the kept digits' snapshot, the
+        checkpoints in the staging); the first named first."""
         self.named.append((path, shown))
 
+    def temporary(self, staging):
+        """`staging` is the learn's staging folder, removed when the learn ends: a line never names a path inside
+        it (shown), since none is there afterwards; after the paths name()d, any other one reads STAGED."""
+        self.staging = staging
+
     def shown(self, line):
-        """line with the learn's own folders named as the user knows them (name)."""
+        """line as printed: a clause saying a file was saved or reported into the staging dropped, the staging
+        path cut from one saying what was written there, the learn's own paths named as the user knows them
+        (name), any other path in the staging called STAGED; "" when nothing is left (not printed)."""
+        staging = self.staging
+        if staging:
+            inside = re.escape(staging) + r"(?:[/\\][^\s,;():]*)?"
+            kept = []
+            for clause in line.split("; "):
+                if re.search(inside, clause) and SAVED_THERE.search(clause):
+                    continue  # "checkpoint saved to STAGING/...", "report: STAGING/check.json": gone at the end
+                kept.append(re.sub(r" (?:to|into|in) " + inside + r"(?=$|[,;)])", "", clause))
+            line = "; ".join(kept)
         for path, shown in self.named:
             line = line.replace(path, shown)
-        return line
+        return re.sub(inside, STAGED, line) if staging else line
 
     def say(self, line):
-        """One line: printed (out), and a trainer's loss line a step of the training stage."""
+        """One line: printed (out) as shown() says it (not at all when nothing is left), and a trainer's loss line
+        a step of the training stage."""
         self.heard = self.clock()
-        self.out(self.shown(line))
+        shown = self.shown(line)
+        if shown or not line:
+            self.out(shown)
         found = TRAINER_STEP.match(line) if self.stage == "training" else None
         if found:
             self.step = int(found.group(1) or found.group(2))
@@ -259,8 +287,9 @@ def _learn(plan, watch):
     model_dir = plan.model_dir
     before = checkpoints.latest(model_dir)
     if before is None:
+        there = checkpoints.holds_instead(model_dir)
         raise promotion.gone(model_dir) if not os.path.isdir(model_dir) else DataError(
-            f"{model_dir}: no checkpoint to learn from; train one first "
+            f"{model_dir}: no checkpoint to learn from{f', {there}' if there else ''}; train one first "
             f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
     # strict: a record a learn would rewrite, losing the learns it holds, is named before any training
     held = [entry for entry in promotion.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]
@@ -277,7 +306,8 @@ def _learn(plan, watch):
     with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
         snapshot = os.path.join(staging, "kept", os.path.basename(store.folder))  # keep.KeptDigits.snapshot's
         watch.name(snapshot, store.folder)
-        watch.name(staging, STAGING)
+        watch.name(os.path.join(staging, os.path.basename(before)), before)  # its copy: the same checkpoint
+        watch.temporary(staging)
         watch.begin("preparing")
         kept_data, kept = prepare(plan, store, staging, watch)
         count = len(kept)
@@ -294,6 +324,7 @@ def _learn(plan, watch):
         if learned is None or checkpoints.step_of(learned) != target:
             raise LearnFailed(f"{network.train_script} ended without a checkpoint at step {target}; "
                               f"{model_dir} is unchanged")
+        watch.name(learned, LEARNED)  # gone with the staging: its lines call it what it is
         watch.begin("checking", target, target)  # the step the learned checkpoint holds, as its lines say
         found = check(plan, network, before, learned, kept_data, watch)
         watch.begin("promoting", target, target)
@@ -390,7 +421,7 @@ def run(command, watch, failed):
     with child:
         try:
             for line in child.stdout:
-                last = line.rstrip("\n") or last
+                last = line.rstrip("\n") if watch.shown(line.rstrip("\n")) else last  # a line not left out
                 watch.say(line.rstrip("\n"))
         except KeyboardInterrupt:
             for line in stopped_output(child).splitlines():

@@ -241,11 +241,15 @@ def checksum(path):
     return found
 
 
-def _learned(known, now, folder):
+def _learned(known, now, folder, since=None):
     """(learned, now): the sets unknown() compares, from a record's "known" and the store's (number, digit, name)s
-    now: (number, digit, checksum) with the record's "sums", (number, digit) without them (a record from before
-    they were kept: a keep folder rebuilt by hand then passes for the one learned), numbers alone without
-    "digits" either. None for runs of the wrong shape or too many (a hand edit)."""
+    now: (number, digit, checksum) with the record's "sums". A record from before they were kept (no "sums"; no
+    "digits" either: numbers alone) cannot tell a drawing from another under the same name, so a file of `now`
+    counts as the one learned only when it is provably older: neither written nor renamed (its mtime and ctime)
+    after `since`, the time the learn was put in service (its entry's "changed"; None: no file is). Any other
+    (a keep folder deleted by hand and kept into again, a file replaced or relabelled by hand, or all of them when
+    the store was copied) is the learned one gone and a new one kept: the model may not know it.
+    None for runs of the wrong shape or too many (a hand edit)."""
     try:
         runs = [(int(first), int(last)) for first, last in known.get("numbers", ())]
     except (TypeError, ValueError):  # runs of the wrong shape (a hand edit): not known
@@ -255,12 +259,26 @@ def _learned(known, now, folder):
     learned = [n for first, last in runs for n in range(first, last + 1)]
     digits, sums = known.get("digits"), known.get("sums")
     if not (isinstance(digits, str) and len(digits) == len(learned) and digits.isdecimal()):
-        return set(learned), {number for number, _, _ in now}  # from before the digits were kept: numbers alone
+        return set(learned), {number if older(os.path.join(folder, name), since) else (number, name)
+                              for number, _, name in now}  # from before the digits were kept: numbers alone
     if not (isinstance(sums, str) and len(sums) == SUM_CHARS * len(learned) and re.fullmatch("[0-9a-f]*", sums)):
-        return set(zip(learned, map(int, digits))), {(number, digit) for number, digit, _ in now}
+        return set(zip(learned, map(int, digits))), {
+            (number, digit) if older(os.path.join(folder, name), since) else (number, digit, name)
+            for number, digit, name in now}
     cut = [sums[i:i + SUM_CHARS] for i in range(0, len(sums), SUM_CHARS)]
     return (set(zip(learned, map(int, digits), cut)),
             {(number, digit, checksum(os.path.join(folder, name))) for number, digit, name in now})
+
+
+def older(path, since):
+    """True when the file at `path` was last written and last renamed or linked (mtime, ctime) no later than `since`
+    (seconds since the epoch; None, or a file that cannot be read: False). The keep store never writes over a
+    file, so such a file is the one a learn of time `since` saw."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return isinstance(since, (int, float)) and max(stat.st_mtime, stat.st_ctime) <= since
 
 
 def unknown(model_dir, store):
@@ -270,7 +288,8 @@ def unknown(model_dir, store):
     number under another digit: known_of's "digits"), and another drawing under a learned name (a keep folder
     deleted by hand and kept into again, a file replaced by hand: known_of's "sums"; each counts two, the one
     learned gone and the new one kept). A record without "sums" (an earlier version's learn) is counted by
-    number and digit, one without "digits" by number alone. All kept digits when no learn from this store is in
+    number and digit, one without "digits" by number alone, and a file there not provably older than the learn
+    (_learned) counts as a new drawing all the same. All kept digits when no learn from this store is in
     service. None when that learn is from before this was recorded, or model_dir is None."""
     if model_dir is None:
         return None
@@ -288,7 +307,7 @@ def unknown(model_dir, store):
     if os.path.realpath(store.folder) not in {os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))),
                                               os.path.realpath(str(known.get("keep_path", "")))}:
         return len(now)  # learned from another store: none of these
-    learned, now = _learned(known, now, store.folder)
+    learned, now = _learned(known, now, store.folder, entry.get("changed"))
     return len(now ^ learned)
 
 

@@ -121,6 +121,13 @@ Resumed.__doc__ = """What a run goes on from (resumed): the checkpoint's `prefix
 both None for a fresh start; `saves`, the saving.RunSaves of the run's checkpoints."""
 
 
+def not_for_training(settings):
+    """The DataError of a --model-dir no checkpoint may be written into (an export: places.export_given; another
+    network's folder with no checkpoint: folders.another_network), or None."""
+    return places.export_given(settings.model_dir, "--model-dir") or folders.another_network(
+        settings.model_dir, settings.net.NETWORK, settings.model_name)
+
+
 @contextlib.contextmanager
 def resumed(settings, examples, saver, var_list, state=None):
     """Around a run that trains into settings.model_dir: the folder locked and checked once; yields a Resumed.
@@ -146,11 +153,12 @@ def resumed(settings, examples, saver, var_list, state=None):
     then continue the --keep rotation of the checkpoint resumed from.
     examples: the records per epoch, for a refusal's reason. Raises
     DataError naming what is wrong and what to do (as folders.writing, and
-    places.export_given for an export); nothing in the folder changes.
+    places.export_given for an export, folders.another_network for another network's folder); nothing in
+    the folder changes.
     """
     saves = saving.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
                                  name=settings.model_name)  # the record: what the run trains with, at its first save
-    misplaced = places.export_given(settings.model_dir, "--model-dir")  # no checkpoints written into an export
+    misplaced = not_for_training(settings)
     if misplaced is not None:
         raise misplaced
     with folders.writing(settings.model_dir, "training", settings.model_name, settings.net.NETWORK, settings.log,

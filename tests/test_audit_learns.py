@@ -8,6 +8,7 @@ the board's route on trained_workdir's real one.
 """
 import json
 import os
+import time
 
 import pytest
 
@@ -198,6 +199,7 @@ def test_a_record_from_before_the_digits_were_recorded_still_counts_by_number(tm
     store = kept_store(tmp_path / "work" / "my_digits", [2, 3])
     record = folders.folder_record(str(model))
     record[folders.LEARNS][0]["settings"]["known"] = {"keep_dir": os.path.join("..", "my_digits"), "numbers": [[1, 2]]}
+    record[folders.LEARNS][0]["changed"] = time.time()  # put in service after the two were kept: they are its own
     folders.change(str(model), record=record)
     assert promotion.unknown(str(model), store) == 0
     kept_store(store.folder, [5])
@@ -412,4 +414,6 @@ def test_a_record_from_before_the_checksums_counts_by_number_and_digit(tmp_path)
     folders.change(str(model), record=record)
     rebuilt(work)
     store = other_drawings(work / "my_digits", [2, 3, 5])
-    assert promotion.unknown(str(model), store) == 1  # the old rule: 1 and 2 pass for the ones learned
+    # was 1 (the rule before: 1 and 2 passed for the ones learned); history_folder's learn is of 1970, so neither
+    # file is provably the one it saw (tests/test_trial_stumbles.py): 2 learned gone, 3 new
+    assert promotion.unknown(str(model), store) == 5

@@ -95,8 +95,8 @@ def test_a_post_from_another_sites_page_is_refused_and_one_from_the_page_itself_
     assert access.refusal("POST", own) is None  # curl, Python, TF Serving's clients: no Origin, no Referer
     assert access.refusal("POST", {**own, "referer": "http://127.0.0.1:8501/page"}) is None
     refused = access.refusal("POST", {**own, "origin": EVIL})
-    assert refused == (f"Origin {EVIL}: a page of another site may not POST here; to let it, start the server "
-                       f"with --allow-origin {EVIL}")
+    assert refused == (f"Origin {EVIL}: a page of another site may not send POST requests here; to let it, "
+                       f"start the server with --allow-origin {EVIL}")
     for headers in ({"origin": "null"}, {"origin": "https://127.0.0.1:8501"}, {"origin": "http://127.0.0.1:8502"},
                     {"referer": EVIL + "/page.html"}, {"origin": EVIL, "referer": "http://127.0.0.1:8501/"}):
         assert access.refusal("POST", {**own, **headers}) is not None, headers
@@ -270,7 +270,8 @@ def test_a_post_from_another_sites_page_is_refused_and_curls_is_not(tflite_serve
         for foreign in ({"Origin": EVIL}, {"Origin": "null"}, {"Referer": EVIL + "/draw.html"}):
             status, _, answer = raw_request(tflite_server.url, "POST", path, body,
                                             {"Content-Type": "text/plain", **foreign})
-            assert status == 403 and "a page of another site may not POST here" in json.loads(answer)["error"]
+            assert status == 403 and "a page of another site may not send POST requests here" in \
+                json.loads(answer)["error"]
         status, headers, answer = raw_request(tflite_server.url, "POST", path, body, {"Content-Type": "text/plain"})
         assert status == 200 and "access-control-allow-origin" not in headers, answer
         own = tflite_server.url.rstrip("/")

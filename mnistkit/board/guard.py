@@ -111,8 +111,8 @@ class Access:
             return None
         origin = foreign_origin(headers, scheme)
         if origin is not None and not self.lets_in(origin):
-            return (f"Origin {origin}: a page of another site may not {method} here; to let it, start the server "
-                    f"with --allow-origin {origin}")
+            return (f"Origin {origin}: a page of another site may not {sent(method, headers)}; to let it, start "
+                    f"the server with --allow-origin {origin}")
         return None
 
     def lets_in(self, origin):
@@ -125,6 +125,16 @@ class Access:
         if origin is None or foreign_origin(headers, scheme) is None or not self.lets_in(origin):
             return None
         return "*" if "*" in self.origins else origin
+
+
+def sent(method, headers):
+    """What a refused request asked to do, for a sentence ("may not <it>"): "send POST requests here", for any
+    method; a CORS preflight (OPTIONS with Access-Control-Request-Method) names the method it asks for, "send PUT
+    requests here (its browser asked first, with OPTIONS)" (issue 53's trial: "may not OPTIONS here")."""
+    asked = headers.get("access-control-request-method", "").strip().upper() if method == "OPTIONS" else ""
+    if asked and asked.isalpha() and asked != "OPTIONS":
+        return f"send {asked} requests here (its browser asked first, with OPTIONS)"
+    return f"send {method} requests here"
 
 
 def foreign_origin(headers, scheme="http"):

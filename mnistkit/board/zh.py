@@ -116,6 +116,8 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"^stopped; (?P<f>.+?) is unchanged", r"已停止；\g<f> 没有改动"),
     (r"the learned checkpoint was not kept", "学习得到的检查点没有保留"),
     (r"cannot add the learned checkpoint \([^)]*\); it is as it was", "无法加入学习得到的检查点；文件夹保持原样"),
+    (r"no checkpoint to learn from, (?P<w>.+?); train one first \((?P<c>`[^`]*`)\)",
+     r"没有可以学习的检查点（只有：\g<w>）；请先训练一个（\g<c>）"),
     (r"no checkpoint to learn from; train one first \((?P<c>`[^`]*`)\)", r"没有可以学习的检查点；请先训练一个（\g<c>）"),
     # a model that shows no layers (mnistkit.layers, board/model.py): the Inside panel's line
     (r"exported without its layers \(no (?P<s>`[^`]*`) signature\); export it again with mnist_export.py",
@@ -129,6 +131,9 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"After (?P<s>\d+) training steps, test accuracy = (?P<a>\S+) \((?P<c>[^,]+), (?P<f>[^)]+)\)",
      r"第 \g<s> 步的测试准确率 = \g<a>（\g<c>，\g<f>）"),
     (r"done at step (?P<s>\d+); checkpoint saved to (?P<c>\S+)$", r"在第 \g<s> 步完成；检查点已保存到 \g<c>"),
+    (r"done at step (?P<s>\d+)$", r"在第 \g<s> 步完成"),  # a learn's trainer: its save into the staging not said
+    (r"the learn's working folder", "学习用的临时文件夹"),
+    (r"the learned checkpoint(?= *[,)])", "学习得到的检查点"),
     # the playback of the --history snapshots (board/playback.py)
     (r"a (?P<f>SavedModel|LiteRT) keeps no training history; serve the checkpoint folder it was exported from "
      r"\((?P<c>mnist_app\.py --serve --model-dir DIR)\)", r"\g<f> 不保存训练历史；请改用导出它的检查点文件夹启动服务（\g<c>）"),
