@@ -12,7 +12,8 @@ from the digit and are no part of it:
   - the side of a frame turned by up to 10 degrees whose corners lie
     outside the picture: the frame falls apart into straight lines at a
     slope, each along an edge with all the other ink on its inner side
-    (_askew_rules).
+    (_askew_rules); so does an exercise book's margin, one such line
+    beside a digit much shorter than it (_clear_of_ends).
 Each is judged on the grid of cells segmentation.find_ink labels its marks
 on (its label_marks), one mark at a time, and only where other ink the size
 of a digit remains: a 0 alone, a 1 alone, a 7's bar are never left out.
@@ -27,7 +28,8 @@ UNDER_SPAN = 0.5  # of the ink above it, across: an underline is at least this l
 UNDER_TALL = 0.25  # ... and that ink at least this share of its length tall (a digit, not a dot over a dash)
 SIDE_CUT = 0.25  # of the picture along it: a frame's side the edge cuts at both ends is this long at least ...
 SIDE_EDGE = 0.25  # ... and lies within this share of the picture of its edge (segmentation.FRAME_EDGE)
-SIDES = 2  # such sides at least make a frame: one line alone beside a digit may be its stroke (a 4's stem apart)
+SIDES = 2  # such sides at least make a frame: one line alone beside a digit may be its stroke (a 4's stem apart) ...
+MARGIN_CLEAR = 0.1  # ... unless the other ink keeps this share of the picture from both edges along it (a margin)
 EDGE_REACH = 0.02  # of the picture's shorter side (2 cells at least): a line's end this near the edge reaches it
 DIGIT_SIZE = 0.1  # of the picture's shorter side: the ink left is this tall or wide at least (segmentation.FRAMED)
 
@@ -169,7 +171,9 @@ def _askew_rules(marks, grid, sides_needed):
     """The marks that are a frame's sides cut off by the picture's edge: straight lines (_line) whose ends both
     reach the picture's edge, SIDE_CUT of the picture long, within SIDE_EDGE of an edge (across: the top or the
     bottom; down: a side), with every mark that is not such a line on their inner side, digit-sized;
-    sides_needed of them at least (SIDES: one line alone beside the digit may be one of its strokes)."""
+    sides_needed of them at least (SIDES: one line alone beside the digit may be one of its strokes), or one
+    whose two ends the other marks keep clear of (_clear_of_ends: a margin line, no stroke of a digit cropped
+    tight)."""
     rows, cols = grid
     lines = []
     for mark in marks:
@@ -185,8 +189,24 @@ def _askew_rules(marks, grid, sides_needed):
     if not others or not _digit_sized(others, grid):
         return []
     middle = ((rows - 1) / 2, (cols - 1) / 2)
-    sides = [mark for mark, (_, _, thick, centre, normal, _) in lines if _beyond(others, centre, normal, thick, middle)]
-    return sides if len(sides) >= sides_needed else []
+    sides = [(mark, line) for mark, line in lines if _beyond(others, line[3], line[4], line[2], middle)]
+    if len(sides) == 1 and _clear_of_ends(others, sides[0][1], grid):
+        return [sides[0][0]]
+    return [mark for mark, _ in sides] if len(sides) >= sides_needed else []
+
+
+def _clear_of_ends(marks, line, grid):
+    """True when marks (the digit) lie beside a line (_line's tuple) from edge to edge, within its span, and keep
+    MARGIN_CLEAR of the picture (grid: rows, cols) from both edges along it: an exercise book's margin, much
+    longer than the digit. A digit's own stroke that reaches both edges of a picture cropped tight round it (a
+    4's stem drawn apart, a 9's) has the rest of the digit reaching as near one of them: the crop is the digit's."""
+    across, _, _, _, _, ends = line
+    axis = 1 if across else 0
+    top, bottom, left, right = _union_box(marks)
+    low, high = (left, right) if across else (top, bottom)
+    start, end = sorted((ends[0][axis], ends[1][axis]))
+    clear = MARGIN_CLEAR * grid[axis]
+    return start <= low and high <= end + 1 and low >= clear and grid[axis] - high >= clear
 
 
 def _at_edge(point, grid):

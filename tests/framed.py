@@ -7,7 +7,7 @@ border round it (a screenshot, a scan, a box drawn on the page; thin or
 thick, black, grey or coloured, touching the edges or inside a margin, all
 four sides or only some, turned by up to 10 degrees with its corners in the
 picture or cut off by its edge, or drawn tight along the digit's side), a
-ring or a box drawn round a smaller digit, a line under it, or the ground under it (a linear gradient, a
+ring or a box drawn round a smaller digit, a line under it, a margin line beside it, or the ground under it (a linear gradient, a
 vignette, a shadow with a sharp edge, uneven light, paper grain, JPEG noise),
 and the two together. The digits are the bundled sample's MNIST test digits
 (real handwriting, scaled up) and tests/handmade.py's pen strokes. Every
@@ -328,6 +328,25 @@ def _underlined(cov, i, rng):
     return png(np.asarray(img))
 
 
+def _margin_line(cov, i, rng):
+    """An exercise book's margin: one line from edge to edge beside the digit, clear of it (3-30 pixels), within
+    a quarter of the picture of the edge with most room, across or down, red, grey or blue, 1-4 pixels, a little
+    askew; every third a JPEG."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    h, w = cov.shape
+    room = {"left": left, "right": w - right, "top": top, "bottom": h - bottom}
+    side = max(room, key=room.get)
+    gap = rng.uniform(3, 30)
+    at = rng.uniform(3, max(min(0.24 * (w if side in ("left", "right") else h), room[side] - gap - 4), 4))
+    at = {"left": at, "top": at, "right": w - 1 - at, "bottom": h - 1 - at}[side]
+    tilt = rng.uniform(-4, 4)
+    colour = [(220, 60, 60), (120, 120, 120), (60, 90, 200), (200, 40, 40)][i % 4]
+    img = Image.fromarray(rgb(to_uint8(on_ground(cov, 255))))
+    ends = [(at - tilt, -2), (at + tilt, h + 1)] if side in ("left", "right") else [(-2, at - tilt), (w + 1, at + tilt)]
+    ImageDraw.Draw(img).line(ends, fill=colour, width=int(rng.integers(1, 5)))
+    return jpeg(np.asarray(img), 85) if i % 3 == 2 else png(np.asarray(img))
+
+
 KINDS = {
     "plain": _plain,
     "thin frame": _thin_frame,
@@ -351,12 +370,13 @@ KINDS = {
     "circled": _circled,
     "a box drawn round it": _boxed,
     "underlined": _underlined,
+    "a margin line beside it": _margin_line,
 }
 
 # The kinds with a mark drawn round a smaller digit: each picture is its twin's (the same digit, size and place,
 # drawn from one seed) with the mark added, and its input is compared with the twin's, not the plain picture's.
 TWIN = "smaller digit anywhere (the twin)"
-SEEDS = {kind: TWIN for kind in ("circled", "a box drawn round it", "underlined", TWIN)}
+SEEDS = {kind: TWIN for kind in ("circled", "a box drawn round it", "underlined", "a margin line beside it", TWIN)}
 
 
 def coverages(count, first=0, pen=True):
