@@ -82,3 +82,21 @@ def test_a_frame_cut_apart_by_the_edge_leaves_no_second_digit():
     seed = sum(map(ord, kind))
     data = framed.KINDS[kind](cov, 62, np.random.default_rng([seed, 62]))
     assert mnist_app.prepared_pixels(data, name="framed 2").max() == 255
+
+
+@pytest.mark.quick
+def test_an_exercise_books_margin_beside_the_digit_is_left_out():
+    """One line from edge to edge beside a digit, down or across, thin or as a pen's (an exercise book's margin):
+    the ink is the digit alone, which keeps MARGIN_CLEAR of the picture from the line's ends. Before, one such
+    line was kept (a lone side may be a digit's stroke) and the 3 beside it was read as a 4."""
+    three = lambda d: (d.arc([100, 70, 180, 140], 200, 90, fill=0, width=10),
+                       d.arc([95, 135, 185, 215], 270, 160, fill=0, width=10))
+    margins = [lambda d: d.line([(40, 0), (43, 279)], fill=0, width=2),
+               lambda d: d.line([(250, -3), (247, 283)], fill=90, width=4),
+               lambda d: d.line([(0, 30), (279, 33)], fill=0, width=3)]
+    for margin in margins:
+        img = canvas(lambda d: (three(d), margin(d)))
+        ink = segmentation.find_ink(img)
+        alone = np.asarray(canvas(three)) < 128
+        assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), margin
+        assert np.count_nonzero(ink & alone) >= 0.95 * np.count_nonzero(alone), margin
