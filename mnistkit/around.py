@@ -12,11 +12,17 @@ from the digit and are no part of it:
   - the side of a frame turned by up to 10 degrees whose corners lie
     outside the picture: the frame falls apart into straight lines at a
     slope, each along an edge with all the other ink on its inner side
-    (_askew_rules).
+    (_askew_rules); so does an exercise book's margin, one such line
+    beside a digit much shorter than it (_clear_of_ends).
+  - a ring drawn round the digit that touches it or runs through its
+    ends, one mark with it: the thin wall round the mark's holes, all
+    along its outer edge, with the digit inside it (_touching_rings).
 Each is judged on the grid of cells segmentation.find_ink labels its marks
 on (its label_marks), one mark at a time, and only where other ink the size
 of a digit remains: a 0 alone, a 1 alone, a 7's bar are never left out.
 """
+import math
+
 import numpy as np
 
 from .levels import true_cells, unique_labels
@@ -29,27 +35,40 @@ UNDER_SPAN = 0.5  # of the ink above it, across: an underline is at least this l
 UNDER_TALL = 0.25  # ... and that ink at least this share of its length tall (a digit, not a dot over a dash)
 SIDE_CUT = 0.25  # of the picture along it: a frame's side the edge cuts at both ends is this long at least ...
 SIDE_EDGE = 0.25  # ... and lies within this share of the picture of its edge (segmentation.FRAME_EDGE)
-SIDES = 2  # such sides at least make a frame: one line alone beside a digit may be its stroke (a 4's stem apart)
+SIDES = 2  # such sides at least make a frame: one line alone beside a digit may be its stroke (a 4's stem apart) ...
+MARGIN_CLEAR = 0.1  # ... unless the other ink keeps this share of the picture from both edges along it (a margin)
 EDGE_REACH = 0.02  # of the picture's shorter side (2 cells at least): a line's end this near the edge reaches it
 DIGIT_SIZE = 0.1  # of the picture's shorter side: the ink left is this tall or wide at least (segmentation.FRAMED)
+# A ring that touches the digit (one mark with it: _touching_rings), judged on a grid of RING_GRID cells a side at most:
+RING_GRID = 128
+RING_HOLE = 0.6  # of the mark's box, both ways: the hole inside the ring (round the digit) spans this at least
+RING_THICK = 0.1  # of the mark's box's shorter side: the ring's wall is no thicker (distances are counted this far)
+RING_AROUND = 0.75  # of the mark's outer edge: where the wall to the hole is as thin as the ring (a 6's, 8's, 9's: less)
+RING_INSIDE = 0.8  # of the ink left: what the ring encloses (a digit may cross it)
+RING_REST = 0.15  # of the mark's cells: the ink left (the digit) is this much at least ...
+RING_DIGIT = 0.45  # ... and its heaviest part spans this share of the ring's box, down or across
 
 
-def marks_round(cells, labels, framed=False):
+def marks_round(cells, labels, framed, label_marks):
     """The cells of marks drawn round the digit (a ring, an underline, a frame's side askew): boolean like cells.
 
     cells: boolean [rows, cols], the grid's cells that hold ink; labels:
     segmentation.label_marks(cells), int64 [rows, cols], -1 off the ink;
     framed: the rest of a frame was found and left out already (frame_lines:
     a frame whose one corner the edge cut off leaves its one side apart),
-    so that one side askew is enough. All False when the ink is one mark, or
-    none of its marks is one of these.
+    so that one side askew is enough; label_marks: segmentation's, which
+    labels the paper round a mark for a ring that touches the digit
+    (_touching_rings; passed in: segmentation imports this module). All
+    False when none of the ink's marks is one of these.
     """
     out = np.zeros_like(cells)
     marks = _marks(labels, SIDE_CUT * min(cells.shape))
-    for stage in (_rings, _askew_rules, _underlines):
+    for stage in (_rings, _askew_rules, _underlines, _touching_rings):
         solid = [mark for mark in marks if not mark["dust"]]  # a ring and an underline are judged without dust
         if stage is _askew_rules:
             found = _askew_rules(marks, cells.shape, 1 if framed else SIDES) if solid else []
+        elif stage is _touching_rings:
+            found = _touching_rings(solid, cells.shape, label_marks) if solid and not out.any() else []
         else:
             found = stage(solid, cells.shape) if len(solid) >= 2 else []
         for mark in found:
@@ -171,7 +190,9 @@ def _askew_rules(marks, grid, sides_needed):
     """The marks that are a frame's sides cut off by the picture's edge: straight lines (_line) whose ends both
     reach the picture's edge, SIDE_CUT of the picture long, within SIDE_EDGE of an edge (across: the top or the
     bottom; down: a side), with every mark that is not such a line on their inner side, digit-sized;
-    sides_needed of them at least (SIDES: one line alone beside the digit may be one of its strokes)."""
+    sides_needed of them at least (SIDES: one line alone beside the digit may be one of its strokes), or one
+    whose two ends the other marks keep clear of (_clear_of_ends: a margin line, no stroke of a digit cropped
+    tight)."""
     rows, cols = grid
     lines = []
     for mark in marks:
@@ -187,8 +208,24 @@ def _askew_rules(marks, grid, sides_needed):
     if not others or not _digit_sized(others, grid):
         return []
     middle = ((rows - 1) / 2, (cols - 1) / 2)
-    sides = [mark for mark, (_, _, thick, centre, normal, _) in lines if _beyond(others, centre, normal, thick, middle)]
-    return sides if len(sides) >= sides_needed else []
+    sides = [(mark, line) for mark, line in lines if _beyond(others, line[3], line[4], line[2], middle)]
+    if len(sides) == 1 and _clear_of_ends(others, sides[0][1], grid):
+        return [sides[0][0]]
+    return [mark for mark, _ in sides] if len(sides) >= sides_needed else []
+
+
+def _clear_of_ends(marks, line, grid):
+    """True when marks (the digit) lie beside a line (_line's tuple) from edge to edge, within its span, and keep
+    MARGIN_CLEAR of the picture (grid: rows, cols) from both edges along it: an exercise book's margin, much
+    longer than the digit. A digit's own stroke that reaches both edges of a picture cropped tight round it (a
+    4's stem drawn apart, a 9's) has the rest of the digit reaching as near one of them: the crop is the digit's."""
+    across, _, _, _, _, ends = line
+    axis = 1 if across else 0
+    top, bottom, left, right = _union_box(marks)
+    low, high = (left, right) if across else (top, bottom)
+    start, end = sorted((ends[0][axis], ends[1][axis]))
+    clear = MARGIN_CLEAR * grid[axis]
+    return start <= low and high <= end + 1 and low >= clear and grid[axis] - high >= clear
 
 
 def _at_edge(point, grid):
@@ -212,3 +249,93 @@ def _underlines(marks, grid):
         if _beyond(others, centre, normal, thick, (centre[0] - length, centre[1])):
             return [mark]
     return []
+
+
+def _touching_rings(marks, grid, label_marks):
+    """A ring drawn round the digit that touches it, as a list of none or one mark ("rows", "cols": the ring's
+    cells of the heaviest mark, which holds both): where a wall as thin as the ring's runs round the mark's
+    largest hole, all along its outer edge but RING_AROUND, and the ink left (the digit) is enclosed by it
+    (RING_INSIDE), is RING_REST of the mark, and its heaviest part spans RING_DIGIT of the ring and is
+    digit-sized. A 0 leaves no ink; a 6's, an 8's or a 9's
+    loop has ink outside it along its outer edge (the stem, the other loop), and the ink left is not in it."""
+    mark = marks[0]
+    top, bottom, left, right = mark["box"]
+    if max(bottom - top, right - left) < 3 * DIGIT_SIZE * min(grid):
+        return []
+    step = math.ceil(max(bottom - top, right - left) / RING_GRID)
+    coarse = np.zeros(((bottom - top - 1) // step + 3, (right - left - 1) // step + 3), bool)  # a cell of paper round
+    coarse[1 + (mark["rows"] - top) // step, 1 + (mark["cols"] - left) // step] = True
+    ring = _thin_wall(coarse, label_marks)
+    if ring is None:
+        return []
+    rest = coarse & ~ring
+    r, c = np.nonzero(rest)
+    if r.size < RING_REST * np.count_nonzero(coarse):
+        return []
+    parts = label_marks(rest)[r, c]  # the heaviest part digit-sized: no few cells where an 8's strokes cross
+    part = parts == np.bincount(parts - parts.min()).argmax() + parts.min()
+    if max(np.ptp(r[part]), np.ptp(c[part])) * step < DIGIT_SIZE * min(grid):
+        return []
+    rr, rc = np.nonzero(ring)
+    if np.ptp(r[part]) < RING_DIGIT * np.ptp(rr) and np.ptp(c[part]) < RING_DIGIT * np.ptp(rc):
+        return []  # a blob where a 0's ends overlap is no digit in it
+    if (_walled(ring)[r, c] >= 3).mean() < RING_INSIDE:  # 3 sides: where the digit crosses the ring, it is cut
+        return []
+    mine = ring[1 + (mark["rows"] - top) // step, 1 + (mark["cols"] - left) // step]
+    return [{"rows": mark["rows"][mine], "cols": mark["cols"][mine]}]
+
+
+def _walled(walls):
+    """On how many of its four sides (left, right, above, below) each cell has a cell of walls (boolean [h, w]):
+    int [h, w]."""
+    return (np.logical_or.accumulate(walls, axis=0).astype(int) + np.logical_or.accumulate(walls[::-1], axis=0)[::-1]
+            + np.logical_or.accumulate(walls, axis=1) + np.logical_or.accumulate(walls[:, ::-1], axis=1)[:, ::-1])
+
+
+def _thin_wall(ink, label_marks):
+    """The cells of a ring round the largest hole of one mark (boolean [h, w], paper all round it): boolean like
+    ink, or None. Each cell's wall is its distance through the ink to the paper outside plus that to the hole;
+    the ring's cells are those whose wall is at most 1.5 times the outer edge's usual one, which must hold for
+    RING_AROUND of the outer edge; the hole spans RING_HOLE of the mark's box both ways. label_marks:
+    segmentation's."""
+    paper = label_marks(~ink)
+    outside = paper == paper[0, 0]
+    hole = (paper >= 0) & ~outside  # every hole: a digit that touches the ring in two places splits its inside
+    r, c = np.nonzero(hole)
+    if not r.size:
+        return None
+    (h, w), (ir, ic) = ink.shape, np.nonzero(ink)
+    if np.ptp(r) + 1 < RING_HOLE * (np.ptp(ir) + 1) or np.ptp(c) + 1 < RING_HOLE * (np.ptp(ic) + 1):
+        return None
+    cap = max(2, int(RING_THICK * min(np.ptp(ir), np.ptp(ic))))
+    wall = _reach(outside, ink, cap) + _reach(hole, ink, cap) - 1
+    edge = wall[ink & _grown(outside)]
+    thin = 1.5 * np.median(edge) + 1
+    if np.mean(edge <= thin) < RING_AROUND:
+        return None
+    return ink & (wall <= thin)
+
+
+def _reach(seed, ink, cap):
+    """Steps (8-connected) through ink (boolean [h, w]) from the cells of seed: int [h, w], 0 on seed, cap + 1
+    beyond cap steps or off the ink."""
+    far = np.where(seed, 0, cap + 1)
+    reached = seed.copy()
+    for k in range(1, cap + 1):
+        new = _grown(reached) & ink & ~reached
+        if not new.any():
+            break
+        far[new] = k
+        reached |= new
+    return far
+
+
+def _grown(mask):
+    """mask (boolean [h, w]) and its 8 neighbours."""
+    out = mask.copy()
+    out[1:] |= mask[:-1]
+    out[:-1] |= mask[1:]
+    rows = out.copy()
+    out[:, 1:] |= rows[:, :-1]
+    out[:, :-1] |= rows[:, 1:]
+    return out

@@ -386,7 +386,7 @@ def drawn_round(ink, labels=None, framed=False):
     frame_lines left out a frame (its side the edge cut apart is enough)."""
     h, w = ink.shape
     cells, cell = _ink_cells(ink)
-    found = marks_round(cells, label_marks(cells) if labels is None else labels, framed)
+    found = marks_round(cells, label_marks(cells) if labels is None else labels, framed, label_marks)
     if not found.any():
         return np.zeros((h, w), bool)
     return ink & np.repeat(np.repeat(found, cell, axis=0), cell, axis=1)[:h, :w]

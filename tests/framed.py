@@ -7,7 +7,7 @@ border round it (a screenshot, a scan, a box drawn on the page; thin or
 thick, black, grey or coloured, touching the edges or inside a margin, all
 four sides or only some, turned by up to 10 degrees with its corners in the
 picture or cut off by its edge, or drawn tight along the digit's side), a
-ring or a box drawn round a smaller digit, a line under it, or the ground under it (a linear gradient, a
+ring or a box drawn round a smaller digit (the ring touching it, too), a line under it, a margin line beside it, or the ground under it (a linear gradient, a
 vignette, a shadow with a sharp edge, uneven light, paper grain, JPEG noise),
 and the two together. The digits are the bundled sample's MNIST test digits
 (real handwriting, scaled up) and tests/handmade.py's pen strokes. Every
@@ -308,6 +308,19 @@ def _circled(cov, i, rng):
     return png(np.asarray(img))
 
 
+def _circled_touching(cov, i, rng):
+    """A digit circled in haste: an ellipse round its ink drawn a little too small, so that it touches the digit or
+    runs through its ends (the ring and the digit are one mark)."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    half_h, half_w = (bottom - top) / 2, max(right - left, (bottom - top) / 2) / 2
+    ry, rx = np.sqrt(2) * rng.uniform(0.78, 0.92) * np.array([half_h, half_w])
+    cy, cx = (top + bottom) / 2, (left + right) / 2
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    ImageDraw.Draw(img).ellipse([cx - rx, cy - ry, cx + rx, cy + ry], outline=int(rng.integers(0, 80)),
+                                width=int(rng.integers(2, 8)))
+    return png(np.asarray(img))
+
+
 def _boxed(cov, i, rng):
     """A box drawn round the digit with a pen, in the picture's middle, smaller than a frame (0.6 of the side)."""
     cov, (top, bottom, left, right) = smaller(cov, rng)
@@ -326,6 +339,25 @@ def _underlined(cov, i, rng):
     ImageDraw.Draw(img).line([(left - rng.uniform(0, 20), y), (right + rng.uniform(0, 20), y + rng.uniform(-6, 6))],
                              fill=int(rng.integers(0, 80)), width=int(rng.integers(2, 8)))
     return png(np.asarray(img))
+
+
+def _margin_line(cov, i, rng):
+    """An exercise book's margin: one line from edge to edge beside the digit, clear of it (3-30 pixels), within
+    a quarter of the picture of the edge with most room, across or down, red, grey or blue, 1-4 pixels, a little
+    askew; every third a JPEG."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    h, w = cov.shape
+    room = {"left": left, "right": w - right, "top": top, "bottom": h - bottom}
+    side = max(room, key=room.get)
+    gap = rng.uniform(3, 30)
+    at = rng.uniform(3, max(min(0.24 * (w if side in ("left", "right") else h), room[side] - gap - 4), 4))
+    at = {"left": at, "top": at, "right": w - 1 - at, "bottom": h - 1 - at}[side]
+    tilt = rng.uniform(-4, 4)
+    colour = [(220, 60, 60), (120, 120, 120), (60, 90, 200), (200, 40, 40)][i % 4]
+    img = Image.fromarray(rgb(to_uint8(on_ground(cov, 255))))
+    ends = [(at - tilt, -2), (at + tilt, h + 1)] if side in ("left", "right") else [(-2, at - tilt), (w + 1, at + tilt)]
+    ImageDraw.Draw(img).line(ends, fill=colour, width=int(rng.integers(1, 5)))
+    return jpeg(np.asarray(img), 85) if i % 3 == 2 else png(np.asarray(img))
 
 
 KINDS = {
@@ -349,14 +381,16 @@ KINDS = {
     "frame askew, corners cut off": _frame_cut,
     "smaller digit anywhere (the twin)": _smaller,
     "circled": _circled,
+    "circled, the ring touching it": _circled_touching,
     "a box drawn round it": _boxed,
     "underlined": _underlined,
+    "a margin line beside it": _margin_line,
 }
 
 # The kinds with a mark drawn round a smaller digit: each picture is its twin's (the same digit, size and place,
 # drawn from one seed) with the mark added, and its input is compared with the twin's, not the plain picture's.
 TWIN = "smaller digit anywhere (the twin)"
-SEEDS = {kind: TWIN for kind in ("circled", "a box drawn round it", "underlined", TWIN)}
+SEEDS = {kind: TWIN for kind in ("circled", "circled, the ring touching it", "a box drawn round it", "underlined", "a margin line beside it", TWIN)}
 
 
 def coverages(count, first=0, pen=True):

@@ -82,3 +82,51 @@ def test_a_frame_cut_apart_by_the_edge_leaves_no_second_digit():
     seed = sum(map(ord, kind))
     data = framed.KINDS[kind](cov, 62, np.random.default_rng([seed, 62]))
     assert mnist_app.prepared_pixels(data, name="framed 2").max() == 255
+
+
+@pytest.mark.quick
+def test_an_exercise_books_margin_beside_the_digit_is_left_out():
+    """One line from edge to edge beside a digit, down or across, thin or as a pen's (an exercise book's margin):
+    the ink is the digit alone, which keeps MARGIN_CLEAR of the picture from the line's ends. Before, one such
+    line was kept (a lone side may be a digit's stroke) and the 3 beside it was read as a 4."""
+    three = lambda d: (d.arc([100, 70, 180, 140], 200, 90, fill=0, width=10),
+                       d.arc([95, 135, 185, 215], 270, 160, fill=0, width=10))
+    margins = [lambda d: d.line([(40, 0), (43, 279)], fill=0, width=2),
+               lambda d: d.line([(250, -3), (247, 283)], fill=90, width=4),
+               lambda d: d.line([(0, 30), (279, 33)], fill=0, width=3)]
+    for margin in margins:
+        img = canvas(lambda d: (three(d), margin(d)))
+        ink = segmentation.find_ink(img)
+        alone = np.asarray(canvas(three)) < 128
+        assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), margin
+        assert np.count_nonzero(ink & alone) >= 0.95 * np.count_nonzero(alone), margin
+
+
+@pytest.mark.quick
+def test_a_ring_that_touches_the_digit_is_left_out():
+    """A circle round a 3 drawn a little small, touching its ends, and an ellipse round a 1 running through its
+    ends (one mark with the digit): the ink is the digit, less what the ring runs through. Before, the ring
+    was kept with the digit, and the input was the ring with the digit in it (read as 8 or 0)."""
+    three = lambda d: (d.arc([100, 70, 180, 140], 200, 90, fill=0, width=12),
+                       d.arc([95, 135, 185, 215], 270, 160, fill=0, width=12))
+    one = lambda d: d.line([(140, 70), (134, 210)], fill=0, width=12)
+    cases = [(three, lambda d: d.ellipse([78, 52, 200, 228], outline=0, width=5)),
+             (one, lambda d: d.ellipse([80, 72, 196, 208], outline=40, width=4))]
+    for digit, ring in cases:
+        ink = segmentation.find_ink(canvas(lambda d: (digit(d), ring(d))))
+        alone = np.asarray(canvas(digit)) < 128
+        assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), ring
+        assert np.count_nonzero(ink & alone) >= 0.8 * np.count_nonzero(alone), ring
+
+
+@pytest.mark.quick
+def test_a_digits_own_loops_are_no_ring_round_it():
+    """What a ring touching the digit must not take: a bold 0 whose ends overlap in a blob (the blob is no digit
+    in a ring), an 8, a 6 and a 9 whose loop is most of the digit (their stem or other loop lies outside the
+    loop): find_ink keeps all of each."""
+    digits = [lambda d: (d.ellipse([80, 40, 200, 240], outline=0, width=16), d.ellipse([150, 30, 200, 90], fill=0)),
+              lambda d: (d.ellipse([90, 30, 190, 130], outline=0, width=14), d.ellipse([80, 122, 200, 250], outline=0, width=14)),
+              lambda d: (d.ellipse([70, 90, 210, 250], outline=0, width=14), d.line([(80, 150), (170, 30)], fill=0, width=14)),
+              lambda d: (d.ellipse([70, 30, 210, 190], outline=0, width=14), d.line([(203, 120), (170, 260)], fill=0, width=14))]
+    for digit in digits:
+        assert kept(canvas(digit), digit) >= 0.95, digit

@@ -19,6 +19,7 @@ from mnistkit.errors import DataError
 
 DIGITS = 10  # of the sample's test digits per kind, and the 10 pen digits
 SAME_IOU = 0.8  # the ink (>= 128) of a kind's input against the plain picture's
+SAME_SHARE = {"circled, the ring touching it": 0.75}  # of the pictures, else 0.9: the ring takes what it crosses
 
 
 def ink_iou(a, b):
@@ -44,7 +45,8 @@ def twin_inputs(digits):
 @pytest.mark.parametrize("kind", [kind for kind in framed.KINDS if kind != "plain"])
 def test_each_kind_gives_the_plain_pictures_input(kind, digits, plain_inputs, twin_inputs):
     """No picture refused; its input's ink matches the plain picture's (IoU >= 0.8) for all but one in ten; a
-    ring, a box or a line drawn round a smaller digit: its twin's, the digit alone (framed.SEEDS).
+    ring, a box or a line drawn round a smaller digit: its twin's, the digit alone (framed.SEEDS); a ring that
+    touches the digit, for 3 in 4: where it runs through a stroke, the stroke's ink under it goes with it.
 
     Where they differ, the digit was written across the frame (frame inset): what lies under the line goes."""
     if kind in framed.SEEDS:  # the twin itself: no picture refused
@@ -56,7 +58,7 @@ def test_each_kind_gives_the_plain_pictures_input(kind, digits, plain_inputs, tw
         except DataError as e:
             pytest.fail(f"{kind} #{i} (a {label}) refused: {e}")
         ious.append(ink_iou(pixels, plain_inputs[i]))
-    assert np.mean(np.array(ious) >= SAME_IOU) >= 0.9, [round(x, 2) for x in ious]
+    assert np.mean(np.array(ious) >= SAME_IOU) >= SAME_SHARE.get(kind, 0.9), [round(x, 2) for x in ious]
 
 
 @pytest.mark.long  # ~30 s quiet; each kind's input, what the reading follows from, stays in make test
