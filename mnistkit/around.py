@@ -304,7 +304,7 @@ def _thin_wall(ink, label_marks):
     r, c = np.nonzero(hole)
     if not r.size:
         return None
-    (h, w), (ir, ic) = ink.shape, np.nonzero(ink)
+    ir, ic = np.nonzero(ink)
     if np.ptp(r) + 1 < RING_HOLE * (np.ptp(ir) + 1) or np.ptp(c) + 1 < RING_HOLE * (np.ptp(ic) + 1):
         return None
     cap = max(2, int(RING_THICK * min(np.ptp(ir), np.ptp(ic))))
