@@ -95,6 +95,7 @@ class LearnHeld(DataError):
         self.entry = entry
 
 
+KILL = getattr(signal, "SIGKILL", None)  # Watch.stop(kill=True), signal_script: none on Windows (kill() there)
 STOP_GRACE_SECS = 30  # a script told to stop (Ctrl-C, SIGTERM) may take this long to save and end; then SIGKILL
 TICK_SECS = 5  # a learn that prints nothing this long says what it is doing, how long, and the time left if known
 DOING = {  # what a learn is doing, by key (Watch.doing; the page's words for each are in board.js, zh and en)
@@ -177,11 +178,12 @@ class Watch:
         return True
 
     def stop(self, kill=False):
-        """Stop the learn: SIGTERM to the script running now (kill: SIGKILL, for one that does not end)."""
+        """Stop the learn: SIGTERM to the script running now and the processes it started (kill: SIGKILL, for one
+        that does not end; signal_script)."""
         with self.lock:
             self.stopping.set()
             if self.child is not None and self.child.poll() is None:
-                self.child.kill() if kill else self.child.terminate()
+                signal_script(self.child, KILL if kill else signal.SIGTERM)
 
 
 @dataclasses.dataclass
@@ -366,20 +368,21 @@ def run(command, watch, failed):
 
     Raises LearnFailed ("<script> exited with status N (<its last line, up
     to a semicolon>); <failed>") when it exits otherwise than with 0;
-    LearnStopped after watch.stop(). On Ctrl-C or SIGTERM to this process
-    (KeyboardInterrupt) the script, which a signal to the process group
-    reached too, or else SIGTERM now, ends (a trainer saves in the staging
-    folder), killed after STOP_GRACE_SECS (stopped_output); then
-    KeyboardInterrupt goes on.
+    LearnStopped after watch.stop(). The script runs in a process group of
+    its own (signal_script), its stdin the null device. On Ctrl-C or
+    SIGTERM to this process (KeyboardInterrupt) the script gets SIGTERM and
+    ends (a trainer saves in the staging folder), killed after
+    STOP_GRACE_SECS (stopped_output); then KeyboardInterrupt goes on.
     """
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}  # read back as utf-8, whatever the locale
     last = ""
     with watch.lock:
         if watch.stopping.is_set():
             raise LearnStopped(f"stopped; {failed.rsplit('; ', 1)[-1]}")
-        child = watch.child = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE,
-                                               stderr=subprocess.STDOUT, text=True, encoding="utf-8",
-                                               errors="backslashreplace", env=env)
+        child = watch.child = subprocess.Popen([sys.executable, *command], stdin=subprocess.DEVNULL,
+                                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                               encoding="utf-8", errors="backslashreplace", env=env,
+                                               start_new_session=os.name == "posix")  # signal_script's group
     done = threading.Event()
 
     def ticking():  # while the script runs: a line each TICK_SECS it says nothing (Watch.tick)
@@ -412,17 +415,31 @@ def run(command, watch, failed):
 
 
 def stopped_output(child, grace=None):
-    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): SIGTERM now (a signal to this
-    process alone: its script stops too), SIGKILL once `grace` seconds (None: STOP_GRACE_SECS) have passed (a
-    script deaf to SIGTERM) or at a second Ctrl-C, so that the learn's end (its staging and lock removed) never
-    waits on it for ever."""
+    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): SIGTERM now (the script is in a
+    process group of its own, which a terminal's Ctrl-C does not reach), SIGKILL once `grace` seconds (None:
+    STOP_GRACE_SECS) have passed (a script deaf to SIGTERM) or at a second Ctrl-C, each to the script and the
+    processes it started (signal_script), so that the learn's end (its staging and lock removed) never waits on
+    it, or on a process of its holding its output, for ever."""
     if child.poll() is None:
-        child.terminate()
+        signal_script(child, signal.SIGTERM)
     try:
         return child.communicate(timeout=STOP_GRACE_SECS if grace is None else grace)[0] or ""
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
-        child.kill()
+        signal_script(child, KILL)
         return child.communicate()[0] or ""
+
+
+def signal_script(child, signum):
+    """Send `signum` to a course script run() started and to every process it started (its process group, its
+    own: start_new_session), so that no process of it outlives the learn holding its output pipe, which the
+    learn reads to its end; the script alone where there are no process groups (Windows)."""
+    if os.name == "posix":
+        try:
+            os.killpg(child.pid, signum)
+        except (ProcessLookupError, PermissionError):  # the group is gone already
+            pass
+    elif child.poll() is None:
+        child.kill() if signum == KILL else child.terminate()
 
 
 def stage(before, staging):
