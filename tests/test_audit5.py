@@ -4,9 +4,13 @@ by trying it for real (docs/tests.md, "The fifth audit").
 - A learn's script that ignores SIGTERM and has started processes of its own that ignore it too (they hold its
   output pipe): once the grace has passed every one of them is killed, on mnist_learn.py's Ctrl-C and on the
   board's stop alike, and the learn ends.
+- A trainer that made its model folder and ends before its first save (a cluster's chief whose ps never starts
+  gives up, or is stopped while it waits) leaves no empty model folder, as the generator and the exporter leave
+  none of theirs.
 """
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -14,7 +18,7 @@ import threading
 import pytest
 
 from conftest import ROOT, ended, wait_for, wait_limit
-from mnistkit import learn
+from mnistkit import folders, learn
 
 # A course script deaf to SIGTERM (and SIGINT) that started a process deaf to both, which holds its output pipe.
 DEAF_WITH_A_CHILD = ("import os, signal, subprocess, sys, time\n"
@@ -108,3 +112,76 @@ def test_the_boards_stop_kills_a_deaf_script_and_the_processes_it_started_and_th
     finally:
         end_all(pids)
 
+
+MADE_BY_A_RUN = """\
+import sys, time
+sys.path.insert(0, {root!r})
+from mnistkit import distributed, folders
+with folders.writing({folder!r}, "training"):
+    print("writing", flush=True)
+{call}
+"""
+ENDS_BEFORE_ITS_FIRST_SAVE = {  # how a run that made its model folder ends before it saved anything
+    "a cluster's time-out (the chief, its ps never started)": (
+        '    with distributed.deadline(0.5, "no session: ps 0 never started"):\n        time.sleep(600)', 1),
+    "a Ctrl-C while the chief waits for its session": (
+        '    with distributed.ends_on_signal("stopped while waiting"):\n        time.sleep(600)', 130),
+    "an error": ('    raise SystemExit("error: the records are damaged")', 1),
+}
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("how", list(ENDS_BEFORE_ITS_FIRST_SAVE))
+def test_a_run_that_ends_before_its_first_save_leaves_no_empty_model_folder(how, tmp_path):
+    call, status = ENDS_BEFORE_ITS_FIRST_SAVE[how]
+    folder = tmp_path / "new" / "model_lenet5"  # made by the run, with its parent
+    script = tmp_path / "run.py"
+    script.write_text(MADE_BY_A_RUN.format(root=ROOT, folder=str(folder), call=call), encoding="utf-8")
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "writing\n"
+        assert folder.is_dir()
+        if status == 130:
+            wait_for(lambda: os.path.exists(f"/proc/{child.pid}/task") and len(os.listdir(f"/proc/{child.pid}/task"))
+                     > 1 if os.path.isdir("/proc") else True, "the stop watcher's thread", 30)
+            child.send_signal(signal.SIGINT)
+        _, err = ended(child, f"the run after {how}", 90)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == status, err
+    assert os.listdir(tmp_path) == ["run.py"], "the run left the model folder it made, empty"
+
+
+@pytest.mark.quick
+def test_a_folder_that_was_there_or_that_a_run_saved_into_stays(tmp_path):
+    there = tmp_path / "model"
+    there.mkdir()
+    with pytest.raises(RuntimeError):
+        with folders.writing(str(there), "training"):
+            raise RuntimeError("failed")
+    assert there.is_dir()  # the user's folder, empty before the run: left as it was
+    saved = tmp_path / "new" / "model"
+    with folders.writing(str(saved), "training"):
+        (saved / "mnist_model-1.index").write_bytes(b"")
+    assert (saved / "mnist_model-1.index").exists()
+
+
+@pytest.mark.long
+def test_a_lenet5_chief_whose_ps_never_starts_names_it_and_leaves_no_model_folder(sample_workdir, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    os.symlink(sample_workdir / "data", work / "data")
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_lenet5_backward.py"), "--job_name", "worker",
+                             "--task_index", "0", "--ps_hosts", f"127.0.0.1:{ports[0]}", "--worker_hosts",
+                             f"127.0.0.1:{ports[1]}", "--steps", "5", "--startup-timeout", "2"], cwd=work,
+                            capture_output=True, text=True, timeout=wait_limit(300))
+    assert result.returncode == 1, result.stderr
+    assert f"ps 0 (127.0.0.1:{ports[0]}) never started" in result.stderr.splitlines()[-1]
+    assert sorted(os.listdir(work)) == ["data"], "the chief left the model folder it made, empty"
