@@ -446,6 +446,20 @@ def moved_on(model_dir, newest, name):
     return f"{folders.name_of(name)}-{max(later)}" if later else None
 
 
+def started_from_gone(model_dir, newest, entry, done):
+    """Raise DataError when the checkpoint learn `entry` started from (its "before") is not in model_dir (removed
+    by hand after an undo, or while the learn was held): a redo or an accept would put the learned checkpoint in
+    service over a folder that no longer holds what it was learned from, so it is refused, naming the checkpoint
+    gone and the newest one there (`newest`, None for none), never as a folder "trained further" with an older
+    one. done: what is not done ("redone", "accepted")."""
+    if checkpoints.checkpoint_format(os.path.join(model_dir, entry["before"])) is not None:
+        return
+    there = f"its newest checkpoint is {newest}" if newest else "it holds no checkpoint"
+    raise DataError(f"{model_dir}: {entry['before']}, the checkpoint learn {entry.get('learn', '')} started from, is "
+                    f"not there (removed?); {there}; nothing {done} (the learned checkpoint {entry['after']} stays "
+                    f"in {learns_folder(model_dir, entry.get('learn', ''))})")
+
+
 @contextlib.contextmanager
 def history(model_dir):
     """Around an undo, a redo, an accept or a discard: the folder held (one_at_a_time), and (record, learns,
@@ -520,6 +534,7 @@ def redo(model_dir, out=print):
         entry = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
         if entry is None:
             raise DataError(f"{model_dir}: no undone learn to redo")
+        started_from_gone(model_dir, newest, entry, "redone")
         newer = moved_on(model_dir, newest, entry["before"])
         if newer is not None:
             raise DataError(f"{model_dir}: trained further since the undo: its newest checkpoint is {newer}, not "
@@ -545,6 +560,7 @@ def accept(model_dir, out=print):
     anyway"); returns its prefix. DataError when none is held, or the folder moved on since it was learned."""
     with history(model_dir) as (record, learns, _, newest):
         entry = held_entry(learns, model_dir)
+        started_from_gone(model_dir, newest, entry, "accepted")
         newer = moved_on(model_dir, newest, entry["before"])
         if newer is not None:
             raise DataError(f"{model_dir}: its newest checkpoint is now {newer}, not {entry['before']} that learn "

@@ -7,8 +7,11 @@ by trying it for real (docs/tests.md, "The fifth audit").
 - A trainer that made its model folder and ends before its first save (a cluster's chief whose ps never starts
   gives up, or is stopped while it waits) leaves no empty model folder, as the generator and the exporter leave
   none of theirs.
+- A redo or an accept after the checkpoint its learn started from was removed by hand is refused naming that
+  checkpoint as gone and the newest one there (or none), not as a folder "trained further" with an older one.
 """
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,8 +20,10 @@ import threading
 
 import pytest
 
-from conftest import ROOT, ended, wait_for, wait_limit
-from mnistkit import folders, learn
+from conftest import ROOT, ended, tree_digests, wait_for, wait_limit
+from mnistkit import folders, learn, promotion
+from mnistkit.board import zh
+from mnistkit.errors import DataError
 
 # A course script deaf to SIGTERM (and SIGINT) that started a process deaf to both, which holds its output pipe.
 DEAF_WITH_A_CHILD = ("import os, signal, subprocess, sys, time\n"
@@ -185,3 +190,37 @@ def test_a_lenet5_chief_whose_ps_never_starts_names_it_and_leaves_no_model_folde
     assert result.returncode == 1, result.stderr
     assert f"ps 0 (127.0.0.1:{ports[0]}) never started" in result.stderr.splitlines()[-1]
     assert sorted(os.listdir(work)) == ["data"], "the chief left the model folder it made, empty"
+
+
+@pytest.mark.parametrize("older", [True, False], ids=["an-older-checkpoint-left", "no-checkpoint-left"])
+@pytest.mark.parametrize("doing", ["redo", "accept"])
+def test_a_redo_or_accept_after_the_checkpoint_the_learn_started_from_was_removed_says_so(trained_workdir, tmp_path,
+                                                                                         older, doing):
+    # before: "trained further since the undo: its newest checkpoint is mnist_model-500" (an older one), or, with
+    # none left, the learned checkpoint put in service and the index naming the removed one
+    from test_learn_faults import AFTER, BEFORE, promoted_folder
+    model_dir = promoted_folder(trained_workdir, tmp_path)
+    for path in sorted(model_dir.glob(BEFORE + ".*")):
+        if older:
+            shutil.copyfile(path, model_dir / ("mnist_model-500" + path.name[len(BEFORE):]))
+    promotion.undo(str(model_dir), out=lambda line: None)
+    for path in model_dir.glob("mnist_model-*"):
+        if not older or not path.name.startswith("mnist_model-500."):
+            path.unlink()  # removed by hand: the checkpoint the learn started from (and the others)
+    folders.write_index(str(model_dir), "mnist_model-500", ["mnist_model-500"]) if older else \
+        (model_dir / folders.INDEX_FILE).unlink()
+    if doing == "accept":  # the learn held instead, waiting for a choice
+        record = folders.folder_record(str(model_dir))
+        record[folders.LEARNS][0]["state"], record[folders.REDO] = "held", []
+        folders.change(str(model_dir), record=record)
+    before = tree_digests(model_dir)
+    with pytest.raises(DataError) as refused:
+        getattr(promotion, doing)(str(model_dir), out=pytest.fail)
+    said = str(refused.value)
+    assert "\n" not in said and "trained further" not in said and "newest checkpoint is now" not in said, said
+    assert f"{BEFORE}, the checkpoint learn 1 started from, is not there" in said, said
+    assert ("its newest checkpoint is mnist_model-500" if older else "it holds no checkpoint") in said, said
+    assert {"redo": "nothing redone", "accept": "nothing accepted"}[doing] in said and AFTER in said, said
+    assert tree_digests(model_dir) == before
+    twin = zh.phrased(said)  # said whole in Chinese on the board, its names kept
+    assert twin is not None and "学习 1 开始时的检查点" in twin and {"redo": "没有重做", "accept": "没有采用"}[doing] in twin, twin
