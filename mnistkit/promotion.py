@@ -20,6 +20,7 @@ unknown() how many changes to the kept digits the model in service does
 not know (each learn records the ones it learned: known_of). The
 history itself is the folder record's (learn_history, here).
 """
+import collections
 import contextlib
 import glob
 import hashlib
@@ -242,10 +243,11 @@ def checksum(path):
 
 
 def _learned(known, now, folder):
-    """(learned, now): the sets unknown() compares, from a record's "known" and the store's (number, digit, name)s
-    now: (number, digit, checksum) with the record's "sums", (number, digit) without them (a record from before
-    they were kept: a keep folder rebuilt by hand then passes for the one learned), numbers alone without
-    "digits" either. None for runs of the wrong shape or too many (a hand edit)."""
+    """(learned, now): what unknown() compares (sets, or collections.Counters: a drawing may be kept twice), from a
+    record's "known" and the store's (number, digit, name)s now: (digit, checksum) with the record's "sums" (the
+    drawings and their digits, whatever their numbers), (number, digit) without them (a record from before they
+    were kept: a keep folder rebuilt by hand then passes for the one learned), numbers alone without "digits"
+    either. None for runs of the wrong shape or too many (a hand edit)."""
     try:
         runs = [(int(first), int(last)) for first, last in known.get("numbers", ())]
     except (TypeError, ValueError):  # runs of the wrong shape (a hand edit): not known
@@ -259,8 +261,10 @@ def _learned(known, now, folder):
     if not (isinstance(sums, str) and len(sums) == SUM_CHARS * len(learned) and re.fullmatch("[0-9a-f]*", sums)):
         return set(zip(learned, map(int, digits))), {(number, digit) for number, digit, _ in now}
     cut = [sums[i:i + SUM_CHARS] for i in range(0, len(sums), SUM_CHARS)]
-    return (set(zip(learned, map(int, digits), cut)),
-            {(number, digit, checksum(os.path.join(folder, name))) for number, digit, name in now})
+    # by what the model learned, each drawing under its digit, whatever number it has now: a digit relabelled and
+    # relabelled back, or removed and kept again with the same pixels (each a new number), is what it learned
+    return (collections.Counter(zip(map(int, digits), cut)),
+            collections.Counter((digit, checksum(os.path.join(folder, name))) for _, digit, name in now))
 
 
 def unknown(model_dir, store):
@@ -269,7 +273,9 @@ def unknown(model_dir, store):
     them; a relabel (removed, kept again under the new digit) counts each, and so does one made by hand (the same
     number under another digit: known_of's "digits"), and another drawing under a learned name (a keep folder
     deleted by hand and kept into again, a file replaced by hand: known_of's "sums"; each counts two, the one
-    learned gone and the new one kept). A record without "sums" (an earlier version's learn) is counted by
+    learned gone and the new one kept). What the model learned is the drawings and their digits, not their
+    numbers: a drawing removed and kept again with the same pixels, or relabelled and relabelled back, is no
+    change (a drawing kept twice counts once more). A record without "sums" (an earlier version's learn) is counted by
     number and digit, one without "digits" by number alone. All kept digits when no learn from this store is in
     service. None when that learn is from before this was recorded, or model_dir is None."""
     if model_dir is None:
@@ -288,8 +294,8 @@ def unknown(model_dir, store):
     if os.path.realpath(store.folder) not in {os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))),
                                               os.path.realpath(str(known.get("keep_path", "")))}:
         return len(now)  # learned from another store: none of these
-    learned, now = _learned(known, now, store.folder)
-    return len(now ^ learned)
+    learned, now = map(collections.Counter, _learned(known, now, store.folder))
+    return sum(((now - learned) + (learned - now)).values())
 
 
 def gone(model_dir):

@@ -9,6 +9,8 @@ by trying it for real (docs/tests.md, "The fifth audit").
   none of theirs.
 - A redo or an accept after the checkpoint its learn started from was removed by hand is refused naming that
   checkpoint as gone and the newest one there (or none), not as a folder "trained further" with an older one.
+- Out of date counts what the served model learned, drawings and their digits: a keep relabelled and relabelled
+  back, or removed and kept again with the same pixels, is no change.
 """
 import os
 import shutil
@@ -224,3 +226,31 @@ def test_a_redo_or_accept_after_the_checkpoint_the_learn_started_from_was_remove
     assert tree_digests(model_dir) == before
     twin = zh.phrased(said)  # said whole in Chinese on the board, its names kept
     assert twin is not None and "学习 1 开始时的检查点" in twin and {"redo": "没有重做", "accept": "没有采用"}[doing] in twin, twin
+
+
+@pytest.mark.quick
+def test_a_keep_relabelled_and_relabelled_back_or_removed_and_kept_again_is_no_change(tmp_path):
+    # before: counted by number, each new number 2 changes: the page said "does not know 2 changes" of a store
+    # holding exactly the drawings and digits the served model learned
+    import numpy as np
+    from test_audit_learns import history_folder, kept_store, learned_from
+    model = history_folder(tmp_path / "work")
+    store = kept_store(tmp_path / "work" / "my_digits", [7, 2, 2])
+    learned_from(model, store)
+    pixels = {name: np.zeros((28, 28), np.uint8) for name, _ in store.entries()}
+    for i, (name, _) in enumerate(sorted(store.entries())):  # kept_store's strokes, drawn again
+        pixels[name][4:24, 8 + i:12 + i] = 255
+    assert promotion.unknown(str(model), store) == 0
+    store.remove("000001_7.jpg")
+    relabelled, _, _ = store.keep(pixels["000001_7.jpg"], 1)  # the same drawing as a 1: the page's relabel
+    assert promotion.unknown(str(model), store) == 2  # the 7 it learned is gone, a 1 it never saw is kept
+    store.remove(relabelled)
+    store.keep(pixels["000001_7.jpg"], 7)  # and back to 7: number 5 now, the drawing and digit it learned
+    assert promotion.unknown(str(model), store) == 0
+    store.remove("000002_2.jpg")
+    assert promotion.unknown(str(model), store) == 1
+    store.keep(pixels["000002_2.jpg"], 2)  # kept again, the same pixels
+    assert promotion.unknown(str(model), store) == 0
+    store.keep(pixels["000002_2.jpg"], 2)  # and once more: a second copy it did not learn
+    assert promotion.unknown(str(model), store) == 1
+
