@@ -492,11 +492,26 @@ def check(plan, network, before, learned, kept_data, watch):
         found["test"], found["fell"] = promotion.judge(scored[0], scored[width])
         found["test"]["records"] = os.path.join(tests, records.TEST_FILE)
     watch.say("checked: " + promotion.summary(found))
-    if found["test"]:
-        for measure in promotion.MEASURES:
-            watch.say(f"{measure} of each digit, before -> after: " + ", ".join(
-                f"{d} {pair[0]:.3f}->{pair[1]:.3f}" for d, pair in enumerate(found["test"][measure]) if pair))
+    for line in per_digit_lines(found["test"]):
+        watch.say(line)
     return found
+
+
+UNDEFINED = {"recall": "not in the test records", "precision": "read as no test record"}  # why a value is None
+
+
+def per_digit_lines(test):
+    """The check's lines of each digit's recall and precision before -> after (test: the check's "test", or None:
+    none), a digit whose value is undefined before or after (judge's None) named with why: `recall of each digit,
+    before -> after: 0 0.976->0.976, ..., 8 0.848->0.853; 9: not in the test records (not checked)`."""
+    lines = []
+    for measure in promotion.MEASURES if test else ():
+        pairs = test[measure]
+        undefined = [str(d) for d, pair in enumerate(pairs) if not pair]
+        lines.append(f"{measure} of each digit, before -> after: " + ", ".join(
+            f"{d} {pair[0]:.3f}->{pair[1]:.3f}" for d, pair in enumerate(pairs) if pair)
+            + (f"; {', '.join(undefined)}: {UNDEFINED[measure]} (not checked)" if undefined else ""))
+    return lines
 
 
 # ---------------------------------------------------------------- promoting: the learned checkpoint into the folder

@@ -11,6 +11,8 @@ by trying it for real (docs/tests.md, "The fifth audit").
   checkpoint as gone and the newest one there (or none), not as a folder "trained further" with an older one.
 - Out of date counts what the served model learned, drawings and their digits: a keep relabelled and relabelled
   back, or removed and kept again with the same pixels, is no change.
+- The check's lines name a digit whose recall (none in the test records) or precision (read as no test record) is
+  undefined, instead of leaving it out.
 """
 import os
 import shutil
@@ -254,3 +256,17 @@ def test_a_keep_relabelled_and_relabelled_back_or_removed_and_kept_again_is_no_c
     store.keep(pixels["000002_2.jpg"], 2)  # and once more: a second copy it did not learn
     assert promotion.unknown(str(model), store) == 1
 
+
+@pytest.mark.quick
+def test_a_digit_the_test_records_lack_is_named_in_the_checks_lines_not_left_out():
+    # before: the recall line of a test set without 9s ended at 8, with no word of 9
+    before = {"records": 1817, "accuracy": 0.92, "per_digit": [
+        {"recall": None if d == 9 else 0.9, "precision": None if d == 5 else 0.0 if d == 9 else 0.9} for d in range(10)]}
+    after = {**before, "accuracy": 0.921}
+    test, fell = promotion.judge(before, after)
+    assert fell == []  # an undefined value holds nothing, and divides by nothing
+    recall, precision = learn.per_digit_lines(test)
+    assert recall.startswith("recall of each digit, before -> after: 0 0.900->0.900, ")
+    assert recall.endswith("8 0.900->0.900; 9: not in the test records (not checked)"), recall
+    assert "9 0.000->0.000" in precision and precision.endswith("; 5: read as no test record (not checked)"), precision
+    assert learn.per_digit_lines(None) == []
