@@ -53,6 +53,8 @@ import tempfile
 import threading
 import time
 
+import tf_compat
+
 from . import checkpoints, cli, files, folders, keep, promotion, records
 from .errors import DataError
 
@@ -375,7 +377,6 @@ def run(command, watch, failed):
     STOP_GRACE_SECS (stopped_output); then KeyboardInterrupt goes on.
     """
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}  # read back as utf-8, whatever the locale
-    last = ""
     with watch.lock:
         if watch.stopping.is_set():
             raise LearnStopped(f"stopped; {failed.rsplit('; ', 1)[-1]}")
@@ -383,6 +384,17 @@ def run(command, watch, failed):
                                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                                encoding="utf-8", errors="backslashreplace", env=env,
                                                start_new_session=os.name == "posix")  # signal_script's group
+        if os.name == "posix":
+            tf_compat.holding_group(child.pid)  # killed if this process ends at once (the board's second Ctrl-C)
+    try:
+        return _follow(child, command, watch, failed)
+    finally:
+        tf_compat.holding_group(child.pid, held=False)
+
+
+def _follow(child, command, watch, failed):
+    """run()'s part once the script has started: its lines to watch.say until it ends; raises as run() says."""
+    last = ""
     done = threading.Event()
 
     def ticking():  # while the script runs: a line each TICK_SECS it says nothing (Watch.tick)

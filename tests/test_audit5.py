@@ -270,3 +270,34 @@ def test_a_digit_the_test_records_lack_is_named_in_the_checks_lines_not_left_out
     assert recall.endswith("8 0.900->0.900; 9: not in the test records (not checked)"), recall
     assert "9 0.000->0.000" in precision and precision.endswith("; 5: read as no test record (not checked)"), precision
     assert learn.per_digit_lines(None) == []
+
+
+ENDS_AT_ONCE_WHILE_A_SCRIPT_RUNS = """\
+import sys, threading
+sys.path.insert(0, {root!r})
+import tf_compat
+from mnistkit import learn
+lines = []
+watch = learn.Watch(out=lambda line: (print(line, flush=True), lines.append(line)))
+threading.Thread(target=learn.run, args=(["-c", {script!r}], watch, "failed"), daemon=True).start()
+while not any(line.startswith("pids ") for line in lines):
+    threading.Event().wait(0.1)
+tf_compat.end_at_once(130)  # the board's second Ctrl-C
+"""
+
+
+@pytest.mark.quick
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_process_that_ends_at_once_takes_its_learns_script_with_it(tmp_path):
+    # the script has a process group of its own, which the terminal's second Ctrl-C to the board no longer reaches
+    script = tmp_path / "ends.py"
+    script.write_text(ENDS_AT_ONCE_WHILE_A_SCRIPT_RUNS.format(root=ROOT, script=DEAF_WITH_A_CHILD), encoding="utf-8")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids = []
+    try:
+        out, err = ended(parent, "a process ending at once while its learn's script runs", 60)
+        assert parent.returncode == 130, err
+        pids = [int(n) for n in out.split("pids ", 1)[1].split()[:2]]
+        wait_for(lambda: not any(map(running, pids)), "the learn's script and its child killed", 30)
+    finally:
+        end_all(pids)
