@@ -172,12 +172,46 @@ def holding_file(path, held=True):
     (_HELD_FILES.add if held else _HELD_FILES.discard)(os.path.abspath(path))
 
 
+_MADE_FOLDERS = []  # folders this process made for its output, deepest first: removed when still empty at the end
+
+
+def holding_folders(paths, held=True):
+    """Note that this process made the folders `paths` (deepest first: files.missing_folders), so that end_at_once
+    removes those that are still empty; held=False once the run has removed them or put something there."""
+    for path in map(os.path.abspath, paths):
+        if held:
+            _MADE_FOLDERS.append(path)
+        elif path in _MADE_FOLDERS:
+            _MADE_FOLDERS.remove(path)
+
+
+_HELD_GROUPS = set()  # process groups of this process's children (a learn's course script): killed when it ends at once
+
+
+def holding_group(pgid, held=True):
+    """Note that this process started the process group `pgid` (a learn's course script, in a group of its own that
+    a terminal's Ctrl-C does not reach), so that end_at_once kills it (SIGKILL); held=False once it has ended."""
+    (_HELD_GROUPS.add if held else _HELD_GROUPS.discard)(pgid)
+
+
 def end_at_once(status):
-    """os._exit(status) once the files this process holds (holding_file) are removed: a process that ends at once
-    (a second Ctrl-C, a stop during TensorFlow's import, a cluster's time-out) leaves no lock of its own behind."""
+    """os._exit(status) once the files this process holds (holding_file) are removed, and then the folders it made
+    that are empty (holding_folders), its children's process groups killed (holding_group): a process that ends
+    at once (a second Ctrl-C, a stop during TensorFlow's import, a cluster's time-out) leaves no lock of its own
+    behind, no empty model folder, and no learn's script running on."""
     for path in list(_HELD_FILES):
         try:
             os.remove(path)
+        except OSError:
+            pass
+    for pgid in list(_HELD_GROUPS):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+    for path in list(_MADE_FOLDERS):
+        try:
+            os.rmdir(path)
         except OSError:
             pass
     os._exit(status)

@@ -584,7 +584,8 @@ def _aside(path):
 @contextlib.contextmanager
 def writing(model_dir, what, name=MODEL_NAME, network=None, log=print, state=None):
     """Around a trainer's run in model_dir: the folder made when missing, locked, listed once and cleared; yields
-    its Survey.
+    its Survey. A folder it made that the run leaves empty (a cluster's chief that gave up or was stopped before
+    its first save) is removed again, also when the process ends at once (tf_compat.holding_folders).
 
     what: what the run does, for the line refusing a second writer
     ("training"): the FolderLock on model_dir, held for the block. Under
@@ -606,10 +607,23 @@ def writing(model_dir, what, name=MODEL_NAME, network=None, log=print, state=Non
     another live process writes it, for checkpoints of another name, and
     for files that cannot be removed.
     """
+    made = files.missing_folders(model_dir)
     try:
         os.makedirs(model_dir, exist_ok=True)
     except OSError as e:
         raise DataError(f"{model_dir}: cannot use model folder ({e.strerror})") from None
+    tf_compat.holding_folders(made)  # a run that ends before its first save (a cluster's time-out) leaves none
+    try:
+        with _writing(model_dir, what, name, network, log, state) as found:
+            yield found
+    finally:
+        tf_compat.holding_folders(made, held=False)
+        files.remove_empty_folders(made)
+
+
+@contextlib.contextmanager
+def _writing(model_dir, what, name, network, log, state):
+    """writing's block once the folder is there: checked, locked, listed and cleared; yields its Survey."""
     if not os.access(model_dir, os.W_OK):
         raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
     with FolderLock(model_dir, "--model-dir", what):

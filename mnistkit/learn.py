@@ -53,6 +53,8 @@ import tempfile
 import threading
 import time
 
+import tf_compat
+
 from . import checkpoints, cli, files, folders, keep, promotion, records
 from .errors import DataError
 
@@ -101,6 +103,7 @@ class LearnHeld(DataError):
         self.entry = entry
 
 
+KILL = getattr(signal, "SIGKILL", None)  # Watch.stop(kill=True), signal_script: none on Windows (kill() there)
 STOP_GRACE_SECS = 30  # a script told to stop (Ctrl-C, SIGTERM) may take this long to save and end; then SIGKILL
 TICK_SECS = 5  # a learn that prints nothing this long says what it is doing, how long, and the time left if known
 DOING = {  # what a learn is doing, by key (Watch.doing; the page's words for each are in board.js, zh and en)
@@ -205,11 +208,12 @@ class Watch:
         return True
 
     def stop(self, kill=False):
-        """Stop the learn: SIGTERM to the script running now (kill: SIGKILL, for one that does not end)."""
+        """Stop the learn: SIGTERM to the script running now and the processes it started (kill: SIGKILL, for one
+        that does not end; signal_script)."""
         with self.lock:
             self.stopping.set()
             if self.child is not None and self.child.poll() is None:
-                self.child.kill() if kill else self.child.terminate()
+                signal_script(self.child, KILL if kill else signal.SIGTERM)
 
 
 @dataclasses.dataclass
@@ -397,20 +401,31 @@ def run(command, watch, failed):
 
     Raises LearnFailed ("<script> exited with status N (<its last line, up
     to a semicolon>); <failed>") when it exits otherwise than with 0;
-    LearnStopped after watch.stop(). On Ctrl-C or SIGTERM to this process
-    (KeyboardInterrupt) the script, which a signal to the process group
-    reached too, or else SIGTERM now, ends (a trainer saves in the staging
-    folder), killed after STOP_GRACE_SECS (stopped_output); then
-    KeyboardInterrupt goes on.
+    LearnStopped after watch.stop(). The script runs in a process group of
+    its own (signal_script), its stdin the null device. On Ctrl-C or
+    SIGTERM to this process (KeyboardInterrupt) the script gets SIGTERM and
+    ends (a trainer saves in the staging folder), killed after
+    STOP_GRACE_SECS (stopped_output); then KeyboardInterrupt goes on.
     """
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}  # read back as utf-8, whatever the locale
-    last = ""
     with watch.lock:
         if watch.stopping.is_set():
             raise LearnStopped(f"stopped; {failed.rsplit('; ', 1)[-1]}")
-        child = watch.child = subprocess.Popen([sys.executable, *command], stdout=subprocess.PIPE,
-                                               stderr=subprocess.STDOUT, text=True, encoding="utf-8",
-                                               errors="backslashreplace", env=env)
+        child = watch.child = subprocess.Popen([sys.executable, *command], stdin=subprocess.DEVNULL,
+                                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                               encoding="utf-8", errors="backslashreplace", env=env,
+                                               start_new_session=os.name == "posix")  # signal_script's group
+        if os.name == "posix":
+            tf_compat.holding_group(child.pid)  # killed if this process ends at once (the board's second Ctrl-C)
+    try:
+        return _follow(child, command, watch, failed)
+    finally:
+        tf_compat.holding_group(child.pid, held=False)
+
+
+def _follow(child, command, watch, failed):
+    """run()'s part once the script has started: its lines to watch.say until it ends; raises as run() says."""
+    last = ""
     done = threading.Event()
 
     def ticking():  # while the script runs: a line each TICK_SECS it says nothing (Watch.tick)
@@ -443,17 +458,31 @@ def run(command, watch, failed):
 
 
 def stopped_output(child, grace=None):
-    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): SIGTERM now (a signal to this
-    process alone: its script stops too), SIGKILL once `grace` seconds (None: STOP_GRACE_SECS) have passed (a
-    script deaf to SIGTERM) or at a second Ctrl-C, so that the learn's end (its staging and lock removed) never
-    waits on it for ever."""
+    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): SIGTERM now (the script is in a
+    process group of its own, which a terminal's Ctrl-C does not reach), SIGKILL once `grace` seconds (None:
+    STOP_GRACE_SECS) have passed (a script deaf to SIGTERM) or at a second Ctrl-C, each to the script and the
+    processes it started (signal_script), so that the learn's end (its staging and lock removed) never waits on
+    it, or on a process of its holding its output, for ever."""
     if child.poll() is None:
-        child.terminate()
+        signal_script(child, signal.SIGTERM)
     try:
         return child.communicate(timeout=STOP_GRACE_SECS if grace is None else grace)[0] or ""
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
-        child.kill()
+        signal_script(child, KILL)
         return child.communicate()[0] or ""
+
+
+def signal_script(child, signum):
+    """Send `signum` to a course script run() started and to every process it started (its process group, its
+    own: start_new_session), so that no process of it outlives the learn holding its output pipe, which the
+    learn reads to its end; the script alone where there are no process groups (Windows)."""
+    if os.name == "posix":
+        try:
+            os.killpg(child.pid, signum)
+        except (ProcessLookupError, PermissionError):  # the group is gone already
+            pass
+    elif child.poll() is None:
+        child.kill() if signum == KILL else child.terminate()
 
 
 def stage(before, staging):
@@ -506,11 +535,26 @@ def check(plan, network, before, learned, kept_data, watch):
         found["test"], found["fell"] = promotion.judge(scored[0], scored[width])
         found["test"]["records"] = os.path.join(tests, records.TEST_FILE)
     watch.say("checked: " + promotion.summary(found))
-    if found["test"]:
-        for measure in promotion.MEASURES:
-            watch.say(f"{measure} of each digit, before -> after: " + ", ".join(
-                f"{d} {pair[0]:.3f}->{pair[1]:.3f}" for d, pair in enumerate(found["test"][measure]) if pair))
+    for line in per_digit_lines(found["test"]):
+        watch.say(line)
     return found
+
+
+UNDEFINED = {"recall": "not in the test records", "precision": "read as no test record"}  # why a value is None
+
+
+def per_digit_lines(test):
+    """The check's lines of each digit's recall and precision before -> after (test: the check's "test", or None:
+    none), a digit whose value is undefined before or after (judge's None) named with why: `recall of each digit,
+    before -> after: 0 0.976->0.976, ..., 8 0.848->0.853; 9: not in the test records (not checked)`."""
+    lines = []
+    for measure in promotion.MEASURES if test else ():
+        pairs = test[measure]
+        undefined = [str(d) for d, pair in enumerate(pairs) if not pair]
+        lines.append(f"{measure} of each digit, before -> after: " + ", ".join(
+            f"{d} {pair[0]:.3f}->{pair[1]:.3f}" for d, pair in enumerate(pairs) if pair)
+            + (f"; {', '.join(undefined)}: {UNDEFINED[measure]} (not checked)" if undefined else ""))
+    return lines
 
 
 # ---------------------------------------------------------------- promoting: the learned checkpoint into the folder

@@ -20,6 +20,7 @@ unknown() how many changes to the kept digits the model in service does
 not know (each learn records the ones it learned: known_of). The
 history itself is the folder record's (learn_history, here).
 """
+import collections
 import contextlib
 import glob
 import hashlib
@@ -242,13 +243,14 @@ def checksum(path):
 
 
 def _learned(known, now, folder, since=None):
-    """(learned, now): the sets unknown() compares, from a record's "known" and the store's (number, digit, name)s
-    now: (number, digit, checksum) with the record's "sums". A record from before they were kept (no "sums"; no
-    "digits" either: numbers alone) cannot tell a drawing from another under the same name, so a file of `now`
-    counts as the one learned only when it is provably older: neither written nor renamed (its mtime and ctime)
-    after `since`, the time the learn was put in service (its entry's "changed"; None: no file is). Any other
-    (a keep folder deleted by hand and kept into again, a file replaced or relabelled by hand, or all of them when
-    the store was copied) is the learned one gone and a new one kept: the model may not know it.
+    """(learned, now): what unknown() compares (sets, or collections.Counters: a drawing may be kept twice), from a
+    record's "known" and the store's (number, digit, name)s now: (digit, checksum) with the record's "sums" (the
+    drawings and their digits, whatever their numbers). A record from before they were kept (no "sums": (number,
+    digit); no "digits" either: numbers alone) cannot tell a drawing from another under the same name, so a file of
+    `now` counts as the one learned only when it is provably older: neither written nor renamed (its mtime and
+    ctime) after `since`, the time the learn was put in service (its entry's "changed"; None: no file is). Any
+    other (a keep folder deleted by hand and kept into again, a file replaced or relabelled by hand, or all of them
+    when the store was copied) is the learned one gone and a new one kept: the model may not know it.
     None for runs of the wrong shape or too many (a hand edit)."""
     try:
         runs = [(int(first), int(last)) for first, last in known.get("numbers", ())]
@@ -266,8 +268,10 @@ def _learned(known, now, folder, since=None):
             (number, digit) if older(os.path.join(folder, name), since) else (number, digit, name)
             for number, digit, name in now}
     cut = [sums[i:i + SUM_CHARS] for i in range(0, len(sums), SUM_CHARS)]
-    return (set(zip(learned, map(int, digits), cut)),
-            {(number, digit, checksum(os.path.join(folder, name))) for number, digit, name in now})
+    # by what the model learned, each drawing under its digit, whatever number it has now: a digit relabelled and
+    # relabelled back, or removed and kept again with the same pixels (each a new number), is what it learned
+    return (collections.Counter(zip(map(int, digits), cut)),
+            collections.Counter((digit, checksum(os.path.join(folder, name))) for _, digit, name in now))
 
 
 def older(path, since):
@@ -287,9 +291,11 @@ def unknown(model_dir, store):
     them; a relabel (removed, kept again under the new digit) counts each, and so does one made by hand (the same
     number under another digit: known_of's "digits"), and another drawing under a learned name (a keep folder
     deleted by hand and kept into again, a file replaced by hand: known_of's "sums"; each counts two, the one
-    learned gone and the new one kept). A record without "sums" (an earlier version's learn) is counted by
-    number and digit, one without "digits" by number alone, and a file there not provably older than the learn
-    (_learned) counts as a new drawing all the same. All kept digits when no learn from this store is in
+    learned gone and the new one kept). What the model learned is the drawings and their digits, not their
+    numbers: a drawing removed and kept again with the same pixels, or relabelled and relabelled back, is no
+    change (a drawing kept twice counts once more). A record without "sums" (an earlier version's learn) is
+    counted by number and digit, one without "digits" by number alone, and a file there not provably older than
+    the learn (_learned) counts as a new drawing all the same. All kept digits when no learn from this store is in
     service. None when that learn is from before this was recorded, or model_dir is None."""
     if model_dir is None:
         return None
@@ -307,8 +313,8 @@ def unknown(model_dir, store):
     if os.path.realpath(store.folder) not in {os.path.realpath(os.path.join(model_dir, known.get("keep_dir", ""))),
                                               os.path.realpath(str(known.get("keep_path", "")))}:
         return len(now)  # learned from another store: none of these
-    learned, now = _learned(known, now, store.folder, entry.get("changed"))
-    return len(now ^ learned)
+    learned, now = map(collections.Counter, _learned(known, now, store.folder, entry.get("changed")))
+    return sum(((now - learned) + (learned - now)).values())
 
 
 def gone(model_dir):
@@ -465,6 +471,20 @@ def moved_on(model_dir, newest, name):
     return f"{folders.name_of(name)}-{max(later)}" if later else None
 
 
+def started_from_gone(model_dir, newest, entry, done):
+    """Raise DataError when the checkpoint learn `entry` started from (its "before") is not in model_dir (removed
+    by hand after an undo, or while the learn was held): a redo or an accept would put the learned checkpoint in
+    service over a folder that no longer holds what it was learned from, so it is refused, naming the checkpoint
+    gone and the newest one there (`newest`, None for none), never as a folder "trained further" with an older
+    one. done: what is not done ("redone", "accepted")."""
+    if checkpoints.checkpoint_format(os.path.join(model_dir, entry["before"])) is not None:
+        return
+    there = f"its newest checkpoint is {newest}" if newest else "it holds no checkpoint"
+    raise DataError(f"{model_dir}: {entry['before']}, the checkpoint learn {entry.get('learn', '')} started from, is "
+                    f"not there (removed?); {there}; nothing {done} (the learned checkpoint {entry['after']} stays "
+                    f"in {learns_folder(model_dir, entry.get('learn', ''))})")
+
+
 @contextlib.contextmanager
 def history(model_dir):
     """Around an undo, a redo, an accept or a discard: the folder held (one_at_a_time), and (record, learns,
@@ -539,6 +559,7 @@ def redo(model_dir, out=print):
         entry = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
         if entry is None:
             raise DataError(f"{model_dir}: no undone learn to redo")
+        started_from_gone(model_dir, newest, entry, "redone")
         newer = moved_on(model_dir, newest, entry["before"])
         if newer is not None:
             raise DataError(f"{model_dir}: trained further since the undo: its newest checkpoint is {newer}, not "
@@ -564,6 +585,7 @@ def accept(model_dir, out=print):
     anyway"); returns its prefix. DataError when none is held, or the folder moved on since it was learned."""
     with history(model_dir) as (record, learns, _, newest):
         entry = held_entry(learns, model_dir)
+        started_from_gone(model_dir, newest, entry, "accepted")
         newer = moved_on(model_dir, newest, entry["before"])
         if newer is not None:
             raise DataError(f"{model_dir}: its newest checkpoint is now {newer}, not {entry['before']} that learn "

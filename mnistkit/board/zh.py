@@ -73,6 +73,13 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"trained further since the undo: its newest checkpoint is (?P<a>\S+), not (?P<b>\S+) that learn " + _N +
      r" started from; nothing redone \(a redo would put (?P<c>\S+) in service over (?P<d>\S+)\)",
      r"撤销之后又训练过：最新的检查点是 \g<a>，不是学习 \g<n> 开始时的 \g<b>；没有重做（重做会让 \g<c> 取代 \g<d> 投入使用）"),
+    (r"(?P<b>\S+), the checkpoint learn " + _N + r" started from, is not there \(removed\?\); ",
+     r"学习 \g<n> 开始时的检查点 \g<b> 不见了（被删除了？）；"),
+    *[(rf"{there}; nothing {done} \(the learned checkpoint (?P<c>\S+) stays in (?P<f>.+)\)",
+       rf"{zh_there}；没有{zh_done}（学到的检查点 \g<c> 仍在 \g<f>）")
+      for there, zh_there in ((r"its newest checkpoint is (?P<a>\S+)", r"最新的检查点是 \g<a>"),
+                              ("it holds no checkpoint", "文件夹里没有检查点"))
+      for done, zh_done in (("redone", "重做"), ("accepted", "采用"))],
     (r"its newest checkpoint is now (?P<a>\S+), not (?P<b>\S+) that learn " + _N + r" started from; discard it and "
      r"learn again", r"最新的检查点现在是 \g<a>，不是学习 \g<n> 开始时的 \g<b>；请丢弃它再学习"),
     # the model folder's record read for a learn, undo or redo (folders.folder_record, learn_history: strict)
