@@ -35,9 +35,10 @@ def centre_of_mass(pixels):
     return (rows * pixels).sum() / mass, (cols * pixels).sum() / mass
 
 
-def ink_box(pixels):
-    """Height and width of the box around the non-zero pixels."""
-    rows, cols = np.nonzero(pixels)
+def ink_box(pixels, faint=16):
+    """Height and width of the box around the pixels of `faint` levels or more: an edge's half pixel counts as a
+    cell of ink (preparation.CELL_FULL) and may add a row of a few levels beyond MNIST's 20 pixels."""
+    rows, cols = np.nonzero(pixels >= faint)
     return rows.max() - rows.min() + 1, cols.max() - cols.min() + 1
 
 
