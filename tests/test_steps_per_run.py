@@ -194,7 +194,6 @@ def ancestors(op):
     return seen
 
 
-@pytest.mark.quick
 def test_the_moving_averages_wait_for_each_weights_old_value_and_gradient_not_for_the_whole_step(sample_workdir):
     """The single step's update (issue #54): each shadow's two halves run beside the step, not after it. The weight's
     apply waits for the first half (the shadow reads the weight before it changes); no part of any average waits for
