@@ -152,9 +152,8 @@ def resumed(settings, examples, saver, var_list, state=None):
     saves (saving.RunSaves with `saver`, the graph's tf.train.Saver)
     then continue the --keep rotation of the checkpoint resumed from.
     examples: the records per epoch, for a refusal's reason. Raises
-    DataError naming what is wrong and what to do (as folders.writing, and
-    places.export_given for an export, folders.another_network for another network's folder); nothing in
-    the folder changes.
+    DataError naming what is wrong and what to do (as folders.writing and
+    not_for_training: an export, another network's folder); nothing changes.
     """
     saves = saving.RunSaves(saver, settings.model_dir, functools.partial(record_of, settings, examples),
                                  name=settings.model_name)  # the record: what the run trains with, at its first save
