@@ -369,8 +369,9 @@ def not_a_tfrecord(tfRecord_path):
     if kind in (None, "a TFRecord file"):
         return None
     if kind == "a GZIP-compressed TFRecord file":
+        gunzip = f"gzip -dc {cli.quoted(tfRecord_path)} > plain.tfrecords"
         return DataError(f"{tfRecord_path}: GZIP-compressed TFRecord file; the readers here take uncompressed ones: "
-                         f"decompress it first (`gzip -dc {tfRecord_path} > plain.tfrecords`), or rerun {generate}")
+                         f"decompress it first (`{gunzip}`), or rerun {generate}")
     if kind == "a ZLIB-compressed TFRecord file":
         return DataError(f"{tfRecord_path}: ZLIB-compressed TFRecord file; the readers here take uncompressed ones: "
                          f"decompress it first (Python's zlib.decompress), or rerun {generate}")

@@ -49,19 +49,19 @@ def missing_package(error, script, argv=None, venv=None):
     `mnist_backward.py: needs the package 'tqdm' (No module named 'tqdm'), which this Python lacks: make the
     project's venv with `python3 tasks.py install` (or make install), then run `.venv/bin/python mnist_backward.py
     --help``. script: the script's file name the line starts with; venv: the venv's folder (default ROOT/.venv).
-    Paths are named as from the current folder (relative below it)."""
+    Paths are named as from the current folder (relative below it) and quoted for the shell (quoted)."""
     module = (getattr(error, "name", None) or "").split(".")[0]
     if not module or module in OWN_MODULES or module.startswith("mnist_"):
         return None
     venv = os.path.join(ROOT, ".venv") if venv is None else venv
     python = os.path.join(venv, "Scripts", "python.exe") if os.name == "nt" else os.path.join(venv, "bin", "python")
-    command = " ".join([shown(python)] + [quoted(arg) for arg in (sys.argv if argv is None else argv)])
+    command = " ".join([quoted(shown(python))] + [quoted(arg) for arg in (sys.argv if argv is None else argv)])
     said = f"{script}: needs the package '{PACKAGE_OF.get(module, module)}' ({error}), which this Python lacks"
     if os.path.isfile(python):
-        activate = os.path.join(shown(venv), "Scripts", "activate") if os.name == "nt" else \
-            "source " + os.path.join(shown(venv), "bin", "activate")
+        activate = quoted(os.path.join(shown(venv), "Scripts", "activate")) if os.name == "nt" else \
+            "source " + quoted(os.path.join(shown(venv), "bin", "activate"))
         return f"{said}; the project's venv has it: run `{command}` (or activate the venv: `{activate}`)"
-    tasks = f"{'py -3.11' if os.name == 'nt' else 'python3'} {shown(os.path.join(ROOT, 'tasks.py'))} install"
+    tasks = f"{'py -3.11' if os.name == 'nt' else 'python3'} {quoted(shown(os.path.join(ROOT, 'tasks.py')))} install"
     return f"{said}: make the project's venv with `{tasks}` (or make install), then run `{command}`"
 
 

@@ -96,3 +96,29 @@ def test_with_the_venv_made_the_line_runs_the_command_there_or_activates_it(tmp_
                                    ["mnist_app.py", "--help"], str(venv))
     assert line.endswith(f": make the project's venv with `python3 {os.path.join(startup.ROOT, 'tasks.py')} install` "
                          "(or make install), then run `.venv/bin/python mnist_app.py --help`"), line
+
+
+@pytest.mark.quick
+@pytest.mark.skipif(os.name == "nt", reason="the venv's POSIX layout and the POSIX shell's quoting")
+@pytest.mark.parametrize("made", [True, False])
+def test_the_commands_in_the_line_are_quoted_for_a_folder_with_a_space_and_chinese(tmp_path, monkeypatch, made):
+    """A clone in `/tmp/新用户 试用4/repo` run from a folder outside it: each backquoted command of the line, put
+    through the shell's word splitting (shlex.split), gives the venv's python, the tasks.py and activate paths whole."""
+    import shlex
+    repo = tmp_path / "新用户 试用4" / "repo"
+    venv = repo / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    if made:
+        (venv / "bin" / "python").write_text("")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    monkeypatch.setattr(startup, "ROOT", str(repo))
+    line = startup.missing_package(ModuleNotFoundError("No module named 'tqdm'", name="tqdm"), "mnist_backward.py",
+                                   ["../新用户 试用4/repo/mnist_backward.py", "--steps", "10"], str(venv))
+    commands = line.split("`")[1::2]
+    runs = [shlex.split(command) for command in commands]
+    assert [str(venv / "bin" / "python"), "../新用户 试用4/repo/mnist_backward.py", "--steps", "10"] in runs, line
+    if made:
+        assert ["source", str(venv / "bin" / "activate")] in runs, line
+    else:
+        assert ["python3", str(repo / "tasks.py"), "install"] in runs, line

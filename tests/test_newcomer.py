@@ -233,3 +233,15 @@ def test_the_signal_watch_leaves_the_process_as_it_found_it():
     with mnistkit.distributed.ends_on_signal("never said"):
         pass
     assert signal.set_wakeup_fd(before) == before
+
+
+@pytest.mark.skipif(os.name == "nt", reason="the POSIX shell's quoting")
+def test_the_gunzip_command_for_a_compressed_tfrecord_file_keeps_a_path_with_a_space_whole(tmp_path):
+    folder = tmp_path / "新用户 试用4"
+    folder.mkdir()
+    path = folder / "mnist_train.tfrecords"
+    path.write_bytes(gzip.compress(tfrecord_bytes() * 3))
+    with pytest.raises(DataError) as error:
+        mnistkit.records.scan_tfrecord(str(path))
+    gunzip = str(error.value).split("`")[1]
+    assert shlex.split(gunzip) == ["gzip", "-dc", str(path), ">", "plain.tfrecords"], gunzip
