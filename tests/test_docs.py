@@ -191,3 +191,23 @@ def test_no_document_script_or_default_names_a_folder_of_the_developers_machine(
             named += [f"{path}:{n}: {found.group()}" for n, line in enumerate(f, 1)
                       for found in MACHINE_PATH.finditer(line)]
     assert named == []
+
+
+def test_the_readmes_figure_for_handmade_photos_is_what_it_writes():
+    """A README's `tests/handmade.py photos` block follows a paragraph naming how many pictures it writes: ten
+    digits per style of its two sets (make_photos' STYLES, make_phone_photos' PHONE_STYLES), as it prints
+    `wrote N pictures`; docs/photos.md names the two sets' sizes."""
+    import handmade
+    drawn, phone = 10 * len(handmade.STYLES), 10 * len(handmade.PHONE_STYLES)
+    figures = {}
+    for readme in ("README.md", "README.zh-CN.md"):
+        with open(os.path.join(ROOT, readme), encoding="utf-8") as f:
+            text = f.read()
+        for match in re.finditer(r"\n\n([^\n`][^\n]*(?:\n[^\n]+)*?)\n\n```sh\n[^`]*handmade\.py", text):
+            figures[readme] = [int(n) for n in re.findall(r"(?<![\w.])(\d+)(?![\w.])", match.group(1))]
+    assert figures.get("README.zh-CN.md"), figures  # the Chinese README shows it; finding none: the parsing broke
+    for readme, numbers in figures.items():
+        assert numbers[0] == drawn + phone, (readme, numbers)
+    with open(os.path.join(ROOT, "docs", "photos.md"), encoding="utf-8") as f:
+        photos = " ".join(f.read().split())
+    assert f"On {drawn} hand-made test photos" in photos and f"On {phone} phone photos" in photos
