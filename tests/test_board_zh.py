@@ -213,3 +213,16 @@ def test_the_page_in_zh_shows_a_refused_picture_and_a_refused_learn_with_no_engl
     assert page.text_content("#error").startswith("Cannot read it: 笔记.pdf: ")
     assert page.text_content("#learn-progress") == f"Cannot learn: {refused['error']}"
     page.context.close()
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("sent", [urllib.parse.quote("笔记 1.py").encode(), "笔记 1.py".encode("utf-8"),
+                                  b"caf\xe9 1.py"], ids=["percent-encoded", "raw-utf-8", "raw-latin-1"])
+def test_an_x_filename_percent_encoded_or_raw_utf8_names_the_picture_as_sent(tmp_path, sent):
+    """curl -H "X-Filename: 笔记 1.py" sends the name's UTF-8 bytes, the page encodeURIComponent's: both name it
+    (headers are read as latin-1 bytes; a name that is not UTF-8 stays latin-1)."""
+    board, served = board_on(tmp_path / "model", tmp_path)
+    served.model.prepare = lambda data, name: mnist_app.prepared_pixels(data, name=name)  # the app's, as served
+    answer = Asked(board, "POST", "/board/predict", b"%PDF-1.4 not a picture", headers=(OWN_HOST, (b"x-filename", sent)))
+    name = "café 1.py" if sent.startswith(b"caf") else "笔记 1.py"
+    assert answer.status == 400 and json.loads(answer.body)["error"].startswith(f"{name}: "), answer.body

@@ -63,8 +63,15 @@ def predict(call):
 
 
 def named(call):
-    """The picture's name a request gives in its X-Filename header (URL-encoded), for messages (picture_name)."""
-    return picture_name(urllib.parse.unquote(call.headers.get("x-filename", "")))
+    """The picture's name a request gives in its X-Filename header, for messages (picture_name): percent-encoded
+    UTF-8 (the page's encodeURIComponent) or raw UTF-8 bytes (curl -H "X-Filename: 笔记.py"), which the headers'
+    latin-1 decoding turned into one character per byte and are decoded again; other bytes stay latin-1."""
+    name = call.headers.get("x-filename", "")
+    try:
+        name = name.encode("latin-1").decode("utf-8")
+    except UnicodeError:  # not latin-1 characters (already text) or not UTF-8 bytes: as it came
+        pass
+    return picture_name(urllib.parse.unquote(name))
 
 
 def read_picture(model, data, name, compare=None, served=None):
