@@ -46,6 +46,7 @@ TALL = 0.6  # a line holds digits when as tall as this share of the tallest line
 JOINED_WIDTH = 0.8  # two parts no wider than this together can be one digit
 JOINED_GAP = 0.2  # ... when they lie closer than this
 THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag is about 0.23)
+WIDE = 0.85  # a part wider than this is several digits written close (a message's count is then only the least)
 # A frame, a border or a rule at the side, left out of the ink (frame_lines); of the picture's side:
 FRAME_SPAN = 0.6  # a line at least this long ...
 FRAME_THICK = 0.15  # ... reaching FRAME_COVER of its length within this distance from its mark's edge
@@ -564,7 +565,7 @@ def _groups(low, high, gap):
 
 
 def digit_layout(boxes):
-    """How many digits the marks' boxes (float [n, 4], as ink_marks gives) show: (digits, lines).
+    """How many digits the marks' boxes (float [n, 4], as ink_marks gives) show: (digits, lines, sure).
 
     Lines of writing are the marks whose rows lie less than LINE_GAP of the
     ink's height apart; a line holds digits when it is TALL of the tallest.
@@ -572,11 +573,14 @@ def digit_layout(boxes):
     line's height apart, as tall as TALL of the line. The strokes of one
     digit overlap in columns or lie closer than that, even when they do not
     touch (a 4 in two strokes, a 7's crossbar, a broken pencil stroke).
+    sure: False when a part is wider than WIDE of its line's height, which
+    one digit is not: digits written closer than DIGIT_GAP, counted as one,
+    so that `digits` is only the least there are.
     """
     top, bottom, left, right = boxes.T
     lines = _groups(top, bottom, LINE_GAP * (bottom.max() - top.min()))
     heights = np.array([bottom[line].max() - top[line].min() for line in lines])
-    digits, rows = 0, 0
+    digits, rows, sure = 0, 0, True
     for line, height in zip(lines, heights):
         if height < TALL * heights.max():
             continue
@@ -586,8 +590,10 @@ def digit_layout(boxes):
             marks = line[digit]
             if bottom[marks].max() - top[marks].min() >= TALL * height:
                 spans.append((left[marks].min(), right[marks].max()))
-        digits += len(_join_strokes(spans, height))
-    return int(digits), rows
+        parts = _join_strokes(spans, height)
+        digits += len(parts)
+        sure = sure and all(r - l <= WIDE * height for l, r in parts)
+    return int(digits), rows, sure
 
 
 def _join_strokes(spans, height):
@@ -634,10 +640,11 @@ def one_digit(ink, labels=None):
     large = size >= MIN_MARK * min(ink.shape)
     if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size):
         raise ValueError("no digit found: only specks, no mark large enough to be a digit")
-    digits, lines = digit_layout(boxes)
+    digits, lines, sure = digit_layout(boxes)
     if digits > 1:
-        where = (f"{digits} side by side" if lines == 1 else f"{digits} one above the other" if digits == lines
-                 else f"{digits} on {lines} lines")
+        where = ("side by side" if lines == 1 else f"on {lines} lines") if not sure else (
+            f"{digits} side by side" if lines == 1 else f"{digits} one above the other" if digits == lines
+            else f"{digits} on {lines} lines")
         raise SeveralDigits(f"several digits found ({where}); the app reads one digit per picture: crop to one digit")
     return kept
 

@@ -11,6 +11,7 @@ from PIL import Image, ImageDraw
 
 import handmade
 import mnist_app
+import mnistkit.board.zh
 import mnistkit.cli
 import mnistkit.idx
 import mnistkit.pictures
@@ -402,3 +403,30 @@ def test_a_fully_transparent_or_flat_picture_with_alpha_is_no_digit(tmp_path):
     for name, rgba in (("clear", (0, 0, 0, 0)), ("white", (255, 255, 255, 255)), ("veiled", (0, 0, 0, 90))):
         Image.new("RGBA", (64, 64), rgba).save(tmp_path / f"{name}.png")
         assert outcome(str(tmp_path / f"{name}.png"), "mnist").startswith("no digit found: every pixel is "), name
+
+
+def close_row(digits, size=240, stroke=0.06, gap=0.08, seed=1):
+    """Ink coverage of pen-drawn digits side by side, `gap` (of the first one's ink height) between their inks."""
+    inks = []
+    for number, digit in enumerate(digits):
+        ink = handmade.draw_digit(digit, size, stroke, seed=seed + number)
+        cols = np.nonzero(ink.max(axis=0) > 0.05)[0]
+        inks.append(ink[:, cols[0]:cols[-1] + 1])
+    rows = np.nonzero(inks[0].max(axis=1) > 0.05)[0]
+    space = np.zeros((size, int(round(gap * (rows[-1] - rows[0])))))
+    return np.hstack([part for ink in inks for part in (ink, space)][:-1])
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("digits, seed", [([1, 7], 5), ([1, 7, 0], 1), ([1, 7, 0], 5), ([1, 7, 0, 4], 1),
+                                         ([1, 7, 0, 4], 5), ([4, 5, 6, 7], 5)])
+def test_several_digits_written_close_are_never_given_a_wrong_count(tmp_path, digits, seed):
+    """Digits written closer than DIGIT_GAP count as one part (the 1 and the 7 of `1 7 0`, 0.08 of the height
+    apart, seed 1: "2 side by side" before): the message says the count only when it is the digits there are,
+    else "side by side" alone; its Chinese twin says it whole. ([1, 7] and [4, 5, 6, 7] with seed 1 are read as
+    one digit, a fault of its own: refusing every part wider than WIDE refuses single digits of the tests.)"""
+    path = str(tmp_path / "close.png")
+    Image.fromarray(on_paper(close_row(digits, seed=seed))).save(path)
+    said = outcome(path, "default")
+    assert said in (SEVERAL.format(f"{len(digits)} side by side"), SEVERAL.format("side by side")), said
+    assert mnistkit.board.zh.phrased(said) is not None, said

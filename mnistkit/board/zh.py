@@ -174,6 +174,8 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"several digits found \((?P<d>\d+) side by side\)", r"找到了好几个数字（\g<d> 个并排）"),
     (r"several digits found \((?P<d>\d+) one above the other\)", r"找到了好几个数字（\g<d> 个上下排列）"),
     (r"several digits found \((?P<d>\d+) on (?P<l>\d+) lines\)", r"找到了好几个数字（\g<d> 个，分 \g<l> 行）"),
+    (r"several digits found \(side by side\)", "找到了好几个数字（并排）"),
+    (r"several digits found \(on (?P<l>\d+) lines\)", r"找到了好几个数字（分 \g<l> 行）"),
     (r"the app reads one digit per picture: crop to one digit", "应用每张图片只读一个数字：请裁剪到只剩一个数字"),
     (r"the app expects a dark digit on lighter paper", "应用要的是浅色纸上的深色数字"),
     (r"after the course's --threshold (?P<t>\d+)", r"（用课程的 --threshold \g<t> 之后）"),
