@@ -60,6 +60,7 @@ def refreshes(page, count):
             pass
 
 
+@pytest.mark.long  # a server, a page and 4 of its refreshes: about 40 s beyond the learned fixture
 def test_trained_further_the_line_says_so_and_a_refused_undo_stays_through_refreshes(browser, server, work):
     status, _ = request(server.url + "board/learn/accept", b"", method="POST")
     assert status == 200
