@@ -128,7 +128,7 @@ def test_the_page_reads_what_it_can_of_a_record_edited_by_hand(tmp_path, edit):
     spoil(model, edit)
     store = keep.KeptDigits(str(tmp_path / "my_digits"))
     standing = promotion.standing(str(model))  # no exception: GET /board/learn answers
-    assert set(standing) == {"last", "undo", "redo", "held"}
+    assert set(standing) == {"last", "undo", "redo", "held", "further"}
     assert promotion.unknown(str(model), store) in (None, 0)
 
 

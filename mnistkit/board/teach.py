@@ -283,7 +283,7 @@ class Learning:
         stand = promotion.standing(folder)
         shown = stand["held"] or stand["last"]
         answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
-                  "undo": stand["undo"], "redo": stand["redo"], "unknown": self.unknown(folder),
+                  "undo": stand["undo"], "redo": stand["redo"], "further": stand["further"], "unknown": self.unknown(folder),
                   "one_digit": self.one_digit(), "busy": busy, **self.doing(job)}
         if not (job["state"] == "running" or shown is None or (job["state"] == "failed" and
                                                                self.failed_at == mark(stand))):

@@ -29,6 +29,7 @@ const TEXT = {
     learn: "Learn from my digits", learnRunning: "Learning", learnDone: "Learned", learnFailed: "Learning failed",
     learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
     preparing: "preparing your digits", training: "training", checking: "checking", promoting: "promoting",
+    learnFurther: "Trained further since learn {} (now step {}): undo and redo are off",
     learnHeld: "Not used: {}", learnUndone: "Undone: back to step {}", learnDiscarded: "Discarded the learn of step {}",
     testAccuracy: "MNIST {} → {}", recall: "digit {} recall {} → {}", noRecallFell: "no digit's recall fell", yours: "your digits {}/{} → {}/{}",
     accuracyFell: "the test accuracy fell {} → {} ({} points)", recallFell: "digit {}'s recall fell {} → {} ({} points)",
@@ -63,6 +64,7 @@ const TEXT = {
     learn: "从我的数字学习", learnRunning: "正在学习", learnDone: "学习完成", learnFailed: "学习失败",
     learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
     preparing: "准备你的数字", training: "训练", checking: "检查", promoting: "启用",
+    learnFurther: "学习 {} 之后又训练过（现在第 {} 步）：撤销和重做不可用",
     learnHeld: "未启用：{}", learnUndone: "已撤销：回到第 {} 步", learnDiscarded: "已丢弃第 {} 步的学习结果",
     testAccuracy: "MNIST {} → {}", recall: "数字 {} 召回率 {} → {}", noRecallFell: "没有数字的召回率下降", yours: "你的数字 {}/{} → {}/{}",
     accuracyFell: "测试准确率从 {} 降到 {}（{} 个百分点）", recallFell: "数字 {} 的召回率从 {} 降到 {}（{} 个百分点）",
@@ -116,7 +118,8 @@ let shown = null;        // the answer shown: {digit, probabilities, input, blob
 let teachNote = null;    // [key of TEXT, values for its {}s] shown in #teach-status, or null; keptNote: #kept-status
 let keptNote = null;
 let learning = null;     // GET /board/learn's last answer {state, stage, line, step, steps, check, ...}, or null
-let learnNote = null;    // a refusal of the learn's buttons, shown instead of the learn line until the next answer
+let learnNote = null;    // a refusal of the learn's buttons, shown instead of the learn line (see refused)
+let learnNoteMark = null; // the learns' state the refusal speaks of (standingMark); null: the next answer tells it
 let learnSlot = "first"; // the network the learn's buttons work on: "first", or "compare" (#learn-on; --compare)
 let following = null;    // the timeout of the next GET /board/model and /board/learn
 window.boardTimes = [];  // [stroke end, answer shown] in ms (performance.now), for bench/board.py
@@ -784,6 +787,10 @@ function learnLine() {  // the learn line's text, of `learning`
     if (typeof learning.left === "number") parts.push(say(["left", learning.left]));
     return parts.join(" · ");
   }
+  const further = learning && learning.further;  // the folder trained past the learn: its check is old news
+  if (further && state !== "held" && state !== "failed") {
+    return say(["learnFurther", further.learn, further.step === null ? stepOf(further.newest) : further.step]);
+  }
   if (state === "done" && learning.check) return [T.learnDone, checkLine(learning.check)].join(" · ");
   if (state === "held" && learning.check) return say(["learnHeld", fellLine(learning.check)]);
   if (state === "undone") return say(["learnUndone", stepOf(learning.before)]);
@@ -818,11 +825,24 @@ function showLearn() {  // #learn, its line and the buttons beside it, of `learn
   }
 }
 
+function standingMark(body) {  // what of a GET /board/learn answer a refusal speaks of: the learns, not the progress
+  return JSON.stringify(["state", "learn", "before", "after", "undo", "redo", "further", "busy", "folder"]
+    .map(key => body[key] === undefined ? null : body[key]));
+}
+
+function refused(reply, poll) {  // a refusal shown; a click's stays until another click or its state changes
+  learnNote = refusal(reply, "learnRefused");
+  learnNoteMark = poll ? "poll" : null;  // a failed GET's goes at the next answer
+  showLearn();
+}
+
 function heard(reply) {  // whether a reply is /board/learn's state; if so it is shown
   if (!(reply.body && typeof reply.body.state === "string")) return false;
   const finished = learning && learning.state === "running" && reply.body.state !== "running";
   learning = reply.body;
-  learnNote = null;
+  const mark = standingMark(reply.body);  // the 2 s refresh keeps a click's refusal while the state stays
+  if (learnNote && learnNoteMark === null) learnNoteMark = mark;
+  else if (learnNote && mark !== learnNoteMark) learnNote = null;
   showLearn();
   if (finished) showModel();  // the model line names what now answers
   return true;
@@ -832,10 +852,7 @@ async function askLearn() {  // GET /board/learn: shown, or its refusal said
   const slot = learnSlot;
   const reply = await call(learnPath("/board/learn"));
   if (slot !== learnSlot) return;  // another network was chosen meanwhile: its own answer is on its way
-  if (!heard(reply) && !learnButton.hidden) {
-    learnNote = refusal(reply, "learnRefused");
-    showLearn();
-  }
+  if (!heard(reply) && !learnButton.hidden) refused(reply, true);
 }
 
 async function checkLearn() {  // at page open: a server without /board/learn hides the button
@@ -854,6 +871,7 @@ function follow() {  // GET /board/model and /board/learn every FOLLOW_MS, every
 
 learnButton.addEventListener("click", async () => {
   learnButton.disabled = true;
+  learnNote = null;  // another click: the last refusal goes
   const slot = learnSlot;
   const reply = await call(learnPath("/board/learn"), {method: "POST"});
   if (slot !== learnSlot) {  // another network chosen meanwhile: its line is asked for; this one is followed there
@@ -866,8 +884,7 @@ learnButton.addEventListener("click", async () => {
       showLearn();
     }
   } else {
-    learnNote = refusal(reply, "learnRefused");
-    showLearn();
+    refused(reply);
   }
   follow();
 });
@@ -879,12 +896,13 @@ for (const button of document.querySelectorAll("#learn-on button[data-slot]")) {
 for (const [id, choice] of Object.entries(LEARN_CHOICES)) {
   document.getElementById(id).addEventListener("click", async event => {
     event.target.disabled = true;
+    learnNote = null;  // another click: the last refusal goes
     const slot = learnSlot;
     const reply = await call(learnPath(`/board/learn/${choice}`), {method: "POST"});
     event.target.disabled = false;
     if (slot === learnSlot && !(reply.status === 200 && heard(reply))) {
-      learnNote = refusal(reply, "learnRefused");
-      showLearn();
+      refused(reply);
+      await askLearn();  // the state the refusal speaks of, at once (its buttons); the refusal stays shown
     }
     await showModel(true);
   });
