@@ -195,6 +195,7 @@ def pytest_configure(config):
 # order serves `make test-long`: test_chinese_path, test_export_follows_learns and test_board_learn_compare hold
 # only long scenarios (or those and a few quick checks), placed by their long tests' time (docs/tests.md).
 SLOWEST_FILES = ("test_user_faults", "test_chinese_path", "test_board_learn_compare", "test_export_follows_learns",
+                 "test_learn_further_browser",
                  "test_pictures_framed", "test_export", "test_tfdata", "test_cli",
                  "test_distributed", "test_checkpoints", "test_steps_per_run", "test_pictures", "test_learn",
                  "test_board", "test_board_browser", "test_app", "test_inside_browser", "test_lenet5",
