@@ -8,6 +8,7 @@ it with no other change. The route list of app.py's docstring and docs/deploy.md
 against the table.
 """
 import asyncio
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -43,8 +44,9 @@ def methods_of(route):
 
 
 class Asked:
-    """One request given to an ASGI app in this thread's event loop (path: with its ?query, if any): the answer, and
-    how much of the body it read."""
+    """One request given to an ASGI app in an event loop of its own (path: with its ?query, if any): the answer, and
+    how much of the body it read. In this thread, or in another when one runs a loop here already (Playwright's
+    sync API, after a module's browser tests)."""
 
     def __init__(self, board, method, path, body=b"", headers=(OWN_HOST,), chunk=None, declare=True):
         chunk = chunk or max(len(body), 1)
@@ -67,7 +69,13 @@ class Asked:
         async def send(message):
             sent.append(message)
 
-        asyncio.run(board(scope, receive, send))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop here: the usual case
+            asyncio.run(board(scope, receive, send))
+        else:
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                pool.submit(asyncio.run, board(scope, receive, send)).result()
         self.status = sent[0]["status"]
         self.headers = {k.decode().lower(): v.decode() for k, v in sent[0]["headers"]}
         self.body = b"".join(m.get("body", b"") for m in sent[1:])
