@@ -12,27 +12,13 @@ import shutil
 
 import pytest
 
-from conftest import LEARN_STEPS, TRAIN_STEPS, copy_into
-from test_board import Server, request
+from conftest import LEARN_STEPS, TRAIN_STEPS
+from test_board import request
 from test_board_browser import answer_timeout, browser, open_page  # noqa: F401  (browser: the module's fixture)
-from test_learn_browser import buttons, shows
+from test_learn_browser import buttons, server, shows, work  # noqa: F401  (server, work: the module's fixtures)
 
 LEARNED = TRAIN_STEPS + LEARN_STEPS
 FURTHER = LEARNED + 1000
-
-
-@pytest.fixture(scope="module")
-def work(learned_workdir, tmp_path_factory):
-    """A copy of learned_workdir to serve and change."""
-    return copy_into(tmp_path_factory.mktemp("further"), learned_workdir, "data", "model", "my_digits",
-                     "my_digits.txt")
-
-
-@pytest.fixture(scope="module")
-def server(work):
-    started = Server(work, "--model-dir", "model")
-    yield started
-    started.stop()
 
 
 def train_further(model):
