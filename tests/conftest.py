@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import pytest
@@ -30,6 +31,9 @@ sys.path.insert(0, ROOT)
 SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
 TRAIN_STEPS = 2000
 SUMMARY_LINES = []  # measured figures, printed once after the run (pytest_terminal_summary)
+# A test that takes longer than this on a quiet machine (times the load per core, wait_limit) is stuck: pytest-timeout
+# fails it with the stack of every thread (limit_every_test), so one hang fails one test and the run goes on. The slowest test takes a few minutes at load 8; the limit is only for what would never end.
+TEST_LIMIT = 900
 
 
 def wait_limit(seconds):
@@ -71,14 +75,61 @@ def wait_for(condition, what, seconds=300, every=0.5, process=None, output=None)
 
 def ended(process, what, seconds=120):
     """(stdout, stderr) of a subprocess.Popen once it has ended (communicate), waited for within wait_limit(seconds);
-    when it has not ended by then it is killed and an AssertionError says it was `what` that timed out."""
+    when it has not ended by then it is killed and an AssertionError says it was `what` that timed out.
+
+    The wait is for the process and for the end of its pipes: a process it started that still holds them (a
+    server's learn, a cluster's task) is named as the reason, and the pipes are closed, never waited on for ever.
+    """
     limit = wait_limit(seconds)
     try:
         return process.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
+        status = process.poll()
         process.kill()
-        process.communicate()
+        try:
+            process.communicate(timeout=wait_limit(30))
+        except subprocess.TimeoutExpired:
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+        if status is not None:
+            raise AssertionError(f"{what} ended (exit {status}), but a process it started still held its output "
+                                 f"after {limit:.0f} s") from None
         raise AssertionError(f"timed out after {limit:.0f} s waiting for {what} to end") from None
+
+
+def read_line(process, what, seconds=120):
+    """The next line of a subprocess.Popen's stdout (text), waited for within wait_limit(seconds): a process that
+    prints nothing for that long is killed and an AssertionError names `what`; "" when the process ends first.
+
+    Every read of a script's stdout in the tests goes through here, so that a script that stops talking fails its
+    test instead of holding its worker (and the run) for ever.
+    """
+    limit, killed = wait_limit(seconds), []
+
+    def kill():
+        killed.append(True)
+        process.kill()
+    timer = threading.Timer(limit, kill)
+    timer.start()
+    try:
+        line = process.stdout.readline()
+    finally:
+        timer.cancel()
+    if killed and not line:
+        process.wait()
+        raise AssertionError(f"timed out after {limit:.0f} s waiting for {what}: the process printed nothing (killed)")
+    return line
+
+
+def joined(threads, what, seconds=120):
+    """Join every threading.Thread of `threads` within wait_limit(seconds) in all; an AssertionError names `what`
+    and how many are still running when some have not ended by then (a deadlock fails its test, never hangs it)."""
+    deadline = time.monotonic() + wait_limit(seconds)
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    running = [thread.name for thread in threads if thread.is_alive()]
+    assert not running, f"{what}: {len(running)} of {len(threads)} threads still running after {wait_limit(seconds):.0f} s"
 
 
 def run_script(script, *args, cwd, timeout=600, input=None):
@@ -171,7 +222,19 @@ def stop_signals_as_the_run_started():
             signal.signal(sig, handler)
 
 
+def limit_every_test(config):
+    """Give pytest-timeout (requirements.txt) its limit for every test: wait_limit(TEST_LIMIT) s, unless the run has
+    its own (--timeout, PYTEST_TIMEOUT). Its method stays its default, the signal (SIGALRM, on POSIX): the stuck
+    test fails with the stack of every thread and its worker goes on. Not the thread method, which ends the worker:
+    pytest-xdist's loadscope then gives the whole file to a new worker, which is stuck again, up to 9 times."""
+    if config.pluginmanager.hasplugin("timeout") and config.getvalue("timeout") is None \
+            and not os.environ.get("PYTEST_TIMEOUT"):
+        config.option.timeout = wait_limit(TEST_LIMIT)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-timeout's own, which reads the settings
 def pytest_configure(config):
+    limit_every_test(config)
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")
     config.addinivalue_line("markers", "long: a scenario test that takes a quarter of a minute or more on 2 quiet "

@@ -24,7 +24,7 @@ import threading
 
 import pytest
 
-from conftest import ROOT, ended, tree_digests, wait_for, wait_limit
+from conftest import ROOT, ended, read_line, tree_digests, wait_for, wait_limit
 from mnistkit import folders, learn, promotion
 from mnistkit.board import zh
 from mnistkit.errors import DataError
@@ -76,7 +76,7 @@ def test_a_ctrl_c_to_mnist_learn_kills_a_deaf_script_and_the_processes_it_starte
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pids = []
     try:
-        line = parent.stdout.readline()
+        line = read_line(parent, "the parent's first line")
         assert line.startswith("pids "), line
         pids = [int(n) for n in line.split()[1:]]
         parent.send_signal(signal.SIGINT)
@@ -151,9 +151,9 @@ def test_a_run_that_ends_before_its_first_save_leaves_no_empty_model_folder(how,
     script.write_text(MADE_BY_A_RUN.format(root=ROOT, folder=str(folder), call=call), encoding="utf-8")
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert child.stdout.readline() == "writing\n"  # in the folder it made
+        assert read_line(child, "writing") == "writing\n"  # in the folder it made
         if status == 130:
-            assert child.stdout.readline() == "waiting\n"  # its stop watcher is on
+            assert read_line(child, "waiting") == "waiting\n"  # its stop watcher is on
             child.send_signal(signal.SIGINT)
         _, err = ended(child, f"the run after {how}", 90)
     finally:

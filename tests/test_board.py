@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,7 +25,7 @@ from PIL import Image
 
 import handmade
 import mnist_app
-from conftest import ROOT, TRAIN_STEPS, ended, run_main, wait_limit
+from conftest import ROOT, TRAIN_STEPS, ended, read_line, run_main, wait_limit
 from mnistkit import listener, preparation
 from mnistkit.board import model, page, serving, table
 from mnistkit.errors import DataError
@@ -38,12 +37,10 @@ START_TIMEOUT = 120  # seconds for a server to print its address (a checkpoint i
 def address_line(process):
     """The first line a server process prints (its address, once its socket listens); "" when it ends first, or
     when it has printed nothing within wait_limit(START_TIMEOUT) s (it is killed then)."""
-    timer = threading.Timer(wait_limit(START_TIMEOUT), process.kill)
-    timer.start()
     try:
-        return process.stdout.readline()
-    finally:
-        timer.cancel()
+        return read_line(process, "the server's address", START_TIMEOUT)
+    except AssertionError:
+        return ""
 
 
 class Server:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, ended, wait_limit
+from conftest import ROOT, ended, read_line, wait_limit
 from mnistkit import listener
 from test_board import ADDRESS, START_TIMEOUT, Server, address_line, request
 
@@ -194,13 +194,14 @@ def test_the_grace_cuts_a_large_predict_in_flight_and_an_answer_nobody_reads(tmp
     process = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
-        url = ADDRESS.search(process.stdout.readline()).group(1)
+        url = ADDRESS.search(read_line(process, "the server's address")).group(1)
         rows = ",".join(["[" + ",".join(["0.5"] * 784) + "]"] * 2000)
         predict = socket.create_connection(host_port(url), timeout=wait_limit(60))
         body = ('{"instances": [%s]}' % rows).encode()  # about 3 MB
         predict.sendall(b"POST /v1/models/mnist:predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n"
                         b"\r\n" % len(body) + body)
-        assert process.stdout.readline() == "predicting 1\n"  # parsed; its first row (rows run alone) in the model, for ever
+        # parsed; its first row (rows run alone) in the model, for ever
+        assert read_line(process, "predicting 1") == "predicting 1\n"
         unread = socket.socket()
         unread.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a client that takes a little, then nothing
         unread.connect(host_port(url))

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import conftest
-from conftest import copy_into, wait_limit
+from conftest import copy_into, read_line, wait_limit
 from test_board import Server, request
 from test_board_guards import call
 from mnistkit import deployed
@@ -120,7 +120,8 @@ def test_a_newer_checkpoint_is_served_and_nan_or_cut_ones_are_said_once_and_skip
         assert described == {"name": "mnist", "network": "784-500-10", "global_step": 2004, "form": "checkpoint",
                              "source": os.path.join("model", f"{MODEL_NAME}-2004"), "version": 2004}
         assert request(server.url + "v1/models/mnist/versions/2000")[0] == 404
-        assert server.process.stdout.readline() == f"now serving {described['source']} (global_step 2004)\n"
+        line = read_line(server.process, "the reload's line")
+        assert line == f"now serving {described['source']} (global_step 2004)\n"
     finally:
         assert server.stop() == 130
     warned = warnings_of(server)
@@ -172,7 +173,8 @@ def test_a_tflite_file_replaced_is_served(exported_workdir, tmp_path):
         shutil.copy2(work / "export" / "mnist_int8.tflite", work / "new.tflite")
         os.replace(work / "new.tflite", served)
         wait_for(lambda: np.allclose(probabilities(), own["mnist_int8.tflite"], atol=1e-6), "the int8 file", server)
-        assert server.process.stdout.readline().startswith("now serving served.tflite (version 1, global_step 2000)")
+        line = read_line(server.process, "the reload's line")
+        assert line.startswith("now serving served.tflite (version 1, global_step 2000)")
     finally:
         server.stop()
     assert warnings_of(server) == []

@@ -18,7 +18,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_limit
 from mnistkit import keep
 from mnistkit.board import app, guard, model, table, teach
 from mnistkit.errors import DataError
@@ -64,7 +64,8 @@ class Asked:
                 self.read += 1
                 return {"type": "http.request", "body": self.chunks[self.read - 1],
                         "more_body": self.read < len(self.chunks)}
-            await asyncio.Event().wait()  # a client that sends no more: the app must not ask
+            await asyncio.sleep(wait_limit(60))  # a client that sends no more: the app must not ask
+            raise AssertionError(f"{method} {path}: the app waited {wait_limit(60):.0f} s for more of a body that had ended")
 
         async def send(message):
             sent.append(message)

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, ended, wait_for, wait_limit
+from conftest import ROOT, ended, read_line, wait_for, wait_limit
 from test_board import ADDRESS, START_TIMEOUT, request
 
 STEPS, LEARN_STEPS = 100, 20
@@ -90,7 +90,7 @@ def test_generate_train_test_export_serve_keep_learn_and_undo_in_a_chinese_path_
                                str(LEARN_STEPS)], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, encoding="utf-8", errors="replace", env=env)
     try:
-        first = server.stdout.readline()  # the address, once the socket listens
+        first = read_line(server, "the server's address", START_TIMEOUT)  # the address, once the socket listens
         found = ADDRESS.search(first)
         assert found, f"no address printed: {first!r}; stderr: {ended(server, 'the server', START_TIMEOUT)[1]}"
         url = found.group(1)

@@ -26,7 +26,7 @@ import pytest
 from PIL import Image
 
 import handmade
-from conftest import run_main, wait_limit
+from conftest import joined, run_main, wait_limit
 from mnistkit import files, keep, listener, pictures, preparation, writer
 from mnistkit.board import app, model
 from mnistkit.errors import DataError
@@ -361,7 +361,7 @@ def keep_many(folder, digits, start):
 @pytest.mark.quick
 def test_twenty_threads_keep_at_once(tmp_path):
     store = keep.KeptDigits(str(tmp_path / "my_digits"))
-    pixels, start = prepared(0), threading.Barrier(20)
+    pixels, start = prepared(0), threading.Barrier(20, timeout=wait_limit(60))
     kept_now = []
 
     def one(digit):
@@ -370,8 +370,7 @@ def test_twenty_threads_keep_at_once(tmp_path):
     threads = [threading.Thread(target=one, args=(i % 10,)) for i in range(20)]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    joined(threads, "twenty threads keeping at once")
     assert sorted(kept_now) == sorted(store.entries())
     assert sorted(kept_now) == sorted((kept(i, d), d) for i, d in
                                       zip(range(1, 21), [keep.LAYOUT.parse(n)[1] for n, _ in sorted(kept_now)]))

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import ROOT, copy_into, ended
+from conftest import ROOT, copy_into, ended, read_line
 from test_board_learn import kept_input
 from test_server_faults import ctrl_c_after, nothing_half_written
 from mnistkit import folders, keep
@@ -46,7 +46,7 @@ def test_a_process_that_ends_at_once_leaves_no_lock_of_its_own(how, tmp_path):
     script.write_text(HELD_LOCK.format(root=ROOT, folder=str(tmp_path), call=call), encoding="utf-8")
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        assert child.stdout.readline() == "locked\n"
+        assert read_line(child, "locked") == "locked\n"
         assert (tmp_path / folders.LOCK_FILE).exists()
         if status == 130:
             time.sleep(0.5)  # inside the call
@@ -116,7 +116,7 @@ def test_a_ctrl_c_to_mnist_learn_kills_a_script_deaf_to_sigterm_after_the_grace(
     parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     child_pid, child_left = None, False
     try:
-        line = parent.stdout.readline()
+        line = read_line(parent, "the parent's first line")
         assert line.startswith("pid "), line
         child_pid = int(line.split()[1])
         parent.send_signal(signal.SIGINT)  # to the learn alone, as a signal to its process

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import ROOT, ended
+from conftest import ROOT, ended, read_line
 import mnist_app
 import mnistkit.cli
 import mnistkit.distributed
@@ -220,7 +220,7 @@ def test_a_stop_signal_ends_a_task_waiting_for_its_session_at_once(tmp_path):
     import sys
     task = subprocess.Popen([sys.executable, "-c", WAITING_TASK.format(root=ROOT)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    assert task.stdout.readline() == "waiting\n"
+    assert read_line(task, "waiting") == "waiting\n"
     task.send_signal(signal.SIGINT)
     out, err = ended(task, "the task after SIGINT (it waits an hour unless the signal ends it)", 60)
     assert (task.returncode, out, err) == (

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from conftest import ROOT, copy_into, run_main, run_script, wait_limit
+from conftest import ROOT, copy_into, read_line, run_main, run_script, wait_limit
 import mnist_backward
 from mnistkit import export, folders, promotion
 from mnistkit.errors import DataError
@@ -42,7 +42,7 @@ def holder(tmp_path):
         child = subprocess.Popen([sys.executable, str(script), str(folder), how, ROOT], cwd=tmp_path, text=True,
                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         children.append(child)
-        assert child.stdout.readline() == "held\n"
+        assert read_line(child, "held") == "held\n"
         return child
     yield start
     for child in children:  # a test that failed before releasing its holder

@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import conftest
-from conftest import ROOT, ended, run_main
+from conftest import ROOT, ended, read_line, run_main
 from test_board_routes import EXAMPLES, OWN_HOST, Asked, Stand, example_path, methods_of, served  # noqa: F401
 from mnistkit import cli, export, files, folders, keep, learn, records, training
 from mnistkit.board import app, model, serving, table, teach
@@ -571,7 +571,7 @@ def test_ctrl_c_during_a_long_c_call_ends_the_script_before_the_call_does(what, 
     child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True)
     try:
-        assert child.stdout.readline() == "ready\n"
+        assert read_line(child, "ready") == "ready\n"
         time.sleep(0.5)  # inside the call
         child.send_signal(signal.SIGINT)
         _, err = ended(child, f"the script in {what} after SIGINT", 90)  # the call itself runs for minutes

@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 import handmade
+from conftest import joined
 import mnist_app
 from mnistkit import deployed, preparation
 
@@ -53,8 +54,7 @@ def shared_by_threads(predictor, inputs, calls):
     threads = [threading.Thread(target=work, args=(t,)) for t in range(THREADS)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    joined(threads, "the predicting threads")
     return wrong, errors
 
 

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from conftest import (LENET5_STEPS, ROOT, TRAIN_STEPS, ended, mounted_tmpfs, run_main, run_script, tree_digests,
-                      wait_limit)
+from conftest import (LENET5_STEPS, ROOT, TRAIN_STEPS, ended, mounted_tmpfs, read_line, run_main, run_script,
+                      tree_digests, wait_limit)
 from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
 import mnist_cluster
 
@@ -114,7 +114,7 @@ def test_a_training_file_rewritten_while_training_is_said_and_the_steps_are_save
     data = copy_data(sample_workdir, tmp_path)
     proc = start([os.path.join(ROOT, "mnist_backward.py"), "--steps", "100000", "--save-every", "100000",
                   "--quiet"], tmp_path)
-    wait_for(lambda: "After 1 training steps" in (proc.stdout.readline() or ""), "the first step", proc)
+    wait_for(lambda: "After 1 training steps" in read_line(proc, "a line of the trainer"), "the first step", proc)
     time.sleep(0.5)
     shutil.copy(data / "mnist_test.tfrecords", data / ".new")
     os.replace(data / ".new", data / "mnist_train.tfrecords")  # what a generator's rename does
@@ -308,7 +308,7 @@ def test_the_app_piped_into_a_reader_that_stops_early_ends_quietly(trained_workd
 def test_the_evaluator_ends_on_sigterm_in_one_line(trained_copy, tmp_path):
     proc = start([os.path.join(ROOT, "mnist_test.py"), "--model-dir", str(trained_copy / "model"), "--data-dir",
                   str(trained_copy / "data")], tmp_path)  # a copy: the evaluator writes model/eval
-    wait_for(lambda: (proc.stdout.readline() or "").startswith("After "), "the first score", proc)
+    wait_for(lambda: read_line(proc, "a line of the trainer").startswith("After "), "the first score", proc)
     proc.send_signal(signal.SIGTERM)
     _, err = ended(proc, "the evaluator after SIGTERM", PATIENCE_SECS)
     assert (proc.returncode, err) == (143, "SIGTERM: stopped\n")
@@ -322,7 +322,8 @@ def test_tasks_started_with_different_host_lists_are_told_apart_from_a_lost_ps(s
     ps = start([os.path.join(ROOT, "mnist_backward.py"), "--job_name", "ps", "--task_index", "0", "--ps_hosts",
                 f"localhost:{ps_port}", "--worker_hosts", f"localhost:{other_port}"], tmp_path)
     try:
-        wait_for(lambda: "serving the variables" in (ps.stdout.readline() or ""), "the parameter server", ps)
+        wait_for(lambda: "serving the variables" in read_line(ps, "a line of the parameter server"), "the parameter server",
+                 ps)
         worker = run_script("mnist_backward.py", "--job_name", "worker", "--task_index", "0", "--ps_hosts",
                             f"localhost:{ps_port}", "--worker_hosts", f"localhost:{worker_port}", "--steps", "10",
                             "--data-dir", str(sample_workdir / "data"), "--model-dir", "m", cwd=tmp_path)
