@@ -250,8 +250,17 @@ def test_a_keep_whose_write_fails_half_way_is_one_line_and_the_store_stays_reada
 STOPPED = 86  # the exit status of a keep stopped on purpose
 
 
+def started():
+    """The multiprocessing context of these tests' processes: forked from a server process started afresh, which
+    imported this file once. Not forked from this worker: a fork copies the locks its other threads hold
+    (TensorFlow's, a logging lock of an earlier test's thread) into a child that may then wait on them for ever."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    return context
+
+
 def stopped_keep(folder, where):
-    """In a forked process: keep a 2 with an original, and end the process (os._exit) at `where` of the keep:
+    """In a process of its own: keep a 2 with an original, and end the process (os._exit) at `where` of the keep:
     "original" (once the original is written), "jpg" (once the JPG is), "half line" (half its label line
     appended), "line" (the whole line appended, the journal not yet removed)."""
     store = keep.KeptDigits(folder)
@@ -280,7 +289,7 @@ def files_under(folder):
 
 
 @pytest.mark.quick
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="a stopped keep is a forked process ended in the middle")
+@pytest.mark.skipif(os.name != "posix", reason="the store's lock across processes is fcntl's")
 @pytest.mark.parametrize("where", ["original", "jpg", "half line", "line"])
 def test_a_stopped_keep_is_taken_back_or_finished_and_nothing_else_is_removed(tmp_path, where):
     folder, labels = tmp_path / "my_digits", tmp_path / "my_digits.txt"
@@ -290,7 +299,7 @@ def test_a_stopped_keep_is_taken_back_or_finished_and_nothing_else_is_removed(tm
             ".notes.tmp": b"hidden, mine", os.path.join(keep.ORIGINALS, ".mine.tmp"): b"mine"}
     for name, data in mine.items():
         (folder / name).write_bytes(data)
-    process = multiprocessing.get_context("fork").Process(target=stopped_keep, args=(str(folder), where))
+    process = started().Process(target=stopped_keep, args=(str(folder), where))
     process.start()
     process.join(60)
     assert process.exitcode == STOPPED
@@ -380,11 +389,11 @@ def test_twenty_threads_keep_at_once(tmp_path):
 
 
 @pytest.mark.quick
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="the processes are forked (the store's lock across processes is fcntl's)")
+@pytest.mark.skipif(os.name != "posix", reason="the store's lock across processes is fcntl's")
 def test_two_processes_keep_at_once(tmp_path):
     folder = str(tmp_path / "my_digits")
-    context = multiprocessing.get_context("fork")
-    start = context.Barrier(3)
+    context = started()
+    start = context.Barrier(3, timeout=wait_limit(120))  # a process that never comes breaks it: the test fails
     processes = [context.Process(target=keep_many, args=(folder, [i % 10] * 15, start)) for i in range(2)]
     for process in processes:
         process.start()
