@@ -458,7 +458,10 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     (networks.trained_into: model_lenet5 is LeNet-5's), else of `network`; the
     command keeps --model-dir when model_dir is not default_dir (None:
     always) and the user's other `flags` (cli.kept's), so that the hint,
-    followed as written, trains into the folder named.
+    followed as written, trains into the folder named. An evaluator (caller:
+    `network`'s test_script) asked about the other network's folder is told
+    that network's evaluator too (`..., then score it with `python
+    mnist_lenet5_test.py`, not mnist_test.py`).
     """
     misplaced = places.misplaced(model_dir, caller)
     if misplaced is not None:
@@ -469,13 +472,17 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     if recorded is None and named is None and not os.path.isdir(model_dir) and (
             default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
         return NoCheckpoint(not_there(model_dir))  # a typo (`modle`), not a model still to train
-    chosen = recorded or named or network
+    chosen, scorer = recorded or named or network, None
     if chosen.train_script != network.train_script:  # another network's folder (model_lenet5): its own trainer
+        # and, asked by an evaluator (caller: its test_script), its own evaluator, which scores it once trained
+        scorer = chosen.test_script if caller == network.test_script != chosen.test_script else None
         network, default_dir = chosen, networks.default_folder(chosen)
     kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
     there = holds_instead(model_dir)
     return NoCheckpoint(f"{model_dir}: no checkpoint found{f', {there}' if there else ''}; train first with "
-                        f"`{cli.command(network.train_script, *kept, *flags)}`")
+                        f"`{cli.command(network.train_script, *kept, *flags)}`"
+                        + (f", then score it with `{cli.command(scorer, *kept, *flags)}`, not {caller}" if scorer
+                           else ""))
 
 
 SUMMARIES = "events.out.tfevents.*"  # TensorBoard's summary files, which a trainer writes into <model_dir>/train/

@@ -561,10 +561,12 @@ def redo(model_dir, out=print):
             raise DataError(f"{model_dir}: no undone learn to redo")
         started_from_gone(model_dir, newest, entry, "redone")
         newer = moved_on(model_dir, newest, entry["before"])
-        if newer is not None:
+        if newer is not None:  # a newer of the learned one's own name: trained to its step again, since the undo
+            mine = f"learn {entry['learn']}'s {entry['after']}" if newer == entry["after"] else entry["after"]
+            theirs = f"the {newer} trained since the undo" if newer == entry["after"] else newer
             raise DataError(f"{model_dir}: trained further since the undo: its newest checkpoint is {newer}, not "
                             f"{entry['before']} that learn {entry['learn']} started from; nothing redone (a redo "
-                            f"would put {entry['after']} in service over {newer})")
+                            f"would put {mine} in service over {theirs})")
         bring_in(model_dir, record, learns, entry, redo_list[:-1])
     after = os.path.join(model_dir, entry["after"])
     out(f"learned: {after} again (from {os.path.join(model_dir, entry['before'])}); go back with "
