@@ -620,9 +620,10 @@ def step_or_none(name):
 def standing(model_dir):
     """Where model_dir's learns stand (None: a model without a folder), for the board's page: {"last": the learn
     changed last (its entry) or None, "undo": whether undo() would do something, "redo": whether redo() would,
-    "held": the held learn or None, "further": None, or when the folder was trained further since the learn in
-    service (else the one a redo would put back) {"learn": its number, "newest": the newer checkpoint's name,
-    "step": its step (int or None)}: undo() and redo() refuse then (moved_on, the same check)}."""
+    "held": the held learn or None, "further": None, or when the folder was trained further since the held learn
+    started (else the learn in service, else the one a redo would put back) {"learn": its number, "newest": the
+    newer checkpoint's name, "step": its step (int or None)}: accept(), undo() and redo() refuse then (moved_on,
+    the same check)}."""
     learns, redo_list = learn_history(model_dir) if model_dir else ([], [])
     if not learns:
         return {"last": None, "undo": False, "redo": False, "held": None, "further": None}
@@ -631,9 +632,10 @@ def standing(model_dir):
     last = max(enumerate(learns), key=lambda item: (item[1].get("changed", 0), item[0]))[1]
     nxt = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
     serving = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-    mine = (serving, serving["after"]) if serving else (nxt, nxt["before"]) if nxt else (None, None)
+    held = next((e for e in reversed(learns) if e.get("state") == "held"), None)
+    mine = (held, held["before"]) if held else (serving, serving["after"]) if serving else \
+        (nxt, nxt["before"]) if nxt else (None, None)
     newer = mine[0] and moved_on(model_dir, newest, mine[1])
     return {"last": last, "undo": serving is not None and moved_on(model_dir, newest, serving["after"]) is None,
-            "redo": nxt is not None and moved_on(model_dir, newest, nxt["before"]) is None,
-            "held": next((e for e in reversed(learns) if e.get("state") == "held"), None),
+            "redo": nxt is not None and moved_on(model_dir, newest, nxt["before"]) is None, "held": held,
             "further": newer and {"learn": mine[0].get("learn"), "newest": newer, "step": step_or_none(newer)}}

@@ -30,6 +30,7 @@ const TEXT = {
     learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
     preparing: "preparing your digits", training: "training", checking: "checking", promoting: "promoting",
     learnFurther: "Trained further since learn {} (now step {}): undo and redo are off",
+    learnHeldFurther: "Trained further since learn {} (now step {}): its checkpoint cannot be used; discard it and learn again",
     learnHeld: "Not used: {}", learnUndone: "Undone: back to step {}", learnDiscarded: "Discarded the learn of step {}",
     testAccuracy: "MNIST {} → {}", recall: "digit {} recall {} → {}", noRecallFell: "no digit's recall fell", yours: "your digits {}/{} → {}/{}",
     accuracyFell: "the test accuracy fell {} → {} ({} points)", recallFell: "digit {}'s recall fell {} → {} ({} points)",
@@ -65,6 +66,7 @@ const TEXT = {
     learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
     preparing: "准备你的数字", training: "训练", checking: "检查", promoting: "启用",
     learnFurther: "学习 {} 之后又训练过（现在第 {} 步）：撤销和重做不可用",
+    learnHeldFurther: "学习 {} 之后又训练过（现在第 {} 步）：它的检查点不能再用；请丢弃它再学习",
     learnHeld: "未启用：{}", learnUndone: "已撤销：回到第 {} 步", learnDiscarded: "已丢弃第 {} 步的学习结果",
     testAccuracy: "MNIST {} → {}", recall: "数字 {} 召回率 {} → {}", noRecallFell: "没有数字的召回率下降", yours: "你的数字 {}/{} → {}/{}",
     accuracyFell: "测试准确率从 {} 降到 {}（{} 个百分点）", recallFell: "数字 {} 的召回率从 {} 降到 {}（{} 个百分点）",
@@ -788,8 +790,9 @@ function learnLine() {  // the learn line's text, of `learning`
     return parts.join(" · ");
   }
   const further = learning && learning.further;  // the folder trained past the learn: its check is old news
-  if (further && state !== "held" && state !== "failed") {
-    return say(["learnFurther", further.learn, further.step === null ? stepOf(further.newest) : further.step]);
+  if (further && state !== "failed") {  // a held learn's too: "use it anyway" would be refused (promotion.accept)
+    return say([state === "held" ? "learnHeldFurther" : "learnFurther", further.learn,
+                further.step === null ? stepOf(further.newest) : further.step]);
   }
   if (state === "done" && learning.check) return [T.learnDone, checkLine(learning.check)].join(" · ");
   if (state === "held" && learning.check) return say(["learnHeld", fellLine(learning.check)]);
@@ -816,7 +819,7 @@ function showLearn() {  // #learn, its line and the buttons beside it, of `learn
   if (note) note.textContent = notes.join(" ");
   const shown = {"learn-undo": Boolean(learning && learning.undo) && state !== "running",
                  "learn-redo": Boolean(learning && learning.redo) && state !== "running",
-                 "learn-accept": state === "held", "learn-discard": state === "held"};
+                 "learn-accept": state === "held" && !(learning && learning.further), "learn-discard": state === "held"};
   for (const [id, key] of Object.entries({"learn-undo": "learnUndo", "learn-redo": "learnRedo",
                                           "learn-accept": "learnAccept", "learn-discard": "learnDiscard"})) {
     const button = document.getElementById(id);
