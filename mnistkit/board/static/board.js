@@ -38,6 +38,7 @@ const TEXT = {
     learnDiscard: "Discard",
     precisionFell: "digit {}'s precision fell {} → {} ({} points)",
     misread: "Kept as {a}, but the network reads it as {} ({}): keep it?", misreadRemove: "Remove it",
+    keptMisread: "Kept as {a}, but the network reads it as {} ({}): a mis-keep?",
     oneDigit: "All your kept digits are {}s: learning on one digit only can make the network call other digits {}. Keep some other digits too.",
     unknownChanges: "The served model does not know {} change(s) to your kept digits (kept, removed or relabelled since its last learn): learn to teach it.",
     taken: "{} s", left: "about {} s left",
@@ -73,6 +74,7 @@ const TEXT = {
     and: "，", learnUndo: "撤销学习", learnRedo: "重做学习", learnAccept: "仍然使用", learnDiscard: "丢弃",
     precisionFell: "数字 {} 的精确率从 {} 降到 {}（{} 个百分点）",
     misread: "已保存为 {a}，但网络把它读成 {}（{}）：确定保存吗？", misreadRemove: "删除它",
+    keptMisread: "已保存为 {a}，但网络把它读成 {}（{}）：保存错了吗？",
     oneDigit: "你保存的数字全是 {}：只用一个数字学习，可能让网络把别的数字也认成 {}。请也保存一些别的数字。",
     unknownChanges: "正在使用的模型还不知道你对保存的数字做的 {} 处改动（上次学习之后新保存、删除或改了标签的）：学习一次就会教给它。",
     taken: "已用 {} 秒", left: "约剩 {} 秒",
@@ -628,10 +630,15 @@ function heardPage(listing) {  // a page of GET /board/kept: its count, whether 
   showKeptNote();
 }
 
-function makeThumb(entry) {
+function makeThumb(entry) {  // entry.misread: the network reads it as another digit at >= 99% (kept by hand too)
   const item = document.createElement("li");
   item.dataset.name = entry.name;
   item.dataset.digit = String(entry.digit);
+  if (entry.misread) {
+    item.classList.add("misread");
+    item.dataset.reads = String(entry.misread.reads);
+    item.dataset.probability = String(entry.misread.probability);
+  }
   const picture = document.createElement("img");
   picture.dataset.src = "/board/kept/" + encodeURIComponent(entry.name);  // asked for once in view (thumbInView)
   picture.width = picture.height = 28;
@@ -653,6 +660,10 @@ function labelThumb(item) {
   const remove = item.querySelector(".remove");
   remove.setAttribute("aria-label", say(["remove", item.dataset.digit, item.dataset.name]));
   remove.title = remove.getAttribute("aria-label");
+  if (item.dataset.reads !== undefined) {  // flagged: said on the digit beside the picture, as the keep's note says it
+    item.querySelector("span").title = say(["keptMisread", Number(item.dataset.digit), item.dataset.reads,
+                                            percent(Number(item.dataset.probability))]);
+  }
 }
 
 async function removeKept(item) {  // DELETE /board/kept/<name>; the focus goes to a neighbour's ×, for the keyboard
