@@ -602,13 +602,15 @@ def accept(model_dir, out=print):
 def discard(model_dir, out=print):
     """Remove the held learn's checkpoint (mnist_learn.py --discard, the page's "discard"); the record keeps the
     learn as discarded. DataError when none is held."""
-    with history(model_dir) as (record, learns, redo_list, _):
+    with history(model_dir) as (record, learns, redo_list, newest):
         entry = held_entry(learns, model_dir)
         entry.update(state="discarded", changed=time.time())
         folders.change(model_dir, record={**record, folders.LEARNS: learns, folders.REDO: redo_list})
         shutil.rmtree(learns_folder(model_dir, entry["learn"]), ignore_errors=True)
         files.remove_empty_folders([os.path.join(model_dir, folders.LEARNS_FOLDER)])
-    out(f"discarded learn {entry['learn']}'s checkpoint {entry['after']}; {model_dir} goes on with {entry['before']}")
+    # the checkpoint in service: the one the learn started from, or a newer one the folder was trained to since
+    going_on = f"goes on with {newest}" if newest else "holds no checkpoint"
+    out(f"discarded learn {entry['learn']}'s checkpoint {entry['after']}; {model_dir} {going_on}")
 
 
 def step_or_none(name):

@@ -219,3 +219,17 @@ def test_a_keep_written_by_hand_that_the_model_reads_as_another_digit_is_flagged
     served.model = model.Model(stand_reading_one(0.985), None)  # less sure than teach.MISREAD: none flagged
     listed = json.loads(Asked(app.create_app(served), "GET", "/board/kept").body)
     assert len(listed["entries"]) == 3 and not any("misread" in e for e in listed["entries"]), listed
+
+
+@pytest.mark.quick
+def test_discarding_a_held_learn_in_a_folder_trained_further_names_the_checkpoint_it_goes_on_with(tmp_path):
+    # before: "discarded learn 1's checkpoint mnist_model-2000; model goes on with mnist_model-1000", the checkpoint
+    # the learn started from, while the folder's newest, in service, was mnist_model-3000
+    from test_audit_learns import AFTER, BEFORE, SHARD, history_folder
+    model = history_folder(tmp_path / "work", state="held")
+    for suffix in (".index", ".meta", SHARD):
+        (model / ("mnist_model-3000" + suffix)).write_bytes(b"trained further")
+    folders.write_index(str(model), "mnist_model-3000", [BEFORE, "mnist_model-3000"])
+    said = []
+    promotion.discard(str(model), out=said.append)
+    assert said == [f"discarded learn 1's checkpoint {AFTER}; {model} goes on with mnist_model-3000"]
