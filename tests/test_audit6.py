@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, keep_sevens_as_threes, run_main, tree_digests, wait_for
+from conftest import ROOT, keep_sevens_as_threes, run_main, run_script, tree_digests, wait_for
 from mnistkit import cli, folders, promotion
 from mnistkit.board import zh
 from mnistkit.errors import DataError
@@ -233,3 +233,17 @@ def test_discarding_a_held_learn_in_a_folder_trained_further_names_the_checkpoin
     said = []
     promotion.discard(str(model), out=said.append)
     assert said == [f"discarded learn 1's checkpoint {AFTER}; {model} goes on with mnist_model-3000"]
+
+
+def test_the_waiting_evaluator_given_the_other_networks_folder_says_so_at_once(sample_workdir, tmp_path):
+    # before: `mnist_test.py --model-dir model_lenet5` (no --once) printed "No checkpoint file found" every interval,
+    # for ever, and refused LeNet-5's first checkpoint once its trainer saved one (`use mnist_lenet5_test.py`)
+    os.symlink(sample_workdir / "data", tmp_path / "data")
+    (tmp_path / "model_lenet5").mkdir()
+    try:
+        result = run_script("mnist_test.py", "--model-dir", "model_lenet5", cwd=tmp_path, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("mnist_test.py waited for a checkpoint of LeNet-5's folder, which it would refuse")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.endswith("mnist_lenet5_test.py`, not mnist_test.py\n"), result.stderr
+    assert "then score it with `python " in result.stderr, result.stderr
