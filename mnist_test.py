@@ -197,7 +197,9 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         ckpt = newest_checkpoint(model_dir, trainer.MODEL_NAME)  # named as the folder's `checkpoint` index says
         seen = ckpt and (ckpt, checkpoints.signature(ckpt))
         if ckpt is None:
-            if once or places.misplaced(model_dir, net.NETWORK.test_script):  # an export, a file: it stays so
+            # an export, a file: it stays so; the other network's folder: its checkpoints are another script's
+            if once or places.misplaced(model_dir, net.NETWORK.test_script) or \
+                    checkpoints.scored_by_another(model_dir, net.NETWORK):
                 raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH,
                                                 cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
             log("No checkpoint file found")

@@ -33,6 +33,8 @@ fact in one place, reached from them through a few named calls:
   keep         the digits a user corrects on the board, kept in the course's JPG layout
   learn        training on from the kept digits, in the course's scripts, checked before it is used; undo, redo
                (mnist_learn.py; the board's learn)
+  tether       a learn's script tied to the learn's process: it ends, and the learn's staging and lock go, when
+               that process is killed
   listener     the board's socket and connections: a ceiling of descriptors, a bounded shutdown
   board/       the drawing board and TF Serving's REST API (mnist_app.py --serve), a package:
     app          its route table, what it serves and serve()

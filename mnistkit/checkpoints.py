@@ -458,24 +458,45 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     (networks.trained_into: model_lenet5 is LeNet-5's), else of `network`; the
     command keeps --model-dir when model_dir is not default_dir (None:
     always) and the user's other `flags` (cli.kept's), so that the hint,
-    followed as written, trains into the folder named.
+    followed as written, trains into the folder named. An evaluator (caller:
+    `network`'s test_script) asked about the other network's folder is told
+    that network's evaluator too (`..., then score it with `python
+    mnist_lenet5_test.py`, not mnist_test.py`).
     """
     misplaced = places.misplaced(model_dir, caller)
     if misplaced is not None:
         return misplaced
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir
         return a_file(model_dir, caller)
-    recorded, named = folder_network(model_dir) or folders.files_network(model_dir), networks.trained_into(model_dir)
-    if recorded is None and named is None and not os.path.isdir(model_dir) and (
+    found = network_of(model_dir)
+    if found is None and not os.path.isdir(model_dir) and (
             default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
         return NoCheckpoint(not_there(model_dir))  # a typo (`modle`), not a model still to train
-    chosen = recorded or named or network
+    chosen, scorer = found or network, None
     if chosen.train_script != network.train_script:  # another network's folder (model_lenet5): its own trainer
+        # and, asked by an evaluator (caller: its test_script), its own evaluator, which scores it once trained
+        scorer = chosen.test_script if caller == network.test_script != chosen.test_script else None
         network, default_dir = chosen, networks.default_folder(chosen)
     kept = ["--model-dir", model_dir] if default_dir is None else cli.kept("--model-dir", model_dir, default_dir)
     there = holds_instead(model_dir)
     return NoCheckpoint(f"{model_dir}: no checkpoint found{f', {there}' if there else ''}; train first with "
-                        f"`{cli.command(network.train_script, *kept, *flags)}`")
+                        f"`{cli.command(network.train_script, *kept, *flags)}`"
+                        + (f", then score it with `{cli.command(scorer, *kept, *flags)}`, not {caller}" if scorer
+                           else ""))
+
+
+def network_of(model_dir):
+    """The network (networks.Network) a hint takes model_dir for, with or without a checkpoint: the one its record
+    declares, else the one its checkpoint files show (folders.files_network), else the one whose trainer writes a
+    folder of that name by default (networks.trained_into: model_lenet5 is LeNet-5's); None when none says."""
+    return folder_network(model_dir) or folders.files_network(model_dir) or networks.trained_into(model_dir)
+
+
+def scored_by_another(model_dir, network):
+    """The evaluator script (file name) of model_dir's network (network_of) when it is not `network`'s own (an
+    evaluator that would refuse the folder's checkpoints: mnist_test.py on model_lenet5), else None."""
+    found = network_of(model_dir)
+    return found.test_script if found is not None and found.test_script != network.test_script else None
 
 
 SUMMARIES = "events.out.tfevents.*"  # TensorBoard's summary files, which a trainer writes into <model_dir>/train/

@@ -55,7 +55,7 @@ import time
 
 import tf_compat
 
-from . import checkpoints, cli, files, folders, keep, promotion, records
+from . import checkpoints, cli, files, folders, keep, promotion, records, tether
 from .errors import DataError
 
 DEFAULT_STEPS = 600  # steps past the newest checkpoint (docs/teach.md, "What it gives")
@@ -103,6 +103,8 @@ class LearnHeld(DataError):
         self.entry = entry
 
 
+# Each script runs tethered to this process (tether.py): killed with SIGKILL, the learn takes its script with it.
+TETHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tether.py")
 KILL = getattr(signal, "SIGKILL", None)  # Watch.stop(kill=True), signal_script: none on Windows (kill() there)
 STOP_GRACE_SECS = 30  # a script told to stop (Ctrl-C, SIGTERM) may take this long to save and end; then SIGKILL
 TICK_SECS = 5  # a learn that prints nothing this long says what it is doing, how long, and the time left if known
@@ -133,6 +135,7 @@ class Watch:
         self.out, self.progress = out, progress or (lambda stage, step, steps: None)
         self.named, self.stage, self.steps = [], None, None  # named: [(a path, the name lines give it)]
         self.staging = None  # the staging folder (temporary)
+        self.held = None  # the model folder's lock file the learn holds (run's tether removes it if we are killed)
         self.stopping, self.lock, self.child = threading.Event(), threading.Lock(), None
         self.clock, self.what, self.started, self.heard = clock, None, clock(), clock()
         self.step, self.timed = None, None  # the trainer's last step; timed: (first step seen, its time)
@@ -146,6 +149,11 @@ class Watch:
         """`staging` is the learn's staging folder, removed when the learn ends: a line never names a path inside
         it (shown), since none is there afterwards; after the paths name()d, any other one reads STAGED."""
         self.staging = staging
+
+    def holding(self, lock):
+        """The learn holds the model folder's lock file `lock` (a path): a script of it whose learn's process is gone
+        (killed with SIGKILL) removes it with the staging folder (TETHER)."""
+        self.held = lock
 
     def shown(self, line):
         """line as printed: a clause saying a file was saved or reported into the staging dropped, the staging
@@ -284,6 +292,7 @@ def learn(plan, keep_dir=None, steps=None, data_dir=None, share=None, trainer_ar
     watch = watch or Watch()
     # before anything is read: a trainer writing the folder refuses this learn
     with promotion.one_at_a_time(plan.model_dir):
+        watch.holding(os.path.join(plan.model_dir, folders.LOCK_FILE))
         return _learn(plan, watch)
 
 
@@ -402,7 +411,11 @@ def run(command, watch, failed):
     Raises LearnFailed ("<script> exited with status N (<its last line, up
     to a semicolon>); <failed>") when it exits otherwise than with 0;
     LearnStopped after watch.stop(). The script runs in a process group of
-    its own (signal_script), its stdin the null device. On Ctrl-C or
+    its own (signal_script), its stdin the null device, tethered to this
+    process (TETHER: a pipe only this process holds, whose end of file
+    tells the tether this process is gone: it stops the script as
+    watch.stop() does and removes the staging folder and the lock
+    (watch.staging, watch.held), as this process can no longer). On Ctrl-C or
     SIGTERM to this process (KeyboardInterrupt) the script gets SIGTERM and
     ends (a trainer saves in the staging folder), killed after
     STOP_GRACE_SECS (stopped_output); then KeyboardInterrupt goes on.
@@ -411,16 +424,32 @@ def run(command, watch, failed):
     with watch.lock:
         if watch.stopping.is_set():
             raise LearnStopped(f"stopped; {failed.rsplit('; ', 1)[-1]}")
-        child = watch.child = subprocess.Popen([sys.executable, *command], stdin=subprocess.DEVNULL,
-                                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                               encoding="utf-8", errors="backslashreplace", env=env,
-                                               start_new_session=os.name == "posix")  # signal_script's group
+        tethered, tether = os.pipe()  # not inherited: ours the only end, closed once the script has ended
+        try:
+            child = watch.child = subprocess.Popen(
+                [sys.executable, TETHER, *tether_flags(watch), "--", sys.executable, *command], stdin=tethered,
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding="utf-8",
+                errors="backslashreplace", env=env, start_new_session=os.name == "posix")  # signal_script's group
+        except BaseException:
+            os.close(tether)
+            raise
+        finally:
+            os.close(tethered)
+        child.tether = tether  # signal_script's words where there are no process groups
         if os.name == "posix":
             tf_compat.holding_group(child.pid)  # killed if this process ends at once (the board's second Ctrl-C)
     try:
         return _follow(child, command, watch, failed)
     finally:
         tf_compat.holding_group(child.pid, held=False)
+        os.close(tether)
+
+
+def tether_flags(watch):
+    """TETHER's flags for a script of the learn `watch` follows: what to remove when this process is gone."""
+    return [*(["--staging", watch.staging] if watch.staging else []),
+            *(["--lock", watch.held] if watch.held else []), "--parent", str(os.getpid()),
+            "--grace", str(STOP_GRACE_SECS)]
 
 
 def _follow(child, command, watch, failed):
@@ -475,14 +504,18 @@ def stopped_output(child, grace=None):
 def signal_script(child, signum):
     """Send `signum` to a course script run() started and to every process it started (its process group, its
     own: start_new_session), so that no process of it outlives the learn holding its output pipe, which the
-    learn reads to its end; the script alone where there are no process groups (Windows)."""
+    learn reads to its end. Where there are no process groups (Windows) the script's tether (TETHER) is told, which
+    ends the script alone."""
     if os.name == "posix":
         try:
             os.killpg(child.pid, signum)
         except (ProcessLookupError, PermissionError):  # the group is gone already
             pass
     elif child.poll() is None:
-        child.kill() if signum == KILL else child.terminate()
+        try:
+            os.write(child.tether, tether.KILL if signum == KILL else tether.STOP)
+        except OSError:  # it has just ended
+            pass
 
 
 def stage(before, staging):

@@ -561,10 +561,12 @@ def redo(model_dir, out=print):
             raise DataError(f"{model_dir}: no undone learn to redo")
         started_from_gone(model_dir, newest, entry, "redone")
         newer = moved_on(model_dir, newest, entry["before"])
-        if newer is not None:
+        if newer is not None:  # a newer of the learned one's own name: trained to its step again, since the undo
+            mine = f"learn {entry['learn']}'s {entry['after']}" if newer == entry["after"] else entry["after"]
+            theirs = f"the {newer} trained since the undo" if newer == entry["after"] else newer
             raise DataError(f"{model_dir}: trained further since the undo: its newest checkpoint is {newer}, not "
                             f"{entry['before']} that learn {entry['learn']} started from; nothing redone (a redo "
-                            f"would put {entry['after']} in service over {newer})")
+                            f"would put {mine} in service over {theirs})")
         bring_in(model_dir, record, learns, entry, redo_list[:-1])
     after = os.path.join(model_dir, entry["after"])
     out(f"learned: {after} again (from {os.path.join(model_dir, entry['before'])}); go back with "
@@ -600,13 +602,15 @@ def accept(model_dir, out=print):
 def discard(model_dir, out=print):
     """Remove the held learn's checkpoint (mnist_learn.py --discard, the page's "discard"); the record keeps the
     learn as discarded. DataError when none is held."""
-    with history(model_dir) as (record, learns, redo_list, _):
+    with history(model_dir) as (record, learns, redo_list, newest):
         entry = held_entry(learns, model_dir)
         entry.update(state="discarded", changed=time.time())
         folders.change(model_dir, record={**record, folders.LEARNS: learns, folders.REDO: redo_list})
         shutil.rmtree(learns_folder(model_dir, entry["learn"]), ignore_errors=True)
         files.remove_empty_folders([os.path.join(model_dir, folders.LEARNS_FOLDER)])
-    out(f"discarded learn {entry['learn']}'s checkpoint {entry['after']}; {model_dir} goes on with {entry['before']}")
+    # the checkpoint in service: the one the learn started from, or a newer one the folder was trained to since
+    going_on = f"goes on with {newest}" if newest else "holds no checkpoint"
+    out(f"discarded learn {entry['learn']}'s checkpoint {entry['after']}; {model_dir} {going_on}")
 
 
 def step_or_none(name):
@@ -618,9 +622,10 @@ def step_or_none(name):
 def standing(model_dir):
     """Where model_dir's learns stand (None: a model without a folder), for the board's page: {"last": the learn
     changed last (its entry) or None, "undo": whether undo() would do something, "redo": whether redo() would,
-    "held": the held learn or None, "further": None, or when the folder was trained further since the learn in
-    service (else the one a redo would put back) {"learn": its number, "newest": the newer checkpoint's name,
-    "step": its step (int or None)}: undo() and redo() refuse then (moved_on, the same check)}."""
+    "held": the held learn or None, "further": None, or when the folder was trained further since the held learn
+    started (else the learn in service, else the one a redo would put back) {"learn": its number, "newest": the
+    newer checkpoint's name, "step": its step (int or None)}: accept(), undo() and redo() refuse then (moved_on,
+    the same check)}."""
     learns, redo_list = learn_history(model_dir) if model_dir else ([], [])
     if not learns:
         return {"last": None, "undo": False, "redo": False, "held": None, "further": None}
@@ -629,9 +634,10 @@ def standing(model_dir):
     last = max(enumerate(learns), key=lambda item: (item[1].get("changed", 0), item[0]))[1]
     nxt = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
     serving = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-    mine = (serving, serving["after"]) if serving else (nxt, nxt["before"]) if nxt else (None, None)
+    held = next((e for e in reversed(learns) if e.get("state") == "held"), None)
+    mine = (held, held["before"]) if held else (serving, serving["after"]) if serving else \
+        (nxt, nxt["before"]) if nxt else (None, None)
     newer = mine[0] and moved_on(model_dir, newest, mine[1])
     return {"last": last, "undo": serving is not None and moved_on(model_dir, newest, serving["after"]) is None,
-            "redo": nxt is not None and moved_on(model_dir, newest, nxt["before"]) is None,
-            "held": next((e for e in reversed(learns) if e.get("state") == "held"), None),
+            "redo": nxt is not None and moved_on(model_dir, newest, nxt["before"]) is None, "held": held,
             "further": newer and {"learn": mine[0].get("learn"), "newest": newer, "step": step_or_none(newer)}}

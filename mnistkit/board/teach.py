@@ -6,7 +6,10 @@
                               same size at any count
 - GET    /board/kept          a page of them, newest first: ?limit=N (PAGE; at most MOST_PAGE), ?before=NAME
                               (those kept before NAME) -> {"count", "entries": [{"name", "digit"}, ...], "more",
-                              "unreadable": [one line per label line the store cannot read]}
+                              "unreadable": [one line per label line the store cannot read]}; an entry the model
+                              (?model=compare: the --compare one) reads as another digit at MISREAD or more has
+                              "misread" as the keep's answer has, whoever kept it (the board, or a user's own
+                              picture and label line written by hand)
 - GET    /board/kept/<name>   the kept 28x28 picture (only names the store lists)
 - DELETE /board/kept/<name>   removes it -> {"removed": name, "count"}
 - GET    /board/learn         Learning.status(): the learn running, else where the served folder's learns stand;
@@ -62,14 +65,14 @@ import threading
 
 import numpy as np
 
-from .. import checkpoints, learn, pictures, promotion
+from .. import checkpoints, images, learn, pictures, promotion
 from ..errors import DataError
 from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
 from . import zh
 from .model import POLL_SECS
 from .page import picture_name, under_limits
-from .table import BoardError, Reply, chosen
+from .table import BoardError, Reply, chosen, runs_model
 
 KEEP_KEYS = ("digit", "input", "original", "name")
 KEEP_FORM = '{"digit": 0-9, "input": [784 ints 0-255]} and/or "original": the picture in base64, "name": its file name'
@@ -97,15 +100,36 @@ MISREAD = 0.99  # a keep the served model reads as another digit this surely is 
 def misread(model, pixels, digit):
     """{"reads": e, "probability": p} when the served `model` reads the kept pixels (uint8 [28, 28]) as another
     digit e with probability p >= MISREAD ("kept as 7, reads as 1: keep it?"), else None."""
-    rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    return misreads(model, [(pixels, digit)])[0]
+
+
+def misreads(model, kept):
+    """misread()'s flag (or None) of each of kept [(pixels uint8 [28, 28], digit)], in one run of the model: the one
+    place a keep is flagged, at its keep and in the list (kept_list). [] for none; Nones when the model fails (the
+    flag is advice, never a failed keep or list)."""
+    if not kept:
+        return []
+    rows = np.stack([pixels.reshape(IMAGE_PIXELS) for pixels, _ in kept]).astype(np.float32) / 255
     try:
-        probabilities = np.asarray(model.predictor.predict(rows)[0])
+        probabilities = np.asarray(model.predictor.predict(rows))
     except Exception:  # noqa: BLE001  (any: the digit is kept; the flag is advice, never a failed keep)
+        return [None] * len(kept)
+    flags = []
+    for (_, digit), row in zip(kept, probabilities):
+        reads = int(np.argmax(row))
+        flags.append(None if reads == digit or row[reads] < MISREAD else
+                     {"reads": reads, "probability": float(row[reads])})
+    return flags
+
+
+def kept_pixels(store, name):
+    """The pixels (uint8 [28, 28]) of the listed keep `name` as a learn reads them (images.decode_image, the
+    generator's rule: a picture kept by hand too), or None when it is gone or is no 28x28 picture."""
+    try:
+        data, _ = images.decode_image(store.read(name), name)
+    except (NotKept, DataError, OSError):
         return None
-    reads = int(np.argmax(probabilities))
-    if reads == digit or probabilities[reads] < MISREAD:
-        return None
-    return {"reads": reads, "probability": float(probabilities[reads])}
+    return np.frombuffer(data, np.uint8).reshape(IMAGE_SIZE, IMAGE_SIZE)
 
 
 def read_original(prepare, original, name, pixels):
@@ -117,15 +141,24 @@ def read_original(prepare, original, name, pixels):
     return pixels, pictures.picture_format(original, name)
 
 
+@runs_model
 def kept_list(call):
-    """GET /board/kept[?limit=N][&before=NAME]: a page of the kept digits, newest first (KeptDigits.page), and
-    the label lines the store cannot read (and their Chinese twins, "unreadable_zh", asked in zh: zh.asked)."""
+    """GET /board/kept[?limit=N][&before=NAME][&model=compare]: a page of the kept digits, newest first
+    (KeptDigits.page), each the model reads as another digit flagged (misreads: "misread", as POST /board/keep
+    answers, for keeps written by hand too), and the label lines the store cannot read (and their Chinese twins,
+    "unreadable_zh", asked in zh: zh.asked)."""
+    reader = chosen(call)
     limit = call.query.get("limit", str(PAGE))
     if not (limit.isdecimal() and 1 <= int(limit) <= MOST_PAGE):
         raise BoardError(400, f"limit must be a number of kept digits 1-{MOST_PAGE}, not {limit[:20]!r}")
     count, entries, more = store_call(call.kept.page, call.query.get("before"), int(limit))
     unreadable = store_call(call.kept.unreadable)
-    return {"count": count, "entries": [{"name": name, "digit": digit} for name, digit in entries], "more": more,
+    read = [(name, digit, kept_pixels(call.kept, name)) for name, digit in entries]
+    readable = [(pixels, digit) for _, digit, pixels in read if pixels is not None]
+    flags = iter(misreads(reader, readable))
+    listed = [{"name": name, "digit": digit, **({"misread": flag} if flag else {})}
+              for name, digit, pixels in read for flag in [next(flags) if pixels is not None else None]]
+    return {"count": count, "entries": listed, "more": more,
             "unreadable": unreadable, **({"unreadable_zh": [zh.twin(line, 409) for line in unreadable]}
                                          if zh.asked(call.headers) else {})}
 

@@ -71,6 +71,11 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
      r"added; nothing undone \(an undo would take (?P<c>\S+) out of service too\)",
      r"学习 \g<n> 之后又训练过：最新的检查点是 \g<a>，不是这次学习加入的 \g<b>；没有撤销（撤销会让 \g<c> 也停止使用）"),
     (r"trained further since the undo: its newest checkpoint is (?P<a>\S+), not (?P<b>\S+) that learn " + _N +
+     r" started from; nothing redone \(a redo would put learn \d+'s (?P<c>\S+) in service over the (?P<d>\S+) "
+     r"trained since the undo\)",
+     r"撤销之后又训练过：最新的检查点是 \g<a>，不是学习 \g<n> 开始时的 \g<b>；没有重做（重做会让学习 \g<n> 的 \g<c> "
+     r"取代撤销之后训练出的同名检查点 \g<d> 投入使用）"),
+    (r"trained further since the undo: its newest checkpoint is (?P<a>\S+), not (?P<b>\S+) that learn " + _N +
      r" started from; nothing redone \(a redo would put (?P<c>\S+) in service over (?P<d>\S+)\)",
      r"撤销之后又训练过：最新的检查点是 \g<a>，不是学习 \g<n> 开始时的 \g<b>；没有重做（重做会让 \g<c> 取代 \g<d> 投入使用）"),
     (r"(?P<b>\S+), the checkpoint learn " + _N + r" started from, is not there \(removed\?\); ",

@@ -30,6 +30,7 @@ const TEXT = {
     learnRefused: "Cannot learn: {}", stepOf: "step {} of {}",
     preparing: "preparing your digits", training: "training", checking: "checking", promoting: "promoting",
     learnFurther: "Trained further since learn {} (now step {}): undo and redo are off",
+    learnHeldFurther: "Trained further since learn {} (now step {}): its checkpoint cannot be used; discard it and learn again",
     learnHeld: "Not used: {}", learnUndone: "Undone: back to step {}", learnDiscarded: "Discarded the learn of step {}",
     testAccuracy: "MNIST {} → {}", recall: "digit {} recall {} → {}", noRecallFell: "no digit's recall fell", yours: "your digits {}/{} → {}/{}",
     accuracyFell: "the test accuracy fell {} → {} ({} points)", recallFell: "digit {}'s recall fell {} → {} ({} points)",
@@ -37,6 +38,7 @@ const TEXT = {
     learnDiscard: "Discard",
     precisionFell: "digit {}'s precision fell {} → {} ({} points)",
     misread: "Kept as {a}, but the network reads it as {} ({}): keep it?", misreadRemove: "Remove it",
+    keptMisread: "Kept as {a}, but the network reads it as {} ({}): a mis-keep?",
     oneDigit: "All your kept digits are {}s: learning on one digit only can make the network call other digits {}. Keep some other digits too.",
     unknownChanges: "The served model does not know {} change(s) to your kept digits (kept, removed or relabelled since its last learn): learn to teach it.",
     taken: "{} s", left: "about {} s left",
@@ -65,12 +67,14 @@ const TEXT = {
     learnRefused: "无法学习：{}", stepOf: "第 {} 步，共 {} 步",
     preparing: "准备你的数字", training: "训练", checking: "检查", promoting: "启用",
     learnFurther: "学习 {} 之后又训练过（现在第 {} 步）：撤销和重做不可用",
+    learnHeldFurther: "学习 {} 之后又训练过（现在第 {} 步）：它的检查点不能再用；请丢弃它再学习",
     learnHeld: "未启用：{}", learnUndone: "已撤销：回到第 {} 步", learnDiscarded: "已丢弃第 {} 步的学习结果",
     testAccuracy: "MNIST {} → {}", recall: "数字 {} 召回率 {} → {}", noRecallFell: "没有数字的召回率下降", yours: "你的数字 {}/{} → {}/{}",
     accuracyFell: "测试准确率从 {} 降到 {}（{} 个百分点）", recallFell: "数字 {} 的召回率从 {} 降到 {}（{} 个百分点）",
     and: "，", learnUndo: "撤销学习", learnRedo: "重做学习", learnAccept: "仍然使用", learnDiscard: "丢弃",
     precisionFell: "数字 {} 的精确率从 {} 降到 {}（{} 个百分点）",
     misread: "已保存为 {a}，但网络把它读成 {}（{}）：确定保存吗？", misreadRemove: "删除它",
+    keptMisread: "已保存为 {a}，但网络把它读成 {}（{}）：保存错了吗？",
     oneDigit: "你保存的数字全是 {}：只用一个数字学习，可能让网络把别的数字也认成 {}。请也保存一些别的数字。",
     unknownChanges: "正在使用的模型还不知道你对保存的数字做的 {} 处改动（上次学习之后新保存、删除或改了标签的）：学习一次就会教给它。",
     taken: "已用 {} 秒", left: "约剩 {} 秒",
@@ -626,10 +630,15 @@ function heardPage(listing) {  // a page of GET /board/kept: its count, whether 
   showKeptNote();
 }
 
-function makeThumb(entry) {
+function makeThumb(entry) {  // entry.misread: the network reads it as another digit at >= 99% (kept by hand too)
   const item = document.createElement("li");
   item.dataset.name = entry.name;
   item.dataset.digit = String(entry.digit);
+  if (entry.misread) {
+    item.classList.add("misread");
+    item.dataset.reads = String(entry.misread.reads);
+    item.dataset.probability = String(entry.misread.probability);
+  }
   const picture = document.createElement("img");
   picture.dataset.src = "/board/kept/" + encodeURIComponent(entry.name);  // asked for once in view (thumbInView)
   picture.width = picture.height = 28;
@@ -651,6 +660,10 @@ function labelThumb(item) {
   const remove = item.querySelector(".remove");
   remove.setAttribute("aria-label", say(["remove", item.dataset.digit, item.dataset.name]));
   remove.title = remove.getAttribute("aria-label");
+  if (item.dataset.reads !== undefined) {  // flagged: said on the digit beside the picture, as the keep's note says it
+    item.querySelector("span").title = say(["keptMisread", Number(item.dataset.digit), item.dataset.reads,
+                                            percent(Number(item.dataset.probability))]);
+  }
 }
 
 async function removeKept(item) {  // DELETE /board/kept/<name>; the focus goes to a neighbour's ×, for the keyboard
@@ -788,8 +801,9 @@ function learnLine() {  // the learn line's text, of `learning`
     return parts.join(" · ");
   }
   const further = learning && learning.further;  // the folder trained past the learn: its check is old news
-  if (further && state !== "held" && state !== "failed") {
-    return say(["learnFurther", further.learn, further.step === null ? stepOf(further.newest) : further.step]);
+  if (further && state !== "failed") {  // a held learn's too: "use it anyway" would be refused (promotion.accept)
+    return say([state === "held" ? "learnHeldFurther" : "learnFurther", further.learn,
+                further.step === null ? stepOf(further.newest) : further.step]);
   }
   if (state === "done" && learning.check) return [T.learnDone, checkLine(learning.check)].join(" · ");
   if (state === "held" && learning.check) return say(["learnHeld", fellLine(learning.check)]);
@@ -816,7 +830,7 @@ function showLearn() {  // #learn, its line and the buttons beside it, of `learn
   if (note) note.textContent = notes.join(" ");
   const shown = {"learn-undo": Boolean(learning && learning.undo) && state !== "running",
                  "learn-redo": Boolean(learning && learning.redo) && state !== "running",
-                 "learn-accept": state === "held", "learn-discard": state === "held"};
+                 "learn-accept": state === "held" && !(learning && learning.further), "learn-discard": state === "held"};
   for (const [id, key] of Object.entries({"learn-undo": "learnUndo", "learn-redo": "learnRedo",
                                           "learn-accept": "learnAccept", "learn-discard": "learnDiscard"})) {
     const button = document.getElementById(id);
