@@ -55,7 +55,8 @@ class Server:
     def __init__(self, cwd, *args, env=None, group=False):
         self.stderr_path = os.path.join(cwd, f"serve-{os.getpid()}-{time.monotonic_ns()}.stderr")
         self.stderr_file = open(self.stderr_path, "w")
-        env = {**{k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}, **(env or {})}
+        env = {**{k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"},
+               "PYTHONFAULTHANDLER": "1", **(env or {})}  # a fatal signal prints every thread's Python stack
         self.process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
                                          *args], cwd=cwd, stdout=subprocess.PIPE, stderr=self.stderr_file, text=True,
                                         env=env, start_new_session=group)
@@ -73,15 +74,29 @@ class Server:
 
     def stop(self, signum=signal.SIGINT):
         """Ctrl-C (or another signal); returns the exit status once the server has ended, within wait_limit(60) s
-        (AssertionError if not)."""
+        (AssertionError if not). A server ended by another signal than the one sent (an abort: -6, a crash: -11) is
+        an AssertionError naming it, with the server's stderr (PYTHONFAULTHANDLER's stacks), whatever the caller
+        expected; -signum (the signal sent, as a second Ctrl-C may end it) is returned for the caller to judge."""
         if self.process.poll() is None:
             self.process.send_signal(signum)
         try:
             ended(self.process, f"the server after {signal.Signals(signum).name}", 60)
-            return self.process.returncode
         finally:
             self.process.stdout.close()
             self.stderr_file.close()
+        status = self.process.returncode
+        if status < 0 and -status != signum:
+            raise AssertionError(f"the server, sent {signal.Signals(signum).name}, ended by {signal_name(-status)} "
+                                 f"(status {status}); its stderr:\n{self.stderr()[-6000:]}")
+        return status
+
+
+def signal_name(number):
+    """SIGABRT for 6: a signal's name, or its number when Python does not know it."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def request(url, body=None, headers=None, method=None):
