@@ -335,6 +335,62 @@ def test_ctrl_c_ends_the_server_with_130_and_no_traceback(exported_workdir, sign
     assert "Traceback" not in err and err.strip().splitlines()[-1] == f"{signal.Signals(signum).name}: stopped", err
 
 
+
+READING_AT_EXIT = r"""
+import os, runpy, signal, socket, sys, threading, time
+root, records, port, model = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+sys.path.insert(0, root)
+from tf_compat import tf
+read = threading.Event()
+
+
+def reading():  # as the board's map of the test digits reads them (records.read_examples), on a daemon thread
+    while True:
+        for _ in tf.io.tf_record_iterator(records):
+            read.set()
+
+
+def ctrl_c():  # once the server listens
+    read.wait()
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+class Late:
+    def __del__(self):  # runs as the interpreter finalizes this module: the reader takes the GIL meanwhile
+        time.sleep(1)
+
+
+late = Late()
+threading.Thread(target=reading, daemon=True).start()
+threading.Thread(target=ctrl_c, daemon=True).start()
+sys.argv = [os.path.join(root, "mnist_app.py"), "--serve", "--port", str(port), "--model-dir", model]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_ctrl_c_ends_130_while_a_daemon_thread_reads_tfrecords_in_tensorflow(exported_workdir):
+    """A Ctrl-C while a board thread is inside TensorFlow's record reader (the map of the test digits reads them
+    on a daemon thread, which the server does not wait for) ends with 130. Ended by sys.exit, the interpreter's
+    finalization stopped that thread with pthread_exit, which TensorFlow's C++ caught: SIGABRT, "FATAL: exception
+    not rethrown" (a CI flake of test_board_memory's). Here the thread is always reading as the process finalizes
+    (Late), which before tf_compat.end aborted every time."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = subprocess.run([sys.executable, "-c", READING_AT_EXIT, ROOT,
+                             str(exported_workdir / "data" / "mnist_test.tfrecords"), str(port),
+                             os.path.join("export", "mnist.tflite")], cwd=exported_workdir, capture_output=True,
+                            text=True, timeout=wait_limit(300), env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    assert result.returncode == 130, (result.returncode, result.stderr[-3000:])
+    assert result.stdout.startswith("serving mnist (784-500-10, LiteRT") and \
+        result.stderr.strip().splitlines()[-1] == "SIGINT: stopped", result.stderr[-3000:]
+
 def test_saved_model_base_path_and_the_open_hosts_warning(exported_workdir):
     server = Server(exported_workdir, "--model-dir", "export/mnist", "--host", "0.0.0.0")
     try:
