@@ -335,7 +335,6 @@ def test_ctrl_c_ends_the_server_with_130_and_no_traceback(exported_workdir, sign
     assert "Traceback" not in err and err.strip().splitlines()[-1] == f"{signal.Signals(signum).name}: stopped", err
 
 
-
 READING_AT_EXIT = r"""
 import os, runpy, signal, socket, sys, threading, time
 root, records, port, model = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -390,6 +389,7 @@ def test_ctrl_c_ends_130_while_a_daemon_thread_reads_tfrecords_in_tensorflow(exp
     assert result.returncode == 130, (result.returncode, result.stderr[-3000:])
     assert result.stdout.startswith("serving mnist (784-500-10, LiteRT") and \
         result.stderr.strip().splitlines()[-1] == "SIGINT: stopped", result.stderr[-3000:]
+
 
 def test_saved_model_base_path_and_the_open_hosts_warning(exported_workdir):
     server = Server(exported_workdir, "--model-dir", "export/mnist", "--host", "0.0.0.0")
