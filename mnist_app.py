@@ -420,4 +420,4 @@ def serve(args):
     board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    tf_compat.end(main())  # --serve's daemon threads: no abort at exit (tf_compat.end)

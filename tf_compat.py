@@ -217,6 +217,31 @@ def end_at_once(status):
     os._exit(status)
 
 
+def end(status):
+    """End the process with exit status `status` (int), as sys.exit(status) does, but never by an abort (SIGABRT).
+
+    While a daemon thread still runs (the drawing board's: its request workers, the map of the test digits
+    reading the test records through TensorFlow or importing it, a model run the shutdown's grace cut), stdout
+    and stderr are flushed and the process ends with end_at_once(status), without the interpreter's finalization.
+    Python 3.11 (the project's) finalizes by ending each daemon thread with pthread_exit when it next takes the
+    GIL; a thread then inside TensorFlow's C++ (tf.io.tf_record_iterator's GetNext, a noexcept pybind11 function
+    that takes the GIL back before it returns) turns that into `terminate called after throwing an instance of
+    ''`, `FATAL: exception not rethrown` and SIGABRT (status -6, 134 in a shell) instead of `status`: such a
+    thread cannot be joined within the shutdown's grace (TensorFlow's import alone takes seconds), so it is not
+    waited for. Without such a thread it is sys.exit(status), whose finalization flushes and runs atexit as
+    usual. Raises SystemExit then; never returns.
+    """
+    others = [t for t in threading.enumerate() if t.daemon and t.is_alive() and t is not threading.current_thread()]
+    if not others:
+        sys.exit(status)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # a reader gone (`| head`), a closed or absent stream
+            pass
+    end_at_once(status)
+
+
 def _load():
     """Import tensorflow.compat.v1 and switch graph mode on; returns the module.
 

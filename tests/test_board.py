@@ -52,7 +52,8 @@ class Server:
     def __init__(self, cwd, *args, env=None, group=False):
         self.stderr_path = os.path.join(cwd, f"serve-{os.getpid()}-{time.monotonic_ns()}.stderr")
         self.stderr_file = open(self.stderr_path, "w")
-        env = {**{k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}, **(env or {})}
+        env = {**{k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"},
+               "PYTHONFAULTHANDLER": "1", **(env or {})}  # a fatal signal prints every thread's Python stack
         self.process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py"), "--serve", "--port", "0",
                                          *args], cwd=cwd, stdout=subprocess.PIPE, stderr=self.stderr_file, text=True,
                                         env=env, start_new_session=group)
@@ -70,15 +71,29 @@ class Server:
 
     def stop(self, signum=signal.SIGINT):
         """Ctrl-C (or another signal); returns the exit status once the server has ended, within wait_limit(60) s
-        (AssertionError if not)."""
+        (AssertionError if not). A server ended by another signal than the one sent (an abort: -6, a crash: -11) is
+        an AssertionError naming it, with the server's stderr (PYTHONFAULTHANDLER's stacks), whatever the caller
+        expected; -signum (the signal sent, as a second Ctrl-C may end it) is returned for the caller to judge."""
         if self.process.poll() is None:
             self.process.send_signal(signum)
         try:
             ended(self.process, f"the server after {signal.Signals(signum).name}", 60)
-            return self.process.returncode
         finally:
             self.process.stdout.close()
             self.stderr_file.close()
+        status = self.process.returncode
+        if status < 0 and -status != signum:
+            raise AssertionError(f"the server, sent {signal.Signals(signum).name}, ended by {signal_name(-status)} "
+                                 f"(status {status}); its stderr:\n{self.stderr()[-6000:]}")
+        return status
+
+
+def signal_name(number):
+    """SIGABRT for 6: a signal's name, or its number when Python does not know it."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def request(url, body=None, headers=None, method=None):
@@ -315,6 +330,62 @@ def test_ctrl_c_ends_the_server_with_130_and_no_traceback(exported_workdir, sign
     assert server.stop(signum) == 128 + signum
     err = server.stderr()
     assert "Traceback" not in err and err.strip().splitlines()[-1] == f"{signal.Signals(signum).name}: stopped", err
+
+
+READING_AT_EXIT = r"""
+import os, runpy, signal, socket, sys, threading, time
+root, records, port, model = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+sys.path.insert(0, root)
+from tf_compat import tf
+read = threading.Event()
+
+
+def reading():  # as the board's map of the test digits reads them (records.read_examples), on a daemon thread
+    while True:
+        for _ in tf.io.tf_record_iterator(records):
+            read.set()
+
+
+def ctrl_c():  # once the server listens
+    read.wait()
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), 1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+class Late:
+    def __del__(self):  # runs as the interpreter finalizes this module: the reader takes the GIL meanwhile
+        time.sleep(1)
+
+
+late = Late()
+threading.Thread(target=reading, daemon=True).start()
+threading.Thread(target=ctrl_c, daemon=True).start()
+sys.argv = [os.path.join(root, "mnist_app.py"), "--serve", "--port", str(port), "--model-dir", model]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_ctrl_c_ends_130_while_a_daemon_thread_reads_tfrecords_in_tensorflow(exported_workdir):
+    """A Ctrl-C while a board thread is inside TensorFlow's record reader (the map of the test digits reads them
+    on a daemon thread, which the server does not wait for) ends with 130. Ended by sys.exit, the interpreter's
+    finalization stopped that thread with pthread_exit, which TensorFlow's C++ caught: SIGABRT, "FATAL: exception
+    not rethrown" (a CI flake of test_board_memory's). Here the thread is always reading as the process finalizes
+    (Late), which before tf_compat.end aborted every time."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = subprocess.run([sys.executable, "-c", READING_AT_EXIT, ROOT,
+                             str(exported_workdir / "data" / "mnist_test.tfrecords"), str(port),
+                             os.path.join("export", "mnist.tflite")], cwd=exported_workdir, capture_output=True,
+                            text=True, timeout=wait_limit(300), env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+    assert result.returncode == 130, (result.returncode, result.stderr[-3000:])
+    assert result.stdout.startswith("serving mnist (784-500-10, LiteRT") and \
+        result.stderr.strip().splitlines()[-1] == "SIGINT: stopped", result.stderr[-3000:]
 
 
 def test_saved_model_base_path_and_the_open_hosts_warning(exported_workdir):
