@@ -32,7 +32,9 @@ NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the pict
 MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
 MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
 NEAR_BEST = 0.005  # of the most between-class variance: thresholds this near it are as good (otsu_threshold) ...
-NOISE_REACH = 3  # ... and of those, the one with the fewest pixels this many gray levels either side is taken
+NOISE_REACH = 3  # ... and of those, one with the fewest pixels this many gray levels either side (or FEW_CROSSING of
+FEW_CROSSING = 0.0001  # the pixels more) is taken, the nearest to AIM_BELOW levels under their middle: not on the
+AIM_BELOW = 12  # level of half-inked pixels, where the middle lies on a clean drawing (otsu_threshold)
 INK_SPLITS = 2  # Otsu's split is tried again on the darker class at most this often (ink_threshold)
 # One digit, not several or only specks (one_digit), judged from the ink's separate marks; the
 # bounds lie between a single digit's worst figure and the closest picture that is not one digit.
@@ -72,10 +74,14 @@ def otsu_threshold(values):
     jumped by 13 levels under a browser's read-back noise (a few levels on 1%
     of the pixels), onto the level of half-inked pixels, where the noise then
     carried many across: the ink's edge, a frame found or not, and the input
-    by 37 levels (docs/photos.md). Taken where fewest values lie, the noise
-    carries few across it, and moves it by as few. Ties: the one nearest the
-    middle of the near-best ones (their variance's centre of mass above the
-    limit), which the noise moves by a fraction of a level.
+    by 37 levels (docs/photos.md). Taken where fewest values lie (within
+    FEW_CROSSING of the values), the noise carries few across it. Of those,
+    the one nearest AIM_BELOW levels under the near-best's middle (their
+    variance's centre of mass above the limit, which the noise moves by a
+    fraction of a level): on a clean drawing that middle is the level of the
+    half-inked pixels, and the fewest on either side of it were as near, so
+    the noise chose the side (124 or 131 on a board-filling digit, 255
+    levels of input).
     """
     counts = np.bincount(np.ravel(values), minlength=256).astype(np.float64)
     mass = counts * np.arange(256)
@@ -85,13 +91,13 @@ def otsu_threshold(values):
         between = np.nan_to_num(below * above * (mass_below / below - mass_above / above) ** 2)
     lowest = (1 - NEAR_BEST) * between.max()
     t = np.arange(1, 256)
-    good = between >= lowest
     total = np.concatenate([[0.0], np.cumsum(counts)])
     crossing = total[np.minimum(t + NOISE_REACH, 256)] - total[np.maximum(t - NOISE_REACH, 0)]  # levels t-R .. t+R-1
-    crossing = np.where(good, crossing, np.inf)
-    fewest = t[crossing == crossing.min()]
-    middle = float((between - lowest).clip(0) @ t / max(float((between - lowest).clip(0).sum()), 1e-300))
-    return int(fewest[np.argmin(np.abs(fewest - middle))])
+    crossing = np.where(between >= lowest, crossing, np.inf)
+    few = t[crossing <= crossing.min() + FEW_CROSSING * total[-1]]
+    top = (between - lowest).clip(0)
+    aim = float(top @ t / max(float(top.sum()), 1e-300)) - AIM_BELOW  # the near-best's middle, towards the paper
+    return int(few[np.argmin(np.abs(few - aim))])
 
 
 def ink_darkness(gray):
