@@ -31,6 +31,10 @@ MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its pap
 NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's pixel noise
 MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
 MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
+NEAR_BEST = 0.005  # of the most between-class variance: thresholds this near it are as good (otsu_threshold) ...
+NOISE_REACH = 3  # ... and of those, one with the fewest pixels this many gray levels either side (or FEW_CROSSING of
+FEW_CROSSING = 0.0001  # the pixels more) is taken, the nearest to AIM_BELOW levels under their middle: not on the
+AIM_BELOW = 12  # level of half-inked pixels, where the middle lies on a clean drawing (otsu_threshold)
 INK_SPLITS = 2  # Otsu's split is tried again on the darker class at most this often (ink_threshold)
 # One digit, not several or only specks (one_digit), judged from the ink's separate marks; the
 # bounds lie between a single digit's worst figure and the closest picture that is not one digit.
@@ -60,10 +64,24 @@ FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen 
 
 
 def otsu_threshold(values):
-    """Otsu's threshold of uint8 values: the t maximising the between-class variance of < t and >= t.
+    """Otsu's threshold of uint8 values: of the t whose between-class variance of < t and >= t lies within NEAR_BEST
+    of the most, the one with the fewest values within NOISE_REACH levels of it.
 
     values: uint8 array of any shape. Returns an int 1-255. For a picture of
-    paper and ink it falls between the two levels (Otsu 1979).
+    paper and ink it falls between the two levels (Otsu 1979). On a clean
+    drawing the variance is flat over most of the gap between paper and ink
+    (within 0.05% from 100 to 140 on a board drawing), so its very best t
+    jumped by 13 levels under a browser's read-back noise (a few levels on 1%
+    of the pixels), onto the level of half-inked pixels, where the noise then
+    carried many across: the ink's edge, a frame found or not, and the input
+    by 37 levels (docs/photos.md). Taken where fewest values lie (within
+    FEW_CROSSING of the values), the noise carries few across it. Of those,
+    the one nearest AIM_BELOW levels under the near-best's middle (their
+    variance's centre of mass above the limit, which the noise moves by a
+    fraction of a level): on a clean drawing that middle is the level of the
+    half-inked pixels, and the fewest on either side of it were as near, so
+    the noise chose the side (124 or 131 on a board-filling digit, 255
+    levels of input).
     """
     counts = np.bincount(np.ravel(values), minlength=256).astype(np.float64)
     mass = counts * np.arange(256)
@@ -71,7 +89,15 @@ def otsu_threshold(values):
     above, mass_above = counts.sum() - below, mass.sum() - mass_below
     with np.errstate(divide="ignore", invalid="ignore"):  # an empty class scores 0
         between = np.nan_to_num(below * above * (mass_below / below - mass_above / above) ** 2)
-    return int(np.argmax(between)) + 1
+    lowest = (1 - NEAR_BEST) * between.max()
+    t = np.arange(1, 256)
+    total = np.concatenate([[0.0], np.cumsum(counts)])
+    crossing = total[np.minimum(t + NOISE_REACH, 256)] - total[np.maximum(t - NOISE_REACH, 0)]  # levels t-R .. t+R-1
+    crossing = np.where(between >= lowest, crossing, np.inf)
+    few = t[crossing <= crossing.min() + FEW_CROSSING * total[-1]]
+    top = (between - lowest).clip(0)
+    aim = float(top @ t / max(float(top.sum()), 1e-300)) - AIM_BELOW  # the near-best's middle, towards the paper
+    return int(few[np.argmin(np.abs(few - aim))])
 
 
 def ink_darkness(gray):

@@ -19,7 +19,8 @@ from PIL import Image
 import framed
 import handmade
 import mnist_app
-from mnistkit import preparation
+import painted
+from mnistkit import preparation, segmentation
 from mnistkit.errors import DataError
 from test_board_pixels import board_drawing, drawings
 
@@ -166,3 +167,44 @@ def test_a_bars_measured_width_is_the_same_wherever_the_cells_lie_and_whatever_t
         cells = preparation.digit_cells(weight, box, (150 + shift, 120 + bar / 2 + shift), side)
         width = preparation.cell_width(cells) * side
         assert abs(width - bar) <= 1.6 * side, f"cells of {side} pixels, moved by {shift:.2f}: measured {width:.1f}"
+
+
+def filling_drawing(image, pen):
+    """One of the sample's digits (uint8 [28, 28]) redrawn along its middle line with a round brush of `pen` pixels,
+    filling the board (its sides reach the edges): uint8 [280, 280], black on white."""
+    return painted.paint(painted.middle_line(image), (280, 280), -56, -56, 392, pen)
+
+
+@pytest.mark.quick
+def test_noise_on_a_digit_filling_the_board_moves_its_input_by_one_level_at_most():
+    """A digit whose sides reach the board's edges is read in part as a frame, and which of its pixels go to the
+    frame turns on the ink threshold: Otsu's best, on a flat curve, jumped from 113 to 126 under the noise, next to
+    the level of the half-inked pixels (127), and the input moved by 37 levels (255 with a 12-pixel pen). Now the
+    threshold lies where fewest pixels are, on the paper's side of that level (segmentation.otsu_threshold)."""
+    images, _ = framed.sample_digits(10, 300)
+    for i, pen in ((0, 12), (4, BOARD_PEN), (7, BOARD_PEN)):
+        drawing = filling_drawing(images[i], pen)
+        plain = mnist_app.prepared_pixels(framed.png(drawing), name="drawing.png").astype(int)
+        for seed in range(3):
+            noisy = edge_noise(drawing, 1700 + 3 * i + seed, every=seed == 2)
+            moved = np.abs(mnist_app.prepared_pixels(framed.png(noisy), name="drawing.png").astype(int) - plain)
+            assert moved.max() <= MOST, f"sample digit {300 + i} filling the board, pen {pen}, seed {seed}: moved by {moved.max()}"
+
+
+@pytest.mark.quick
+def test_the_ink_threshold_of_a_board_drawing_stays_clear_of_its_pixels_under_noise():
+    """Otsu's threshold on a board drawing (paper, ink, and soft edges on 16 levels of a 4x anti-aliasing) with
+    read-back noise: no more than 1 pixel in 1,000 lies within the noise's 3 levels of it, where the noise carries
+    pixels across, nor between it and the clean drawing's threshold (its move carries those across). Before, it
+    jumped from 113 to 126, beside the half-inked pixels' level (127)."""
+    images, _ = framed.sample_digits(10, 300)
+    drawing = filling_drawing(images[4], BOARD_PEN)
+    level = 255 - drawing.astype(int)  # darkness, as ink_darkness gives it on white paper
+    first = segmentation.otsu_threshold(level.astype(np.uint8))
+    for seed in range(6):
+        noisy = 255 - edge_noise(drawing, 40 + seed, every=seed % 2 == 1).astype(int)
+        threshold = segmentation.otsu_threshold(noisy.astype(np.uint8))
+        near = np.count_nonzero(np.abs(noisy - threshold) <= 3)
+        assert near <= noisy.size / 1000, f"seed {seed}: {near} pixels within 3 levels of {threshold}"
+        across = np.count_nonzero((level >= min(first, threshold)) & (level < max(first, threshold)))
+        assert across <= noisy.size / 1000, f"seed {seed}: {first} -> {threshold} carries {across} pixels across"
