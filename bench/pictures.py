@@ -6,6 +6,7 @@ Usage (from the repository root):
   python bench/pictures.py --count 100 --first 500     more of the sample's test digits, from another one
   python bench/pictures.py --model-dir model --set penned   digits written with a pen and photographed
   python bench/pictures.py --model-dir model --set painted  digits drawn with a paint program's brush
+  python bench/pictures.py --set close                 two digits written close: refused as several?
 
 Each kind of tests/framed.py (a frame or a border round the digit, a shaded or
 uneven ground, JPEG noise, a photo with the table round the page) is made of
@@ -32,6 +33,13 @@ With --set painted, the kinds of tests/painted.py (the sample's test digits
 redrawn black on white with a paint program's brush, as students draw the
 pictures of their course's pic/ folder: any canvas, brush and place), the
 same figures as --set penned.
+With --set close, the kinds of tests/close.py (two of the sample's test digits
+side by side, apart, close or touching, and the first alone; `--count` pairs)
+and per kind:
+  several   pictures refused as several digits (what two digits must get)
+  other     pictures refused otherwise
+  one       pictures read as one digit (with --model-dir: and how many of
+            them as their first digit, "right")
 """
 import argparse
 import os
@@ -44,6 +52,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 import numpy as np  # noqa: E402
 from PIL import Image  # noqa: E402
 
+import close  # noqa: E402
 import framed  # noqa: E402
 import painted  # noqa: E402
 import penned  # noqa: E402
@@ -76,12 +85,14 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")
-    parser.add_argument("--set", choices=("framed", "penned", "painted"), default="framed",
+    parser.add_argument("--set", choices=("framed", "penned", "painted", "close"), default="framed",
                         help="framed: tests/framed.py's kinds (default); penned, painted: tests/penned.py's or "
                              "tests/painted.py's (need --model-dir)")
     parser.add_argument("--save", help="a folder to write each misread picture's 28x28 input to (PNG, x8)")
     args = parser.parse_args(argv)
     predictor = mnist_app.load_predictor(args.model_dir) if args.model_dir else None
+    if args.set == "close":
+        return bench_close(predictor, args)
     if args.set in REDRAWN:
         if predictor is None:
             parser.error(f"--set {args.set} reads the pictures with a model: give --model-dir")
@@ -151,6 +162,30 @@ def bench_redrawn(predictor, args, kinds):
         total_lost, total_right = total_lost + lost, total_right + right.sum()
         print(f"{kind:42} {refused:8d} {read / len(images):7.1%} {lost:4d} of {right.sum():<4d}", flush=True)
     print(f"{'all':42} {'':8} {'':7} {total_lost:4d} of {total_right:<4d} ({total_lost / total_right:.1%} lost)")
+    return 0
+
+
+def bench_close(predictor, args):
+    """The kinds of tests/close.py: refused as several digits, refused otherwise, read as one digit (and right:
+    as its first digit), per kind."""
+    print(f"{args.count} pictures per kind (sample test digits {args.first}-{args.first + 2 * args.count - 1} in pairs)")
+    print(f"{'kind':42} {'several':>8} {'other':>6} {'one':>5} {'right':>6}")
+    for kind in args.kinds or close.KINDS:
+        several = other = one = right = 0
+        for i, (data, (label, second)) in enumerate(close.pictures(kind, args.count, args.first)):
+            pixels, refusal = prepare(data)
+            if pixels is None:
+                several += "several digits found" in refusal
+                other += "several digits found" not in refusal
+                if args.show:
+                    print(f"  {kind} #{i} ({label} {second}): {refusal}")
+                continue
+            one += 1
+            answer = answer_of(predictor, pixels) if predictor is not None else None
+            right += answer == label
+            if args.show and kind != close.ALONE:
+                print(f"  {kind} #{i} ({label} {second}): read as one digit" + (f", {answer}" if predictor else ""))
+        print(f"{kind:42} {several:8d} {other:6d} {one:5d} {right if predictor else '-':>6}", flush=True)
     return 0
 
 

@@ -16,7 +16,13 @@ from the digit and are no part of it:
     beside a digit much shorter than it (_clear_of_ends).
   - a ring drawn round the digit that touches it or runs through its
     ends, one mark with it: the thin wall round the mark's holes, all
-    along its outer edge, with the digit inside it (_touching_rings).
+    along its outer edge, with the digit inside it (_touching_rings);
+  - an exercise book's margin (or any straight line from edge to edge)
+    that the digit touches, one mark with it: near both edges the mark is
+    that thin line alone (_touching_margins);
+  - a box drawn round the digit that touches it, one mark with it: each
+    side of the mark's box is a thin straight line of ink along it
+    (_touching_boxes).
 Each is judged on the grid of cells segmentation.find_ink labels its marks
 on (its label_marks), one mark at a time, and only where other ink the size
 of a digit remains: a 0 alone, a 1 alone, a 7's bar are never left out.
@@ -47,6 +53,9 @@ RING_AROUND = 0.75  # of the mark's outer edge: where the wall to the hole is as
 RING_INSIDE = 0.8  # of the ink left: what the ring encloses (a digit may cross it)
 RING_REST = 0.15  # of the mark's cells: the ink left (the digit) is this much at least ...
 RING_DIGIT = 0.45  # ... and its heaviest part spans this share of the ring's box, down or across
+MARGIN_THIN = 0.04  # of the picture's shorter side: a margin line the digit touches is no thicker (ruling's lines)
+BOX_THICK = 0.2  # of a box's shorter side: its sides are no thicker (_touching_boxes)
+MARGIN_COVER = 0.9  # of the picture along it: the line's ink, as one run across each row or column, covers this
 
 
 def marks_round(cells, labels, framed, label_marks):
@@ -63,12 +72,14 @@ def marks_round(cells, labels, framed, label_marks):
     """
     out = np.zeros_like(cells)
     marks = _marks(labels, SIDE_CUT * min(cells.shape))
-    for stage in (_rings, _askew_rules, _underlines, _touching_rings):
+    for stage in (_rings, _askew_rules, _underlines, _touching_boxes, _touching_rings, _touching_margins):
         solid = [mark for mark in marks if not mark["dust"]]  # a ring and an underline are judged without dust
         if stage is _askew_rules:
             found = _askew_rules(marks, cells.shape, 1 if framed else SIDES) if solid else []
         elif stage is _touching_rings:
             found = _touching_rings(solid, cells.shape, label_marks) if solid and not out.any() else []
+        elif stage in (_touching_margins, _touching_boxes):
+            found = stage(solid, cells.shape) if solid and not out.any() else []
         else:
             found = stage(solid, cells.shape) if len(solid) >= 2 else []
         for mark in found:
@@ -339,3 +350,88 @@ def _grown(mask):
     out[:, 1:] |= rows[:, :-1]
     out[:, :-1] |= rows[:, 1:]
     return out
+
+
+def _touching_margins(marks, grid):
+    """A straight line from edge to edge that the digit touches (an exercise book's margin, a line drawn under or
+    beside it), as a list of none or one mark ("rows", "cols": the line's cells of the heaviest mark, which holds
+    both): the heaviest mark reaches both edges along the line, and within MARGIN_CLEAR of the picture of each edge
+    it is one thin run (MARGIN_THIN) across each row or column, on one straight line (LINE_SLOPE) through both
+    ends; that line's band holds ink across MARGIN_COVER of the picture; the ink off it, with every other mark,
+    keeps MARGIN_CLEAR from both edges along it (_clear_of_ends's rule: a digit cropped tight reaches nearer one
+    of them) and is digit-sized. The digit's ink under the line goes with it."""
+    mark = marks[0]
+    for axis in (1, 0):  # 1: a line across (its ends at the left and right edges), 0: down
+        along, off = (mark["cols"], mark["rows"]) if axis else (mark["rows"], mark["cols"])
+        size = grid[axis]
+        reach = max(2, EDGE_REACH * min(grid))
+        if along.min() > reach or along.max() < size - 1 - reach:
+            continue
+        clear = MARGIN_CLEAR * size
+        ends = (along < clear) | (along >= size - clear)
+        if not ends.any():
+            continue
+        order = np.argsort(along[ends], kind="stable")
+        places, first, counts = np.unique(along[ends][order], return_index=True, return_counts=True)
+        low = np.minimum.reduceat(off[ends][order], first)
+        high = np.maximum.reduceat(off[ends][order], first)
+        thick = high - low + 1
+        if counts.size < clear or np.any(counts != thick) or np.median(thick) > MARGIN_THIN * min(grid) + 1:
+            continue  # not one thin run in each: a stroke, a corner, a frame's side and its corner
+        slope, middle = np.polyfit(places, (low + high) / 2, 1)
+        if abs(slope) > LINE_SLOPE or np.abs((low + high) / 2 - (slope * places + middle)).max() > 1 + np.median(thick):
+            continue
+        band = np.abs(off - (slope * along + middle)) <= np.max(thick) / 2 + 1
+        if np.unique(along[band]).size < MARGIN_COVER * size:
+            continue
+        rest = [{"rows": mark["rows"][~band], "cols": mark["cols"][~band]}] if (~band).any() else []
+        rest = [dict(part, box=(part["rows"].min(), part["rows"].max() + 1, part["cols"].min(), part["cols"].max() + 1))
+                for part in rest] + list(marks[1:])
+        if not rest or not _digit_sized(rest, grid):
+            continue
+        top, bottom, left, right = _union_box(rest)
+        low_end, high_end = (left, right) if axis else (top, bottom)
+        if low_end < clear or size - high_end < clear:
+            continue
+        return [{"rows": mark["rows"][band], "cols": mark["cols"][band]}]
+    return []
+
+
+def _touching_boxes(marks, grid):
+    """A box drawn round the digit that touches it, as a list of none or one mark ("rows", "cols": the box's cells
+    of the heaviest mark, which holds both): along each side of the mark's box, MARGIN_COVER of its length has ink
+    from the edge inwards (within 2 cells) in one thin run (its lower quartile no thicker than MARGIN_THIN of the
+    picture and BOX_THICK of the box), where the digit touches the side longer; the ink left inside is digit-sized, spans
+    RING_DIGIT of the box down or across and is no straight line across it (a square 8's middle bar; a square 0 leaves
+    nothing)."""
+    mark = marks[0]
+    top, bottom, left, right = mark["box"]
+    if max(bottom - top, right - left) < 2 * DIGIT_SIZE * min(grid) or min(bottom - top, right - left) < DIGIT_SIZE * min(grid):
+        return []
+    box = np.zeros((bottom - top, right - left), bool)
+    box[mark["rows"] - top, mark["cols"] - left] = True
+    sides = np.zeros_like(box)
+    for turn in range(4):
+        view = np.rot90(box, turn)
+        first = np.argmax(view, axis=0)  # the first ink from the side, each column (0 where none: off below)
+        inked = view.any(axis=0) & (first <= 2)
+        if inked.mean() < MARGIN_COVER:
+            return []
+        after = view | (np.arange(view.shape[0])[:, None] < first)  # the ink from the first on, each column
+        run = np.argmin(np.vstack([after, np.zeros((1, view.shape[1]), bool)]), axis=0) - first
+        thick = np.percentile(run[inked], 25)  # the side's own stroke: where the digit touches it, the run is longer
+        if thick > MARGIN_THIN * min(grid) + 1 or thick > BOX_THICK * min(box.shape):
+            return []
+        np.rot90(sides, turn)[:int(np.ceil(thick)) + 2] = True  # the run and its soft edge, from the side in
+    rest = box & ~sides
+    r, c = np.nonzero(rest)
+    if not r.size:
+        return []
+    part = {"rows": r + top, "cols": c + left, "box": (r.min() + top, r.max() + 1 + top, c.min() + left, c.max() + 1 + left)}
+    line = _line(part)
+    if not _digit_sized([part], grid) or (line is not None and line[0] and line[1] >= MARGIN_COVER * (box.shape[1] - 2 * (thick + 2))):
+        return []  # a bar from side to side: a square 8
+    if np.ptp(r) + 1 < RING_DIGIT * box.shape[0] and np.ptp(c) + 1 < RING_DIGIT * box.shape[1]:
+        return []
+    mine = sides[mark["rows"] - top, mark["cols"] - left]
+    return [{"rows": mark["rows"][mine], "cols": mark["cols"][mine]}]

@@ -653,13 +653,35 @@ def _dotted(boxes, size):
     return np.mean((gap < 1.5 * size[:, None]).any(axis=1)) >= DOTTED
 
 
+def _written_close(ink):
+    """True when one line's ink (boolean [h, w], some True) is two digits written close: a column inside it holds
+    no ink (two marks closer than DIGIT_GAP, which digit_layout counts as one part) and the ink on each side of it
+    spans TALL of its height. One digit wider than WIDE in strokes apart has a short part beyond such a column (a
+    5's or a 7's bar drawn apart). Digits that touch are not split: a column where one short run of ink joins
+    two digit-tall parts is as often a 4's bar, an open 0's bottom or a 6's base under its loop."""
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    box = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    height, width = box.shape
+    if width < 3:
+        return False
+    count = box.sum(axis=0)
+    top = np.where(count > 0, box.argmax(axis=0), height)
+    bottom = np.where(count > 0, height - box[::-1].argmax(axis=0), 0)
+    left = np.maximum.accumulate(bottom) - np.minimum.accumulate(top)  # the ink's height up to each column
+    right = (np.maximum.accumulate(bottom[::-1]) - np.minimum.accumulate(top[::-1]))[::-1]  # from each column on
+    gap = count[1:-1] == 0
+    return bool(np.any(gap & (left[:-2] >= TALL * height) & (right[2:] >= TALL * height)))
+
+
 def one_digit(ink, labels=None):
     """The ink of one digit: boolean [h, w], the ink (boolean [h, w], some True) without its dust (ink_marks).
 
     Raises ValueError ("no digit found: only specks ...") when marks smaller
     than MIN_MARK of the picture's shorter side hold most of the ink and
     lie scattered rather than dotted along a stroke, and SeveralDigits when
-    the marks make more than one digit (digit_layout). labels: as ink_marks.
+    the marks make more than one digit (digit_layout), or one part wider
+    than one digit is two marks a digit tall with a gap between them
+    (_written_close). labels: as ink_marks.
     """
     boxes, mass, kept = ink_marks(ink, labels)
     size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
@@ -667,6 +689,8 @@ def one_digit(ink, labels=None):
     if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size):
         raise ValueError("no digit found: only specks, no mark large enough to be a digit")
     digits, lines, sure = digit_layout(boxes)
+    if digits == 1 and lines == 1 and not sure and _written_close(kept):
+        digits = 2  # sure stays False: "side by side", the count only the least there are
     if digits > 1:
         where = ("side by side" if lines == 1 else f"on {lines} lines") if not sure else (
             f"{digits} side by side" if lines == 1 else f"{digits} one above the other" if digits == lines

@@ -331,6 +331,21 @@ def _boxed(cov, i, rng):
     return png(np.asarray(img))
 
 
+def _boxed_touching(cov, i, rng):
+    """A box drawn round the digit in haste: one side (in turn) runs into the digit's ink or along its edge, and
+    another one half the time; the rest lie 4-20 pixels off it. The box and the digit are one mark."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    width = int(rng.integers(2, 8))
+    gaps = rng.uniform(4, 20, 4)  # left, top, right, bottom: the box's outer edge this far off the ink
+    touching = {i % 4} | ({int(rng.integers(0, 4))} if rng.random() < 0.5 else set())
+    for side in touching:
+        gaps[side] = rng.uniform(-2, width)  # the box's inner edge on the ink or up to 2 pixels into it
+    img = Image.fromarray(to_uint8(on_ground(cov, 255)))
+    ImageDraw.Draw(img).rectangle([left - gaps[0], top - gaps[1], right - 1 + gaps[2], bottom - 1 + gaps[3]],
+                                  outline=int(rng.integers(0, 80)), width=width)
+    return png(np.asarray(img))
+
+
 def _underlined(cov, i, rng):
     """A digit underlined with a pen: a line a little askew under it, as wide as the digit or wider."""
     cov, (top, bottom, left, right) = smaller(cov, rng)
@@ -360,6 +375,25 @@ def _margin_line(cov, i, rng):
     return jpeg(np.asarray(img), 85) if i % 3 == 2 else png(np.asarray(img))
 
 
+def _margin_touching(cov, i, rng):
+    """An exercise book's margin that the digit touches: one line from edge to edge along the digit's side nearest
+    the picture's edge, across or down, from 2 pixels into its ink to touching it, a little askew (so it may run
+    into the digit along part of its side), red, grey or blue, 1-4 pixels; every third a JPEG."""
+    cov, (top, bottom, left, right) = smaller(cov, rng)
+    h, w = cov.shape
+    room = {"left": left, "right": w - right, "top": top, "bottom": h - bottom}
+    side = min(room, key=room.get)
+    width = int(rng.integers(1, 5))
+    into = rng.uniform(-2, width / 2)  # how far the line's middle lies inside the ink's box (negative: outside)
+    at = {"left": left + into, "top": top + into, "right": right - 1 - into, "bottom": bottom - 1 - into}[side]
+    tilt = rng.uniform(-2, 2)
+    colour = [(220, 60, 60), (120, 120, 120), (60, 90, 200), (200, 40, 40)][i % 4]
+    img = Image.fromarray(rgb(to_uint8(on_ground(cov, 255))))
+    ends = [(at - tilt, -2), (at + tilt, h + 1)] if side in ("left", "right") else [(-2, at - tilt), (w + 1, at + tilt)]
+    ImageDraw.Draw(img).line(ends, fill=colour, width=width)
+    return jpeg(np.asarray(img), 85) if i % 3 == 2 else png(np.asarray(img))
+
+
 KINDS = {
     "plain": _plain,
     "thin frame": _thin_frame,
@@ -385,12 +419,15 @@ KINDS = {
     "a box drawn round it": _boxed,
     "underlined": _underlined,
     "a margin line beside it": _margin_line,
+    "a box touching it": _boxed_touching,
+    "a margin line touching it": _margin_touching,
 }
 
 # The kinds with a mark drawn round a smaller digit: each picture is its twin's (the same digit, size and place,
 # drawn from one seed) with the mark added, and its input is compared with the twin's, not the plain picture's.
 TWIN = "smaller digit anywhere (the twin)"
-SEEDS = {kind: TWIN for kind in ("circled", "circled, the ring touching it", "a box drawn round it", "underlined", "a margin line beside it", TWIN)}
+SEEDS = {kind: TWIN for kind in ("circled", "circled, the ring touching it", "a box drawn round it", "underlined", "a margin line beside it",
+                                         "a box touching it", "a margin line touching it", TWIN)}
 
 
 def coverages(count, first=0, pen=True):

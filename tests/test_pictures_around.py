@@ -130,3 +130,37 @@ def test_a_digits_own_loops_are_no_ring_round_it():
               lambda d: (d.ellipse([70, 30, 210, 190], outline=0, width=14), d.line([(203, 120), (170, 260)], fill=0, width=14))]
     for digit in digits:
         assert kept(canvas(digit), digit) >= 0.95, digit
+
+
+@pytest.mark.quick
+def test_a_margin_or_a_box_that_touches_the_digit_is_left_out():
+    """An exercise book's margin that runs along the digit's side, touching it, and a box drawn tight round a
+    digit (touching it on one or two sides): one mark with the digit. The ink is the digit, less what lies under
+    the line. Before, the line or the box was kept with the digit (a 3 with a line beside it read as a 4 or as
+    a 1 with a line; the box with the digit in it as 0 or 8)."""
+    three = lambda d: (d.arc([100, 70, 180, 140], 200, 90, fill=0, width=12),
+                       d.arc([95, 135, 185, 215], 270, 160, fill=0, width=12))
+    one = lambda d: d.line([(140, 70), (134, 210)], fill=0, width=12)
+    cases = [(three, lambda d: d.line([(0, 72), (279, 75)], fill=60, width=3)),  # across, touching the 3's top
+             (three, lambda d: d.line([(178, -2), (181, 282)], fill=0, width=2)),  # down, along its right side
+             (three, lambda d: d.rectangle([92, 66, 196, 222], outline=0, width=4)),  # a box touching two sides
+             (one, lambda d: d.rectangle([110, 66, 170, 214], outline=30, width=5))]  # round a 1, top and bottom
+    for digit, mark in cases:
+        ink = segmentation.find_ink(canvas(lambda d: (digit(d), mark(d))))
+        alone = np.asarray(canvas(digit)) < 128
+        assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), mark
+        assert np.count_nonzero(ink & alone) >= 0.8 * np.count_nonzero(alone), mark
+
+
+@pytest.mark.quick
+def test_a_digits_own_straight_strokes_are_no_margin_or_box():
+    """What a touching margin or box must not take: a 7 cropped tight whose bar reaches both edges (the rest
+    reaches near the bar's ends too), a 4 cropped tight whose stem runs from edge to edge, a square 8 (a box and
+    its middle bar) and a square 0 drawn with a pen: find_ink keeps all of each."""
+    digits = [lambda d: (d.line([(0, 20), (279, 20)], fill=0, width=12), d.line([(270, 20), (120, 279)], fill=0, width=12)),
+              lambda d: (d.line([(200, 0), (200, 279)], fill=0, width=12), d.line([(20, 10), (10, 180)], fill=0, width=12),
+                         d.line([(10, 180), (270, 180)], fill=0, width=12)),
+              lambda d: (d.rectangle([80, 40, 200, 240], outline=0, width=12), d.line([(80, 140), (200, 140)], fill=0, width=12)),
+              lambda d: d.rectangle([80, 40, 200, 240], outline=0, width=12)]
+    for digit in digits:
+        assert kept(canvas(digit), digit) >= 0.95, digit

@@ -19,7 +19,8 @@ from mnistkit.errors import DataError
 
 DIGITS = 10  # of the sample's test digits per kind, and the 10 pen digits
 SAME_IOU = 0.8  # the ink (>= 128) of a kind's input against the plain picture's
-SAME_SHARE = {"circled, the ring touching it": 0.75}  # of the pictures, else 0.9: the ring takes what it crosses
+SAME_SHARE = {"circled, the ring touching it": 0.75, "a box touching it": 0.75}  # of the pictures, else 0.9: the ring
+# or the box takes the ink it runs through or along (a 7 whose bar lies along the box loses it)
 
 
 def ink_iou(a, b):
