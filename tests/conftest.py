@@ -122,6 +122,16 @@ def read_line(process, what, seconds=120):
     return line
 
 
+def running(pid):
+    """Whether process `pid` runs (Linux's /proc): a zombie, ended and not yet reaped, does not. A script's own
+    process killed with its parent is no child of the test's, so only an init reaps it, if any does."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def joined(threads, what, seconds=120):
     """Join every threading.Thread of `threads` within wait_limit(seconds) in all; an AssertionError names `what`
     and how many are still running when some have not ended by then (a deadlock fails its test, never hangs it)."""

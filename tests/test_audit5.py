@@ -24,7 +24,7 @@ import threading
 
 import pytest
 
-from conftest import ROOT, ended, read_line, tree_digests, wait_for, wait_limit
+from conftest import ROOT, ended, read_line, running, tree_digests, wait_for, wait_limit
 from mnistkit import folders, learn, promotion
 from mnistkit.board import zh
 from mnistkit.errors import DataError
@@ -49,15 +49,6 @@ except KeyboardInterrupt:
     print("stopped", flush=True)
     sys.exit(130)
 """
-
-
-def running(pid):
-    """Whether process `pid` runs (a zombie, ended and not yet reaped, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def end_all(pids):
