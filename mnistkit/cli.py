@@ -614,3 +614,13 @@ def close_paths(path, wanted=os.path.isdir):
         return []
     return [os.path.join(parent, name)
             for name in difflib.get_close_matches(os.path.basename(os.path.normpath(path)), beside, n=3)]
+
+
+def did_you_mean(path, wanted=os.path.isdir, close=None):
+    """The hint of every one-line error for a path that is not there (a picture, a --model-dir, a --data-dir):
+    `did you mean model?` (str) naming the paths beside `path` whose names are close to its name and for which
+    wanted(path) is true (close_paths), `did you mean a.png or b.png?` for several; "" when none is. close: those
+    paths, when the caller has chosen them already (a trainer's typo_of). Lists one folder: no TensorFlow, so the
+    line comes before a script imports it."""
+    close = close_paths(path, wanted) if close is None else close
+    return f"did you mean {' or '.join(close)}?" if close else ""
