@@ -217,16 +217,20 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
             return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
-    predictor = load_predictor(model_dir)
-    if not isinstance(predictor, Predictor):  # an export: which version of a base path, and --verbose its record
+    # Pictures named of which none is there (a typo): each one's line at once, without the network's load, which
+    # imports TensorFlow (seconds); their lines are pre_pic's, as when some are there. A model_dir that is no
+    # folder (not there, a file) is said first, as always (load_predictor finds that out without TensorFlow).
+    unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
+    predictor = None if unread and os.path.isdir(model_dir) else load_predictor(model_dir)
+    if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
         for line in deployed.describe(predictor, tf_compat.VERBOSE):
             print(line, file=sys.stderr, flush=True)
-    if predictor.network.forward != mnist_forward.NETWORK.forward:  # another network than the course's: say which
+    if predictor is not None and predictor.network.forward != mnist_forward.NETWORK.forward:  # another network: say
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
-    judge = reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
-                            tf_compat.VERBOSE else None)
+    judge = predictor and reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
+                                          tf_compat.VERBOSE else None)
     for path in paths:
         try:
             if not path:
