@@ -97,7 +97,6 @@ def test_a_folder_whose_checkpoint_files_show_lenet5_is_sent_to_lenet5s_trainer(
     # (its history/ snapshots, a set-aside learn left) said `train first with mnist_backward.py` (a new user's trial)
     from mnist_lenet5_forward import NETWORK
     left_checkpoint(tmp_path / "mymodel" / where, NETWORK.variables)
-    (tmp_path / "picture.png").write_bytes(b"")  # a picture there: the app loads the model (none: the picture's line)
     result = run_main(script, "--model-dir", "mymodel", *(["picture.png"] if script == "mnist_app.py" else []),
                       cwd=tmp_path)
     line = result.stderr.strip().splitlines()[-1]
