@@ -38,8 +38,8 @@ import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
-from mnistkit import (checkpoints, cli, deployed, keep, layers, learn, listener, pictures, places, preparation, reference,
-                      segmentation)
+from mnistkit import (checkpoints, cli, deployed, folders, keep, layers, learn, listener, pictures, places, preparation,
+                      reference, segmentation)
 from mnistkit.board import app as board, guard, threads
 from mnistkit.errors import DataError
 from mnistkit.images import picture_paths  # the pictures the command line names, folders listed
@@ -71,13 +71,12 @@ def restore_network(model_dir=MODEL_SAVE_PATH):
     checkpoint, a damaged one (with the newest intact one in the hint) or
     one of another graph.
     """
-    if not os.path.isdir(model_dir):  # a mistyped path or a file: said at once, before TensorFlow's import
-        checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH, name=MODEL_NAME)
+    # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest
+    # finds the newest checkpoint files even when that index is lost or names a moved folder, reads them
+    # whole, and names the network the folder holds, whose forward module builds the graph. Before the graph: a
+    # mistyped path, a file or a folder without checkpoint files is said at once, without TensorFlow's import.
+    found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH, name=MODEL_NAME)
     with tf.Graph().as_default() as tg:
-        # The course's tf.train.get_checkpoint_state reads only the `checkpoint` index file; checkpoints.newest
-        # finds the newest checkpoint files even when that index is lost or names a moved folder, reads them
-        # whole, and names the network the folder holds, whose forward module builds the graph.
-        found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH, name=MODEL_NAME)
         net, ckpt, stored = importlib.import_module(found.network.forward), found.prefix, found.stored
         x = tf.placeholder(tf.float32, [None, net.INPUT_NODE])
         y = net.forward(x, None, train=False)
@@ -217,16 +216,21 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
             return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
-    predictor = load_predictor(model_dir)
-    if not isinstance(predictor, Predictor):  # an export: which version of a base path, and --verbose its record
+    # Pictures named of which none is there (a typo): each one's line at once, without the network's load, which
+    # imports TensorFlow (seconds); their lines are pre_pic's, as when some are there. A model_dir with no model
+    # (not there, a file, no checkpoint files) is said first, as always: load_predictor finds it without TensorFlow.
+    unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
+    predictor = None if unread and os.path.isdir(model_dir) and (
+        folders.checkpoint_names(model_dir) or deployed.is_exported(model_dir)) else load_predictor(model_dir)
+    if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
         for line in deployed.describe(predictor, tf_compat.VERBOSE):
             print(line, file=sys.stderr, flush=True)
-    if predictor.network.forward != mnist_forward.NETWORK.forward:  # another network than the course's: say which
+    if predictor is not None and predictor.network.forward != mnist_forward.NETWORK.forward:  # another network: say
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
-    judge = reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
-                            tf_compat.VERBOSE else None)
+    judge = predictor and reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
+                                          tf_compat.VERBOSE else None)
     for path in paths:
         try:
             if not path:

@@ -190,7 +190,7 @@ def training_batches(settings, data):
     --mix-records a share of each batch from its files through a second such chain (records.mixed)."""
     if settings.mix_records:
         return records.mixed(functools.partial(batch_source, settings, data), settings.batch_size,
-                             settings.mix_records, settings.log)
+                             settings.mix_records, settings.log, data.mix_files)
     return batch_source(settings, data, settings.batch_size)
 
 
@@ -234,7 +234,8 @@ def backward(*args, net=mnist_forward, constants=None, settings=None, **options)
     """
     settings = settings or settings_for(net, *args, constants=constants, **options)
     # Every file checked whole first; a file the fast pipeline cannot read at fixed offsets is said in one line.
-    data = records.training_data(settings.data_dir, settings.train_file, settings.pipeline, settings.log)
+    data = records.training_data(settings.data_dir, settings.train_file, settings.pipeline, settings.log,
+                                 settings.mix_records)
     with tf.Graph().as_default():
         graph = build_graph(settings, data)
         with tf.Session(config=training.session_config()) as sess:

@@ -109,7 +109,11 @@ def newest_checkpoint(model_dir, model_name=mnist_backward.MODEL_NAME):
     from the course's restore of ckpt.model_checkpoint_path:
     checkpoints.latest finds the newest checkpoint files even when the
     index is lost or stale, and passes over a save not yet finished.
+    A model_dir that is no folder (a typo, a folder the trainer has not made
+    yet) has none, said without importing TensorFlow.
     """
+    if not os.path.isdir(model_dir):
+        return None
     try:
         ckpt = tf.train.get_checkpoint_state(model_dir)
     except (tf.errors.OpError, ValueError, UnicodeDecodeError):  # an index of binary junk: the files alone count
@@ -190,6 +194,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     if not once and not cli.within(interval, 0, above=True):  # TEST_INTERVAL_SECS edited, or a caller's value
         raise DataError(f"the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of seconds > 0, "
                         f"not {interval!r}")
+    data_flags = cli.kept("--data-dir", data_dir, mnist_generateds.data_path)
+    looked_up(model_dir, net, trainer, data_flags, watch=not once)
     test_path = test_records(data_dir)
     details = report is not None or report_json is not None
     last_seen, result, writer = None, None, None
@@ -201,7 +207,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
             if once or places.misplaced(model_dir, net.NETWORK.test_script) or \
                     checkpoints.scored_by_another(model_dir, net.NETWORK):
                 raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH,
-                                                cli.kept("--data-dir", data_dir, mnist_generateds.data_path))
+                                                data_flags)
             log("No checkpoint file found")
         elif seen != last_seen:
             try:  # the one restore's check: read whole, its network read from the folder
@@ -249,14 +255,17 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
     Raises DataError for a checkpoint that is not there, damaged or holding
     NaN weights, and for test records that are missing or bad.
     """
+    if None in ckpt_paths:
+        looked_up(model_dir, net, trainer)
+    for ckpt in ckpt_paths:  # each named checkpoint looked up before the test records are read whole (TensorFlow)
+        if ckpt is not None and checkpoints.checkpoint_format(ckpt) is None:
+            raise DataError(f"{ckpt}: no such checkpoint (no {os.path.basename(ckpt)}.index there)")
     test_paths = [test_records(data_dir) for data_dir in data_dirs]
     results, reports = [], []
     for ckpt in ckpt_paths:
         ckpt = ckpt or newest_checkpoint(model_dir, trainer.MODEL_NAME)
         if ckpt is None:
             raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH)
-        if checkpoints.checkpoint_format(ckpt) is None:
-            raise DataError(f"{ckpt}: no such checkpoint (no {os.path.basename(ckpt)}.index there)")
         try:
             found = checkpoints.checked(os.path.dirname(ckpt) or os.curdir, ckpt, net.NETWORK, "test_script")
             for path in test_paths:
@@ -274,6 +283,21 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
     if report_json is not None:
         log("report: " + ", ".join(reporting.write_report(reports, None, json_path=report_json)))
     return results
+
+
+def looked_up(model_dir, net, trainer, flags=(), watch=False):
+    """Raise DataError for a model_dir that is no folder, before the test records are read whole (their check
+    imports TensorFlow, seconds): a typo (`modle`) is said at once (checkpoints.no_checkpoint: `did you mean
+    model?`). With `watch` (test() without --once) a folder still to come is waited for, unless its name looks
+    mistyped from a model folder's beside it (checkpoints.new_folder_typo), which would be waited for forever.
+    net, trainer, flags: as for test() and no_checkpoint."""
+    if os.path.isdir(model_dir):
+        return
+    if not watch:
+        raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH, flags)
+    typo = checkpoints.new_folder_typo(model_dir, "watch a model still to be trained there")
+    if typo is not None:
+        raise DataError(typo)
 
 
 def test_records(data_dir):

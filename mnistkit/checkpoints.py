@@ -537,9 +537,8 @@ def close_folders(model_dir, models_only=False):
 def not_there(model_dir):
     """The line for a --model-dir that is not there (a typo, `modle`): the folder named, and the folders beside
     it whose names are close to it (close_folders): `modle: no such folder; did you mean model?`."""
-    close = close_folders(model_dir)
-    return f"{model_dir}: no such folder; " + (f"did you mean {' or '.join(close)}?" if close
-                                                else "give the folder that holds the checkpoints")
+    return f"{model_dir}: no such folder; " + (cli.did_you_mean(model_dir, close=close_folders(model_dir))
+                                                or "give the folder that holds the checkpoints")
 
 
 def typo_of(typed, name):
@@ -560,10 +559,11 @@ def typo_of(typed, name):
     return 0 < d[len(a)][len(b)] <= (2 if len(longer) >= 8 else 1)
 
 
-def new_folder_typo(model_dir):
-    """For a trainer: the one-line refusal of a --model-dir that is not there while a model folder beside it has a
-    name it looks mistyped from (close_folders, then typo_of: `modle` beside `model`, a typo that would silently
-    start a new model), else None. The way on for a new model meant there: make the folder first."""
+def new_folder_typo(model_dir, meant="start a new model there"):
+    """For a trainer (and the evaluator's watch): the one-line refusal of a --model-dir that is not there while a
+    model folder beside it has a name it looks mistyped from (close_folders, then typo_of: `modle` beside `model`,
+    a typo that would silently start a new model), else None. The way on for what was `meant` there (a trainer's
+    new model, the evaluator's watch of one to come): make the folder first."""
     if os.path.lexists(model_dir):
         return None
     typed = os.path.basename(os.path.normpath(model_dir))
@@ -571,8 +571,8 @@ def new_folder_typo(model_dir):
              if typo_of(typed, os.path.basename(folder))]
     if not close:
         return None
-    return (f"{model_dir}: no such folder; did you mean {' or '.join(close)}? (to start a new model there, make "
-            f"the folder first: mkdir {cli.quoted(model_dir)})")
+    return (f"{model_dir}: no such folder; {cli.did_you_mean(model_dir, close=close)} (to {meant}, "
+            f"make the folder first: mkdir {cli.quoted(model_dir)})")
 
 
 def a_file(model_dir, caller):

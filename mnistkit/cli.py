@@ -603,14 +603,38 @@ def silence_stdout():
         os.close(devnull)
 
 
+CLOSE = 0.6  # difflib's ratio from which a name is close to another (its get_close_matches' default cutoff)
+
+
 def close_paths(path, wanted=os.path.isdir):
-    """The paths beside `path` (str: in its folder) whose names are close to its name (difflib, at most 3) and for
-    which wanted(path) is true (default: a folder): what a typo (`modle`, `dta`) may have meant, each joined to
-    path's folder as given. Nothing when the folder cannot be listed."""
+    """The paths beside `path` (str: in its folder) whose names are close to its name (difflib, at most 3, the
+    closest first) and for which wanted(path) is true (default: a folder): what a typo (`modle`, `dta`,
+    `sevne.png`) may have meant, each joined to path's folder as given. Names are compared without their
+    extension (a shared `.png` makes `nope.png` no closer to `good.png`), whole names break ties. Nothing when
+    the folder cannot be listed."""
     parent = os.path.dirname(os.path.normpath(path))
     try:
         beside = [name for name in os.listdir(parent or ".") if wanted(os.path.join(parent, name))]
     except OSError:
         return []
-    return [os.path.join(parent, name)
-            for name in difflib.get_close_matches(os.path.basename(os.path.normpath(path)), beside, n=3)]
+    typed = os.path.basename(os.path.normpath(path))
+
+    def ratio(one, other):
+        return difflib.SequenceMatcher(None, one, other).ratio()
+    scored = sorted(((ratio(stem(typed), stem(name)), ratio(typed, name), name) for name in beside), reverse=True)
+    return [os.path.join(parent, name) for close, _, name in scored[:3] if close >= CLOSE]
+
+
+def stem(name):
+    """A file name without its extension (`seven` of seven.png); a folder's name, or `.hidden`, as it is."""
+    return os.path.splitext(name)[0] or name
+
+
+def did_you_mean(path, wanted=os.path.isdir, close=None):
+    """The hint of every one-line error for a path that is not there (a picture, a --model-dir, a --data-dir):
+    `did you mean model?` (str) naming the paths beside `path` whose names are close to its name and for which
+    wanted(path) is true (close_paths), `did you mean a.png or b.png?` for several; "" when none is. close: those
+    paths, when the caller has chosen them already (a trainer's typo_of). Lists one folder: no TensorFlow, so the
+    line comes before a script imports it."""
+    close = close_paths(path, wanted) if close is None else close
+    return f"did you mean {' or '.join(close)}?" if close else ""

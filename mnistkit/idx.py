@@ -226,10 +226,10 @@ def mistyped(jpg_dir):
     def holds_layout(path):
         return os.path.isfile(os.path.join(path, MANIFEST)) or any(
             os.path.isdir(os.path.join(path, stem)) for stem in COURSE_LAYOUT.values())
-    meant = cli.close_paths(jpg_dir, holds_layout)
+    meant = cli.did_you_mean(jpg_dir, holds_layout)
     if not meant:
         return None
-    return DataError(f"{jpg_dir}: no such folder; did you mean {' or '.join(meant)}? (a --jpg-dir that is not there "
+    return DataError(f"{jpg_dir}: no such folder; {meant} (a --jpg-dir that is not there "
                      f"is built from a download or the bundled sample: give a name of its own for that)")
 
 

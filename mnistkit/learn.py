@@ -298,24 +298,29 @@ def learn(plan, keep_dir=None, steps=None, data_dir=None, share=None, trainer_ar
 
 def _learn(plan, watch):
     model_dir = plan.model_dir
+    # What the command line names is looked up first: a mistyped folder is said before the model is read
+    # (checkpoints.latest imports TensorFlow, seconds).
+    if not os.path.isdir(model_dir):
+        raise promotion.gone(model_dir)
+    store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
+    if not os.path.isfile(store.labels):
+        raise no_kept(store)
+    records.tfrecord_files(plan.data_dir)  # a mistyped --data-dir: the trainer's one line, before any stage runs
     before = checkpoints.latest(model_dir)
     if before is None:
         there = checkpoints.holds_instead(model_dir)
-        raise promotion.gone(model_dir) if not os.path.isdir(model_dir) else DataError(
-            f"{model_dir}: no checkpoint to learn from{f', {there}' if there else ''}; train one first "
-            f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
+        raise DataError(f"{model_dir}: no checkpoint to learn from{f', {there}' if there else ''}; train one first "
+                        f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
     # strict: a record a learn would rewrite, losing the learns it holds, is named before any training
     held = [entry for entry in promotion.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]
     if held:
         raise DataError(f"{model_dir}: learn {held[-1]['learn']}'s checkpoint waits for your choice; "
                         f"{promotion.choices(model_dir)}, then learn again")
-    store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
     network = checkpoints.folder_network(model_dir) or checkpoints.folder_network(
         model_dir, checkpoints.read_checkpoint(before))
     if network is None:
         raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + plan.steps
-    records.tfrecord_files(plan.data_dir)  # a mistyped --data-dir: the trainer's one line, before any stage runs
     with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
         snapshot = os.path.join(staging, "kept", os.path.basename(store.folder))  # keep.KeptDigits.snapshot's
         watch.name(snapshot, store.folder)
@@ -369,11 +374,7 @@ def prepare(plan, store, staging, watch):
     watch.doing("copying")
     folder, labels, count = store.snapshot(os.path.join(staging, "kept")) if found else (None, None, 0)
     if not count:
-        close = [] if found or os.path.isdir(store.folder) else checkpoints.close_folders(store.folder)
-        if close:  # a typo (`my_digit` for my_digits): named as the model folder's is (checkpoints.not_there)
-            raise DataError(f"{store.folder}: no such folder; did you mean {' or '.join(close)}?")
-        raise DataError(f"{store.labels}: no kept digits{'' if found else ' (label file not found)'}; keep some on "
-                        "the board first")
+        raise no_kept(store)
     with open(labels, encoding="utf-8") as f:
         kept = [(name, int(digit)) for name, digit in (line.split() for line in f if line.strip())]
     watch.say(f"learning from {count} kept digit{'s' * (count != 1)} of {store.folder} into {plan.model_dir}")
@@ -386,6 +387,19 @@ def prepare(plan, store, staging, watch):
          folder, "--test-labels", labels, "--data-dir", data, "--workers", "1", "--quiet"],
         watch, f"the kept digits were not turned into TFRecords; {plan.model_dir} is unchanged")
     return data, kept
+
+
+def no_kept(store):
+    """The DataError for a keep store (keep.KeptDigits) with no kept digit: its label file empty or not there; a
+    folder that is not there with a folder of a close name beside it is a typo (`my_digit` for my_digits), named
+    as a mistyped --model-dir is (checkpoints.not_there: cli.did_you_mean)."""
+    found = os.path.isfile(store.labels)
+    meant = "" if found or os.path.isdir(store.folder) else cli.did_you_mean(
+        store.folder, close=checkpoints.close_folders(store.folder))
+    if meant:
+        return DataError(f"{store.folder}: no such folder; {meant}")
+    return DataError(f"{store.labels}: no kept digits{'' if found else ' (label file not found)'}; keep some on "
+                     "the board first")
 
 
 def one_digit(kept):

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 from PIL import ExifTags, Image, UnidentifiedImageError
 
-from . import files, formats
+from . import cli, files, formats
 from .errors import DataError
 from .images import WIDE_MODES, not_an_image, open_image, to_8bit
 from .segmentation import MIN_CONTRAST, SeveralDigits
@@ -95,11 +95,19 @@ def read_picture(picture, name=None):
             img = img.transpose(ORIENTATIONS[orientation])
         return img, format_name
     except FileNotFoundError:
-        raise DataError(f"{name}: file not found") from None
+        raise not_found(name, picture) from None
     except UnidentifiedImageError:
         raise not_an_image(name, head_of(source)) from None
     except (OSError, Image.DecompressionBombError) as e:
         raise DataError(f"{name}: cannot read image ({e})") from None
+
+
+def not_found(name, picture):
+    """The DataError for a picture file that is not there, named `name`: with the files beside the path `picture`
+    whose names are close to its name (a typo: `sevne.png: file not found; did you mean seven.png?`,
+    cli.did_you_mean)."""
+    meant = cli.did_you_mean(os.fspath(picture), os.path.isfile) if isinstance(picture, (str, os.PathLike)) else ""
+    return DataError(f"{name}: file not found" + (f"; {meant}" if meant else ""))
 
 
 def picture_name(picture, name=None):

@@ -241,9 +241,9 @@ def no_data(source):
             return any(os.path.isfile(os.path.join(path, name)) or shard_files(os.path.join(path, name))
                        for name in (TRAIN_FILE, TEST_FILE))
         return path.endswith(".tfrecords") and os.path.isfile(path)
-    close = cli.close_paths(source, holds_records)
-    if close:
-        return DataError(f"{source}: no such folder or TFRecord file; did you mean {' or '.join(close)}?")
+    meant = cli.did_you_mean(source, holds_records)
+    if meant:
+        return DataError(f"{source}: no such folder or TFRecord file; {meant}")
     return DataError(f"{source}: no such folder or TFRecord file; run `{generate_command(source)}` first")
 
 
@@ -453,11 +453,13 @@ class TrainingData:
     examples: int
     note: str = None  # one line when the fast pipeline cannot take its fastest path (training_data), else None
     signatures: dict = dataclasses.field(default_factory=dict)  # {path: file_signature} when checked
+    mix_files: list = dataclasses.field(default_factory=list)  # --mix-records' files when looked up (training_data)
 
     def for_worker(self, files):
         """The same data, read from `files` only (a worker's shards); examples stays the whole set's."""
         return TrainingData(list(files), {f: self.counts[f] for f in files}, ", ".join(files), self.layout,
-                            self.examples, self.note, {f: self.signatures[f] for f in files if f in self.signatures})
+                            self.examples, self.note, {f: self.signatures[f] for f in files if f in self.signatures},
+                            self.mix_files)
 
     def check_unchanged(self):
         """Raise DataError when a training file is no longer the one checked (rewritten or replaced since)."""
@@ -476,10 +478,12 @@ def file_signature(path):
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
-def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print):
+def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print, mix=None):
     """The TrainingData of a folder, file or pattern (tfrecord_files; name: a folder's training file's), every
     file checked whole by scan_tfrecord; its note said through `log` when `pipeline` (a Pipeline or its name;
-    None: no reader yet) is one that reads data.layout (--pipeline fast), as a trainer starts.
+    None: no reader yet) is one that reads data.layout (--pipeline fast), as a trainer starts. mix: the
+    trainer's --mix-records (a Mix, or None), whose files are looked up (mix_files) before any file is read
+    whole, so that a mistyped one is said before TensorFlow's import (scan_tfrecord's).
 
     Its layout tells the fast pipeline how it may read the files: None
     (TFRecordReader) when their records do not all have one length, else a
@@ -494,6 +498,7 @@ def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print):
     one that reads the layout. Raises DataError on missing or bad data.
     """
     paths = tfrecord_files(data_dir, True, name)
+    mix_files = tfrecord_files(mix.source) if mix is not None else []
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: scan_tfrecord(f) for f in paths}  # {path: (count, lengths, template)}
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"
@@ -516,7 +521,7 @@ def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print):
             "fixed offsets")
     if note is not None and pipeline is not None and pipeline_of(pipeline).records_per_read is not None:
         log(note)
-    return TrainingData(paths, counts, where, layout, sum(counts.values()), note, signatures)
+    return TrainingData(paths, counts, where, layout, sum(counts.values()), note, signatures, mix_files)
 
 
 # ---------------------------------------------------------------- reading them through queue runners
@@ -648,7 +653,7 @@ def mix_of(text):
     return Mix(cli.path(path), share)
 
 
-def mixed(batches, batch_size, mix, log=print):
+def mixed(batches, batch_size, mix, log=print, files=None):
     """The training batches with mix's share drawn from its files: ((img_batch, label_batch), next_batch).
 
     batches(num, files=None) -> ((img_batch float32 [num, 784], label_batch
@@ -662,9 +667,10 @@ def mixed(batches, batch_size, mix, log=print):
     whatever the size of the large one; the next_batch returned
     concatenates both chains' next batches the same way. mix's files are
     checked whole first (scan_tfrecord); `log` says how often each of
-    their records comes. Raises DataError on missing or bad mix files.
+    their records comes. files: mix.source's files when looked up already (training_data's mix_files).
+    Raises DataError on missing or bad mix files.
     """
-    files = tfrecord_files(mix.source)
+    files = files or tfrecord_files(mix.source)
     count = sum(check_tfrecord(f) for f in files)
     k = mix.examples(batch_size)
     log(f"mixing {k} of every {batch_size} examples from the {count} records of {mix.source} "

@@ -14,7 +14,7 @@ import tempfile
 from collections import deque
 
 from tf_compat import tf
-from . import files, folders
+from . import cli, files, folders
 from .errors import DataError
 from .images import check_not_blank, load_image
 from .records import NUM_CLASSES, output_files, shard_files
@@ -45,7 +45,8 @@ def read_label_file(label_path):
                 if entry is not None:
                     entries.append((*entry, number))
     except FileNotFoundError:
-        raise DataError(f"{label_path}: label file not found") from None
+        meant = cli.did_you_mean(label_path, os.path.isfile)  # a typo: the file beside it with a close name
+        raise DataError(f"{label_path}: label file not found" + (f"; {meant}" if meant else "")) from None
     except OSError as e:
         raise DataError(f"{label_path}: cannot read label file ({e.strerror})") from None
     if not entries:

@@ -68,11 +68,13 @@ def test_the_trace_sees_tensorflow_when_it_is_imported(tmp_path):
 @pytest.mark.parametrize("script, args", [
     ("mnist_app.py", ["--model-dir", "none", "x.png"]),
     ("mnist_export.py", ["--model-dir", "none"]),
+    ("mnist_test.py", ["--model-dir", "none", "--once"]),
 ])
 def test_a_model_dir_that_is_not_there_is_said_without_importing_tensorflow(script, args, tmp_path):
     """A mistyped --model-dir is said at once (TensorFlow's import takes seconds), before the graph is built, as a
-    folder that is not there, not as one to train. (The evaluator reads its test records first, with TensorFlow: a
-    bad records file is said before a missing model folder, as test_tfdata checks.)"""
+    folder that is not there, not as one to train. (The evaluator looks it up before it reads its test records
+    whole, with TensorFlow: a bad records file is said before a model folder that is there is read, as test_tfdata
+    checks; test_errors_fast has more cases.)"""
     result, imported = run_traced(script, *args, cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr == ("error: none: no such folder; give the folder that holds the "

@@ -63,6 +63,7 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"another learn is working on this model folder; wait until it ends", "另一个学习正在使用这个模型文件夹；请等它结束"),
     (r"no such folder or TFRecord file; did you mean (?P<c>.+)\?$", r"没有这个文件夹或 TFRecords 文件；你是想写 \g<c> 吗？"),
     (r"no such folder or TFRecord file; run (?P<c>`[^`]+`) first", r"没有这个文件夹或 TFRecords 文件；请先运行 \g<c>"),
+    (r"no such folder; did you mean (?P<c>.+)\?$", r"没有这个文件夹；你是想写 \g<c> 吗？"),  # cli.did_you_mean's
     (r"cannot write in this model folder \([^()]*\); nothing changed; make it writable, or copy it and give the copy "
      r"with (?P<o>--model-dir)", r"无法写入这个模型文件夹（只读或磁盘已满）；什么都没有改动；请让它可写，或复制一份，用 \g<o> 指定副本"),
     (r"(?P<h>`[^`]*` \([^)]*\)|another process \(pid \d+\)) is writing this folder; wait for it or use another "
@@ -154,6 +155,7 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"cannot read this history snapshot", "无法读取这个训练历史快照"),
     # pictures: the app's own lines (mnistkit.pictures, mnistkit.images), the board's original of a keep
     (r"empty image \(0 pixels\)", "空图片（0 个像素）"),
+    (r"file not found; did you mean (?P<c>.+)\?$", r"找不到文件；你是想写 \g<c> 吗？"),  # cli.did_you_mean's
     (r"file not found", "找不到文件"),
     (r"cannot read image \(.*\)$", "无法读取这张图片（文件可能已损坏或不完整）"),
     (r"(?P<k>HEIC/HEIF|HEIC|HEIF) photo: convert it to JPG or PNG", r"\g<k> 照片：请转换成 JPG 或 PNG"),

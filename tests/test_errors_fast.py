@@ -1,0 +1,99 @@
+"""Bad input is said in one line before TensorFlow is imported (which costs 3-5 s), with "did you mean" for a typo.
+
+Each case runs a script in a process of its own, as `python SCRIPT ARGS` runs it, traced (test_cli.run_traced:
+the modules imported when it ends). So a case passes only when its line came, and the process ended, without
+TensorFlow: no timing. Once, a mistyped --model-dir for mnist_test.py, a missing picture or an empty model
+folder for mnist_app.py, a missing --mix-records file, --checkpoint or --keep-dir each answered only after
+TensorFlow had loaded (the check came after a read that imports it); a watch of a mistyped --model-dir waited
+forever; a mistyped picture or label file had no "did you mean".
+bench/errors.py measures the times (docs/performance.md).
+"""
+import os
+
+import pytest
+from PIL import Image
+
+from conftest import ROOT
+from mnistkit.errors import DataError
+from test_cli import run_traced, tensorflow_modules
+
+PICTURE = "seven.png"
+JPG = os.path.join("mnist_data_jpg", "mnist_test_jpg_2000")
+
+
+@pytest.fixture(scope="module")
+def work(sample_workdir, tmp_path_factory):
+    """A folder as a user's: data/ (the sample's records, which are read whole only with TensorFlow), model/ (a
+    checkpoint's files and index, whose read imports TensorFlow), empty/, mnist_data_jpg/ (the sample's JPGs) and PICTURE."""
+    work = tmp_path_factory.mktemp("errors_fast")
+    for name in ("data", "mnist_data_jpg"):
+        os.symlink(os.path.join(sample_workdir, name), work / name)
+    (work / "model").mkdir()
+    (work / "empty").mkdir()
+    (work / "model" / "checkpoint").write_text('model_checkpoint_path: "mnist_model-1000"\n')
+    for ext in (".index", ".data-00000-of-00001", ".meta"):  # read only with TensorFlow: never, in these cases
+        (work / "model" / f"mnist_model-1000{ext}").write_bytes(b"x")
+    first = sorted(os.listdir(sample_workdir / JPG))[0]
+    Image.open(sample_workdir / JPG / first).save(work / PICTURE)
+    return work
+
+
+# (script, arguments, the one line's end)
+CASES = [
+    ("mnist_test.py", ["--model-dir", "modle", "--once"], "error: modle: no such folder; did you mean model?"),
+    ("mnist_lenet5_test.py", ["--model-dir", "modle", "--once"], "error: modle: no such folder; did you mean model?"),
+    ("mnist_test.py", ["--model-dir", "modle", "--data-dir", "data", "--data-dir", "data"],
+     "error: modle: no such folder; did you mean model?"),
+    ("mnist_test.py", ["--model-dir", "modle"],  # a watch: it once waited for modle's checkpoints forever
+     "error: modle: no such folder; did you mean model? (to watch a model still to be trained there, make the "
+     "folder first: mkdir modle)"),
+    ("mnist_test.py", ["--checkpoint", "model/mnist_model-99"],
+     "error: model/mnist_model-99: no such checkpoint (no mnist_model-99.index there)"),
+    ("mnist_app.py", ["sevne.png"], "error: sevne.png: file not found; did you mean seven.png?"),
+    ("mnist_app.py", ["nosuchpicture.png"], "error: nosuchpicture.png: file not found"),
+    ("mnist_app.py", ["--model-dir", "empty", PICTURE],  # the graph was built (TensorFlow) before the folder was read
+     f"error: empty: no checkpoint found; train first with `python {os.path.join(ROOT, 'mnist_backward.py')} "
+     "--model-dir empty`"),
+    ("mnist_backward.py", ["--mix-records", "kept.tfrecords", "--steps", "1"],
+     "error: kept.tfrecords: no such folder or TFRecord file; run `python "
+     f"{os.path.join(ROOT, 'mnist_generateds.py')} --data-dir kept.tfrecords` first"),
+    ("mnist_learn.py", ["--keep-dir", "my_digits"],
+     "error: my_digits.txt: no kept digits (label file not found); keep some on the board first"),
+    ("mnist_generateds.py", ["--train-images", os.path.join("mnist_data_jpg", "mnist_train_jpg_8000"),
+                             "--train-labels", os.path.join("mnist_data_jpg", "mnist_train_jpg_800.txt"),
+                             "--test-images", JPG, "--test-labels", JPG + ".txt", "--data-dir", "out"],
+     f"error: {os.path.join('mnist_data_jpg', 'mnist_train_jpg_800.txt')}: label file not found; did you mean "
+     f"{os.path.join('mnist_data_jpg', 'mnist_train_jpg_8000.txt')} or {JPG}.txt?"),  # the closest first
+]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, args, line", CASES, ids=[f"{c[0]} {' '.join(c[1])}" for c in CASES])
+def test_bad_input_is_one_line_before_tensorflow_is_imported(work, script, args, line):
+    result, imported = run_traced(script, *args, cwd=work)
+    assert tensorflow_modules(imported) == [], result.stderr  # said (or not) only once TensorFlow was imported
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines() == [line]  # one line, naming the path
+    assert sorted(os.listdir(work)) == ["data", "empty", "mnist_data_jpg", "model", PICTURE]  # nothing made
+
+
+@pytest.mark.quick
+def test_pictures_of_which_none_is_there_get_their_lines_and_json_without_the_model(work):
+    result, imported = run_traced("mnist_app.py", "--json", "sevne.png", "nope.png", cwd=work)
+    assert (tensorflow_modules(imported), result.returncode) == ([], 1), result.stderr
+    assert result.stderr.splitlines() == ["error: sevne.png: file not found; did you mean seven.png?",
+                                          "error: nope.png: file not found"]
+    assert '"error": "sevne.png: file not found; did you mean seven.png?"' in result.stdout
+
+
+@pytest.mark.quick
+def test_the_watch_still_waits_for_a_model_folder_of_a_name_of_its_own(work):
+    # model2 is no slip of the keys for model (checkpoints.typo_of): a trainer about to make it is waited for
+    import mnist_backward
+    import mnist_forward
+    import mnist_test
+    assert mnist_test.looked_up(str(work / "model2"), mnist_forward, mnist_backward, watch=True) is None
+    with pytest.raises(DataError, match="did you mean .*model[?] [(]to watch a model still to be trained there"):
+        mnist_test.looked_up(str(work / "modle"), mnist_forward, mnist_backward, watch=True)
+    with pytest.raises(DataError, match="modle: no such folder; did you mean .*model[?]$"):
+        mnist_test.looked_up(str(work / "modle"), mnist_forward, mnist_backward)
