@@ -195,6 +195,8 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
         raise DataError(f"the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of seconds > 0, "
                         f"not {interval!r}")
     data_flags = cli.kept("--data-dir", data_dir, mnist_generateds.data_path)
+    if not os.path.isdir(data_dir):  # said first, as the trainer says it: records come before a model
+        raise records.no_data(data_dir)
     looked_up(model_dir, net, trainer, data_flags, watch=not once)
     test_path = test_records(data_dir)
     details = report is not None or report_json is not None

@@ -81,7 +81,7 @@ def make_work(work, root):
     os.makedirs(work, exist_ok=True)
     for script, *args in (("mnist_generateds.py", "--no-download"), ("mnist_backward.py", "--steps", "20")):
         result = subprocess.run([sys.executable, os.path.join(root, script), *args], cwd=work, capture_output=True,
-                                text=True)
+                                text=True, encoding="utf-8", errors="backslashreplace")
         if result.returncode != 0:
             raise SystemExit(f"error: {script} in {work} failed: {(result.stderr.strip().splitlines() or ['?'])[-1]}")
     from PIL import Image  # a test digit, as a user's picture

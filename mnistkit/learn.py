@@ -302,6 +302,11 @@ def _learn(plan, watch):
     # (checkpoints.latest imports TensorFlow, seconds).
     if not os.path.isdir(model_dir):
         raise promotion.gone(model_dir)
+    # strict: a record a learn would rewrite, losing the learns it holds, is named before any training
+    held = [entry for entry in promotion.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]
+    if held:
+        raise DataError(f"{model_dir}: learn {held[-1]['learn']}'s checkpoint waits for your choice; "
+                        f"{promotion.choices(model_dir)}, then learn again")
     store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
     if not os.path.isfile(store.labels):
         raise no_kept(store)
@@ -311,11 +316,6 @@ def _learn(plan, watch):
         there = checkpoints.holds_instead(model_dir)
         raise DataError(f"{model_dir}: no checkpoint to learn from{f', {there}' if there else ''}; train one first "
                         f"(`{cli.command(checkpoints.trainer_of(model_dir), '--model-dir', model_dir)}`)")
-    # strict: a record a learn would rewrite, losing the learns it holds, is named before any training
-    held = [entry for entry in promotion.learn_history(model_dir, strict=True)[0] if entry.get("state") == "held"]
-    if held:
-        raise DataError(f"{model_dir}: learn {held[-1]['learn']}'s checkpoint waits for your choice; "
-                        f"{promotion.choices(model_dir)}, then learn again")
     network = checkpoints.folder_network(model_dir) or checkpoints.folder_network(
         model_dir, checkpoints.read_checkpoint(before))
     if network is None:
