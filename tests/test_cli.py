@@ -74,7 +74,8 @@ def test_a_model_dir_that_is_not_there_is_said_without_importing_tensorflow(scri
     """A mistyped --model-dir is said at once (TensorFlow's import takes seconds), before the graph is built, as a
     folder that is not there, not as one to train. (The evaluator looks it up before it reads its test records
     whole, with TensorFlow: a bad records file is said before a model folder that is there is read, as test_tfdata
-    checks; test_errors_fast has more cases.)"""
+    checks; a data folder that is not there is said first, as the trainer says it: test_promises_run.)"""
+    (tmp_path / "data").mkdir()
     result, imported = run_traced(script, *args, cwd=tmp_path)
     assert result.returncode == 1
     assert result.stderr == ("error: none: no such folder; give the folder that holds the "

@@ -205,6 +205,7 @@ def test_every_train_first_hint_says_what_is_there_and_names_the_right_trainer(s
     be hinted its own trainer. Each script that needs a checkpoint, for each kind of folder without one."""
     folders_for_hints(tmp_path)
     (tmp_path / "data").symlink_to(sample_workdir / "data")
+    (tmp_path / "my_digits.txt").write_text("")  # a learn says kept digits that are not there before the model's hint
     (tmp_path / "pic.png").write_bytes((sample_workdir / "pic.png").read_bytes()) if (
         sample_workdir / "pic.png").exists() else None
     mlp, lenet = "mnist_backward.py", "mnist_lenet5_backward.py"
