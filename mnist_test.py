@@ -191,14 +191,7 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
     (global_step, accuracy, count). Raises DataError when `once` and there is no checkpoint, when
     `interval` (seconds) is not a finite number above 0 without `once`, or on bad input.
     """
-    if not once and not cli.within(interval, 0, above=True):  # TEST_INTERVAL_SECS edited, or a caller's value
-        raise DataError(f"the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of seconds > 0, "
-                        f"not {interval!r}")
-    data_flags = cli.kept("--data-dir", data_dir, mnist_generateds.data_path)
-    if not os.path.isdir(data_dir):  # said first, as the trainer says it: records come before a model
-        raise records.no_data(data_dir)
-    looked_up(model_dir, net, trainer, data_flags, watch=not once)
-    test_path = test_records(data_dir)
+    test_path, data_flags = inputs_of(model_dir, data_dir, interval, once, net, trainer)
     details = report is not None or report_json is not None
     last_seen, result, writer = None, None, None
     while True:
@@ -242,6 +235,21 @@ def test(model_dir=mnist_backward.MODEL_SAVE_PATH, data_dir=mnist_generateds.dat
                 summaries.close_writer(writer, log)
             return result
         time.sleep(interval)
+
+
+def inputs_of(model_dir, data_dir, interval, once, net, trainer):
+    """What test() reads, looked up in the order a user fixes it: (the test records' path, the --data-dir flags its
+    hints repeat: [] or ["--data-dir", DIR]). Raises DataError for an interval (seconds) that is not a finite number
+    above 0 without `once`; a data_dir that is not there (records.no_data, as the trainer says it), then a model_dir
+    that is not there (looked_up), both before TensorFlow's import; then bad test records (test_records)."""
+    if not once and not cli.within(interval, 0, above=True):  # TEST_INTERVAL_SECS edited, or a caller's value
+        raise DataError(f"the interval (--interval, TEST_INTERVAL_SECS) must be a finite number of seconds > 0, "
+                        f"not {interval!r}")
+    if not os.path.isdir(data_dir):
+        raise records.no_data(data_dir)
+    data_flags = cli.kept("--data-dir", data_dir, mnist_generateds.data_path)
+    looked_up(model_dir, net, trainer, data_flags, watch=not once)
+    return test_records(data_dir), data_flags
 
 
 def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_forward, pipeline="fast",
