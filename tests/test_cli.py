@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+from PIL import Image
 
 from conftest import ROOT, STARTING_ENVIRONMENT, run_script, wait_limit
 
@@ -47,10 +48,13 @@ def test_the_lists_cover_every_top_level_file():
 
 
 def damaged_model(work):
-    """work/model holding checkpoint files that cannot be read: TensorFlow is imported to find that out."""
+    """work/model holding checkpoint files that cannot be read: TensorFlow is imported to find that out; and
+    work/x.png, a picture for the app to be asked about (a picture that is not there is said before the model is
+    read)."""
     (work / "model").mkdir()
     (work / "model" / "mnist_model-1.index").write_bytes(b"garbage")
     (work / "model" / "mnist_model-1.data-00000-of-00001").write_bytes(b"x")
+    Image.new("L", (28, 28), 255).save(work / "x.png")
 
 
 @pytest.mark.long
