@@ -185,6 +185,12 @@ WIDE_MODES = ("I", "I;16", "I;16B", "I;16L", "I;16N")  # Pillow's 16-bit and 32-
 BLANK_IMAGES = tuple(bytes([value]) * IMAGE_PIXELS for value in range(256))  # img_raw of every pixel one value
 
 
+def picture_extensions():
+    """The file extensions (lower case, with the dot: {".png", ".jpg", ...}) of the formats Pillow can open here;
+    loads every Pillow plugin the first time (Image.registered_extensions)."""
+    return {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
+
+
 def picture_paths(args):
     """The pictures named on mnist_app.py's command line (paths, str), each folder replaced by its picture files.
 
@@ -198,7 +204,7 @@ def picture_paths(args):
             paths.append(arg)
             continue
         if extensions is None:  # on the first folder: it loads every Pillow plugin, which files named need not
-            extensions = {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
+            extensions = picture_extensions()
         found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
                        if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
                        and os.path.isfile(os.path.join(arg, name)))

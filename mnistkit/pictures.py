@@ -25,7 +25,7 @@ from PIL import ExifTags, Image, UnidentifiedImageError
 
 from . import cli, files, formats
 from .errors import DataError
-from .images import WIDE_MODES, not_an_image, open_image, to_8bit
+from .images import WIDE_MODES, not_an_image, open_image, picture_extensions, to_8bit
 from .segmentation import MIN_CONTRAST, SeveralDigits
 from .records import IMAGE_SIZE
 
@@ -106,8 +106,14 @@ def not_found(name, picture):
     """The DataError for a picture file that is not there, named `name`: with the files beside the path `picture`
     whose names are close to its name (a typo: `sevne.png: file not found; did you mean seven.png?`,
     cli.did_you_mean)."""
-    meant = cli.did_you_mean(os.fspath(picture), os.path.isfile) if isinstance(picture, (str, os.PathLike)) else ""
+    meant = cli.did_you_mean(os.fspath(picture), a_picture_file) if isinstance(picture, (str, os.PathLike)) else ""
     return DataError(f"{name}: file not found" + (f"; {meant}" if meant else ""))
+
+
+def a_picture_file(path):
+    """Whether `path` is a file of a format Pillow opens, by its extension (a close name worth suggesting for a
+    picture; serve.pid is not)."""
+    return os.path.isfile(path) and os.path.splitext(path)[1].lower() in picture_extensions()
 
 
 def picture_name(picture, name=None):

@@ -291,3 +291,13 @@ def test_a_trainer_refuses_a_folder_another_networks_trainer_started(script, oth
     assert re.findall(r"mnist_\w+\.py", line.split(" (or delete")[0]) == [network.train_script], line
     assert sorted(p.name for p in (tmp_path / "started").iterdir()) == [folders.FOLDER_FILE, "train"]
     assert (tmp_path / "started" / folders.FOLDER_FILE).read_text() == record  # not rewritten
+
+
+@pytest.mark.quick
+def test_a_mistyped_picture_is_offered_only_pictures_beside_it(tmp_path):
+    """`sevne.jpg` was offered `seven.jpg or serve.pid or serve.out`: the server's files beside the pictures."""
+    from mnistkit import pictures
+    for name in ("seven.jpg", "serve.pid", "serve.out", "sevens.txt"):
+        (tmp_path / name).write_bytes(b"x")
+    said = str(pictures.not_found("sevne.jpg", tmp_path / "sevne.jpg"))
+    assert said == f"sevne.jpg: file not found; did you mean {tmp_path / 'seven.jpg'}?", said
