@@ -36,6 +36,15 @@ SUMMARY_LINES = []  # measured figures, printed once after the run (pytest_termi
 TEST_LIMIT = 900
 
 
+def shown(*parts, quoted=None):
+    """The path ROOT/parts (str) as the scripts print it in a hint: quoted for the shell by the product's own
+    mnistkit.cli.quoted, so an expected message holds also when the repository's path has a space in it
+    (`python '/tmp/a b/repo/mnist_backward.py'`). quoted: the product's function that quotes the hint instead
+    (mnistkit.startup.quoted, which runs before the packages mnistkit.cli needs are known to be there)."""
+    if quoted is None:
+        from mnistkit.cli import quoted
+    return quoted(os.path.join(ROOT, *parts))
+
 def wait_limit(seconds):
     """How long a wait on a condition may take (float seconds): `seconds` on a quiet machine, times the load per
     core when it is busier (os.getloadavg), so that `make test` on a loaded laptop does not fail on a fixed limit.

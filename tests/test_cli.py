@@ -2,6 +2,8 @@
 import glob
 import importlib
 import os
+import re
+import shlex
 import subprocess
 import sys
 
@@ -191,7 +193,9 @@ def test_modules_say_what_they_are_and_what_to_run(module, tmp_path):
     assert result.returncode == 0 and result.stderr == ""
     lines = result.stdout.splitlines()
     assert len(lines) == 2 and lines[0].startswith(f"{module}: ") and lines[1].startswith("not a script to run: ")
-    named = [word.strip("`,") for word in lines[1].split() if word.strip("`,").endswith(".py")]
+    # Each command in backquotes read as the shell reads it: a path with a space in it is quoted, one word.
+    named = [word for command in re.findall(r"`([^`]*)`", lines[1]) for word in shlex.split(command)
+             if word.endswith(".py")]
     assert named and all(os.path.basename(name) in SCRIPTS for name in named), named
     # Named as they run from the folder the user is in: here, another folder than the scripts'.
     assert all(os.path.isfile(tmp_path / name) for name in named), named

@@ -13,7 +13,7 @@ import os
 import pytest
 from PIL import Image
 
-from conftest import ROOT
+from conftest import shown
 from mnistkit.errors import DataError
 from test_cli import run_traced, tensorflow_modules
 
@@ -52,11 +52,11 @@ CASES = [
     ("mnist_app.py", ["sevne.png"], "error: sevne.png: file not found; did you mean seven.png?"),
     ("mnist_app.py", ["nosuchpicture.png"], "error: nosuchpicture.png: file not found"),
     ("mnist_app.py", ["--model-dir", "empty", PICTURE],  # the graph was built (TensorFlow) before the folder was read
-     f"error: empty: no checkpoint found; train first with `python {os.path.join(ROOT, 'mnist_backward.py')} "
+     f"error: empty: no checkpoint found; train first with `python {shown('mnist_backward.py')} "
      "--model-dir empty`"),
     ("mnist_backward.py", ["--mix-records", "kept.tfrecords", "--steps", "1"],
      "error: kept.tfrecords: no such folder or TFRecord file; run `python "
-     f"{os.path.join(ROOT, 'mnist_generateds.py')} --data-dir kept.tfrecords` first"),
+     f"{shown('mnist_generateds.py')} --data-dir kept.tfrecords` first"),
     ("mnist_learn.py", ["--keep-dir", "my_digits"],
      "error: my_digits.txt: no kept digits (label file not found); keep some on the board first"),
     ("mnist_generateds.py", ["--train-images", os.path.join("mnist_data_jpg", "mnist_train_jpg_8000"),

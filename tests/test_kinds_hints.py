@@ -7,7 +7,7 @@ folder, did you mean model?
 """
 import pytest
 
-from conftest import run_main
+from conftest import run_main, shown
 from mnistkit import checkpoints
 
 
@@ -100,7 +100,7 @@ def test_a_folder_whose_checkpoint_files_show_lenet5_is_sent_to_lenet5s_trainer(
     result = run_main(script, "--model-dir", "mymodel", *(["picture.png"] if script == "mnist_app.py" else []),
                       cwd=tmp_path)
     line = result.stderr.strip().splitlines()[-1]
-    assert result.returncode == 1 and "mnist_lenet5_backward.py --model-dir mymodel" in line, line
+    assert result.returncode == 1 and f"{shown('mnist_lenet5_backward.py')} --model-dir mymodel" in line, line
 
 
 @pytest.mark.quick

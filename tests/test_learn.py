@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import (KEPT, LEARN_STEPS, ROOT, TRAIN_STEPS, copy_into, keep_sevens_as_threes, run_main, run_script,
-                      ended, tree_digests, wait_limit)
+                      ended, shown, tree_digests, wait_limit)
 import mnist_backward
 import mnist_forward
 import mnist_test
@@ -136,8 +136,8 @@ def test_a_learn_that_makes_a_digit_worse_is_checked_and_held_saying_what_fell(l
     assert re.search(r"digit 7's recall fell (0\.\d{3}) → (0\.\d{3}) \(-\d+\.\d points\)", held), held
     assert held.endswith(f", past the limits (2 points for a digit, 0.5 in all); it waits in "
                          f"{os.path.join('model', 'learns', '1')}: use it anyway with `python "
-                         f"{os.path.join(ROOT, 'mnist_learn.py')} --accept-worse --model-dir model`, or discard it "
-                         f"with `python {os.path.join(ROOT, 'mnist_learn.py')} --discard --model-dir model`"), held
+                         f"{shown('mnist_learn.py')} --accept-worse --model-dir model`, or discard it "
+                         f"with `python {shown('mnist_learn.py')} --discard --model-dir model`"), held
     # Nothing of the served model changed: its checkpoints and index as trained; the learned one waits aside.
     trained = {n: d for n, d in tree_digests(trained_workdir / "model").items() if n != folders.FOLDER_FILE}
     assert {n: d for n, d in tree_digests(model).items() if n in trained} == trained
@@ -242,7 +242,7 @@ def test_accept_undo_and_redo_keep_every_checkpoint_under_a_name_of_its_own(lear
     redone = learn_cli("--redo")
     assert redone.stdout == (f"learned: {os.path.join('model', 'mnist_model-2220')} again (from "
                              f"{os.path.join('model', LEARNED)}); go back with `python "
-                             f"{os.path.join(ROOT, 'mnist_learn.py')} --undo --model-dir model`\n")
+                             f"{shown('mnist_learn.py')} --undo --model-dir model`\n")
     assert newest(model) == "mnist_model-2220" and checkpoint_digests(model, "mnist_model-2220") == in_service
     assert learn_cli("--redo").stderr == "error: model: no undone learn to redo\n"
     # Undone again, a new learn to the same step: the first learn's mnist_model-2200 stays as it was.
@@ -332,7 +332,7 @@ def test_a_learn_into_a_model_folder_that_is_gone_says_so_in_one_line(tmp_path):
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr == (f"error: gone: the model folder is not there (not trained yet, or gone: deleted or "
                              f"moved?); nothing to learn from: train one (`python "
-                             f"{os.path.join(ROOT, 'mnist_backward.py')} --model-dir gone`) or give another --model-dir\n")
+                             f"{shown('mnist_backward.py')} --model-dir gone`) or give another --model-dir\n")
     assert not (tmp_path / "gone").exists() and not (tmp_path / "my_digits").exists()
 
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, wait_limit
+from conftest import ROOT, shown, wait_limit
 from mnistkit import startup
 from test_cli import SCRIPTS
 
@@ -35,13 +35,13 @@ def needs(script, package, module, *args, cwd):
     """The line a script run as `python SCRIPT ARGS` from cwd (the tests' own folder: paths absolute) says without
     the package: this repository's .venv made first when it is not there (a fresh clone's CI makes it)."""
     python = os.path.join(ROOT, ".venv", *(("Scripts", "python.exe") if os.name == "nt" else ("bin", "python")))
-    command = " ".join([python, os.path.join(ROOT, script), *args])
+    command = " ".join([startup.quoted(python), shown(script, quoted=startup.quoted), *map(startup.quoted, args)])
     said = f"{script}: needs the package '{package}' (No module named '{module}'), which this Python lacks"
     if os.path.isfile(python):
         return f"{said}; the project's venv has it: run `{command}` (or activate the venv: `source " \
-               f"{os.path.join(ROOT, '.venv', 'bin', 'activate')}`)\n"
-    return f"{said}: make the project's venv with `python3 {os.path.join(ROOT, 'tasks.py')} install` (or make " \
-           f"install), then run `{command}`\n"
+               f"{shown('.venv', 'bin', 'activate', quoted=startup.quoted)}`)\n"
+    return f"{said}: make the project's venv with `python3 {shown('tasks.py', quoted=startup.quoted)} install` " \
+           f"(or make install), then run `{command}`\n"
 
 
 @pytest.mark.quick
@@ -76,7 +76,8 @@ def test_help_without_the_packages_says_the_command_that_shows_it(script, tmp_pa
     # more (a new user's trial): the line gives the command that prints the help, the venv made first
     result = run_without("tqdm,tensorflow,numpy,PIL", script, "--help", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
-    assert f"/.venv/bin/python {os.path.join(ROOT, script)} --help`" in result.stderr, result.stderr
+    assert (f"{shown('.venv', 'bin', 'python', quoted=startup.quoted)} {shown(script, quoted=startup.quoted)} --help`"
+            in result.stderr), result.stderr
 
 
 @pytest.mark.quick
@@ -94,7 +95,7 @@ def test_with_the_venv_made_the_line_runs_the_command_there_or_activates_it(tmp_
     (venv / "bin" / "python").unlink()
     line = startup.missing_package(ModuleNotFoundError("No module named 'tqdm'", name="tqdm"), "mnist_app.py",
                                    ["mnist_app.py", "--help"], str(venv))
-    assert line.endswith(f": make the project's venv with `python3 {os.path.join(startup.ROOT, 'tasks.py')} install` "
+    assert line.endswith(f": make the project's venv with `python3 {shown('tasks.py', quoted=startup.quoted)} install` "
                          "(or make install), then run `.venv/bin/python mnist_app.py --help`"), line
 
 

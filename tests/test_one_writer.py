@@ -6,6 +6,7 @@ The first writer is this process (the trainer, in process) or a small child proc
 learn or an export does; the second is the real command.
 """
 import os
+import shlex
 import socket
 import subprocess
 import sys
@@ -52,6 +53,12 @@ def holder(tmp_path):
         child.stdout.close()
 
 
+def held_by(folder, how):
+    """The holder's command line as its lock names it (mnistkit.folders.FolderLock: each word quoted by shlex, so a
+    repository path with a space in it is one quoted word): str."""
+    return shlex.join(["python", "hold.py", str(folder), how, ROOT])
+
+
 def release(child):
     child.stdin.close()
     assert child.wait(timeout=wait_limit(60)) == 0
@@ -68,7 +75,7 @@ def test_a_trainer_is_refused_while_a_learn_writes_the_folder_and_a_reader_is_no
     learning = holder(work / "model", "learn")
     refused = trainer(work, "--steps", "2100")
     assert refused.returncode == 1 and refused.stdout == ""
-    assert refused.stderr == (f"error: model: `python hold.py {work / 'model'} learn {ROOT}` (pid {learning.pid}, a "
+    assert refused.stderr == (f"error: model: `{held_by(work / 'model', 'learn')}` (pid {learning.pid}, a "
                               f"learn) {REFUSED} --model-dir\n")
     assert sorted(os.listdir(work / "model")) == sorted(before + [folders.LOCK_FILE])  # nothing written beside it
     scored = run_main("mnist_test.py", "--once", "--data-dir", "data", "--model-dir", "model", cwd=work)  # a reader
@@ -109,7 +116,7 @@ def test_a_clusters_chief_takes_the_folders_lock(trained_workdir, tmp_path, hold
     chief = run_script("mnist_backward.py", "--job_name", "worker", "--task_index", "0", "--ps_hosts", "127.0.0.1:1",
                        "--worker_hosts", f"127.0.0.1:{port}", "--model-dir", "model", "--steps", "2100", cwd=work)
     assert chief.returncode == 1, chief.stderr
-    assert chief.stderr.splitlines()[-1] == (f"error: model: `python hold.py {work / 'model'} learn {ROOT}` (pid "
+    assert chief.stderr.splitlines()[-1] == (f"error: model: `{held_by(work / 'model', 'learn')}` (pid "
                                              f"{learning.pid}, a learn) {REFUSED} --model-dir")
     release(learning)
 
@@ -137,7 +144,7 @@ def test_an_export_commits_under_the_export_folders_lock(tmp_path, holder, monke
     monkeypatch.setattr(export, "COMMIT_WAIT_SECS", 0)  # another export's commit is not waited for here
     with pytest.raises(DataError) as refused:
         export.commit(str(staging), str(tmp_path / "export"), "mnist")
-    assert str(refused.value) == (f"{tmp_path / 'export'}: `python hold.py {tmp_path / 'export'} export {ROOT}` (pid "
+    assert str(refused.value) == (f"{tmp_path / 'export'}: `{held_by(tmp_path / 'export', 'export')}` (pid "
                                   f"{exporting.pid}, an export) {REFUSED} --export-dir")
     assert os.listdir(tmp_path / "export" / "mnist") == []  # nothing renamed
     release(exporting)

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from conftest import ROOT, ended, sha256_of, tree_digests, wait_limit
+from conftest import ROOT, ended, sha256_of, shown, tree_digests, wait_limit
 import mnistkit.training
 
 WAIT = 300  # s: upper bound for any one event below (a TensorFlow start and an evaluation on a loaded 2-core machine)
@@ -288,7 +288,8 @@ def test_verbose_brings_tensorflows_log_lines_back(script, sample_workdir, tmp_p
 def test_a_missing_data_folder_is_named_alike_by_trainer_and_evaluator(tmp_path, script, flags):
     result = run(script, *flags, "--data-dir", "dta", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (1, "")
-    assert result.stderr == f"error: dta: no such folder or TFRecord file; run `python {ROOT}/mnist_generateds.py --data-dir dta` first\n"
+    assert result.stderr == (f"error: dta: no such folder or TFRecord file; run `python {shown('mnist_generateds.py')} "
+                             "--data-dir dta` first\n")
     assert os.listdir(tmp_path) == []  # no model folder made for nothing
 
 
@@ -306,5 +307,6 @@ def test_a_mistyped_data_folder_beside_the_records_asks_about_them(tmp_path, scr
     assert result.stderr == "error: dta: no such folder or TFRecord file; did you mean data?\n"
     (tmp_path / "data").rename(tmp_path / "records")  # no longer a close name: only `dat` is, and holds none
     result = run(script, *flags, "--data-dir", "dta", cwd=tmp_path)
-    assert result.stderr == f"error: dta: no such folder or TFRecord file; run `python {ROOT}/mnist_generateds.py --data-dir dta` first\n"
+    assert result.stderr == (f"error: dta: no such folder or TFRecord file; run `python {shown('mnist_generateds.py')} "
+                             "--data-dir dta` first\n")
     assert sorted(os.listdir(tmp_path)) == ["dat", "records"]  # no model folder made for nothing

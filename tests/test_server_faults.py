@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import conftest
-from conftest import ROOT, ended, read_line, run_main
+from conftest import ROOT, ended, read_line, run_main, shown
 from test_board_routes import EXAMPLES, OWN_HOST, Asked, Stand, example_path, methods_of, served  # noqa: F401
 from mnistkit import cli, export, files, folders, keep, learn, records, training
 from mnistkit.board import app, model, serving, table, teach
@@ -427,7 +427,7 @@ def test_a_hint_to_train_names_the_trainer_of_the_folders_network(script, args, 
     (tmp_path / "model").mkdir()
     result = run_main(script, *args, cwd=tmp_path)
     assert result.returncode == 1 and "train first with" in result.stderr
-    assert f"{trainer}`" in result.stderr, result.stderr
+    assert f"{shown(trainer)}`" in result.stderr, result.stderr
 
 
 def test_compare_before_lenet5_was_trained_names_its_trainer(trained_copy):
@@ -435,7 +435,7 @@ def test_compare_before_lenet5_was_trained_names_its_trainer(trained_copy):
     assert result.returncode == 1, result.stderr
     line = result.stderr.splitlines()[-1]
     assert line.startswith("error: --compare: model_lenet5: no checkpoint found; train first with `python "), line
-    assert line.endswith(f"{os.sep}mnist_lenet5_backward.py`"), line
+    assert line.endswith(f"{shown('mnist_lenet5_backward.py')}`"), line
 
 
 @pytest.mark.quick

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conftest import ROOT, TRAIN_STEPS, run_main, run_script
+from conftest import TRAIN_STEPS, run_main, run_script, shown
 import mnist_backward
 import mnist_forward
 import mnist_test
@@ -76,7 +76,7 @@ def test_test_script_once_without_checkpoint_fails_clearly(sample_workdir, tmp_p
     result = run_main("mnist_test.py", "--once", "--model-dir", str(tmp_path / "none"),
                       "--data-dir", str(sample_workdir / "data"), cwd=tmp_path)
     assert result.stderr.strip() == (f"error: {tmp_path / 'none'}: no checkpoint found; train first with "
-                                     f"`python {ROOT}/mnist_backward.py --model-dir {tmp_path / 'none'} "
+                                     f"`python {shown('mnist_backward.py')} --model-dir {tmp_path / 'none'} "
                                      f"--data-dir {sample_workdir / 'data'}`")
 
 

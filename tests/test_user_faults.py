@@ -2,6 +2,7 @@
 Ctrl-C anywhere, a cluster started with mismatched flags. Each case: the exit status, the one line, the files."""
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -12,7 +13,7 @@ import time
 import pytest
 
 from conftest import (LENET5_STEPS, ROOT, TRAIN_STEPS, ended, mounted_tmpfs, read_line, run_main, run_script,
-                      tree_digests, wait_limit)
+                      shown, tree_digests, wait_limit)
 from test_faults import PATIENCE_SECS, reader_blocked_on, wait_for
 import mnist_cluster
 
@@ -295,8 +296,8 @@ def test_the_app_piped_into_a_reader_that_stops_early_ends_quietly(trained_workd
     images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
     for i in range(400):
         Image.fromarray(255 - images[i]).save(pictures / f"{i:03d}.png")
-    command = (f"{sys.executable} {os.path.join(ROOT, 'mnist_app.py')} --model-dir {trained_workdir / 'model'} "
-               f"{pictures} | head -1")
+    command = (f"{shlex.quote(sys.executable)} {shown('mnist_app.py')} --model-dir "
+               f"{shlex.quote(str(trained_workdir / 'model'))} {shlex.quote(str(pictures))} | head -1")
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], capture_output=True, text=True,
                             timeout=wait_limit(PATIENCE_SECS))
     assert result.stdout.startswith(f"{pictures / '000.png'}: The prediction number is: ")
@@ -351,7 +352,7 @@ def test_two_tasks_on_one_address_are_refused_before_starting(tmp_path, job):
 @POSIX
 def test_the_trainer_piped_into_a_reader_that_stops_early_saves_its_steps_and_ends_quietly(sample_workdir, tmp_path):
     copy_data(sample_workdir, tmp_path)
-    command = f"{sys.executable} {os.path.join(ROOT, 'mnist_backward.py')} --steps 5000 --save-every 100000 | head -2"
+    command = f"{shlex.quote(sys.executable)} {shown('mnist_backward.py')} --steps 5000 --save-every 100000 | head -2"
     # Unbuffered, as on a terminal: each line goes out when printed, so the print after head has gone fails.
     result = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True,
                             timeout=wait_limit(PATIENCE_SECS), env=dict(os.environ, PYTHONUNBUFFERED="1"))
