@@ -52,7 +52,7 @@ def test_thinning_keeps_the_first_and_newest_and_the_spread():
     assert history.thinned([5, 9], 1) == [5]
 
 
-@pytest.mark.quick
+# not quick: 5-6 s of a trainer's run (make test runs it); the quick tier keeps under a minute
 def test_snapshots_are_spread_bounded_and_resumed_never_in_the_index(sample_workdir, tmp_path):
     data = sample_workdir / "data"
     result = train(tmp_path, data, "--steps", "12", "--history", "4", "--save-every", "100")

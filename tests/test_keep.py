@@ -764,7 +764,7 @@ class FileWork:
             self.read_bytes += os.path.getsize(path)
 
 
-@pytest.mark.quick
+# not quick: 4-5 s of 5,000 keeps (make test runs it); the quick tier keeps under a minute
 def test_a_keep_does_the_same_file_work_and_answers_the_same_size_with_5000_kept(tmp_path):
     from test_board_routes import Asked
     folder = tmp_path / "my_digits"

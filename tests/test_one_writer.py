@@ -121,7 +121,7 @@ def test_a_clusters_chief_takes_the_folders_lock(trained_workdir, tmp_path, hold
     release(learning)
 
 
-@pytest.mark.quick
+# not quick: 4-5 s of a trainer's process (make test runs it); the quick tier keeps under a minute
 def test_a_lock_whose_process_is_gone_is_taken_over_silently(sample_workdir, tmp_path):
     work = copy_into(tmp_path / "work", sample_workdir, "data")
     (work / "model").mkdir()
