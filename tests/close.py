@@ -75,18 +75,8 @@ def pictures(kind, count, first=0):
 
 def write_all(folder, count=20):
     """Write every kind's pictures of `count` pairs into folder; labels.txt: name first-label second-label."""
-    os.makedirs(folder, exist_ok=True)
-    lines = []
-    for kind in KINDS:
-        for i, (data, (a, b)) in enumerate(pictures(kind, count)):
-            name = kind.split(" (")[0].replace(" ", "-") + f"-{i:03d}.png"
-            with open(os.path.join(folder, name), "wb") as f:
-                f.write(data)
-            lines.append(f"{name} {a} {b}\n")
-    with open(os.path.join(folder, "labels.txt"), "w", encoding="utf-8") as f:
-        f.writelines(lines)
-    return len(lines)
-
+    return framed.write_pictures(folder, ((kind.split(" (")[0].replace(" ", "-") + f"-{i:03d}.png", data, f"{a} {b}")
+                                          for kind in KINDS for i, (data, (a, b)) in enumerate(pictures(kind, count))))
 
 if __name__ == "__main__":
     print(write_all(sys.argv[1]), "pictures written to", sys.argv[1])

@@ -447,22 +447,26 @@ def pictures(kind, digits):
     return [(make(cov, i, np.random.default_rng([seed, i])), label) for i, (cov, label) in enumerate(digits)]
 
 
-def write_all(folder, count=20):
-    """Write every kind's pictures of `count` sample digits (and the pen digits) into folder; labels.txt: name label."""
+def write_pictures(folder, named):
+    """Write each (file name, picture bytes, label text) of `named` into folder (made when missing), and
+    labels.txt: one `name label text` line each; returns how many."""
     os.makedirs(folder, exist_ok=True)
-    digits = coverages(count)
     lines = []
-    for kind in KINDS:
-        for i, (data, label) in enumerate(pictures(kind, digits)):
-            suffix = ".jpg" if data[:2] == b"\xff\xd8" else ".png"
-            name = kind.replace(" ", "-").replace(",", "") + f"-{i:03d}" + suffix
-            with open(os.path.join(folder, name), "wb") as f:
-                f.write(data)
-            lines.append(f"{name} {label}\n")
+    for name, data, label in named:
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+        lines.append(f"{name} {label}\n")
     with open(os.path.join(folder, "labels.txt"), "w", encoding="utf-8") as f:
         f.writelines(lines)
     return len(lines)
 
+
+def write_all(folder, count=20):
+    """Write every kind's pictures of `count` sample digits (and the pen digits) into folder; labels.txt: name label."""
+    digits = coverages(count)
+    return write_pictures(folder, ((kind.replace(" ", "-").replace(",", "") + f"-{i:03d}"
+                                    + (".jpg" if data[:2] == b"\xff\xd8" else ".png"), data, label)
+                                   for kind in KINDS for i, (data, label) in enumerate(pictures(kind, digits))))
 
 if __name__ == "__main__":
     print(write_all(sys.argv[1]), "pictures written to", sys.argv[1])
