@@ -153,11 +153,11 @@ def kept_list(call):
         raise BoardError(400, f"limit must be a number of kept digits 1-{MOST_PAGE}, not {limit[:20]!r}")
     count, entries, more = store_call(call.kept.page, call.query.get("before"), int(limit))
     unreadable = store_call(call.kept.unreadable)
-    read = [(name, digit, kept_pixels(call.kept, name)) for name, digit in entries]
-    readable = [(pixels, digit) for _, digit, pixels in read if pixels is not None]
-    flags = iter(misreads(reader, readable))
-    listed = [{"name": name, "digit": digit, **({"misread": flag} if flag else {})}
-              for name, digit, pixels in read for flag in [next(flags) if pixels is not None else None]]
+    pixels = {name: kept_pixels(call.kept, name) for name, _ in entries}
+    readable = [(name, digit) for name, digit in entries if pixels[name] is not None]
+    flags = dict(zip((name for name, _ in readable), misreads(reader, [(pixels[n], d) for n, d in readable])))
+    listed = [{"name": name, "digit": digit, **({"misread": flags[name]} if flags.get(name) else {})}
+              for name, digit in entries]
     return {"count": count, "entries": listed, "more": more,
             "unreadable": unreadable, **({"unreadable_zh": [zh.twin(line, 409) for line in unreadable]}
                                          if zh.asked(call.headers) else {})}
