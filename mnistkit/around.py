@@ -401,12 +401,13 @@ def _touching_boxes(marks, grid):
     """A box drawn round the digit that touches it, as a list of none or one mark ("rows", "cols": the box's cells
     of the heaviest mark, which holds both): along each side of the mark's box, MARGIN_COVER of its length has ink
     from the edge inwards (within 2 cells) in one thin run (its lower quartile no thicker than MARGIN_THIN of the
-    picture and BOX_THICK of the box), where the digit touches the side longer; the ink left inside is digit-sized, spans
-    RING_DIGIT of the box down or across and is no straight line across it (a square 8's middle bar; a square 0 leaves
-    nothing)."""
+    picture and BOX_THICK of the box), where the digit touches the side longer; the ink left inside is digit-sized,
+    spans RING_DIGIT of the box down or across and is no straight line across it (a square 8's middle bar; a square
+    0 leaves nothing)."""
     mark = marks[0]
     top, bottom, left, right = mark["box"]
-    if max(bottom - top, right - left) < 2 * DIGIT_SIZE * min(grid) or min(bottom - top, right - left) < DIGIT_SIZE * min(grid):
+    digit = DIGIT_SIZE * min(grid)
+    if max(bottom - top, right - left) < 2 * digit or min(bottom - top, right - left) < digit:
         return []
     box = np.zeros((bottom - top, right - left), bool)
     box[mark["rows"] - top, mark["cols"] - left] = True
@@ -427,9 +428,11 @@ def _touching_boxes(marks, grid):
     r, c = np.nonzero(rest)
     if not r.size:
         return []
-    part = {"rows": r + top, "cols": c + left, "box": (r.min() + top, r.max() + 1 + top, c.min() + left, c.max() + 1 + left)}
+    part = {"rows": r + top, "cols": c + left,
+            "box": (r.min() + top, r.max() + 1 + top, c.min() + left, c.max() + 1 + left)}
     line = _line(part)
-    if not _digit_sized([part], grid) or (line is not None and line[0] and line[1] >= MARGIN_COVER * (box.shape[1] - 2 * (thick + 2))):
+    across = line is not None and line[0] and line[1] >= MARGIN_COVER * (box.shape[1] - 2 * (thick + 2))
+    if not _digit_sized([part], grid) or across:
         return []  # a bar from side to side: a square 8
     if np.ptp(r) + 1 < RING_DIGIT * box.shape[0] and np.ptp(c) + 1 < RING_DIGIT * box.shape[1]:
         return []

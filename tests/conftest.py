@@ -32,7 +32,8 @@ SHARED_DATA = os.path.join(ROOT, "..", "shared", "data")
 TRAIN_STEPS = 2000
 SUMMARY_LINES = []  # measured figures, printed once after the run (pytest_terminal_summary)
 # A test that takes longer than this on a quiet machine (times the load per core, wait_limit) is stuck: pytest-timeout
-# fails it with the stack of every thread (limit_every_test), so one hang fails one test and the run goes on. The slowest test takes a few minutes at load 8; the limit is only for what would never end.
+# fails it with the stack of every thread (limit_every_test), so one hang fails one test and the run goes on. The
+# slowest test takes a few minutes at load 8; the limit is only for what would never end.
 TEST_LIMIT = 900
 
 
@@ -148,7 +149,8 @@ def joined(threads, what, seconds=120):
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
     running = [thread.name for thread in threads if thread.is_alive()]
-    assert not running, f"{what}: {len(running)} of {len(threads)} threads still running after {wait_limit(seconds):.0f} s"
+    assert not running, (f"{what}: {len(running)} of {len(threads)} threads still running after "
+                         f"{wait_limit(seconds):.0f} s")
 
 
 def run_script(script, *args, cwd, timeout=600, input=None):

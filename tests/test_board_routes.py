@@ -65,7 +65,8 @@ class Asked:
                 return {"type": "http.request", "body": self.chunks[self.read - 1],
                         "more_body": self.read < len(self.chunks)}
             await asyncio.sleep(wait_limit(60))  # a client that sends no more: the app must not ask
-            raise AssertionError(f"{method} {path}: the app waited {wait_limit(60):.0f} s for more of a body that had ended")
+            raise AssertionError(f"{method} {path}: the app waited {wait_limit(60):.0f} s for more of a body that "
+                                 "had ended")
 
         async def send(message):
             sent.append(message)
