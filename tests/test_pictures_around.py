@@ -17,6 +17,26 @@ def canvas(draw_on, size=(280, 280)):
     return img
 
 
+def drawn_three(d):
+    """A 3 of two arcs, drawn on an ImageDraw of a 280x280 canvas."""
+    d.arc([100, 70, 180, 140], 200, 90, fill=0, width=12)
+    d.arc([95, 135, 185, 215], 270, 160, fill=0, width=12)
+
+
+def drawn_one(d):
+    """A 1, a slanted line, drawn on an ImageDraw of a 280x280 canvas."""
+    d.line([(140, 70), (134, 210)], fill=0, width=12)
+
+
+def left_out(digit, mark):
+    """Assert that find_ink leaves `mark` (drawn beside or round `digit`, touching it) out: of the ink found, at
+    most 5% of the digit's ink lies off the digit, and at least 80% of the digit's ink is found."""
+    ink = segmentation.find_ink(canvas(lambda d: (digit(d), mark(d))))
+    alone = np.asarray(canvas(digit)) < 128
+    assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), mark
+    assert np.count_nonzero(ink & alone) >= 0.8 * np.count_nonzero(alone), mark
+
+
 def kept(img, strokes):
     """The share of the strokes' pixels (those a stroke alone on white would darken) that find_ink keeps as ink."""
     alone = np.asarray(canvas(strokes, img.size)) < 128
@@ -107,16 +127,8 @@ def test_a_ring_that_touches_the_digit_is_left_out():
     """A circle round a 3 drawn a little small, touching its ends, and an ellipse round a 1 running through its
     ends (one mark with the digit): the ink is the digit, less what the ring runs through. Before, the ring
     was kept with the digit, and the input was the ring with the digit in it (read as 8 or 0)."""
-    three = lambda d: (d.arc([100, 70, 180, 140], 200, 90, fill=0, width=12),
-                       d.arc([95, 135, 185, 215], 270, 160, fill=0, width=12))
-    one = lambda d: d.line([(140, 70), (134, 210)], fill=0, width=12)
-    cases = [(three, lambda d: d.ellipse([78, 52, 200, 228], outline=0, width=5)),
-             (one, lambda d: d.ellipse([80, 72, 196, 208], outline=40, width=4))]
-    for digit, ring in cases:
-        ink = segmentation.find_ink(canvas(lambda d: (digit(d), ring(d))))
-        alone = np.asarray(canvas(digit)) < 128
-        assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), ring
-        assert np.count_nonzero(ink & alone) >= 0.8 * np.count_nonzero(alone), ring
+    left_out(drawn_three, lambda d: d.ellipse([78, 52, 200, 228], outline=0, width=5))
+    left_out(drawn_one, lambda d: d.ellipse([80, 72, 196, 208], outline=40, width=4))
 
 
 @pytest.mark.quick
@@ -138,18 +150,10 @@ def test_a_margin_or_a_box_that_touches_the_digit_is_left_out():
     digit (touching it on one or two sides): one mark with the digit. The ink is the digit, less what lies under
     the line. Before, the line or the box was kept with the digit (a 3 with a line beside it read as a 4 or as
     a 1 with a line; the box with the digit in it as 0 or 8)."""
-    three = lambda d: (d.arc([100, 70, 180, 140], 200, 90, fill=0, width=12),
-                       d.arc([95, 135, 185, 215], 270, 160, fill=0, width=12))
-    one = lambda d: d.line([(140, 70), (134, 210)], fill=0, width=12)
-    cases = [(three, lambda d: d.line([(0, 72), (279, 75)], fill=60, width=3)),  # across, touching the 3's top
-             (three, lambda d: d.line([(178, -2), (181, 282)], fill=0, width=2)),  # down, along its right side
-             (three, lambda d: d.rectangle([92, 66, 196, 222], outline=0, width=4)),  # a box touching two sides
-             (one, lambda d: d.rectangle([110, 66, 170, 214], outline=30, width=5))]  # round a 1, top and bottom
-    for digit, mark in cases:
-        ink = segmentation.find_ink(canvas(lambda d: (digit(d), mark(d))))
-        alone = np.asarray(canvas(digit)) < 128
-        assert np.count_nonzero(ink & ~alone) <= 0.05 * np.count_nonzero(alone), mark
-        assert np.count_nonzero(ink & alone) >= 0.8 * np.count_nonzero(alone), mark
+    left_out(drawn_three, lambda d: d.line([(0, 72), (279, 75)], fill=60, width=3))  # across, touching the 3's top
+    left_out(drawn_three, lambda d: d.line([(178, -2), (181, 282)], fill=0, width=2))  # down, along its right side
+    left_out(drawn_three, lambda d: d.rectangle([92, 66, 196, 222], outline=0, width=4))  # a box touching two sides
+    left_out(drawn_one, lambda d: d.rectangle([110, 66, 170, 214], outline=30, width=5))  # round a 1, top and bottom
 
 
 @pytest.mark.quick
