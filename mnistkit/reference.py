@@ -20,7 +20,8 @@ preparation) what it was given. One computation serves two uses:
   digit the network answers (the probabilities, a second signal: a 1's test
   digits lie close together, an 8's far apart): the QUANTILE-th percentile
   of the scores of the test digits it answers that digit for, each scored
-  against the others (itself left out). An input is "not a digit" when it
+  against the others (itself left out), taken as one of those scores (the
+  higher one, not interpolated between two). An input is "not a digit" when it
   is past the threshold in either space. By construction at most 100 -
   QUANTILE percent of the test digits are past each threshold, so at most
   twice that past one of the two: under the 1% the board promises.
@@ -48,7 +49,7 @@ COMPONENTS = 50  # principal components the distances are measured in (and one a
 QUANTILE = 99.6  # percentile of the test digits' own scores past which an input is far, in each of the two spaces
 FEWEST = 20  # test digits answered as one digit below which that digit takes the threshold of them all
 BATCH = 250  # test digits per run while the reference is made
-FORMAT = 3  # the cache files' layout: a new one is made when it changes
+FORMAT = 4  # the cache files' layout: a new one is made when it changes
 CACHE_ENV = "MNISTKIT_CACHE"  # where the references are cached (default: $XDG_CACHE_HOME or ~/.cache, /mnistkit)
 INPUT = "input"  # the name of the space of the input pixels x (784 values in [0, 1], as the network gets them)
 
@@ -209,10 +210,12 @@ class Reference:
 
 def thresholds_of(scores, answers):
     """float64 [10]: for each digit, the QUANTILE-th percentile of the scores of the test digits answered as it
-    (answers int [n]); that of all of them for a digit answered fewer than FEWEST times."""
-    overall = np.percentile(scores, QUANTILE)
-    return np.array([np.percentile(scores[answers == d], QUANTILE) if (answers == d).sum() >= FEWEST else overall
-                     for d in range(10)])
+    (answers int [n]); that of all of them for a digit answered fewer than FEWEST times. The percentile is one of
+    the scores (method "higher"), so that at most 100 - QUANTILE percent of them are past it: an interpolated one
+    lets one digit more past for each of the ten."""
+    overall = np.percentile(scores, QUANTILE, method="higher")
+    return np.array([np.percentile(scores[answers == d], QUANTILE, method="higher")
+                     if (answers == d).sum() >= FEWEST else overall for d in range(10)])
 
 
 def own_scores(features, neighbours=NEIGHBOURS, block=1000):
