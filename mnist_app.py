@@ -176,16 +176,41 @@ def load_predictor(model_dir):
 
     An export is a SavedModel version folder (export/mnist/1), its base path (export/mnist: the newest version)
     or a .tflite file written by mnist_export.py; each has Predictor's predict, `network`, `source` and `inside`.
-    A .tflite file is run without importing TensorFlow. Raises DataError as Predictor or deployed.load does.
+    A .tflite file is run without importing TensorFlow. Raises DataError as model_loader, Predictor or
+    deployed.load does.
+    """
+    return model_loader(model_dir)()
+
+
+def model_loader(model_dir):
+    """How load_predictor loads --model-dir's model, chosen without TensorFlow: a function of no arguments that
+    returns the predictor.
+
+    The one check of whether model_dir holds a model at all, made by listing it (no file read, no TensorFlow,
+    which restoring a checkpoint or reading its index imports): a folder with checkpoint files is Predictor's
+    (an export beside checkpoints that are all unfinished too), else a SavedModel deployed.load's. A .tflite file
+    is read here (deployed.load: LiteRT's, without TensorFlow). Raises DataError at once for a path that holds
+    none: not there (a typo: `did you mean model?`), a file, a folder without checkpoint files
+    (checkpoints.no_checkpoint's line, with the trainer to run), a .tflite file missing or damaged.
+    application() calls it before any picture, so that this line comes first, and loads the model only when a
+    picture named is there.
     """
     if str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX):
-        return deployed.load(model_dir)
-    try:
-        return Predictor(model_dir)
-    except checkpoints.NoCheckpoint:
+        model = deployed.load(model_dir)
+        return lambda: model
+    if not folders.checkpoint_names(model_dir):
         if not deployed.is_exported(model_dir):
-            raise
-    return deployed.load(model_dir)
+            raise checkpoints.no_checkpoint(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
+        return lambda: deployed.load(model_dir)
+
+    def restore():
+        try:
+            return Predictor(model_dir)
+        except checkpoints.NoCheckpoint:  # its checkpoint files all unfinished saves, or of another name
+            if not deployed.is_exported(model_dir):
+                raise
+        return deployed.load(model_dir)
+    return restore
 
 
 def top_k(probabilities, k=TOP_K):
@@ -216,12 +241,12 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
             return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
     # The course called restore_model for each picture, restoring the network each time; it is restored once here.
-    # Pictures named of which none is there (a typo): each one's line at once, without the network's load, which
-    # imports TensorFlow (seconds); their lines are pre_pic's, as when some are there. A model_dir with no model
-    # (not there, a file, no checkpoint files) is said first, as always: load_predictor finds it without TensorFlow.
+    # A model_dir with no model is said first (model_loader, without TensorFlow). Pictures named of which none is
+    # there (a typo): each one's line at once, without the network's load, which imports TensorFlow (seconds);
+    # their lines are pre_pic's, as when some are there.
+    load = model_loader(model_dir)
     unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
-    predictor = None if unread and os.path.isdir(model_dir) and (
-        folders.checkpoint_names(model_dir) or deployed.is_exported(model_dir)) else load_predictor(model_dir)
+    predictor = None if unread else load()
     if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
         for line in deployed.describe(predictor, tf_compat.VERBOSE):
             print(line, file=sys.stderr, flush=True)

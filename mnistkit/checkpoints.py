@@ -559,20 +559,29 @@ def typo_of(typed, name):
     return 0 < d[len(a)][len(b)] <= (2 if len(longer) >= 8 else 1)
 
 
+def path_typo_of(typed, path):
+    """True when the path `typed` (str) looks mistyped for `path`, a path close_paths spelled from it: as many
+    names, and each either the same or a slip of the keys for the other's (typo_of): `modle` for model,
+    `rnus/model` for runs/model; not `runs2/model` (a name of its own)."""
+    one, other = os.path.normpath(typed).split(os.sep), os.path.normpath(path).split(os.sep)
+    return len(one) == len(other) and one != other and all(a == b or typo_of(a, b) for a, b in zip(one, other))
+
+
 def new_folder_typo(model_dir, meant="start a new model there"):
     """For a trainer (and the evaluator's watch): the one-line refusal of a --model-dir that is not there while a
     model folder beside it has a name it looks mistyped from (close_folders, then typo_of: `modle` beside `model`,
     a typo that would silently start a new model), else None. The way on for what was `meant` there (a trainer's
-    new model, the evaluator's watch of one to come): make the folder first."""
+    new model, the evaluator's watch of one to come): make the folder first. A folder on the way counts too
+    (`rnus/model` beside runs/model: path_typo_of)."""
     if os.path.lexists(model_dir):
         return None
-    typed = os.path.basename(os.path.normpath(model_dir))
-    close = [folder for folder in close_folders(model_dir, models_only=True)
-             if typo_of(typed, os.path.basename(folder))]
+    close = [folder for folder in close_folders(model_dir, models_only=True) if path_typo_of(model_dir, folder)]
     if not close:
         return None
+    parent = os.path.dirname(os.path.normpath(model_dir))
+    mkdir = "mkdir -p" if parent and not os.path.isdir(parent) and os.name != "nt" else "mkdir"  # its folders too
     return (f"{model_dir}: no such folder; {cli.did_you_mean(model_dir, close=close)} (to {meant}, "
-            f"make the folder first: mkdir {cli.quoted(model_dir)})")
+            f"make the folder first: {mkdir} {cli.quoted(model_dir)})")
 
 
 def a_file(model_dir, caller):

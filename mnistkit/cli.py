@@ -607,17 +607,27 @@ CLOSE = 0.6  # difflib's ratio from which a name is close to another (its get_cl
 
 
 def close_paths(path, wanted=os.path.isdir):
-    """The paths beside `path` (str: in its folder) whose names are close to its name (difflib, at most 3, the
-    closest first) and for which wanted(path) is true (default: a folder): what a typo (`modle`, `dta`,
-    `sevne.png`) may have meant, each joined to path's folder as given. Names are compared without their
-    extension (a shared `.png` makes `nope.png` no closer to `good.png`), whole names break ties. Nothing when
-    the folder cannot be listed."""
+    """The paths close to `path` (str) for which wanted(path) is true (default: a folder), at most 3, the closest
+    first: what a typo may have meant, in the spelling the user gave, `path`'s folders as typed.
+
+    The names beside `path` (in its folder) close to its name (difflib: `modle`, `dta`, `sevne.png`); names are
+    compared without their extension (a shared `.png` makes `nope.png` no closer to `good.png`), whole names break
+    ties. When a folder on the way is not there (`pic/1.png` for pics/1.png, `图片/3.png` for 图片集/3.png), the
+    folders close to it take its place (the closest first), each followed by the rest of the path, itself found
+    the same way when not wanted as it is (`pic/sevne.png` for pics/seven.png). Nothing when a folder cannot be
+    listed."""
     parent = os.path.dirname(os.path.normpath(path))
+    typed = os.path.basename(os.path.normpath(path))
+    if parent and not os.path.isdir(parent):  # a mistyped folder on the way: its close folders in its place
+        found = []
+        for folder in close_paths(parent):
+            meant = os.path.join(folder, typed)
+            found += [meant] if wanted(meant) else close_paths(meant, wanted)
+        return list(dict.fromkeys(found))[:3]
     try:
         beside = [name for name in os.listdir(parent or ".") if wanted(os.path.join(parent, name))]
     except OSError:
         return []
-    typed = os.path.basename(os.path.normpath(path))
 
     def ratio(one, other):
         return difflib.SequenceMatcher(None, one, other).ratio()
@@ -632,8 +642,9 @@ def stem(name):
 
 def did_you_mean(path, wanted=os.path.isdir, close=None):
     """The hint of every one-line error for a path that is not there (a picture, a --model-dir, a --data-dir):
-    `did you mean model?` (str) naming the paths beside `path` whose names are close to its name and for which
-    wanted(path) is true (close_paths), `did you mean a.png or b.png?` for several; "" when none is. close: those
+    `did you mean model?` (str) naming the paths close to `path` for which wanted(path) is true (close_paths: the
+    names beside it, or with a mistyped folder on the way the close folders in its place: `did you mean
+    pics/1.png?` for pic/1.png), `did you mean a.png or b.png?` for several; "" when none is. close: those
     paths, when the caller has chosen them already (a trainer's typo_of). Lists one folder: no TensorFlow, so the
     line comes before a script imports it."""
     close = close_paths(path, wanted) if close is None else close

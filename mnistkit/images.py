@@ -194,9 +194,8 @@ def picture_extensions():
 def picture_paths(args):
     """The pictures named on mnist_app.py's command line (paths, str), each folder replaced by its picture files.
 
-    A folder contributes its files (not subfolders) whose extension names a format Pillow can open, sorted by
-    name, hidden files left out. Files named directly are kept whatever their extension. Raises DataError for
-    a folder without pictures.
+    A folder contributes its pictures (pictures_in), sorted by name. Files named directly are kept whatever their
+    extension. Raises DataError for a folder without pictures.
     """
     paths, extensions = [], None
     for arg in args:
@@ -205,10 +204,18 @@ def picture_paths(args):
             continue
         if extensions is None:  # on the first folder: it loads every Pillow plugin, which files named need not
             extensions = picture_extensions()
-        found = sorted(os.path.join(arg, name) for name in os.listdir(arg)
-                       if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
-                       and os.path.isfile(os.path.join(arg, name)))
+        found = pictures_in(arg, extensions)
         if not found:
             raise DataError(f"{arg}: no picture files in this folder")
         paths.extend(found)
     return paths
+
+
+def pictures_in(folder, extensions=None):
+    """The picture files of `folder` (paths, str, sorted by name): its files, not subfolders, whose extension names a
+    format Pillow can open (extensions: picture_extensions(), when the caller has it), hidden files left out.
+    Raises OSError when the folder cannot be listed."""
+    extensions = picture_extensions() if extensions is None else extensions
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                  if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
+                  and os.path.isfile(os.path.join(folder, name)))

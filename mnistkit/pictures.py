@@ -25,7 +25,7 @@ from PIL import ExifTags, Image, UnidentifiedImageError
 
 from . import cli, files, formats
 from .errors import DataError
-from .images import WIDE_MODES, not_an_image, open_image, picture_extensions, to_8bit
+from .images import WIDE_MODES, not_an_image, open_image, picture_extensions, pictures_in, to_8bit
 from .segmentation import MIN_CONTRAST, SeveralDigits
 from .records import IMAGE_SIZE
 
@@ -103,10 +103,14 @@ def read_picture(picture, name=None):
 
 
 def not_found(name, picture):
-    """The DataError for a picture file that is not there, named `name`: with the files beside the path `picture`
-    whose names are close to its name (a typo: `sevne.png: file not found; did you mean seven.png?`,
-    cli.did_you_mean)."""
-    meant = cli.did_you_mean(os.fspath(picture), a_picture_file) if isinstance(picture, (str, os.PathLike)) else ""
+    """The DataError for a picture file that is not there, named `name`: with the pictures close to the path
+    `picture` (cli.did_you_mean: a typo beside it, `sevne.png: file not found; did you mean seven.png?`, or in a
+    mistyped folder, `pic/1.png: ...; did you mean pics/1.png?`): picture files only (a_picture_file), and for a
+    name without an extension folders of pictures too (`pic`: did you mean pics?), as the app takes both."""
+    if not isinstance(picture, (str, os.PathLike)):
+        return DataError(f"{name}: file not found")
+    picture = os.fspath(picture)
+    meant = cli.did_you_mean(picture, a_picture_file if os.path.splitext(picture)[1] else a_picture_argument)
     return DataError(f"{name}: file not found" + (f"; {meant}" if meant else ""))
 
 
@@ -114,6 +118,17 @@ def a_picture_file(path):
     """Whether `path` is a file of a format Pillow opens, by its extension (a close name worth suggesting for a
     picture; serve.pid is not)."""
     return os.path.isfile(path) and os.path.splitext(path)[1].lower() in picture_extensions()
+
+
+def a_picture_argument(path):
+    """Whether `path` is what mnist_app.py takes as a picture: a picture file (a_picture_file), or a folder holding
+    one (images.pictures_in, as images.picture_paths lists it)."""
+    if a_picture_file(path):
+        return True
+    try:
+        return os.path.isdir(path) and bool(pictures_in(path))
+    except OSError:
+        return False
 
 
 def picture_name(picture, name=None):

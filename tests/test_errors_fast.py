@@ -5,7 +5,8 @@ the modules imported when it ends). So a case passes only when its line came, an
 TensorFlow: no timing. Once, a mistyped --model-dir for mnist_test.py, a missing picture or an empty model
 folder for mnist_app.py, a missing --mix-records file, --checkpoint or --keep-dir each answered only after
 TensorFlow had loaded (the check came after a read that imports it); a watch of a mistyped --model-dir waited
-forever; a mistyped picture or label file had no "did you mean".
+forever; a mistyped picture or label file had no "did you mean", nor a picture in a mistyped folder (`图片/seven.png`
+for 图片集/seven.png).
 bench/errors.py measures the times (docs/performance.md).
 """
 import os
@@ -19,12 +20,14 @@ from test_cli import run_traced, tensorflow_modules
 
 PICTURE = "seven.png"
 JPG = os.path.join("mnist_data_jpg", "mnist_test_jpg_2000")
+PICTURES = "图片集"  # a folder of pictures: PICTURE again, and a file that is no picture (notes.txt)
 
 
 @pytest.fixture(scope="module")
 def work(sample_workdir, tmp_path_factory):
     """A folder as a user's: data/ (the sample's records, which are read whole only with TensorFlow), model/ (a
-    checkpoint's files and index, whose read imports TensorFlow), empty/, mnist_data_jpg/ (the sample's JPGs) and PICTURE."""
+    checkpoint's files and index, whose read imports TensorFlow), empty/, mnist_data_jpg/ (the sample's JPGs),
+    PICTURE and PICTURES/."""
     work = tmp_path_factory.mktemp("errors_fast")
     for name in ("data", "mnist_data_jpg"):
         os.symlink(os.path.join(sample_workdir, name), work / name)
@@ -35,6 +38,9 @@ def work(sample_workdir, tmp_path_factory):
         (work / "model" / f"mnist_model-1000{ext}").write_bytes(b"x")
     first = sorted(os.listdir(sample_workdir / JPG))[0]
     Image.open(sample_workdir / JPG / first).save(work / PICTURE)
+    (work / PICTURES).mkdir()
+    Image.open(sample_workdir / JPG / first).save(work / PICTURES / PICTURE)
+    (work / PICTURES / "notes.txt").write_text("not a picture\n", encoding="utf-8")
     return work
 
 
@@ -51,6 +57,14 @@ CASES = [
      "error: model/mnist_model-99: no such checkpoint (no mnist_model-99.index there)"),
     ("mnist_app.py", ["sevne.png"], "error: sevne.png: file not found; did you mean seven.png?"),
     ("mnist_app.py", ["nosuchpicture.png"], "error: nosuchpicture.png: file not found"),
+    ("mnist_app.py", [os.path.join("图片", PICTURE)],  # a mistyped folder: once no hint (only names beside it)
+     f"error: {os.path.join('图片', PICTURE)}: file not found; did you mean {os.path.join(PICTURES, PICTURE)}?"),
+    ("mnist_app.py", [os.path.join("图片", "notes.png")],  # notes.txt is there, but no picture: not offered
+     f"error: {os.path.join('图片', 'notes.png')}: file not found"),
+    ("mnist_app.py", ["图片"], f"error: 图片: file not found; did you mean {PICTURES}?"),  # a folder of pictures
+    ("mnist_test.py", ["--data-dir", os.path.join("dta", "mnist_test.tfrecords"), "--once"],  # the folder mistyped
+     f"error: {os.path.join('dta', 'mnist_test.tfrecords')}: no such folder or TFRecord file; did you mean "
+     f"{os.path.join('data', 'mnist_test.tfrecords')}?"),
     ("mnist_app.py", ["--model-dir", "empty", PICTURE],  # the graph was built (TensorFlow) before the folder was read
      f"error: empty: no checkpoint found; train first with `python {shown('mnist_backward.py')} "
      "--model-dir empty`"),
@@ -74,7 +88,7 @@ def test_bad_input_is_one_line_before_tensorflow_is_imported(work, script, args,
     assert tensorflow_modules(imported) == [], result.stderr  # said (or not) only once TensorFlow was imported
     assert result.returncode == 1, result.stderr
     assert result.stderr.splitlines() == [line]  # one line, naming the path
-    assert sorted(os.listdir(work)) == ["data", "empty", "mnist_data_jpg", "model", PICTURE]  # nothing made
+    assert sorted(os.listdir(work)) == ["data", "empty", "mnist_data_jpg", "model", PICTURE, PICTURES]  # nothing made
 
 
 @pytest.mark.quick
@@ -84,6 +98,37 @@ def test_pictures_of_which_none_is_there_get_their_lines_and_json_without_the_mo
     assert result.stderr.splitlines() == ["error: sevne.png: file not found; did you mean seven.png?",
                                           "error: nope.png: file not found"]
     assert '"error": "sevne.png: file not found; did you mean seven.png?"' in result.stdout
+
+
+@pytest.mark.quick
+def test_the_app_asks_one_function_whether_there_is_a_model_for_its_load_and_for_missing_pictures(work, monkeypatch):
+    # mnist_app.application once checked the model folder itself (checkpoint files, an export) before it skipped
+    # the load for pictures of which none is there: a second copy of load_predictor's check, which could drift
+    import mnist_app
+    asked = []
+
+    def loader(model_dir):
+        asked.append(model_dir)
+        raise DataError(f"{model_dir}: no model")
+    monkeypatch.setattr(mnist_app, "model_loader", loader)
+    monkeypatch.chdir(work)
+    for load in (lambda: mnist_app.load_predictor("model"), lambda: mnist_app.application(["nope.png"], "model"),
+                 lambda: mnist_app.application([PICTURE], "empty")):
+        with pytest.raises(DataError, match="no model"):
+            load()
+    assert asked == ["model", "model", "empty"]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("model_dir", ["empty", "modle", PICTURE, os.path.join("data", "mnist_train.tfrecords")])
+def test_a_folder_without_a_model_is_said_alike_by_the_load_and_before_missing_pictures(work, model_dir, monkeypatch):
+    import mnist_app
+    monkeypatch.chdir(work)
+    with pytest.raises(DataError) as loaded:
+        mnist_app.load_predictor(model_dir)
+    with pytest.raises(DataError) as before_pictures:
+        mnist_app.application(["nope.png"], model_dir)
+    assert str(before_pictures.value) == str(loaded.value) and str(loaded.value).startswith(model_dir)
 
 
 @pytest.mark.quick

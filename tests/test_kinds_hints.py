@@ -5,6 +5,8 @@ suggested training into it (`python mnist_backward.py --model-dir modle`), which
 so did its --undo, --redo, --accept-worse and --discard. Now each says what the other scripts say: no such
 folder, did you mean model?
 """
+import os
+
 import pytest
 
 from conftest import run_main, shown
@@ -127,3 +129,56 @@ def test_a_mistyped_jpg_dir_beside_a_jpg_layout_names_it_and_builds_nothing(layo
     assert result.stderr.startswith("error: mnist_dta_jpg: no such folder; did you mean mnist_data_jpg? "), result.stderr
     assert len(result.stderr.splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mnist_data_jpg"]  # no typo's folder, no data/
+
+
+def folders_at(root, *paths):
+    """Make each of `paths` (relative, "/"-separated) under root: a folder, or a file when its name has a dot."""
+    for path in paths:
+        target = root.joinpath(*path.split("/"))
+        if "." in target.name:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(b"")
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+
+
+@pytest.mark.quick
+def test_a_mistyped_folder_on_the_way_is_offered_for_every_path_that_hints(tmp_path, monkeypatch):
+    # `mnist_app.py pic/1.png` for pics/1.png once got no "did you mean": only names beside the path were looked
+    # at, and its folder is not there; so for a --model-dir, --data-dir, --jpg-dir, --keep-dir or label file
+    from types import SimpleNamespace
+    from mnistkit import idx, learn, records, writer
+    from mnistkit.errors import DataError
+    folders_at(tmp_path, "runs/model/schedule.json", "exp/data/mnist_train.tfrecords", "mnist_data_jpg/labels.txt",
+               "imgs/mnist_data_jpg/SOURCE.txt", "kept/my_digits")
+    monkeypatch.chdir(tmp_path)
+    j = os.path.join
+    assert checkpoints.not_there(j("rnus", "model")) == f"{j('rnus', 'model')}: no such folder; did you mean " \
+                                                       f"{j('runs', 'model')}?"
+    assert str(records.no_data(j("exq", "data"))).endswith(f"did you mean {j('exp', 'data')}?")
+    assert str(idx.mistyped(j("img", "mnist_data_jpg"))).startswith(
+        f"{j('img', 'mnist_data_jpg')}: no such folder; did you mean {j('imgs', 'mnist_data_jpg')}? ")
+    assert str(learn.no_kept(SimpleNamespace(folder=j("keep", "my_digits"), labels=j("keep", "my_digits.txt")))) \
+        == f"{j('keep', 'my_digits')}: no such folder; did you mean {j('kept', 'my_digits')}?"
+    with pytest.raises(DataError, match="did you mean .*labels[.]txt[?]$") as e:
+        writer.read_label_file(j("mnist_dta_jpg", "labels.txt"))
+    assert str(e.value).endswith(f"did you mean {j('mnist_data_jpg', 'labels.txt')}?")
+    assert checkpoints.not_there(j("rnus", "nothing")) == f"{j('rnus', 'nothing')}: no such folder; give the " \
+                                                         "folder that holds the checkpoints"  # nothing close in runs/
+
+
+@pytest.mark.quick
+def test_a_trainer_refuses_a_new_model_dir_in_a_folder_mistyped_from_a_model_folders(tmp_path):
+    # `--model-dir rnus/model` beside runs/model would train a new model from scratch into rnus/model, as `modle`
+    # once did beside model/; runs2/model is a name of its own
+    folders_at(tmp_path, "runs/model/schedule.json")
+    result = run_main("mnist_backward.py", "--model-dir", os.path.join("rnus", "model"), "--steps", "1", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    typed, meant = os.path.join("rnus", "model"), os.path.join("runs", "model")
+    mkdir = "mkdir" if os.name == "nt" else "mkdir -p"
+    assert result.stderr.endswith(f": error: {typed}: no such folder; did you mean {meant}? (to start a new model "
+                                  f"there, make the folder first: {mkdir} {typed})\n"), result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+    assert checkpoints.new_folder_typo(str(tmp_path / "runs2" / "model")) is None
+    assert checkpoints.path_typo_of(typed, meant)
+    assert not checkpoints.path_typo_of(os.path.join("runs2", "model"), meant)
