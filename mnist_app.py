@@ -27,7 +27,6 @@ Two preparations (--preprocess):
 if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow imports ends in one line
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 import importlib
-import json
 import os
 import sys
 
@@ -227,7 +226,8 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     line is printed); None asks as the course did (ask_count, then ask_paths, pictures not named). The network
     is restored once, before the first path is taken; a network other than the 784-500-10 one is named on
     stderr (`using LeNet-5 from CKPT`). Prints one line per picture (`<path>: The prediction number is: D (top
-    3: ...)`; without the `<path>: ` when not name_pictures), or with `as_json` one JSON list of {"file",
+    3: ...)`; without the `<path>: ` when not name_pictures), or with `as_json` one JSON list (cli.readable_json:
+    file names as they are) of {"file",
     "prediction", "top3": [{"digit", "probability"}], "network", "not_a_digit"} ({"file", "error"} for a failed
     picture); not_a_digit: true, false or null (mnistkit.reference: the test digits the model knows, made on the
     first picture and cached), true also ending the line with NOT_A_DIGIT.
@@ -280,7 +280,7 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
             out((f"{path}: " if name_pictures else "") + f"The prediction number is: {best[0][0]} (top {TOP_K}: "
                 f"{ranked})" + (NOT_A_DIGIT if not_a_digit else ""))
     if as_json:
-        out(json.dumps(results, indent=1))
+        out(cli.readable_json(results, indent=1))  # 图片.png as it is; JSON escapes where stdout cannot
     return failed
 
 

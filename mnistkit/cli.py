@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import functools
 import inspect
+import json
 import math
 import os
 import shlex
@@ -245,6 +246,37 @@ def new_parser(doc, epilog=None):
                 pass
     return ScriptParser(description=doc.split("\n\n")[0], epilog=epilog, allow_abbrev=False,
                         formatter_class=ShownDefaults)
+
+
+def readable_json(value, encoding=None, **kwargs):
+    """json.dumps(value, **kwargs) as a person reads it (str): names in their own letters, `"图片.png"`, not
+    `"\\u56fe\\u7247.png"` (ensure_ascii=False), and still JSON wherever it goes.
+
+    encoding: where the text goes (default: stdout's, as it is now; "utf-8" for a file or an HTTP answer). A
+    character it cannot hold is written as its JSON escape instead (`\\u56fe` on an ASCII or cp1252 console,
+    `\\ud83d\\ude00` for an emoji on a GBK one, `\\udcb7` for a byte of a file name that is not UTF-8, which no
+    encoding holds), so the text encodes without UnicodeEncodeError and a JSON reader gets the names back. Only
+    strings hold such characters, so an escape is always inside one. Use it for JSON a person reads (the app's
+    --json, a model folder's record, a report); JSON only a program reads says ensure_ascii itself
+    (tests/test_encodings.py checks every call says which).
+    """
+    text = json.dumps(value, ensure_ascii=False, **kwargs)
+    encoding = encoding or getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except LookupError:  # an encoding Python does not know: ASCII, which every reader takes
+        return json.dumps(value, ensure_ascii=True, **kwargs)
+    except UnicodeEncodeError:
+        pass
+
+    def held(char):
+        try:
+            char.encode(encoding)
+            return char
+        except UnicodeEncodeError:
+            return json.dumps(char, ensure_ascii=True)[1:-1]  # \uXXXX, a surrogate pair beyond U+FFFF
+    return "".join(map(held, text))
 
 
 class ShownDefaults(argparse.ArgumentDefaultsHelpFormatter):

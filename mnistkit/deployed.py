@@ -14,7 +14,6 @@ mnistkit.board, answers requests on several): a LiteRT interpreter holds
 its tensors as state, so LiteRTModel runs it under a lock; a tf.Session's
 run is itself thread-safe, and the SavedModel's graph is finalized.
 """
-import json
 import os
 import sys
 import threading
@@ -74,8 +73,9 @@ def describe(model, verbose=False):
                      f"{', '.join(map(str, versions(base)))}")
     if verbose:
         record = getattr(model, "record", None)
+        said = cli.readable_json(record, getattr(sys.stderr, "encoding", None), sort_keys=True)  # paths as they are
         lines.append(f"{model.source}: " + ("exported before export records were written" if record is None else
-                                           "export record " + json.dumps(record, sort_keys=True)))
+                                           f"export record {said}"))
     return lines
 
 

@@ -41,7 +41,7 @@ import threading
 import numpy as np
 
 from tf_compat import VERBOSE, end_at_once, first_line, own_line, tf
-from . import files, folders, layers, networks, records
+from . import cli, files, folders, layers, networks, records
 from .errors import STOP_SIGNALS, DataError, Interrupted
 from .records import IMAGE_PIXELS
 
@@ -200,7 +200,7 @@ def signed(flatbuffer, record, inside=()):
         model.signatureDefs.append(signature(layers.SIGNATURE_KEY, [tensor_map(name, f"{layers.SCOPE}/{name}")
                                                                     for name in inside]))
     buffer = schema.BufferT()
-    buffer.data = np.frombuffer(json.dumps(record, sort_keys=True).encode("utf-8"), np.uint8)
+    buffer.data = np.frombuffer(json.dumps(record, sort_keys=True, ensure_ascii=True).encode("utf-8"), np.uint8)
     model.buffers.append(buffer)
     entry = schema.MetadataT()
     entry.name, entry.buffer = METADATA_NAME, len(model.buffers) - 1
@@ -276,11 +276,11 @@ def provenance(network, source, version, saved_model, shown=()):
 
 
 def write_json(path, record):
-    """Write `record` as indented JSON to path, its folder made if needed."""
+    """Write `record` as indented JSON to path (UTF-8, its paths in their own letters: cli.readable_json), its
+    folder made if needed."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=1, sort_keys=True)
-        f.write("\n")
+        f.write(cli.readable_json(record, "utf-8", indent=1, sort_keys=True) + "\n")
 
 
 def read_metadata(path):

@@ -508,8 +508,9 @@ def keep_unreadable_record(model_dir):
 
 
 def record_text(record):
-    """FOLDER_FILE's text of a record (a dict): JSON, one item a line."""
-    return json.dumps(record, indent=1) + "\n"
+    """FOLDER_FILE's text of a record (a dict): JSON, one item a line, its paths in their own letters (a person
+    reads it: cli.readable_json)."""
+    return cli.readable_json(record, "utf-8", indent=1) + "\n"
 
 
 def change(model_dir, moves=(), index=None, record=None):

@@ -474,7 +474,7 @@ class KeptDigits:
 
     def _note(self, record):
         """Write the journal: what this keep or remove is about to write or remove (the next _tidy's guide)."""
-        _write(self._path(PENDING_FILE), json.dumps(record).encode(), "the keep journal")
+        _write(self._path(PENDING_FILE), json.dumps(record, ensure_ascii=True).encode(), "the keep journal")
 
     def _tidy(self):
         """With the folder locked: a keep or remove a stopped process left half-done (its journal) finished or

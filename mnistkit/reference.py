@@ -262,7 +262,8 @@ def cache_key(model_files, source, layer):
     times), the test set `source` (its files' names, sizes and times), the layer and the judgment's settings."""
     stats = [(os.path.basename(path), os.stat(path).st_size, os.stat(path).st_mtime_ns) for path in source.split(", ")
              if os.path.isfile(path)]  # names, sizes and times, not folders: a copy of a model folder finds it too
-    text = json.dumps([FORMAT, NEIGHBOURS, COMPONENTS, QUANTILE, list(model_files), stats, layer], default=str)
+    text = json.dumps([FORMAT, NEIGHBOURS, COMPONENTS, QUANTILE, list(model_files), stats, layer], default=str,
+                      ensure_ascii=True)
     return "reference-" + hashlib.sha256(text.encode()).hexdigest()[:24] + ".npz"
 
 

@@ -4,12 +4,11 @@ mnist_test.py --report / --report-json write it for each scored checkpoint:
 report_numbers() computes the JSON-ready numbers, draw_report() the
 matplotlib picture, write_report() writes either atomically.
 """
-import json
 import os
 
 import numpy as np
 
-from . import files
+from . import cli, files
 
 REPORT_FILE = "report.png"  # written into --report when it names a folder
 REPORT_WORST = 24  # misclassified digits listed in the report
@@ -128,10 +127,6 @@ def write_report(numbers, pixels, png=None, json_path=None):
         files.write_atomically(png, lambda tmp: fig.savefig(tmp, format="png", dpi=80))
         written.append(png)
     if json_path is not None:
-        def dump(tmp):
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(numbers, f, indent=1)
-                f.write("\n")
-        files.write_atomically(json_path, dump)
+        files.write_atomically(json_path, files.text_writer(cli.readable_json(numbers, "utf-8", indent=1) + "\n"))
         written.append(json_path)
     return written

@@ -149,7 +149,7 @@ def main(argv=None):
         return 1
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    print(json.dumps(found, indent=1) if args.json else "\n".join(report(found)))
+    print(json.dumps(found, indent=1, ensure_ascii=True) if args.json else "\n".join(report(found)))  # numbers
     return 0
 
 

@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from .. import layers
+from .. import cli, layers
 from ..errors import DataError
 from ..export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from ..records import IMAGE_PIXELS
@@ -188,9 +188,9 @@ def as_float(value):
 def json_name(value):
     """A JSON value as a message names it: true, false, null, "text" (cut), an array, an object."""
     if isinstance(value, (bool, type(None))):
-        return json.dumps(value)
+        return json.dumps(value, ensure_ascii=True)
     if isinstance(value, str):
-        return json.dumps(value[:20] + ("..." if len(value) > 20 else ""), ensure_ascii=False)
+        return cli.readable_json(value[:20] + ("..." if len(value) > 20 else ""), "utf-8")  # "七", "\\udcb7"
     return {list: "an array", dict: "an object"}.get(type(value), repr(value))
 
 

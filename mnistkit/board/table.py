@@ -35,6 +35,7 @@ import threading
 import urllib.parse
 import zlib
 
+from .. import cli
 from . import zh
 from .guard import CORS_HEADERS
 
@@ -230,8 +231,16 @@ class Board:
 
     def __init__(self, routes, served, access):
         from starlette.responses import JSONResponse, Response  # here: --help imports this module too
+
+        class Answer(JSONResponse):
+            """starlette's JSON answer, as TF Serving's REST answers are: UTF-8, names as they are (no \\u escapes);
+            a lone surrogate a request's text brought into a line (`"\\udcb7"`, JSON's escape of no character)
+            written as its JSON escape (cli.readable_json), not a UnicodeEncodeError in place of the answer."""
+
+            def render(self, content):
+                return cli.readable_json(content, "utf-8", allow_nan=False, separators=(",", ":")).encode("utf-8")
         self.routes, self.served, self.access = tuple(routes), served, access
-        self.json_response, self.response, self.workers = JSONResponse, Response, Workers()
+        self.json_response, self.response, self.workers = Answer, Response, Workers()
 
     def matching(self, path):
         """[(route, params)] of the routes whose pattern matches `path`, in table order."""

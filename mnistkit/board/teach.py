@@ -58,14 +58,13 @@ folder's lock released, within the shutdown grace.
 """
 import base64
 import binascii
-import json
 import mimetypes
 import os
 import threading
 
 import numpy as np
 
-from .. import checkpoints, images, learn, pictures, promotion
+from .. import checkpoints, cli, images, learn, pictures, promotion
 from ..errors import DataError
 from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
@@ -248,7 +247,7 @@ def keep_request(request):
         raise BoardError(400, f"send a JSON object with only {', '.join(KEEP_KEYS)}: {KEEP_FORM}")
     digit, values, original, name = (request.get(key) for key in KEEP_KEYS)
     if type(digit) is not int or not 0 <= digit < NUM_CLASSES:
-        raise BoardError(400, f'"digit" must be an integer 0-9, not {json.dumps(digit)[:20]}')
+        raise BoardError(400, f'"digit" must be an integer 0-9, not {cli.readable_json(digit, "utf-8")[:20]}')
     pixels = None
     if values is not None:
         if not (isinstance(values, list) and len(values) == IMAGE_PIXELS
