@@ -186,10 +186,10 @@ def model_loader(model_dir):
     returns the predictor.
 
     The one check of whether model_dir holds a model at all, made by listing it (no file read, no TensorFlow,
-    which restoring a checkpoint or reading its index imports): a folder with checkpoint files is Predictor's
-    (an export beside checkpoints that are all unfinished too), else a SavedModel deployed.load's. A .tflite file
-    is read here (deployed.load: LiteRT's, without TensorFlow). Raises DataError at once for a path that holds
-    none: not there (a typo: `did you mean model?`), a file, a folder without checkpoint files
+    which restoring a checkpoint or reading its index imports): a folder with checkpoint files, V2 or V1, is
+    Predictor's (an export beside checkpoints that are all unfinished too), else a SavedModel deployed.load's.
+    A .tflite file is read here (deployed.load: LiteRT's, without TensorFlow). Raises DataError at once for a
+    path that holds none: not there (a typo: `did you mean model?`), a file, a folder without checkpoint files
     (checkpoints.no_checkpoint's line, with the trainer to run), a .tflite file missing or damaged.
     application() calls it before any picture, so that this line comes first, and loads the model only when a
     picture named is there.
@@ -197,7 +197,9 @@ def model_loader(model_dir):
     if str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX):
         model = deployed.load(model_dir)
         return lambda: model
-    if not folders.checkpoint_names(model_dir):
+    # checkpoint files: a V2 checkpoint's of any name (which one is read is the index's, read with TensorFlow), or
+    # the one file of a V1 checkpoint of the course's name (checkpoints.newest's name without a V2 file)
+    if not (folders.checkpoint_names(model_dir) or folders.checkpoint_steps(model_dir, MODEL_NAME)):
         if not deployed.is_exported(model_dir):
             raise checkpoints.no_checkpoint(model_dir, mnist_forward.NETWORK, places.APP, MODEL_SAVE_PATH)
         return lambda: deployed.load(model_dir)

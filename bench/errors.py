@@ -59,6 +59,7 @@ CASES = [
     ("mistyped --model-dir", "mnist_lenet5_test.py", ["--model-dir", "modle", "--once"]),
     ("missing picture", "mnist_app.py", ["nosuchpicture.png"]),
     ("mistyped picture", "mnist_app.py", ["sevne.png"]),
+    ("pictures' folder mistyped", "mnist_app.py", ["mnist_dta_jpg/mnist_test_jpg_2000"]),
     ("mistyped --model-dir", "mnist_app.py", ["--model-dir", "modle", PICTURE]),
     ("--threshold 300", "mnist_app.py", ["--preprocess", "course", "--threshold", "300", PICTURE]),
     ("mistyped --idx-dir", "mnist_generateds.py", ["--idx-dir", "idxx"]),

@@ -10,6 +10,7 @@ import dataclasses
 import difflib
 import functools
 import inspect
+import itertools
 import json
 import math
 import os
@@ -657,14 +658,15 @@ def close_paths(path, wanted=os.path.isdir):
             found += [meant] if wanted(meant) else close_paths(meant, wanted)
         return list(dict.fromkeys(found))[:3]
     try:
-        beside = [name for name in os.listdir(parent or ".") if wanted(os.path.join(parent, name))]
+        beside = os.listdir(parent or ".")
     except OSError:
         return []
 
     def ratio(one, other):
         return difflib.SequenceMatcher(None, one, other).ratio()
     scored = sorted(((ratio(stem(typed), stem(name)), ratio(typed, name), name) for name in beside), reverse=True)
-    return [os.path.join(parent, name) for close, _, name in scored[:3] if close >= CLOSE]
+    close = (os.path.join(parent, name) for score, _, name in scored if score >= CLOSE)
+    return list(itertools.islice(filter(wanted, close), 3))  # wanted asked of close names only: it may list a folder
 
 
 def stem(name):

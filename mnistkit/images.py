@@ -204,7 +204,7 @@ def picture_paths(args):
             continue
         if extensions is None:  # on the first folder: it loads every Pillow plugin, which files named need not
             extensions = picture_extensions()
-        found = pictures_in(arg, extensions)
+        found = sorted(pictures_in(arg, extensions))
         if not found:
             raise DataError(f"{arg}: no picture files in this folder")
         paths.extend(found)
@@ -212,10 +212,11 @@ def picture_paths(args):
 
 
 def pictures_in(folder, extensions=None):
-    """The picture files of `folder` (paths, str, sorted by name): its files, not subfolders, whose extension names a
-    format Pillow can open (extensions: picture_extensions(), when the caller has it), hidden files left out.
-    Raises OSError when the folder cannot be listed."""
+    """The picture files of `folder` (paths, str, in the listing's order; an iterator, so that a caller asking
+    whether there is one stops at the first): its files, not subfolders, whose extension names a format Pillow
+    can open (extensions: picture_extensions(), when the caller has it), hidden files left out. Raises OSError
+    when the folder cannot be listed."""
     extensions = picture_extensions() if extensions is None else extensions
-    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
-                  if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
-                  and os.path.isfile(os.path.join(folder, name)))
+    return (os.path.join(folder, name) for name in os.listdir(folder)
+            if not name.startswith(".") and os.path.splitext(name)[1].lower() in extensions
+            and os.path.isfile(os.path.join(folder, name)))

@@ -126,7 +126,7 @@ def a_picture_argument(path):
     if a_picture_file(path):
         return True
     try:
-        return os.path.isdir(path) and bool(pictures_in(path))
+        return os.path.isdir(path) and next(pictures_in(path), None) is not None
     except OSError:
         return False
 

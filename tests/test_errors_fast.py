@@ -132,6 +132,20 @@ def test_a_folder_without_a_model_is_said_alike_by_the_load_and_before_missing_p
 
 
 @pytest.mark.quick
+def test_a_folder_of_a_v1_checkpoint_holds_a_model_for_the_app(tmp_path):
+    # the one file of a V1 checkpoint (mnist_model-1000, no .index) is no V2 checkpoint's: the app's check took
+    # the folder for one without a checkpoint (test_user_paths' run with a V1 model said `no checkpoint found`)
+    import mnist_app
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "mnist_model-1000").write_bytes(b"x")  # read only with TensorFlow: never, here
+    assert callable(mnist_app.model_loader(str(tmp_path / "v1")))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes-1000").write_bytes(b"x")  # not the course's name: no checkpoint of the app's
+    with pytest.raises(DataError, match="no checkpoint found"):
+        mnist_app.model_loader(str(tmp_path / "other"))
+
+
+@pytest.mark.quick
 def test_the_watch_still_waits_for_a_model_folder_of_a_name_of_its_own(work):
     # model2 is no slip of the keys for model (checkpoints.typo_of): a trainer about to make it is waited for
     import mnist_backward
