@@ -235,6 +235,8 @@ def remove_stale_temporaries(data_dir, pid=None):
 def check_image_folder(image_path, label_path, entries, log=print):
     """Raise DataError for the first listed image missing from image_path; warn about unlisted files.
 
+    An image_path that is not there is named with the folder a typo meant (cli.did_you_mean: `jpg/train: image
+    folder not found; did you mean jpgs/train?`).
     entries: read_label_file(label_path). The folder is listed once and
     streamed, so 60,000 names are not held a second time; hidden files are
     ignored.
@@ -248,6 +250,9 @@ def check_image_folder(image_path, label_path, entries, log=print):
                     found += 1
                 elif not item.name.startswith("."):
                     extra.append(item.name)
+    except FileNotFoundError:
+        meant = cli.did_you_mean(image_path)  # a typo, in its name or a folder on the way: the folder meant
+        raise DataError(f"{image_path}: image folder not found" + (f"; {meant}" if meant else "")) from None
     except OSError as e:
         raise DataError(f"{image_path}: cannot list image folder ({e.strerror})") from None
     if found < len(entries):

@@ -145,12 +145,13 @@ def folders_at(root, *paths):
 @pytest.mark.quick
 def test_a_mistyped_folder_on_the_way_is_offered_for_every_path_that_hints(tmp_path, monkeypatch):
     # `mnist_app.py pic/1.png` for pics/1.png once got no "did you mean": only names beside the path were looked
-    # at, and its folder is not there; so for a --model-dir, --data-dir, --jpg-dir, --keep-dir or label file
+    # at, and its folder is not there; so for a --model-dir, --data-dir, --jpg-dir, --keep-dir, label file or image
+    # folder (which had no hint at all)
     from types import SimpleNamespace
     from mnistkit import idx, learn, records, writer
     from mnistkit.errors import DataError
     folders_at(tmp_path, "runs/model/schedule.json", "exp/data/mnist_train.tfrecords", "mnist_data_jpg/labels.txt",
-               "imgs/mnist_data_jpg/SOURCE.txt", "kept/my_digits")
+               "imgs/mnist_data_jpg/SOURCE.txt", "kept/my_digits", "mnist_data_jpg/train")
     monkeypatch.chdir(tmp_path)
     j = os.path.join
     assert checkpoints.not_there(j("rnus", "model")) == f"{j('rnus', 'model')}: no such folder; did you mean " \
@@ -163,6 +164,10 @@ def test_a_mistyped_folder_on_the_way_is_offered_for_every_path_that_hints(tmp_p
     with pytest.raises(DataError, match="did you mean .*labels[.]txt[?]$") as e:
         writer.read_label_file(j("mnist_dta_jpg", "labels.txt"))
     assert str(e.value).endswith(f"did you mean {j('mnist_data_jpg', 'labels.txt')}?")
+    with pytest.raises(DataError) as e:  # --train-images: once `cannot list image folder (No such file ...)`
+        writer.check_image_folder(j("mnist_dta_jpg", "train"), "labels.txt", [("1.jpg", 1, 1)])
+    assert str(e.value) == f"{j('mnist_dta_jpg', 'train')}: image folder not found; did you mean " \
+                           f"{j('mnist_data_jpg', 'train')}?"
     assert checkpoints.not_there(j("rnus", "nothing")) == f"{j('rnus', 'nothing')}: no such folder; give the " \
                                                          "folder that holds the checkpoints"  # nothing close in runs/
 
