@@ -336,16 +336,17 @@ def test_mnist_learn_says_and_removes_what_a_killed_learn_left_before_it_starts(
     temp = tmp_path / "temp"
     temp.mkdir()
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    staging = temp / f"{learn.STAGING_PREFIX}{int(ended.stdout)}-abc"
+    pid = int(ended.stdout)
+    staging = temp / f"{learn.STAGING_PREFIX}{pid}-abc"
     (staging / "data").mkdir(parents=True)
     (tmp_path / "model").mkdir()
-    (tmp_path / "model" / folders.LOCK_FILE).write_text(f"{int(ended.stdout)}\nlearning\n", encoding="utf-8")
+    (tmp_path / "model" / folders.LOCK_FILE).write_text(f"{pid}\nlearning\n", encoding="utf-8")
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_learn.py"), "--undo", "--model-dir", "model"],
                             cwd=tmp_path, env={**os.environ, "TMPDIR": str(temp)}, capture_output=True, text=True,
                             timeout=wait_limit(300))
     lines = result.stderr.splitlines()
-    assert lines[:2] == [f"note: removed {staging}, the staging folder of a learn whose process (pid {int(ended.stdout)})"
-                         " is gone", f"note: removed {os.path.join('model', folders.LOCK_FILE)}, the lock of a process "
-                         f"that is gone (pid {int(ended.stdout)}, learning)"], result.stderr
+    assert lines[:2] == [f"note: removed {staging}, the staging folder of a learn whose process (pid {pid}) is gone",
+                         f"note: removed {os.path.join('model', folders.LOCK_FILE)}, the lock of a process that is "
+                         f"gone (pid {pid}, learning)"], result.stderr
     assert not staging.exists() and not (tmp_path / "model" / folders.LOCK_FILE).exists()
     assert result.returncode == 1 and "no learn to undo" in result.stderr  # then the command itself, as ever
