@@ -48,6 +48,8 @@ def main(argv=None):
     status (1 with one line for a learn held because a digit got worse)."""
     parser = build_parser()
     args = learn.OPTIONS.check(parser.parse_args(cli.arguments(argv)), learn, parser.error)
+    for line in learn.leftovers([args.model_dir], ours=True):  # a learn killed between its scripts: said, removed
+        print(line, file=sys.stderr, flush=True)
     for flag, choose in (("undo", promotion.undo), ("redo", promotion.redo), ("discard", promotion.discard)):
         if getattr(args, flag):
             return cli.exit_status(lambda: choose(args.model_dir))

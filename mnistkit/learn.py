@@ -62,6 +62,9 @@ DEFAULT_STEPS = 600  # steps past the newest checkpoint (docs/teach.md, "What it
 PROGRESS_LINES = 20  # trainer loss lines a learn asks for: a progress step every 5% of its steps
 STAGES = ("preparing", "training", "checking", "promoting")
 STAGING = "STAGING"  # the staging folder as a learn's lines name it (docs/teach.md's word): never a temporary path
+# A staging folder's name in the temporary folder: this prefix, the learn's PID, "-", tempfile's letters (leftovers)
+STAGING_PREFIX = "mnist-learn-"
+STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"(\d+)-[a-z0-9_]+")
 GENERATOR = "mnist_generateds.py"
 # What lines say for a path in the staging that no name() covers, and the clauses never printed when they name one:
 # a file said to be saved or reported there, which the learn's end removes (issue 53's stumble: "SIGTERM: ...;
@@ -321,7 +324,7 @@ def _learn(plan, watch):
     if network is None:
         raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + plan.steps
-    with tempfile.TemporaryDirectory(prefix="mnist-learn-") as staging:
+    with tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}{os.getpid()}-") as staging:  # leftovers' name
         snapshot = os.path.join(staging, "kept", os.path.basename(store.folder))  # keep.KeptDigits.snapshot's
         watch.name(snapshot, store.folder)
         watch.name(os.path.join(staging, os.path.basename(before)), before)  # its copy: the same checkpoint
@@ -355,6 +358,44 @@ def _learn(plan, watch):
     watch.say(f"learned: {after} (from {before}); go back with "
               f"`{cli.command('mnist_learn.py', '--undo', '--model-dir', model_dir)}`")
     return after
+
+
+def leftovers(model_dirs=(), ours=False):
+    """Remove what a learn whose process was killed (SIGKILL) between two of its scripts left behind, when no
+    script's tether (TETHER) was there to remove it: staging folders in the temporary folder (tempfile.gettempdir())
+    named for a PID that runs no more, and the lock file of each folder of model_dirs whose process is gone (any
+    writer's: FolderLock would take it over silently). ours: this process's PID is gone too (no learn of its own
+    runs yet: a board starting, mnist_learn.py); else its staging folders stay. Returns a line for each removed
+    (str: `note: removed ...`, naming the path and the PID), [] when there was none; never raises (a folder that
+    cannot be listed or removed is left as it is).
+    """
+    lines, me, temp = [], os.getpid(), tempfile.gettempdir()
+
+    def gone(pid):
+        return ours if pid == me else not folders.pid_alive(pid)
+    for name in sorted(files.listing(temp)):
+        found = STAGING_NAME.fullmatch(name)
+        path = os.path.join(temp, name)
+        if found is None or os.path.islink(path) or not os.path.isdir(path) or not gone(int(found.group(1))):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.exists(path):
+            lines.append(f"note: removed {path}, the staging folder of a learn whose process (pid {found.group(1)}) "
+                         "is gone")
+    for model_dir in dict.fromkeys(model_dirs):
+        lock = os.path.join(model_dir, folders.LOCK_FILE)
+        owner = folders.lock_owner(lock)
+        if owner is None or not gone(owner):  # none, or one being written (FolderLock waits for its PID)
+            continue
+        what, command = folders.lock_holder(lock)
+        try:
+            files.remove(lock)
+        except OSError:  # a read-only folder: FolderLock names it when a writer comes
+            continue
+        if not os.path.exists(lock):
+            holder = ", ".join(filter(None, (f"`{command}`" if command else "", f"pid {owner}", what)))
+            lines.append(f"note: removed {lock}, the lock of a process that is gone ({holder})")
+    return lines
 
 
 def rate_flags(before):

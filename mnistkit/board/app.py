@@ -189,8 +189,9 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     Access(host); routes: create_app's. Prints the address (`http://127.0.0.1:8501/`) once the
     socket listens, and for --host 0.0.0.0 a second line with the addresses
     a phone on the network opens; a one-line warning first when host is not
-    a loopback address, and one naming a line of the kept digits' label
-    file the store cannot read. The Followers poll while it serves. Raises
+    a loopback address, one naming a line of the kept digits' label
+    file the store cannot read, and a note for each staging folder and lock a learn killed between its
+    scripts left (learn.leftovers: removed). The Followers poll while it serves. Raises
     DataError when the address cannot be bound. The connections are
     mnistkit.listener's: a first signal stops the server within `grace`
     seconds, whatever clients do, and is raised here afterwards as
@@ -217,6 +218,8 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     problem = None if served.kept is None else served.kept.problem()
     if problem is not None:  # said once; the page lists the rest, and keeping waits for the fix
         print(f"warning: {problem}", file=sys.stderr, flush=True)
+    for line in learn.leftovers([f.path for f in served.followers()], ours=True):  # a learn killed between scripts
+        print(line, file=sys.stderr, flush=True)
     for follower in served.followers():
         follower.start()
     learning, learn_stopped = served.learning, False
