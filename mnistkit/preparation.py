@@ -14,7 +14,7 @@ import math
 import numpy as np
 from PIL import Image
 
-from .segmentation import find_ink
+from .segmentation import find_ink, mean3
 from .pictures import shrink
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
@@ -160,15 +160,6 @@ def thin(cells, shave):
     inner, outer = erode(cells, whole), erode(cells, whole + 1)
     part = np.float32(shave - whole)
     return inner * (1 - part) + outer * part
-
-
-def mean3(cells):
-    """The mean of the 3 x 3 cells round each of cells (float32 [n, n]; the edge cells repeated): float32 [n, n]."""
-    out = np.pad(cells, 1, mode="edge")
-    out = out[:-2] + out[1:-1] + out[2:]
-    out = out[:, :-2] + out[:, 1:-1] + out[:, 2:]
-    out /= 9
-    return out
 
 
 def erode(cells, radius):

@@ -28,7 +28,7 @@ MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its pap
 # What makes ink a digit-like stroke (find_ink). Each bound lies between what
 # the photos and digits the tests hold give and what pages without a digit
 # give (docs/photos.md, "How the bounds were chosen", has the figures).
-NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's pixel noise
+NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's noise, over 3x3 (stands_out)
 MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
 MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
 NEAR_BEST = 0.005  # of the most between-class variance: thresholds this near it are as good (otsu_threshold) ...
@@ -43,6 +43,13 @@ MIN_MARK_MASS = 0.05  # of the heaviest mark's ink: lighter marks are dust (nois
 MIN_MARK = 0.05  # of the picture's shorter side: a digit-sized mark; specks are refused when smaller marks
 # hold most of the ink ...
 DOTTED = 0.8  # ... unless this share of the marks have a neighbour within 1.5 of their size (a dotted stroke)
+# ... or they make one small digit (_small_digit): together one digit's place, SMALL_DIGIT pixels tall or wide at
+# least, and no round blot (a speck: SPECK_ROUND as tall as wide at most, its ink covering SPECK_COVER of the ellipse
+# BLOT_CORE of its box's size in its middle: specks 1.0, the small digits of tests/glance.py 0.91 at most)
+SMALL_DIGIT = 6
+SPECK_ROUND = 1.6
+SPECK_COVER = 0.95
+BLOT_CORE = 0.75
 LINE_GAP = 0.075  # of the ink's height: a clear gap between lines of digits
 DIGIT_GAP = 0.085  # of a line's height: a clear gap between digits side by side
 TALL = 0.6  # a line holds digits when as tall as this share of the tallest line, a digit when as tall as this share of its line
@@ -98,6 +105,15 @@ def otsu_threshold(values):
     top = (between - lowest).clip(0)
     aim = float(top @ t / max(float(top.sum()), 1e-300)) - AIM_BELOW  # the near-best's middle, towards the paper
     return int(few[np.argmin(np.abs(few - aim))])
+
+
+def mean3(cells):
+    """The mean of the 3 x 3 cells round each of cells (float32 [h, w]; the edge cells repeated): float32 [h, w]."""
+    out = np.pad(cells, 1, mode="edge")
+    out = out[:-2] + out[1:-1] + out[2:]
+    out = out[:, :-2] + out[:, 1:-1] + out[:, 2:]
+    out /= 9
+    return out
 
 
 def ink_darkness(gray):
@@ -272,6 +288,29 @@ def stands_apart(level, ink, ignore=None):
     return level[ink].mean() - paper >= MIN_INK_SPREADS * spread
 
 
+def stands_out(level, ink):
+    """True when the ink (boolean [h, w]) is NOISE_MARGIN times darker than the picture's noise: pixel by pixel, or
+    over 3 x 3 pixels (mean3).
+
+    level: ink_darkness's uint8 [h, w]. Pixel by pixel, the noise is the
+    median difference between neighbours across (0.954 s for two N(0, s^2)
+    pixels). Over 3 x 3, it is that of the 3 x 3 means 3 pixels apart
+    (windows that share no pixel). A stroke 3 pixels wide or more keeps its
+    darkness over 3 x 3 pixels while white noise falls to a third: faint
+    pencil on grey paper under a phone's noise stands out as a person sees
+    it. A page of noise alone stands out no more either way; a tiny clean
+    picture, whose strokes make most of its 3 x 3 means differ, stands out
+    pixel by pixel (docs/photos.md).
+    """
+    mean = level[ink].mean()
+    step = np.abs(np.diff(level.astype(np.int16), axis=1))
+    if mean >= NOISE_MARGIN * level_median(step) / 0.954:
+        return True
+    smooth = mean3(level.astype(np.float32))
+    noise = float(np.median(np.abs(smooth[:, 3:] - smooth[:, :-3]))) / 0.954
+    return bool(smooth[ink].mean() >= NOISE_MARGIN * noise)
+
+
 def ink_threshold(level):
     """The darkness (int 1-255) from which on a pixel of `level` ([h, w] of whole levels 0-255) is ink.
 
@@ -330,9 +369,7 @@ def find_ink(img, levels=False):
     frame = frame_lines(ink, marks)
     frame |= drawn_round(ink & ~frame, None if frame.any() else marks, frame.any())  # a ring, an underline, ...
     ink &= ~frame
-    step = np.abs(np.diff(level.astype(np.int16), axis=1))
-    noise = level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
-    if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
+    if level[ink].mean() < MIN_CONTRAST or not stands_out(level, ink):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
@@ -653,6 +690,40 @@ def _dotted(boxes, size):
     return np.mean((gap < 1.5 * size[:, None]).any(axis=1)) >= DOTTED
 
 
+def _small_digit(boxes, kept):
+    """True when the marks (boxes float [n, 4] in pixels, as ink_marks gives; kept: their ink, boolean [h, w]) are
+    one small digit, not specks: a digit a few pixels tall in a large picture (7-20 pixels in 300-800).
+
+    digit_layout finds one digit on one line in them, their box is SMALL_DIGIT pixels tall or wide at least and
+    smaller than twice MIN_MARK of the picture (scattered specks lie further apart, or digit_layout finds several
+    digits or lines in them), and it is no round blot: a speck of dirt is about as tall as wide (within
+    SPECK_ROUND) and solid in its middle (_blot_cover: SPECK_COVER); a digit's strokes leave paper there, round
+    its holes and notches, or are a 1's line, long and thin.
+    """
+    digits, lines, _ = digit_layout(boxes)
+    if digits != 1 or lines != 1:
+        return False
+    top, bottom = int(boxes[:, 0].min()), int(np.ceil(boxes[:, 1].max()))
+    left, right = int(boxes[:, 2].min()), int(np.ceil(boxes[:, 3].max()))
+    tall, wide = bottom - top, right - left
+    if not SMALL_DIGIT <= max(tall, wide) < 2 * MIN_MARK * min(kept.shape):  # scattered specks lie further apart
+        return False
+    box = kept[top:bottom, left:right]
+    return max(tall, wide) > SPECK_ROUND * min(tall, wide) or _blot_cover(box) < SPECK_COVER
+
+
+def _blot_cover(mask):
+    """The share (float) of an ellipse in the middle of a boolean mask's box [h, w], BLOT_CORE of the box's size
+    (the pixels whose middles lie inside it), that the mask's ink covers: 1 for a disc or a square however few
+    pixels it is drawn with (the ellipse inscribed in the box itself misses a small disc's corners), less for a
+    digit's strokes round holes and notches."""
+    h, w = mask.shape
+    y = (np.arange(h) + 0.5) / h - 0.5
+    x = (np.arange(w) + 0.5) / w - 0.5
+    inside = (2 * y[:, None]) ** 2 + (2 * x[None, :]) ** 2 <= BLOT_CORE ** 2
+    return np.count_nonzero(mask & inside) / max(np.count_nonzero(inside), 1)
+
+
 def _written_close(ink):
     """True when one line's ink (boolean [h, w], some True) is two digits written close: a column inside it holds
     no ink (two marks closer than DIGIT_GAP, which digit_layout counts as one part) and the ink on each side of it
@@ -686,7 +757,7 @@ def one_digit(ink, labels=None):
     boxes, mass, kept = ink_marks(ink, labels)
     size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
     large = size >= MIN_MARK * min(ink.shape)
-    if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size):
+    if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size) and not _small_digit(boxes, kept):
         raise ValueError("no digit found: only specks, no mark large enough to be a digit")
     digits, lines, sure = digit_layout(boxes)
     if digits == 1 and lines == 1 and not sure and _written_close(kept):

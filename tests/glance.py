@@ -98,16 +98,18 @@ def _few_pixels(image, i, rng):
 
 
 def _at_the_edge(image, i, rng):
-    """A brush digit cropped tight: its ink 0-3 pixels from the picture's edge on 1-4 sides, or cut by up to a third
-    of the brush (the stroke still there)."""
+    """A brush digit cropped tight: its ink 0-3 pixels from the picture's edge on 1-4 sides, on one of them cut by
+    up to a third of the brush (the stroke still there)."""
     size = int(rng.integers(120, 300))
     brush = rng.uniform(0.05, 0.1) * size
     big = painted.paint(painted.middle_line(image), (size * 2, size * 2), size // 2, size // 2, size, brush)
     rows, cols = np.nonzero(big < 128)
     box = [rows.min(), rows.max() + 1, cols.min(), cols.max() + 1]
     margins = [int(rng.integers(8, 40)) for _ in range(4)]
-    for side in rng.choice(4, int(rng.integers(1, 5)), replace=False):
-        margins[side] = int(rng.integers(-int(brush / 3), 4))  # negative: the edge cuts the ink
+    tight = rng.choice(4, int(rng.integers(1, 5)), replace=False)
+    for side in tight:
+        margins[side] = int(rng.integers(0, 4))
+    margins[tight[0]] = int(rng.integers(-int(brush / 3), 4))  # negative: the edge cuts the ink, on one side
     crop = big[box[0] - margins[0]:box[1] + margins[1], box[2] - margins[2]:box[3] + margins[3]]
     return _save(crop, i, rng)
 
