@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image
 
 from .around import marks_round
-from .levels import cell_percentiles, level_median, sample_median, true_cells, unique_labels
+from .levels import cell_percentiles, level_median, level_percentile, sample_median, true_cells, unique_labels
 from .ruling import askew_sides, without_rules
 
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
@@ -22,6 +22,7 @@ BLOT_LIGHT = 0.35  # ... and wider parts this dark, with paper all round them: a
 GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
 EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
 SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
+STROKES = 0.3  # of the ink's longer side: a digit cropped tight, read on flat paper, has strokes no wider (_strokes)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
@@ -342,17 +343,20 @@ def find_ink(img, levels=False):
     evened out (ink_darkness), ink is darkness at or above Otsu's threshold
     (ink_threshold), and a frame, a border or a rule along the side is left
     out of it (frame_lines; a frame with nothing in it raises ValueError), as are the lines of squared or
-    ruled paper before it (ruling.without_rules). Raises ValueError ("no digit
+    ruled paper before it (ruling.without_rules). A picture refused so whose paper paper_light finds nearly
+    black at the edge (cells full of ink: a digit cropped tight, its stroke along the edge, which the lighting
+    takes for shade) is read again on flat paper (flat_darkness), and that reading holds when its ink is
+    strokes (_strokes), not a shadow's blot over a corner. Raises ValueError ("no digit
     found: ...") for a picture without a digit-like stroke, whatever its colour:
       - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
-      - ink not NOISE_MARGIN times darker than the picture's pixel noise
-        (noise estimated from neighbouring pixels' differences);
+      - ink not NOISE_MARGIN times darker than the picture's noise, pixel by pixel or over 3 x 3 pixels
+        (stands_out);
       - ink over more than MAX_INK_FRACTION of the picture up to its edge (a page covered in
         ink; a filled shape with paper round it is a drawing, for the network to judge);
       - ink not MIN_INK_SPREADS robust spreads of the paper's darkness above
         the paper (stands_apart), as for smooth shading such as a lighting
         gradient, whose darkness is spread evenly rather than in two levels;
-      - only specks (one_digit).
+      - only specks (one_digit; a digit a few pixels tall is not: _small_digit).
     Raises SeveralDigits (a ValueError) for several digits side by side or stacked.
     """
     gray = np.asarray(img, dtype=np.uint8)
@@ -360,7 +364,24 @@ def find_ink(img, levels=False):
         raise ValueError(f"no digit found: every pixel is {int(gray.flat[0])}")
     if light_on_dark(gray):
         gray = 255 - gray
-    level = without_rules(ink_darkness(gray))  # uint8: whole levels, as every step below reads them; no ruled lines
+    try:
+        found = _digit_ink(gray, without_rules(ink_darkness(gray)))
+    except ValueError as refusal:  # a digit cropped tight, its strokes along the edge lit as shade: on flat paper
+        level = flat_darkness(gray)
+        if not (_black_at_edge(gray) and _touches_edge(level)):
+            raise
+        try:
+            found = _digit_ink(gray, level)
+        except ValueError:
+            raise refusal from None
+        if not _strokes(found[0]):  # a shadow over a corner: a blob, not strokes
+            raise refusal
+    return found if levels else found[0]
+
+
+def _digit_ink(gray, level):
+    """find_ink's ink from the picture's darkness `level` (uint8 [h, w]): (digit ink, level, threshold), or raises
+    ValueError as find_ink says."""
     if level.max() < MIN_CONTRAST:
         raise ValueError("no digit found: nothing is clearly darker than the paper")
     threshold = ink_threshold(level)
@@ -375,8 +396,38 @@ def find_ink(img, levels=False):
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    digit = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits the marks it joined: anew
-    return (digit, level, threshold) if levels else digit
+    return one_digit(ink, None if frame.any() else marks), level, threshold  # a frame taken out splits marks: anew
+
+
+def flat_darkness(gray):
+    """How much darker than the picture's paper each pixel is, the paper one light (its 90th percentile) all over:
+    uint8 [h, w], 0 = paper, as ink_darkness's but without its lighting. For a digit cropped tight (its strokes
+    along the picture's edge, much of it ink), whose grid cells at the edge hold no paper for paper_light."""
+    paper = max(level_percentile(gray, 90), 1.0)
+    darkness = np.subtract(paper, gray, dtype=np.float64)
+    darkness *= 255 / max(paper, PAPER_FLOOR)
+    return np.clip(np.round(darkness), 0, 255).astype(np.uint8)
+
+
+def _black_at_edge(gray):
+    """True when paper_light finds the paper nearly black (BLOT_LIGHT of its light) in a cell at the picture's edge:
+    cells full of ink, which shade never is (a shadow, a vignette, the table round a page are lighter)."""
+    light, _ = paper_light(gray)
+    edge = np.concatenate([light[0], light[-1], light[:, 0], light[:, -1]])
+    return bool(edge.min() < BLOT_LIGHT * np.percentile(light, 90))
+
+
+def _strokes(ink):
+    """True when the ink (boolean [h, w], some True) is strokes: its width (stroke_width) at most STROKES of its
+    box's longer side (a digit's strokes 0.1-0.25; a shadow's quarter disc over a corner about 0.4)."""
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    return stroke_width(ink) <= STROKES * max(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
+
+
+def _touches_edge(level):
+    """True when the darkest half of `level`'s range (uint8 [h, w]) reaches the picture's edge."""
+    dark = level >= max(int(level.max()) // 2, MIN_CONTRAST)
+    return bool(dark[0].any() or dark[-1].any() or dark[:, 0].any() or dark[:, -1].any())
 
 
 def frame_lines(ink, labels=None):
