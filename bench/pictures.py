@@ -67,7 +67,7 @@ import mnist_app  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
 SAME_IOU = 0.8
-REDRAWN = {"penned": penned, "painted": painted, "glance": glance}  # --set: the MNIST digits redrawn, each kind's module
+REDRAWN = {"penned": penned, "painted": painted, "glance": glance}  # --set: the MNIST digits redrawn, by module
 
 
 def ink_iou(a, b):
