@@ -21,6 +21,7 @@ LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/3
 BLOT_LIGHT = 0.35  # ... and wider parts this dark, with paper all round them: a shadow is lighter (lit_blots)
 GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
 EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
+LIGHT_SHARE = 0.35  # of the picture: a light digit on a dark ground is less (MNIST's enlarged: 0.30 at most)
 SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
 STROKES = 0.3  # of the ink's longer side: a digit cropped tight, read on flat paper, has strokes no wider (_strokes)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
@@ -228,7 +229,10 @@ def light_on_dark(gray):
     Only the middle GROUND_MIDDLE of each side votes, where there is
     contrast there: a thick border's inside would vote against the paper.
     A vote for light on dark holds when the picture's median is nearer its
-    darkest level too (a bold 0 filling the middle is ink on paper).
+    darkest level too (a bold 0 filling the middle is ink on paper). A vote
+    for ink on paper does not when that median and the outer band's are
+    both nearer the darkest level (_dark_round): a bold light 0 filling the
+    middle of a dark picture, whose cells inside its strokes voted.
     A picture without contrast anywhere: its median against its extremes.
     A picture of SMALL_PICTURE pixels a side or less (an MNIST-sized
     screenshot, whose digit fills its middle): its edge's median.
@@ -253,7 +257,23 @@ def light_on_dark(gray):
         return ground - gray.min() < gray.max() - ground
     place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
     ground = level_median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
-    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground and not paper_round(gray))
+    dark = ground - gray.min() < gray.max() - ground
+    if np.median(place) >= 0.5:  # the votes say ink on paper; a bold light digit filling a dark picture's middle
+        return bool(dark and _dark_round(gray))  # votes so too (the cells inside its strokes): dark all round, it is not
+    return bool(dark and not paper_round(gray))
+
+
+def _dark_round(gray):
+    """True when a light digit's bold strokes fill a dark picture's middle (a bold 0 white on black, 80-600 pixels,
+    whose cells vote for ink on paper): the picture's outer band (EDGE_BAND of its shorter side) dark all round, its
+    90th percentile nearer the picture's darkest level than its lightest (a shadow over part of the page leaves
+    paper in it), and under LIGHT_SHARE of the picture lighter than halfway (a thick dark border or the table round
+    a photographed page holds a lit page, 0.43 of the picture at least)."""
+    band = max(1, int(EDGE_BAND * min(gray.shape)))
+    ring = np.concatenate([gray[:band].ravel(), gray[-band:].ravel(), gray[:, :band].ravel(), gray[:, -band:].ravel()])
+    lit = level_percentile(ring, 90)
+    low, high = float(gray.min()), float(gray.max())
+    return bool(lit - low < high - lit and np.mean(gray > (low + high) / 2) < LIGHT_SHARE)
 
 
 def paper_round(gray):
