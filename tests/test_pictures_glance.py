@@ -37,10 +37,10 @@ def refusal(data):
 
 @pytest.mark.quick
 def test_a_digit_a_few_pixels_tall_in_a_large_picture_is_read():
-    """20 of the sample's digits drawn 7-20 pixels tall on pictures of 300-800 pixels: none refused (every one was,
+    """10 of the sample's digits drawn 7-20 pixels tall on pictures of 300-800 pixels: none refused (every one was,
     as "only specks": smaller than MIN_MARK of the picture), and their inputs close to the same digit drawn large
-    (mean ink IoU 0.55 at least; 0.68 measured)."""
-    images, _ = framed.sample_digits(20, 300)
+    (mean ink IoU 0.55 at least; 0.67 measured)."""
+    images, _ = framed.sample_digits(10, 300)
     ious = []
     for i, image in enumerate(images):
         data = glance.picture(FEW_PIXELS, image, i)
