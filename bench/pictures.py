@@ -6,6 +6,7 @@ Usage (from the repository root):
   python bench/pictures.py --count 100 --first 500     more of the sample's test digits, from another one
   python bench/pictures.py --model-dir model --set penned   digits written with a pen and photographed
   python bench/pictures.py --model-dir model --set painted  digits drawn with a paint program's brush
+  python bench/pictures.py --model-dir model --set glance   filled loops, tiny pictures, faint pencil, shadows
   python bench/pictures.py --set close                 two digits written close: refused as several?
 
 Each kind of tests/framed.py (a frame or a border round the digit, a shaded or
@@ -33,6 +34,11 @@ With --set painted, the kinds of tests/painted.py (the sample's test digits
 redrawn black on white with a paint program's brush, as students draw the
 pictures of their course's pic/ folder: any canvas, brush and place), the
 same figures as --set penned.
+With --set glance, the kinds of tests/glance.py (the same redrawn digits with
+their loops filled in, in a tiny picture or a few pixels tall in a large one,
+cropped tight at the edge, in a box drawn askew, in faint pencil on grey
+paper, under a phone's shadow in a corner; beside their twin, the felt pen's
+digit on white), the same figures as --set penned.
 With --set close, the kinds of tests/close.py (two of the sample's test digits
 side by side, apart, close or touching, and the first alone; `--count` pairs)
 and per kind:
@@ -54,13 +60,14 @@ from PIL import Image  # noqa: E402
 
 import close  # noqa: E402
 import framed  # noqa: E402
+import glance  # noqa: E402
 import painted  # noqa: E402
 import penned  # noqa: E402
 import mnist_app  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
 SAME_IOU = 0.8
-REDRAWN = {"penned": penned, "painted": painted}  # --set: the MNIST digits redrawn, each kind's module
+REDRAWN = {"penned": penned, "painted": painted, "glance": glance}  # --set: the MNIST digits redrawn, by module
 
 
 def ink_iou(a, b):
@@ -85,9 +92,9 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")
-    parser.add_argument("--set", choices=("framed", "penned", "painted", "close"), default="framed",
-                        help="framed: tests/framed.py's kinds (default); penned, painted: tests/penned.py's or "
-                             "tests/painted.py's (need --model-dir)")
+    parser.add_argument("--set", choices=("framed", "penned", "painted", "glance", "close"), default="framed",
+                        help="framed: tests/framed.py's kinds (default); penned, painted, glance: tests/penned.py's, "
+                             "tests/painted.py's or tests/glance.py's (need --model-dir)")
     parser.add_argument("--save", help="a folder to write each misread picture's 28x28 input to (PNG, x8)")
     args = parser.parse_args(argv)
     predictor = mnist_app.load_predictor(args.model_dir) if args.model_dir else None

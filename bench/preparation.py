@@ -6,8 +6,9 @@ Usage (from the repository root):
   python bench/preparation.py --base /tmp/base --count 40 --repeats 7
 
 The pictures are made once, by this checkout's tests/framed.py,
-tests/penned.py and tests/painted.py (frames, shading, photos of pen and
-pencil on plain, squared and ruled paper, a paint program's brush), from
+tests/penned.py, tests/painted.py and tests/glance.py (frames, shading,
+photos of pen and pencil on plain, squared and ruled paper, a paint
+program's brush, filled loops, tiny pictures, tight crops), from
 --count of the bundled sample's test digits per kind, and written to a
 temporary folder. Each run is a fresh process of one side that imports that
 side's mnist_app.py, prepares WARM_UP pictures (NumPy's and Pillow's first
@@ -32,9 +33,11 @@ WARM_UP = 5  # pictures prepared before the timed pass: NumPy's and Pillow's fir
 
 
 def make_pictures(folder, count):
-    """Write count pictures of every kind of tests/framed.py, penned.py and painted.py into folder; their number."""
+    """Write count pictures of every kind of tests/framed.py, penned.py, painted.py and glance.py into folder; their
+    number."""
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     import framed
+    import glance
     import painted
     import penned
     images, labels = framed.sample_digits(count, 100)
@@ -43,7 +46,7 @@ def make_pictures(folder, count):
         for i, image in enumerate(images):
             data = make(framed.coverage_of_mnist(image), i, np.random.default_rng([sum(map(ord, kind)), i]))
             made = _write(folder, made, data)
-    for module in (penned, painted):
+    for module in (penned, painted, glance):
         for kind in module.KINDS:
             for data, _ in module.pictures(kind, images, labels):
                 made = _write(folder, made, data)

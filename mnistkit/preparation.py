@@ -14,7 +14,7 @@ import math
 import numpy as np
 from PIL import Image
 
-from .segmentation import find_ink
+from .segmentation import find_ink, mean3
 from .pictures import shrink
 from .records import IMAGE_PIXELS, IMAGE_SIZE
 
@@ -160,15 +160,6 @@ def thin(cells, shave):
     inner, outer = erode(cells, whole), erode(cells, whole + 1)
     part = np.float32(shave - whole)
     return inner * (1 - part) + outer * part
-
-
-def mean3(cells):
-    """The mean of the 3 x 3 cells round each of cells (float32 [n, n]; the edge cells repeated): float32 [n, n]."""
-    out = np.pad(cells, 1, mode="edge")
-    out = out[:-2] + out[1:-1] + out[2:]
-    out = out[:, :-2] + out[:, 1:-1] + out[:, 2:]
-    out /= 9
-    return out
 
 
 def erode(cells, radius):
@@ -344,6 +335,7 @@ def network_input(pixels):
 # mnist_data_jpg pictures and the board's kept digits are: its outer AS_IS_RING pixels are at most AS_IS_DARK on
 # average (MNIST's centring by mass lets a stroke touch the edge), its median too, and some of it is AS_IS_BRIGHT.
 AS_IS_RING, AS_IS_DARK, AS_IS_BRIGHT = 2, 40, 128
+AS_IS_GROUND = 8  # a median this grey or more is a dark grey ground, not MNIST's black: brought down to 0
 
 
 def as_is_input(img):
@@ -354,12 +346,21 @@ def as_is_input(img):
     would differ from the one the generator writes to its TFRecord by up to
     255 levels where a stroke moved by a pixel. As it is, the app reads the
     very values the generator and the TFRecord reader do (issue #53 §8).
+    A ground of AS_IS_GROUND grey or more (a drawing tool's dark grey
+    canvas, not MNIST's black) is brought down to 0 and the strokes
+    stretched to 255: given as it was, the network read a quarter of such
+    digits wrong (docs/photos.md). Kept digits and MNIST's own have a
+    ground of 0 and keep their values.
     """
     if img.mode != "L" or img.size != (IMAGE_SIZE, IMAGE_SIZE):
         return None
     pixels = np.asarray(img)
     ring = np.concatenate([pixels[:AS_IS_RING].ravel(), pixels[-AS_IS_RING:].ravel(),
                            pixels[:, :AS_IS_RING].ravel(), pixels[:, -AS_IS_RING:].ravel()])
-    if ring.mean() > AS_IS_DARK or np.median(pixels) > AS_IS_DARK or pixels.max() < AS_IS_BRIGHT:
+    ground = float(np.median(pixels))
+    if ring.mean() > AS_IS_DARK or ground > AS_IS_DARK or pixels.max() < AS_IS_BRIGHT:
         return None
-    return pixels.copy()
+    if ground < AS_IS_GROUND:
+        return pixels.copy()
+    stretched = (pixels.astype(np.float64) - ground) * (255 / (float(pixels.max()) - ground))
+    return np.clip(np.round(stretched), 0, 255).astype(np.uint8)

@@ -13,7 +13,7 @@ import numpy as np
 from PIL import Image
 
 from .around import marks_round
-from .levels import cell_percentiles, level_median, sample_median, true_cells, unique_labels
+from .levels import cell_percentiles, level_median, level_percentile, sample_median, true_cells, unique_labels
 from .ruling import askew_sides, without_rules
 
 LIGHTING_GRID = 32  # paper brightness is estimated on a grid of at most 32x32 cells (paper_light) ...
@@ -21,14 +21,16 @@ LIGHTING_WINDOW = 9  # ... closed over 9x9 of them: dark parts narrower than 9/3
 BLOT_LIGHT = 0.35  # ... and wider parts this dark, with paper all round them: a shadow is lighter (lit_blots)
 GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% of each side, not in a border
 EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
+LIGHT_SHARE = 0.35  # of the picture: a light digit on a dark ground is less (MNIST's enlarged: 0.30 at most)
 SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
+STROKES = 0.3  # of the ink's longer side: a digit cropped tight, read on flat paper, has strokes no wider (_strokes)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
 # What makes ink a digit-like stroke (find_ink). Each bound lies between what
 # the photos and digits the tests hold give and what pages without a digit
 # give (docs/photos.md, "How the bounds were chosen", has the figures).
-NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's pixel noise
+NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's noise, over 3x3 (stands_out)
 MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
 MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
 NEAR_BEST = 0.005  # of the most between-class variance: thresholds this near it are as good (otsu_threshold) ...
@@ -43,6 +45,13 @@ MIN_MARK_MASS = 0.05  # of the heaviest mark's ink: lighter marks are dust (nois
 MIN_MARK = 0.05  # of the picture's shorter side: a digit-sized mark; specks are refused when smaller marks
 # hold most of the ink ...
 DOTTED = 0.8  # ... unless this share of the marks have a neighbour within 1.5 of their size (a dotted stroke)
+# ... or they make one small digit (_small_digit): together one digit's place, SMALL_DIGIT pixels tall or wide at
+# least, and no round blot (a speck: SPECK_ROUND as tall as wide at most, its ink covering SPECK_COVER of the ellipse
+# BLOT_CORE of its box's size in its middle: specks 1.0, the small digits of tests/glance.py 0.91 at most)
+SMALL_DIGIT = 6
+SPECK_ROUND = 1.6
+SPECK_COVER = 0.95
+BLOT_CORE = 0.75
 LINE_GAP = 0.075  # of the ink's height: a clear gap between lines of digits
 DIGIT_GAP = 0.085  # of a line's height: a clear gap between digits side by side
 TALL = 0.6  # a line holds digits when as tall as this share of the tallest line, a digit when as tall as this share of its line
@@ -98,6 +107,15 @@ def otsu_threshold(values):
     top = (between - lowest).clip(0)
     aim = float(top @ t / max(float(top.sum()), 1e-300)) - AIM_BELOW  # the near-best's middle, towards the paper
     return int(few[np.argmin(np.abs(few - aim))])
+
+
+def mean3(cells):
+    """The mean of the 3 x 3 cells round each of cells (float32 [h, w]; the edge cells repeated): float32 [h, w]."""
+    out = np.pad(cells, 1, mode="edge")
+    out = out[:-2] + out[1:-1] + out[2:]
+    out = out[:, :-2] + out[:, 1:-1] + out[:, 2:]
+    out /= 9
+    return out
 
 
 def ink_darkness(gray):
@@ -211,7 +229,10 @@ def light_on_dark(gray):
     Only the middle GROUND_MIDDLE of each side votes, where there is
     contrast there: a thick border's inside would vote against the paper.
     A vote for light on dark holds when the picture's median is nearer its
-    darkest level too (a bold 0 filling the middle is ink on paper).
+    darkest level too (a bold 0 filling the middle is ink on paper). A vote
+    for ink on paper does not when that median and the outer band's are
+    both nearer the darkest level (_dark_round): a bold light 0 filling the
+    middle of a dark picture, whose cells inside its strokes voted.
     A picture without contrast anywhere: its median against its extremes.
     A picture of SMALL_PICTURE pixels a side or less (an MNIST-sized
     screenshot, whose digit fills its middle): its edge's median.
@@ -236,7 +257,23 @@ def light_on_dark(gray):
         return ground - gray.min() < gray.max() - ground
     place = (middle[contrast] - low[contrast]) / (high[contrast] - low[contrast])
     ground = level_median(gray)  # and the picture as a whole is mostly dark: a bold digit filling the middle is ink
-    return bool(np.median(place) < 0.5 and ground - gray.min() < gray.max() - ground and not paper_round(gray))
+    dark = ground - gray.min() < gray.max() - ground
+    if np.median(place) >= 0.5:  # the votes say ink on paper; a bold light digit filling a dark picture's middle
+        return bool(dark and _dark_round(gray))  # votes so too (the cells inside its strokes): dark all round, it is not
+    return bool(dark and not paper_round(gray))
+
+
+def _dark_round(gray):
+    """True when a light digit's bold strokes fill a dark picture's middle (a bold 0 white on black, 80-600 pixels,
+    whose cells vote for ink on paper): the picture's outer band (EDGE_BAND of its shorter side) dark all round, its
+    90th percentile nearer the picture's darkest level than its lightest (a shadow over part of the page leaves
+    paper in it), and under LIGHT_SHARE of the picture lighter than halfway (a thick dark border or the table round
+    a photographed page holds a lit page, 0.43 of the picture at least)."""
+    band = max(1, int(EDGE_BAND * min(gray.shape)))
+    ring = np.concatenate([gray[:band].ravel(), gray[-band:].ravel(), gray[:, :band].ravel(), gray[:, -band:].ravel()])
+    lit = level_percentile(ring, 90)
+    low, high = float(gray.min()), float(gray.max())
+    return bool(lit - low < high - lit and np.mean(gray > (low + high) / 2) < LIGHT_SHARE)
 
 
 def paper_round(gray):
@@ -272,6 +309,29 @@ def stands_apart(level, ink, ignore=None):
     return level[ink].mean() - paper >= MIN_INK_SPREADS * spread
 
 
+def stands_out(level, ink):
+    """True when the ink (boolean [h, w]) is NOISE_MARGIN times darker than the picture's noise: pixel by pixel, or
+    over 3 x 3 pixels (mean3).
+
+    level: ink_darkness's uint8 [h, w]. Pixel by pixel, the noise is the
+    median difference between neighbours across (0.954 s for two N(0, s^2)
+    pixels). Over 3 x 3, it is that of the 3 x 3 means 3 pixels apart
+    (windows that share no pixel). A stroke 3 pixels wide or more keeps its
+    darkness over 3 x 3 pixels while white noise falls to a third: faint
+    pencil on grey paper under a phone's noise stands out as a person sees
+    it. A page of noise alone stands out no more either way; a tiny clean
+    picture, whose strokes make most of its 3 x 3 means differ, stands out
+    pixel by pixel (docs/photos.md).
+    """
+    mean = level[ink].mean()
+    step = np.abs(np.diff(level.astype(np.int16), axis=1))
+    if mean >= NOISE_MARGIN * level_median(step) / 0.954:
+        return True
+    smooth = mean3(level.astype(np.float32))
+    noise = float(np.median(np.abs(smooth[:, 3:] - smooth[:, :-3]))) / 0.954
+    return bool(smooth[ink].mean() >= NOISE_MARGIN * noise)
+
+
 def ink_threshold(level):
     """The darkness (int 1-255) from which on a pixel of `level` ([h, w] of whole levels 0-255) is ink.
 
@@ -303,17 +363,20 @@ def find_ink(img, levels=False):
     evened out (ink_darkness), ink is darkness at or above Otsu's threshold
     (ink_threshold), and a frame, a border or a rule along the side is left
     out of it (frame_lines; a frame with nothing in it raises ValueError), as are the lines of squared or
-    ruled paper before it (ruling.without_rules). Raises ValueError ("no digit
+    ruled paper before it (ruling.without_rules). A picture refused so whose paper paper_light finds nearly
+    black at the edge (cells full of ink: a digit cropped tight, its stroke along the edge, which the lighting
+    takes for shade) is read again on flat paper (flat_darkness), and that reading holds when its ink is
+    strokes (_strokes), not a shadow's blot over a corner. Raises ValueError ("no digit
     found: ...") for a picture without a digit-like stroke, whatever its colour:
       - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
-      - ink not NOISE_MARGIN times darker than the picture's pixel noise
-        (noise estimated from neighbouring pixels' differences);
+      - ink not NOISE_MARGIN times darker than the picture's noise, pixel by pixel or over 3 x 3 pixels
+        (stands_out);
       - ink over more than MAX_INK_FRACTION of the picture up to its edge (a page covered in
         ink; a filled shape with paper round it is a drawing, for the network to judge);
       - ink not MIN_INK_SPREADS robust spreads of the paper's darkness above
         the paper (stands_apart), as for smooth shading such as a lighting
         gradient, whose darkness is spread evenly rather than in two levels;
-      - only specks (one_digit).
+      - only specks (one_digit; a digit a few pixels tall is not: _small_digit).
     Raises SeveralDigits (a ValueError) for several digits side by side or stacked.
     """
     gray = np.asarray(img, dtype=np.uint8)
@@ -321,7 +384,24 @@ def find_ink(img, levels=False):
         raise ValueError(f"no digit found: every pixel is {int(gray.flat[0])}")
     if light_on_dark(gray):
         gray = 255 - gray
-    level = without_rules(ink_darkness(gray))  # uint8: whole levels, as every step below reads them; no ruled lines
+    try:
+        found = _digit_ink(gray, without_rules(ink_darkness(gray)))
+    except ValueError as refusal:  # a digit cropped tight, its strokes along the edge lit as shade: on flat paper
+        level = flat_darkness(gray)
+        if not (_black_at_edge(gray) and _touches_edge(level)):
+            raise
+        try:
+            found = _digit_ink(gray, level)
+        except ValueError:
+            raise refusal from None
+        if not _strokes(found[0]):  # a shadow over a corner: a blob, not strokes
+            raise refusal
+    return found if levels else found[0]
+
+
+def _digit_ink(gray, level):
+    """find_ink's ink from the picture's darkness `level` (uint8 [h, w]): (digit ink, level, threshold), or raises
+    ValueError as find_ink says."""
     if level.max() < MIN_CONTRAST:
         raise ValueError("no digit found: nothing is clearly darker than the paper")
     threshold = ink_threshold(level)
@@ -330,16 +410,44 @@ def find_ink(img, levels=False):
     frame = frame_lines(ink, marks)
     frame |= drawn_round(ink & ~frame, None if frame.any() else marks, frame.any())  # a ring, an underline, ...
     ink &= ~frame
-    step = np.abs(np.diff(level.astype(np.int16), axis=1))
-    noise = level_median(step) / 0.954  # median |a - b| of two N(0, s^2) pixels: 0.954 s
-    if level[ink].mean() < max(MIN_CONTRAST, NOISE_MARGIN * noise):
+    if level[ink].mean() < MIN_CONTRAST or not stands_out(level, ink):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    digit = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits the marks it joined: anew
-    return (digit, level, threshold) if levels else digit
+    return one_digit(ink, None if frame.any() else marks), level, threshold  # a frame taken out splits marks: anew
+
+
+def flat_darkness(gray):
+    """How much darker than the picture's paper each pixel is, the paper one light (its 90th percentile) all over:
+    uint8 [h, w], 0 = paper, as ink_darkness's but without its lighting. For a digit cropped tight (its strokes
+    along the picture's edge, much of it ink), whose grid cells at the edge hold no paper for paper_light."""
+    paper = max(level_percentile(gray, 90), 1.0)
+    darkness = np.subtract(paper, gray, dtype=np.float64)
+    darkness *= 255 / max(paper, PAPER_FLOOR)
+    return np.clip(np.round(darkness), 0, 255).astype(np.uint8)
+
+
+def _black_at_edge(gray):
+    """True when paper_light finds the paper nearly black (BLOT_LIGHT of its light) in a cell at the picture's edge:
+    cells full of ink, which shade never is (a shadow, a vignette, the table round a page are lighter)."""
+    light, _ = paper_light(gray)
+    edge = np.concatenate([light[0], light[-1], light[:, 0], light[:, -1]])
+    return bool(edge.min() < BLOT_LIGHT * np.percentile(light, 90))
+
+
+def _strokes(ink):
+    """True when the ink (boolean [h, w], some True) is strokes: its width (stroke_width) at most STROKES of its
+    box's longer side (a digit's strokes 0.1-0.25; a shadow's quarter disc over a corner about 0.4)."""
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    return stroke_width(ink) <= STROKES * max(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
+
+
+def _touches_edge(level):
+    """True when the darkest half of `level`'s range (uint8 [h, w]) reaches the picture's edge."""
+    dark = level >= max(int(level.max()) // 2, MIN_CONTRAST)
+    return bool(dark[0].any() or dark[-1].any() or dark[:, 0].any() or dark[:, -1].any())
 
 
 def frame_lines(ink, labels=None):
@@ -653,6 +761,40 @@ def _dotted(boxes, size):
     return np.mean((gap < 1.5 * size[:, None]).any(axis=1)) >= DOTTED
 
 
+def _small_digit(boxes, kept):
+    """True when the marks (boxes float [n, 4] in pixels, as ink_marks gives; kept: their ink, boolean [h, w]) are
+    one small digit, not specks: a digit a few pixels tall in a large picture (7-20 pixels in 300-800).
+
+    digit_layout finds one digit on one line in them, their box is SMALL_DIGIT pixels tall or wide at least and
+    smaller than twice MIN_MARK of the picture (scattered specks lie further apart, or digit_layout finds several
+    digits or lines in them), and it is no round blot: a speck of dirt is about as tall as wide (within
+    SPECK_ROUND) and solid in its middle (_blot_cover: SPECK_COVER); a digit's strokes leave paper there, round
+    its holes and notches, or are a 1's line, long and thin.
+    """
+    digits, lines, _ = digit_layout(boxes)
+    if digits != 1 or lines != 1:
+        return False
+    top, bottom = int(boxes[:, 0].min()), int(np.ceil(boxes[:, 1].max()))
+    left, right = int(boxes[:, 2].min()), int(np.ceil(boxes[:, 3].max()))
+    tall, wide = bottom - top, right - left
+    if not SMALL_DIGIT <= max(tall, wide) < 2 * MIN_MARK * min(kept.shape):  # scattered specks lie further apart
+        return False
+    box = kept[top:bottom, left:right]
+    return max(tall, wide) > SPECK_ROUND * min(tall, wide) or _blot_cover(box) < SPECK_COVER
+
+
+def _blot_cover(mask):
+    """The share (float) of an ellipse in the middle of a boolean mask's box [h, w], BLOT_CORE of the box's size
+    (the pixels whose middles lie inside it), that the mask's ink covers: 1 for a disc or a square however few
+    pixels it is drawn with (the ellipse inscribed in the box itself misses a small disc's corners), less for a
+    digit's strokes round holes and notches."""
+    h, w = mask.shape
+    y = (np.arange(h) + 0.5) / h - 0.5
+    x = (np.arange(w) + 0.5) / w - 0.5
+    inside = (2 * y[:, None]) ** 2 + (2 * x[None, :]) ** 2 <= BLOT_CORE ** 2
+    return np.count_nonzero(mask & inside) / max(np.count_nonzero(inside), 1)
+
+
 def _written_close(ink):
     """True when one line's ink (boolean [h, w], some True) is two digits written close: a column inside it holds
     no ink (two marks closer than DIGIT_GAP, which digit_layout counts as one part) and the ink on each side of it
@@ -686,7 +828,7 @@ def one_digit(ink, labels=None):
     boxes, mass, kept = ink_marks(ink, labels)
     size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
     large = size >= MIN_MARK * min(ink.shape)
-    if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size):
+    if mass[large].sum() < mass.sum() / 2 and not _dotted(boxes, size) and not _small_digit(boxes, kept):
         raise ValueError("no digit found: only specks, no mark large enough to be a digit")
     digits, lines, sure = digit_layout(boxes)
     if digits == 1 and lines == 1 and not sure and _written_close(kept):
