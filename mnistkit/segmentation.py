@@ -66,7 +66,9 @@ FRAME_THICK = 0.15  # ... reaching FRAME_COVER of its length within this distanc
 FRAME_COVER = 0.9
 FRAME_ASKEW = 0.05  # ... a line askew reaches it within this share of its mark's width (a frame 3 degrees askew)
 FRAME_SHARE = 0.85  # of a mark's ink in such lines: a frame (a 7's bar holds less than half of the 7)
-FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge
+FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge ...
+ONE_ALIGN = 0.2  # ... unless, a line down, both its ends lie within this share of the other ink's height of that
+ONE_CLEAR = 0.05  # ink's ends and one of them this far from the picture's edge: a 1 written beside a digit ("10")
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
 FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
 FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen on the board draws 0.064)
@@ -587,10 +589,22 @@ def _lone_rules(lone, others, found):
         r, c = np.nonzero(others)
         if r.size and not {0: r.min() >= bottom, 2: r.max() < top, 3: c.min() >= right, 1: c.max() < left}[side]:
             continue
+        if r.size and side in (1, 3) and _a_one_beside((top, bottom), (r.min(), r.max() + 1), others.shape[0]):
+            continue
         found |= mark
         if side in (0, 2):
             across.append(mark)
     return across
+
+
+def _a_one_beside(line, rest, rows):
+    """True when a line down (line: its (top, bottom) cells) is a 1 written beside the other ink (rest: its (top,
+    bottom) cells), as in "10" or "17", not a rule or a frame's side: both its ends lie within ONE_ALIGN of that
+    ink's height of the ink's ends, and one of them at least ONE_CLEAR of the picture (rows: cells) from its edge
+    (a printed rule or a frame's side runs from edge to edge)."""
+    height = rest[1] - rest[0]
+    aligned = abs(line[0] - rest[0]) <= ONE_ALIGN * height and abs(line[1] - rest[1]) <= ONE_ALIGN * height
+    return aligned and max(line[0], rows - line[1]) >= ONE_CLEAR * rows
 
 
 def _nothing_inside(rest, grid):

@@ -111,6 +111,31 @@ def test_a_tightly_cropped_one_and_a_one_beside_a_frame_line_are_read_as_a_one()
 
 
 @pytest.mark.quick
+@pytest.mark.parametrize("digit", [0, 7, 3])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_a_straight_one_written_beside_a_digit_near_the_side_is_a_digit_not_a_rule(digit, side):
+    """"10", "17", "31": a straight 1 within FRAME_EDGE of the picture's side, as tall as the digit beside it, is
+    a second digit (several digits), not a rule left out (the 0 alone was read, 99.9% sure, with no word of the
+    1); a line down from edge to edge beside the same digit is still a rule, and the digit alone is read."""
+    cov = framed.coverage_of_pen(digit, seed=210 + digit, side=140)
+    rows, cols = np.nonzero(cov > 0.1)
+    cov = cov[rows.min():rows.max() + 1, cols.min():cols.max() + 1]  # the digit 0.75 of the picture's height
+    height, width = cov.shape
+    page = np.full((round(height / 0.75), 3 * width), 250.0)
+    top, left = (page.shape[0] - height) // 2, (page.shape[1] - width) // 2
+    page[top:top + height, left:left + width] = framed.on_ground(cov, 250)
+    bar = left - width // 2 - 6 if side == "left" else left + width + width // 2
+    one = page.copy()
+    one[top:top + height, bar:bar + 12] = 20
+    with pytest.raises(DataError, match="several digits found"):
+        mnist_app.prepared_pixels(gray_png(one), name=f"1 and {digit}")
+    ruled = page.copy()
+    ruled[3:-3, bar:bar + 4] = 20
+    alone = mnist_app.prepared_pixels(gray_png(page), name=f"{digit} alone")
+    assert ink_iou(mnist_app.prepared_pixels(gray_png(ruled), name=f"{digit} and a rule"), alone) >= SAME_IOU
+
+
+@pytest.mark.quick
 def test_a_shadow_over_most_of_the_page_does_not_turn_the_picture_over():
     """The ground is judged where there is contrast (light_on_dark): paper in shadow is still paper."""
     cov = framed.coverage_of_pen(6, seed=206)
