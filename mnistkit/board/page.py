@@ -16,7 +16,6 @@ import urllib.parse
 
 import numpy as np
 
-from .. import pictures
 from ..errors import DataError
 from ..records import IMAGE_PIXELS
 from . import memory
