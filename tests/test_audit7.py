@@ -165,13 +165,9 @@ def test_a_keep_whose_rename_into_place_fails_names_the_file_not_its_temporary(t
     # before (planted): the line named the hidden temporary (.my_digits.txt.k2j3h4.tmp), a name the user never saw
     import errno
 
-    from test_keep import PNG, check_consistent, files_under, kept, original, prepared
+    from test_keep import PNG, check_consistent, files_under, kept, one_kept_and_the_next_keeps_file, prepared
     folder = tmp_path / "my_digits"
-    store = keep.KeptDigits(str(folder))
-    store.keep(prepared(5), 5, PNG, "PNG")
-    target = {"label file": store.labels, "picture": str(folder / kept(2, 6)),
-              "original": str(folder / original(2, 6, ".png")), "counter": str(folder / keep.COUNTER_FILE),
-              "journal": str(folder / keep.PENDING_FILE)}[failing]
+    store, target = one_kept_and_the_next_keeps_file(folder, failing)
     before = (tmp_path / "my_digits.txt").read_bytes()
     real_replace = os.replace
 

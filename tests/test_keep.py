@@ -221,16 +221,22 @@ class HalfFile:
         self.f.close()
 
 
+def one_kept_and_the_next_keeps_file(folder, which):
+    """(a KeptDigits in `folder` (a Path) holding one kept 5, the path str of `which` of the files the next keep
+    (digit 6, the second) writes: "label file", "picture", "original", "counter" or "journal")."""
+    store = keep.KeptDigits(str(folder))
+    store.keep(prepared(5), 5, PNG, "PNG")
+    return store, {"label file": store.labels, "picture": str(folder / kept(2, 6)),
+                   "original": str(folder / original(2, 6, ".png")), "counter": str(folder / keep.COUNTER_FILE),
+                   "journal": str(folder / keep.PENDING_FILE)}[which]
+
+
 @pytest.mark.quick
 @pytest.mark.parametrize("failing", ["label file", "picture", "original", "counter", "journal"])
 def test_a_keep_whose_write_fails_half_way_is_one_line_and_the_store_stays_readable(tmp_path, monkeypatch,
                                                                                      failing):
     folder = tmp_path / "my_digits"
-    store = keep.KeptDigits(str(folder))
-    store.keep(prepared(5), 5, PNG, "PNG")
-    target = {"label file": store.labels, "picture": str(folder / kept(2, 6)),
-              "original": str(folder / original(2, 6, ".png")), "counter": str(folder / keep.COUNTER_FILE),
-              "journal": str(folder / keep.PENDING_FILE)}[failing]
+    store, target = one_kept_and_the_next_keeps_file(folder, failing)
     before = (tmp_path / "my_digits.txt").read_bytes()
     writes_failing_halfway(monkeypatch, target)
     with pytest.raises(DataError) as refused:
