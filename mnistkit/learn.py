@@ -69,6 +69,11 @@ GENERATOR = "mnist_generateds.py"
 STAGED = "the learn's working folder"
 LEARNED = "the learned checkpoint"
 SAVED_THERE = re.compile(r"\bsaved\b|^\s*report: ")
+# the evaluator's line of one checkpoint on one set of test records (mnist_test.py's score_each), and what a learn's
+# lines say for it when those records are the kept digits: a count of them read right, never a "test accuracy"
+SCORED = re.compile(r"After (?P<step>\d+) training steps, test accuracy = (?P<accuracy>\S+) \((?P<checkpoint>.+), "
+                    r"(?P<records>[^,()]+)\)$")
+KEPT_SCORE = "After {step} training steps, your kept digits: {right} of {count} read right ({checkpoint})"
 # the trainer's loss line, as the course prints it, and its last line: the step it has reached
 TRAINER_STEP = re.compile(r"After (\d+) training steps, loss|done at step (\d+); ")
 
@@ -134,6 +139,7 @@ class Watch:
     def __init__(self, out=print, progress=None, clock=time.monotonic):
         self.out, self.progress = out, progress or (lambda stage, step, steps: None)
         self.named, self.stage, self.steps = [], None, None  # named: [(a path, the name lines give it)]
+        self.kept_records = None  # (the kept digits' test records, their count): scored as a count (kept_scored)
         self.staging = None  # the staging folder (temporary)
         self.held = None  # the model folder's lock file the learn holds (run's tether removes it if we are killed)
         self.stopping, self.lock, self.child = threading.Event(), threading.Lock(), None
@@ -144,6 +150,12 @@ class Watch:
         """Lines say `shown` for `path` (a folder or file of the learn's own: the kept digits' snapshot, the
         checkpoints in the staging); the first named first."""
         self.named.append((path, shown))
+
+    def kept_scored(self, records_path, count):
+        """The evaluator's test records `records_path` are the `count` kept digits: its line scoring a checkpoint on
+        them says how many were read right (KEPT_SCORE: `your kept digits: 5 of 5 read right`), not a test
+        accuracy, which reads as the test set's."""
+        self.kept_records = (records_path, count)
 
     def temporary(self, staging):
         """`staging` is the learn's staging folder, removed when the learn ends: a line never names a path inside
@@ -158,7 +170,13 @@ class Watch:
     def shown(self, line):
         """line as printed: a clause saying a file was saved or reported into the staging dropped, the staging
         path cut from one saying what was written there, the learn's own paths named as the user knows them
-        (name), any other path in the staging called STAGED; "" when nothing is left (not printed)."""
+        (name), any other path in the staging called STAGED, a score on the kept digits a count of them read right
+        (kept_scored); "" when nothing is left (not printed)."""
+        scored = SCORED.match(line) if self.kept_records else None
+        if scored and scored["records"] == self.kept_records[0]:
+            count = self.kept_records[1]
+            line = KEPT_SCORE.format(step=scored["step"], right=round(float(scored["accuracy"]) * count), count=count,
+                                     checkpoint=scored["checkpoint"])
         staging = self.staging
         if staging:
             inside = re.escape(staging) + r"(?:[/\\][^\s,;():]*)?"
@@ -344,7 +362,7 @@ def _learn(plan, watch):
                               f"{model_dir} is unchanged")
         watch.name(learned, LEARNED)  # gone with the staging: its lines call it what it is
         watch.begin("checking", target, target)  # the step the learned checkpoint holds, as its lines say
-        found = check(plan, network, before, learned, kept_data, watch)
+        found = check(plan, network, before, learned, kept_data, watch, count)
         watch.begin("promoting", target, target)
         entry = {"before": os.path.basename(before), "after": os.path.basename(learned), "check": found,
                  "settings": {"steps": plan.steps, "share": plan.share, "data_dir": plan.data_dir,
@@ -554,9 +572,10 @@ def test_folder(data_dir):
     return folder if os.path.isfile(os.path.join(folder, records.TEST_FILE)) else None
 
 
-def check(plan, network, before, learned, kept_data, watch):
+def check(plan, network, before, learned, kept_data, watch, count):
     """The checking stage: the checkpoints `before` and `learned` scored by the network's evaluator on the test
-    records of plan.data_dir (when it has them) and on the kept digits, in one run. Returns the check:
+    records of plan.data_dir (when it has them) and on the `count` kept digits (kept_data: their TFRecords' folder),
+    in one run. Returns the check:
 
     {"test": {"records": path, "count": n, "accuracy": [before, after],
     "recall": [[before, after] of each digit, None where undefined],
@@ -570,6 +589,7 @@ def check(plan, network, before, learned, kept_data, watch):
         watch.say(f"warning: no {records.TEST_FILE} beside {plan.data_dir}: the learned checkpoint is checked on your "
                   "digits only")
     report = os.path.join(os.path.dirname(learned), "check.json")  # in the staging folder
+    watch.kept_scored(os.path.join(kept_data, records.TEST_FILE), count)
     run([script(network.test_script, plan.script_dir), "--checkpoint", before, "--checkpoint", learned,
          *[flag for folder in filter(None, (tests, kept_data)) for flag in ("--data-dir", folder)],
          "--report-json", report], watch, f"the learned checkpoint could not be checked; {plan.model_dir} is unchanged")

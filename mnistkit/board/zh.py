@@ -143,10 +143,12 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
      r"训练到第 \g<s> 步，训练批次上的损失是 \g<l>"),
     (r"After (?P<s>\d+) training steps, test accuracy = (?P<a>\S+) \((?P<c>[^,]+), (?P<f>[^)]+)\)",
      r"第 \g<s> 步的测试准确率 = \g<a>（\g<c>，\g<f>）"),
+    (r"After (?P<s>\d+) training steps, your kept digits: (?P<r>\d+) of (?P<n>\d+) read right \((?P<c>[^)]+)\)",
+     r"第 \g<s> 步：你保存的数字读对了 \g<r> 个，共 \g<n> 个（\g<c>）"),  # the learn's check (learn.KEPT_SCORE)
     (r"done at step (?P<s>\d+); checkpoint saved to (?P<c>\S+)$", r"在第 \g<s> 步完成；检查点已保存到 \g<c>"),
     (r"done at step (?P<s>\d+)$", r"在第 \g<s> 步完成"),  # a learn's trainer: its save into the staging not said
     (r"the learn's working folder", "学习用的临时文件夹"),
-    (r"the learned checkpoint(?= *[,)])", "学习得到的检查点"),
+    (r"the learned checkpoint(?=\x03| *[,)])", "学习得到的检查点"),  # \x03: as a phrase's group (phrased)
     # the playback of the --history snapshots (board/playback.py)
     (r"a (?P<f>SavedModel|LiteRT) keeps no training history; serve the checkpoint folder it was exported from "
      r"\((?P<c>mnist_app\.py --serve --model-dir DIR)\)", r"\g<f> 不保存训练历史；请改用导出它的检查点文件夹启动服务（\g<c>）"),

@@ -1,0 +1,37 @@
+"""A new user's stumbles in trial 7, each by kind: docs/tests.md, "Trial 7's stumbles".
+
+a. A learn's check scores each checkpoint on the kept digits too: that line says how many of them were read right
+   (`your kept digits: 5 of 5 read right`), not a "test accuracy = 1" that reads as the test set's.
+"""
+import pytest
+
+from mnistkit import learn
+
+STAGE = "/tmp/mnist-learn-trial7"
+
+
+def watching():
+    """A learn's Watch as it is in its checking stage: lines kept in a list, the staging STAGE, the learned
+    checkpoint named, 5 kept digits whose test records are STAGE/data/mnist_test.tfrecords."""
+    lines = []
+    watch = learn.Watch(out=lines.append)
+    watch.temporary(STAGE)
+    watch.name(f"{STAGE}/mnist_model-7832", learn.LEARNED)
+    watch.kept_scored(f"{STAGE}/data/mnist_test.tfrecords", 5)
+    return watch, lines
+
+
+@pytest.mark.quick
+def test_a_learns_score_on_the_kept_digits_says_how_many_were_read_right_not_a_test_accuracy():
+    watch, lines = watching()
+    kept, tests = f"{STAGE}/data/mnist_test.tfrecords", "data/mnist_test.tfrecords"
+    for step, accuracy, checkpoint, records in ((7032, 0.9311, "model/mnist_model-7032", tests),
+                                                (7032, 0.6, "model/mnist_model-7032", kept),
+                                                (7832, 0.9345, f"{STAGE}/mnist_model-7832", tests),
+                                                (7832, 1, f"{STAGE}/mnist_model-7832", kept)):
+        watch.say(f"After {step} training steps, test accuracy = {accuracy:g} ({checkpoint}, {records})")
+    assert lines == [
+        "After 7032 training steps, test accuracy = 0.9311 (model/mnist_model-7032, data/mnist_test.tfrecords)",
+        "After 7032 training steps, your kept digits: 3 of 5 read right (model/mnist_model-7032)",
+        "After 7832 training steps, test accuracy = 0.9345 (the learned checkpoint, data/mnist_test.tfrecords)",
+        "After 7832 training steps, your kept digits: 5 of 5 read right (the learned checkpoint)"]
