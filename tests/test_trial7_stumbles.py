@@ -2,7 +2,11 @@
 
 a. A learn's check scores each checkpoint on the kept digits too: that line says how many of them were read right
    (`your kept digits: 5 of 5 read right`), not a "test accuracy = 1" that reads as the test set's.
+d. A body that is gzip with no Content-Encoding saying so is said to be gzip (400), not a UTF-8 decoding error.
 """
+import gzip
+import json
+
 import pytest
 
 from mnistkit import learn
@@ -35,3 +39,18 @@ def test_a_learns_score_on_the_kept_digits_says_how_many_were_read_right_not_a_t
         "After 7032 training steps, your kept digits: 3 of 5 read right (model/mnist_model-7032)",
         "After 7832 training steps, test accuracy = 0.9345 (the learned checkpoint, data/mnist_test.tfrecords)",
         "After 7832 training steps, your kept digits: 5 of 5 read right (the learned checkpoint)"]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("path", ["/v1/models/mnist:predict", "/board/keep"])
+def test_a_gzip_body_sent_without_its_content_encoding_is_said_to_be_gzip(path, tmp_path):
+    """d. Before: `JSON Parse error: the body is not JSON ('utf-8' codec can't decode byte 0x8b ...)`."""
+    from test_server_faults import Recording, board_of, posted
+    board = board_of(Recording())
+    body = json.dumps({"instances": [[0.0] * 784]}).encode()
+    for sent, headers in ((gzip.compress(body), ()),
+                          (gzip.compress(gzip.compress(body)), [(b"content-encoding", b"gzip")])):  # gzipped twice
+        answer = posted(board, sent, headers, path=path)
+        assert answer.status == 400 and answer.error() == (
+            "JSON Parse error: the body looks gzip-compressed (it starts with gzip's bytes 1f 8b): send "
+            "Content-Encoding: gzip with it, gzipped once"), answer.body
