@@ -3,6 +3,8 @@
 a. A learn's check scores each checkpoint on the kept digits too: that line says how many of them were read right
    (`your kept digits: 5 of 5 read right`), not a "test accuracy = 1" that reads as the test set's.
 d. A body that is gzip with no Content-Encoding saying so is said to be gzip (400), not a UTF-8 decoding error.
+e. A learn's lines make sense on the board's page too: none speaks of the command line (the generator's source line
+   names the folders).
 """
 import gzip
 import json
@@ -54,3 +56,25 @@ def test_a_gzip_body_sent_without_its_content_encoding_is_said_to_be_gzip(path, 
         assert answer.status == 400 and answer.error() == (
             "JSON Parse error: the body looks gzip-compressed (it starts with gzip's bytes 1f 8b): send "
             "Content-Encoding: gzip with it, gzipped once"), answer.body
+
+
+def test_a_learns_preparing_lines_speak_of_no_command_line_and_name_the_keep_folder(tmp_path):
+    """e. The preparing stage's lines, as a learn shows them (the page's progress line shows each): before, the
+    generator's `source: the folders given on the command line`, though the page's user pressed a button."""
+    import numpy as np
+
+    from mnistkit import keep
+    store = keep.KeptDigits(str(tmp_path / "my_digits"))
+    for digit in (3, 8):
+        pixels = np.zeros((28, 28), np.uint8)
+        pixels[6:22, 10 + digit:13 + digit] = 255  # a bar
+        store.keep(pixels, digit)
+    lines = []
+    watch = learn.Watch(out=lines.append)
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    watch.name(str(staging / "kept" / "my_digits"), store.folder)
+    watch.temporary(str(staging))
+    learn.prepare(learn.Plan(model_dir=str(tmp_path / "model")), store, str(staging), watch)
+    assert f"source: {store.folder} (labels {store.folder}.txt) for train and test" in lines, lines
+    assert not [line for line in lines if "command line" in line or " --" in line], lines
