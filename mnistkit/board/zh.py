@@ -54,6 +54,10 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
      r"\g<f> 正在学习；请等它结束（一个手写板一次只学习一个网络）"),
     (r"this board serves no --compare network to learn on; start it with (?P<c>.+?), or learn on the first "
      r"\(model=first\)", r"这个手写板没有 --compare 网络可以学习；请用 \g<c> 启动，或让第一个网络学习（model=first）"),
+    (r"a learn trains the checkpoint folder (?P<f>.+?), not this export, which would answer as before; serve that "
+     r"folder \((?P<c>[^)]*)\), learn there, then export again \((?P<e>mnist_export\.py)\)",
+     r"学习训练的是检查点文件夹 \g<f>，不是这个导出的模型，它会照旧回答；请让手写板使用那个文件夹（\g<c>），在那里学习，"
+     r"然后重新导出（\g<e>）"),
     (r"learning needs the checkpoint folder this export came from", "学习需要导出这个模型的检查点文件夹"),
     (r"\((?P<f>.+?) holds no checkpoint\)", r"（\g<f> 里没有检查点）"),
     (r"serve that folder \((?P<c>[^)]*)\) and learn there", r"请让手写板使用那个文件夹（\g<c>），在那里学习"),
