@@ -448,7 +448,7 @@ def run(command, watch, failed):
     tells the tether this process is gone: it stops the script as
     watch.stop() does and removes the staging folder and the lock
     (watch.staging, watch.held), as this process can no longer). On Ctrl-C or
-    SIGTERM to this process (KeyboardInterrupt) the script gets SIGTERM and
+    SIGTERM to this process (KeyboardInterrupt) the script gets the same (forwarded: SIGINT for a Ctrl-C) and
     ends (a trainer saves in the staging folder), killed after
     STOP_GRACE_SECS (stopped_output); then KeyboardInterrupt goes on.
     """
@@ -499,8 +499,8 @@ def _follow(child, command, watch, failed):
             for line in child.stdout:
                 last = line.rstrip("\n") if watch.shown(line.rstrip("\n")) else last  # a line not left out
                 watch.say(line.rstrip("\n"))
-        except KeyboardInterrupt:
-            for line in stopped_output(child).splitlines():
+        except KeyboardInterrupt as stop:
+            for line in stopped_output(child, signum=forwarded(stop)).splitlines():
                 watch.say(line)
             raise
         finally:
@@ -518,14 +518,21 @@ def _follow(child, command, watch, failed):
         raise LearnFailed(f"{name} {why} ({said}); {failed}")
 
 
-def stopped_output(child, grace=None):
-    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): SIGTERM now (the script is in a
-    process group of its own, which a terminal's Ctrl-C does not reach), SIGKILL once `grace` seconds (None:
+def forwarded(stop):
+    """The signal a learn stopped by `stop` (a KeyboardInterrupt: a Ctrl-C's, or errors.Stopped's with its signum)
+    sends its script: SIGINT for a Ctrl-C, so that the script's line names what the user did (`SIGINT: stopped at
+    step 8312`, not a SIGTERM they never sent), SIGTERM for the others (a kill, a hung-up terminal)."""
+    return signal.SIGINT if getattr(stop, "signum", signal.SIGINT) == signal.SIGINT else signal.SIGTERM
+
+
+def stopped_output(child, grace=None, signum=signal.SIGTERM):
+    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): `signum` now (forwarded: the script is
+    in a process group of its own, which a terminal's Ctrl-C does not reach), SIGKILL once `grace` seconds (None:
     STOP_GRACE_SECS) have passed (a script deaf to SIGTERM) or at a second Ctrl-C, each to the script and the
     processes it started (signal_script), so that the learn's end (its staging and lock removed) never waits on
     it, or on a process of its holding its output, for ever."""
     if child.poll() is None:
-        signal_script(child, signal.SIGTERM)
+        signal_script(child, signum)
     try:
         return child.communicate(timeout=STOP_GRACE_SECS if grace is None else grace)[0] or ""
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
