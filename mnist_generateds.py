@@ -187,7 +187,7 @@ def course_splits(args, log=print):
         if missing:
             raise DataError(f"give all four of --train-images, --train-labels, --test-images and --test-labels "
                             f"(missing: {', '.join(missing)})")
-        return splits, "the folders given on the command line"
+        return splits, given_source(splits)
     typo = idx.mistyped(args.jpg_dir)
     if typo is not None:
         raise typo
@@ -196,6 +196,15 @@ def course_splits(args, log=print):
         return course, "the course's JPG files in " + args.jpg_dir
     layout = idx.build_jpg_layout(args.jpg_dir, args.idx_dir, download=not args.no_download, log=log)
     return {split: layout[split] for split in ("train", "test")}, layout["source"]
+
+
+def given_source(splits):
+    """What the source line says of the folders the four --train/--test flags gave (splits: {"train": (image folder,
+    label file), "test": ...}): their names, so that it reads the same wherever it is shown (a learn's page, which
+    has no command line): `my_digits (labels my_digits.txt) for train and test`, else each split's."""
+    if splits["train"] == splits["test"]:
+        return "{} (labels {}) for train and test".format(*splits["train"])
+    return ", ".join("{} (labels {}) for {}".format(*splits[split], split) for split in ("train", "test"))
 
 
 def get_tfRecord(num, isTrain=True, data_dir=data_path, pipeline="fast", files=None, layout=None, once=False):

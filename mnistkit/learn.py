@@ -72,6 +72,11 @@ GENERATOR = "mnist_generateds.py"
 STAGED = "the learn's working folder"
 LEARNED = "the learned checkpoint"
 SAVED_THERE = re.compile(r"\bsaved\b|^\s*report: ")
+# the evaluator's line of one checkpoint on one set of test records (mnist_test.py's score_each), and what a learn's
+# lines say for it when those records are the kept digits: a count of them read right, never a "test accuracy"
+SCORED = re.compile(r"After (?P<step>\d+) training steps, test accuracy = (?P<accuracy>\S+) \((?P<checkpoint>.+), "
+                    r"(?P<records>[^,()]+)\)$")
+KEPT_SCORE = "After {step} training steps, your kept digits: {right} of {count} read right ({checkpoint})"
 # the trainer's loss line, as the course prints it, and its last line: the step it has reached
 TRAINER_STEP = re.compile(r"After (\d+) training steps, loss|done at step (\d+); ")
 
@@ -137,6 +142,7 @@ class Watch:
     def __init__(self, out=print, progress=None, clock=time.monotonic):
         self.out, self.progress = out, progress or (lambda stage, step, steps: None)
         self.named, self.stage, self.steps = [], None, None  # named: [(a path, the name lines give it)]
+        self.kept_records = None  # (the kept digits' test records, their count): scored as a count (kept_scored)
         self.staging = None  # the staging folder (temporary)
         self.held = None  # the model folder's lock file the learn holds (run's tether removes it if we are killed)
         self.stopping, self.lock, self.child = threading.Event(), threading.Lock(), None
@@ -147,6 +153,12 @@ class Watch:
         """Lines say `shown` for `path` (a folder or file of the learn's own: the kept digits' snapshot, the
         checkpoints in the staging); the first named first."""
         self.named.append((path, shown))
+
+    def kept_scored(self, records_path, count):
+        """The evaluator's test records `records_path` are the `count` kept digits: its line scoring a checkpoint on
+        them says how many were read right (KEPT_SCORE: `your kept digits: 5 of 5 read right`), not a test
+        accuracy, which reads as the test set's."""
+        self.kept_records = (records_path, count)
 
     def temporary(self, staging):
         """`staging` is the learn's staging folder, removed when the learn ends: a line never names a path inside
@@ -161,7 +173,13 @@ class Watch:
     def shown(self, line):
         """line as printed: a clause saying a file was saved or reported into the staging dropped, the staging
         path cut from one saying what was written there, the learn's own paths named as the user knows them
-        (name), any other path in the staging called STAGED; "" when nothing is left (not printed)."""
+        (name), any other path in the staging called STAGED, a score on the kept digits a count of them read right
+        (kept_scored); "" when nothing is left (not printed)."""
+        scored = SCORED.match(line) if self.kept_records else None
+        if scored and scored["records"] == self.kept_records[0]:
+            count = self.kept_records[1]
+            line = KEPT_SCORE.format(step=scored["step"], right=round(float(scored["accuracy"]) * count), count=count,
+                                     checkpoint=scored["checkpoint"])
         staging = self.staging
         if staging:
             inside = re.escape(staging) + r"(?:[/\\][^\s,;():]*)?"
@@ -347,7 +365,7 @@ def _learn(plan, watch):
                               f"{model_dir} is unchanged")
         watch.name(learned, LEARNED)  # gone with the staging: its lines call it what it is
         watch.begin("checking", target, target)  # the step the learned checkpoint holds, as its lines say
-        found = check(plan, network, before, learned, kept_data, watch)
+        found = check(plan, network, before, learned, kept_data, watch, count)
         watch.begin("promoting", target, target)
         entry = {"before": os.path.basename(before), "after": os.path.basename(learned), "check": found,
                  "settings": {"steps": plan.steps, "share": plan.share, "data_dir": plan.data_dir,
@@ -471,7 +489,7 @@ def run(command, watch, failed):
     tells the tether this process is gone: it stops the script as
     watch.stop() does and removes the staging folder and the lock
     (watch.staging, watch.held), as this process can no longer). On Ctrl-C or
-    SIGTERM to this process (KeyboardInterrupt) the script gets SIGTERM and
+    SIGTERM to this process (KeyboardInterrupt) the script gets the same (forwarded: SIGINT for a Ctrl-C) and
     ends (a trainer saves in the staging folder), killed after
     STOP_GRACE_SECS (stopped_output); then KeyboardInterrupt goes on.
     """
@@ -522,8 +540,8 @@ def _follow(child, command, watch, failed):
             for line in child.stdout:
                 last = line.rstrip("\n") if watch.shown(line.rstrip("\n")) else last  # a line not left out
                 watch.say(line.rstrip("\n"))
-        except KeyboardInterrupt:
-            for line in stopped_output(child).splitlines():
+        except KeyboardInterrupt as stop:
+            for line in stopped_output(child, signum=forwarded(stop)).splitlines():
                 watch.say(line)
             raise
         finally:
@@ -541,14 +559,21 @@ def _follow(child, command, watch, failed):
         raise LearnFailed(f"{name} {why} ({said}); {failed}")
 
 
-def stopped_output(child, grace=None):
-    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): SIGTERM now (the script is in a
-    process group of its own, which a terminal's Ctrl-C does not reach), SIGKILL once `grace` seconds (None:
+def forwarded(stop):
+    """The signal a learn stopped by `stop` (a KeyboardInterrupt: a Ctrl-C's, or errors.Stopped's with its signum)
+    sends its script: SIGINT for a Ctrl-C, so that the script's line names what the user did (`SIGINT: stopped at
+    step 8312`, not a SIGTERM they never sent), SIGTERM for the others (a kill, a hung-up terminal)."""
+    return signal.SIGINT if getattr(stop, "signum", signal.SIGINT) == signal.SIGINT else signal.SIGTERM
+
+
+def stopped_output(child, grace=None, signum=signal.SIGTERM):
+    """What a script stopped by Ctrl-C or SIGTERM prints until it ends (str): `signum` now (forwarded: the script is
+    in a process group of its own, which a terminal's Ctrl-C does not reach), SIGKILL once `grace` seconds (None:
     STOP_GRACE_SECS) have passed (a script deaf to SIGTERM) or at a second Ctrl-C, each to the script and the
     processes it started (signal_script), so that the learn's end (its staging and lock removed) never waits on
     it, or on a process of its holding its output, for ever."""
     if child.poll() is None:
-        signal_script(child, signal.SIGTERM)
+        signal_script(child, signum)
     try:
         return child.communicate(timeout=STOP_GRACE_SECS if grace is None else grace)[0] or ""
     except (subprocess.TimeoutExpired, KeyboardInterrupt):
@@ -595,9 +620,10 @@ def test_folder(data_dir):
     return folder if os.path.isfile(os.path.join(folder, records.TEST_FILE)) else None
 
 
-def check(plan, network, before, learned, kept_data, watch):
+def check(plan, network, before, learned, kept_data, watch, count):
     """The checking stage: the checkpoints `before` and `learned` scored by the network's evaluator on the test
-    records of plan.data_dir (when it has them) and on the kept digits, in one run. Returns the check:
+    records of plan.data_dir (when it has them) and on the `count` kept digits (kept_data: their TFRecords' folder),
+    in one run. Returns the check:
 
     {"test": {"records": path, "count": n, "accuracy": [before, after],
     "recall": [[before, after] of each digit, None where undefined],
@@ -611,6 +637,7 @@ def check(plan, network, before, learned, kept_data, watch):
         watch.say(f"warning: no {records.TEST_FILE} beside {plan.data_dir}: the learned checkpoint is checked on your "
                   "digits only")
     report = os.path.join(os.path.dirname(learned), "check.json")  # in the staging folder
+    watch.kept_scored(os.path.join(kept_data, records.TEST_FILE), count)
     run([script(network.test_script, plan.script_dir), "--checkpoint", before, "--checkpoint", learned,
          *[flag for folder in filter(None, (tests, kept_data)) for flag in ("--data-dir", folder)],
          "--report-json", report], watch, f"the learned checkpoint could not be checked; {plan.model_dir} is unchanged")

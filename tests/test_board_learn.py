@@ -20,7 +20,7 @@ from test_board import Server, request
 from test_board_routes import Asked, Stand
 from test_learn import processes_naming
 from mnistkit import keep, learn, promotion
-from mnistkit.board import app, model, table, teach
+from mnistkit.board import app, model, table, teach, zh
 
 LEARN_TIMEOUT = 300  # seconds for a learn of LEARN_STEPS steps on 2 loaded cores, and the board to switch
 
@@ -136,11 +136,19 @@ class Export:
         self.record, self.source = record, "export/mnist.tflite"
 
 
-def test_an_export_learns_into_the_folder_its_record_names_or_says_what_is_needed(trained_copy):
+def test_an_export_refuses_a_learn_naming_the_folder_to_serve_and_to_export_again(trained_copy):
+    """A learn on a served export trained its record's folder and ended "done" while the export answered as before
+    (trial 7); now it is refused naming the folder to serve, and says to export again."""
     model = type("Model", (), {})()
-    model.form, model.predictor = "LiteRT", Export({"checkpoint": os.path.join(str(trained_copy), "model",
-                                                                            "mnist_model-2000")})
-    assert teach.learn_folder(model) == os.path.join(str(trained_copy), "model")
+    folder = os.path.join(str(trained_copy), "model")
+    model.form, model.predictor = "LiteRT", Export({"checkpoint": os.path.join(folder, "mnist_model-2000")})
+    with pytest.raises(table.BoardError) as refused:
+        teach.learn_folder(model)
+    assert refused.value.status == 409 and str(refused.value) == (
+        f"export/mnist.tflite: a learn trains the checkpoint folder {folder}, not this export, which would answer "
+        f"as before; serve that folder (mnist_app.py --serve --model-dir {folder}), learn there, then export again "
+        "(mnist_export.py)")
+    assert "学习训练的是检查点文件夹" in zh.twin(str(refused.value), 409) and teach.served_folder(model) is None
     model.predictor = Export({"checkpoint": "./gone/mnist_model-2000"})
     with pytest.raises(table.BoardError) as refused:
         teach.learn_folder(model)

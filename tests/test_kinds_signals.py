@@ -182,3 +182,47 @@ def test_a_second_stop_signal_while_the_first_ones_line_is_printed_is_no_traceba
     result = subprocess.run([sys.executable, "-c", SECOND_STOP.format(root=ROOT, stop=stop)], capture_output=True,
                             encoding="utf-8", timeout=120)
     assert (result.returncode, result.stdout, result.stderr) == (130, f"{line}\nhandler back\n", "")
+
+
+# A learn (mnist_learn.py's cli.exit_status round learn.run) whose script says which stop signal reached it.
+TOLD_CHILD = """\
+import sys
+sys.path.insert(0, {root!r})
+from mnistkit import cli, learn
+child = ("import os, signal, sys, time\\n"
+         "def told(signum, frame):\\n"
+         "    print(signal.Signals(signum).name + ': stopped at step 9021', flush=True)\\n"
+         "    sys.exit(128 + signum)\\n"
+         "signal.signal(signal.SIGINT, told)\\n"
+         "signal.signal(signal.SIGTERM, told)\\n"
+         "print('pid', os.getpid(), flush=True)\\n"
+         "time.sleep(600)")
+watch = learn.Watch(out=lambda line: print(line, flush=True))
+sys.exit(cli.exit_status(lambda: learn.run(["-c", child], watch, "failed; model is unchanged"),
+                         interrupted="stopped; model is unchanged"))
+"""
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_learns_script_is_told_the_stop_the_user_gave(signum, tmp_path):
+    """A Ctrl-C (the terminal's SIGINT, which the script in its own process group never gets) reaches the learn's
+    script as SIGINT, a `kill` as SIGTERM: its line names what the user did. Before: `^CSIGTERM: stopped at step
+    9021` then `SIGINT: stopped; model is unchanged`, a SIGTERM the user never sent."""
+    script = tmp_path / "told.py"
+    script.write_text(TOLD_CHILD.format(root=ROOT), encoding="utf-8")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)  # its own group, as a terminal's foreground job
+    try:
+        line = read_line(parent, "the script's first line")
+        assert line.startswith("pid "), line
+        os.killpg(parent.pid, signum)  # Ctrl-C, or `kill` to the whole job: the learn's script has a group of its own
+        out, err = ended(parent, "the learn after its stop", 120)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.communicate()
+    name = signal.Signals(signum).name
+    assert parent.returncode == 128 + signum, (out, err)
+    assert out.splitlines()[-1] == f"{name}: stopped at step 9021", (out, err)
+    assert err.splitlines()[-1] == f"{name}: stopped; model is unchanged", (out, err)

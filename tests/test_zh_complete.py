@@ -179,3 +179,36 @@ def test_every_script_of_the_page_is_read():
     """A new script with words of its own is added to PANELS (or its words go into one of the tables)."""
     scripts = {os.path.basename(p) for p in glob.glob(os.path.join(STATIC, "*.js"))}
     assert scripts == {"board.js", *PANELS}
+
+
+# A learn's lines as the board shows them (learn.Watch.shown: its staging STAGE, the learned checkpoint named):
+# GET /board/learn's "line", whose "line_zh" (teach.line_zh) the page in zh shows.
+STAGE = "/tmp/mnist-learn-zh"
+LEARN_LINES = [
+    "learning from 5 kept digits of my_digits into ./model/",
+    "After 7100 training steps, loss on training batch is 0.2.",
+    f"done at step 7832; checkpoint saved to {STAGE}/mnist_model-7832",
+    "After 7032 training steps, test accuracy = 0.9311 (model/mnist_model-7032, data/mnist_test.tfrecords)",
+    f"After 7032 training steps, test accuracy = 0.6 (model/mnist_model-7032, {STAGE}/data/mnist_test.tfrecords)",
+    f"After 7832 training steps, test accuracy = 0.9345 ({STAGE}/mnist_model-7832, data/mnist_test.tfrecords)",
+    f"After 7832 training steps, test accuracy = 1 ({STAGE}/mnist_model-7832, {STAGE}/data/mnist_test.tfrecords)",
+]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("line", LEARN_LINES)
+def test_a_running_learns_line_comes_in_chinese_with_no_english_phrase_among_its_names(line):
+    """A phrase that a learn puts in a line for a path ("the learned checkpoint", "the learn's working folder") is
+    said in Chinese too, also where it stands as a name of a phrase's (the evaluator's checkpoint): before, the
+    check's line came as `第 8500 步的测试准确率 = 1（the learned checkpoint，学习用的临时文件夹）`."""
+    from mnistkit import learn
+    from mnistkit.board import teach
+    watch = learn.Watch(out=lambda line: None)
+    watch.temporary(STAGE)
+    watch.name(f"{STAGE}/mnist_model-7832", learn.LEARNED)
+    watch.kept_scored(f"{STAGE}/data/mnist_test.tfrecords", 5)
+    shown = watch.shown(line)
+    said = teach.line_zh({**teach.IDLE, "state": "running", "stage": "checking", "line": shown, "step": 7832,
+                          "steps": 7832})
+    words = english_words(" ".join(w for w in said.split() if "/" not in w))  # paths are names
+    assert said and re.search(r"[\u4e00-\u9fff]", said) and words == [], (shown, said)

@@ -163,14 +163,21 @@ def number_of(text):
     return float(text)
 
 
+GZIP_MAGIC = b"\x1f\x8b"  # the first two bytes of every gzip stream (RFC 1952 2.3.1)
+
+
 def parse_json(data, form=""):
-    """The JSON value of a request body (bytes); BoardError 400 (one line, with `form` when given) when not JSON.
+    """The JSON value of a request body (bytes); BoardError 400 (one line, with `form` when given) when not JSON,
+    a body that starts as gzip does (GZIP_MAGIC) said to be gzip (TF Serving's status for a body it cannot parse).
 
     A body past LARGE_JSON has its floats parsed by number_of, a Python
     function: json's C parser holds the GIL for its whole run (about half a
     second for 8 MB), and the event loop's thread would wait that long to
     answer anyone.
     """
+    if data[:2] == GZIP_MAGIC:  # gzip's bytes with no Content-Encoding saying so (or gzipped twice): said as such
+        raise BoardError(400, "JSON Parse error: the body looks gzip-compressed (it starts with gzip's bytes 1f 8b): "
+                              "send Content-Encoding: gzip with it, gzipped once")
     try:
         return json.loads(data, parse_float=None if len(data) <= LARGE_JSON else number_of)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep

@@ -352,7 +352,7 @@ class Learning:
     def start(self, model, slot="first"):
         """Start learning into the checkpoint folder of `model` (a model.Model, served in `slot`); returns the
         status. BoardError 409 when one runs on this board (either network), one waits for a choice, or there is
-        no checkpoint folder to learn into (an export without its record's folder, a served folder gone), 400
+        no checkpoint folder to learn into (an export: learn_folder; a served folder gone), 400
         when nothing is kept."""
         folder = learn_folder(model)
         count = store_call(self.kept.count)
@@ -490,14 +490,19 @@ TAKEN_SECS = 5 * POLL_SECS  # how long a finished learn waits for the Follower t
 
 
 def learn_folder(model):
-    """The checkpoint folder a learn on `model` (a model.Model) trains: a checkpoint's own folder; an export's,
-    named by its export record, when that folder still holds checkpoints. BoardError 409 otherwise."""
+    """The checkpoint folder a learn on `model` (a model.Model) trains: a checkpoint's own folder. BoardError 409 for
+    an export (a SavedModel, a .tflite): a learn trains checkpoints, and the export served would answer as before
+    whatever it learned; the line names the folder its record names to serve instead (when it holds checkpoints)
+    and says to export again, else that the folder is needed."""
     if model.form == "checkpoint":
         return os.path.dirname(str(model.predictor.source)) or "."
     record = getattr(model.predictor, "record", None) or {}
     folder = os.path.dirname(str(record.get("checkpoint", "")))
     if folder and checkpoints.latest(folder) is not None:
-        return folder
+        raise BoardError(409, f"{model.predictor.source}: a learn trains the checkpoint folder {folder}, not this "
+                              "export, which would answer as before; serve that folder "
+                              f"(mnist_app.py --serve --model-dir {folder}), learn there, then export again "
+                              "(mnist_export.py)")
     raise BoardError(409, f"{model.predictor.source}: learning needs the checkpoint folder this export came from"
                           + (f" ({folder} holds no checkpoint)" if folder else "") +
                           "; serve that folder (mnist_app.py --serve --model-dir FOLDER) and learn there")

@@ -54,6 +54,10 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
      r"\g<f> 正在学习；请等它结束（一个手写板一次只学习一个网络）"),
     (r"this board serves no --compare network to learn on; start it with (?P<c>.+?), or learn on the first "
      r"\(model=first\)", r"这个手写板没有 --compare 网络可以学习；请用 \g<c> 启动，或让第一个网络学习（model=first）"),
+    (r"a learn trains the checkpoint folder (?P<f>.+?), not this export, which would answer as before; serve that "
+     r"folder \((?P<c>[^)]*)\), learn there, then export again \((?P<e>mnist_export\.py)\)",
+     r"学习训练的是检查点文件夹 \g<f>，不是这个导出的模型，它会照旧回答；请让手写板使用那个文件夹（\g<c>），在那里学习，"
+     r"然后重新导出（\g<e>）"),
     (r"learning needs the checkpoint folder this export came from", "学习需要导出这个模型的检查点文件夹"),
     (r"\((?P<f>.+?) holds no checkpoint\)", r"（\g<f> 里没有检查点）"),
     (r"serve that folder \((?P<c>[^)]*)\) and learn there", r"请让手写板使用那个文件夹（\g<c>），在那里学习"),
@@ -143,10 +147,12 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
      r"训练到第 \g<s> 步，训练批次上的损失是 \g<l>"),
     (r"After (?P<s>\d+) training steps, test accuracy = (?P<a>\S+) \((?P<c>[^,]+), (?P<f>[^)]+)\)",
      r"第 \g<s> 步的测试准确率 = \g<a>（\g<c>，\g<f>）"),
+    (r"After (?P<s>\d+) training steps, your kept digits: (?P<r>\d+) of (?P<n>\d+) read right \((?P<c>[^)]+)\)",
+     r"第 \g<s> 步：你保存的数字读对了 \g<r> 个，共 \g<n> 个（\g<c>）"),  # the learn's check (learn.KEPT_SCORE)
     (r"done at step (?P<s>\d+); checkpoint saved to (?P<c>\S+)$", r"在第 \g<s> 步完成；检查点已保存到 \g<c>"),
     (r"done at step (?P<s>\d+)$", r"在第 \g<s> 步完成"),  # a learn's trainer: its save into the staging not said
     (r"the learn's working folder", "学习用的临时文件夹"),
-    (r"the learned checkpoint(?= *[,)])", "学习得到的检查点"),
+    (r"the learned checkpoint(?=\x03| *[,)])", "学习得到的检查点"),  # \x03: as a phrase's group (phrased)
     # the playback of the --history snapshots (board/playback.py)
     (r"a (?P<f>SavedModel|LiteRT) keeps no training history; serve the checkpoint folder it was exported from "
      r"\((?P<c>mnist_app\.py --serve --model-dir DIR)\)", r"\g<f> 不保存训练历史；请改用导出它的检查点文件夹启动服务（\g<c>）"),
