@@ -1,0 +1,141 @@
+"""The seventh audit of issue #53's §5-§9 and §11 kinds: cases of each kind the earlier tests did not hold.
+
+TF Serving's REST API: a gzip body followed by bytes that are not gzip is refused, not cut where the gzip ends; a
+body of exactly the limit, plain or inflated, is taken, one byte more is 413; a request's rows through the `inside`
+signature are answered as each row alone, in their order; a body past LARGE_JSON (whose floats a Python function
+parses) reads its decimals as the same float32 as a small one. Each test fails on a bug planted in the product
+(docs/tests.md, "Seventh audit: §5-§9").
+"""
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from test_server_faults import Recording, board_of, posted, rows_of
+from mnistkit import layers
+from mnistkit.board import table
+
+GZIP = (b"content-encoding", b"gzip")
+
+
+def instances(rows):
+    return json.dumps({"instances": np.asarray(rows).tolist()}).encode()
+
+
+@pytest.mark.quick
+def test_a_gzip_body_followed_by_bytes_that_are_not_gzip_is_refused_not_cut_where_the_gzip_ends():
+    recording = Recording()
+    board, body = board_of(recording), instances(rows_of(2))
+    for trailing in (b"garbage", b"\0" * 8, b"\n", b"{}"):
+        answer = posted(board, gzip.compress(body) + trailing, [GZIP])
+        assert answer.status == 400 and "gzip" in answer.error(), (trailing, answer.body)
+    assert not recording.inputs
+    assert posted(board, gzip.compress(body) + gzip.compress(b" "), [GZIP]).status == 200  # a second member
+
+
+def padded_request(size):
+    """A predict request of one row, padded with spaces (JSON's whitespace) to exactly `size` bytes."""
+    body = instances(rows_of(1))
+    return body[:-1] + b" " * (size - len(body)) + body[-1:]
+
+
+@pytest.mark.quick
+def test_a_body_of_exactly_the_limit_plain_or_inflated_is_taken_and_one_byte_more_is_413():
+    recording = Recording()
+    board = board_of(recording)
+    exact, over = padded_request(table.MAX_BODY), padded_request(table.MAX_BODY + 1)
+    assert len(exact) == table.MAX_BODY
+    assert posted(board, exact).status == 200
+    inflated = posted(board, gzip.compress(exact, 1), [GZIP])
+    assert inflated.status == 200, inflated.body
+    assert len(recording.inputs) == 2
+    assert posted(board, over).status == 413
+    refused = posted(board, gzip.compress(over, 1), [GZIP])
+    assert refused.status == 413 and "once inflated" in refused.error()
+    assert len(recording.inputs) == 2
+
+
+class Layered(Recording):
+    """A Recording whose `inside` answers two layers, each row's last bits depending on its batch's size."""
+    network, source = Recording.network, Recording.source
+
+    def __init__(self):
+        super().__init__()
+        self.inside = self
+        self.layers = (layers.Layer("y1", "relu", (3,)), layers.Layer("y", "matmul", (2,)))
+
+    def run(self, rows):
+        self.inputs.append(rows.copy())
+        extra = np.float32(len(rows)) * np.float32(1e-7)  # a batch of another size: other last bits
+        first = rows[:, :3].astype(np.float32) / np.float32(7) + np.float32(0.1) + extra
+        return self.predict(rows), [first, rows[:, 3:5].astype(np.float32) + np.float32(0.3) + extra]
+
+
+@pytest.mark.quick
+def test_the_inside_signature_answers_each_row_as_alone_and_keeps_the_rows_order():
+    board, rows = board_of(Layered()), rows_of(5, seed=4)
+
+    def asked(part, key="instances"):
+        request = {"signature_name": "inside", key: np.asarray(part).tolist()}
+        answer = posted(board, json.dumps(request).encode())
+        assert answer.status == 200, answer.body
+        return json.loads(answer.body)
+
+    alone = [asked(rows[i:i + 1])["predictions"][0] for i in range(len(rows))]
+    assert asked(rows)["predictions"] == alone
+    assert asked(rows[::-1])["predictions"] == alone[::-1]
+    columnar = asked(rows, "inputs")["outputs"]
+    assert columnar == {name: [a[name] for a in alone] for name in ("y1", "y")}
+
+
+@pytest.mark.quick
+def test_a_large_body_reads_its_decimals_as_the_same_float32_as_a_small_one():
+    values = ["0.96", "0.1", "0.3333333333333333", "1e-8", "0.123456789012345678", "0.50000001", "0.99999997"]
+    row = (values * 112)[:784]
+    text = "[" + ", ".join(row) + "]"
+    count = table.LARGE_JSON // len(text) + 2  # past LARGE_JSON: its floats parsed by table.number_of
+    body = ('{"instances": [%s]}' % ", ".join([text] * count)).encode()
+    assert len(body) > table.LARGE_JSON
+    recording = Recording()
+    assert posted(board_of(recording), body).status == 200
+    want = np.array([float(v) for v in row], np.float64).astype(np.float32)  # double, then float: TF Serving's
+    got = np.concatenate(recording.inputs)
+    assert got.shape == (count, 784)
+    assert all(np.array_equal(r.view(np.uint32), want.view(np.uint32)) for r in got)
+
+
+@pytest.mark.quick
+def test_a_request_with_both_instances_and_inputs_or_neither_is_refused():
+    recording = Recording()
+    board, rows = board_of(recording), rows_of(1).tolist()
+    for request in ({"instances": rows, "inputs": rows}, {"inputs": rows, "instances": rows},
+                    {"instances": rows, "inputs": []}, {"signature_name": ""}, {}):
+        answer = posted(board, json.dumps(request).encode())
+        assert answer.status == 400 and 'either "instances" (row format) or "inputs"' in answer.error(), request
+    assert not recording.inputs
+
+
+@pytest.mark.quick
+def test_each_served_model_is_matched_by_its_own_name_and_version():
+    from mnistkit.board import app, model
+    from mnistkit.networks import LENET5
+
+    class Second(Recording):
+        network, source = LENET5, "stand/mnist_lenet5_model-300"
+
+    blank = lambda data, name: np.zeros((28, 28), np.uint8)  # noqa: E731
+    first, second = model.Model(Recording(), blank), model.Model(Second(), blank)
+    assert (first.name, first.version, second.name, second.version) == ("mnist", 7, "mnist_lenet5", 300)
+    board = app.create_app(app.Served(first, compare=second))
+    body = instances(rows_of(1))
+    for name, own, other in (("mnist", 7, 300), ("mnist_lenet5", 300, 7)):
+        for path in (f"/v1/models/{name}/versions/{own}:predict", f"/v1/models/{name}:predict"):
+            assert posted(board, body, path=path).status == 200, path
+        from test_board_routes import Asked
+        status = json.loads(Asked(board, "GET", f"/v1/models/{name}/versions/{own}").body)
+        assert status["model_version_status"][0]["version"] == str(own)
+        for path in (f"/v1/models/{name}/versions/{other}:predict", f"/v1/models/{name}/versions/{other}"):
+            method, got = ("POST", body) if path.endswith(":predict") else ("GET", b"")
+            answer = Asked(board, method, path, got)
+            assert answer.status == 404 and f"this server serves version {own}" in answer.error(), path
