@@ -139,3 +139,62 @@ def test_each_served_model_is_matched_by_its_own_name_and_version():
             method, got = ("POST", body) if path.endswith(":predict") else ("GET", b"")
             answer = Asked(board, method, path, got)
             assert answer.status == 404 and f"this server serves version {own}" in answer.error(), path
+
+
+@pytest.mark.quick
+def test_a_cluster_task_whose_address_never_answers_is_given_up_on_after_the_probe_time():
+    import socket
+    import threading
+    from conftest import wait_limit
+    from mnistkit import distributed
+    with socket.socket() as task:
+        task.bind(("127.0.0.1", 0))
+        task.listen(0)  # accepts nothing: once its backlog is full, a connection's SYN goes unanswered
+        address = "127.0.0.1:%d" % task.getsockname()[1]
+        held = []
+        try:
+            for _ in range(4):
+                held.append(socket.socket())
+                held[-1].setblocking(False)
+                held[-1].connect_ex(task.getsockname())
+            answers = []
+            probe = threading.Thread(target=lambda: answers.append(distributed.listening(address, wait=0.5)),
+                                     daemon=True)
+            probe.start()
+            probe.join(wait_limit(30))  # the kernel's own connect retries last about two minutes
+            assert not probe.is_alive(), f"distributed.listening({address!r}) still waiting"
+            assert answers == [False]
+        finally:
+            for sock in held:
+                sock.close()
+
+
+@pytest.mark.quick
+def test_a_worker_names_every_task_it_waits_for_that_never_started_the_chief_beside_the_parameter_servers():
+    import socket
+    from mnistkit import distributed
+    from tf_compat import tf
+    with socket.socket() as started, socket.socket() as ps_down, socket.socket() as chief_down:
+        for sock in (started, ps_down, chief_down):
+            sock.bind(("127.0.0.1", 0))  # bound: no other process takes the port meanwhile
+        started.listen()
+        up, ps, chief = ("127.0.0.1:%d" % s.getsockname()[1] for s in (started, ps_down, chief_down))
+        cluster = tf.train.ClusterSpec({"ps": [up, ps], "worker": [chief, up]})
+        assert distributed.silent_or(cluster, "them", is_chief=False) == (
+            f"ps 1 ({ps}), the chief (worker 0, {chief}) never started (nothing listens there)")
+        assert distributed.silent_or(cluster, "them", is_chief=True) == (
+            f"ps 1 ({ps}) never started (nothing listens there)")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("given", ["model_lenet5/", "./model_lenet5/", "model_lenet5//"])
+def test_a_folder_named_with_a_trailing_slash_as_a_shell_completes_it_is_hinted_its_own_trainer(given, tmp_path):
+    from conftest import run_main, shown
+    from mnistkit import checkpoints
+    from mnistkit.networks import LENET5
+    (tmp_path / "model_lenet5").mkdir()
+    assert checkpoints.trainer_of(str(tmp_path / given)) == LENET5.train_script
+    assert checkpoints.network_of(str(tmp_path / given)) is LENET5
+    result = run_main("mnist_export.py", "--model-dir", given, cwd=tmp_path)
+    assert result.returncode == 1 and "train first with" in result.stderr, result.stderr
+    assert f"{shown('mnist_lenet5_backward.py')}`" in result.stderr, result.stderr
