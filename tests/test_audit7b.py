@@ -198,3 +198,35 @@ def test_a_folder_named_with_a_trailing_slash_as_a_shell_completes_it_is_hinted_
     result = run_main("mnist_export.py", "--model-dir", given, cwd=tmp_path)
     assert result.returncode == 1 and "train first with" in result.stderr, result.stderr
     assert f"{shown('mnist_lenet5_backward.py')}`" in result.stderr, result.stderr
+
+
+def dying(*args):
+    """An encode_images whose decoding process is killed (as the out-of-memory killer kills one)."""
+    import os
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.quick
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGKILL"), reason="kills a process with SIGKILL")
+def test_a_decoding_process_killed_mid_generation_is_one_error_not_a_wait_for_ever(monkeypatch):
+    import threading
+    from conftest import wait_limit
+    from mnistkit import writer
+    from mnistkit.errors import DataError
+    monkeypatch.setattr(writer, "start_method", lambda: "fork")  # the child finds `dying` in this module
+    monkeypatch.setattr(writer, "encode_images", dying)
+    ended = []
+
+    def generate():
+        with writer.decoding_pool(2) as pool:
+            try:
+                list(writer.encoded_chunks(pool, 2, "images", [("a.jpg", 1, 1)] * 1200, None))
+            except DataError as e:
+                ended.append(str(e))
+
+    thread = threading.Thread(target=generate, daemon=True)
+    thread.start()
+    thread.join(wait_limit(60))
+    assert not thread.is_alive(), "the generator still waits for a chunk its killed process held"
+    assert len(ended) == 1 and "a decoding process (pid " in ended[0] and "--workers 1" in ended[0], ended
