@@ -230,3 +230,16 @@ def test_a_decoding_process_killed_mid_generation_is_one_error_not_a_wait_for_ev
     thread.join(wait_limit(60))
     assert not thread.is_alive(), "the generator still waits for a chunk its killed process held"
     assert len(ended) == 1 and "a decoding process (pid " in ended[0] and "--workers 1" in ended[0], ended
+
+
+@pytest.mark.quick
+def test_the_range_is_checked_on_the_float32_a_value_is_read_as():
+    for text, taken, value in (("1.00000001", True, 1.0), ("-1e-50", True, 0.0), ("1.0000001", False, None),
+                               ("-1e-45", False, None)):  # float32 1.0, -0.0; 1.0000001 and -1.4e-45 stay outside
+        recording = Recording()
+        body = ('{"instances": [[%s]]}' % ", ".join([text] + ["0.5"] * 783)).encode()
+        answer = posted(board_of(recording), body)
+        if taken:
+            assert answer.status == 200 and recording.inputs[0][0, 0] == value, (text, answer.body)
+        else:
+            assert answer.status == 400 and answer.error().startswith("images: row 0, column 0 is "), answer.body
