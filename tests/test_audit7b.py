@@ -243,3 +243,27 @@ def test_the_range_is_checked_on_the_float32_a_value_is_read_as():
             assert answer.status == 200 and recording.inputs[0][0, 0] == value, (text, answer.body)
         else:
             assert answer.status == 400 and answer.error().startswith("images: row 0, column 0 is "), answer.body
+
+
+def test_the_apps_input_is_the_tfrecord_readers_values_bit_for_bit():
+    from mnistkit import preparation, records
+    from tf_compat import tf
+    levels = np.resize(np.arange(256, dtype=np.uint8), (28, 28))
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        reader = sess.run(records.to_float(tf.constant(levels.reshape(1, 784)), tf.constant([0]))[0])
+    app = preparation.network_input(levels)
+    assert app.dtype == np.float32 and np.array_equal(app.view(np.uint32), reader.view(np.uint32))
+
+
+@pytest.mark.quick
+def test_an_input_of_another_name_or_b64_is_refused_naming_the_signatures_input():
+    import base64
+    recording = Recording()
+    board, row = board_of(recording), rows_of(1)[0]
+    packed = base64.b64encode(row.tobytes()).decode()
+    for request in ({"instances": [{"b64": row.tolist()}]}, {"instances": [{"b64": packed}]},
+                    {"instances": [{"image": row.tolist()}]}, {"inputs": {"x": [row.tolist()]}},
+                    {"inputs": {"b64": packed}}, {"instances": [{"images": row.tolist(), "b64": packed}]}):
+        answer = posted(board, json.dumps(request).encode())
+        assert answer.status == 400 and 'this signature takes one input, "images"' in answer.error(), request
+    assert not recording.inputs
