@@ -1,10 +1,14 @@
 """The seventh audit of issue #53's §5-§9 and §11 kinds: cases of each kind the earlier tests did not hold.
 
-TF Serving's REST API: a gzip body followed by bytes that are not gzip is refused, not cut where the gzip ends; a
-body of exactly the limit, plain or inflated, is taken, one byte more is 413; a request's rows through the `inside`
-signature are answered as each row alone, in their order; a body past LARGE_JSON (whose floats a Python function
-parses) reads its decimals as the same float32 as a small one. Each test fails on a bug planted in the product
-(docs/tests.md, "Seventh audit: §5-§9").
+TF Serving's REST API (§6): a gzip body followed by bytes that are not gzip is refused, not cut where the gzip ends;
+a body of exactly the limit, plain or inflated, is taken, one byte more is 413; rows through the `inside` signature
+are answered as each row alone, in their order; a body past LARGE_JSON (whose floats a Python function parses)
+reads its decimals as the same float32 as a small one; `instances` and `inputs` together are refused; each served
+model is matched by its own name and version; the [0, 1] check is on the float32 a value is read as; an input of
+another name (b64) is refused. Clusters (§9): a probe of an address that never answers gives up after its time; a
+worker names a silent chief beside a silent ps. Hints (§11): `model_lenet5/` is LeNet-5's folder. A decoding
+process killed mid-generation is one error, not a wait for ever (§9). The app's input is the TFRecord reader's
+values bit for bit (§8). Each test fails on a bug planted in the product (docs/tests.md, "Seventh audit: §5-§9").
 """
 import gzip
 import json

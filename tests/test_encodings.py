@@ -55,7 +55,8 @@ def unnamed_encodings(path):
         if "encoding" in words or None in words:  # named, or passed on with **options
             continue
         text_file = (called in TEXT_CALLS and "b" not in (mode_of(node) or "")) or \
-            called.endswith((".read_text", ".write_text")) or text_open(node, called) or (called == "io.TextIOWrapper" and len(node.args) < 2)
+            called.endswith((".read_text", ".write_text")) or text_open(node, called) or \
+            (called == "io.TextIOWrapper" and len(node.args) < 2)  # its second argument: the encoding
         pipe = (called.startswith("subprocess.") or called in PIPE_CALLS) and ({"text", "universal_newlines"} & words) \
             or called == "os.popen"  # a text pipe in the locale's encoding, always: subprocess names one
         if text_file or pipe:
