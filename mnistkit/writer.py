@@ -205,7 +205,8 @@ def encoded_chunks(pool, workers, image_path, entries, templates, label_path="")
         for chunk in chunks:
             yield encode_images(image_path, chunk, templates, label_path)
         return
-    pending, started = deque(), {child.pid for child in multiprocessing.active_children()}
+    pending = deque()
+    started = {child.pid for child in multiprocessing.active_children() if "PoolWorker" in child.name}  # pool's
     for chunk in chunks:
         pending.append(pool.apply_async(encode_images, (image_path, chunk, templates, label_path)))
         if len(pending) >= 2 * workers:
