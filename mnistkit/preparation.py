@@ -327,8 +327,16 @@ def cell_max(weight, start, end, cells, axis, within, origin=0):
 
 
 def network_input(pixels):
-    """uint8 [28, 28] -> float32 [1, 784] in [0, 1], the network's input row."""
-    return (pixels.reshape([1, IMAGE_PIXELS]) * (1.0 / 255)).astype(np.float32)
+    """uint8 [28, 28] -> float32 [1, 784] in [0, 1], the network's input row (network_rows)."""
+    return network_rows(pixels.reshape([1, IMAGE_PIXELS]))
+
+
+def network_rows(pixels):
+    """uint8 [n, 784] (or [n, 28, 28]) -> float32 [n, 784] in [0, 1]: each level times float32(1 / 255) in float32,
+    as the TFRecord reader computes it (records.to_float), so that a picture's values are the training's and the
+    evaluator's bit for bit (k / 255 rounded once differs from it by one unit in the last place at 126 of the 256
+    levels)."""
+    return np.asarray(pixels).reshape(-1, IMAGE_PIXELS).astype(np.float32) * np.float32(1.0 / 255)
 
 
 # A picture that is already the network's input: 28x28, a light digit on black as MNIST's own files, the course's

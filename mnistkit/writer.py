@@ -23,6 +23,7 @@ from .records import NUM_CLASSES, output_files, shard_files
 # CHUNK_SIZE images per task; the records are written in label-file order.
 CHUNK_SIZE = 500
 MAX_WORKERS = 8
+POOL_POLL_SECS = 1.0  # how often a wait for the decoding processes' work looks for one of them gone (collected)
 SAVE_AS_UTF8 = "save the label file as UTF-8 (Notepad: Save As, Encoding UTF-8)"
 STAGING_PREFIX = ".staging-"  # hidden name of a finished split waiting for the other
 
@@ -205,12 +206,28 @@ def encoded_chunks(pool, workers, image_path, entries, templates, label_path="")
             yield encode_images(image_path, chunk, templates, label_path)
         return
     pending = deque()
+    started = {child.pid for child in multiprocessing.active_children() if "PoolWorker" in child.name}  # pool's
     for chunk in chunks:
         pending.append(pool.apply_async(encode_images, (image_path, chunk, templates, label_path)))
         if len(pending) >= 2 * workers:
-            yield pending.popleft().get()
+            yield collected(pending.popleft(), started)
     while pending:
-        yield pending.popleft().get()
+        yield collected(pending.popleft(), started)
+
+
+def collected(result, started, every=POOL_POLL_SECS):
+    """result.get() (a pool's AsyncResult), asked every `every` seconds whether each decoding process of `started`
+    (pids) is still there: a pool replaces a process that was killed (the out-of-memory killer, a kill -9), and the
+    chunk it held never comes, so that get() alone would wait for ever (CPython's bpo-22393). Raises DataError
+    naming the process gone."""
+    while True:
+        try:
+            return result.get(every)
+        except multiprocessing.TimeoutError:
+            gone = started - {child.pid for child in multiprocessing.active_children()}
+            if gone:
+                raise DataError(f"a decoding process (pid {min(gone)}) ended before its images were done (killed? "
+                                "out of memory?); nothing written: run again, or with --workers 1") from None
 
 
 def remove_stale_temporaries(data_dir, pid=None):

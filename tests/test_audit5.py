@@ -269,6 +269,7 @@ import sys, threading
 sys.path.insert(0, {root!r})
 import tf_compat
 from mnistkit import learn
+learn.STOP_GRACE_SECS = 10 ** 6  # the tether's own kill after the grace never comes here: end_at_once's is seen
 lines = []
 watch = learn.Watch(out=lambda line: (print(line, flush=True), lines.append(line)))
 threading.Thread(target=learn.run, args=(["-c", {script!r}], watch, "failed"), daemon=True).start()

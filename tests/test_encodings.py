@@ -20,6 +20,9 @@ from conftest import ROOT, wait_limit
 from mnistkit import learn
 
 TEXT_CALLS = ("open", "io.open", "os.fdopen")
+NOT_FILES = ("os", "Image", "webbrowser", "tarfile", "zipfile")  # X.open of these opens no text file
+COMPRESSED = ("gzip", "bz2", "lzma")  # X.open(path, mode): text when mode has "t"
+TEMPORARY = ("tempfile.NamedTemporaryFile", "tempfile.TemporaryFile", "tempfile.SpooledTemporaryFile")
 PIPE_CALLS = ("Popen", "check_output", "check_call", "getoutput")  # subprocess's, imported by name
 
 
@@ -31,10 +34,11 @@ def own_files():
                   + glob.glob(os.path.join(ROOT, "tools", "*.py")) + glob.glob(os.path.join(ROOT, "bench", "*.py")))
 
 
-def mode_of(call):
-    """The mode of an open()-like call when it is written out (a str), else None."""
-    if len(call.args) >= 2 and isinstance(call.args[1], ast.Constant):
-        return call.args[1].value
+def mode_of(call, at=1):
+    """The mode of an open()-like call when it is written out (a str), else None; `at`: its place among the
+    positional arguments (Path.open and tempfile's: 0)."""
+    if len(call.args) > at and isinstance(call.args[at], ast.Constant):
+        return call.args[at].value
     return next((k.value.value for k in call.keywords if k.arg == "mode" and isinstance(k.value, ast.Constant)), None)
 
 
@@ -51,11 +55,40 @@ def unnamed_encodings(path):
         if "encoding" in words or None in words:  # named, or passed on with **options
             continue
         text_file = (called in TEXT_CALLS and "b" not in (mode_of(node) or "")) or \
-            called.endswith((".read_text", ".write_text"))
-        pipe = (called.startswith("subprocess.") or called in PIPE_CALLS) and ({"text", "universal_newlines"} & words)
+            called.endswith((".read_text", ".write_text")) or text_open(node, called) or \
+            (called == "io.TextIOWrapper" and len(node.args) < 2)  # its second argument: the encoding
+        pipe = (called.startswith("subprocess.") or called in PIPE_CALLS) and ({"text", "universal_newlines"} & words) \
+            or called == "os.popen"  # a text pipe in the locale's encoding, always: subprocess names one
         if text_file or pipe:
             found.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {ast.unparse(node)[:80]}")
     return found
+
+
+def text_open(node, called):
+    """Whether the call opens a text file without naming how, beside open(): a Path's open("w") (mode 0, "r" by
+    default), gzip.open(path, "rt"), a tempfile in a mode without "b" (theirs is "w+b" by default)."""
+    base, _, name = called.rpartition(".")
+    if name == "open" and base and base.split(".")[-1] not in NOT_FILES and not base.startswith(NOT_FILES):
+        if base.split(".")[-1] in COMPRESSED:
+            return "t" in (mode_of(node) or "")
+        return "b" not in (mode_of(node, at=0) or "")
+    return called in TEMPORARY and "b" not in (mode_of(node, at=0) or "b")
+
+
+@pytest.mark.quick
+def test_the_scan_finds_each_way_of_opening_text_without_an_encoding(tmp_path):
+    lines = ['open(p)', 'open(p, "w")', 'io.open(p)', 'os.fdopen(fd, "w")', 'Path(p).read_text()', 'p.write_text(t)',
+             'Path(p).open()', 'p.open("w")', 'gzip.open(p, "rt")', 'tempfile.NamedTemporaryFile("w")',
+             'tempfile.TemporaryFile(mode="w+")', 'io.TextIOWrapper(f)', 'os.popen("ls")',
+             'subprocess.run(a, text=True)', 'Popen(a, universal_newlines=True)', 'check_output(a, text=True)']
+    fine = ['open(p, "rb")', 'open(p, encoding="utf-8")', 'p.open("rb")', 'p.open(encoding="utf-8")',
+            'os.open(p, os.O_RDONLY)', 'Image.open(p)', 'gzip.open(p)', 'gzip.open(p, "wb")', 'tarfile.open(p)',
+            'tempfile.NamedTemporaryFile()', 'tempfile.TemporaryFile("w+b")', 'io.TextIOWrapper(f, "utf-8")',
+            'subprocess.run(a)', 'Popen(a, text=True, encoding="utf-8")', 'open(p, **options)']
+    source = tmp_path / "some.py"
+    source.write_text("\n".join(lines + fine) + "\n", encoding="utf-8")
+    found = [line.split(": ", 1)[1] for line in unnamed_encodings(str(source))]
+    assert found == [ast.unparse(ast.parse(line)) for line in lines]
 
 
 @pytest.mark.quick

@@ -22,7 +22,7 @@ import mnist_app
 import mnist_forward
 import mnist_lenet5_forward
 from conftest import MLP_STEPS, ROOT, TRAIN_STEPS, run_main
-from mnistkit import idx, layers, networks, records
+from mnistkit import idx, layers, networks, preparation, records
 from mnistkit.board import app, inside, mistakes
 from mnistkit.errors import DataError
 from test_board import drawn, png_bytes
@@ -243,7 +243,7 @@ def test_the_mistakes_are_the_confusion_matrix_of_the_test_records(compared_boar
     images, digits = records.read_examples([str(two_models / "data" / records.TEST_FILE)])
     for query, network in (("", MLP), ("?model=compare", LENET5)):
         state = scored(board, query)
-        read = served[network.label].predict(images / np.float32(255)).argmax(1)
+        read = served[network.label].predict(preparation.network_rows(images)).argmax(1)  # as the evaluator reads
         expected = np.zeros((10, 10), int)
         np.add.at(expected, (digits, read), 1)
         assert state["state"] == "done" and state["matrix"] == expected.tolist() and state["total"] == len(digits)

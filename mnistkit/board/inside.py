@@ -19,9 +19,9 @@ import base64
 
 import numpy as np
 
-from .. import layers
+from .. import layers, preparation
 from ..errors import DataError
-from ..records import IMAGE_PIXELS, NUM_CLASSES
+from ..records import NUM_CLASSES
 from . import page, zh
 from .atlas import networks, not_a_digit, placed
 from .table import BoardError, chosen, runs_model
@@ -44,7 +44,7 @@ def inside_answer(model, pixels, compare=None, served=None):
 
     pixels: uint8 [28, 28], the prepared input.
     """
-    rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    rows = preparation.network_rows(pixels)
     return {**networks(lambda network, slot: look(network, rows, served, slot), model, compare),
             "input": pixels.reshape(-1).tolist()}
 

@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from .. import records
+from .. import preparation, records
 from ..errors import DataError
 from ..records import NUM_CLASSES
 from . import inside as look
@@ -61,7 +61,7 @@ class Scoring:
             for start in range(0, len(digits), BATCH):
                 if self.stopped.is_set():
                     return
-                rows = images[start:start + BATCH].astype(np.float32) / 255
+                rows = preparation.network_rows(images[start:start + BATCH])
                 read[start:start + BATCH] = self.model.predictor.predict(rows).argmax(axis=1)
                 with self.lock:
                     self.done = min(start + BATCH, len(digits))

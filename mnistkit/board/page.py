@@ -16,8 +16,8 @@ import urllib.parse
 
 import numpy as np
 
+from .. import preparation
 from ..errors import DataError
-from ..records import IMAGE_PIXELS
 from . import memory
 from .atlas import judged, networks, not_a_digit
 from .table import BoardError, Reply, runs_model
@@ -84,7 +84,7 @@ def read_picture(model, data, name, compare=None, served=None):
     the app's message, naming the picture as `name`.
     """
     pixels = under_limits(model, model.prepare, data, name)
-    rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    rows = preparation.network_rows(pixels)
 
     def one(network, slot):  # its answer, judged by its own map (atlas.networks pairs each with its slot)
         probabilities, place = judged(served, network, rows, slot)

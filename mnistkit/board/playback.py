@@ -33,7 +33,7 @@ import threading
 
 import numpy as np
 
-from .. import checkpoints, history
+from .. import checkpoints, history, preparation
 from ..errors import DataError
 from ..networks import EMA_SUFFIX
 from ..records import IMAGE_PIXELS, IMAGE_SIZE
@@ -96,7 +96,7 @@ def playback(call):
     found = chosen_steps(call, snapshots_of(model))
     network = model.predictor.network
     pixels = page.under_limits(model, model.prepare, call.body, page.named(call))
-    rows = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    rows = preparation.network_rows(pixels)
     stamps = checkpoints.signatures([prefix for _, prefix in found])  # the history folder listed once
     logits = numpy_forward(network, [KEPT.weights(prefix, network, stamps[prefix]) for _, prefix in found], rows)[:, 0]
     answers = []

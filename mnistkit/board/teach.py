@@ -64,7 +64,7 @@ import threading
 
 import numpy as np
 
-from .. import checkpoints, cli, images, learn, pictures, promotion
+from .. import checkpoints, cli, images, learn, pictures, preparation, promotion
 from ..errors import DataError
 from ..keep import KeepRefused, NotKept
 from ..records import IMAGE_PIXELS, IMAGE_SIZE, NUM_CLASSES
@@ -108,7 +108,7 @@ def misreads(model, kept):
     flag is advice, never a failed keep or list)."""
     if not kept:
         return []
-    rows = np.stack([pixels.reshape(IMAGE_PIXELS) for pixels, _ in kept]).astype(np.float32) / 255
+    rows = preparation.network_rows(np.stack([pixels.reshape(IMAGE_PIXELS) for pixels, _ in kept]))
     try:
         probabilities = np.asarray(model.predictor.predict(rows))
     except Exception:  # noqa: BLE001  (any: the digit is kept; the flag is advice, never a failed keep)

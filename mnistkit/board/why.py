@@ -11,9 +11,9 @@ an export written without its layers) is 409 with its one line.
 """
 import numpy as np
 
-from .. import reasons
+from .. import preparation, reasons
 from ..errors import DataError
-from ..records import IMAGE_PIXELS, NUM_CLASSES
+from ..records import NUM_CLASSES
 from . import page
 from .atlas import placed
 from .inside import numbers
@@ -78,7 +78,7 @@ def why_answer(model, pixels, digit=None, versus=None, served=None, slot="first"
     Raises BoardError 409 (one line) when the model cannot run its layers
     (DataError).
     """
-    x = pixels.reshape(1, IMAGE_PIXELS).astype(np.float32) / 255
+    x = preparation.network_rows(pixels)
     inside = model.inside
     try:
         probabilities, values = inside.run(x)
