@@ -85,7 +85,7 @@ def test_an_export_dir_inside_an_export_is_refused_naming_the_export_folder(expo
     assert tree_digests(exported, with_folders=True) == before
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 @pytest.mark.parametrize("given", ["export/mnist/1", "export/mnist", "export"])
 def test_a_trainer_or_a_learn_given_an_export_for_its_model_dir_writes_nothing_there(exported, sample_workdir,
                                                                                       tmp_path, given):

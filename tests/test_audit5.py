@@ -59,7 +59,7 @@ def end_all(pids):
             pass
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 def test_a_ctrl_c_to_mnist_learn_kills_a_deaf_script_and_the_processes_it_started(tmp_path):
     script = tmp_path / "learn_run.py"

@@ -123,7 +123,7 @@ learn.run(["-c", {script!r}], watch, "failed")
 """
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 @pytest.mark.parametrize("own", [True, False], ids=["its own lock", "a lock another process holds"])
 def test_a_learn_killed_while_its_script_is_deaf_to_sigterm_has_the_script_killed_after_the_grace(tmp_path, own):

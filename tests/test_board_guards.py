@@ -370,7 +370,7 @@ def test_a_chunked_body_past_the_limit_is_413(tflite_server, path):
         connection.close()
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_the_guard_flags_are_in_help_and_a_wrong_origin_is_a_usage_error(tmp_path):
     app = os.path.join(ROOT, "mnist_app.py")
     shown = subprocess.run([sys.executable, app, "--help"], capture_output=True, text=True,

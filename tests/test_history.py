@@ -72,7 +72,7 @@ def test_snapshots_are_spread_bounded_and_resumed_never_in_the_index(sample_work
     assert len(names) == 8 and not [n for n in names if n.startswith(".")]
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_a_snapshot_holds_the_checkpoints_averages_and_step(sample_workdir, tmp_path):
     result = train(tmp_path, sample_workdir / "data", "--steps", "10", "--history", "2", "--save-every", "5",
                    "--keep", "5")
@@ -90,7 +90,7 @@ def test_a_snapshot_holds_the_checkpoints_averages_and_step(sample_workdir, tmp_
         assert int(snap.get_tensor("global_step")) == step
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_history_0_keeps_none_and_a_fresh_run_clears_an_old_runs(sample_workdir, tmp_path):
     data = sample_workdir / "data"
     assert train(tmp_path, data, "--steps", "2", "--history", "0").returncode == 0

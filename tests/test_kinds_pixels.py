@@ -71,7 +71,7 @@ def test_noise_on_the_strokes_edges_moves_the_input_by_one_level_at_most():
     assert tried >= 8
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_noise_on_the_edges_of_a_board_pen_digit_of_any_size_moves_its_input_by_one_level_at_most():
     """The board's pen (BOARD_PEN, with a hand's wobble) on each digit drawn a third and two thirds of the board
     tall: strokes 5.5 to 10 cells wide at 4x, as pens of 10 to 32 pixels on a digit of one size, across the

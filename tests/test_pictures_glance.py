@@ -67,7 +67,7 @@ def test_a_speck_or_a_blot_as_small_as_a_small_digit_stays_refused(shape, side):
     assert "only specks" in (refusal(blot(shape, side)) or ""), (shape, side)
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_faint_pencil_on_grey_paper_is_read():
     """Pencil 35-70 levels darker than grey paper under a phone's noise (σ 2-5, JPEG): the six of the sample's
     digits 500-599 refused before as "nothing stands out from the picture's noise" (their ink 7.5-9.9 times the
@@ -97,7 +97,7 @@ def test_a_page_of_noise_stays_refused_over_3x3_pixels_too(mean, sigma):
         preparation.mnist_input(noise_page(mean, sigma, seed=mean))
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_tiny_clean_pictures_still_stand_out_pixel_by_pixel():
     """A picture of 20-40 pixels whose strokes fill much of it, clean: read (its 3 x 3 means differ at every
     stroke, so only the pixel-by-pixel noise, 0, says how far the ink stands out)."""

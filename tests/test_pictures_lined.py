@@ -37,7 +37,7 @@ def twin_inputs():
     return inputs(TWIN, images, labels), images, labels
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 @pytest.mark.parametrize("kind", LINED)
 def test_a_digit_on_lined_paper_gives_the_plain_papers_input(kind, twin_inputs):
     """8 of the sample's digits photographed on lined paper give the 28x28 ink of the same photo without lines:

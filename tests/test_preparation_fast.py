@@ -104,7 +104,7 @@ def test_the_cells_all_at_once_are_the_cells_one_at_a_time(pictures):
                                   old_cell_max(weight, start, end, 112, axis, within))
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_the_slope_counts_from_a_table_of_columns_are_the_counts_of_each_pixel(pictures):
     """ruling._gathered's scores (both _squares and _peak) equal the old per-pixel counts' on the dark pixels of
     the pictures and on their transposes, over the slopes the searches try, GATHER_CELLS pixels at a time."""

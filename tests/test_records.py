@@ -206,7 +206,7 @@ def test_real_mnist_files_in_shared_have_the_official_sha256():
     assert images.shape == (10000, 28, 28) and labels[:5].tolist() == [7, 2, 1, 0, 4]
 
 
-@pytest.mark.quick
+# not quick: over 2 s a run (make test runs it), so make test-quick keeps under a minute
 def test_read_examples_gives_each_records_pixels_and_digit_in_order(tmp_path):
     # The not-a-digit reference and the board's mistakes read the test digits so; each label is its one-hot's 1
     rng = np.random.default_rng(5)
