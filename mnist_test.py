@@ -356,7 +356,8 @@ OPTIONS = cli.Options([
     Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_test}; given again, "
            "each test set is scored", type=cli.path, again=True),
     Option("checkpoint", None, "score this checkpoint (e.g. model/mnist_model-2000) instead of the newest in "
-           "--model-dir, once; give it again to score more in one run", type=cli.path, append=True, metavar="PREFIX"),
+           "--model-dir, once (its .index, .meta or .data file names it too); give it again to score more in one run",
+           type=folders.checkpoint_path, append=True, metavar="PREFIX"),
     Option("interval", TEST_INTERVAL_SECS, "seconds between checks for a new checkpoint",
            type=cli.bounded(float, 0, above=True), constant="TEST_INTERVAL_SECS"),
     Option("once", False, "evaluate the latest checkpoint once and exit"),
