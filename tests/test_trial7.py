@@ -2,7 +2,10 @@
 
 a. A checkpoint's own file (.index, .meta, .data-00000-of-00001, as tab-completion gives) names its prefix
    wherever a checkpoint path is taken (mnist_test.py --checkpoint, mnist_lenet5_test.py's).
+b. A finite loss grown a thousandfold (a learning rate too high that never reaches NaN) is said once.
 """
+import types
+
 import pytest
 
 import mnist_test
@@ -29,3 +32,18 @@ def test_a_file_of_no_checkpoint_stays_as_typed(tmp_path):
     open(lone, "wb").close()
     assert folders.typed_prefix(lone) == lone
     assert folders.typed_prefix(str(tmp_path / "gone-5.index")) == str(tmp_path / "gone-5.index")
+
+
+@pytest.mark.quick
+def test_a_loss_grown_a_thousandfold_is_said_once():
+    """Fails before the fix: --learning-rate-base 50 climbed to a loss of 1.8e8 and ended at exit 0 without a word
+    (only NaN was said)."""
+    from mnistkit import training
+    settings = types.SimpleNamespace(named=lambda name: "--learning-rate-base")
+    run = training.Run(data=None, saves=None, stop=None, progress=None)
+    said = [run.grown_loss(loss, step, 50.0, settings) for step, loss in enumerate([3.0, 2.9, 9530.0, 1.8e8], 1)]
+    assert said[:2] == [None, None] and said[3] is None
+    assert said[2] == ("warning: step 3: the loss is 9.53e+03, 3.18e+03 times its first 3 (learning rate 50): "
+                       "the training is diverging; lower --learning-rate-base")
+    falling = training.Run(data=None, saves=None, stop=None, progress=None)
+    assert [falling.grown_loss(loss, 1, 0.1, settings) for loss in [3.0, 2000.0, 0.3]] == [None, None, None]
