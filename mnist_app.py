@@ -383,8 +383,19 @@ def main(argv=None):
     LEARN_OPTIONS.check(args, learn, parser.error)
     if args.serve and (args.images or args.json or args.show_input):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
+    typed = OPTIONS.typed(parser, cli.arguments(argv))
     if args.compare and not args.serve:
         parser.error("--compare serves a second model beside the first: give --serve too")
+    serve_only = [o.flag_name for o in OPTIONS if o.help.startswith("--serve:") and o.name in typed]
+    serve_only += [o.flag_name for o in LEARN_OPTIONS if o.name in LEARN_OPTIONS.typed(parser, cli.arguments(argv))]
+    if serve_only and not args.serve:  # else ignored without a word: the pictures are only predicted
+        parser.error(f"{serve_only[0]} is for the drawing board: give --serve too (pictures take none of --serve's "
+                     "flags)")
+    # A --keep-dir not there, mistyped from a folder beside it (`my_digts` by my_digits/): the board would keep the
+    # digits apart from those kept before, and a learn would not see them; refused, with the way to start one.
+    typo = args.serve and checkpoints.new_folder_typo(args.keep_dir, "keep digits in a new folder", os.path.isdir)
+    if typo:
+        parser.error(typo)
     if args.compare and same_folder(args.compare, args.model_dir):
         parser.error(f"--compare {args.compare} is --model-dir {args.model_dir} itself: a model beside itself shows "
                      "nothing; give another model's folder (model_lenet5)")

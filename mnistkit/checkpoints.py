@@ -567,15 +567,17 @@ def path_typo_of(typed, path):
     return len(one) == len(other) and one != other and all(a == b or typo_of(a, b) for a, b in zip(one, other))
 
 
-def new_folder_typo(model_dir, meant="start a new model there"):
+def new_folder_typo(model_dir, meant="start a new model there", wanted=None):
     """For a trainer (and the evaluator's watch): the one-line refusal of a --model-dir that is not there while a
     model folder beside it has a name it looks mistyped from (close_folders, then typo_of: `modle` beside `model`,
     a typo that would silently start a new model), else None. The way on for what was `meant` there (a trainer's
     new model, the evaluator's watch of one to come): make the folder first. A folder on the way counts too
-    (`rnus/model` beside runs/model: path_typo_of)."""
+    (`rnus/model` beside runs/model: path_typo_of). wanted: what counts as a folder meant (a predicate on a path;
+    default: a model folder), e.g. any folder for mnist_app.py's --keep-dir (`my_digts` beside my_digits)."""
     if os.path.lexists(model_dir):
         return None
-    close = [folder for folder in close_folders(model_dir, models_only=True) if path_typo_of(model_dir, folder)]
+    beside = close_folders(model_dir, models_only=True) if wanted is None else cli.close_paths(model_dir, wanted)
+    close = [folder for folder in beside if path_typo_of(model_dir, folder)]
     if not close:
         return None
     parent = os.path.dirname(os.path.normpath(model_dir))

@@ -4,11 +4,15 @@ a. A checkpoint's own file (.index, .meta, .data-00000-of-00001, as tab-completi
    wherever a checkpoint path is taken (mnist_test.py --checkpoint, mnist_lenet5_test.py's).
 b. A finite loss grown a thousandfold (a learning rate too high that never reaches NaN) is said once.
 """
+import glob
+import os
+import sys
 import types
 
 import pytest
 
 import mnist_test
+from conftest import ROOT, run_main
 from mnistkit import folders
 
 
@@ -47,3 +51,40 @@ def test_a_loss_grown_a_thousandfold_is_said_once():
                        "the training is diverging; lower --learning-rate-base")
     falling = training.Run(data=None, saves=None, stop=None, progress=None)
     assert [falling.grown_loss(loss, 1, 0.1, settings) for loss in [3.0, 2000.0, 0.3]] == [None, None, None]
+
+
+@pytest.mark.quick
+def test_a_keep_dir_mistyped_from_a_folder_beside_it_is_refused_with_the_folder_meant(tmp_path):
+    """Fails before the fix: `--serve --keep-dir my_digts` beside my_digits/ started the board on a new, empty
+    store, without a word."""
+    (tmp_path / "my_digits").mkdir()
+    done = run_main("mnist_app.py", "--serve", "--keep-dir", "my_digts", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == ("mnist_app.py: error: my_digts: no such folder; did you mean my_digits? (to keep digits "
+                           "in a new folder, make the folder first: mkdir my_digts)\n")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("flag", [["--keep-dir", "my_digits"], ["--port", "9000"], ["--host", "0.0.0.0"],
+                                  ["--shutdown-grace", "1"], ["--allow-origin", "*"], ["--learn-steps", "5"]])
+def test_a_flag_of_the_board_without_serve_is_refused(tmp_path, flag):
+    """Fails before the fix: `--keep-dir my_digits a.png` predicted a.png and never said --keep-dir did nothing."""
+    done = run_main("mnist_app.py", *flag, "a.png", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (f"mnist_app.py: error: {flag[0]} is for the drawing board: give --serve too (pictures "
+                           "take none of --serve's flags)\n")
+
+
+COURSE_SCRIPTS = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "mnist_*.py"))
+                        if "\ndef main(" in open(p, encoding="utf-8").read())
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", COURSE_SCRIPTS)
+def test_a_scripts_errors_name_the_script_itself_when_main_is_called_from_a_notebook(tmp_path, monkeypatch, script):
+    """Fails before the fix: mnist_backward.main(['--stpes', '10']) in a notebook said `ipykernel_launcher.py:
+    error: ...` (argparse's prog is sys.argv[0]'s name)."""
+    monkeypatch.setattr(sys, "argv", ["/usr/lib/python3/dist-packages/ipykernel_launcher.py", "-f", "kernel.json"])
+    done = run_main(script, "--no-such-flag", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"{script}: error: unknown option --no-such-flag"), done.stderr
