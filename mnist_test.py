@@ -400,6 +400,13 @@ def main(argv=None, net=mnist_forward, doc=__doc__, trainer=mnist_backward, inte
     parser = build_parser(net, doc, trainer, interval)
     args = parser.parse_args(cli.arguments(argv))
     data_dirs = args.data_dir if isinstance(args.data_dir, list) else [args.data_dir]
+    # Another network's folder, told by its record, is said before TensorFlow's import (seconds)
+    early = cli.exit_status(lambda: [checkpoints.recorded_elsewhere(folder, args.net.NETWORK, "test_script",
+                                                                     trainer.MODEL_NAME)
+                                     for folder in [os.path.dirname(c) or os.curdir for c in args.checkpoint or ()]
+                                     or [args.model_dir]])
+    if early:
+        return early
     if args.checkpoint or len(data_dirs) > 1:
         if args.report:
             parser.error("--report draws one checkpoint on one test set: give --report-json for several")

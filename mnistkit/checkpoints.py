@@ -492,6 +492,17 @@ def network_of(model_dir):
     return folder_network(model_dir) or folders.files_network(model_dir) or networks.trained_into(model_dir)
 
 
+def recorded_elsewhere(model_dir, network, script, name=MODEL_NAME):
+    """Raise networks.check_network's DataError at once, before TensorFlow's import, when model_dir's record
+    (folders.FOLDER_FILE) declares another network than `network` and the folder holds a checkpoint named `name`
+    (its newest named, from a listing: `model_lenet5/mnist_model-2000: this checkpoint holds LeNet-5, not the
+    784-500-10 network; use mnist_lenet5_test.py, ...`). script: "train_script" or "test_script". A folder
+    without a record, or not there, passes: the checkpoint's own names are checked when it is read."""
+    steps = checkpoint_steps(model_dir, name) if os.path.isdir(model_dir) else []
+    if steps:
+        networks.check_network(prefix_of(model_dir, steps[-1], name), folder_network(model_dir), network, script)
+
+
 def scored_by_another(model_dir, network):
     """The evaluator script (file name) of model_dir's network (network_of) when it is not `network`'s own (an
     evaluator that would refuse the folder's checkpoints: mnist_test.py on model_lenet5), else None."""

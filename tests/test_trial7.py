@@ -5,7 +5,9 @@ a. A checkpoint's own file (.index, .meta, .data-00000-of-00001, as tab-completi
 b. A finite loss grown a thousandfold (a learning rate too high that never reaches NaN) is said once.
 """
 import glob
+import json
 import os
+import re
 import sys
 import types
 
@@ -13,7 +15,7 @@ import pytest
 
 import mnist_test
 from conftest import ROOT, run_main
-from mnistkit import folders
+from mnistkit import cli, folders, networks
 
 
 @pytest.mark.quick
@@ -88,3 +90,47 @@ def test_a_scripts_errors_name_the_script_itself_when_main_is_called_from_a_note
     done = run_main(script, "--no-such-flag", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith(f"{script}: error: unknown option --no-such-flag"), done.stderr
+
+
+def folder_of(folder, network):
+    """A model folder whose record (schedule.json) declares `network`, with one checkpoint's files (empty: only
+    listed, never read, by a check before TensorFlow's import)."""
+    folder.mkdir()
+    (folder / folders.FOLDER_FILE).write_text(json.dumps({"network": networks.to_record(network)}), encoding="utf-8")
+    for end in (".index", ".meta", ".data-00000-of-00001"):
+        (folder / f"mnist_model-2000{end}").write_bytes(b"")
+    return folder
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, args, line", [
+    ("mnist_test.py", ["--once", "--model-dir", "model_lenet5"], "model_lenet5/mnist_model-2000: this checkpoint "
+     "holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_test.py, or another --model-dir"),
+    ("mnist_test.py", ["--checkpoint", "model_lenet5/mnist_model-2000.index"], "model_lenet5/mnist_model-2000: this "
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_test.py, or another --model-dir"),
+    ("mnist_lenet5_test.py", ["--once", "--model-dir", "model"], "model/mnist_model-2000: this checkpoint holds the "
+     "784-500-10 network, not LeNet-5; use mnist_test.py, or another --model-dir"),
+    ("mnist_backward.py", ["--model-dir", "model_lenet5", "--steps", "5"], "model_lenet5/mnist_model-2000: this "
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_backward.py, or another --model-dir"),
+])
+def test_another_networks_folder_told_by_its_record_is_said_before_tensorflow(tmp_path, script, args, line):
+    """Fails before the fix: the line came after TensorFlow's import (8 s), when the checkpoint was read (here the
+    empty files would be said damaged instead)."""
+    folder_of(tmp_path / "model_lenet5", networks.LENET5)
+    folder_of(tmp_path / "model", networks.MLP)
+    done = run_main(script, *args, cwd=tmp_path)
+    named = re.sub(r"use (\S+\.py)", lambda m: "use " + cli.script_path(m.group(1), str(tmp_path)), line)  # a path from tmp_path
+    assert (done.returncode, done.stderr) == (1, f"error: {named}\n")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("compare", ["nosuch", "modle", "model_lenet5"])
+def test_a_compare_model_not_there_is_said_before_the_board_starts(tmp_path, monkeypatch, compare):
+    """Fails before the fix: `--serve --compare nosuch` was said only when the board loaded it, after TensorFlow's
+    import (10 s); here the board is never opened."""
+    import mnist_app
+    folder_of(tmp_path / "model", networks.MLP)
+    (tmp_path / "model_lenet5").mkdir()
+    monkeypatch.setattr(mnist_app.board, "open_board", lambda *a, **k: pytest.fail("the board was opened"))
+    done = run_main("mnist_app.py", "--serve", "--compare", compare, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.startswith(f"error: {compare}: no "), done.stderr
