@@ -400,11 +400,12 @@ def main(argv=None, net=mnist_forward, doc=__doc__, trainer=mnist_backward, inte
     parser = build_parser(net, doc, trainer, interval)
     args = parser.parse_args(cli.arguments(argv))
     data_dirs = args.data_dir if isinstance(args.data_dir, list) else [args.data_dir]
-    # Another network's folder, told by its record, is said before TensorFlow's import (seconds)
+    # Another network's folder, told by its record, and a --report it cannot write (report.jpg) are said before
+    # TensorFlow's import (seconds)
     early = cli.exit_status(lambda: [checkpoints.recorded_elsewhere(folder, args.net.NETWORK, "test_script",
                                                                      trainer.MODEL_NAME)
                                      for folder in [os.path.dirname(c) or os.curdir for c in args.checkpoint or ()]
-                                     or [args.model_dir]])
+                                     or [args.model_dir]] + [args.report and reporting.report_path(args.report)])
     if early:
         return early
     if args.checkpoint or len(data_dirs) > 1:

@@ -115,8 +115,10 @@ def draw_report(numbers, pixels):
 
 
 def report_path(path):
-    """--report's file: PATH itself when it ends in .png, else PATH/report.png."""
-    return path if path.lower().endswith(".png") else os.path.join(path, REPORT_FILE)
+    """--report's file: PATH itself when it ends in .png, else PATH/report.png. Raises DataError as
+    images.png_or_folder does (`report.jpg`, an existing file that is not a .png)."""
+    from .images import png_or_folder  # Pillow's plugins: only for a --report given
+    return path if png_or_folder(path, "--report") == "file" else os.path.join(path, REPORT_FILE)
 
 
 def write_report(numbers, pixels, png=None, json_path=None):

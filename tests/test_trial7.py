@@ -134,3 +134,29 @@ def test_a_compare_model_not_there_is_said_before_the_board_starts(tmp_path, mon
     monkeypatch.setattr(mnist_app.board, "open_board", lambda *a, **k: pytest.fail("the board was opened"))
     done = run_main("mnist_app.py", "--serve", "--compare", compare, cwd=tmp_path)
     assert done.returncode == 1 and done.stderr.startswith(f"error: {compare}: no "), done.stderr
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, args, line", [
+    ("mnist_app.py", ["--show-input", "pics/photo_7.jpg", "pics/a.png", "pics/b.png"],
+     "pics/photo_7.jpg is a file, not a folder: give --show-input a folder for the 2 pictures"),
+    ("mnist_app.py", ["--show-input", "pics/notes", "pics/a.png"],
+     "pics/notes is a file, not a folder: give --show-input a folder, or FILE.png"),
+    ("mnist_app.py", ["--show-input", "out.jpg", "pics/a.png"],
+     "out.jpg: --show-input writes PNG pictures only: give out.png, or a folder"),
+    ("mnist_test.py", ["--once", "--report", "report.jpg"],
+     "report.jpg: --report writes PNG pictures only: give report.png, or a folder"),
+    ("mnist_test.py", ["--once", "--report", "pics/notes"],
+     "pics/notes is a file, not a folder: give --report a folder, or FILE.png"),
+])
+def test_a_png_or_folder_flag_refuses_what_it_would_misread_at_once(tmp_path, script, args, line):
+    """Fails before the fix: `--report report.jpg` made a folder named report.jpg (report.jpg/report.png) after
+    the scoring; `--show-input pics/photo_7.jpg` with two pictures said `cannot write --show-input picture (File
+    exists)` after TensorFlow's import. Here nothing is scored or loaded (an empty folder): the line comes first."""
+    (tmp_path / "pics").mkdir()
+    for name in ("photo_7.jpg", "a.png", "b.png", "notes"):
+        (tmp_path / "pics" / name).write_bytes(b"x")
+    (tmp_path / "model").mkdir()
+    done = run_main(script, *args, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, f"error: {line}\n")
+    assert not (tmp_path / "report.jpg").exists() and not (tmp_path / "out.jpg").exists()
