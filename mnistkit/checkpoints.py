@@ -471,7 +471,7 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     found = network_of(model_dir)
     if found is None and not os.path.isdir(model_dir) and (
             default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
-        return NoCheckpoint(not_there(model_dir))  # a typo (`modle`), not a model still to train
+        return NoCheckpoint(not_there(model_dir, caller == places.APP))  # a typo (`modle`), not a model to train
     chosen, scorer = found or network, None
     if chosen.train_script != network.train_script:  # another network's folder (model_lenet5): its own trainer
         # and, asked by an evaluator (caller: its test_script), its own evaluator, which scores it once trained
@@ -545,11 +545,21 @@ def close_folders(model_dir, models_only=False):
     return cli.close_paths(model_dir, wanted)
 
 
-def not_there(model_dir):
+def not_there(model_dir, exports=False):
     """The line for a --model-dir that is not there (a typo, `modle`): the folder named, and the folders beside
-    it whose names are close to it (close_folders): `modle: no such folder; did you mean model?`."""
-    return f"{model_dir}: no such folder; " + (cli.did_you_mean(model_dir, close=close_folders(model_dir))
-                                                or "give the folder that holds the checkpoints")
+    it whose names are close to it (close_folders): `modle: no such folder; did you mean model?`. exports: a
+    .tflite file beside it is offered too (mnist_app.py takes one: `export/mnist.tfilte` means
+    export/mnist.tflite, not the SavedModel folder export/mnist)."""
+    close = close_folders(model_dir)
+    if exports:
+        files = cli.close_paths(model_dir, lambda p: p.lower().endswith(places.TFLITE_SUFFIX) and os.path.isfile(p))
+        typed, found = os.path.basename(model_dir), files + close
+        # the same stem first (a mistyped suffix), then a file for a name with an extension, a folder for one without
+        close = sorted(found, key=lambda p: (cli.stem(os.path.basename(p)) != cli.stem(typed),
+                                             os.path.isfile(p) != ("." in typed), found.index(p)))[:3]
+    said = "not found" if close and os.path.isfile(close[0]) else "no such folder"  # a .tflite meant: a file
+    return f"{model_dir}: {said}; " + (cli.did_you_mean(model_dir, close=close)
+                                      or "give the folder that holds the checkpoints")
 
 
 def typo_of(typed, name):

@@ -160,3 +160,24 @@ def test_a_png_or_folder_flag_refuses_what_it_would_misread_at_once(tmp_path, sc
     done = run_main(script, *args, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, f"error: {line}\n")
     assert not (tmp_path / "report.jpg").exists() and not (tmp_path / "out.jpg").exists()
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("model, line", [
+    ("export/mnist.tfilte", "export/mnist.tfilte: not found; did you mean export/mnist.tflite or export/mnist or "
+                            "export/mnist_int8.tflite?"),
+    ("export/mnst", "export/mnst: no such folder; did you mean export/mnist or export/mnist.tflite?"),
+    ("export/mnist_int9.tflite", "export/mnist_int9.tflite: no such .tflite file; did you mean "
+                                 "export/mnist_int8.tflite or export/mnist.tflite?"),
+    ("modle", "modle: no such folder; did you mean model?"),
+])
+def test_a_mistyped_model_path_is_offered_tflite_files_too(tmp_path, model, line):
+    """Fails before the fix: `--model-dir export/mnist.tfilte` was offered the SavedModel folder export/mnist only
+    (folders only were looked at), a mistyped .tflite name nothing."""
+    (tmp_path / "export" / "mnist" / "1").mkdir(parents=True)
+    for name in ("mnist.tflite", "mnist_int8.tflite"):
+        (tmp_path / "export" / name).write_bytes(b"")
+    folder_of(tmp_path / "model", networks.MLP)
+    (tmp_path / "a.png").write_bytes(b"")
+    done = run_main("mnist_app.py", "--model-dir", model, "a.png", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, f"error: {line}\n")
