@@ -248,6 +248,9 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     # their lines are pre_pic's, as when some are there.
     load = model_loader(model_dir)
     unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
+    if not unread and "tensorflow" not in sys.modules and not str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX) \
+            and sys.stderr.isatty():  # a person waits at a prompt: the seconds of TensorFlow's first import said
+        print("loading the model (TensorFlow's first import takes a few seconds)...", file=sys.stderr, flush=True)
     predictor = None if unread else load()
     if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
         for line in deployed.describe(predictor, tf_compat.VERBOSE):
@@ -403,6 +406,7 @@ def main(argv=None):
         if origin != "*" and guard.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
                          "(http://localhost:3000), or *")
+    tf_compat.WRITES = bool(args.serve or args.show_input)  # pictures predicted: a stop has nothing to save
     failed = []
     status = cli.exit_status(lambda: failed.append(run(args)))
     return status or (1 if failed[0] else 0)

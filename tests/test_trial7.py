@@ -181,3 +181,39 @@ def test_a_mistyped_model_path_is_offered_tflite_files_too(tmp_path, model, line
     (tmp_path / "a.png").write_bytes(b"")
     done = run_main("mnist_app.py", "--model-dir", model, "a.png", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, f"error: {line}\n")
+
+
+def test_the_app_at_its_prompts_says_it_loads_and_its_stop_line_claims_no_save(trained_workdir):
+    """Fails before the fix: `python mnist_app.py` at a terminal went silent for ~8.6 s after the first answer (no
+    line said TensorFlow was loading), and Ctrl-C then said `...; nothing saved`, for a script that saves nothing."""
+    pty = pytest.importorskip("pty")  # a terminal, as a person at the prompts has (POSIX)
+    import signal
+    import subprocess
+    import time
+    main, child = pty.openpty()
+    process = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_app.py")], cwd=trained_workdir,
+                               stdin=child, stdout=child, stderr=child, close_fds=True)
+    os.close(child)
+    seen = b""
+
+    def read_until(text, seconds=120):
+        nonlocal seen
+        end = time.monotonic() + seconds
+        while text not in seen and time.monotonic() < end:
+            try:
+                seen += os.read(main, 4096)
+            except OSError:  # the child ended: its side of the terminal closed
+                break
+        return text in seen
+    try:
+        assert read_until(b"input the number of test pictures:"), seen
+        os.write(main, b"1\n")
+        assert read_until(b"loading the model (TensorFlow's first import takes a few seconds)..."), seen
+        process.send_signal(signal.SIGINT)
+        assert read_until(b"SIGINT: stopped"), seen
+        process.wait(timeout=60)
+        read_until(b"\0", 1)
+    finally:
+        process.kill()
+        os.close(main)
+    assert b"nothing saved" not in seen and process.returncode == 128 + signal.SIGINT, seen
