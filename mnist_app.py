@@ -54,7 +54,7 @@ TOP_K = 3
 COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, word for word
 PATH_PROMPT = "the path of test picture:"
 NO_PICTURES = "0 test pictures: nothing to predict"  # the line an answer of 0 ends with
-NOT_A_DIGIT = ("; but that is not a digit, 这不是数字: it lies far from every test digit the network knows "
+NOT_A_DIGIT = ("; but that is not a digit: it lies far from every test digit the network knows "
                "(docs/inside.md)")  # the end of the line of a picture mnistkit.reference finds no digit in
 
 

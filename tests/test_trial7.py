@@ -4,6 +4,7 @@ a. A checkpoint's own file (.index, .meta, .data-00000-of-00001, as tab-completi
    wherever a checkpoint path is taken (mnist_test.py --checkpoint, mnist_lenet5_test.py's).
 b. A finite loss grown a thousandfold (a learning rate too high that never reaches NaN) is said once.
 """
+import ast
 import glob
 import json
 import os
@@ -217,3 +218,31 @@ def test_the_app_at_its_prompts_says_it_loads_and_its_stop_line_claims_no_save(t
         process.kill()
         os.close(main)
     assert b"nothing saved" not in seen and process.returncode == 128 + signal.SIGINT, seen
+
+
+CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+# The files whose strings may hold Chinese: the board's Chinese twin (served where zh is asked for), and a regular
+# expression's range of CJK characters (a name's letters, not words said).
+CHINESE_ALLOWED = {os.path.join("mnistkit", "board", "zh.py"), os.path.join("mnistkit", "writer.py")}
+
+
+def chinese_strings(path):
+    """The string literals of a Python file (docstrings left out: examples, not output) that hold CJK characters:
+    [(line, text)]."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and id(node) not in docs and CJK.search(node.value)]
+
+
+@pytest.mark.quick
+def test_english_output_holds_no_chinese_outside_the_zh_twin():
+    """Fails before the fix: mnist_app.py's line for a picture that is not a digit said `but that is not a digit,
+    这不是数字: ...` in the English output."""
+    files = glob.glob(os.path.join(ROOT, "*.py")) + glob.glob(os.path.join(ROOT, "mnistkit", "**", "*.py"),
+                                                                recursive=True) \
+        + glob.glob(os.path.join(ROOT, "tools", "*.py"))
+    found = {os.path.relpath(path, ROOT): chinese_strings(path) for path in files}
+    assert {path: said for path, said in found.items() if said and path not in CHINESE_ALLOWED} == {}
