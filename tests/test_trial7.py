@@ -246,3 +246,19 @@ def test_english_output_holds_no_chinese_outside_the_zh_twin():
         + glob.glob(os.path.join(ROOT, "tools", "*.py"))
     found = {os.path.relpath(path, ROOT): chinese_strings(path) for path in files}
     assert {path: said for path, said in found.items() if said and path not in CHINESE_ALLOWED} == {}
+
+
+@pytest.mark.quick
+def test_the_cluster_says_too_few_training_files_before_any_task_starts(tmp_path, monkeypatch):
+    """Fails before the fix: `mnist_cluster.py --steps 600` on one training file started the parameter server and
+    both workers (~10 s) before a worker said `1 training file(s) for 2 workers`."""
+    import mnist_cluster
+    from mnistkit import records
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "mnist_train.tfrecords").write_bytes(b"")
+    monkeypatch.setattr(mnist_cluster, "run_cluster", lambda *a, **k: pytest.fail("the cluster's tasks were started"))
+    done = run_main("mnist_cluster.py", "--steps", "600", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)  # the command as named from the folder the cluster ran in
+    command = records.generate_command(os.path.join(".", "data"), "--shards", "2")
+    assert (done.returncode, done.stderr) == (1, f"error: ./data: 1 training file(s) for 2 workers; run `{command}` "
+                                                 "(or a multiple) first\n")
