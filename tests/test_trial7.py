@@ -262,3 +262,16 @@ def test_the_cluster_says_too_few_training_files_before_any_task_starts(tmp_path
     command = records.generate_command(os.path.join(".", "data"), "--shards", "2")
     assert (done.returncode, done.stderr) == (1, f"error: ./data: 1 training file(s) for 2 workers; run `{command}` "
                                                  "(or a multiple) first\n")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("readme", ["README.md", "README.zh-CN.md"])
+def test_the_readmes_windows_steps_train_past_the_demo(readme):
+    """Fails before the fix: README.md's PowerShell block ran `python mnist_backward.py --steps 2000` right after
+    `tasks.py demo`, which had trained to 2000 already: it only said `already reaches the target`."""
+    import tasks
+    demo = int(tasks.build_parser().get_default("steps"))  # the demo's steps ($DEMO_STEPS, else 2000)
+    text = open(os.path.join(ROOT, readme), encoding="utf-8").read()
+    blocks = [b for b in re.findall(r"```powershell\n(.*?)```", text, re.S) if "tasks.py demo" in b]
+    steps = [int(n) for b in blocks for n in re.findall(r"mnist_backward\.py --steps (\d+)", b)]
+    assert blocks and steps and all(n > demo for n in steps), (blocks, demo)
