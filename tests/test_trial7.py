@@ -275,3 +275,13 @@ def test_the_readmes_windows_steps_train_past_the_demo(readme):
     blocks = [b for b in re.findall(r"```powershell\n(.*?)```", text, re.S) if "tasks.py demo" in b]
     steps = [int(n) for b in blocks for n in re.findall(r"mnist_backward\.py --steps (\d+)", b)]
     assert blocks and steps and all(n > demo for n in steps), (blocks, demo)
+
+
+@pytest.mark.quick
+def test_a_report_json_that_is_a_folder_is_said_before_the_scoring(tmp_path):
+    """Fails before the fix: `--report-json data` scored the test set, then said `cannot write report (Is a
+    directory)`; here there is nothing to score, and the line comes first."""
+    (tmp_path / "data").mkdir()
+    done = run_main("mnist_test.py", "--once", "--report-json", "data", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, f"error: data is a folder, not a file: give --report-json a file "
+                                                 f"name ({os.path.join('data', 'report.json')})\n")
