@@ -258,8 +258,9 @@ def script_name(doc):
     mnist_lenet5_backward.py passes its own to mnist_backward's parser), found among the modules loaded; None
     (argparse's sys.argv[0]) when no loaded module's is."""
     for module in list(sys.modules.values()):
-        if getattr(module, "__doc__", None) is doc and getattr(module, "__file__", None):
-            return os.path.basename(module.__file__)
+        found = getattr(module, "__dict__", {})  # not getattr: a lazy module's __getattr__ would warn or import
+        if found.get("__doc__") is doc and found.get("__file__"):
+            return os.path.basename(found["__file__"])
     return None
 
 

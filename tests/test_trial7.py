@@ -120,7 +120,8 @@ def test_another_networks_folder_told_by_its_record_is_said_before_tensorflow(tm
     folder_of(tmp_path / "model_lenet5", networks.LENET5)
     folder_of(tmp_path / "model", networks.MLP)
     done = run_main(script, *args, cwd=tmp_path)
-    named = re.sub(r"use (\S+\.py)", lambda m: "use " + cli.script_path(m.group(1), str(tmp_path)), line)  # a path from tmp_path
+    # the script named as from tmp_path (cli.script_path: its path there)
+    named = re.sub(r"use (\S+\.py)", lambda m: "use " + cli.script_path(m.group(1), str(tmp_path)), line)
     assert (done.returncode, done.stderr) == (1, f"error: {named}\n")
 
 
