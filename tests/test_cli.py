@@ -272,3 +272,13 @@ def test_every_tool_and_bench_answers_help_at_once_without_tensorflow(script, tm
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
     assert result.stdout.startswith("usage: ")
     assert tensorflow_modules(imported) == []
+
+
+@pytest.mark.parametrize("script", [path for path in HELPERS if path.startswith("tools")])
+def test_every_tool_refuses_a_flag_it_does_not_know_in_one_line(script, tmp_path):
+    """Fails before the fix (trial 7): argparse's usage block came before the error line (tools/score_tflite.py
+    read sys.argv by hand: an IndexError traceback)."""
+    result, imported = run_traced(script, "--no-such-flag", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(f"{os.path.basename(script)}: error: ")
+    assert tensorflow_modules(imported) == []

@@ -269,6 +269,7 @@ CHECKS = {f.__name__: f for f in (names, drop_remainder, shuffle, buffer_memory,
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=CHECKS, help="run this check (repeat for more)")
+    parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage block
     args = parser.parse_args(argv)
     load_tensorflow()
     os.chdir(tempfile.mkdtemp(prefix="migration_checks-"))

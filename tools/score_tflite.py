@@ -22,6 +22,7 @@ parser = argparse.ArgumentParser(description="Score a .tflite file of mnist_expo
 parser.add_argument("model", help="a .tflite file (export/mnist_int8.tflite)")
 parser.add_argument("folder", help="the course's JPGs (mnist_data_jpg/mnist_test_jpg_2000)")
 parser.add_argument("labels", help="their label file (mnist_data_jpg/mnist_test_jpg_2000.txt)")
+parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage block
 model, folder, labels = vars(parser.parse_args()).values()
 try:
     runner = Interpreter(model_path=model).get_signature_runner("serving_default")
