@@ -54,7 +54,7 @@ TOP_K = 3
 COUNT_PROMPT = "input the number of test pictures:"  # the course's prompts, word for word
 PATH_PROMPT = "the path of test picture:"
 NO_PICTURES = "0 test pictures: nothing to predict"  # the line an answer of 0 ends with
-NOT_A_DIGIT = ("; but that is not a digit, 这不是数字: it lies far from every test digit the network knows "
+NOT_A_DIGIT = ("; but that is not a digit: it lies far from every test digit the network knows "
                "(docs/inside.md)")  # the end of the line of a picture mnistkit.reference finds no digit in
 
 
@@ -248,6 +248,9 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     # their lines are pre_pic's, as when some are there.
     load = model_loader(model_dir)
     unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
+    if not unread and "tensorflow" not in sys.modules and not str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX) \
+            and sys.stderr.isatty():  # a person waits at a prompt: the seconds of TensorFlow's first import said
+        print("loading the model (TensorFlow's first import takes a few seconds)...", file=sys.stderr, flush=True)
     predictor = None if unread else load()
     if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
         for line in deployed.describe(predictor, tf_compat.VERBOSE):
@@ -383,8 +386,19 @@ def main(argv=None):
     LEARN_OPTIONS.check(args, learn, parser.error)
     if args.serve and (args.images or args.json or args.show_input):
         parser.error("--serve takes no pictures, --json or --show-input: the page and the API receive the pictures")
+    typed = OPTIONS.typed(parser, cli.arguments(argv))
     if args.compare and not args.serve:
         parser.error("--compare serves a second model beside the first: give --serve too")
+    serve_only = [o.flag_name for o in OPTIONS if o.help.startswith("--serve:") and o.name in typed]
+    serve_only += [o.flag_name for o in LEARN_OPTIONS if o.name in LEARN_OPTIONS.typed(parser, cli.arguments(argv))]
+    if serve_only and not args.serve:  # else ignored without a word: the pictures are only predicted
+        parser.error(f"{serve_only[0]} is for the drawing board: give --serve too (pictures take none of --serve's "
+                     "flags)")
+    # A --keep-dir not there, mistyped from a folder beside it (`my_digts` by my_digits/): the board would keep the
+    # digits apart from those kept before, and a learn would not see them; refused, with the way to start one.
+    typo = args.serve and checkpoints.new_folder_typo(args.keep_dir, "keep digits in a new folder", os.path.isdir)
+    if typo:
+        parser.error(typo)
     if args.compare and same_folder(args.compare, args.model_dir):
         parser.error(f"--compare {args.compare} is --model-dir {args.model_dir} itself: a model beside itself shows "
                      "nothing; give another model's folder (model_lenet5)")
@@ -392,6 +406,7 @@ def main(argv=None):
         if origin != "*" and guard.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
                          "(http://localhost:3000), or *")
+    tf_compat.WRITES = bool(args.serve or args.show_input)  # pictures predicted: a stop has nothing to save
     failed = []
     status = cli.exit_status(lambda: failed.append(run(args)))
     return status or (1 if failed[0] else 0)
@@ -443,6 +458,8 @@ def serve(args):
     does, or when --host/--port cannot be listened on.
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
+    for model_dir in [args.model_dir] + ([args.compare] if args.compare else []):
+        model_loader(model_dir)  # a model not there (`--compare modle`) said at once, before TensorFlow's import
     served = board.open_board(lambda: load_predictor(args.model_dir),
                               lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
                               args.model_dir, kept, learn.Plan.of(args, "learn"),

@@ -414,7 +414,10 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings(), sys.modules[__name__])
-    return cli.exit_status(lambda: backward(settings=settings()),
+    name = getattr(constants or sys.modules[__name__], "MODEL_NAME", MODEL_NAME)
+    # Another network's folder, told by its record, is said before TensorFlow's import (seconds)
+    return cli.exit_status(lambda: (checkpoints.recorded_elsewhere(args.model_dir, args.net.NETWORK, "train_script",
+                                                                   name), backward(settings=settings())),
                            interrupted="interrupted before training started; nothing saved")
 
 

@@ -34,8 +34,9 @@ import threading
 import time
 
 import mnist_backward
-from mnistkit import checkpoints, cli
-from mnistkit.distributed import bypass_proxy
+import mnist_generateds
+from mnistkit import checkpoints, cli, records
+from mnistkit.distributed import bypass_proxy, worker_shards
 from mnistkit.errors import STOP_SIGNALS, DataError
 
 NETS = {"mlp": "mnist_forward", "lenet5": "mnist_lenet5_forward"}  # --net's short names for the course's networks
@@ -233,7 +234,8 @@ def check_worker_flags(worker_args, trainer, launcher):
     """Check the flags that go to every worker as their trainer (the script at path `trainer`) will, before any task
     starts: its parser and its options' bounds (mnist_backward.OPTIONS), each mistake one line through the launcher's
     parser's error (exit status 2), not once per worker; a mistyped flag is matched with the launcher's options too
-    (--worker: did you mean --workers?). Raises DataError when the trainer cannot be imported."""
+    (--worker: did you mean --workers?). Raises DataError when the trainer cannot be imported. Returns the
+    workers' parsed options (mnist_backward.OPTIONS' values)."""
     try:
         constants = importlib.import_module(os.path.splitext(os.path.basename(trainer))[0])  # its defaults
     except ImportError as e:
@@ -246,6 +248,7 @@ def check_worker_flags(worker_args, trainer, launcher):
             and checkpoints.new_folder_typo(given.model_dir))  # `--model-dir modle` by model/: as the trainer refuses
     if typo:
         launcher.error(typo)
+    return given
 
 
 def build_parser():
@@ -263,9 +266,16 @@ def main(argv=None):
     args, worker_args = parser.parse_known_args(argv)
     OPTIONS.check(args, sys.modules[__name__], parser.error)
     try:
-        check_worker_flags(worker_args, trainer_of(args.net), parser)
+        given = check_worker_flags(worker_args, trainer_of(args.net), parser)
     except DataError as e:
         parser.error(str(e))
+    # Training records not there, or fewer training files than workers (each reads its own shards): said as a
+    # worker says it (exit 1), before any task starts, where it took the tasks' start (~10 s)
+    status = cli.exit_status(lambda: worker_shards(records.tfrecord_files(given.data_dir,
+                                                                          name=mnist_generateds.tfRecord_train),
+                                                   0, args.workers))
+    if status:
+        return status
     if args.verbose:
         worker_args.append("--verbose")
     statuses, stopped_by = run_cluster(args.ps, args.workers, worker_args, net=args.net)

@@ -356,7 +356,8 @@ OPTIONS = cli.Options([
     Option("data_dir", mnist_generateds.data_path, f"folder holding {mnist_generateds.tfRecord_test}; given again, "
            "each test set is scored", type=cli.path, again=True),
     Option("checkpoint", None, "score this checkpoint (e.g. model/mnist_model-2000) instead of the newest in "
-           "--model-dir, once; give it again to score more in one run", type=cli.path, append=True, metavar="PREFIX"),
+           "--model-dir, once (its .index, .meta or .data file names it too); give it again to score more in one run",
+           type=folders.checkpoint_path, append=True, metavar="PREFIX"),
     Option("interval", TEST_INTERVAL_SECS, "seconds between checks for a new checkpoint",
            type=cli.bounded(float, 0, above=True), constant="TEST_INTERVAL_SECS"),
     Option("once", False, "evaluate the latest checkpoint once and exit"),
@@ -393,12 +394,29 @@ def defaults_of(trainer, interval=None):
                                  TEST_INTERVAL_SECS=TEST_INTERVAL_SECS if interval is None else interval)
 
 
+def check_at_once(args, trainer):
+    """What the parsed command line `args` names that cannot work, said before TensorFlow's import (seconds):
+    another network's folder, told by its record (checkpoints.recorded_elsewhere; each --checkpoint's folder, else
+    --model-dir), a --report it cannot write (report.jpg: reporting.report_path), a --report-json that is a folder.
+    Raises DataError. trainer: the trainer script's module (its MODEL_NAME)."""
+    folders_named = [os.path.dirname(c) or os.curdir for c in args.checkpoint or ()] or [args.model_dir]
+    for folder in folders_named:
+        checkpoints.recorded_elsewhere(folder, args.net.NETWORK, "test_script", trainer.MODEL_NAME)
+    if args.report:
+        reporting.report_path(args.report)
+    if args.report_json:
+        reporting.check_json_path(args.report_json)
+
+
 def main(argv=None, net=mnist_forward, doc=__doc__, trainer=mnist_backward, interval=None):
     """The command line of mnist_test.py; with net, doc, trainer and interval (build_parser's), of
     mnist_lenet5_test.py."""
     parser = build_parser(net, doc, trainer, interval)
     args = parser.parse_args(cli.arguments(argv))
     data_dirs = args.data_dir if isinstance(args.data_dir, list) else [args.data_dir]
+    early = cli.exit_status(lambda: check_at_once(args, trainer))
+    if early:
+        return early
     if args.checkpoint or len(data_dirs) > 1:
         if args.report:
             parser.error("--report draws one checkpoint on one test set: give --report-json for several")

@@ -471,7 +471,7 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     found = network_of(model_dir)
     if found is None and not os.path.isdir(model_dir) and (
             default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
-        return NoCheckpoint(not_there(model_dir))  # a typo (`modle`), not a model still to train
+        return NoCheckpoint(not_there(model_dir, caller == places.APP))  # a typo (`modle`), not a model to train
     chosen, scorer = found or network, None
     if chosen.train_script != network.train_script:  # another network's folder (model_lenet5): its own trainer
         # and, asked by an evaluator (caller: its test_script), its own evaluator, which scores it once trained
@@ -490,6 +490,17 @@ def network_of(model_dir):
     declares, else the one its checkpoint files show (folders.files_network), else the one whose trainer writes a
     folder of that name by default (networks.trained_into: model_lenet5 is LeNet-5's); None when none says."""
     return folder_network(model_dir) or folders.files_network(model_dir) or networks.trained_into(model_dir)
+
+
+def recorded_elsewhere(model_dir, network, script, name=MODEL_NAME):
+    """Raise networks.check_network's DataError at once, before TensorFlow's import, when model_dir's record
+    (folders.FOLDER_FILE) declares another network than `network` and the folder holds a checkpoint named `name`
+    (its newest named, from a listing: `model_lenet5/mnist_model-2000: this checkpoint holds LeNet-5, not the
+    784-500-10 network; use mnist_lenet5_test.py, ...`). script: "train_script" or "test_script". A folder
+    without a record, or not there, passes: the checkpoint's own names are checked when it is read."""
+    steps = checkpoint_steps(model_dir, name) if os.path.isdir(model_dir) else []
+    if steps:
+        networks.check_network(prefix_of(model_dir, steps[-1], name), folder_network(model_dir), network, script)
 
 
 def scored_by_another(model_dir, network):
@@ -534,11 +545,21 @@ def close_folders(model_dir, models_only=False):
     return cli.close_paths(model_dir, wanted)
 
 
-def not_there(model_dir):
+def not_there(model_dir, exports=False):
     """The line for a --model-dir that is not there (a typo, `modle`): the folder named, and the folders beside
-    it whose names are close to it (close_folders): `modle: no such folder; did you mean model?`."""
-    return f"{model_dir}: no such folder; " + (cli.did_you_mean(model_dir, close=close_folders(model_dir))
-                                                or "give the folder that holds the checkpoints")
+    it whose names are close to it (close_folders): `modle: no such folder; did you mean model?`. exports: a
+    .tflite file beside it is offered too (mnist_app.py takes one: `export/mnist.tfilte` means
+    export/mnist.tflite, not the SavedModel folder export/mnist)."""
+    close = close_folders(model_dir)
+    if exports:
+        files = cli.close_paths(model_dir, lambda p: p.lower().endswith(places.TFLITE_SUFFIX) and os.path.isfile(p))
+        typed, found = os.path.basename(model_dir), files + close
+        # the same stem first (a mistyped suffix), then a file for a name with an extension, a folder for one without
+        close = sorted(found, key=lambda p: (cli.stem(os.path.basename(p)) != cli.stem(typed),
+                                             os.path.isfile(p) != ("." in typed), found.index(p)))[:3]
+    said = "not found" if close and os.path.isfile(close[0]) else "no such folder"  # a .tflite meant: a file
+    return f"{model_dir}: {said}; " + (cli.did_you_mean(model_dir, close=close)
+                                      or "give the folder that holds the checkpoints")
 
 
 def typo_of(typed, name):
@@ -567,15 +588,17 @@ def path_typo_of(typed, path):
     return len(one) == len(other) and one != other and all(a == b or typo_of(a, b) for a, b in zip(one, other))
 
 
-def new_folder_typo(model_dir, meant="start a new model there"):
+def new_folder_typo(model_dir, meant="start a new model there", wanted=None):
     """For a trainer (and the evaluator's watch): the one-line refusal of a --model-dir that is not there while a
     model folder beside it has a name it looks mistyped from (close_folders, then typo_of: `modle` beside `model`,
     a typo that would silently start a new model), else None. The way on for what was `meant` there (a trainer's
     new model, the evaluator's watch of one to come): make the folder first. A folder on the way counts too
-    (`rnus/model` beside runs/model: path_typo_of)."""
+    (`rnus/model` beside runs/model: path_typo_of). wanted: what counts as a folder meant (a predicate on a path;
+    default: a model folder), e.g. any folder for mnist_app.py's --keep-dir (`my_digts` beside my_digits)."""
     if os.path.lexists(model_dir):
         return None
-    close = [folder for folder in close_folders(model_dir, models_only=True) if path_typo_of(model_dir, folder)]
+    beside = close_folders(model_dir, models_only=True) if wanted is None else cli.close_paths(model_dir, wanted)
+    close = [folder for folder in beside if path_typo_of(model_dir, folder)]
     if not close:
         return None
     parent = os.path.dirname(os.path.normpath(model_dir))

@@ -197,15 +197,16 @@ class Options(tuple):
 
     def typed(self, parser, argv):
         """The names of the options whose --flag the command line `argv` typed (a set), as `parser` reads it
-        (add_to's): typed at its default value too, and not when argparse filled in the default."""
+        (add_to's): typed at its default value too, and not when argparse filled in the default. A repeatable
+        (append) option's default is None, which only a typed flag replaces with a list."""
         unset = object()
         defaults = {o.name: parser.get_default(o.name) for o in self if o.flag}
-        parser.set_defaults(**dict.fromkeys(defaults, unset))
+        parser.set_defaults(**{o.name: None if o.append else unset for o in self if o.flag})
         try:
             args = parser.parse_args(argv)
         finally:
             parser.set_defaults(**defaults)
-        return {name for name in defaults if getattr(args, name) is not unset}
+        return {name for name in defaults if getattr(args, name) not in (unset, None)}
 
     def record(self, settings):
         """{name: value} of every flag option in `settings` (training.Settings), as a model folder's record holds
@@ -237,6 +238,9 @@ def new_parser(doc, epilog=None):
     errors="backslashreplace" every message arrives, the unprintable
     characters as \\uXXXX escapes. Streams without reconfigure (a
     notebook's) are left as they are. epilog: text after the flags in --help.
+    The parser's prog (its messages' `mnist_backward.py: error: ...`) is the
+    script's own file name (script_name), not sys.argv[0]'s: main(argv)
+    called in a notebook said `ipykernel_launcher.py: error: ...`.
     """
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
@@ -245,8 +249,19 @@ def new_parser(doc, epilog=None):
                 reconfigure(errors="backslashreplace")
             except (ValueError, OSError):  # a closed or detached stream
                 pass
-    return ScriptParser(description=doc.split("\n\n")[0], epilog=epilog, allow_abbrev=False,
+    return ScriptParser(prog=script_name(doc), description=doc.split("\n\n")[0], epilog=epilog, allow_abbrev=False,
                         formatter_class=ShownDefaults)
+
+
+def script_name(doc):
+    """The file name (str, `mnist_backward.py`) of the script whose module docstring is `doc` (the very string:
+    mnist_lenet5_backward.py passes its own to mnist_backward's parser), found among the modules loaded; None
+    (argparse's sys.argv[0]) when no loaded module's is."""
+    for module in list(sys.modules.values()):
+        found = getattr(module, "__dict__", {})  # not getattr: a lazy module's __getattr__ would warn or import
+        if found.get("__doc__") is doc and found.get("__file__"):
+            return os.path.basename(found["__file__"])
+    return None
 
 
 def readable_json(value, encoding=None, **kwargs):

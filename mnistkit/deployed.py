@@ -132,7 +132,9 @@ class LiteRTModel:
 
     def __init__(self, path):
         if not os.path.isfile(path):
-            raise DataError(f"{path}: no such .tflite file; write it with `{cli.command('mnist_export.py')}`")
+            meant = cli.did_you_mean(path, lambda p: p.lower().endswith(TFLITE_SUFFIX) and os.path.isfile(p))
+            raise DataError(f"{path}: no such .tflite file; "
+                            + (meant or f"write it with `{cli.command('mnist_export.py')}`"))
         try:
             with open(path, "rb") as f:
                 self.content = f.read()  # kept: the interpreter reads its weights from these bytes

@@ -274,6 +274,20 @@ def checkpoint_format(prefix):
     return "V1" if os.path.isfile(prefix) else None
 
 
+def typed_prefix(path):
+    """The checkpoint prefix (str) a typed path means: a V2 checkpoint's own file (model/mnist_model-2000.index,
+    .meta or .data-00000-of-00001, as tab-completion gives) stands for its prefix when that prefix's .index is
+    there; any other path is returned as it is (a prefix, a V1 checkpoint's one file, or a path not there)."""
+    stripped = re.sub(V2_SUFFIX + "$", "", path)
+    return stripped if stripped != path and os.path.exists(stripped + ".index") else path
+
+
+def checkpoint_path(text):
+    """The argparse type of a checkpoint flag (mnist_test.py --checkpoint): str -> str, cli.path's path as the
+    prefix it means (typed_prefix: a checkpoint's .index/.meta/.data file stands for its prefix)."""
+    return typed_prefix(cli.path(text))
+
+
 Survey = collections.namedtuple("Survey", "model_dir name entries steps indexed unfinished newest")
 Survey.__doc__ = """What a model folder holds for checkpoints named `name`, from one listing and one read of its index.
 

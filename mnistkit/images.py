@@ -191,6 +191,27 @@ def picture_extensions():
     return {ext for ext, kind in Image.registered_extensions().items() if kind in Image.OPEN}
 
 
+def png_or_folder(path, flag, count=1):
+    """Where a flag that writes PNG pictures (mnist_test.py's --report, mnist_app.py's --show-input) takes `path`:
+    "file" when it ends in .png (a file of that name), else "folder" (pictures written into it).
+
+    Raises DataError at once, before any work, for a path that would be misread: one ending in another picture
+    format's extension (`report.jpg`, which was made a folder named report.jpg), an existing file taken as the
+    folder (`pics/photo_7.jpg`, said after the work as `cannot write ... (File exists)`), a .png for `count`
+    pictures above one."""
+    extension = os.path.splitext(path)[1].lower()
+    if extension == ".png":
+        if count > 1:
+            raise DataError(f"{path}: {flag} FILE.png takes one picture; give a folder for {count} pictures")
+        return "file"
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise DataError(f"{path} is a file, not a folder: give {flag} a folder"
+                        + (f" for the {count} pictures" if count > 1 else ", or FILE.png"))
+    if extension in picture_extensions():
+        raise DataError(f"{path}: {flag} writes PNG pictures only: give {os.path.splitext(path)[0]}.png, or a folder")
+    return "folder"
+
+
 def picture_paths(args):
     """The pictures named on mnist_app.py's command line (paths, str), each folder replaced by its picture files.
 

@@ -25,7 +25,8 @@ from PIL import ExifTags, Image, UnidentifiedImageError
 
 from . import cli, files, formats
 from .errors import DataError
-from .images import WIDE_MODES, not_an_image, open_image, picture_extensions, pictures_in, to_8bit
+from .images import (WIDE_MODES, not_an_image, open_image, picture_extensions, pictures_in, png_or_folder,
+                     to_8bit)
 from .segmentation import MIN_CONTRAST, SeveralDigits
 from .records import IMAGE_SIZE
 
@@ -302,11 +303,10 @@ def input_path(show_input, picName, count):
     """Where --show-input writes the network input of picName: the .png itself, or one file per picture in a folder.
 
     In a folder the file keeps the picture's stem: photos/a.jpg -> <folder>/a.png.
-    Raises DataError when a FILE.png is given for more than one picture.
+    Raises DataError as images.png_or_folder does (a FILE.png for more than one picture, another picture
+    format's extension, an existing file taken as the folder).
     """
-    if show_input.lower().endswith(".png"):
-        if count > 1:
-            raise DataError(f"{show_input}: --show-input FILE.png takes one picture; give a folder for {count} pictures")
+    if png_or_folder(show_input, "--show-input", count) == "file":
         return show_input
     return os.path.join(show_input, os.path.splitext(os.path.basename(picName))[0] + ".png")
 

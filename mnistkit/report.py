@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from . import cli, files
+from .errors import DataError
 
 REPORT_FILE = "report.png"  # written into --report when it names a folder
 REPORT_WORST = 24  # misclassified digits listed in the report
@@ -115,8 +116,19 @@ def draw_report(numbers, pixels):
 
 
 def report_path(path):
-    """--report's file: PATH itself when it ends in .png, else PATH/report.png."""
-    return path if path.lower().endswith(".png") else os.path.join(path, REPORT_FILE)
+    """--report's file: PATH itself when it ends in .png, else PATH/report.png. Raises DataError as
+    images.png_or_folder does (`report.jpg`, an existing file that is not a .png)."""
+    from .images import png_or_folder  # Pillow's plugins: only for a --report given
+    return path if png_or_folder(path, "--report") == "file" else os.path.join(path, REPORT_FILE)
+
+
+def check_json_path(path):
+    """--report-json's file, checked before the work: raises DataError when `path` is a folder (the numbers were
+    scored, then `cannot write report (Is a directory)`)."""
+    if os.path.isdir(path):
+        raise DataError(f"{path} is a folder, not a file: give --report-json a file name "
+                        f"({os.path.join(path, 'report.json')})")
+    return path
 
 
 def write_report(numbers, pixels, png=None, json_path=None):

@@ -380,6 +380,20 @@ class Run:
     guard: object = None
     meter: object = None
     bar: object = None
+    first_loss: float = None  # the loss of this process's first step, which grown_loss compares with
+    warned: bool = False  # grown_loss has been said
+
+    def grown_loss(self, loss_value, step, learning_rate, settings):
+        """The one warning line (str) for a finite loss grown LOSS_GROWTH times above this run's first loss (a
+        learning rate too high, which may never reach NaN), said once a run; else None."""
+        if self.first_loss is None:
+            self.first_loss = loss_value
+        if self.warned or not loss_value > LOSS_GROWTH * max(self.first_loss, 1e-12):
+            return None
+        self.warned = True
+        return (f"warning: step {step}: the loss is {loss_value:.3g}, {loss_value / self.first_loss:.3g} times its "
+                f"first {self.first_loss:.3g} (learning rate {learning_rate:g}): the training is diverging; lower "
+                f"{settings.named('learning_rate_base')}")
 
     def took(self, out, loop, settings):
         """After a session run of the step loop that fetched `out` ([the train op's output or the steps run, loss,
@@ -389,6 +403,10 @@ class Run:
         self.data.check_unchanged()
         ran, loss_value, step, learning_rate = out[:4]
         check_loss(loss_value, step, learning_rate, settings, self.data.where)  # NaN: stop here
+        grown = self.grown_loss(loss_value, step, learning_rate, settings)
+        if grown:
+            with self.bar.external_write_mode():
+                settings.log(grown)
         summary = out[4] if len(out) > 4 else None
         self.bar.update(step - self.progress.step)
         self.bar.set_postfix(loss=f"{loss_value:.3g}", lr=f"{learning_rate:.3g}", refresh=False)
@@ -538,6 +556,11 @@ class StepGuard:
 def crossed(before, after, every):
     """True when a multiple of `every` lies in (before, after]."""
     return after // every > before // every
+
+
+# A finite loss this many times its run's first is said once (Run.grown_loss): the course's network from scratch
+# starts near 2.3 plus its L2 term and falls; a rate far too high (--learning-rate-base 50) climbs to 1e8 and more.
+LOSS_GROWTH = 1000
 
 
 class Diverged(DataError):

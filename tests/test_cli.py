@@ -257,3 +257,28 @@ def test_the_evaluator_and_the_exporter_declare_their_options(script):
     lenet5 = script == "mnist_lenet5_test.py"
     model_dir = next(a for a in parser._actions if "--model-dir" in a.option_strings)
     assert model_dir.default == ("./model_lenet5/" if lenet5 else "./model/")  # the trainer's MODEL_SAVE_PATH
+
+
+HELPERS = sorted(os.path.relpath(path, ROOT) for folder in ("tools", "bench")
+                 for path in glob.glob(os.path.join(ROOT, folder, "*.py")))
+
+
+@pytest.mark.parametrize("script", HELPERS)
+def test_every_tool_and_bench_answers_help_at_once_without_tensorflow(script, tmp_path):
+    """Fails before the fix (trial 7): tools/score_tflite.py --help ended in an IndexError traceback (sys.argv read
+    by hand), tools/load.py --help said `no command: give it after --`, tools/migration_checks.py --help imported
+    TensorFlow (10 s and its log lines)."""
+    result, imported = run_traced(script, "--help", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    assert result.stdout.startswith("usage: ")
+    assert tensorflow_modules(imported) == []
+
+
+@pytest.mark.parametrize("script", [path for path in HELPERS if path.startswith("tools")])
+def test_every_tool_refuses_a_flag_it_does_not_know_in_one_line(script, tmp_path):
+    """Fails before the fix (trial 7): argparse's usage block came before the error line (tools/score_tflite.py
+    read sys.argv by hand: an IndexError traceback)."""
+    result, imported = run_traced(script, "--no-such-flag", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith(f"{os.path.basename(script)}: error: ")
+    assert tensorflow_modules(imported) == []

@@ -84,8 +84,10 @@ def test_a_number_flag_out_of_its_range_is_one_line_and_exit_2(script, flag, val
 
 @pytest.mark.parametrize("script, args", [
     ("mnist_learn.py", ["--share", "0.999", "--steps", "1"]), ("mnist_learn.py", ["--share", "1e-6"]),
-    ("mnist_app.py", ["--threshold", "0", "--port", "65535"]), ("mnist_app.py", ["--threshold", "255", "--port", "0"]),
-    ("mnist_app.py", ["--shutdown-grace", "0", "--learn-steps", "1", "--learn-share", "0.999"]),
+    # the board's flags with --serve (refused without it): the run goes on to the model, not there
+    ("mnist_app.py", ["--serve", "--threshold", "0", "--port", "65535"]),
+    ("mnist_app.py", ["--serve", "--threshold", "255", "--port", "0"]),
+    ("mnist_app.py", ["--serve", "--shutdown-grace", "0", "--learn-steps", "1", "--learn-share", "0.999"]),
     ("mnist_generateds.py", ["--shards", "1", "--workers", "1", "--train-images", "none"]),
     ("mnist_cluster.py", ["--ps", "1", "--workers", "1", "--net", "none"]),
 ])

@@ -279,7 +279,7 @@ def test_the_app_says_not_a_digit_in_its_json_and_its_line(two_models, tmp_path)
     lines = run_main("mnist_app.py", "--model-dir", model_dir, str(tmp_path / "star.png"), cwd=two_models)
     said = answers["star.png"]["not_a_digit"]
     assert lines.stdout.rstrip().endswith(mnist_app.NOT_A_DIGIT) == said, lines.stdout
-    assert ("这不是数字" in lines.stdout) == said
+    assert "这不是数字" not in lines.stdout  # English output in English only (trial 7); the page's zh twin says it
 
 
 def test_the_exports_give_the_checkpoints_reasons_and_the_int8_file_says_it_cannot(exported_workdir):

@@ -121,6 +121,7 @@ def build_parser():
     parser.add_argument("--epochs", type=int, default=3, help="epochs' worth of examples to read")
     parser.add_argument("--label-key", help="the batch's label key, for the per-batch label mix")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of lines")
+    parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage block
     return parser
 
 

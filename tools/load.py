@@ -113,10 +113,11 @@ def parse(argv):
                              "and taken away while it is above N + 2 (other work on the machine), at most N")
     parser.add_argument("--settle", type=float, default=60.0,
                         help="seconds the busy processes run before the command starts (default 60)")
-    if "--" not in argv or argv.index("--") == len(argv) - 1:
+    parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage block
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])  # --help answers here, before the command is asked for
+    if cut >= len(argv) - 1:
         parser.error("no command: give it after --")
-    cut = argv.index("--")
-    args = parser.parse_args(argv[:cut])
     args.command = argv[cut + 1:]
     if args.busy < 0 or args.every <= 0 or args.settle < 0:
         parser.error("N and --settle must be 0 or more, --every more than 0")

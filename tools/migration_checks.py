@@ -16,10 +16,17 @@ import tempfile
 import time
 
 import numpy as np
-import tensorflow as tf
 
-v1 = tf.compat.v1
-ID_SPEC = {"id": tf.io.FixedLenFeature([], tf.int64)}
+tf = v1 = ID_SPEC = None  # TensorFlow, its compat.v1 and the records' spec: load_tensorflow(), after the command line
+
+
+def load_tensorflow():
+    """Import TensorFlow (seconds, and its log lines) once the command line is read: --help and a mistyped
+    --only answer at once without it."""
+    global tf, v1, ID_SPEC
+    import tensorflow
+    tf, v1 = tensorflow, tensorflow.compat.v1
+    ID_SPEC = {"id": tf.io.FixedLenFeature([], tf.int64)}
 
 
 def write_ids(path, ids, label=None, pad=0):
@@ -262,7 +269,9 @@ CHECKS = {f.__name__: f for f in (names, drop_remainder, shuffle, buffer_memory,
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", action="append", choices=CHECKS, help="run this check (repeat for more)")
+    parser.error = lambda message: parser.exit(2, f"{parser.prog}: error: {message}\n")  # one line, no usage block
     args = parser.parse_args(argv)
+    load_tensorflow()
     os.chdir(tempfile.mkdtemp(prefix="migration_checks-"))
     for name in args.only or CHECKS:
         CHECKS[name]()
