@@ -242,21 +242,7 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
         if not count:
             return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
-    # The course called restore_model for each picture, restoring the network each time; it is restored once here.
-    # A model_dir with no model is said first (model_loader, without TensorFlow). Pictures named of which none is
-    # there (a typo): each one's line at once, without the network's load, which imports TensorFlow (seconds);
-    # their lines are pre_pic's, as when some are there.
-    load = model_loader(model_dir)
-    unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
-    if not unread and "tensorflow" not in sys.modules and not str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX) \
-            and sys.stderr.isatty():  # a person waits at a prompt: the seconds of TensorFlow's first import said
-        print("loading the model (TensorFlow's first import takes a few seconds)...", file=sys.stderr, flush=True)
-    predictor = None if unread else load()
-    if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
-        for line in deployed.describe(predictor, tf_compat.VERBOSE):
-            print(line, file=sys.stderr, flush=True)
-    if predictor is not None and predictor.network.forward != mnist_forward.NETWORK.forward:  # another network: say
-        print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
+    predictor = predictor_for(model_dir, paths)  # the course restored the network for each picture: once here
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
     judge = predictor and reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
@@ -287,6 +273,27 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     if as_json:
         out(cli.readable_json(results, indent=1))  # 图片.png as it is; JSON escapes where stdout cannot
     return failed
+
+
+def predictor_for(model_dir, paths):
+    """application's network, restored once before the first picture: a Predictor, an export's predictor
+    (deployed.load_export), or None when paths is a list of which no picture is there (a typo: each picture's line
+    follows at once, without the load, which imports TensorFlow: seconds). A model_dir with no model is said first
+    (model_loader: SystemExit, without TensorFlow); at a terminal, TensorFlow's first import is said before it
+    starts; an export's version (and with --verbose its record) and a network other than the 784-500-10 one are
+    named on stderr."""
+    load = model_loader(model_dir)
+    unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
+    if not unread and "tensorflow" not in sys.modules and not str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX) \
+            and sys.stderr.isatty():  # a person waits at a prompt: the seconds of TensorFlow's first import said
+        print("loading the model (TensorFlow's first import takes a few seconds)...", file=sys.stderr, flush=True)
+    predictor = None if unread else load()
+    if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
+        for line in deployed.describe(predictor, tf_compat.VERBOSE):
+            print(line, file=sys.stderr, flush=True)
+    if predictor is not None and predictor.network.forward != mnist_forward.NETWORK.forward:  # another network: say
+        print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
+    return predictor
 
 
 def ask_count():
