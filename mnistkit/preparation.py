@@ -344,6 +344,7 @@ def network_rows(pixels):
 # average (MNIST's centring by mass lets a stroke touch the edge), its median too, and some of it is AS_IS_BRIGHT.
 AS_IS_RING, AS_IS_DARK, AS_IS_BRIGHT = 2, 40, 128
 AS_IS_GROUND = 8  # a median this grey or more is a dark grey ground, not MNIST's black: brought down to 0
+AS_IS_INK, AS_IS_SIDE = 32, 18  # MNIST's size: its pixels of AS_IS_INK or more span AS_IS_SIDE pixels at least
 
 
 def as_is_input(img):
@@ -358,7 +359,10 @@ def as_is_input(img):
     canvas, not MNIST's black) is brought down to 0 and the strokes
     stretched to 255: given as it was, the network read a quarter of such
     digits wrong (docs/photos.md). Kept digits and MNIST's own have a
-    ground of 0 and keep their values.
+    ground of 0 and keep their values. A digit smaller than MNIST's (its
+    pixels of AS_IS_INK or more spanning fewer than AS_IS_SIDE both ways:
+    MNIST scales each digit to 20 pixels on its longer side) is no input
+    yet: None, and it is prepared as any picture is.
     """
     if img.mode != "L" or img.size != (IMAGE_SIZE, IMAGE_SIZE):
         return None
@@ -368,7 +372,10 @@ def as_is_input(img):
     ground = float(np.median(pixels))
     if ring.mean() > AS_IS_DARK or ground > AS_IS_DARK or pixels.max() < AS_IS_BRIGHT:
         return None
-    if ground < AS_IS_GROUND:
-        return pixels.copy()
-    stretched = (pixels.astype(np.float64) - ground) * (255 / (float(pixels.max()) - ground))
-    return np.clip(np.round(stretched), 0, 255).astype(np.uint8)
+    if ground >= AS_IS_GROUND:
+        stretched = (pixels.astype(np.float64) - ground) * (255 / (float(pixels.max()) - ground))
+        pixels = np.clip(np.round(stretched), 0, 255).astype(np.uint8)
+    rows, cols = np.nonzero(pixels >= AS_IS_INK)
+    if max(rows.max() - rows.min(), cols.max() - cols.min()) + 1 < AS_IS_SIDE:
+        return None  # a smaller digit (a font's, 15 pixels tall): cropped, scaled and centred as any picture
+    return pixels.copy()
