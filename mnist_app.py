@@ -465,8 +465,11 @@ def serve(args):
     does, or when --host/--port cannot be listened on.
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
-    for model_dir in [args.model_dir] + ([args.compare] if args.compare else []):
-        model_loader(model_dir)  # a model not there (`--compare modle`) said at once, before TensorFlow's import
+    model_loader(args.model_dir)  # a model not there (`--model-dir modle`) said at once, before TensorFlow's import
+    try:
+        args.compare and model_loader(args.compare)  # and --compare's, named as the board names it once loading
+    except DataError as e:
+        raise DataError(f"--compare: {e}") from None
     served = board.open_board(lambda: load_predictor(args.model_dir),
                               lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
                               args.model_dir, kept, learn.Plan.of(args, "learn"),

@@ -135,7 +135,7 @@ def test_a_compare_model_not_there_is_said_before_the_board_starts(tmp_path, mon
     (tmp_path / "model_lenet5").mkdir()
     monkeypatch.setattr(mnist_app.board, "open_board", lambda *a, **k: pytest.fail("the board was opened"))
     done = run_main("mnist_app.py", "--serve", "--compare", compare, cwd=tmp_path)
-    assert done.returncode == 1 and done.stderr.startswith(f"error: {compare}: no "), done.stderr
+    assert done.returncode == 1 and done.stderr.startswith(f"error: --compare: {compare}: no "), done.stderr
 
 
 @pytest.mark.quick
