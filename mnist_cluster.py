@@ -269,11 +269,13 @@ def main(argv=None):
         given = check_worker_flags(worker_args, trainer_of(args.net), parser)
     except DataError as e:
         parser.error(str(e))
-    # Training records not there, or fewer training files than workers (each reads its own shards): said as a
-    # worker says it (exit 1), before any task starts, where it took the tasks' start (~10 s)
-    status = cli.exit_status(lambda: worker_shards(records.tfrecord_files(given.data_dir,
-                                                                          name=mnist_generateds.tfRecord_train),
-                                                   0, args.workers))
+    # Another network's --model-dir (told by its record), training records not there, or fewer training files than
+    # workers (each reads its own shards): said as a worker says it (exit 1), before any task starts, where it took
+    # the tasks' start (~10 s)
+    network = importlib.import_module(NETS.get(args.net, args.net)).NETWORK  # trainer_of imported it already
+    status = cli.exit_status(lambda: (
+        checkpoints.recorded_elsewhere(given.model_dir, network, "train_script", mnist_backward.MODEL_NAME),
+        worker_shards(records.tfrecord_files(given.data_dir, name=mnist_generateds.tfRecord_train), 0, args.workers)))
     if status:
         return status
     if args.verbose:

@@ -113,10 +113,15 @@ def folder_of(folder, network):
      "784-500-10 network, not LeNet-5; use mnist_test.py, or another --model-dir"),
     ("mnist_backward.py", ["--model-dir", "model_lenet5", "--steps", "5"], "model_lenet5/mnist_model-2000: this "
      "checkpoint holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_backward.py, or another --model-dir"),
+    ("mnist_cluster.py", ["--model-dir", "model_lenet5", "--steps", "5"], "model_lenet5/mnist_model-2000: this "
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_backward.py, or another --model-dir"),
+    ("mnist_cluster.py", ["--net", "lenet5", "--model-dir", "model", "--steps", "5"], "model/mnist_model-2000: this "
+     "checkpoint holds the 784-500-10 network, not LeNet-5; use mnist_backward.py, or another --model-dir"),
 ])
 def test_another_networks_folder_told_by_its_record_is_said_before_tensorflow(tmp_path, script, args, line):
     """Fails before the fix: the line came after TensorFlow's import (8 s), when the checkpoint was read (here the
-    empty files would be said damaged instead)."""
+    empty files would be said damaged instead); the cluster's came from every task once started (here: no training
+    records, said before any task starts)."""
     folder_of(tmp_path / "model_lenet5", networks.LENET5)
     folder_of(tmp_path / "model", networks.MLP)
     done = run_main(script, *args, cwd=tmp_path)
