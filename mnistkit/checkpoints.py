@@ -552,7 +552,7 @@ def not_there(model_dir, exports=False):
     export/mnist.tflite, not the SavedModel folder export/mnist)."""
     close = close_folders(model_dir)
     if exports:
-        files = cli.close_paths(model_dir, lambda p: p.lower().endswith(places.TFLITE_SUFFIX) and os.path.isfile(p))
+        files = cli.close_paths(model_dir, places.a_tflite_file)
         typed, found = os.path.basename(model_dir), files + close
         # the same stem first (a mistyped suffix), then a file for a name with an extension, a folder for one without
         close = sorted(found, key=lambda p: (cli.stem(os.path.basename(p)) != cli.stem(typed),

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import cli
 from .errors import DataError
-from . import layers, networks
+from . import layers, networks, places
 from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, read_metadata, versions
 
 SAVED_MODEL_FILE = "saved_model.pb"
@@ -132,7 +132,7 @@ class LiteRTModel:
 
     def __init__(self, path):
         if not os.path.isfile(path):
-            meant = cli.did_you_mean(path, lambda p: p.lower().endswith(TFLITE_SUFFIX) and os.path.isfile(p))
+            meant = cli.did_you_mean(path, places.a_tflite_file)
             raise DataError(f"{path}: no such .tflite file; "
                             + (meant or f"write it with `{cli.command('mnist_export.py')}`"))
         try:

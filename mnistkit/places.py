@@ -95,6 +95,12 @@ def has_checkpoints(folder):
         return False
 
 
+def a_tflite_file(path):
+    """True when `path` (str) is a LiteRT file mnist_export.py writes (a file ending in TFLITE_SUFFIX): what a
+    mistyped .tflite name is offered (cli.did_you_mean's wanted)."""
+    return path.lower().endswith(TFLITE_SUFFIX) and os.path.isfile(path)
+
+
 def is_version(folder):
     """True when folder is a SavedModel version folder (it holds saved_model.pb)."""
     return os.path.isfile(os.path.join(folder, SAVED_MODEL_FILE))
