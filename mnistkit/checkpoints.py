@@ -530,9 +530,9 @@ def holds_instead(model_dir):
 
 
 def trainer_of(model_dir, network=networks.MLP):
-    """The trainer script (file name) a hint names for model_dir: its recorded network's, else the one whose trainer
-    writes a folder of that name by default (networks.trained_into), else `network`'s."""
-    return (folder_network(model_dir) or networks.trained_into(model_dir) or network).train_script
+    """The trainer script (file name) a hint names for model_dir: its network's (network_of: the record's, else its
+    checkpoint files', else the one whose trainer writes a folder of that name by default), else `network`'s."""
+    return (network_of(model_dir) or network).train_script
 
 
 def close_folders(model_dir, models_only=False):

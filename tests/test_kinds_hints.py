@@ -187,3 +187,15 @@ def test_a_trainer_refuses_a_new_model_dir_in_a_folder_mistyped_from_a_model_fol
     assert checkpoints.new_folder_typo(str(tmp_path / "runs2" / "model")) is None
     assert checkpoints.path_typo_of(typed, meant)
     assert not checkpoints.path_typo_of(os.path.join("runs2", "model"), meant)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("where", ["history", "learns/1"])
+def test_the_trainer_a_hint_names_is_the_one_the_folders_checkpoint_files_show(where, tmp_path):
+    # learn's "no checkpoint to learn from; train one first" and a gone folder's hint named mnist_backward.py for a
+    # LeNet-5 folder without its record (trainer_of read the record and the folder's name, not its files)
+    from mnist_lenet5_forward import NETWORK
+    from mnistkit import checkpoints
+    left_checkpoint(tmp_path / "mymodel" / where, NETWORK.variables)
+    assert checkpoints.trainer_of(str(tmp_path / "mymodel")) == "mnist_lenet5_backward.py"
+    assert checkpoints.trainer_of(str(tmp_path / "elsewhere")) == "mnist_backward.py"
