@@ -37,8 +37,8 @@ import tf_compat
 from tf_compat import tf
 import mnist_backward
 import mnist_forward
-from mnistkit import (checkpoints, cli, deployed, folders, keep, layers, learn, listener, pictures, places, preparation,
-                      reference, segmentation)
+from mnistkit import (checkpoints, cli, deployed, export, folders, keep, layers, learn, listener, pictures, places,
+                      preparation, reference, segmentation)
 from mnistkit.board import app as board, guard, threads
 from mnistkit.errors import DataError
 from mnistkit.images import picture_paths  # the pictures the command line names, folders listed
@@ -194,7 +194,7 @@ def model_loader(model_dir):
     application() calls it before any picture, so that this line comes first, and loads the model only when a
     picture named is there.
     """
-    if str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX):
+    if export.is_tflite(model_dir):
         model = deployed.load(model_dir)
         return lambda: model
     # checkpoint files: a V2 checkpoint's of any name (which one is read is the index's, read with TensorFlow), or
@@ -284,7 +284,7 @@ def predictor_for(model_dir, paths):
     named on stderr."""
     load = model_loader(model_dir)
     unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
-    if not unread and "tensorflow" not in sys.modules and not str(model_dir).lower().endswith(deployed.TFLITE_SUFFIX) \
+    if not unread and "tensorflow" not in sys.modules and not export.is_tflite(model_dir) \
             and sys.stderr.isatty():  # a person waits at a prompt: the seconds of TensorFlow's first import said
         print("loading the model (TensorFlow's first import takes a few seconds)...", file=sys.stderr, flush=True)
     predictor = None if unread else load()

@@ -24,7 +24,7 @@ import numpy as np
 from . import cli
 from .errors import DataError
 from . import layers, networks, places
-from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, TFLITE_SUFFIX, quiet_output, read_metadata, versions
+from .export import INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY, is_tflite, quiet_output, read_metadata, versions
 
 SAVED_MODEL_FILE = "saved_model.pb"
 FALLBACK_NOTE = ("note: LiteRT's interpreter (pip package ai-edge-litert) is not installed; "
@@ -33,7 +33,7 @@ FALLBACK_NOTE = ("note: LiteRT's interpreter (pip package ai-edge-litert) is not
 
 def is_exported(path):
     """True when path names an exported form: a .tflite file, a SavedModel folder, or a base path of versions."""
-    return (str(path).lower().endswith(TFLITE_SUFFIX) or os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
+    return (is_tflite(path) or os.path.isfile(os.path.join(path, SAVED_MODEL_FILE))
             or newest_version(path) is not None)
 
 
@@ -94,7 +94,7 @@ def load(path):
     Raises DataError naming path when it is missing, damaged, or not one of
     our two networks' exports.
     """
-    if str(path).lower().endswith(TFLITE_SUFFIX):
+    if is_tflite(path):
         return LiteRTModel(path)
     if os.path.isfile(os.path.join(path, SAVED_MODEL_FILE)):
         return SavedModelModel(path)

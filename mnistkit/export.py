@@ -60,6 +60,12 @@ METADATA_NAME = "mnist_export"  # the .tflite files' Model.metadata entry: the e
 ASSETS_EXTRA, METADATA_FILE = "assets.extra", "mnist_export.json"  # the same in the SavedModel
 
 
+def is_tflite(path):
+    """True when path (str or os.PathLike) names a LiteRT file by its suffix, TFLITE_SUFFIX in any case
+    (`export/MNIST.TFLite`); whether the file is there is not looked at."""
+    return str(path).lower().endswith(TFLITE_SUFFIX)
+
+
 class Export:
     """What one export wrote: the SavedModel version folder and the two LiteRT files (str paths)."""
 
@@ -293,7 +299,7 @@ def read_metadata(path):
     record is there but unreadable.
     """
     try:
-        if str(path).lower().endswith(TFLITE_SUFFIX):
+        if is_tflite(path):
             try:
                 from ai_edge_litert import schema_py_generated as schema
             except ImportError:

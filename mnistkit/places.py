@@ -16,7 +16,7 @@ import re
 
 from . import cli
 from .errors import DataError
-from .export import TFLITE_SUFFIX, versions
+from .export import is_tflite, versions
 from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, HISTORY_FOLDER, INDEX_FILE, MODEL_NAME  # a model folder's names
 
 CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # a file of the course's own name's checkpoints
@@ -54,7 +54,7 @@ def holding(path):
 
 def _file_holding(path):
     folder, name = os.path.split(path)
-    if name.lower().endswith(TFLITE_SUFFIX):
+    if is_tflite(name):
         return Holding("tflite", "is a LiteRT (.tflite) file", [path])
     if name == SAVED_MODEL_FILE:
         return Holding("off", f"is the graph file of the SavedModel {folder or os.curdir}", [folder or os.curdir])
@@ -77,7 +77,7 @@ def _folder_holding(path):
         return None
     inside = [os.path.join(path, n) for n in names]
     exports = [p + " (SavedModel)" for p in inside if any(is_version(os.path.join(p, str(v))) for v in versions(p))]
-    exports += [p for p in inside if p.lower().endswith(TFLITE_SUFFIX) and os.path.isfile(p)]
+    exports += [p for p in inside if a_tflite_file(p)]
     if exports:
         return Holding("off", "holds exports", exports)
     models = [p for p in inside if os.path.isdir(p) and has_checkpoints(p)  # a model folder's own snapshots: not one
@@ -98,7 +98,7 @@ def has_checkpoints(folder):
 def a_tflite_file(path):
     """True when `path` (str) is a LiteRT file mnist_export.py writes (a file ending in TFLITE_SUFFIX): what a
     mistyped .tflite name is offered (cli.did_you_mean's wanted)."""
-    return path.lower().endswith(TFLITE_SUFFIX) and os.path.isfile(path)
+    return is_tflite(path) and os.path.isfile(path)
 
 
 def is_version(folder):

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from .. import checkpoints, deployed, files, layers
+from .. import checkpoints, deployed, export, files, layers
 from ..errors import DataError
 from ..places import CHECKPOINT_FILE, INDEX_FILE
 
@@ -129,7 +129,7 @@ class Follower:
     def __init__(self, model, load, path, out=print, err=None, retry=RETRY_SECS, clock=time.monotonic):
         self.model, self.load, self.path, self.out, self.err = model, load, str(path), out, err
         self.retry, self.clock = retry, clock
-        if self.path.lower().endswith(deployed.TFLITE_SUFFIX) or os.path.isfile(
+        if export.is_tflite(self.path) or os.path.isfile(
                 os.path.join(self.path, deployed.SAVED_MODEL_FILE)):
             self.stamp_of, self.newest = self.own_files, lambda: self.path
         elif model.form == "SavedModel":
