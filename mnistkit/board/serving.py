@@ -121,7 +121,11 @@ def images_of(request):
                               f"(this model has \"{SIGNATURE_KEY}\" and \"{layers.SIGNATURE_KEY}\")")
     if "instances" in request:
         values, layout = request["instances"], "row"
-        if isinstance(values, list) and values and all(isinstance(v, dict) for v in values):
+        named = [isinstance(v, dict) for v in values] if isinstance(values, list) else []
+        if any(named) and not all(named):
+            raise BoardError(400, f'JSON Value: "instances" mixes objects ({{"{INPUT_KEY}": [...]}}) and plain rows '
+                                  f'([...]); give every instance in one form')
+        if named and all(named):
             values = [named_input(v) for v in values]
     else:
         values, layout = request["inputs"], "columnar"
