@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from test_board_browser import browser, open_page, server  # noqa: F401 (fixtures)
 from test_board_routes import OWN_HOST, Asked
 from test_server_faults import PREDICT, Recording, board_of, posted, rows_of
 
@@ -70,3 +71,93 @@ def test_a_host_port_listed_twice_in_one_list_under_any_spelling_is_refused(host
     assert str(refused.value) == "--ps_hosts: 127.0.0.1:2222 is listed twice: give each task its own HOST:PORT"
     assert distributed.parse_hosts("127.0.0.1:2222,127.0.0.1:2223,localhost:2224", "--ps_hosts") == [
         "127.0.0.1:2222", "127.0.0.1:2223", "localhost:2224"]
+
+
+def shown_board(page):
+    """The board's pixels as the screen shows them (a screenshot of its content box, without the border), gray,
+    scaled to the canvas's 280x280: uint8 [280, 280]."""
+    import io
+    import numpy as np
+    from PIL import Image
+    box = page.evaluate("(() => { const b = document.getElementById('board'), r = b.getBoundingClientRect();"
+                        " return {x: r.left + b.clientLeft, y: r.top + b.clientTop, width: b.clientWidth,"
+                        " height: b.clientHeight}; })()")
+    shot = Image.open(io.BytesIO(page.screenshot(clip=box))).convert("L")
+    return np.asarray(shot.resize((280, 280), Image.BILINEAR))
+
+
+@pytest.mark.parametrize("scheme", [{"color_scheme": "dark"}, {"color_scheme": "dark", "forced_colors": "active"}],
+                         ids=["dark", "dark-forced"])
+def test_in_the_dark_scheme_the_board_shows_the_pixels_it_sends(browser, server, scheme):  # noqa: F811
+    """Dark ink on a light board on the screen, where the canvas sends dark ink on light: a colour scheme (or a
+    stylesheet's dark rules) that inverts how the board is shown, and not what it sends, shows the person another
+    picture than the one read (darkreader #14385). The ink's IoU, screen against canvas, is at least 0.9."""
+    from test_board_pixels_browser import SAME_IOU, draw, ink_iou, page_zoom
+    page = open_page(browser, server, locale="en-US", **page_zoom(1))
+    page.emulate_media(**scheme)
+    try:
+        pixels, digit, board = draw(page)
+        shown = shown_board(page)
+        dark = lambda p: p < 128  # noqa: E731
+        assert 0 < dark(board).mean() < 0.5, "the canvas holds no drawing of dark ink on white"
+        assert ink_iou(shown, board, dark) >= SAME_IOU, (
+            f"{scheme}: the screen shows {dark(shown).mean():.0%} of the board dark, the canvas sends "
+            f"{dark(board).mean():.0%}")
+    finally:
+        page.context.close()
+
+
+def test_a_learns_script_silent_for_a_few_seconds_gets_its_ticks_as_they_fall_due(monkeypatch):
+    """learn.run's ticker says what the learn does each TICK_SECS a script prints nothing (issue 53: a line that sat
+    still for 30 s): with TICK_SECS of 1 s, a script silent for 4 s gets at least two such lines, each as it
+    falls due, not only once the script has ended."""
+    import sys
+    import time
+    from mnistkit import learn
+    monkeypatch.setattr(learn, "TICK_SECS", 1)
+    lines = []
+    watch = learn.Watch(lambda line: lines.append((time.monotonic(), line)))
+    watch.begin("preparing")
+    watch.doing("generating")
+    started = time.monotonic()
+    learn.run(["-c", "import time; time.sleep(4)"], watch, "nothing changed")
+    ended = time.monotonic()
+    ticks = [(at, line) for at, line in lines if line.startswith(f"preparing: {learn.DOING['generating']} (")]
+    assert len(ticks) >= 2, (ended - started, lines)
+    assert all(at < ended - 0.5 for at, _ in ticks[:2]), (ended - started, lines)  # said while the script ran
+
+
+@pytest.mark.quick
+def test_a_learns_script_printing_bytes_that_are_not_utf8_or_a_long_zh_line_is_read_whole():
+    """A learn's script whose output holds bytes that are not UTF-8 (a path named in GBK, as TensorFlow's C++ log
+    prints a Chinese Windows folder's name) is read on, those bytes as escapes, not ended by a UnicodeDecodeError;
+    a zh line longer than the pipe's buffer is read whole, no character cut where a read ends."""
+    from mnistkit import learn
+    lines = []
+    watch = learn.Watch(lines.append)
+    watch.begin("preparing")
+    script = ("import sys; out = sys.stdout.buffer; out.write(b'reading \\xd6\\xd0\\xce\\xc4/model\\n'); "
+              "out.write(('\\u5b66\\u4e60' * 20000 + '\\n').encode('utf-8')); out.write(b'done\\n'); out.flush()")
+    learn.run(["-c", script], watch, "nothing changed")
+    assert lines == ["reading \\xd6\\xd0\\xce\\xc4/model", "学习" * 20000, "done"], [line[:40] for line in lines]
+
+
+def test_a_photo_chosen_with_the_picker_is_named_and_replaces_the_drawing(browser, server, tmp_path):  # noqa: F811
+    """A photo chosen with the file picker (not dropped) is named beside it, as a dropped one is (issue 53 §11: a
+    chosen photo's name was not shown), and the drawing under it is cleared; a stroke after it names none."""
+    from test_board_browser import ONE, answers, draw_with_mouse, ink, wait_answer
+    from test_board import drawn, png_bytes
+    photo = tmp_path / "我的 digit.png"
+    photo.write_bytes(png_bytes(drawn(4, seed=2)))
+    page = open_page(browser, server, locale="en-US")
+    try:
+        draw_with_mouse(page, ONE)
+        before = answers(page)
+        page.set_input_files("input[type=file]", str(photo))
+        assert wait_answer(page, before) == ("4", "")
+        assert page.text_content("#photo-name") == "我的 digit.png"
+        assert not ink(page, 0.5, 0.5)  # the stroke drawn before is gone
+        draw_with_mouse(page, ONE)
+        assert page.text_content("#photo-name") == ""
+    finally:
+        page.context.close()
