@@ -3,12 +3,16 @@
 TF Serving's REST API (§6): a version written with leading zeros (/versions/07) is that version, as TF Serving
 reads it (a whole number); a Content-Encoding header whose name comes in capitals (an ASGI server that passes names
 as sent) is read; instances that mix named objects and plain rows are refused naming the mix. Clusters (§9): a
-HOST:PORT listed twice in one host list is refused, under any spelling of this machine's loopback or the port. Each
-test fails on a bug planted in the product, or on the code before its fix (docs/tests.md, "Eighth audit: §5-§9,
-§11").
+HOST:PORT listed twice in one host list is refused, under any spelling of this machine's loopback or the port. A
+second Ctrl-C during a checkpoint save stops the run and leaves the last whole checkpoint in service (§9). A learn's
+silent script gets its tick lines as they fall due (§11), and its output is read whole whatever bytes it holds
+(§7). In Chromium (§5, §11): the board in the dark scheme shows the pixels it sends; a photo chosen with the picker
+is named. Each test fails on a bug planted in the product, or on the code before its fix (docs/tests.md, "Eighth
+audit: §5-§9, §11").
 """
 import gzip
 import json
+import os
 
 import pytest
 
@@ -161,3 +165,32 @@ def test_a_photo_chosen_with_the_picker_is_named_and_replaces_the_drawing(browse
         assert page.text_content("#photo-name") == ""
     finally:
         page.context.close()
+
+
+@pytest.mark.quick
+def test_a_second_ctrl_c_during_a_checkpoint_save_stops_the_run_and_leaves_the_last_whole_checkpoint_in_service(
+        tmp_path):
+    """A Ctrl-C that comes while a checkpoint is saved (the second one: the first only asks the loop to stop and
+    save) ends the run as a KeyboardInterrupt (exit 130), not taken for a failed save (a SaveFailed, exit 1, and
+    tries again); the folder's index still names the checkpoint saved before, whole."""
+    from conftest import new_saver, save_checkpoint
+    from mnistkit import saving
+    from tf_compat import tf
+    model_dir = str(tmp_path / "model")
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        tf.compat.v1.Variable(1.0, name="w")
+        sess.run(tf.compat.v1.global_variables_initializer())
+        saver, written = new_saver(5), set()
+        first = save_checkpoint(sess, saver, model_dir, 100, written)
+
+        def cut(*args, **kwargs):
+            raise KeyboardInterrupt
+        tries = []
+        with pytest.raises(KeyboardInterrupt):
+            for attempt in saving.save_attempts(sess, saver, model_dir, 200, written):
+                tries.append(attempt)
+                with attempt:
+                    cut()
+        assert len(tries) == 1
+    assert tf.train.latest_checkpoint(model_dir) == first
+    assert all(os.path.exists(first + ending) for ending in (".index", ".meta", ".data-00000-of-00001"))
