@@ -1,14 +1,14 @@
 """The eighth audit of issue #53's §5-§9 and §11 kinds: cases of each kind the earlier tests did not hold.
 
-TF Serving's REST API (§6): a version written with leading zeros (/versions/07) is that version, as TF Serving
-reads it (a whole number); a Content-Encoding header whose name comes in capitals (an ASGI server that passes names
-as sent) is read; instances that mix named objects and plain rows are refused naming the mix. Clusters (§9): a
+TF Serving's REST API (§6): a version written with leading zeros (/versions/07) is that version, as TF Serving reads
+it (a whole number); a Content-Encoding header whose name comes in capitals (an ASGI server that passes names as
+sent) is read; instances that mix named objects and plain rows are refused naming the mix. Clusters (§9): a
 HOST:PORT listed twice in one host list is refused, under any spelling of this machine's loopback or the port. A
 second Ctrl-C during a checkpoint save stops the run and leaves the last whole checkpoint in service (§9). A learn's
-silent script gets its tick lines as they fall due (§11), and its output is read whole whatever bytes it holds
-(§7). In Chromium (§5, §11): the board in the dark scheme shows the pixels it sends; a photo chosen with the picker
-is named. Each test fails on a bug planted in the product, or on the code before its fix (docs/tests.md, "Eighth
-audit: §5-§9, §11").
+silent script gets its tick lines as they fall due (§11), and its output is read whole whatever bytes it holds (§7).
+The model line's zh form names say it in Chinese (§11, without a browser). In Chromium (§5, §11): the board in the
+dark scheme shows the pixels it sends; a photo chosen with the picker is named. Each test fails on a bug planted in
+the product, or on the code before its fix (docs/tests.md, "Eighth audit: §5-§9, §11").
 """
 import gzip
 import json
@@ -194,3 +194,26 @@ def test_a_second_ctrl_c_during_a_checkpoint_save_stops_the_run_and_leaves_the_l
         assert len(tries) == 1
     assert tf.train.latest_checkpoint(model_dir) == first
     assert all(os.path.exists(first + ending) for ending in (".index", ".meta", ".data-00000-of-00001"))
+
+
+@pytest.mark.quick
+def test_the_model_lines_form_names_in_zh_are_said_in_chinese():
+    """board.js's FORMS, the model line's names of each form a model comes in (the model line and inside.js's
+    headers read them: boardFormName), hold a zh name for every form the server names, with no English word
+    left but the names that stay as they are (issue 53 §11: "checkpoint" untranslated in the zh Inside headers).
+    test_zh_complete.py reads the TEXT tables only."""
+    from test_zh_complete import STATIC, english_words, entries, strings, tokens
+    with open(os.path.join(STATIC, "board.js"), encoding="utf-8") as f:
+        source = f.read()
+    start = source.index("const FORMS = {") + len("const FORMS = ")
+    found, depth = [], 0
+    for token in tokens(source[start:]):
+        depth += {("punct", "{"): 1, ("punct", "}"): -1}.get(token, 0)
+        found.append(token)
+        if depth == 0:
+            break
+    zh = {key: strings(value[1:-1] if value[0] == ("punct", "{") else value)
+          for key, value in entries(entries(found[1:-1])["zh"][1:-1]).items()}
+    assert set(zh) == {"checkpoint", "SavedModel", "LiteRT"}, zh
+    untranslated = {key: words[0] for key, words in zh.items() if english_words(words[0])}
+    assert untranslated == {}
