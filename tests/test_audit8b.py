@@ -217,3 +217,14 @@ def test_the_model_lines_form_names_in_zh_are_said_in_chinese():
     assert set(zh) == {"checkpoint", "SavedModel", "LiteRT"}, zh
     untranslated = {key: words[0] for key, words in zh.items() if english_words(words[0])}
     assert untranslated == {}
+
+
+@pytest.mark.quick
+def test_a_stop_held_during_a_long_call_leaves_room_in_the_3_seconds_a_ctrl_c_may_take():
+    """A Ctrl-C during TensorFlow's import (or another long C call holding_signals wraps) ends the process
+    HELD_STOP_SECS after it, if the call has not ended by then: issue 53 §9 allows 3 s from the Ctrl-C to the
+    exit, and the rest of them go to the signal's delivery and the process's end on a loaded machine. The tests
+    of Ctrl-C at 0.2-2 s check the order of events, not the time (test_server_faults.ctrl_c_after), so a grace of
+    10 s went through them; the grace itself is held here to half the 3 s."""
+    import tf_compat
+    assert 0 < tf_compat.HELD_STOP_SECS <= 3 / 2
