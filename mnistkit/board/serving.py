@@ -100,7 +100,8 @@ def images_of(request):
     Row format: {"instances": [[784 numbers], ...]} or [{"images": [...]}, ...];
     columnar: {"inputs": [[...]]} or {"inputs": {"images": [[...]]}}.
     Returns (images, "row" or "columnar"). Raises BoardError 400 naming
-    what is wrong: the format, the signature's name ("" or absent: the
+    what is wrong: the format (instances mixing {"images": ...} objects
+    and plain rows too), the signature's name ("" or absent: the
     default, serving_default), the input's name, a dtype other than
     numbers, a shape other than [n, 784], and the first value (row, column)
     outside [0, 1]: NaN, an infinity, one past float32's range (1e39), 255.
