@@ -46,7 +46,8 @@ RETRIED = LazyMapping(lambda: {tf.errors.AbortedError: (MAX_ABORTED_STEPS, "abor
 
 
 def parse_hosts(text, flag):
-    """"h1:p1,h2:p2" -> ["h1:p1", "h2:p2"]; raises ValueError naming `flag` on a bad entry."""
+    """"h1:p1,h2:p2" -> ["h1:p1", "h2:p2"]; raises ValueError naming `flag` on a bad entry, and on an address
+    listed twice, however it is spelt (normal_address: localhost:2222 and 127.0.0.1:02222 are 127.0.0.1:2222)."""
     hosts = [h.strip() for h in (text or "").split(",") if h.strip()]
     for host in hosts:
         name, _, port = host.rpartition(":")
@@ -54,8 +55,11 @@ def parse_hosts(text, flag):
             raise ValueError(f"{flag}: {host!r} is not HOST:PORT")
     if not hosts:
         raise ValueError(f"{flag}: give at least one HOST:PORT")
-    if len(set(hosts)) != len(hosts):
-        raise ValueError(f"{flag}: a HOST:PORT is listed twice")
+    seen = set()
+    for address in map(normal_address, hosts):
+        if address in seen:
+            raise ValueError(f"{flag}: {address} is listed twice: give each task its own HOST:PORT")
+        seen.add(address)
     return hosts
 
 # The variables that send gRPC through a proxy (gRPC reads the lower-case ones, curl and others the upper-case),
@@ -545,12 +549,13 @@ def flags_differ(error, cluster, me):
 
 
 def normal_address(address):
-    """HOST:PORT with the names of this machine's loopback (localhost, 127.x) written as 127.0.0.1."""
+    """HOST:PORT with the names of this machine's loopback (localhost, 127.x) written as 127.0.0.1, and the port
+    without leading zeros (gRPC reads 02222 as 2222)."""
     host, _, port = address.rpartition(":")
     host = host.strip("[]")
     if host in ("localhost", "::1") or host.startswith("127."):
         host = "127.0.0.1"
-    return f"{host}:{port}"
+    return f"{host}:{int(port) if port.isdigit() else port}"
 
 
 def cluster_failure(error, me, ps_hosts, model_dir, sync_replicas, gone=""):

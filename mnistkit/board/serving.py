@@ -100,7 +100,8 @@ def images_of(request):
     Row format: {"instances": [[784 numbers], ...]} or [{"images": [...]}, ...];
     columnar: {"inputs": [[...]]} or {"inputs": {"images": [[...]]}}.
     Returns (images, "row" or "columnar"). Raises BoardError 400 naming
-    what is wrong: the format, the signature's name ("" or absent: the
+    what is wrong: the format (instances mixing {"images": ...} objects
+    and plain rows too), the signature's name ("" or absent: the
     default, serving_default), the input's name, a dtype other than
     numbers, a shape other than [n, 784], and the first value (row, column)
     outside [0, 1]: NaN, an infinity, one past float32's range (1e39), 255.
@@ -121,7 +122,11 @@ def images_of(request):
                               f"(this model has \"{SIGNATURE_KEY}\" and \"{layers.SIGNATURE_KEY}\")")
     if "instances" in request:
         values, layout = request["instances"], "row"
-        if isinstance(values, list) and values and all(isinstance(v, dict) for v in values):
+        named = [isinstance(v, dict) for v in values] if isinstance(values, list) else []
+        if any(named) and not all(named):
+            raise BoardError(400, f'JSON Value: "instances" mixes objects ({{"{INPUT_KEY}": [...]}}) and plain rows '
+                                  f'([...]); give every instance in one form')
+        if named and all(named):
             values = [named_input(v) for v in values]
     else:
         values, layout = request["inputs"], "columnar"
