@@ -6,9 +6,9 @@ learned checkpoint of fewer digits; a `checkpoint` index written on another mach
 after an undo leaving the undone one to redo; two learns undone and redone in the wrong order; a learn numbered
 over a learns/<n>/ left without its entry; an undo that cannot write its record (the files it moved put back, the
 learns/ folder it made taken out) or that would write over a file; a discard removing the wrong learns/<n>/; the
-trainer's options after an undo; two spellings of one model folder learned at once in one process; an export's
-versions past 9 and another export's commit; a drawing kept twice, a kept file written over in place; a remove
-whose label write fails.
+trainer's options after an undo; a learn's scripts tethered without its lock or its grace; two spellings of one
+model folder learned at once in one process; an export's versions past 9 and another export's commit; a drawing
+kept twice, a kept file written over in place; a remove whose label write fails.
 
 Quick: the checkpoints are copies of one real checkpoint of a single variable, read whole by the undo's and the
 redo's checks as a trained one is; no training.
@@ -294,6 +294,51 @@ def test_two_spellings_of_one_model_folder_are_one_folder_to_the_processes_own_l
                     pytest.fail(f"{other} learned beside model")
             assert (model / folders.LOCK_FILE).exists()
         assert not (model / folders.LOCK_FILE).exists()
+
+
+# A generator standing in for mnist_generateds.py: says its parent's (the tether's) command line, as hex (a learn's
+# lines name no path of its staging), and fails
+TETHER_TOLD = """\
+import os, sys
+with open(f"/proc/{os.getppid()}/cmdline", "rb") as f:
+    print("tether:", f.read().hex(), flush=True)
+sys.exit(3)
+"""
+
+
+@pytest.mark.quick
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_a_learns_scripts_are_tethered_with_its_lock_its_staging_and_its_grace(tiny, tmp_path, monkeypatch):
+    # planted: the learn not telling the tether of the lock it holds: a learn killed with SIGKILL left
+    # model/.mnist.lock until the next board started; planted: the tether not given the learn's grace (its own
+    # default instead: two constants that drift apart)
+    from mnistkit import networks, records, tether
+    model = learned_folder(tiny, tmp_path, [1000], [])
+    record = folders.folder_record(str(model))
+    record["network"] = networks.to_record(networks.MLP)
+    (model / folders.FOLDER_FILE).write_text(folders.record_text(record), encoding="utf-8")
+    pixels = np.zeros((28, 28), np.uint8)
+    pixels[4:24, 12:16] = 255
+    keep.KeptDigits(str(tmp_path / "my_digits")).keep(pixels, 1)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / records.TRAIN_FILE).write_bytes(b"")
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / learn.GENERATOR).write_text(TETHER_TOLD, encoding="utf-8")
+    monkeypatch.setattr(learn, "STOP_GRACE_SECS", 7)
+    said = []
+    plan = learn.Plan(str(model), keep_dir=str(tmp_path / "my_digits"), data_dir=str(tmp_path / "data"),
+                      script_dir=str(tmp_path / "scripts"))
+    with pytest.raises(learn.LearnFailed, match="status 3"):
+        learn.learn(plan, watch=learn.Watch(out=said.append))
+    (told,) = [line.split()[1] for line in said if line.startswith("tether: ")]
+    argv = [part.decode() for part in bytes.fromhex(told).split(b"\0")[:-1]]
+    assert argv[1] == learn.TETHER
+    args = tether.parse(argv[2:])
+    assert args.lock == os.path.join(str(model), folders.LOCK_FILE) and args.parent == os.getpid()
+    assert args.grace == 7
+    assert os.path.basename(args.staging).startswith(f"{learn.STAGING_PREFIX}{os.getpid()}-")
+    assert args.command[:2] == [sys.executable, str(tmp_path / "scripts" / learn.GENERATOR)]
+    assert not os.path.exists(args.staging) and not (model / folders.LOCK_FILE).exists()
 
 
 def staged_export(tmp_path, versions):
