@@ -535,6 +535,7 @@ def undo(model_dir, out=print):
                             f"({entry['after']} stays in service)")
         number = entry.setdefault("learn", 1 + max(e.get("learn", 0) for e in learns))
         folder = learns_folder(model_dir, number)
+        made = files.missing_folders(folder)  # learns/ too, for the first undo: taken back out on failure
         os.makedirs(folder, exist_ok=True)
         going = moves(os.path.join(model_dir, entry["after"]), folder, coming=False)
         entry.update(state="undone", changed=time.time(), files=sorted(os.path.basename(f) for f, _ in going))
@@ -544,8 +545,7 @@ def undo(model_dir, out=print):
                            record={**record, **entry.get("options", {}).get("before", {}), folders.LEARNS: learns,
                                    folders.REDO: redo + [number]})
         except BaseException:
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
+            files.remove_empty_folders(made)
             raise
     out(f"back to {before}; the learned checkpoint is in {folder} "
         f"(`{cli.command('mnist_learn.py', '--redo', '--model-dir', model_dir)}` puts it back)")
