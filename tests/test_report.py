@@ -11,6 +11,7 @@ from tf_compat import tf
 import mnistkit.report
 
 
+@pytest.mark.quick
 def test_report_numbers_on_a_small_hand_checked_case():
     labels = np.array([0, 0, 1, 1, 2, 2])
     probabilities = np.full((6, 10), 0.01)
