@@ -156,8 +156,8 @@ def check_network(ckpt_path, found, network, script="train_script"):
     checkpoints.check_variables to name what does not fit). script:
     "train_script" or "test_script": the message sends the user to that
     script of the network found, e.g. `model/mnist_model-2000: this
-    checkpoint holds the 784-500-10 network, not LeNet-5; use
-    mnist_test.py, or another --model-dir`. An evaluator passes networks
+    checkpoint holds the 784-500-10 network, not LeNet-5; use `python
+    mnist_test.py`, or another --model-dir` (command: the --model-dir kept). An evaluator passes networks
     whose test_script is its own (a network declared without one). The
     same network with other layer sizes raises too (check_layers).
     """
@@ -166,7 +166,15 @@ def check_network(ckpt_path, found, network, script="train_script"):
     if found is None or same(found, network) or getattr(found, script) == getattr(network, script):
         return
     raise DataError(f"{ckpt_path}: this checkpoint holds {found.name}, not {network.name}; "
-                    f"use {cli.script_path(getattr(found, script))}, or another --model-dir")
+                    f"use `{command(found, script, os.path.dirname(ckpt_path))}`, or another --model-dir")
+
+
+def command(network, script, model_dir):
+    """The command line (str, cli.command) that runs `network`'s script ("train_script", "test_script") on
+    model_dir: `python mnist_lenet5_test.py`, with `--model-dir model_dir` when that is not the folder the network's
+    trainer writes by default (default_folder), so that a hint pasted as written runs on the folder it names (a
+    script's path alone is no command: the scripts are not executable, exit 126)."""
+    return cli.command(getattr(network, script), *cli.kept("--model-dir", model_dir, default_folder(network)))
 
 
 def check_layers(ckpt_path, found, network):
