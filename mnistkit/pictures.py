@@ -100,7 +100,17 @@ def read_picture(picture, name=None):
     except UnidentifiedImageError:
         raise not_an_image(name, head_of(source)) from None
     except (OSError, Image.DecompressionBombError) as e:
+        if isinstance(picture, str) and os.path.isdir(picture):  # IsADirectoryError; Windows: PermissionError
+            raise a_folder(name, picture) from None
         raise DataError(f"{name}: cannot read image ({e})") from None
+
+
+def a_folder(name, folder):
+    """The DataError for a folder given where one picture is read (the course's prompt `the path of test
+    picture:`), named `name`: where a folder's pictures are read, the command line (`python mnist_app.py model`,
+    which says what a folder holds when it is no pictures: images.no_pictures), not `[Errno 21] Is a directory`."""
+    return DataError(f"{name}: is a folder, not a picture: give one picture's file here (a folder's pictures are "
+                     f"read when it is named on the command line: `{cli.command('mnist_app.py', folder)}`)")
 
 
 def not_found(name, picture):

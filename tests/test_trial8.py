@@ -2,6 +2,8 @@
 
 a. A hint that sends the user to another script is a command that runs as pasted: `python SCRIPT`, with the
    user's --model-dir when it is not that script's default folder (the scripts are not executable).
+b. A folder given to the app that holds no pictures says what it holds instead (a model, folders of pictures), and a
+   folder typed where one picture is asked is said to be one.
 """
 import json
 import shlex
@@ -10,6 +12,7 @@ import pytest
 
 from conftest import run_main
 from mnistkit import cli, folders, networks
+from mnistkit.errors import DataError
 from test_trial7 import folder_of
 
 
@@ -49,3 +52,56 @@ def test_a_folder_another_networks_trainer_started_names_its_trainer_as_a_comman
     hint = done.stderr.split("train it with `", 1)[1].split("`, or give another --model-dir", 1)[0]
     assert shlex.split(hint) == ["python", cli.script_path("mnist_lenet5_backward.py", str(tmp_path)).strip("'"),
                                  "--model-dir", "started"]
+
+
+def a_picture(path):
+    """A 28x28 picture file at path (white): what a folder of pictures holds; never read here."""
+    from PIL import Image
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("L", (28, 28), 255).save(path)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("folder, files, says", [
+    ("model", ["mnist_model-2000.index", "checkpoint"],
+     "model: no picture files in this folder; it holds checkpoints: a model is given with --model-dir model, the "
+     "pictures after it"),
+    ("export", ["mnist.tflite"],
+     "export: no picture files in this folder; it holds exports: a model is given with --model-dir "
+     "export/mnist.tflite, the pictures after it"),
+    ("mnist_data_jpg", ["mnist_test_jpg_2000/0_7.png", "mnist_train_jpg_8000/0_5.png", "mnist_test_jpg_2000.txt"],
+     "mnist_data_jpg: no picture files in this folder; its folders mnist_data_jpg/mnist_test_jpg_2000 and "
+     "mnist_data_jpg/mnist_train_jpg_8000 hold pictures: name one (a folder's own pictures are read, not its "
+     "folders')"),
+    ("notes", ["a.txt"], "notes: no picture files in this folder"),
+])
+def test_a_folder_of_no_pictures_says_what_it_holds_instead(tmp_path, monkeypatch, folder, files, says):
+    """Fails before the fix: `mnist_app.py model` (the model folder where --model-dir was meant) and `mnist_app.py
+    mnist_data_jpg` (the course's data, its pictures one folder down) both said only `no picture files in this
+    folder`."""
+    from mnistkit import images
+    monkeypatch.chdir(tmp_path)
+    for name in files:
+        path = tmp_path / folder / name
+        if name.endswith(".png"):
+            a_picture(path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")
+    with pytest.raises(DataError) as said:
+        images.picture_paths([folder])
+    assert str(said.value) == says
+
+
+@pytest.mark.quick
+def test_a_folder_typed_at_the_prompt_is_said_to_be_a_folder(tmp_path, monkeypatch):
+    """Fails before the fix: a folder typed at the course's prompt `the path of test picture:` said `model: cannot
+    read image ([Errno 21] Is a directory: 'model')`."""
+    from mnistkit import pictures
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model").mkdir()
+    with pytest.raises(DataError) as said:
+        pictures.load_picture("model")
+    line = str(said.value)
+    assert line.startswith("model: is a folder, not a picture: give one picture's file here (") and "Errno" not in line
+    assert line.endswith(f"`{cli.command('mnist_app.py', 'model')}`)")
