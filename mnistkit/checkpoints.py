@@ -60,6 +60,7 @@ from .folders import (MODEL_NAME, checkpoint_format, checkpoint_name, checkpoint
 # written less than FRESH_SECS ago before calling it damaged.
 META_WAIT_SECS = 10
 FRESH_SECS = 120
+NEW_FOLDER = "NEW_FOLDER"  # a hint's stand-in for a folder name the user chooses
 
 
 class CheckpointDamaged(DataError):
@@ -76,6 +77,11 @@ class NoCheckpoint(DataError):
 
 class NotFinite(DataError):
     """A checkpoint holding a NaN or an infinity (a training that diverged); str() is the one-line message."""
+
+
+class CourseOriginal(DataError):
+    """A checkpoint the course's original TF1 code wrote (course_original); str() is the one-line message, whole:
+    it says what to do."""
 
 
 def signature(prefix):
@@ -358,6 +364,10 @@ def check_variables(prefix, stored, var_list):
     and the first missing variable or shape mismatch (for example a
     checkpoint of a network with another hidden-layer size).
     """
+    if not any(name in stored for name in var_list):
+        original = course_original(prefix, stored)
+        if original is not None:
+            raise original
     for name, var in sorted(var_list.items()):
         want = var.shape.as_list()
         if name not in stored:
@@ -365,6 +375,20 @@ def check_variables(prefix, stored, var_list):
         if list(stored[name].shape) != want:
             raise DataError(f"{prefix}: checkpoint of another graph: {name} is {list(stored[name].shape)} there, "
                             f"{want} here")
+
+
+def course_original(prefix, stored):
+    """The CourseOriginal for checkpoint `prefix` when its variables (stored: {name: array}, or names) are the
+    unnamed ones of the course's original code (networks.course_original), else None: what it is and what to do,
+    where `checkpoint of another graph: it has no variable 'b1/ExponentialMovingAverage'` said a graph was
+    another that is the same, and `holds no network this project knows` (a learn) said it knew none."""
+    network = networks.course_original(stored)
+    if network is None:
+        return None
+    return CourseOriginal(
+        f"{prefix}: a checkpoint of the course's original code ({network.name}), whose variables have no names "
+        f"('Variable', 'Variable_1', ...); this project restores them by name ({', '.join(network.variables[:2])}, "
+        f"...): train it again here, in a new folder: `{cli.command(network.train_script, '--model-dir', NEW_FOLDER)}`")
 
 
 @contextlib.contextmanager

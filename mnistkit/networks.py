@@ -28,6 +28,7 @@ course script is imported here.
 import ast
 import dataclasses
 import os
+import re
 
 from . import cli
 from .errors import DataError
@@ -146,6 +147,26 @@ def guess(names):
     """The course network whose variables are exactly a checkpoint's (names), or None (folders written before)."""
     stored = trained_variables(names)
     return next((network for network in COURSE_NETWORKS if stored == set(network.variables)), None)
+
+
+# tf.Variable's names when none is given ("Variable", "Variable_1", ...), as the course's own get_weight, get_bias
+# and global_step = tf.Variable(0, trainable=False) made them; this project names every variable (w1, conv1_w, ...).
+UNNAMED = re.compile(r"Variable(_[0-9]+)?")
+
+
+def course_original(names):
+    """The course network (COURSE_NETWORKS) whose checkpoint the course's original TF1 code wrote, or None.
+
+    names: a checkpoint's variable names. Such a checkpoint holds only
+    unnamed variables (UNNAMED), one per trainable variable of the network
+    (in creation order, as `variables` lists them) and one for global_step,
+    each with its moving average: 5 for the 784-500-10 network, 9 for
+    LeNet-5. Its names say nothing of the network but their count.
+    """
+    stored = trained_variables(names)
+    if not stored or not all(UNNAMED.fullmatch(name) for name in stored):
+        return None
+    return next((network for network in COURSE_NETWORKS if len(stored) == len(network.variables) + 1), None)
 
 
 def check_network(ckpt_path, found, network, script="train_script"):

@@ -4,13 +4,15 @@ a. A hint that sends the user to another script is a command that runs as pasted
    user's --model-dir when it is not that script's default folder (the scripts are not executable).
 b. A folder given to the app that holds no pictures says what it holds instead (a model, folders of pictures), and a
    folder typed where one picture is asked is said to be one.
+c. A checkpoint the course's own TF1 code wrote (unnamed variables) is said to be one, with what to do, by every
+   script that reads a checkpoint.
 """
 import json
 import shlex
 
 import pytest
 
-from conftest import run_main
+from conftest import copy_into, run_main
 from mnistkit import cli, folders, networks
 from mnistkit.errors import DataError
 from test_trial7 import folder_of
@@ -105,3 +107,60 @@ def test_a_folder_typed_at_the_prompt_is_said_to_be_a_folder(tmp_path, monkeypat
     line = str(said.value)
     assert line.startswith("model: is a folder, not a picture: give one picture's file here (") and "Errno" not in line
     assert line.endswith(f"`{cli.command('mnist_app.py', 'model')}`)")
+
+
+COURSE_SHAPES = {"MLP": [[784, 500], [500], [500, 10], [10]],
+                 "LENET5": [[5, 5, 1, 32], [32], [5, 5, 32, 64], [64], [3136, 512], [512], [512, 10], [10]]}
+
+
+def course_original_checkpoint(folder, network):
+    """A checkpoint as the course's own TF1 code writes one: get_weight's and get_bias's unnamed tf.Variables in
+    forward()'s order, global_step = tf.Variable(0, trainable=False), the moving averages, tf.train.Saver()."""
+    from tf_compat import tf
+    folder.mkdir(parents=True)
+    with tf.Graph().as_default():
+        for shape in COURSE_SHAPES[network]:
+            tf.Variable(tf.zeros(shape))
+        step = tf.Variable(1234, trainable=False)
+        averages = tf.train.ExponentialMovingAverage(0.99, step).apply(tf.trainable_variables())
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(averages)
+            tf.train.Saver().save(sess, str(folder / "mnist_model"), global_step=step)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("network", ["MLP", "LENET5"])
+def test_the_courses_original_checkpoint_is_named_as_such(network):
+    """The count of unnamed variables tells the course's network; this project's names, or a mix, are none."""
+    names = [f"Variable{'' if i == 0 else f'_{i}'}" for i in range(len(COURSE_SHAPES[network]) + 1)]
+    names += [name + networks.EMA_SUFFIX for name in names[:-1]]
+    assert networks.course_original(names) == getattr(networks, network)
+    assert networks.course_original(["w1", "b1", "w2", "b2", "global_step"]) is None
+    assert networks.course_original(names[:3]) is None
+    assert networks.course_original(names + ["w1"]) is None
+
+
+@pytest.mark.parametrize("script, args", [
+    ("mnist_test.py", ["--once"]),
+    ("mnist_app.py", ["seven.png"]),
+    ("mnist_backward.py", ["--steps", "1300"]),
+    ("mnist_learn.py", []),
+])
+def test_a_checkpoint_of_the_courses_own_code_is_said_to_be_one(sample_workdir, tmp_path, script, args):
+    """Fails before the fix: a student's model/ trained with the course's own code said `checkpoint of another
+    graph: it has no variable 'b1/ExponentialMovingAverage'` (the same graph, its variables unnamed), the trainer
+    the same with `'b1'`, and a learn `holds no network this project knows`."""
+    course_original_checkpoint(tmp_path / "model", "MLP")
+    copy_into(str(tmp_path), str(sample_workdir), "data")
+    a_picture(tmp_path / "seven.png")
+    (tmp_path / "my_digits").mkdir()
+    a_picture(tmp_path / "my_digits" / "000001_7.jpg")
+    (tmp_path / "my_digits.txt").write_text("000001_7.jpg 7\n")
+    done = run_main(script, *args, cwd=tmp_path)
+    trainer = cli.script_path("mnist_backward.py", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "error: ./model/mnist_model-1234: a checkpoint of the course's original code (the 784-500-10 network), "
+        "whose variables have no names ('Variable', 'Variable_1', ...); this project restores them by name (w1, "
+        f"b1, ...): train it again here, in a new folder: `python {trainer} --model-dir NEW_FOLDER`")
