@@ -6,6 +6,7 @@ b. A folder given to the app that holds no pictures says what it holds instead (
    folder typed where one picture is asked is said to be one.
 c. A checkpoint the course's own TF1 code wrote (unnamed variables) is said to be one, with what to do, by every
    script that reads a checkpoint.
+d. The progress bar is drawn on a terminal that reports no size (a pseudo-terminal made without one).
 """
 import json
 import shlex
@@ -164,3 +165,37 @@ def test_a_checkpoint_of_the_courses_own_code_is_said_to_be_one(sample_workdir, 
         "error: ./model/mnist_model-1234: a checkpoint of the course's original code (the 784-500-10 network), "
         "whose variables have no names ('Variable', 'Variable_1', ...); this project restores them by name (w1, "
         f"b1, ...): train it again here, in a new folder: `python {trainer} --model-dir NEW_FOLDER`")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("sized", [False, True])
+def test_the_progress_bar_is_drawn_on_a_terminal_that_tells_no_size(monkeypatch, sized):
+    """Fails before the fix: on a pseudo-terminal of 0x0 (`script`, `unbuffer`, an exec without a terminal behind
+    it) tqdm took 0 columns and -1 rows and drew no bar, only empty lines: a training's first 1,000 steps, ~20 s,
+    without a sign. A terminal of its own size keeps its width (the guard)."""
+    import fcntl
+    import io
+    import os
+    import pty
+    import struct
+    import termios
+    main, child = pty.openpty()
+    if sized:
+        fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    terminal = io.TextIOWrapper(io.FileIO(child, "w", closefd=False), write_through=True)
+    monkeypatch.setattr("sys.stdout", terminal)
+    monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+    try:
+        bar = cli.progress_bar(total=10, unit="step")
+        bar.update(4)
+        bar.refresh()
+        bar.close()
+        drawn = os.read(main, 65536).decode("utf-8")
+    finally:
+        os.close(main)
+        os.close(child)
+    lines = [line for line in drawn.replace("\n", "\r").split("\r") if line.strip()]
+    assert lines and " 4/10 [" in lines[-1], repr(drawn)
+    assert len(lines[-1]) == (100 if sized else 80) - 1, repr(lines[-1])  # tqdm leaves the last column free
