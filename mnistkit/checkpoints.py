@@ -467,6 +467,21 @@ def checked(model_dir, prefix, network, script=None):
     return Found(prefix, stored, found)
 
 
+def no_such(prefix, shown=5):
+    """The DataError for a checkpoint prefix that is not there (`--checkpoint model/mnist_model-1000`): with the
+    checkpoints of that name its folder holds, the newest `shown` (a trainer's --keep rotation deletes all but its
+    newest 5; a step mistyped), `model/mnist_model-1000: no such checkpoint (no mnist_model-1000.index there);
+    model holds mnist_model-4000, ... and mnist_model-8000`."""
+    line = f"{prefix}: no such checkpoint (no {os.path.basename(prefix)}.index there)"
+    folder, name = os.path.dirname(prefix) or os.curdir, folders.name_of(prefix)
+    steps = checkpoint_steps(folder, name)
+    if not steps:
+        return DataError(line)
+    held = [os.path.basename(prefix_of(folder, step, name)) for step in steps[-shown:]]
+    held = held[0] if len(held) == 1 else ", ".join(held[:-1]) + " and " + held[-1]
+    return DataError(f"{line}; {folder} holds {'' if len(steps) <= shown else f'{len(steps)}, the newest '}{held}")
+
+
 def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
     """The DataError for a --model-dir without a checkpoint: what it holds instead, or `train first with`.
 

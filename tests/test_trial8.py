@@ -7,6 +7,7 @@ b. A folder given to the app that holds no pictures says what it holds instead (
 c. A checkpoint the course's own TF1 code wrote (unnamed variables) is said to be one, with what to do, by every
    script that reads a checkpoint.
 d. The progress bar is drawn on a terminal that reports no size (a pseudo-terminal made without one).
+e. A checkpoint named that is not there is said with the checkpoints its folder holds.
 """
 import json
 import shlex
@@ -199,3 +200,23 @@ def test_the_progress_bar_is_drawn_on_a_terminal_that_tells_no_size(monkeypatch,
     lines = [line for line in drawn.replace("\n", "\r").split("\r") if line.strip()]
     assert lines and " 4/10 [" in lines[-1], repr(drawn)
     assert len(lines[-1]) == (100 if sized else 80) - 1, repr(lines[-1])  # tqdm leaves the last column free
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("steps, holds", [
+    (range(1000, 8000, 1000), "; model holds 7, the newest mnist_model-3000, mnist_model-4000, mnist_model-5000, "
+                              "mnist_model-6000 and mnist_model-7000"),
+    ([2000], "; model holds mnist_model-2000"),
+    ([], ""),
+])
+def test_a_checkpoint_not_there_is_said_with_those_its_folder_holds(tmp_path, steps, holds):
+    """Fails before the fix: `mnist_test.py --checkpoint model/mnist_model-1000`, rotated away by the trainer's
+    --keep 5 or a step mistyped, said only `no such checkpoint (no mnist_model-1000.index there)`, and the user
+    listed the folder to find the steps there."""
+    (tmp_path / "model").mkdir()
+    for step in steps:
+        for end in (".index", ".data-00000-of-00001"):
+            (tmp_path / "model" / f"mnist_model-{step}{end}").write_bytes(b"")
+    done = run_main("mnist_test.py", "--checkpoint", "model/mnist_model-999", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        1, f"error: model/mnist_model-999: no such checkpoint (no mnist_model-999.index there){holds}\n")
