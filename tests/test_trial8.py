@@ -8,8 +8,11 @@ c. A checkpoint the course's own TF1 code wrote (unnamed variables) is said to b
    script that reads a checkpoint.
 d. The progress bar is drawn on a terminal that reports no size (a pseudo-terminal made without one).
 e. A checkpoint named that is not there is said with the checkpoints its folder holds.
+f. --show-input never writes over a file that is no input it wrote: the picture it reads, or a picture the flag
+   swallowed (`--show-input seven.png` for `--show-input seen seven.png`).
 """
 import json
+import os
 import shlex
 
 import pytest
@@ -220,3 +223,46 @@ def test_a_checkpoint_not_there_is_said_with_those_its_folder_holds(tmp_path, st
     done = run_main("mnist_test.py", "--checkpoint", "model/mnist_model-999", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
         1, f"error: model/mnist_model-999: no such checkpoint (no mnist_model-999.index there){holds}\n")
+
+
+def a_drawing(path, size=200):
+    """A user's own picture at path: a 7 drawn black on white, size x size (not a 28x28 input)."""
+    from PIL import Image, ImageDraw
+    img = Image.new("L", (size, size), 255)
+    ImageDraw.Draw(img).line([(size // 4, size // 5), (3 * size // 4, size // 5), (size // 2, 4 * size // 5)],
+                             fill=0, width=max(2, size // 14))
+    img.save(path)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("show_input, picture, count", [
+    ("seven.png", "other.png", 1),  # `--show-input seven.png`, the prompts then given other.png
+    ("seven.png", "seven.png", 1),  # the picture itself, as a file
+    (".", "seven.png", 1),  # the picture itself, in the folder (`--show-input photos photos/`)
+    (".", "seven.png", 2),
+])
+def test_show_input_never_writes_over_a_picture(tmp_path, monkeypatch, show_input, picture, count):
+    """Fails before the fix: `mnist_app.py --show-input seven.png` (the picture swallowed as the flag's PATH),
+    answered at the prompts with another picture, replaced the user's seven.png with that picture's 28x28 input
+    (`input written to seven.png`); `--show-input photos photos/` replaced each PNG it read."""
+    from mnistkit import pictures
+    monkeypatch.chdir(tmp_path)
+    a_drawing(tmp_path / "seven.png")
+    a_drawing(tmp_path / "other.png")
+    before = (tmp_path / "seven.png").read_bytes()
+    with pytest.raises(DataError) as said:
+        pictures.claim_input_path(show_input, picture, count, {})
+    assert str(said.value).startswith(os.path.join(show_input, "seven.png") if show_input == "." else "seven.png")
+    assert "--show-input" in str(said.value)
+    assert (tmp_path / "seven.png").read_bytes() == before
+
+
+@pytest.mark.quick
+def test_show_input_writes_over_an_input_it_wrote(tmp_path, monkeypatch):
+    """The guard: a rerun writes over the 28x28 PNG it wrote before, and a new path is claimed as before."""
+    from mnistkit import pictures
+    monkeypatch.chdir(tmp_path)
+    a_drawing(tmp_path / "seven.png")
+    a_drawing(tmp_path / "seen.png", size=28)
+    assert pictures.claim_input_path("seen.png", "seven.png", 1, {}) == "seen.png"
+    assert pictures.claim_input_path("new.png", "seven.png", 1, {}) == "new.png"
