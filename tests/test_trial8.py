@@ -10,6 +10,7 @@ d. The progress bar is drawn on a terminal that reports no size (a pseudo-termin
 e. A checkpoint named that is not there is said with the checkpoints its folder holds.
 f. --show-input never writes over a file that is no input it wrote: the picture it reads, or a picture the flag
    swallowed (`--show-input seven.png` for `--show-input seen seven.png`).
+g. The app's --model-dir is looked up before the course's first prompt, not after its answer.
 """
 import json
 import os
@@ -266,3 +267,18 @@ def test_show_input_writes_over_an_input_it_wrote(tmp_path, monkeypatch):
     a_drawing(tmp_path / "seen.png", size=28)
     assert pictures.claim_input_path("seen.png", "seven.png", 1, {}) == "seen.png"
     assert pictures.claim_input_path("new.png", "seven.png", 1, {}) == "new.png"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("model_dir, says", [
+    ("modle", "error: modle: no such folder; did you mean model?"),
+    ("seven.png", "error: seven.png is a file, not a model folder: give the folder holding the checkpoints (or an "
+                  "export: a .tflite file, a SavedModel folder)"),
+])
+def test_a_model_not_there_is_said_before_the_first_prompt(tmp_path, model_dir, says):
+    """Fails before the fix: `mnist_app.py --model-dir modle` asked `input the number of test pictures:` first and
+    said the folder only once the user had answered it."""
+    (tmp_path / "model").mkdir()
+    a_drawing(tmp_path / "seven.png")
+    done = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="1\nseven.png\n")
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", says + "\n")
