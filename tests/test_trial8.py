@@ -11,6 +11,7 @@ e. A checkpoint named that is not there is said with the checkpoints its folder 
 f. --show-input never writes over a file that is no input it wrote: the picture it reads, or a picture the flag
    swallowed (`--show-input seven.png` for `--show-input seen seven.png`).
 g. The app's --model-dir is looked up before the course's first prompt, not after its answer.
+h. A TF Serving request of 28x28 pictures, not flattened, is told how to flatten them.
 """
 import json
 import os
@@ -282,3 +283,23 @@ def test_a_model_not_there_is_said_before_the_first_prompt(tmp_path, model_dir, 
     a_drawing(tmp_path / "seven.png")
     done = run_main("mnist_app.py", "--model-dir", model_dir, cwd=tmp_path, input="1\nseven.png\n")
     assert (done.returncode, done.stdout, done.stderr) == (1, "", says + "\n")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("request_body, hinted", [
+    ({"instances": [[[0.0] * 28] * 28]}, True),
+    ({"inputs": {"images": [[[[0.0]] * 28] * 28] * 2}}, True),
+    ({"instances": [[0.0] * 783]}, False),  # the guard: another shape has no picture to flatten
+    ({"instances": [[[0.0] * 27] * 28]}, False),
+])
+def test_a_predict_request_of_pictures_not_flattened_is_told_to_flatten_them(request_body, hinted):
+    """Fails before the fix: a request of [1, 28, 28] (a picture's rows, as PIL and numpy give them) was refused
+    with `expected shape [N, 784] (N >= 1), got [1, 28, 28]`, which a new user read as a wrong picture size."""
+    from mnistkit.board import serving
+    from mnistkit.board.table import BoardError
+    with pytest.raises(BoardError) as said:
+        serving.images_of(request_body)
+    line = str(said.value)
+    assert line.startswith("images: expected shape [N, 784] (N >= 1), got [")
+    assert line.endswith(": flatten each 28x28 picture to its 784 pixels, row by row (numpy: .reshape(-1, 784))") \
+        == hinted, line
