@@ -12,6 +12,7 @@ f. --show-input never writes over a file that is no input it wrote: the picture 
    swallowed (`--show-input seven.png` for `--show-input seen seven.png`).
 g. The app's --model-dir is looked up before the course's first prompt, not after its answer.
 h. A TF Serving request of 28x28 pictures, not flattened, is told how to flatten them.
+i. A board route mistyped (`/board/lern`) is answered 404 with the route meant.
 """
 import json
 import os
@@ -303,3 +304,22 @@ def test_a_predict_request_of_pictures_not_flattened_is_told_to_flatten_them(req
     assert line.startswith("images: expected shape [N, 784] (N >= 1), got [")
     assert line.endswith(": flatten each 28x28 picture to its 784 pixels, row by row (numpy: .reshape(-1, 784))") \
         == hinted, line
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("method, path, says", [
+    ("POST", "/board/lern", "POST /board/lern: not found; did you mean /board/learn?"),
+    ("POST", "/board/learn/und", "POST /board/learn/und: not found; did you mean /board/learn/undo?"),
+    ("GET", "/board/kep", "GET /board/kep: not found; did you mean /board/kept?"),
+    ("GET", "/nothing/like/it", "GET /nothing/like/it: not found"),  # the guard
+])
+def test_a_mistyped_board_route_is_answered_with_the_route_meant(method, path, says):
+    """Fails before the fix: `curl -X POST .../board/lern` (docs/teach.md's routes typed by hand) was 404
+    `POST /board/lern: not found`, with nothing of /board/learn."""
+    import asyncio
+    from mnistkit.board import app
+    from mnistkit.board.table import Board, BoardError
+    board = Board(app.ROUTES, None, None)
+    with pytest.raises(BoardError) as said:
+        asyncio.run(board.answer({}, None, method, path, {}, None))
+    assert (said.value.status, str(said.value)) == (404, says)
