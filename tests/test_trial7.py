@@ -112,9 +112,11 @@ def folder_of(folder, network):
     ("mnist_lenet5_test.py", ["--once", "--model-dir", "model"], "model/mnist_model-2000: this checkpoint holds the "
      "784-500-10 network, not LeNet-5; use `python mnist_test.py`, or another --model-dir"),
     ("mnist_backward.py", ["--model-dir", "model_lenet5", "--steps", "5"], "model_lenet5/mnist_model-2000: this "
-     "checkpoint holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_backward.py`, or another --model-dir"),
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_backward.py`, or another "
+     "--model-dir"),
     ("mnist_cluster.py", ["--model-dir", "model_lenet5", "--steps", "5"], "model_lenet5/mnist_model-2000: this "
-     "checkpoint holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_backward.py`, or another --model-dir"),
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_backward.py`, or another "
+     "--model-dir"),
     ("mnist_cluster.py", ["--net", "lenet5", "--model-dir", "model", "--steps", "5"], "model/mnist_model-2000: this "
      "checkpoint holds the 784-500-10 network, not LeNet-5; use `python mnist_backward.py`, or another --model-dir"),
 ])
