@@ -13,6 +13,7 @@ f. --show-input never writes over a file that is no input it wrote: the picture 
 g. The app's --model-dir is looked up before the course's first prompt, not after its answer.
 h. A TF Serving request of 28x28 pictures, not flattened, is told how to flatten them.
 i. A board route mistyped (`/board/lern`) is answered 404 with the route meant.
+j. README.zh-CN.md names every script README.md's table names.
 """
 import json
 import os
@@ -323,3 +324,20 @@ def test_a_mistyped_board_route_is_answered_with_the_route_meant(method, path, s
     with pytest.raises(BoardError) as said:
         asyncio.run(board.answer({}, None, method, path, {}, None))
     assert (said.value.status, str(said.value)) == (404, says)
+
+
+@pytest.mark.quick
+def test_the_chinese_readme_names_every_script_of_the_english_table():
+    """Fails before the fix: README.zh-CN.md's table of scripts had no mnist_learn.py or mnist_cluster.py, and the
+    whole Chinese README never named mnist_cluster.py: a student reading it did not know the cluster was there."""
+    import re
+    from conftest import ROOT
+
+    def table_scripts(name, column):
+        """The scripts (`mnist_x.py`) named in the cells of `column` of the README's table rows."""
+        with open(os.path.join(ROOT, name), encoding="utf-8") as f:
+            cells = [line.split("|")[column] for line in f if line.startswith("| ") and line.count("|") > column]
+        return {script for cell in cells for script in re.findall(r"`(\w+\.py)`", cell)}
+    english = table_scripts("README.md", 1)  # | script | what it does | course step |
+    assert {"mnist_learn.py", "mnist_cluster.py", "mnist_export.py"} <= english
+    assert english - {"tf_compat.py"} <= table_scripts("README.zh-CN.md", 2)  # | 课程步骤 | 脚本 | 做什么 |
