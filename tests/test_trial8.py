@@ -14,11 +14,13 @@ g. The app's --model-dir is looked up before the course's first prompt, not afte
 h. A TF Serving request of 28x28 pictures, not flattened, is told how to flatten them.
 i. A board route mistyped (`/board/lern`) is answered 404 with the route meant.
 j. README.zh-CN.md names every script README.md's table names.
+k. --idx-dir reads the IDX files unzipped and under Kaggle's names too, and a folder without them is said as one.
 """
 import json
 import os
 import shlex
 
+import numpy as np
 import pytest
 
 from conftest import copy_into, run_main
@@ -341,3 +343,34 @@ def test_the_chinese_readme_names_every_script_of_the_english_table():
     english = table_scripts("README.md", 1)  # | script | what it does | course step |
     assert {"mnist_learn.py", "mnist_cluster.py", "mnist_export.py"} <= english
     assert english - {"tf_compat.py"} <= table_scripts("README.zh-CN.md", 2)  # | 课程步骤 | 脚本 | 做什么 |
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("stored", ["gunzipped", "kaggle"])
+def test_idx_files_unzipped_or_under_kaggles_names_are_read(tmp_path, stored):
+    """Fails before the fix: `--idx-dir` given the four files gunzipped (train-images-idx3-ubyte) or as Kaggle's
+    copies name them (train-images.idx3-ubyte) said `cannot read IDX file ([Errno 2] No such file or directory:
+    '.../train-images-idx3-ubyte.gz')`."""
+    import gzip
+    from mnistkit import idx
+    for name in (n for pair in idx.IDX_FILES.values() for n in pair):
+        plain = name[:-len(".gz")]
+        with gzip.open(os.path.join(idx.BUNDLED_DIR, name), "rb") as f:
+            data = f.read()
+        (tmp_path / (plain if stored == "gunzipped" else plain.replace("-idx", ".idx", 1))).write_bytes(data)
+    for split in ("train", "test"):
+        images, labels = idx.read_idx_split(str(tmp_path), split)
+        bundled = idx.read_idx_split(idx.BUNDLED_DIR, split)
+        assert np.array_equal(images, bundled[0]) and np.array_equal(labels, bundled[1])
+
+
+@pytest.mark.quick
+def test_a_folder_without_idx_files_is_said_as_one(tmp_path):
+    """Fails before the fix: `--idx-dir pictures/` said `cannot read IDX file ([Errno 2] No such file or directory:
+    ...)`, an error of the system's, not of the folder given."""
+    from mnistkit import idx
+    a_picture(tmp_path / "seven.png")
+    with pytest.raises(DataError) as said:
+        idx.read_idx_split(str(tmp_path), "train")
+    assert str(said.value) == (f"{tmp_path}: no train-images-idx3-ubyte.gz here (nor train-images-idx3-ubyte, "
+                               f"unzipped); {idx.IDX_FOLDER}, gzipped or not")
