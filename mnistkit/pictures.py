@@ -107,8 +107,9 @@ def read_picture(picture, name=None):
 
 def a_folder(name, folder):
     """The DataError for a folder given where one picture is read (the course's prompt `the path of test
-    picture:`), named `name`: where a folder's pictures are read, the command line (`python mnist_app.py model`,
-    which says what a folder holds when it is no pictures: images.no_pictures), not `[Errno 21] Is a directory`."""
+    picture:`), named `name`: where a folder's pictures are read, the command line (cli.command's, mnist_app.py
+    given the folder, which says what a folder holds when it is no pictures: images.no_pictures), not `[Errno 21]
+    Is a directory`."""
     return DataError(f"{name}: is a folder, not a picture: give one picture's file here (a folder's pictures are "
                      f"read when it is named on the command line: `{cli.command('mnist_app.py', folder)}`)")
 
