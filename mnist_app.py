@@ -238,6 +238,7 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     on stderr (`input written to PATH`). Unreadable pictures are reported on stderr and skipped.
     """
     if paths is None:
+        model_loader(model_dir)  # a model not there is said before the first prompt, not after its answer
         count, name_pictures = ask_count(), False
         if not count:
             return 0  # end of input, or 0 pictures, before any picture: nothing failed
@@ -440,6 +441,7 @@ def run(args):
         paths = picture_paths(args.images)
         count = len(paths)
     else:
+        model_loader(args.model_dir)  # a model not there is said before the first prompt, not after its answer
         count = ask_count()
         if not count:
             return 0  # end of input, or 0 pictures, before any picture: nothing failed

@@ -269,7 +269,7 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
         looked_up(model_dir, net, trainer)
     for ckpt in ckpt_paths:  # each named checkpoint looked up before the test records are read whole (TensorFlow)
         if ckpt is not None and checkpoints.checkpoint_format(ckpt) is None:
-            raise DataError(f"{ckpt}: no such checkpoint (no {os.path.basename(ckpt)}.index there)")
+            raise checkpoints.no_such(ckpt)
     test_paths = [test_records(data_dir) for data_dir in data_dirs]
     results, reports = [], []
     for ckpt in ckpt_paths:

@@ -60,6 +60,7 @@ from .folders import (MODEL_NAME, checkpoint_format, checkpoint_name, checkpoint
 # written less than FRESH_SECS ago before calling it damaged.
 META_WAIT_SECS = 10
 FRESH_SECS = 120
+NEW_FOLDER = "NEW_FOLDER"  # a hint's stand-in for a folder name the user chooses
 
 
 class CheckpointDamaged(DataError):
@@ -76,6 +77,11 @@ class NoCheckpoint(DataError):
 
 class NotFinite(DataError):
     """A checkpoint holding a NaN or an infinity (a training that diverged); str() is the one-line message."""
+
+
+class CourseOriginal(DataError):
+    """A checkpoint the course's original TF1 code wrote (course_original); str() is the one-line message, whole:
+    it says what to do."""
 
 
 def signature(prefix):
@@ -358,6 +364,10 @@ def check_variables(prefix, stored, var_list):
     and the first missing variable or shape mismatch (for example a
     checkpoint of a network with another hidden-layer size).
     """
+    if not any(name in stored for name in var_list):
+        original = course_original(prefix, stored)
+        if original is not None:
+            raise original
     for name, var in sorted(var_list.items()):
         want = var.shape.as_list()
         if name not in stored:
@@ -365,6 +375,20 @@ def check_variables(prefix, stored, var_list):
         if list(stored[name].shape) != want:
             raise DataError(f"{prefix}: checkpoint of another graph: {name} is {list(stored[name].shape)} there, "
                             f"{want} here")
+
+
+def course_original(prefix, stored):
+    """The CourseOriginal for checkpoint `prefix` when its variables (stored: {name: array}, or names) are the
+    unnamed ones of the course's original code (networks.course_original), else None: what it is and what to do,
+    where `checkpoint of another graph: it has no variable 'b1/ExponentialMovingAverage'` said a graph was
+    another that is the same, and `holds no network this project knows` (a learn) said it knew none."""
+    network = networks.course_original(stored)
+    if network is None:
+        return None
+    return CourseOriginal(
+        f"{prefix}: a checkpoint of the course's original code ({network.name}), whose variables have no names "
+        f"('Variable', 'Variable_1', ...); this project restores them by name ({', '.join(network.variables[:2])}, "
+        f"...): train it again here, in a new folder: `{cli.command(network.train_script, '--model-dir', NEW_FOLDER)}`")
 
 
 @contextlib.contextmanager
@@ -441,6 +465,21 @@ def checked(model_dir, prefix, network, script=None):
         raise DataError(f"{prefix}: {found.name}'s forward module {found.forward}.py is not on the module path; "
                         "put the folder that holds it on PYTHONPATH (with the course's folder, for its trainer)")
     return Found(prefix, stored, found)
+
+
+def no_such(prefix, shown=5):
+    """The DataError for a checkpoint prefix that is not there (`--checkpoint model/mnist_model-1000`): with the
+    checkpoints of that name its folder holds, the newest `shown` (a trainer's --keep rotation deletes all but its
+    newest 5; a step mistyped), `model/mnist_model-1000: no such checkpoint (no mnist_model-1000.index there);
+    model holds mnist_model-4000, ... and mnist_model-8000`."""
+    line = f"{prefix}: no such checkpoint (no {os.path.basename(prefix)}.index there)"
+    folder, name = os.path.dirname(prefix) or os.curdir, folders.name_of(prefix)
+    steps = checkpoint_steps(folder, name)
+    if not steps:
+        return DataError(line)
+    held = [os.path.basename(prefix_of(folder, step, name)) for step in steps[-shown:]]
+    held = held[0] if len(held) == 1 else ", ".join(held[:-1]) + " and " + held[-1]
+    return DataError(f"{line}; {folder} holds {'' if len(steps) <= shown else f'{len(steps)}, the newest '}{held}")
 
 
 def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import shlex
+import shutil
 import signal
 import sys
 from collections.abc import Mapping
@@ -374,7 +375,20 @@ def progress_bar(quiet=False, **kwargs):
     or bar characters. kwargs go to tqdm (total, desc, unit, initial...).
     """
     terminal = sys.stdout.isatty() and sys.stderr.isatty()
+    if terminal and not terminal_columns():  # a terminal that tells no size: tqdm's own size draws nothing
+        size = shutil.get_terminal_size()  # $COLUMNS and $LINES, else 80x24; the last column left, as tqdm leaves it
+        return tqdm(disable=quiet, file=sys.stderr, ncols=size.columns - 1, nrows=size.lines, **kwargs)
     return tqdm(disable=quiet or not terminal, file=sys.stderr, dynamic_ncols=True, **kwargs)
+
+
+def terminal_columns():
+    """The width stderr's terminal reports (int), 0 when it reports none: a pseudo-terminal made without a size
+    (`script` or a container's exec without a terminal behind it, an IDE's run console, expect's `unbuffer`),
+    where tqdm takes 0 columns and -1 rows and draws no bar, only an empty line."""
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a notebook's stream), or none of a terminal
+        return 0
 
 
 def path(text):

@@ -457,8 +457,8 @@ def another_network(model_dir, network, name=MODEL_NAME):
     if started_by is None or started_by.train_script == network.train_script or latest(model_dir, name):
         return None
     return DataError(f"{model_dir}: {started_by.name}'s folder (its {FOLDER_FILE}), with no checkpoint; train it "
-                     f"with {cli.script_path(started_by.train_script)}, or give another --model-dir (or delete "
-                     f"{os.path.join(model_dir, FOLDER_FILE)} to start anew there)")
+                     f"with `{networks.command(started_by, 'train_script', model_dir)}`, or give another --model-dir "
+                     f"(or delete {os.path.join(model_dir, FOLDER_FILE)} to start anew there)")
 
 
 def files_network(model_dir):

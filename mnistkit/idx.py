@@ -30,6 +30,8 @@ IDX_FILES = {
     "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
 }
+IDX_FOLDER = ("--idx-dir takes the folder holding the four MNIST IDX files ("
+              + ", ".join(name for split in IDX_FILES.values() for name in split) + ")")  # what a refusal says
 # Official MNIST sha256 (as distributed by Y. LeCun, C. Cortes, C. Burges).
 MNIST_SHA256 = {
     "train-images-idx3-ubyte.gz": "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
@@ -81,6 +83,19 @@ def read_idx(path):
     return np.frombuffer(data, np.uint8, need, offset).reshape(shape)
 
 
+def idx_file(idx_dir, name):
+    """The path (str) of the IDX file `name` (a .gz name of IDX_FILES) in idx_dir, as it may be stored there:
+    gzipped, unzipped by gunzip (`train-images-idx3-ubyte`), or under the name with a dot that copies of MNIST
+    on Kaggle use (`train-images.idx3-ubyte`). Raises DataError naming the folder and the four files' names when
+    none of them is there (a folder that is no IDX folder: `--idx-dir` given pictures, or the .zip's folder one
+    level up), where open()'s `[Errno 2] No such file or directory` was said."""
+    stem = name[:-len(".gz")]
+    for candidate in (name, stem, stem.replace("-idx", ".idx", 1)):
+        if os.path.isfile(os.path.join(idx_dir, candidate)):
+            return os.path.join(idx_dir, candidate)
+    raise DataError(f"{idx_dir}: no {name} here (nor {stem}, unzipped); {IDX_FOLDER}, gzipped or not")
+
+
 def read_idx_split(idx_dir, split):
     """Images [n, 28, 28] uint8 and labels [n] uint8 of one split from a folder.
 
@@ -88,8 +103,8 @@ def read_idx_split(idx_dir, split):
     28x28, the counts disagree, or a label is not a digit 0-9.
     """
     image_name, label_name = IDX_FILES[split]
-    images = read_idx(os.path.join(idx_dir, image_name))
-    labels = read_idx(os.path.join(idx_dir, label_name))
+    images = read_idx(idx_file(idx_dir, image_name))
+    labels = read_idx(idx_file(idx_dir, label_name))
     if images.ndim != 3 or images.shape[1:] != (28, 28):
         raise DataError(f"{os.path.join(idx_dir, image_name)}: expected 28x28 images, found shape {images.shape}")
     if labels.ndim != 1 or len(labels) != len(images):
@@ -304,8 +319,7 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     """
     if idx_dir is not None and not os.path.isdir(idx_dir):  # said of the folder, not of its first file
         what = "not a folder" if os.path.exists(idx_dir) else "no such folder"
-        raise DataError(f"{idx_dir}: {what}; --idx-dir takes the folder holding the four MNIST IDX files "
-                        f"({', '.join(name for split in IDX_FILES.values() for name in split)})")
+        raise DataError(f"{idx_dir}: {what}; {IDX_FOLDER}")
     layout = read_manifest(jpg_dir)
     if layout is None:
         check_ours(jpg_dir)

@@ -227,9 +227,36 @@ def picture_paths(args):
             extensions = picture_extensions()
         found = sorted(pictures_in(arg, extensions))
         if not found:
-            raise DataError(f"{arg}: no picture files in this folder")
+            raise no_pictures(arg, extensions)
         paths.extend(found)
     return paths
+
+
+def no_pictures(folder, extensions):
+    """The DataError for a folder given as pictures that holds none (picture_paths): what it holds instead, when
+    that is a model (`model: ...; it holds checkpoints: a model is given with --model-dir model, the pictures
+    after it`; places.holding) or folders of pictures, which the app does not enter (the course's
+    `mnist_data_jpg`: `...; its folders mnist_data_jpg/mnist_test_jpg_10000 and ... hold pictures: name one`,
+    at most 3 named); else `no picture files in this folder`. extensions: picture_extensions()."""
+    from . import places  # imported here: places imports export, which imports this module
+    line = f"{folder}: no picture files in this folder"
+    model = places.holding(folder)
+    if model is not None:
+        give = model.give[0].split(" (")[0]  # an exports folder: its first export ("export/mnist (SavedModel)")
+        return DataError(f"{line}; it {model.what}: a model is given with --model-dir {give}, the pictures after it")
+    try:
+        inside = sorted(os.path.join(folder, name) for name in os.listdir(folder) if not name.startswith("."))
+    except OSError:
+        inside = []
+    held = [path for path in inside if os.path.isdir(path) and next(pictures_in(path, extensions), None)]
+    if held:
+        shown = held[:3]
+        named = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
+        named += f" (and {len(held) - 3} more)" if len(held) > 3 else ""
+        return DataError(f"{line}; its folder{'s' if len(held) > 1 else ''} {named} hold{'' if len(held) > 1 else 's'}"
+                         f" pictures: name {'one' if len(held) > 1 else 'it'} (a folder's own pictures are read, not "
+                         "its folders')")
+    return DataError(line)
 
 
 def pictures_in(folder, extensions=None):

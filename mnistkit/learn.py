@@ -340,7 +340,8 @@ def _learn(plan, watch):
     network = checkpoints.folder_network(model_dir) or checkpoints.folder_network(
         model_dir, checkpoints.read_checkpoint(before))
     if network is None:
-        raise DataError(f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
+        raise checkpoints.course_original(before, checkpoints.read_checkpoint(before)) or DataError(
+            f"{before}: holds no network this project knows; learn needs a folder its trainers wrote")
     target = checkpoints.step_of(before) + plan.steps
     with tempfile.TemporaryDirectory(prefix=f"{STAGING_PREFIX}{os.getpid()}-") as staging:  # leftovers' name
         snapshot = os.path.join(staging, "kept", os.path.basename(store.folder))  # keep.KeptDigits.snapshot's

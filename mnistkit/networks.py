@@ -28,6 +28,7 @@ course script is imported here.
 import ast
 import dataclasses
 import os
+import re
 
 from . import cli
 from .errors import DataError
@@ -148,6 +149,26 @@ def guess(names):
     return next((network for network in COURSE_NETWORKS if stored == set(network.variables)), None)
 
 
+# tf.Variable's names when none is given ("Variable", "Variable_1", ...), as the course's own get_weight, get_bias
+# and global_step = tf.Variable(0, trainable=False) made them; this project names every variable (w1, conv1_w, ...).
+UNNAMED = re.compile(r"Variable(_[0-9]+)?")
+
+
+def course_original(names):
+    """The course network (COURSE_NETWORKS) whose checkpoint the course's original TF1 code wrote, or None.
+
+    names: a checkpoint's variable names. Such a checkpoint holds only
+    unnamed variables (UNNAMED), one per trainable variable of the network
+    (in creation order, as `variables` lists them) and one for global_step,
+    each with its moving average: 5 for the 784-500-10 network, 9 for
+    LeNet-5. Its names say nothing of the network but their count.
+    """
+    stored = trained_variables(names)
+    if not stored or not all(UNNAMED.fullmatch(name) for name in stored):
+        return None
+    return next((network for network in COURSE_NETWORKS if len(stored) == len(network.variables) + 1), None)
+
+
 def check_network(ckpt_path, found, network, script="train_script"):
     """Raise DataError when a checkpoint holds another network (`found`) than the script's own (`network`).
 
@@ -156,8 +177,8 @@ def check_network(ckpt_path, found, network, script="train_script"):
     checkpoints.check_variables to name what does not fit). script:
     "train_script" or "test_script": the message sends the user to that
     script of the network found, e.g. `model/mnist_model-2000: this
-    checkpoint holds the 784-500-10 network, not LeNet-5; use
-    mnist_test.py, or another --model-dir`. An evaluator passes networks
+    checkpoint holds the 784-500-10 network, not LeNet-5; use `python
+    mnist_test.py`, or another --model-dir` (command: the --model-dir kept). An evaluator passes networks
     whose test_script is its own (a network declared without one). The
     same network with other layer sizes raises too (check_layers).
     """
@@ -166,7 +187,15 @@ def check_network(ckpt_path, found, network, script="train_script"):
     if found is None or same(found, network) or getattr(found, script) == getattr(network, script):
         return
     raise DataError(f"{ckpt_path}: this checkpoint holds {found.name}, not {network.name}; "
-                    f"use {cli.script_path(getattr(found, script))}, or another --model-dir")
+                    f"use `{command(found, script, os.path.dirname(ckpt_path))}`, or another --model-dir")
+
+
+def command(network, script, model_dir):
+    """The command line (str, cli.command) that runs `network`'s script ("train_script", "test_script") on
+    model_dir: `python mnist_lenet5_test.py`, with `--model-dir model_dir` when that is not the folder the network's
+    trainer writes by default (default_folder), so that a hint pasted as written runs on the folder it names (a
+    script's path alone is no command: the scripts are not executable, exit 126)."""
+    return cli.command(getattr(network, script), *cli.kept("--model-dir", model_dir, default_folder(network)))
 
 
 def check_layers(ckpt_path, found, network):

@@ -100,7 +100,18 @@ def read_picture(picture, name=None):
     except UnidentifiedImageError:
         raise not_an_image(name, head_of(source)) from None
     except (OSError, Image.DecompressionBombError) as e:
+        if isinstance(picture, str) and os.path.isdir(picture):  # IsADirectoryError; Windows: PermissionError
+            raise a_folder(name, picture) from None
         raise DataError(f"{name}: cannot read image ({e})") from None
+
+
+def a_folder(name, folder):
+    """The DataError for a folder given where one picture is read (the course's prompt `the path of test
+    picture:`), named `name`: where a folder's pictures are read, the command line (cli.command's, mnist_app.py
+    given the folder, which says what a folder holds when it is no pictures: images.no_pictures), not `[Errno 21]
+    Is a directory`."""
+    return DataError(f"{name}: is a folder, not a picture: give one picture's file here (a folder's pictures are "
+                     f"read when it is named on the command line: `{cli.command('mnist_app.py', folder)}`)")
 
 
 def not_found(name, picture):
@@ -319,11 +330,38 @@ def claim_input_path(show_input, picName, count, claimed):
     overwrite the first one's input. The same picture twice is allowed.
     """
     target = input_path(show_input, picName, count)
+    over = over_a_picture(target, picName)
+    if over is not None:
+        raise over
     first = claimed.setdefault(target, picName)
     if first != picName:
         raise DataError(f"{target}: --show-input already wrote {first}'s input there; {picName} has the same "
                         "name stem (rename one, or run the app for each)")
     return target
+
+
+def over_a_picture(target, picName):
+    """The DataError when --show-input's file `target` for the picture picName would replace a file that is no
+    input it wrote before, else None: the picture itself (`--show-input photos photos/`, or `--show-input
+    seven.png` answered with seven.png at the prompts), or a file there that is not a 28x28 PNG (`--show-input
+    seven.png` typed for `--show-input seen seven.png`, the prompts then given another picture: seven.png was
+    replaced by that one's input). An input written before, a 28x28 PNG, is written over, as a rerun does."""
+    if not os.path.lexists(target):
+        return None
+    with contextlib.suppress(OSError):
+        if os.path.samefile(target, picName):
+            return DataError(f"{target}: --show-input would write over the picture it reads; give --show-input "
+                             "another PATH (seen.png, or a folder of its own)")
+    try:
+        with Image.open(target) as img:
+            earlier = img.format == "PNG" and img.size == (IMAGE_SIZE, IMAGE_SIZE)
+    except (OSError, UnidentifiedImageError, Image.DecompressionBombError):
+        earlier = False
+    if earlier:
+        return None
+    return DataError(f"{target} is there and is no input --show-input wrote (a 28x28 PNG); give --show-input "
+                     "another PATH, which it writes (the file there is kept): --show-input PATH comes before the "
+                     "pictures, `--show-input seen seven.png`")
 
 
 def write_input(testPicArr, target):

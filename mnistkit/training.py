@@ -189,6 +189,8 @@ def resumed(settings, examples, saver, var_list, state=None):
                 settings.log(faded)
         try:
             checkpoints.check_variables(prefix, stored, var_list)
+        except checkpoints.CourseOriginal:  # its line says what to do
+            raise
         except DataError as e:
             raise DataError(f"{e}; use another {settings.advice('model_dir')}") from None
         saves.continue_rotation(step)  # the same model: --keep rotates its checkpoints too

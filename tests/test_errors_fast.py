@@ -54,7 +54,8 @@ CASES = [
      "error: modle: no such folder; did you mean model? (to watch a model still to be trained there, make the "
      "folder first: mkdir modle)"),
     ("mnist_test.py", ["--checkpoint", "model/mnist_model-99"],
-     "error: model/mnist_model-99: no such checkpoint (no mnist_model-99.index there)"),
+     "error: model/mnist_model-99: no such checkpoint (no mnist_model-99.index there); model holds "
+     "mnist_model-1000"),
     ("mnist_app.py", ["sevne.png"], "error: sevne.png: file not found; did you mean seven.png?"),
     ("mnist_app.py", ["nosuchpicture.png"], "error: nosuchpicture.png: file not found"),
     ("mnist_app.py", [os.path.join("图片", PICTURE)],  # a mistyped folder: once no hint (only names beside it)

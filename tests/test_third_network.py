@@ -139,7 +139,7 @@ def test_messages_name_the_third_network_and_its_scripts(deep, tmp_path):
     refused = run([os.path.join(ROOT, "mnist_backward.py"), "--steps", "1", "--model-dir", "model_deep"], work, env)
     assert refused.returncode == 1
     assert refused.stderr == (f"error: model_deep/mnist_model-{STEPS}: this checkpoint holds the 784-300-100-10 "
-                              f"network, not the 784-500-10 network; use {trainer}, or another --model-dir\n")
+                              f"network, not the 784-500-10 network; use `python {trainer}`, or another --model-dir\n")
     # A folder that records the network but lost its checkpoints: train it again with its own trainer.
     emptied = tmp_path / "emptied"
     emptied.mkdir()

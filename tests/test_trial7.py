@@ -106,17 +106,19 @@ def folder_of(folder, network):
 @pytest.mark.quick
 @pytest.mark.parametrize("script, args, line", [
     ("mnist_test.py", ["--once", "--model-dir", "model_lenet5"], "model_lenet5/mnist_model-2000: this checkpoint "
-     "holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_test.py, or another --model-dir"),
+     "holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_test.py`, or another --model-dir"),
     ("mnist_test.py", ["--checkpoint", "model_lenet5/mnist_model-2000.index"], "model_lenet5/mnist_model-2000: this "
-     "checkpoint holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_test.py, or another --model-dir"),
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_test.py`, or another --model-dir"),
     ("mnist_lenet5_test.py", ["--once", "--model-dir", "model"], "model/mnist_model-2000: this checkpoint holds the "
-     "784-500-10 network, not LeNet-5; use mnist_test.py, or another --model-dir"),
+     "784-500-10 network, not LeNet-5; use `python mnist_test.py`, or another --model-dir"),
     ("mnist_backward.py", ["--model-dir", "model_lenet5", "--steps", "5"], "model_lenet5/mnist_model-2000: this "
-     "checkpoint holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_backward.py, or another --model-dir"),
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_backward.py`, or another "
+     "--model-dir"),
     ("mnist_cluster.py", ["--model-dir", "model_lenet5", "--steps", "5"], "model_lenet5/mnist_model-2000: this "
-     "checkpoint holds LeNet-5, not the 784-500-10 network; use mnist_lenet5_backward.py, or another --model-dir"),
+     "checkpoint holds LeNet-5, not the 784-500-10 network; use `python mnist_lenet5_backward.py`, or another "
+     "--model-dir"),
     ("mnist_cluster.py", ["--net", "lenet5", "--model-dir", "model", "--steps", "5"], "model/mnist_model-2000: this "
-     "checkpoint holds the 784-500-10 network, not LeNet-5; use mnist_backward.py, or another --model-dir"),
+     "checkpoint holds the 784-500-10 network, not LeNet-5; use `python mnist_backward.py`, or another --model-dir"),
 ])
 def test_another_networks_folder_told_by_its_record_is_said_before_tensorflow(tmp_path, script, args, line):
     """Fails before the fix: the line came after TensorFlow's import (8 s), when the checkpoint was read (here the
@@ -126,7 +128,7 @@ def test_another_networks_folder_told_by_its_record_is_said_before_tensorflow(tm
     folder_of(tmp_path / "model", networks.MLP)
     done = run_main(script, *args, cwd=tmp_path)
     # the script named as from tmp_path (cli.script_path: its path there)
-    named = re.sub(r"use (\S+\.py)", lambda m: "use " + cli.script_path(m.group(1), str(tmp_path)), line)
+    named = re.sub(r"`python (\S+\.py)`", lambda m: f"`python {cli.script_path(m.group(1), str(tmp_path))}`", line)
     assert (done.returncode, done.stderr) == (1, f"error: {named}\n")
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from .. import cli, layers
 from ..errors import DataError
 from ..export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
-from ..records import IMAGE_PIXELS
+from ..records import IMAGE_PIXELS, IMAGE_SIZE
 from .table import BoardError, runs_model
 
 PREDICT_PATH = re.compile(r"/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
@@ -141,7 +141,11 @@ def images_of(request):
     if images.size and images.dtype.kind not in "iuf":
         raise BoardError(400, f"{INPUT_KEY}: expected numbers (DT_FLOAT), got {json_kind(images)}")
     if images.ndim != 2 or images.shape[1] != IMAGE_PIXELS or images.shape[0] == 0:
-        raise BoardError(400, f"{INPUT_KEY}: expected shape [N, {IMAGE_PIXELS}] (N >= 1), got {list(images.shape)}")
+        pictures = images.ndim in (3, 4) and images.shape[1:3] == (IMAGE_SIZE, IMAGE_SIZE) and images.shape[0] and \
+            images.shape[3:] in ((), (1,))  # [N, 28, 28] or [N, 28, 28, 1]: pictures not flattened
+        raise BoardError(400, f"{INPUT_KEY}: expected shape [N, {IMAGE_PIXELS}] (N >= 1), got {list(images.shape)}"
+                              + (f": flatten each {IMAGE_SIZE}x{IMAGE_SIZE} picture to its {IMAGE_PIXELS} pixels, "
+                                 f"row by row (numpy: .reshape(-1, {IMAGE_PIXELS}))" if pictures else ""))
     with np.errstate(over="ignore"):  # past float32's range: inf, refused below
         pixels = images.astype(np.float32)
     outside = ~((pixels >= 0) & (pixels <= 1))  # NaN compares false: outside too

@@ -27,6 +27,7 @@ never see the ASGI scope, build an error's JSON or import Starlette.
 """
 import asyncio
 import dataclasses
+import difflib
 import json
 import queue
 import re
@@ -254,6 +255,13 @@ class Board:
         found = ((route, route.pattern.fullmatch(path)) for route in self.routes)
         return [(route, match.groupdict()) for route, match in found if match]
 
+    def close_path(self, path):
+        """The route path (str) a path that matches none was typed for (`/board/lern`: /board/learn), by difflib
+        over the table's paths without parameters, or None."""
+        paths = sorted({route.path for route in self.routes if "<" not in route.path})
+        close = difflib.get_close_matches(path, paths, n=1, cutoff=0.8)
+        return close[0] if close else None
+
     def methods(self, matched):
         """The methods the matched routes list, and OPTIONS, in METHODS' order (a preflight's and a 405's list)."""
         listed = {m for route, _ in matched for m in route.methods.split()} | {"OPTIONS"}
@@ -287,7 +295,8 @@ class Board:
         """The Reply or data of a request that passed the guard (steps 2 to 4 of the module's docstring)."""
         matched = self.matching(path)
         if not matched:
-            raise BoardError(404, f"{method} {path}: not found")
+            close = self.close_path(path)
+            raise BoardError(404, f"{method} {path}: not found" + (f"; did you mean {close}?" if close else ""))
         if cors is not None and method == "OPTIONS" and "access-control-request-method" in headers:
             private = {"Access-Control-Allow-Private-Network": "true"} if (  # Chrome: a public site's page, a
                 "access-control-request-private-network" in headers) else {}  # local server
