@@ -17,8 +17,8 @@ import os
 import pytest
 
 from test_board_browser import browser, open_page, server  # noqa: F401 (fixtures)
-from test_board_routes import OWN_HOST, Asked
-from test_server_faults import PREDICT, Recording, board_of, posted, rows_of
+from test_board_routes import Asked
+from test_server_faults import Recording, board_of, posted, rows_of
 
 
 def instances(rows):
@@ -115,7 +115,6 @@ def test_a_learns_script_silent_for_a_few_seconds_gets_its_ticks_as_they_fall_du
     """learn.run's ticker says what the learn does each TICK_SECS a script prints nothing (issue 53: a line that sat
     still for 30 s): with TICK_SECS of 1 s, a script silent for 4 s gets at least two such lines, each as it
     falls due, not only once the script has ended."""
-    import sys
     import time
     from mnistkit import learn
     monkeypatch.setattr(learn, "TICK_SECS", 1)
