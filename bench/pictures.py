@@ -64,10 +64,11 @@ import glance  # noqa: E402
 import painted  # noqa: E402
 import penned  # noqa: E402
 import mnist_app  # noqa: E402
+import others  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
 SAME_IOU = 0.8
-REDRAWN = {"penned": penned, "painted": painted, "glance": glance}  # --set: the MNIST digits redrawn, by module
+REDRAWN = {"penned": penned, "painted": painted, "glance": glance, "others": others}  # --set: the MNIST digits redrawn, by module
 
 
 def ink_iou(a, b):
@@ -92,7 +93,7 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")
-    parser.add_argument("--set", choices=("framed", "penned", "painted", "glance", "close"), default="framed",
+    parser.add_argument("--set", choices=("framed", "penned", "painted", "glance", "others", "close"), default="framed",
                         help="framed: tests/framed.py's kinds (default); penned, painted, glance: tests/penned.py's, "
                              "tests/painted.py's or tests/glance.py's (need --model-dir)")
     parser.add_argument("--save", help="a folder to write each misread picture's 28x28 input to (PNG, x8)")
