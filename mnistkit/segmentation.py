@@ -80,7 +80,8 @@ CANVAS_FLAT = 2  # ... and within this many gray levels (a JPEG's ripples) over 
 CANVAS_EDGE = 0.8  # ... whose box's sides inside the picture are straight: this share of each is canvas ...
 CANVAS_RIM = 3  # ... in one of its outer rows of pixels (a JPEG's ringing along the canvas's edge) ...
 CANVAS_FILL = 0.5  # ... that fills this share of its box at least (the rest is the digit) ...
-CANVAS_CUT = 0.02  # ... and lies this far (of the picture's side) from the picture's edge on one side at least
+CANVAS_CUT = 0.02  # ... and lies this far (of the picture's side) from the picture's edge on one side at least,
+CANVAS_AROUND = 0.5  # ... the window round it of other levels: at most this share of it within CANVAS_FLAT
 
 
 def otsu_threshold(values):
@@ -447,16 +448,22 @@ def _flat_box(gray, level):
     of `level` when it is a canvas, else None: it covers CANVAS_FILL of its box, the box's sides inside the
     picture are straight (CANVAS_EDGE of one of the CANVAS_RIM outer rows of each is the region, as a JPEG
     rings along the canvas's edge; a 0's inside or a box drawn askew round the digit has round or slanted
-    sides), and it leaves a window CANVAS_CUT of the picture wide at least on one side."""
+    sides), and it leaves a window CANVAS_CUT of the picture wide at least on one side, of other levels than the
+    canvas's (at most CANVAS_AROUND of it within CANVAS_FLAT: a margin line or a frame drawn on a page has paper
+    beyond it)."""
     h, w = gray.shape
-    labels = label_marks(np.abs(gray.astype(np.int16) - int(level)) <= CANVAS_FLAT)
+    flat = np.abs(gray.astype(np.int16) - int(level)) <= CANVAS_FLAT
+    labels = label_marks(flat)
     roots, sizes = np.unique(labels[labels >= 0], return_counts=True)
     region = labels == roots[np.argmax(sizes)]
     rows, cols = np.nonzero(region.any(axis=1))[0], np.nonzero(region.any(axis=0))[0]
     top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
     cut = (top / h, 1 - bottom / h, left / w, 1 - right / w)
-    if max(cut) < CANVAS_CUT or sizes.max() < CANVAS_FILL * (bottom - top) * (right - left):
+    area = (bottom - top) * (right - left)
+    if max(cut) < CANVAS_CUT or sizes.max() < CANVAS_FILL * area:
         return None
+    if np.count_nonzero(flat) - np.count_nonzero(flat[top:bottom, left:right]) > CANVAS_AROUND * (h * w - area):
+        return None  # paper of its level round it: a line or a frame drawn on the page, not a window
     box = region[top:bottom, left:right]
     sides = (box[:CANVAS_RIM], box[::-1][:CANVAS_RIM], box.T[:CANVAS_RIM], box.T[::-1][:CANVAS_RIM])
     if any(away > 0 and side.mean(axis=1).max() < CANVAS_EDGE for away, side in zip(cut, sides)):
