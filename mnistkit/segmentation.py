@@ -450,12 +450,16 @@ def _flat_box(gray, level):
     rings along the canvas's edge; a 0's inside or a box drawn askew round the digit has round or slanted
     sides), and it leaves a window CANVAS_CUT of the picture wide at least on one side, of other levels than the
     canvas's (at most CANVAS_AROUND of it within CANVAS_FLAT: a margin line or a frame drawn on a page has paper
-    beyond it)."""
+    beyond it; so has one of the bands CANVAS_CUT wide along the picture's edges at least, checked first)."""
     h, w = gray.shape
-    flat = np.abs(gray.astype(np.int16) - int(level)) <= CANVAS_FLAT
+    flat = (np.abs(np.arange(256) - int(level)) <= CANVAS_FLAT)[gray]
+    band_h, band_w = max(1, int(CANVAS_CUT * h)), max(1, int(CANVAS_CUT * w))
+    edges = (flat[:band_h], flat[-band_h:], flat[:, :band_w], flat[:, -band_w:])
+    if min(band.mean() for band in edges) > CANVAS_AROUND:
+        return None  # paper of its level along every edge: no window round it (most pictures: not labelled)
     labels = label_marks(flat)
-    roots, sizes = np.unique(labels[labels >= 0], return_counts=True)
-    region = labels == roots[np.argmax(sizes)]
+    sizes = np.bincount(labels[labels >= 0])  # by the flat index of each region's first pixel
+    region = labels == np.argmax(sizes)
     rows, cols = np.nonzero(region.any(axis=1))[0], np.nonzero(region.any(axis=0))[0]
     top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
     cut = (top / h, 1 - bottom / h, left / w, 1 - right / w)
