@@ -1,8 +1,9 @@
 """The digit's ink in a picture: where a person sees the strokes of one digit, and the refusal of a picture
 that holds none (find_ink).
 
-The lighting evened out (ink_darkness: paper_light's flat field, a light
-digit on a dark ground turned over: light_on_dark), squared or ruled
+A screenshot's canvas read alone, without the window round it
+(screen_canvas), the lighting evened out (ink_darkness: paper_light's flat
+field, a light digit on a dark ground turned over: light_on_dark), squared or ruled
 paper's lines taken out (mnistkit.ruling), the ink read by Otsu's
 threshold (ink_threshold), a frame, a border or a rule along the side left
 out (frame_lines; a frame askew: ruling.askew_sides), and the ink's separate marks judged as one digit, dust
@@ -80,6 +81,7 @@ CANVAS_FLAT = 2  # ... and within this many gray levels (a JPEG's ripples) over 
 CANVAS_EDGE = 0.8  # ... whose box's sides inside the picture are straight: this share of each is canvas ...
 CANVAS_RIM = 3  # ... in one of its outer rows of pixels (a JPEG's ringing along the canvas's edge) ...
 CANVAS_FILL = 0.5  # ... that fills this share of its box at least (the rest is the digit) ...
+CANVAS_DRAWN = 0.995  # ... and at most this share (a square filled in whole is the drawing, not a canvas) ...
 CANVAS_CUT = 0.02  # ... and lies this far (of the picture's side) from the picture's edge on one side at least,
 CANVAS_AROUND = 0.5  # ... the window round it of other levels: at most this share of it within CANVAS_FLAT
 
@@ -370,7 +372,8 @@ def find_ink(img, levels=False):
     read with, for ink_weight.
 
     Dust (marks lighter than MIN_MARK_MASS of the heaviest) is left out.
-    img: grayscale PIL image, at most MAX_SIDE pixels on a side. A light
+    img: grayscale PIL image, at most MAX_SIDE pixels on a side. A screenshot is read on its canvas alone
+    (screen_canvas: the window's title bar, menu and frame left out; ink and level are False and 0 there). A light
     digit on a dark ground (light_on_dark) is inverted first. Lighting is
     evened out (ink_darkness), ink is darkness at or above Otsu's threshold
     (ink_threshold), and a frame, a border or a rule along the side is left
@@ -445,7 +448,8 @@ def screen_canvas(gray):
 
 def _flat_box(gray, level):
     """The box (top, bottom, left, right) of the largest connected region of gray (uint8 [h, w]) within CANVAS_FLAT
-    of `level` when it is a canvas, else None: it covers CANVAS_FILL of its box, the box's sides inside the
+    of `level` when it is a canvas, else None: it covers CANVAS_FILL of its box and leaves some of it to a drawing
+    (CANVAS_DRAWN: a square filled in whole is a shape drawn, for the network to judge), the box's sides inside the
     picture are straight (CANVAS_EDGE of one of the CANVAS_RIM outer rows of each is the region, as a JPEG
     rings along the canvas's edge; a 0's inside or a box drawn askew round the digit has round or slanted
     sides), and it leaves a window CANVAS_CUT of the picture wide at least on one side, of other levels than the
@@ -464,8 +468,8 @@ def _flat_box(gray, level):
     top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
     cut = (top / h, 1 - bottom / h, left / w, 1 - right / w)
     area = (bottom - top) * (right - left)
-    if max(cut) < CANVAS_CUT or sizes.max() < CANVAS_FILL * area:
-        return None
+    if max(cut) < CANVAS_CUT or not CANVAS_FILL * area <= sizes.max() <= CANVAS_DRAWN * area:
+        return None  # no window round it, or the drawing (a digit, or a filled shape whole: no canvas)
     if np.count_nonzero(flat) - np.count_nonzero(flat[top:bottom, left:right]) > CANVAS_AROUND * (h * w - area):
         return None  # paper of its level round it: a line or a frame drawn on the page, not a window
     box = region[top:bottom, left:right]

@@ -79,13 +79,17 @@ def _askew_box(gray):
 @pytest.mark.quick
 def test_pictures_that_are_no_screenshot_are_read_whole():
     """No canvas is cut out of a brush digit on white (the canvas is the whole picture), a big 0 touching all four
-    edges (its inside is no canvas: round sides), a box drawn askew round a digit (slanted sides) or a phone's
-    photo of paper (its paper is never one level)."""
+    edges (its inside is no canvas: round sides), a box drawn askew round a digit (slanted sides), a phone's
+    photo of paper (its paper is never one level) or a page with a margin line touching the digit (paper beyond
+    the line: the first screen_canvas cut the page at the line, and the digit's part across it)."""
     images, labels = framed.sample_digits(20, 300)
     zero = images[list(labels).index(0)]
     plain = others._brush(images[0], np.random.default_rng(1))
     big_zero = framed.to_uint8(framed.on_ground(framed.coverage_of_mnist(zero)[50:232, 60:220], 255))
     photo = np.asarray(Image.open(io.BytesIO(others.picture("blue ballpoint on white", images[1], 1)))
                        .convert("L"))
-    for name, gray in (("plain", plain), ("big 0", big_zero), ("box askew", _askew_box(plain)), ("photo", photo)):
+    margins = [np.asarray(Image.open(io.BytesIO(data)).convert("L"))
+               for data, _ in framed.pictures("a margin line touching it", framed.coverages(4, 300, pen=False))]
+    named = [("plain", plain), ("big 0", big_zero), ("box askew", _askew_box(plain)), ("photo", photo)]
+    for name, gray in named + [(f"margin line {i}", gray) for i, gray in enumerate(margins)]:
         assert segmentation.screen_canvas(gray) is None, name
