@@ -433,17 +433,30 @@ def screen_canvas(gray):
     A canvas is the largest connected region within CANVAS_FLAT levels of one of the picture's CANVAS_LEVELS
     commonest levels, which CANVAS_SHARE of the picture hold exactly (a photo's paper is never so flat: its
     noise and light spread it), as _flat_box says. Of two such (the canvas and the work area round it), the
-    smaller box is the canvas. The window's title, menu words and buttons are then no ink of the digit's, nor
+    smaller box is the canvas. None when the commonest level is paper along every edge (_along_every_edge): a
+    window has a title bar or a frame along one side at least, and a dark digit on white paper is no canvas
+    (a bold 8 on a 28x28 picture has a flat, straight-sided region of its own). The window's title, menu words and buttons are then no ink of the digit's, nor
     a dark title bar a stroke along the top.
     """
     counts = np.bincount(gray.ravel(), minlength=256)
-    boxes = [_flat_box(gray, level) for level in np.argsort(counts)[::-1][:CANVAS_LEVELS]
-             if counts[level] >= CANVAS_SHARE * gray.size]
-    boxes = [box for box in boxes if box is not None]
+    levels = [level for level in np.argsort(counts)[::-1][:CANVAS_LEVELS]
+              if counts[level] >= CANVAS_SHARE * gray.size]
+    if not levels or _along_every_edge(gray, levels[0]):
+        return None  # the commonest level is paper reaching every edge: no window (most pictures end here)
+    boxes = [box for box in map(lambda level: _flat_box(gray, level), levels) if box is not None]
     if not boxes:
         return None
     top, bottom, left, right = min(boxes, key=lambda box: (box[1] - box[0]) * (box[3] - box[2]))
     return slice(top, bottom), slice(left, right)
+
+
+def _along_every_edge(gray, level):
+    """True when more than CANVAS_AROUND of each band CANVAS_CUT wide along the edges of gray (uint8 [h, w]) lies
+    within CANVAS_FLAT of `level`: paper all round, no window (a title bar, a frame) along any side."""
+    h, w = gray.shape
+    band_h, band_w = max(1, int(CANVAS_CUT * h)), max(1, int(CANVAS_CUT * w))
+    edges = (gray[:band_h], gray[-band_h:], gray[:, :band_w], gray[:, -band_w:])
+    return min(np.mean(np.abs(band.astype(np.int16) - int(level)) <= CANVAS_FLAT) for band in edges) > CANVAS_AROUND
 
 
 def _flat_box(gray, level):
@@ -454,13 +467,9 @@ def _flat_box(gray, level):
     rings along the canvas's edge; a 0's inside or a box drawn askew round the digit has round or slanted
     sides), and it leaves a window CANVAS_CUT of the picture wide at least on one side, of other levels than the
     canvas's (at most CANVAS_AROUND of it within CANVAS_FLAT: a margin line or a frame drawn on a page has paper
-    beyond it; so has one of the bands CANVAS_CUT wide along the picture's edges at least, checked first)."""
+    beyond it)."""
     h, w = gray.shape
     flat = (np.abs(np.arange(256) - int(level)) <= CANVAS_FLAT)[gray]
-    band_h, band_w = max(1, int(CANVAS_CUT * h)), max(1, int(CANVAS_CUT * w))
-    edges = (flat[:band_h], flat[-band_h:], flat[:, :band_w], flat[:, -band_w:])
-    if min(band.mean() for band in edges) > CANVAS_AROUND:
-        return None  # paper of its level along every edge: no window round it (most pictures: not labelled)
     labels = label_marks(flat)
     sizes = np.bincount(labels[labels >= 0])  # by the flat index of each region's first pixel
     region = labels == np.argmax(sizes)
