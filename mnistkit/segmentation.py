@@ -435,8 +435,8 @@ def screen_canvas(gray):
     noise and light spread it), as _flat_box says. Of two such (the canvas and the work area round it), the
     smaller box is the canvas. None when the commonest level is paper along every edge (_along_every_edge): a
     window has a title bar or a frame along one side at least, and a dark digit on white paper is no canvas
-    (a bold 8 on a 28x28 picture has a flat, straight-sided region of its own). The window's title, menu words and buttons are then no ink of the digit's, nor
-    a dark title bar a stroke along the top.
+    (a bold 8 on a 28x28 picture has a flat, straight-sided region of its own). The window's title, menu words
+    and buttons are then no ink of the digit's, nor a dark title bar a stroke along the top.
     """
     counts = np.bincount(gray.ravel(), minlength=256)
     levels = [level for level in np.argsort(counts)[::-1][:CANVAS_LEVELS]
