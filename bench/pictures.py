@@ -7,6 +7,7 @@ Usage (from the repository root):
   python bench/pictures.py --model-dir model --set penned   digits written with a pen and photographed
   python bench/pictures.py --model-dir model --set painted  digits drawn with a paint program's brush
   python bench/pictures.py --model-dir model --set glance   filled loops, tiny pictures, faint pencil, shadows
+  python bench/pictures.py --model-dir model --set others   coloured ink, file formats, screenshots, Paint BMPs...
   python bench/pictures.py --set close                 two digits written close: refused as several?
 
 Each kind of tests/framed.py (a frame or a border round the digit, a shaded or
@@ -39,6 +40,13 @@ their loops filled in, in a tiny picture or a few pixels tall in a large one,
 cropped tight at the edge, in a box drawn askew, in faint pencil on grey
 paper, under a phone's shadow in a corner; beside their twin, the felt pen's
 digit on white), the same figures as --set penned.
+With --set others, the kinds of tests/others.py (the same redrawn digits as
+other students put them in their repositories: coloured ink on white or cream
+paper, a canvas's transparent PNG, LA, palette, 1-bit and 16-bit PNGs, CMYK
+and progressive JPEG, GIF, WebP, a phone JPEG turned by its EXIF orientation,
+Windows Paint BMPs, notebook paper at an angle, an upscaled small photo, a
+screenshot of the paint window, 1-px strokes, a European 7 and 1; beside their
+twin, the brush digit on white as PNG), the same figures as --set penned.
 With --set close, the kinds of tests/close.py (two of the sample's test digits
 side by side, apart, close or touching, and the first alone; `--count` pairs)
 and per kind:
@@ -64,10 +72,12 @@ import glance  # noqa: E402
 import painted  # noqa: E402
 import penned  # noqa: E402
 import mnist_app  # noqa: E402
+import others  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
 SAME_IOU = 0.8
-REDRAWN = {"penned": penned, "painted": painted, "glance": glance}  # --set: the MNIST digits redrawn, by module
+# --set: the MNIST digits redrawn, by module
+REDRAWN = {"penned": penned, "painted": painted, "glance": glance, "others": others}
 
 
 def ink_iou(a, b):
@@ -92,9 +102,10 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")
-    parser.add_argument("--set", choices=("framed", "penned", "painted", "glance", "close"), default="framed",
-                        help="framed: tests/framed.py's kinds (default); penned, painted, glance: tests/penned.py's, "
-                             "tests/painted.py's or tests/glance.py's (need --model-dir)")
+    parser.add_argument("--set", choices=("framed", "penned", "painted", "glance", "others", "close"),
+                        default="framed",
+                        help="framed: tests/framed.py's kinds (default); penned, painted, glance, others: "
+                             "tests/penned.py's, painted.py's, glance.py's or others.py's (need --model-dir)")
     parser.add_argument("--save", help="a folder to write each misread picture's 28x28 input to (PNG, x8)")
     args = parser.parse_args(argv)
     predictor = mnist_app.load_predictor(args.model_dir) if args.model_dir else None
@@ -142,8 +153,8 @@ def answer_of(predictor, pixels):
 
 
 def bench_redrawn(predictor, args, kinds):
-    """The kinds of tests/penned.py or tests/painted.py (`kinds`: the module): refused, read, and the preparation's
-    own misreads (lost), per kind."""
+    """The kinds of tests/penned.py, painted.py, glance.py or others.py (`kinds`: the module): refused, read, and the
+    preparation's own misreads (lost), per kind."""
     images, labels = framed.sample_digits(args.count, args.first)
     right = np.array([answer_of(predictor, image) for image in images]) == labels
     print(f"{len(images)} pictures per kind (sample test digits {args.first}-{args.first + len(images) - 1}; the model "

@@ -1,8 +1,9 @@
 """The digit's ink in a picture: where a person sees the strokes of one digit, and the refusal of a picture
 that holds none (find_ink).
 
-The lighting evened out (ink_darkness: paper_light's flat field, a light
-digit on a dark ground turned over: light_on_dark), squared or ruled
+A screenshot's canvas read alone, without the window round it
+(screen_canvas), the lighting evened out (ink_darkness: paper_light's flat
+field, a light digit on a dark ground turned over: light_on_dark), squared or ruled
 paper's lines taken out (mnistkit.ruling), the ink read by Otsu's
 threshold (ink_threshold), a frame, a border or a rule along the side left
 out (frame_lines; a frame askew: ruling.askew_sides), and the ink's separate marks judged as one digit, dust
@@ -72,6 +73,17 @@ ONE_CLEAR = 0.05  # ink's ends and one of them this far from the picture's edge:
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
 FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
 FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen on the board draws 0.064)
+# A screenshot of a paint window (a title bar, a menu, a toolbar round the canvas): the canvas is one flat level
+# (screen_canvas), one of the picture's commonest, exact on this share of the picture at least ...
+CANVAS_SHARE = 0.15
+CANVAS_LEVELS = 2  # ... of its commonest levels (the canvas's, or the work area's round it) ...
+CANVAS_FLAT = 2  # ... and within this many gray levels (a JPEG's ripples) over a connected region ...
+CANVAS_EDGE = 0.8  # ... whose box's sides inside the picture are straight: this share of each is canvas ...
+CANVAS_RIM = 3  # ... in one of its outer rows of pixels (a JPEG's ringing along the canvas's edge) ...
+CANVAS_FILL = 0.5  # ... that fills this share of its box at least (the rest is the digit) ...
+CANVAS_DRAWN = 0.995  # ... and at most this share (a square filled in whole is the drawing, not a canvas) ...
+CANVAS_CUT = 0.02  # ... and lies this far (of the picture's side) from the picture's edge on one side at least,
+CANVAS_AROUND = 0.5  # ... the window round it of other levels: at most this share of it within CANVAS_FLAT
 
 
 def otsu_threshold(values):
@@ -360,7 +372,8 @@ def find_ink(img, levels=False):
     read with, for ink_weight.
 
     Dust (marks lighter than MIN_MARK_MASS of the heaviest) is left out.
-    img: grayscale PIL image, at most MAX_SIDE pixels on a side. A light
+    img: grayscale PIL image, at most MAX_SIDE pixels on a side. A screenshot is read on its canvas alone
+    (screen_canvas: the window's title bar, menu and frame left out; ink and level are False and 0 there). A light
     digit on a dark ground (light_on_dark) is inverted first. Lighting is
     evened out (ink_darkness), ink is darkness at or above Otsu's threshold
     (ink_threshold), and a frame, a border or a rule along the side is left
@@ -384,10 +397,22 @@ def find_ink(img, levels=False):
     gray = np.asarray(img, dtype=np.uint8)
     if gray.max() == gray.min():
         raise ValueError(f"no digit found: every pixel is {int(gray.flat[0])}")
+    canvas = screen_canvas(gray)
+    if canvas is None:
+        found = _ink_of(gray)
+    else:  # a screenshot's window round the canvas: read the canvas alone, give the picture's shape back
+        ink, level, threshold = _ink_of(gray[canvas])
+        found = (np.zeros(gray.shape, bool), np.zeros(gray.shape, np.uint8), threshold)
+        found[0][canvas], found[1][canvas] = ink, level
+    return found if levels else found[0]
+
+
+def _ink_of(gray):
+    """find_ink's (ink, level, threshold) of a picture's gray levels (uint8 [h, w], not one flat shade)."""
     if light_on_dark(gray):
         gray = 255 - gray
     try:
-        found = _digit_ink(gray, without_rules(ink_darkness(gray)))
+        return _digit_ink(gray, without_rules(ink_darkness(gray)))
     except ValueError as refusal:  # a digit cropped tight, its strokes along the edge lit as shade: on flat paper
         level = flat_darkness(gray)
         if not (_black_at_edge(gray) and _touches_edge(level)):
@@ -398,7 +423,69 @@ def find_ink(img, levels=False):
             raise refusal from None
         if not _strokes(found[0]):  # a shadow over a corner: a blob, not strokes
             raise refusal
-    return found if levels else found[0]
+        return found
+
+
+def screen_canvas(gray):
+    """The canvas of a screenshot, the digit drawn on it and a window round it (a title bar, a menu bar, buttons,
+    a toolbar, a frame): (rows, cols) slices of gray (uint8 [h, w]), or None when the picture is no such thing.
+
+    A canvas is the largest connected region within CANVAS_FLAT levels of one of the picture's CANVAS_LEVELS
+    commonest levels, which CANVAS_SHARE of the picture hold exactly (a photo's paper is never so flat: its
+    noise and light spread it), as _flat_box says. Of two such (the canvas and the work area round it), the
+    smaller box is the canvas. None when the commonest level is paper along every edge (_along_every_edge): a
+    window has a title bar or a frame along one side at least, and a dark digit on white paper is no canvas
+    (a bold 8 on a 28x28 picture has a flat, straight-sided region of its own). The window's title, menu words
+    and buttons are then no ink of the digit's, nor a dark title bar a stroke along the top.
+    """
+    counts = np.bincount(gray.ravel(), minlength=256)
+    levels = [level for level in np.argsort(counts)[::-1][:CANVAS_LEVELS]
+              if counts[level] >= CANVAS_SHARE * gray.size]
+    if not levels or _along_every_edge(gray, levels[0]):
+        return None  # the commonest level is paper reaching every edge: no window (most pictures end here)
+    boxes = [box for box in map(lambda level: _flat_box(gray, level), levels) if box is not None]
+    if not boxes:
+        return None
+    top, bottom, left, right = min(boxes, key=lambda box: (box[1] - box[0]) * (box[3] - box[2]))
+    return slice(top, bottom), slice(left, right)
+
+
+def _along_every_edge(gray, level):
+    """True when more than CANVAS_AROUND of each band CANVAS_CUT wide along the edges of gray (uint8 [h, w]) lies
+    within CANVAS_FLAT of `level`: paper all round, no window (a title bar, a frame) along any side."""
+    h, w = gray.shape
+    band_h, band_w = max(1, int(CANVAS_CUT * h)), max(1, int(CANVAS_CUT * w))
+    edges = (gray[:band_h], gray[-band_h:], gray[:, :band_w], gray[:, -band_w:])
+    return min(np.mean(np.abs(band.astype(np.int16) - int(level)) <= CANVAS_FLAT) for band in edges) > CANVAS_AROUND
+
+
+def _flat_box(gray, level):
+    """The box (top, bottom, left, right) of the largest connected region of gray (uint8 [h, w]) within CANVAS_FLAT
+    of `level` when it is a canvas, else None: it covers CANVAS_FILL of its box and leaves some of it to a drawing
+    (CANVAS_DRAWN: a square filled in whole is a shape drawn, for the network to judge), the box's sides inside the
+    picture are straight (CANVAS_EDGE of one of the CANVAS_RIM outer rows of each is the region, as a JPEG
+    rings along the canvas's edge; a 0's inside or a box drawn askew round the digit has round or slanted
+    sides), and it leaves a window CANVAS_CUT of the picture wide at least on one side, of other levels than the
+    canvas's (at most CANVAS_AROUND of it within CANVAS_FLAT: a margin line or a frame drawn on a page has paper
+    beyond it)."""
+    h, w = gray.shape
+    flat = (np.abs(np.arange(256) - int(level)) <= CANVAS_FLAT)[gray]
+    labels = label_marks(flat)
+    sizes = np.bincount(labels[labels >= 0])  # by the flat index of each region's first pixel
+    region = labels == np.argmax(sizes)
+    rows, cols = np.nonzero(region.any(axis=1))[0], np.nonzero(region.any(axis=0))[0]
+    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    cut = (top / h, 1 - bottom / h, left / w, 1 - right / w)
+    area = (bottom - top) * (right - left)
+    if max(cut) < CANVAS_CUT or not CANVAS_FILL * area <= sizes.max() <= CANVAS_DRAWN * area:
+        return None  # no window round it, or the drawing (a digit, or a filled shape whole: no canvas)
+    if np.count_nonzero(flat) - np.count_nonzero(flat[top:bottom, left:right]) > CANVAS_AROUND * (h * w - area):
+        return None  # paper of its level round it: a line or a frame drawn on the page, not a window
+    box = region[top:bottom, left:right]
+    sides = (box[:CANVAS_RIM], box[::-1][:CANVAS_RIM], box.T[:CANVAS_RIM], box.T[::-1][:CANVAS_RIM])
+    if any(away > 0 and side.mean(axis=1).max() < CANVAS_EDGE for away, side in zip(cut, sides)):
+        return None
+    return int(top), int(bottom), int(left), int(right)
 
 
 def _digit_ink(gray, level):
