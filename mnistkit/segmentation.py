@@ -33,7 +33,8 @@ MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its pap
 NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's noise, over 3x3 (stands_out)
 MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
 FADE_NEAR, FADE_FAR = 3, 6  # pixels from the ink: the paper there is paper for a stroke, not for shading ...
-FADE_SHARE = 0.45  # ... whose darkness there is this share of the ink's threshold or more (_fades)
+FADE_SHARE = 0.45  # ... whose darkness there is this share of the ink's threshold or more (_fades), when the
+FADE_FAINT = 128  # ink's darkness is under this on average: shading is faint (an empty page's: 41-97)
 MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
 NEAR_BEST = 0.005  # of the most between-class variance: thresholds this near it are as good (otsu_threshold) ...
 NOISE_REACH = 3  # ... and of those, one with the fewest pixels this many gray levels either side (or FEW_CROSSING of
@@ -70,7 +71,7 @@ FRAME_ASKEW = 0.05  # ... a line askew reaches it within this share of its mark'
 FRAME_SHARE = 0.85  # of a mark's ink in such lines: a frame (a 7's bar holds less than half of the 7)
 FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge ...
 ONE_ALIGN = 0.2  # ... unless, a line down, both its ends lie within this share of the other ink's height of that
-ONE_SPAN = 0.05  # of a line's height: a 1 apart from a digit (not joined with it as its stroke) spans its height so
+ONE_SPAN = 0.05  # of a line's height: a 1 apart from a digit (not joined with it as its stroke) rises this above it
 ONE_CLEAR = 0.05  # ink's ends and one of them this far from the picture's edge: a 1 written beside a digit ("10")
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
 FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
@@ -429,7 +430,11 @@ def _fades(level, ink, threshold):
     (level, uint8 [h, w]) of the pixels under `threshold` FADE_NEAR to FADE_FAR pixels from the ink averages
     FADE_SHARE of the threshold or more. A stroke's edge is sharp: beyond its soft edge lies paper (0.01-0.38 of the
     threshold on the benches' digits, grainy paper and faint pencil the most); an empty page's uneven light, a
-    shadow over its corner, read as ink, go on darkening past the threshold's line (0.56-0.78)."""
+    shadow over its corner, read as ink, go on darkening past the threshold's line (0.56-0.78). Only faint ink
+    (darkness under FADE_FAINT on average) is shading's: an MNIST digit scaled up tenfold has soft edges 10 pixels
+    wide, and the bundled sample's training 8 (3354), black but thin, its strokes close, measures 0.89."""
+    if level[ink].mean() >= FADE_FAINT:
+        return False
     rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
     top, left = max(rows[0] - FADE_FAR, 0), max(cols[0] - FADE_FAR, 0)
     box = (slice(top, rows[-1] + FADE_FAR + 1), slice(left, cols[-1] + FADE_FAR + 1))
@@ -790,13 +795,16 @@ def _a_one_and_a_digit(a, b, height, span=False):
     """True when of two parts side by side (a, b: (left, right, top, bottom), each TALL of the line's height at
     least) one is a 1 and the other a digit beside it, as in "10" or "31": the 1 thinner than THIN of the line's
     height, the other not, and the other's ink reaching down to within ONE_ALIGN of the 1's height of the 1's foot
-    (a 9's loop beside its stem, a 4's open left part, end near half the stem's height). span: the 1 spans the
-    other's height too, within ONE_SPAN of the line's (a tall 1 apart from a digit: a 9 whose own tail reaches its
-    foot, with a shorter stroke beside it, the sample's training digit 1875, is one digit)."""
+    (a 9's loop beside its stem, a 4's open left part, end near half the stem's height); and the 1 the taller,
+    rising ONE_SPAN of the line's height above the other and reaching its foot within as much, or (unless span) the
+    shorter, both its ends ONE_SPAN inside the other's. A 9 whose own tail reaches the foot of a stroke beside it
+    as tall (tests/handmade.py's 9-stem-apart) is one digit, and so, with span (two parts apart, which
+    _join_strokes joins), is one with a shorter stroke beside it (the sample's training digit 1875)."""
     for one, other in ((a, b), (b, a)):
         if one[1] - one[0] < THIN * height <= other[1] - other[0]:
-            spans = one[2] <= other[2] + ONE_SPAN * height and one[3] >= other[3] - ONE_SPAN * height
-            return bool(other[3] >= one[3] - ONE_ALIGN * (one[3] - one[2]) and (spans or not span))
+            taller = one[2] <= other[2] - ONE_SPAN * height and one[3] >= other[3] - ONE_SPAN * height
+            shorter = one[2] >= other[2] + ONE_SPAN * height and one[3] <= other[3] - ONE_SPAN * height
+            return bool(other[3] >= one[3] - ONE_ALIGN * (one[3] - one[2]) and (taller or (shorter and not span)))
     return False
 
 
