@@ -34,7 +34,7 @@ NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the pict
 MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
 FADE_NEAR, FADE_FAR = 3, 6  # pixels from the ink: the paper there is paper for a stroke, not for shading ...
 FADE_SHARE = 0.45  # ... whose darkness there is this share of the ink's threshold or more (_fades), when the
-FADE_FAINT = 128  # ink's darkness is under this on average: shading is faint (an empty page's: 41-97)
+FADE_FAINT = 128  # ink's darkness is under this on average: shading is faint, a pen's ink dark
 MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
 NEAR_BEST = 0.005  # of the most between-class variance: thresholds this near it are as good (otsu_threshold) ...
 NOISE_REACH = 3  # ... and of those, one with the fewest pixels this many gray levels either side (or FEW_CROSSING of
@@ -428,11 +428,11 @@ def _digit_ink(gray, level):
 def _fades(level, ink, threshold):
     """True when the ink (boolean [h, w], some True) fades into the paper round it, as shading does: the darkness
     (level, uint8 [h, w]) of the pixels under `threshold` FADE_NEAR to FADE_FAR pixels from the ink averages
-    FADE_SHARE of the threshold or more. A stroke's edge is sharp: beyond its soft edge lies paper (0.01-0.38 of the
-    threshold on the benches' digits, grainy paper and faint pencil the most); an empty page's uneven light, a
-    shadow over its corner, read as ink, go on darkening past the threshold's line (0.56-0.78). Only faint ink
-    (darkness under FADE_FAINT on average) is shading's: an MNIST digit scaled up tenfold has soft edges 10 pixels
-    wide, and the bundled sample's training 8 (3354), black but thin, its strokes close, measures 0.89."""
+    FADE_SHARE of the threshold or more. A stroke's edge is sharp: beyond its soft edge lies paper. An empty page's
+    uneven light or a soft shadow over its corner, read as ink, goes on darkening past the threshold's line. Only
+    faint ink (darkness under FADE_FAINT on average) is judged so: a black MNIST digit scaled up tenfold has soft
+    edges 10 pixels wide, and thin strokes close together (the bundled sample's training 8 3354) leave little
+    paper between them (docs/photos.md has the figures)."""
     if level[ink].mean() >= FADE_FAINT:
         return False
     rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
