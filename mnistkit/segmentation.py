@@ -33,6 +33,9 @@ MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its pap
 # give (docs/photos.md, "How the bounds were chosen", has the figures).
 NOISE_MARGIN = 10  # the ink's mean darkness, in standard deviations of the picture's noise, over 3x3 (stands_out)
 MAX_INK_FRACTION = 0.5  # of the picture: more "ink" than this is a dark page, not a digit
+FADE_NEAR, FADE_FAR = 3, 6  # pixels from the ink: the paper there is paper for a stroke, not for shading ...
+FADE_SHARE = 0.45  # ... whose darkness there is this share of the ink's threshold or more (_fades), when the
+FADE_FAINT = 128  # ink's darkness is under this on average: shading is faint, a pen's ink dark
 MIN_INK_SPREADS = 6  # the ink's distance above the paper, in robust spreads of the paper's darkness (stands_apart)
 NEAR_BEST = 0.005  # of the most between-class variance: thresholds this near it are as good (otsu_threshold) ...
 NOISE_REACH = 3  # ... and of those, one with the fewest pixels this many gray levels either side (or FEW_CROSSING of
@@ -69,6 +72,7 @@ FRAME_ASKEW = 0.05  # ... a line askew reaches it within this share of its mark'
 FRAME_SHARE = 0.85  # of a mark's ink in such lines: a frame (a 7's bar holds less than half of the 7)
 FRAME_EDGE = 0.25  # a line alone lies no further than this from the picture's edge ...
 ONE_ALIGN = 0.2  # ... unless, a line down, both its ends lie within this share of the other ink's height of that
+ONE_SPAN = 0.05  # of a line's height: a 1 apart from a digit (not joined with it as its stroke) rises this above it
 ONE_CLEAR = 0.05  # ink's ends and one of them this far from the picture's edge: a 1 written beside a digit ("10")
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
 FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
@@ -503,9 +507,28 @@ def _digit_ink(gray, level):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
-    if not stands_apart(level, ink, frame):
+    if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     return one_digit(ink, None if frame.any() else marks), level, threshold  # a frame taken out splits marks: anew
+
+
+def _fades(level, ink, threshold):
+    """True when the ink (boolean [h, w], some True) fades into the paper round it, as shading does: the darkness
+    (level, uint8 [h, w]) of the pixels under `threshold` FADE_NEAR to FADE_FAR pixels from the ink averages
+    FADE_SHARE of the threshold or more. A stroke's edge is sharp: beyond its soft edge lies paper. An empty page's
+    uneven light or a soft shadow over its corner, read as ink, goes on darkening past the threshold's line. Only
+    faint ink (darkness under FADE_FAINT on average) is judged so: a black MNIST digit scaled up tenfold has soft
+    edges 10 pixels wide, and thin strokes close together (the bundled sample's training 8 3354) leave little
+    paper between them (docs/photos.md has the figures)."""
+    if level[ink].mean() >= FADE_FAINT:
+        return False
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    top, left = max(rows[0] - FADE_FAR, 0), max(cols[0] - FADE_FAR, 0)
+    box = (slice(top, rows[-1] + FADE_FAR + 1), slice(left, cols[-1] + FADE_FAR + 1))
+    inked, dark = ink[box].astype(np.uint8), level[box]
+    near = _window(inked, FADE_NEAR, FADE_NEAR, np.maximum)
+    ring = (_window(inked, FADE_FAR, FADE_FAR, np.maximum) > near) & (dark < threshold)
+    return bool(ring.any() and dark[ring].mean() >= FADE_SHARE * threshold)
 
 
 def flat_darkness(gray):
@@ -820,11 +843,11 @@ def digit_layout(boxes):
         if height < TALL * heights.max():
             continue
         rows += 1
-        spans = []  # (left, right, thin) of each part as tall as a digit, left to right
+        spans = []  # (left, right, top, bottom, apart) of each part as tall as a digit, left to right
         for digit in _groups(left[line], right[line], DIGIT_GAP * height):
             marks = line[digit]
             if bottom[marks].max() - top[marks].min() >= TALL * height:
-                spans.append((left[marks].min(), right[marks].max()))
+                spans.extend(_one_apart(boxes[marks], height))
         parts = _join_strokes(spans, height)
         digits += len(parts)
         sure = sure and all(r - l <= WIDE * height for l, r in parts)
@@ -832,23 +855,63 @@ def digit_layout(boxes):
 
 
 def _join_strokes(spans, height):
-    """Parts of a line (spans: [(left, right)] in order) joined where they make one digit written in several strokes.
+    """Parts of a line (spans: [(left, right, top, bottom, apart)] in order) joined where they make one digit written
+    in several strokes: [(left, right)].
 
     Two neighbouring parts are one digit when, together, they are no wider
     than JOINED_WIDTH of the line's height and lie less than JOINED_GAP of
     it apart (a 9 whose stem stands apart from its loop, a 4 drawn open),
-    unless both are thin strokes (narrower than THIN each: "11" written close).
+    unless both are thin strokes (narrower than THIN each: "11" written close),
+    one is a tall 1 beside a digit (_a_one_and_a_digit: "10", "13"), or the
+    second was split from the first (apart: _one_apart).
     """
     joined = []
     for span in spans:
         if joined:
-            (l0, r0), (l1, r1) = joined[-1], span
+            (l0, r0, t0, b0, _), (l1, r1, t1, b1, apart) = joined[-1], span
             thin = r0 - l0 < THIN * height and r1 - l1 < THIN * height
-            if r1 - l0 <= JOINED_WIDTH * height and l1 - r0 < JOINED_GAP * height and not thin:
-                joined[-1] = (l0, max(r0, r1))
+            if (r1 - l0 <= JOINED_WIDTH * height and l1 - r0 < JOINED_GAP * height and not thin and not apart
+                    and not _a_one_and_a_digit(joined[-1], span, height, span=True)):
+                joined[-1] = (l0, max(r0, r1), min(t0, t1), max(b0, b1), False)
                 continue
         joined.append(span)
-    return joined
+    return [span[:2] for span in joined]
+
+
+def _a_one_and_a_digit(a, b, height, span=False):
+    """True when of two parts side by side (a, b: (left, right, top, bottom), each TALL of the line's height at
+    least) one is a 1 and the other a digit beside it, as in "10" or "31": the 1 thinner than THIN of the line's
+    height, the other not, and the other's ink reaching down to within ONE_ALIGN of the 1's height of the 1's foot
+    (a 9's loop beside its stem, a 4's open left part, end near half the stem's height); and the 1 the taller,
+    rising ONE_SPAN of the line's height above the other and reaching its foot within as much, or (unless span) the
+    shorter, both its ends ONE_SPAN inside the other's. A 9 whose own tail reaches the foot of a stroke beside it
+    as tall (tests/handmade.py's 9-stem-apart) is one digit, and so, with span (two parts apart, which
+    _join_strokes joins), is one with a shorter stroke beside it (the sample's training digit 1875)."""
+    for one, other in ((a, b), (b, a)):
+        if one[1] - one[0] < THIN * height <= other[1] - other[0]:
+            taller = one[2] <= other[2] - ONE_SPAN * height and one[3] >= other[3] - ONE_SPAN * height
+            shorter = one[2] >= other[2] + ONE_SPAN * height and one[3] <= other[3] - ONE_SPAN * height
+            return bool(other[3] >= one[3] - ONE_ALIGN * (one[3] - one[2]) and (taller or (shorter and not span)))
+    return False
+
+
+def _one_apart(boxes, height):
+    """The part of a line that marks closer than DIGIT_GAP make (boxes float [n, 4], as ink_marks gives), as
+    [(left, right, top, bottom, apart)]: one part, or two when one mark is a 1 with all the others beside it, not
+    over or under it, and a digit with it (_a_one_and_a_digit): a 1 written close to a 0 or a 3, its ink a few
+    pixels off theirs. The second of two has apart True: _join_strokes does not join them again."""
+    top, bottom, left, right = boxes.T
+    for k in range(len(boxes)):
+        rest = np.arange(len(boxes)) != k
+        if not rest.any() or bottom[k] - top[k] < TALL * height:
+            continue
+        one = (left[k], right[k], top[k], bottom[k], False)
+        other = (left[rest].min(), right[rest].max(), top[rest].min(), bottom[rest].max(), False)
+        beside = other[0] >= one[1] - DIGIT_GAP * height or other[1] <= one[0] + DIGIT_GAP * height
+        if beside and other[3] - other[2] >= TALL * height and _a_one_and_a_digit(one, other, height):
+            first, second = sorted([one, other])
+            return [first, second[:4] + (True,)]
+    return [(left.min(), right.max(), top.min(), bottom.max(), False)]
 
 
 def _dotted(boxes, size):

@@ -59,6 +59,22 @@ def pair(first, second, gap, alone=False):
     return page
 
 
+def one_beside(one, other, ratio, gap, one_first=True):
+    """A 1 beside another digit (MNIST images uint8 [28, 28], stroke bright), the 1 `ratio` times as tall (scaled to
+    280 x ratio, the other to 280), their middles level, `gap` of the first one's ink height between their inks: PNG
+    bytes of black ink on white. "10" with a tall 1, "13" with a short one, as people write them."""
+    a, b = framed.coverage_of_mnist(one, int(28 * SCALE * ratio)), framed.coverage_of_mnist(other, 28 * SCALE)
+    height = max(a.shape[0], b.shape[0])
+
+    def level(coverage):
+        out = np.zeros((height, coverage.shape[1]))
+        top = (height - coverage.shape[0]) // 2
+        out[top:top + coverage.shape[0]] = coverage
+        return out
+    page = pair(level(a), level(b), gap) if one_first else pair(level(b), level(a), gap)
+    return framed.png(framed.to_uint8(framed.on_ground(page, 255)))
+
+
 def pictures(kind, count, first=0):
     """Every picture of one kind: [(PNG bytes, (label of the first digit, label of the second))], the sample's test
     digits first, first + 1 and so on in pairs (the j-th picture: digits first + 2j and first + 2j + 1)."""

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
+import close
 import framed
 import glance
 import painted
@@ -164,3 +165,48 @@ def test_a_bold_light_digit_filling_a_dark_pictures_middle_is_read_as_light_on_d
         on_black = mnist_app.prepared_pixels(framed.png(light), name="white-on-black")
         on_white = mnist_app.prepared_pixels(framed.png(255 - light), name="black-on-white")
         assert ink_iou(on_black, on_white) >= 0.9, (i, ink_iou(on_black, on_white))
+
+
+# A 1 beside another digit, the 1 taller or shorter, written close (sample test digits: the 1, the other digit, how
+# tall the 1 is against it, the gap between their inks): each was read as one digit before (a 1 and a 3 as 8 or 3,
+# "10" with a tall 1 as 4, "not a digit").
+ONES_BESIDE = [(51, 14, 1.4, 0.05), (51, 14, 0.7, 0.0), (51, 14, 1.2, 0.1), (162, 141, 1.4, 0.1), (80, 44, 1.2, 0.0),
+               (32, 0, 1.4, 0.0), (166, 148, 1.4, 0.05)]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("one, other, ratio, gap", ONES_BESIDE)
+def test_a_one_taller_or_shorter_written_close_beside_a_digit_is_several_digits(one, other, ratio, gap):
+    """A 1 0.7 to 1.4 times as tall as the digit beside it, 0 to 0.1 of its height from it, on either side: refused
+    as several digits (segmentation._one_apart, _a_one_and_a_digit). Before, the two were one part (closer than
+    DIGIT_GAP) or joined as one digit's strokes (_join_strokes: a narrow digit and a 1 together no wider than
+    JOINED_WIDTH), and read as one digit."""
+    images, labels = framed.sample_digits(200, 0)
+    assert labels[one] == 1 and labels[other] != 1
+    for one_first in (True, False):
+        data = close.one_beside(images[one], images[other], ratio, gap, one_first)
+        assert "several digits found" in (refusal(data) or ""), (one_first, refusal(data))
+
+
+def blank(kind, seed):
+    """tests/framed.py's `kind` with no digit on it (an empty page): its file bytes."""
+    return framed.KINDS[kind](np.zeros((framed.SIDE, framed.SIDE)), seed,
+                              np.random.default_rng([sum(map(ord, kind)), seed]))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("seed", [3, 6, 7, 15, 16])
+def test_an_empty_page_under_uneven_light_is_no_digit(seed):
+    """Uneven light alone: its darkest patch, read as ink, fades into the paper round it (0.59-0.78 of the ink's
+    threshold 3 to 6 pixels from it; a stroke's paper there 0.38 at most): "only shading". Before, read as a
+    digit."""
+    assert "no digit found" in (refusal(blank("uneven light", seed)) or ""), refusal(blank("uneven light", seed))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("seed", [2, 5, 9, 15])
+def test_an_empty_page_whose_corner_shadow_fades_is_no_digit(seed):
+    """The empty pages under a dark shadow over a corner that were still read as a digit (the shadow's edge, soft,
+    read as ink that fades into the paper round it): "no digit found"."""
+    with pytest.raises(ValueError, match="no digit found"):
+        preparation.mnist_input(shadow_corner_page(seed))
