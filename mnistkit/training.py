@@ -168,13 +168,9 @@ def resumed(settings, examples, saver, var_list, state=None):
             yield Resumed(None, None, saves)
             return
         stored = checkpoints.read_or_hint(settings.model_dir, prefix)
-        if found.indexed is None or folders.name_of(found.indexed) != found.name or \
-                folders.checkpoint_format(found.indexed) is None:
-            settings.log(f"note: {os.path.join(settings.model_dir, folders.INDEX_FILE)} is missing or names files "
-                         f"that are not there; resuming from the newest checkpoint files, {prefix}")
-        elif found.indexed != prefix:
-            settings.log(f"note: {prefix} is newer than {found.indexed}, the newest in the `checkpoint` index file; "
-                         "resuming from it")
+        note = index_note(settings.model_dir, found, prefix)
+        if note:
+            settings.log(note)
         unreadable = folders.keep_unreadable_record(settings.model_dir)
         if unreadable:  # said before the training that will replace it
             settings.log(f"note: {unreadable[1].split('; it holds', 1)[0]}; a copy is kept as {unreadable[0]} (its "
@@ -196,6 +192,19 @@ def resumed(settings, examples, saver, var_list, state=None):
         saves.continue_rotation(step)  # the same model: --keep rotates its checkpoints too
         saves.history = snapshots(settings, step)
         yield Resumed(prefix, stored, saves)
+
+
+def index_note(model_dir, found, prefix):
+    """The note said when the checkpoint resumed from (prefix) is not the `checkpoint` index file's (found:
+    folders.writing's answer): the index missing or naming files not there, or an older checkpoint; else None."""
+    if found.indexed is None or folders.name_of(found.indexed) != found.name or \
+            folders.checkpoint_format(found.indexed) is None:
+        return (f"note: {os.path.join(model_dir, folders.INDEX_FILE)} is missing or names files that are not there; "
+                f"resuming from the newest checkpoint files, {prefix}")
+    if found.indexed != prefix:
+        return (f"note: {prefix} is newer than {found.indexed}, the newest in the `checkpoint` index file; "
+                "resuming from it")
+    return None
 
 
 def snapshots(settings, start):
