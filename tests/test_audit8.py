@@ -396,19 +396,26 @@ def test_an_export_waits_for_another_exports_commit_then_commits_its_own(tmp_pat
 # ---------------------------------------------------------------- §3: out of date
 
 
-@pytest.mark.quick
-def test_a_drawing_kept_twice_is_one_change_past_the_one_learned(tiny, tmp_path):
-    # planted: the drawings compared as sets: the same drawing kept a second time (two numbers, the same pixels) was
-    # no change, though the next learn would learn it twice as often
+def one_kept_and_learned(tiny, tmp_path):
+    """A folder whose last learn knew the one drawing kept (a 1, as a stroke): (model folder, the store, the drawing's
+    pixels uint8 [28, 28], its kept name), with promotion.unknown 0."""
     model = learned_folder(tiny, tmp_path, [1000, 2000], ["promoted"])
     store = keep.KeptDigits(str(tmp_path / "my_digits"))
     pixels = np.zeros((28, 28), np.uint8)
     pixels[4:24, 12:16] = 255
-    store.keep(pixels, 1)
+    name = store.keep(pixels, 1)[0]
     record = folders.folder_record(str(model))
     record[folders.LEARNS][0]["settings"]["known"] = promotion.known_of(store, store.entries(), str(model))
     (model / folders.FOLDER_FILE).write_text(folders.record_text(record), encoding="utf-8")
     assert promotion.unknown(str(model), store) == 0
+    return model, store, pixels, name
+
+
+@pytest.mark.quick
+def test_a_drawing_kept_twice_is_one_change_past_the_one_learned(tiny, tmp_path):
+    # planted: the drawings compared as sets: the same drawing kept a second time (two numbers, the same pixels) was
+    # no change, though the next learn would learn it twice as often
+    model, store, pixels, _ = one_kept_and_learned(tiny, tmp_path)
     store.keep(pixels, 1)
     assert promotion.unknown(str(model), store) == 1
     store.remove(store.entries()[0][0])  # the first one gone: the one left is the drawing learned
@@ -419,15 +426,7 @@ def test_a_drawing_kept_twice_is_one_change_past_the_one_learned(tiny, tmp_path)
 def test_a_kept_file_written_over_in_place_at_the_same_size_is_a_change(tiny, tmp_path):
     # planted: a file's checksum remembered by its path and inode alone: a kept picture written over in place (cp
     # onto it keeps its inode) was still the drawing learned, 0 changes
-    model = learned_folder(tiny, tmp_path, [1000, 2000], ["promoted"])
-    store = keep.KeptDigits(str(tmp_path / "my_digits"))
-    pixels = np.zeros((28, 28), np.uint8)
-    pixels[4:24, 12:16] = 255
-    name = store.keep(pixels, 1)[0]
-    record = folders.folder_record(str(model))
-    record[folders.LEARNS][0]["settings"]["known"] = promotion.known_of(store, store.entries(), str(model))
-    (model / folders.FOLDER_FILE).write_text(folders.record_text(record), encoding="utf-8")
-    assert promotion.unknown(str(model), store) == 0
+    model, store, pixels, name = one_kept_and_learned(tiny, tmp_path)
     path = tmp_path / "my_digits" / name
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF  # another drawing's bytes, as many
