@@ -250,7 +250,8 @@ def test_each_script_names_the_network_of_another_folder(two_models, tmp_path, m
     err = capsys.readouterr().err
     assert status == 1
     this = "LeNet-5" if other != "LeNet-5" else "the 784-500-10 network"
-    assert err == f"error: {ckpt}: this checkpoint holds {other}, not {this}; use {mnistkit.cli.script_path(script)}, or another --model-dir\n"
+    hint = mnistkit.cli.command(script, "--model-dir", str(model))  # a command pasted as written runs (trial 8)
+    assert err == f"error: {ckpt}: this checkpoint holds {other}, not {this}; use `{hint}`, or another --model-dir\n"
     assert checksums(model) == before  # nothing trained, saved or deleted
 
 
