@@ -14,6 +14,7 @@ fails ends tasks.py with its exit status; a venv or pip failure adds one line `e
 the running script stop its own way (the trainer saves a checkpoint), then exits with status 130.
 """
 import argparse
+import difflib
 import importlib.util
 import os
 import shlex
@@ -211,13 +212,26 @@ def step_count(text):
     return steps
 
 
+def task_name(text):
+    """The TASK argument as argparse reads it: one of TASKS (str), else argparse.ArgumentTypeError naming the
+    closest task (`invalid choice: 'dmeo'; did you mean demo?`), which argparse prints as a usage error (exit 2).
+
+    The closest is difflib's, at the cutoff of mnistkit.cli's did-you-mean hints (0.6), with the standard library
+    alone: tasks.py runs before .venv holds tqdm, which mnistkit.cli imports."""
+    if text in TASKS:
+        return text
+    close = difflib.get_close_matches(text, TASKS, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r}{hint} (choose from {', '.join(TASKS)})")
+
+
 def build_parser():
     """The command line's parser (task first; unknown arguments are left for the tasks that pass them on)."""
     parser = argparse.ArgumentParser(
         prog="tasks.py", allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="The project's tasks, run by the Python that .venv is to use (Windows: py -3.11 tasks.py TASK).",
         epilog="tasks:\n" + "\n".join(f"  {name:12} {text}" for name, text in TASKS.items()))
-    parser.add_argument("task", choices=TASKS, metavar="TASK", help="one of the tasks below")
+    parser.add_argument("task", type=task_name, metavar="TASK", help="one of the tasks below")
     parser.add_argument("--steps", type=step_count, default=os.environ.get("DEMO_STEPS", "2000"),
                         help="demo: training steps (default: $DEMO_STEPS, else 2000)")
     parser.add_argument("--idx-dir", default="/usr/share/datasets/fashion-mnist", help="bench: the IDX files' folder")
