@@ -17,7 +17,8 @@ import re
 from . import cli
 from .errors import DataError
 from .export import is_tflite, versions
-from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, HISTORY_FOLDER, INDEX_FILE, MODEL_NAME  # a model folder's names
+from .folders import (ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, HISTORY_FOLDER, INDEX_FILE, LEARNS_FOLDER,  # a model
+                      MODEL_NAME)  # folder's names
 
 CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # a file of the course's own name's checkpoints
 SAVED_MODEL_FILE = "saved_model.pb"
@@ -47,9 +48,44 @@ def holding(path):
         return Holding("off", f"is the variables folder of the SavedModel {parent}", [parent])
     if any(is_version(os.path.join(path, str(v))) for v in versions(path)):
         return Holding("saved_model", f"holds SavedModel versions ({', '.join(map(str, versions(path)))})", [path])
+    part = model_part(path)
+    if part is not None:  # a model folder's history/ or learns/: the model is its folder, not they
+        return part
     if has_checkpoints(path):
         return Holding("checkpoints", "holds checkpoints", [path])
     return _folder_holding(path)
+
+
+def model_part(path):
+    """The Holding of a folder of a model folder's own that holds checkpoints (its history/ snapshots, its learns/
+    and a set-aside learn learns/<n>/), with the model folder to give (give: [the folder above]), or None.
+
+    kind "checkpoints" for history/ and learns/<n>/ (a script reading a checkpoint folder may read them, as
+    before), "off" for learns/ (one level above its learns' checkpoints); what says what the folder is:
+    `holds the history snapshots of the model folder model (mnist_backward.py --history)`.
+    """
+    folder = os.path.normpath(path)
+    parent, name = os.path.split(folder)
+    above, parent_name = os.path.split(parent)
+    if name == HISTORY_FOLDER and has_checkpoints(folder):
+        return Holding("checkpoints", f"holds the history snapshots of the model folder {parent or os.curdir} "
+                       "(mnist_backward.py --history)", [parent or os.curdir])
+    if parent_name == LEARNS_FOLDER and name.isdecimal() and has_checkpoints(folder):
+        return Holding("checkpoints", f"holds learn {name}'s checkpoint, set aside by mnist_learn.py, of the model "
+                       f"folder {above or os.curdir}", [above or os.curdir])
+    if name == LEARNS_FOLDER and any(n.isdecimal() and has_checkpoints(os.path.join(folder, n))
+                                     for n in listing(folder)):
+        return Holding("off", f"holds the learns' checkpoints mnist_learn.py set aside for the model folder "
+                       f"{parent or os.curdir}", [parent or os.curdir])
+    return None
+
+
+def listing(folder):
+    """The names in folder (list of str, sorted), [] when it cannot be listed."""
+    try:
+        return sorted(os.listdir(folder))
+    except OSError:
+        return []
 
 
 def _file_holding(path):
