@@ -16,7 +16,7 @@ import re
 
 from . import cli
 from .errors import DataError
-from .export import is_tflite, versions
+from .export import EXPORT_DIR, is_tflite, versions
 from .folders import (ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, HISTORY_FOLDER, INDEX_FILE, LEARNS_FOLDER,  # a model
                       MODEL_NAME)  # folder's names
 
@@ -178,12 +178,17 @@ def export_given(path, flag):
     file, or a SavedModel's variables/ or saved_model.pb: a trainer would
     write checkpoints into what TF Serving serves, and a learn hint to do so;
     also a folder of exports (export/).
-    flag "--export-dir" (mnist_export.py): path is a SavedModel version
-    folder or base path, or a variables/ folder, where the next export would
-    nest (export/mnist/mnist/1) instead of coming as the next version: the
+    flag "--export-dir" (mnist_export.py): path holds checkpoints (a model
+    folder, its history/ or learns/), which the exporter never writes into
+    (docs/deploy.md); or path is a SavedModel version folder or base path,
+    or a variables/ folder, where the next export would nest
+    (export/mnist/mnist/1) instead of coming as the next version: the
     export folder meant, the one above the base path, is named.
     """
     found = holding(path)
+    if flag == "--export-dir" and found is not None and (found.kind == "checkpoints" or model_part(path)):
+        return DataError(f"{path} {found.what}: {EXPORTER} writes nothing into a model folder; give --export-dir a "
+                         f"folder of the exports' own (the default is {os.path.normpath(EXPORT_DIR)})")
     if found is None or found.kind == "checkpoints" or "checkpoint" in found.what:
         return None
     if flag == "--model-dir" and (found.kind != "off" or "SavedModel" in found.what or found.what == "holds exports"):

@@ -6,7 +6,7 @@
 """
 import pytest
 
-from conftest import run_main
+from conftest import run_main, tree_digests
 from test_trial7 import folder_of
 from mnistkit import networks
 
@@ -65,3 +65,23 @@ def test_a_model_folders_learns_folder_as_model_dir_gives_the_model_folder(scrip
     assert done.returncode == 1, done.stderr
     assert done.stderr.splitlines()[-1] == ("error: model/learns holds the learns' checkpoints mnist_learn.py set "
                                             "aside for the model folder model: give model"), done.stderr
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("given, what", [
+    ("model", "holds checkpoints"),
+    ("./model/", "holds checkpoints"),
+    ("model/history", "holds the history snapshots of the model folder model (mnist_backward.py --history)"),
+    ("model/learns/1", "holds learn 1's checkpoint, set aside by mnist_learn.py, of the model folder model"),
+])
+def test_an_export_dir_that_holds_checkpoints_is_refused_and_nothing_written(given, what, tmp_path):
+    """Fails before the fix: `--export-dir model` went on to export into the checkpoint folder (mnist/<N>/ and the
+    .tflite files beside the checkpoints, under the folder's lock a trainer takes), without a word; here, with
+    empty checkpoint files, it read the checkpoint instead and said it was damaged."""
+    model = with_parts(tmp_path)
+    before = tree_digests(model, with_folders=True)
+    done = run_main("mnist_export.py", "--export-dir", given, cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr == (f"error: {given} {what}: mnist_export.py writes nothing into a model folder; give "
+                           "--export-dir a folder of the exports' own (the default is export)\n"), done.stderr
+    assert tree_digests(model, with_folders=True) == before
