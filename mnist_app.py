@@ -301,7 +301,8 @@ def ask_count():
     """The course's first prompt: how many pictures (int >= 0); None at end of input (Ctrl-D).
 
     An answer that is not a whole number gets its error line and the prompt again (cli.ask_whole_number), as a
-    wrong path does. An answer of 0 ends with NO_PICTURES on stderr, not silently.
+    wrong path does; an input that ends after one raises DataError (exit 1), where a plain Ctrl-D exits 0. An answer
+    of 0 ends with NO_PICTURES on stderr, not silently.
     """
     count = cli.ask_whole_number(COUNT_PROMPT, "the number of test pictures")
     if count is None:

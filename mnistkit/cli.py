@@ -571,21 +571,29 @@ def whole_number(answer, what):
 
 
 def ask_whole_number(prompt, what):
-    """Ask `prompt` until the answer is a whole number (int >= 0); None at end of input (Ctrl-D).
+    """Ask `prompt` until the answer is a whole number (int >= 0); None at end of input (Ctrl-D) before any answer.
 
     A wrong answer prints `error: <what> must be a whole number, not '<answer>'`
-    (`must be 0 or more` for a negative one) on stderr and asks again. Ctrl-C ends the prompt's line, then raises
-    KeyboardInterrupt as usual.
+    (`must be 0 or more` for a negative one) on stderr and asks again. An input that ends after a wrong answer
+    (`two`, then Ctrl-D; a piped answer the script refused) raises DataError (`end of input after the refused
+    answer 'two': <what> was never given`), so that the process exits non-zero. Ctrl-C ends the prompt's line,
+    then raises KeyboardInterrupt as usual.
     """
+    refused = None  # the last answer refused, as typed
     while True:
         try:
-            return whole_number(input(prompt), what)
+            answer = input(prompt)
+            return whole_number(answer, what)
         except EOFError:
-            return None
+            if refused is None:
+                return None
+            print(flush=True)  # end the prompt's line before the error's
+            raise DataError(f"end of input after the refused answer {refused!r}: {what} was never given") from None
         except KeyboardInterrupt:
             print(flush=True)  # end the prompt's line before the stop is reported
             raise
         except ValueError as e:
+            refused = answer.strip()
             print(f"error: {e}", file=sys.stderr, flush=True)
 
 

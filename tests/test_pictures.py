@@ -341,6 +341,7 @@ def test_count_prompt_answered_0_ends_with_a_line(monkeypatch, capsys):
 
 
 def test_count_prompt_ends_at_end_of_input_after_a_wrong_answer(monkeypatch, capsys):
+    # an error, not the plain end of input (None) a Ctrl-D before any answer is: the app exits 1 (test_stumbles9.py)
     answers = iter(["two"])
 
     def typed(prompt):
@@ -349,9 +350,10 @@ def test_count_prompt_ends_at_end_of_input_after_a_wrong_answer(monkeypatch, cap
         except StopIteration:
             raise EOFError from None
     monkeypatch.setattr("builtins.input", typed)
-    assert mnist_app.ask_count() is None
-    assert capsys.readouterr().err == ("error: the number of test pictures must be a whole number, not 'two'\n"
-                                       "end of input: no pictures to read\n")
+    with pytest.raises(DataError, match="^end of input after the refused answer 'two': the number of test pictures "
+                                        "was never given$"):
+        mnist_app.ask_count()
+    assert capsys.readouterr().err == "error: the number of test pictures must be a whole number, not 'two'\n"
 
 
 # ---------------------------------------------------------------- transparency: the ink may be in the alpha channel

@@ -3,6 +3,8 @@
 1. A task mistyped (`python tasks.py dmeo`) names the task meant, as a mistyped option of a course script does.
 2. A model folder's own history/ snapshots or set-aside learns given as pictures (or learns/ as --model-dir) are
    said to be what they are, and the model folder itself is the one given back (`--model-dir model`).
+3. mnist_export.py's --export-dir a folder that holds checkpoints is refused, nothing written.
+4. An input that ends after a refused answer at the course's first prompt exits non-zero; a plain Ctrl-D exits 0.
 """
 import pytest
 
@@ -85,3 +87,21 @@ def test_an_export_dir_that_holds_checkpoints_is_refused_and_nothing_written(giv
     assert done.stderr == (f"error: {given} {what}: mnist_export.py writes nothing into a model folder; give "
                            "--export-dir a folder of the exports' own (the default is export)\n"), done.stderr
     assert tree_digests(model, with_folders=True) == before
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("typed, status, said", [
+    ("two\n", 1, ["error: the number of test pictures must be a whole number, not 'two'",
+                  "error: end of input after the refused answer 'two': the number of test pictures was never given"]),
+    ("two\n-1", 1, ["error: the number of test pictures must be a whole number, not 'two'",
+                    "error: the number of test pictures must be 0 or more, not '-1'",
+                    "error: end of input after the refused answer '-1': the number of test pictures was never given"]),
+    ("", 0, ["end of input: no pictures to read"]),  # a plain Ctrl-D at the first prompt: exit 0, as documented
+])
+def test_an_input_that_ends_after_a_refused_count_exits_non_zero(typed, status, said, tmp_path):
+    """Fails before the fix: `two`, then Ctrl-D (or a piped answer refused) ended with `end of input: no pictures
+    to read` and exit 0, so a script that pipes a wrong count into the app took the run for a success."""
+    with_parts(tmp_path)
+    done = run_main("mnist_app.py", cwd=tmp_path, input=typed)
+    assert done.returncode == status and done.stderr.splitlines() == said, done.stderr
+    assert done.stdout == "input the number of test pictures:" * (len(said) if status else 1) + "\n", done.stdout
