@@ -17,8 +17,8 @@ import re
 from . import cli
 from .errors import DataError
 from .export import EXPORT_DIR, is_tflite, versions
-from .folders import (ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, HISTORY_FOLDER, INDEX_FILE, LEARNS_FOLDER,  # a model
-                      MODEL_NAME)  # folder's names
+from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, INDEX_FILE, MODEL_NAME  # a model folder's names
+from .folders import HISTORY_FOLDER, LEARNS_FOLDER  # a model folder's own folders of checkpoints
 
 CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # a file of the course's own name's checkpoints
 SAVED_MODEL_FILE = "saved_model.pb"
