@@ -77,6 +77,20 @@ ONE_CLEAR = 0.05  # ink's ends and one of them this far from the picture's edge:
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
 FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
 FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen on the board draws 0.064)
+# A page whose only ink is straight lines is no digit (_only_lines): every mark as thick as LINE_THIN of its length
+# at most, as long as LINE_LONG of the picture's shorter side, and lying flat (no digit is a dash) or within
+# LINE_SIDE of the picture's left or right edge (a 1 stands in the middle): a frame's side, a page's or a shadow's edge
+LINE_THIN = 0.08
+LINE_LONG = 0.5
+LINE_SIDE = 0.1
+# ... or an outline round an empty middle (_outline: a page's edge in a photo, the table round it): its box within
+# OUTLINE_EDGE of the picture's every edge, the middle (OUTLINE_MIDDLE of the picture inset from each side) without
+# ink, and ink in OUTLINE_CORNERS of its box's corners (squares OUTLINE_CORNER of its shorter side: a round 0 cropped
+# tight to its ink leaves its corners empty)
+OUTLINE_EDGE = 0.1
+OUTLINE_MIDDLE = 0.25
+OUTLINE_CORNERS = 3
+OUTLINE_CORNER = 0.1
 # A screenshot of a paint window (a title bar, a menu, a toolbar round the canvas): the canvas is one flat level
 # (screen_canvas), one of the picture's commonest, exact on this share of the picture at least ...
 CANVAS_SHARE = 0.15
@@ -509,7 +523,54 @@ def _digit_ink(gray, level):
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    return one_digit(ink, None if frame.any() else marks), level, threshold  # a frame taken out splits marks: anew
+    digit = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits marks: labelled anew
+    if _only_lines(digit) or _outline(digit):
+        raise ValueError("no digit found: only a frame or a border, nothing inside it")
+    return digit, level, threshold
+
+
+def _only_lines(ink):
+    """True when the ink (boolean [h, w], some True) is only long straight lines lying flat or along the picture's
+    left or right edge (_lines): every mark (8-connected groups of _ink_cells) one, or all of them together one (a
+    dashed line): a frame's side askew or cut off, a page's edge in a photo, a shadow's edge, not a digit (a 1 stands
+    up, away from the side)."""
+    cells, _ = _ink_cells(ink)
+    r, c = true_cells(cells)
+    _, mark = unique_labels(label_marks(cells)[r, c], cells.size)
+    return bool(_lines(r, c, mark, cells.shape).all() or _lines(r, c, np.zeros_like(mark), cells.shape)[0])
+
+
+def _outline(ink):
+    """True when the ink (boolean [h, w], some True) is an outline round the picture's empty middle, as OUTLINE_EDGE,
+    OUTLINE_MIDDLE, OUTLINE_CORNERS and OUTLINE_CORNER say."""
+    h, w = ink.shape
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    if min(top, left) > OUTLINE_EDGE * min(h, w) or h - bottom > OUTLINE_EDGE * h or w - right > OUTLINE_EDGE * w:
+        return False
+    inset_h, inset_w = int(OUTLINE_MIDDLE * h), int(OUTLINE_MIDDLE * w)
+    if ink[inset_h:h - inset_h, inset_w:w - inset_w].any():
+        return False
+    c = max(1, int(OUTLINE_CORNER * min(bottom - top, right - left)))
+    corners = (ink[top:top + c, left:left + c], ink[top:top + c, right - c:right],
+               ink[bottom - c:bottom, left:left + c], ink[bottom - c:bottom, right - c:right])
+    return sum(corner.any() for corner in corners) >= OUTLINE_CORNERS
+
+
+def _lines(r, c, mark, shape):
+    """Whether each mark is a line: boolean [n] for the cells (rows r, columns c: int arrays) of marks 0..n-1 (`mark`,
+    int array) on a grid of `shape`: as thick as LINE_THIN of its length at most (from the spread of its cells along
+    and across their main axis), as long as LINE_LONG of the grid's shorter side, and lying flat (no digit is a dash)
+    or within LINE_SIDE of the grid's left or right edge."""
+    rows, cols = shape
+    count = np.bincount(mark).astype(np.float64)
+    mean_r, mean_c = np.bincount(mark, r) / count, np.bincount(mark, c) / count
+    dr, dc = r - mean_r[mark], c - mean_c[mark]
+    var_r, var_c, cov = (np.bincount(mark, d) / count for d in (dr * dr, dc * dc, dr * dc))
+    middle, spread = (var_r + var_c) / 2, np.sqrt(((var_r - var_c) / 2) ** 2 + cov ** 2)
+    length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * np.maximum(middle - spread, 0))
+    side = np.minimum(mean_c, cols - 1 - mean_c) <= LINE_SIDE * cols
+    return (thick <= LINE_THIN * length) & (length >= LINE_LONG * min(rows, cols)) & ((var_c > var_r) | side)
 
 
 def _fades(level, ink, threshold):
