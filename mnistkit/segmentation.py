@@ -24,6 +24,12 @@ GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% 
 EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
 LIGHT_SHARE = 0.35  # of the picture: a light digit on a dark ground is less (MNIST's enlarged: 0.30 at most)
 SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
+# A page turned over (light_on_dark) whose ink is a wedge of paper lit beside a shadow's straight edge is only
+# shading (_lit_wedge): its box WEDGE_BOX of the picture both ways at least, one side across and one down each inked
+# along WEDGE_SIDE of its length within WEDGE_BAND of the box's longer side (a light digit's box 0.8 at most).
+WEDGE_BOX = 0.35
+WEDGE_SIDE = 0.95
+WEDGE_BAND = 0.03
 STROKES = 0.3  # of the ink's longer side: a digit cropped tight, read on flat paper, has strokes no wider (_strokes)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
@@ -426,9 +432,31 @@ def find_ink(img, levels=False):
 
 
 def _ink_of(gray):
-    """find_ink's (ink, level, threshold) of a picture's gray levels (uint8 [h, w], not one flat shade)."""
-    if light_on_dark(gray):
-        gray = 255 - gray
+    """find_ink's (ink, level, threshold) of a picture's gray levels (uint8 [h, w], not one flat shade). A page
+    turned over (light_on_dark) whose ink is a lit wedge of the paper (_lit_wedge) is only shading."""
+    turned = light_on_dark(gray)
+    found = _ink_read(255 - gray if turned else gray)
+    if turned and _lit_wedge(found[0]):
+        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
+    return found
+
+
+def _lit_wedge(ink):
+    """True when the ink (boolean [h, w], some True) is a wedge of paper lit beside a shadow's straight edge, as
+    WEDGE_BOX and WEDGE_SIDE say: its box large both ways, one side across and one down inked all along."""
+    h, w = ink.shape
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    box = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    if box.shape[0] < WEDGE_BOX * h or box.shape[1] < WEDGE_BOX * w:
+        return False
+    band = max(1, int(WEDGE_BAND * max(box.shape)))
+    across = max(box[:band].any(axis=0).mean(), box[-band:].any(axis=0).mean())
+    down = max(box[:, :band].any(axis=1).mean(), box[:, -band:].any(axis=1).mean())
+    return bool(min(across, down) >= WEDGE_SIDE)
+
+
+def _ink_read(gray):
+    """_ink_of's (ink, level, threshold) of a picture's gray levels, dark ink on lighter paper (turned already)."""
     try:
         return _digit_ink(gray, without_rules(ink_darkness(gray)))
     except ValueError as refusal:  # a digit cropped tight, its strokes along the edge lit as shade: on flat paper

@@ -1,10 +1,11 @@
 """Empty pages whose only ink is straight lines or an outline round an empty middle (issue 53 item 10: that a thing
 is not a digit): a frame's side askew, cut off or alone, a photo of an empty page with the table round it, a
-shadow's straight edge. Each is "no digit found", while a 1 standing in the middle of its picture and a round 0
-cropped tight to its ink (a ring round an empty middle too) stay digits.
+shadow's straight edge, or the lit paper beside it on a page turned over. Each is "no digit found", while a 1
+standing in the middle of its picture and a round 0 cropped tight to its ink (a ring round an empty middle too)
+stay digits.
 
 The pages are tests/framed.py's kinds with no digit on them (test_pictures_glance.blank), the ones read as a digit
-before segmentation._only_lines and _outline.
+before segmentation._only_lines, _outline and _lit_wedge.
 """
 import numpy as np
 import pytest
@@ -32,7 +33,8 @@ def test_a_frame_alone_askew_cut_off_or_partial_is_no_digit(kind, seed):
 def test_a_photo_of_an_empty_page_with_the_table_round_it_is_no_digit(seed):
     """The page's edge against the dark table, read as ink: an outline near every edge of the picture round an empty
     middle, ink in three of its box's corners at least (or one side of it alone). Before, read as a digit."""
-    assert ONLY_A_FRAME in (refusal(blank("photo with margins", seed)) or ""), refusal(blank("photo with margins", seed))
+    found = refusal(blank("photo with margins", seed))
+    assert ONLY_A_FRAME in (found or ""), found
 
 
 @pytest.mark.quick
@@ -41,6 +43,16 @@ def test_an_empty_page_whose_shadow_edge_is_a_straight_line_is_no_digit(seed):
     """A shadow's edge across the page read as a thin straight line lying flat (dashed, or whole): no digit. Before,
     read as a digit."""
     assert ONLY_A_FRAME in (refusal(blank("shadow edge", seed)) or ""), refusal(blank("shadow edge", seed))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("seed", [28, 33, 39, 53])
+def test_an_empty_page_half_in_shadow_is_no_digit(seed):
+    """A shadow over much of the page: the light-on-dark vote turns the page over, and the lit paper beside the
+    shadow's straight edge is a wedge, one side across and one down of its box inked all along (a light digit's box
+    0.8 at most): "only shading". Before, read as a digit (the wedge's four corners, each turned so)."""
+    found = refusal(blank("shadow edge", seed))
+    assert "no digit found: only shading" in (found or ""), found
 
 
 def drawn(shape, size=(280, 280), width=4):
