@@ -83,9 +83,9 @@ ONE_CLEAR = 0.05  # ink's ends and one of them this far from the picture's edge:
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
 FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
 FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen on the board draws 0.064)
-# A page whose only ink is straight lines is no digit (_only_lines): every mark as thick as LINE_THIN of its length
-# at most, as long as LINE_LONG of the picture's shorter side, and lying flat (no digit is a dash) or within
-# LINE_SIDE of the picture's left or right edge (a 1 stands in the middle): a frame's side, a page's or a shadow's edge
+# A page whose only ink is a straight line is no digit (_only_lines): as thick as LINE_THIN of its length at most,
+# as long as LINE_LONG of the picture's shorter side, and lying flat (no digit is a dash) or within LINE_SIDE of
+# the picture's left or right edge (a 1 stands in the middle): a frame's side, a page's or a shadow's edge
 LINE_THIN = 0.08
 LINE_LONG = 0.5
 LINE_SIDE = 0.1
@@ -558,14 +558,20 @@ def _digit_ink(gray, level):
 
 
 def _only_lines(ink):
-    """True when the ink (boolean [h, w], some True) is only long straight lines lying flat or along the picture's
-    left or right edge (_lines): every mark (8-connected groups of _ink_cells) one, or all of them together one (a
-    dashed line): a frame's side askew or cut off, a page's edge in a photo, a shadow's edge, not a digit (a 1 stands
-    up, away from the side)."""
-    cells, _ = _ink_cells(ink)
-    r, c = true_cells(cells)
-    _, mark = unique_labels(label_marks(cells)[r, c], cells.size)
-    return bool(_lines(r, c, mark, cells.shape).all() or _lines(r, c, np.zeros_like(mark), cells.shape)[0])
+    """True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, lying flat (no
+    digit is a dash) or along the picture's left or right edge (a 1 stands up, away from the side): as thick as
+    LINE_THIN of its length at most (from the spread of its pixels along and across their main axis), as long as
+    LINE_LONG of the picture's shorter side, within LINE_SIDE of the left or right edge when steep. A frame's side
+    askew or cut off, a page's edge in a photo, a shadow's edge: not a digit."""
+    h, w = ink.shape
+    r, c = np.nonzero(ink)
+    mean_c = c.mean()
+    dr, dc = r - r.mean(), c - mean_c
+    var_r, var_c, cov = np.mean(dr * dr), np.mean(dc * dc), np.mean(dr * dc)
+    middle, spread = (var_r + var_c) / 2, np.hypot((var_r - var_c) / 2, cov)
+    length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * max(middle - spread, 0))
+    side = min(mean_c, w - 1 - mean_c) <= LINE_SIDE * w
+    return bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(h, w) and (var_c > var_r or side))
 
 
 def _outline(ink):
@@ -583,22 +589,6 @@ def _outline(ink):
     corners = (ink[top:top + c, left:left + c], ink[top:top + c, right - c:right],
                ink[bottom - c:bottom, left:left + c], ink[bottom - c:bottom, right - c:right])
     return sum(corner.any() for corner in corners) >= OUTLINE_CORNERS
-
-
-def _lines(r, c, mark, shape):
-    """Whether each mark is a line: boolean [n] for the cells (rows r, columns c: int arrays) of marks 0..n-1 (`mark`,
-    int array) on a grid of `shape`: as thick as LINE_THIN of its length at most (from the spread of its cells along
-    and across their main axis), as long as LINE_LONG of the grid's shorter side, and lying flat (no digit is a dash)
-    or within LINE_SIDE of the grid's left or right edge."""
-    rows, cols = shape
-    count = np.bincount(mark).astype(np.float64)
-    mean_r, mean_c = np.bincount(mark, r) / count, np.bincount(mark, c) / count
-    dr, dc = r - mean_r[mark], c - mean_c[mark]
-    var_r, var_c, cov = (np.bincount(mark, d) / count for d in (dr * dr, dc * dc, dr * dc))
-    middle, spread = (var_r + var_c) / 2, np.sqrt(((var_r - var_c) / 2) ** 2 + cov ** 2)
-    length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * np.maximum(middle - spread, 0))
-    side = np.minimum(mean_c, cols - 1 - mean_c) <= LINE_SIDE * cols
-    return (thick <= LINE_THIN * length) & (length >= LINE_LONG * min(rows, cols)) & ((var_c > var_r) | side)
 
 
 def _fades(level, ink, threshold):
