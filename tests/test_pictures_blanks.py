@@ -1,4 +1,4 @@
-"""Empty pages whose only ink is straight lines or an outline round an empty middle (issue 53 item 10: that a thing
+"""Empty pages whose only ink is a straight line or an outline round an empty middle (issue 53 item 10: that a thing
 is not a digit): a frame's side askew, cut off or alone, a photo of an empty page with the table round it, a
 shadow's straight edge, or the lit paper beside it on a page turned over. Each is "no digit found", while a 1
 standing in the middle of its picture and a round 0 cropped tight to its ink (a ring round an empty middle too)
