@@ -24,6 +24,12 @@ GROUND_MIDDLE = 0.7  # light_on_dark: the cells that vote lie in the middle 70% 
 EDGE_BAND = 0.08  # of the shorter side: the band round the picture paper_round looks at
 LIGHT_SHARE = 0.35  # of the picture: a light digit on a dark ground is less (MNIST's enlarged: 0.30 at most)
 SMALL_PICTURE = 64  # pixels a side at most: light_on_dark judges the ground by the edge (an MNIST-sized screenshot)
+# A page turned over (light_on_dark) whose ink is a wedge of paper lit beside a shadow's straight edge is only
+# shading (_lit_wedge): its box WEDGE_BOX of the picture both ways at least, one side across and one down each inked
+# along WEDGE_SIDE of its length within WEDGE_BAND of the box's longer side (a light digit's box 0.8 at most).
+WEDGE_BOX = 0.35
+WEDGE_SIDE = 0.95
+WEDGE_BAND = 0.03
 STROKES = 0.3  # of the ink's longer side: a digit cropped tight, read on flat paper, has strokes no wider (_strokes)
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
@@ -77,6 +83,20 @@ ONE_CLEAR = 0.05  # ink's ends and one of them this far from the picture's edge:
 FRAMED = 0.1  # a framed digit is at least this tall or wide: else the "frame" was the digit, or a shape drawn ...
 FRAME_AT_EDGE = 0.03  # ... unless it reaches this near the picture's edge (a border: nothing inside) ...
 FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen on the board draws 0.064)
+# A page whose only ink is a straight line is no digit (_only_lines): as thick as LINE_THIN of its length at most,
+# as long as LINE_LONG of the picture's shorter side, and lying flat (no digit is a dash) or within LINE_SIDE of
+# the picture's left or right edge (a 1 stands in the middle): a frame's side, a page's or a shadow's edge
+LINE_THIN = 0.08
+LINE_LONG = 0.5
+LINE_SIDE = 0.1
+# ... or an outline round an empty middle (_outline: a page's edge in a photo, the table round it): its box within
+# OUTLINE_EDGE of the picture's every edge, the middle (OUTLINE_MIDDLE of the picture inset from each side) without
+# ink, and ink in OUTLINE_CORNERS of its box's corners (squares OUTLINE_CORNER of its shorter side: a round 0 cropped
+# tight to its ink leaves its corners empty)
+OUTLINE_EDGE = 0.1
+OUTLINE_MIDDLE = 0.25
+OUTLINE_CORNERS = 3
+OUTLINE_CORNER = 0.1
 # A screenshot of a paint window (a title bar, a menu, a toolbar round the canvas): the canvas is one flat level
 # (screen_canvas), one of the picture's commonest, exact on this share of the picture at least ...
 CANVAS_SHARE = 0.15
@@ -412,9 +432,31 @@ def find_ink(img, levels=False):
 
 
 def _ink_of(gray):
-    """find_ink's (ink, level, threshold) of a picture's gray levels (uint8 [h, w], not one flat shade)."""
-    if light_on_dark(gray):
-        gray = 255 - gray
+    """find_ink's (ink, level, threshold) of a picture's gray levels (uint8 [h, w], not one flat shade). A page
+    turned over (light_on_dark) whose ink is a lit wedge of the paper (_lit_wedge) is only shading."""
+    turned = light_on_dark(gray)
+    found = _ink_read(255 - gray if turned else gray)
+    if turned and _lit_wedge(found[0]):
+        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
+    return found
+
+
+def _lit_wedge(ink):
+    """True when the ink (boolean [h, w], some True) is a wedge of paper lit beside a shadow's straight edge, as
+    WEDGE_BOX and WEDGE_SIDE say: its box large both ways, one side across and one down inked all along."""
+    h, w = ink.shape
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    box = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    if box.shape[0] < WEDGE_BOX * h or box.shape[1] < WEDGE_BOX * w:
+        return False
+    band = max(1, int(WEDGE_BAND * max(box.shape)))
+    across = max(box[:band].any(axis=0).mean(), box[-band:].any(axis=0).mean())
+    down = max(box[:, :band].any(axis=1).mean(), box[:, -band:].any(axis=1).mean())
+    return bool(min(across, down) >= WEDGE_SIDE)
+
+
+def _ink_read(gray):
+    """_ink_of's (ink, level, threshold) of a picture's gray levels, dark ink on lighter paper (turned already)."""
     try:
         return _digit_ink(gray, without_rules(ink_darkness(gray)))
     except ValueError as refusal:  # a digit cropped tight, its strokes along the edge lit as shade: on flat paper
@@ -509,7 +551,44 @@ def _digit_ink(gray, level):
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    return one_digit(ink, None if frame.any() else marks), level, threshold  # a frame taken out splits marks: anew
+    digit = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits marks: labelled anew
+    if _only_lines(digit) or _outline(digit):
+        raise ValueError("no digit found: only a frame or a border, nothing inside it")
+    return digit, level, threshold
+
+
+def _only_lines(ink):
+    """True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, lying flat (no
+    digit is a dash) or along the picture's left or right edge (a 1 stands up, away from the side): as thick as
+    LINE_THIN of its length at most (from the spread of its pixels along and across their main axis), as long as
+    LINE_LONG of the picture's shorter side, within LINE_SIDE of the left or right edge when steep. A frame's side
+    askew or cut off, a page's edge in a photo, a shadow's edge: not a digit."""
+    h, w = ink.shape
+    r, c = np.nonzero(ink)
+    mean_c = c.mean()
+    dr, dc = r - r.mean(), c - mean_c
+    var_r, var_c, cov = np.mean(dr * dr), np.mean(dc * dc), np.mean(dr * dc)
+    middle, spread = (var_r + var_c) / 2, np.hypot((var_r - var_c) / 2, cov)
+    length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * max(middle - spread, 0))
+    side = min(mean_c, w - 1 - mean_c) <= LINE_SIDE * w
+    return bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(h, w) and (var_c > var_r or side))
+
+
+def _outline(ink):
+    """True when the ink (boolean [h, w], some True) is an outline round the picture's empty middle, as OUTLINE_EDGE,
+    OUTLINE_MIDDLE, OUTLINE_CORNERS and OUTLINE_CORNER say."""
+    h, w = ink.shape
+    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
+    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    if min(top, left) > OUTLINE_EDGE * min(h, w) or h - bottom > OUTLINE_EDGE * h or w - right > OUTLINE_EDGE * w:
+        return False
+    inset_h, inset_w = int(OUTLINE_MIDDLE * h), int(OUTLINE_MIDDLE * w)
+    if ink[inset_h:h - inset_h, inset_w:w - inset_w].any():
+        return False
+    c = max(1, int(OUTLINE_CORNER * min(bottom - top, right - left)))
+    corners = (ink[top:top + c, left:left + c], ink[top:top + c, right - c:right],
+               ink[bottom - c:bottom, left:left + c], ink[bottom - c:bottom, right - c:right])
+    return sum(corner.any() for corner in corners) >= OUTLINE_CORNERS
 
 
 def _fades(level, ink, threshold):
