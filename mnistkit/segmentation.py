@@ -445,8 +445,8 @@ def _lit_wedge(ink):
     """True when the ink (boolean [h, w], some True) is a wedge of paper lit beside a shadow's straight edge, as
     WEDGE_BOX and WEDGE_SIDE say: its box large both ways, one side across and one down inked all along."""
     h, w = ink.shape
-    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
-    box = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    top, bottom, left, right = mask_box(ink)
+    box = ink[top:bottom, left:right]
     if box.shape[0] < WEDGE_BOX * h or box.shape[1] < WEDGE_BOX * w:
         return False
     band = max(1, int(WEDGE_BAND * max(box.shape)))
@@ -519,8 +519,7 @@ def _flat_box(gray, level):
     labels = label_marks(flat)
     sizes = np.bincount(labels[labels >= 0])  # by the flat index of each region's first pixel
     region = labels == np.argmax(sizes)
-    rows, cols = np.nonzero(region.any(axis=1))[0], np.nonzero(region.any(axis=0))[0]
-    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    top, bottom, left, right = mask_box(region)
     cut = (top / h, 1 - bottom / h, left / w, 1 - right / w)
     area = (bottom - top) * (right - left)
     if max(cut) < CANVAS_CUT or not CANVAS_FILL * area <= sizes.max() <= CANVAS_DRAWN * area:
@@ -531,7 +530,7 @@ def _flat_box(gray, level):
     sides = (box[:CANVAS_RIM], box[::-1][:CANVAS_RIM], box.T[:CANVAS_RIM], box.T[::-1][:CANVAS_RIM])
     if any(away > 0 and side.mean(axis=1).max() < CANVAS_EDGE for away, side in zip(cut, sides)):
         return None
-    return int(top), int(bottom), int(left), int(right)
+    return top, bottom, left, right
 
 
 def _digit_ink(gray, level):
@@ -578,8 +577,7 @@ def _outline(ink):
     """True when the ink (boolean [h, w], some True) is an outline round the picture's empty middle, as OUTLINE_EDGE,
     OUTLINE_MIDDLE, OUTLINE_CORNERS and OUTLINE_CORNER say."""
     h, w = ink.shape
-    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
-    top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1
+    top, bottom, left, right = mask_box(ink)
     if min(top, left) > OUTLINE_EDGE * min(h, w) or h - bottom > OUTLINE_EDGE * h or w - right > OUTLINE_EDGE * w:
         return False
     inset_h, inset_w = int(OUTLINE_MIDDLE * h), int(OUTLINE_MIDDLE * w)
@@ -601,9 +599,8 @@ def _fades(level, ink, threshold):
     paper between them (docs/photos.md has the figures)."""
     if level[ink].mean() >= FADE_FAINT:
         return False
-    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
-    top, left = max(rows[0] - FADE_FAR, 0), max(cols[0] - FADE_FAR, 0)
-    box = (slice(top, rows[-1] + FADE_FAR + 1), slice(left, cols[-1] + FADE_FAR + 1))
+    top, bottom, left, right = mask_box(ink)
+    box = (slice(max(top - FADE_FAR, 0), bottom + FADE_FAR), slice(max(left - FADE_FAR, 0), right + FADE_FAR))
     inked, dark = ink[box].astype(np.uint8), level[box]
     near = _window(inked, FADE_NEAR, FADE_NEAR, np.maximum)
     ring = (_window(inked, FADE_FAR, FADE_FAR, np.maximum) > near) & (dark < threshold)
@@ -631,8 +628,8 @@ def _black_at_edge(gray):
 def _strokes(ink):
     """True when the ink (boolean [h, w], some True) is strokes: its width (stroke_width) at most STROKES of its
     box's longer side (a digit's strokes 0.1-0.25; a shadow's quarter disc over a corner about 0.4)."""
-    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
-    return stroke_width(ink) <= STROKES * max(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1)
+    top, bottom, left, right = mask_box(ink)
+    return stroke_width(ink) <= STROKES * max(bottom - top, right - left)
 
 
 def _touches_edge(level):
@@ -814,6 +811,13 @@ def _printed(mark, grid):
 
 class SeveralDigits(ValueError):
     """A picture with several digits: the message says how many and how they lie."""
+
+
+def mask_box(mask):
+    """The box of a boolean mask's True pixels (some True): (top, bottom, left, right), bottom and right past the
+    last row and column (ints, as slices take them)."""
+    rows, cols = np.nonzero(mask.any(axis=1))[0], np.nonzero(mask.any(axis=0))[0]
+    return int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
 
 
 def label_marks(mask):
@@ -1044,8 +1048,8 @@ def _written_close(ink):
     spans TALL of its height. One digit wider than WIDE in strokes apart has a short part beyond such a column (a
     5's or a 7's bar drawn apart). Digits that touch are not split: a column where one short run of ink joins
     two digit-tall parts is as often a 4's bar, an open 0's bottom or a 6's base under its loop."""
-    rows, cols = np.nonzero(ink.any(axis=1))[0], np.nonzero(ink.any(axis=0))[0]
-    box = ink[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1]
+    top, bottom, left, right = mask_box(ink)
+    box = ink[top:bottom, left:right]
     height, width = box.shape
     if width < 3:
         return False
