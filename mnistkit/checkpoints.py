@@ -477,8 +477,7 @@ def no_such(prefix, shown=5):
     steps = checkpoint_steps(folder, name)
     if not steps:
         return DataError(line)
-    held = [os.path.basename(prefix_of(folder, step, name)) for step in steps[-shown:]]
-    held = held[0] if len(held) == 1 else ", ".join(held[:-1]) + " and " + held[-1]
+    held = cli.in_words([os.path.basename(prefix_of(folder, step, name)) for step in steps[-shown:]])
     return DataError(f"{line}; {folder} holds {'' if len(steps) <= shown else f'{len(steps)}, the newest '}{held}")
 
 

@@ -509,6 +509,11 @@ def command(script, *args):
     return " ".join(["python", script_path(script), *map(quoted, args)])
 
 
+def in_words(names):
+    """names (a non-empty list of str) as a line lists them: `a`, `a and b`, `a, b and c`."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def kept(flag, value, default):
     """[flag, value] when the user gave value other than the flag's default (the same folder spelled
     otherwise counts as the default), else []: a hint's command keeps the user's own flags."""

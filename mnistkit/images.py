@@ -14,7 +14,7 @@ import numpy as np
 import simplejpeg
 from PIL import Image, UnidentifiedImageError
 
-from . import formats
+from . import cli, formats
 from .errors import DataError
 from . import records
 from .records import IMAGE_PIXELS, IMAGE_SIZE
@@ -244,15 +244,10 @@ def no_pictures(folder, extensions):
     if model is not None:
         give = model.give[0].split(" (")[0]  # an exports folder: its first export ("export/mnist (SavedModel)")
         return DataError(f"{line}; it {model.what}: a model is given with --model-dir {give}, the pictures after it")
-    try:
-        inside = sorted(os.path.join(folder, name) for name in os.listdir(folder) if not name.startswith("."))
-    except OSError:
-        inside = []
+    inside = [os.path.join(folder, name) for name in places.listing(folder) if not name.startswith(".")]
     held = [path for path in inside if os.path.isdir(path) and next(pictures_in(path, extensions), None)]
     if held:
-        shown = held[:3]
-        named = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
-        named += f" (and {len(held) - 3} more)" if len(held) > 3 else ""
+        named = cli.in_words(held[:3]) + (f" (and {len(held) - 3} more)" if len(held) > 3 else "")
         return DataError(f"{line}; its folder{'s' if len(held) > 1 else ''} {named} hold{'' if len(held) > 1 else 's'}"
                          f" pictures: name {'one' if len(held) > 1 else 'it'} (a folder's own pictures are read, not "
                          "its folders')")
