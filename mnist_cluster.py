@@ -75,17 +75,18 @@ def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable, ne
 
 
 def trainer_of(net):
-    """The trainer script (path) every task of --net runs: the train_script its network declares.
+    """The trainer script (path) every task of --net runs: the train_script its network declares (network_of)."""
+    return cli.script_file(network_of(net).train_script)
 
-    net: a short name of NETS, or any forward module's name (the network
-    declared in it, e.g. one added beside the course on PYTHONPATH).
-    Raises DataError when no such forward module can be imported.
-    """
+
+def network_of(net):
+    """The networks.Network --net names: a short name of NETS, or any forward module's name (the network declared
+    in it, e.g. one added beside the course on PYTHONPATH). Raises DataError when no such forward module can be
+    imported."""
     try:
-        network = importlib.import_module(NETS.get(net, net)).NETWORK  # its forward module imports no TensorFlow
+        return importlib.import_module(NETS.get(net, net)).NETWORK  # its forward module imports no TensorFlow
     except (ImportError, AttributeError):
         raise DataError(f"--net {net}: no such network; give mlp, lenet5 or a forward module's name") from None
-    return cli.script_file(network.train_script)
 
 
 def _die_with_parent():
@@ -272,9 +273,9 @@ def main(argv=None):
     # Another network's --model-dir (told by its record), training records not there, or fewer training files than
     # workers (each reads its own shards): said as a worker says it (exit 1), before any task starts, where it took
     # the tasks' start (~10 s)
-    network = importlib.import_module(NETS.get(args.net, args.net)).NETWORK  # trainer_of imported it already
     status = cli.exit_status(lambda: (
-        checkpoints.recorded_elsewhere(given.model_dir, network, "train_script", mnist_backward.MODEL_NAME),
+        checkpoints.recorded_elsewhere(given.model_dir, network_of(args.net), "train_script",
+                                       mnist_backward.MODEL_NAME),
         worker_shards(records.tfrecord_files(given.data_dir, name=mnist_generateds.tfRecord_train), 0, args.workers)))
     if status:
         return status
