@@ -103,14 +103,17 @@ def read_idx_split(idx_dir, split):
     28x28, the counts disagree, or a label is not a digit 0-9.
     """
     image_name, label_name = IDX_FILES[split]
-    images = read_idx(idx_file(idx_dir, image_name))
-    labels = read_idx(idx_file(idx_dir, label_name))
+    image_path = idx_file(idx_dir, image_name)  # as stored (gzipped, unzipped, Kaggle's name): named so below
+    images = read_idx(image_path)
+    label_path = idx_file(idx_dir, label_name)
+    labels = read_idx(label_path)
     if images.ndim != 3 or images.shape[1:] != (28, 28):
-        raise DataError(f"{os.path.join(idx_dir, image_name)}: expected 28x28 images, found shape {images.shape}")
+        raise DataError(f"{image_path}: expected 28x28 images, found shape {images.shape}")
     if labels.ndim != 1 or len(labels) != len(images):
-        raise DataError(f"{idx_dir}: {len(images)} images in {image_name} but {labels.size} labels in {label_name}")
+        raise DataError(f"{idx_dir}: {len(images)} images in {os.path.basename(image_path)} but {labels.size} "
+                        f"labels in {os.path.basename(label_path)}")
     if labels.size and labels.max() > 9:
-        raise DataError(f"{os.path.join(idx_dir, label_name)}: label {labels.max()} is not a digit 0-9")
+        raise DataError(f"{label_path}: label {labels.max()} is not a digit 0-9")
     return images, labels
 
 

@@ -373,6 +373,24 @@ def test_idx_files_unzipped_or_under_kaggles_names_are_read(tmp_path, stored):
 
 
 @pytest.mark.quick
+def test_an_unzipped_idx_file_that_is_wrong_is_named_as_stored(tmp_path):
+    """Fails before the fix: a fault of an unzipped file (train-labels-idx1-ubyte, a label 11) was said of the
+    gzipped name (train-labels-idx1-ubyte.gz), a file that is not there."""
+    import struct
+    from mnistkit import idx
+    (tmp_path / "train-images-idx3-ubyte").write_bytes(struct.pack(">4I", idx.IMAGE_MAGIC, 2, 28, 28) + bytes(1568))
+    (tmp_path / "train-labels-idx1-ubyte").write_bytes(struct.pack(">2I", idx.LABEL_MAGIC, 2) + bytes([3, 11]))
+    with pytest.raises(DataError) as said:
+        idx.read_idx_split(str(tmp_path), "train")
+    assert str(said.value) == f"{tmp_path / 'train-labels-idx1-ubyte'}: label 11 is not a digit 0-9"
+    (tmp_path / "train-labels-idx1-ubyte").write_bytes(struct.pack(">2I", idx.LABEL_MAGIC, 1) + bytes([3]))
+    with pytest.raises(DataError) as said:
+        idx.read_idx_split(str(tmp_path), "train")
+    assert str(said.value) == (f"{tmp_path}: 2 images in train-images-idx3-ubyte but 1 labels in "
+                               "train-labels-idx1-ubyte")
+
+
+@pytest.mark.quick
 def test_a_folder_without_idx_files_is_said_as_one(tmp_path):
     """Fails before the fix: `--idx-dir pictures/` said `cannot read IDX file ([Errno 2] No such file or directory:
     ...)`, an error of the system's, not of the folder given."""
