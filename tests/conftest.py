@@ -225,6 +225,17 @@ def environment_as_the_run_started(monkeypatch):
             monkeypatch.setenv(name, value)
 
 
+@pytest.fixture(autouse=True)
+def a_temporary_folder_of_its_own(environment_as_the_run_started, tmp_path_factory, monkeypatch):
+    """Every test, and every script it starts, has a temporary folder of its own (TMPDIR, tempfile.tempdir), so
+    nothing one test leaves there is seen by another: learn.leftovers sweeps the temporary folder for the staging
+    folders of learns whose process is gone, and says so in a line, so a learn a test killed would otherwise add
+    that line to the output of whichever later test's script ran a learn, an undo or a board first."""
+    temporary = str(tmp_path_factory.mktemp("t"))  # short: a Unix socket's path in it stays under its limit
+    monkeypatch.setenv("TMPDIR", temporary)
+    monkeypatch.setattr(tempfile, "tempdir", temporary)
+
+
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
 
 

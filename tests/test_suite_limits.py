@@ -48,6 +48,36 @@ def test_a_stuck_test_fails_with_its_stack_and_the_run_goes_on(tmp_path):
     assert "1 failed, 1 passed" in out, out  # once: a worker stuck again on the file would fail it again
     assert "Timeout" in out and "test_stuck.py" in out and "threading.Event().wait()" in out, out  # its stack
 
+# A learn killed in one test leaves its staging folder, named for a PID that is gone; another test's learn sweeps it
+LEFT = '''
+import os
+import subprocess
+import sys
+import tempfile
+
+from mnistkit import learn
+
+
+def test_left():
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    os.mkdir(os.path.join(tempfile.gettempdir(), f"{learn.STAGING_PREFIX}{int(ended.stdout)}-abc"))
+
+
+def test_swept():
+    assert os.environ["TMPDIR"] == tempfile.gettempdir() and os.listdir(tempfile.gettempdir()) == []
+    assert learn.leftovers(ours=True) == []
+'''
+
+
+@pytest.mark.quick
+def test_what_one_test_leaves_in_the_temporary_folder_no_other_sees(tmp_path):
+    (tmp_path / "test_left.py").write_text(LEFT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([TESTS, os.path.dirname(TESTS)])}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-n", "0",
+                           str(tmp_path / "test_left.py")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=wait_limit(120), env=env)
+    assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
+
 
 def quiet_script(code):
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
