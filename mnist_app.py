@@ -190,10 +190,12 @@ def model_loader(model_dir):
     Predictor's (an export beside checkpoints that are all unfinished too), else a SavedModel deployed.load's.
     A .tflite file is read here (deployed.load: LiteRT's, without TensorFlow). Raises DataError at once for a
     path that holds none: not there (a typo: `did you mean model?`), a file, a folder without checkpoint files
-    (checkpoints.no_checkpoint's line, with the trainer to run), a .tflite file missing or damaged.
+    (checkpoints.no_checkpoint's line, with the trainer to run), a .tflite file missing or damaged, a model folder's
+    own history/ or learns/ (places.part_given).
     application() calls it before any picture, so that this line comes first, and loads the model only when a
     picture named is there.
     """
+    places.refuse_part(model_dir)  # model/history, model/learns/1: the model folder named
     if export.is_tflite(model_dir):
         model = deployed.load(model_dir)
         return lambda: model
@@ -405,9 +407,9 @@ def main(argv=None):
                      "flags)")
     # A --keep-dir not there, mistyped from a folder beside it (`my_digts` by my_digits/): the board would keep the
     # digits apart from those kept before, and a learn would not see them; refused, with the way to start one.
-    typo = args.serve and checkpoints.new_folder_typo(args.keep_dir, "keep digits in a new folder", os.path.isdir)
+    typo = args.serve and checkpoints.new_folder_typo(args.keep_dir, "keep digits in a new folder")
     if typo:
-        parser.error(typo)
+        return cli.refused(typo)  # bad input (exit 1), as a --model-dir not there is
     if args.compare and same_folder(args.compare, args.model_dir):
         parser.error(f"--compare {args.compare} is --model-dir {args.model_dir} itself: a model beside itself shows "
                      "nothing; give another model's folder (model_lenet5)")

@@ -28,7 +28,7 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, history, inputs, records, saving, steps, summaries, training
+from mnistkit import checkpoints, cli, folders, history, inputs, places, records, saving, steps, summaries, training
 from mnistkit.networks import LOSSES_COLLECTION
 
 BATCH_SIZE = 200  # examples per step (--batch-size)
@@ -410,15 +410,19 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     # would silently train a new model from scratch; refused, with the way to start a new one there (mkdir).
     typo = "model_dir" in OPTIONS.typed(parser, cli.arguments(argv)) and checkpoints.new_folder_typo(args.model_dir)
     if typo:
-        parser.error(typo)
+        return cli.refused(typo)  # bad input (exit 1), as a --model-dir not there is to every script
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings(), sys.modules[__name__])
     name = getattr(constants or sys.modules[__name__], "MODEL_NAME", MODEL_NAME)
-    # Another network's folder, told by its record, is said before TensorFlow's import (seconds)
-    return cli.exit_status(lambda: (checkpoints.recorded_elsewhere(args.model_dir, args.net.NETWORK, "train_script",
-                                                                   name), backward(settings=settings())),
-                           interrupted="interrupted before training started; nothing saved")
+
+    def work():
+        # Another network's folder, told by its record, and a model folder's own history/ or learns/ (model/history:
+        # the model folder named) are said before TensorFlow's import (seconds)
+        checkpoints.recorded_elsewhere(args.model_dir, args.net.NETWORK, "train_script", name)
+        places.refuse_part(args.model_dir)
+        backward(settings=settings())
+    return cli.exit_status(work, interrupted="interrupted before training started; nothing saved")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import time
 
 import mnist_backward
 import mnist_generateds
-from mnistkit import checkpoints, cli, records
+from mnistkit import checkpoints, cli, places, records
 from mnistkit.distributed import bypass_proxy, worker_shards
 from mnistkit.errors import STOP_SIGNALS, DataError
 
@@ -236,7 +236,8 @@ def check_worker_flags(worker_args, trainer, launcher):
     starts: its parser and its options' bounds (mnist_backward.OPTIONS), each mistake one line through the launcher's
     parser's error (exit status 2), not once per worker; a mistyped flag is matched with the launcher's options too
     (--worker: did you mean --workers?). Raises DataError when the trainer cannot be imported. Returns the
-    workers' parsed options (mnist_backward.OPTIONS' values)."""
+    workers' parsed options (mnist_backward.OPTIONS' values), with `typo`: the trainer's refusal of a --model-dir
+    mistyped from a folder beside it (checkpoints.new_folder_typo: bad input, exit 1, said by main), else false."""
     try:
         constants = importlib.import_module(os.path.splitext(os.path.basename(trainer))[0])  # its defaults
     except ImportError as e:
@@ -245,10 +246,8 @@ def check_worker_flags(worker_args, trainer, launcher):
     workers.error = launcher.error  # its mistakes are the launcher's command line's
     workers.also_known = (launcher,)
     given = mnist_backward.OPTIONS.check(workers.parse_args(worker_args), constants, launcher.error)
-    typo = ("model_dir" in mnist_backward.OPTIONS.typed(workers, worker_args)
-            and checkpoints.new_folder_typo(given.model_dir))  # `--model-dir modle` by model/: as the trainer refuses
-    if typo:
-        launcher.error(typo)
+    given.typo = ("model_dir" in mnist_backward.OPTIONS.typed(workers, worker_args)
+                  and checkpoints.new_folder_typo(given.model_dir))  # `--model-dir modle` by model/: main refuses it
     return given
 
 
@@ -270,12 +269,15 @@ def main(argv=None):
         given = check_worker_flags(worker_args, trainer_of(args.net), parser)
     except DataError as e:
         parser.error(str(e))
+    if given.typo:
+        return cli.refused(given.typo)  # bad input (exit 1), as the trainer says it
     # Another network's --model-dir (told by its record), training records not there, or fewer training files than
     # workers (each reads its own shards): said as a worker says it (exit 1), before any task starts, where it took
     # the tasks' start (~10 s)
     status = cli.exit_status(lambda: (
         checkpoints.recorded_elsewhere(given.model_dir, network_of(args.net), "train_script",
                                        mnist_backward.MODEL_NAME),
+        places.refuse_part(given.model_dir),
         worker_shards(records.tfrecord_files(given.data_dir, name=mnist_generateds.tfRecord_train), 0, args.workers)))
     if status:
         return status

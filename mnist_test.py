@@ -296,12 +296,15 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
 
 
 def looked_up(model_dir, net, trainer, flags=(), watch=False):
-    """Raise DataError for a model_dir that is no folder, before the test records are read whole (their check
-    imports TensorFlow, seconds): a typo (`modle`) is said at once (checkpoints.no_checkpoint: `did you mean
-    model?`). With `watch` (test() without --once) a folder still to come is waited for, unless its name looks
+    """Raise DataError for a model_dir that is no folder, or without `watch` a folder with no checkpoint file (an
+    empty ./model/), before the test records are read whole (their check imports TensorFlow, seconds): a typo
+    (`modle`) is said at once (checkpoints.no_checkpoint: `did you mean model?`). With `watch` (test() without --once) a folder still to come is waited for, unless its name looks
     mistyped from a model folder's beside it (checkpoints.new_folder_typo), which would be waited for forever.
     net, trainer, flags: as for test() and no_checkpoint."""
     if os.path.isdir(model_dir):
+        if not watch and not places.has_checkpoints(model_dir):  # an empty ./model/: said before the records' check
+            raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH,
+                                            flags)
         return
     if not watch:
         raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH, flags)
@@ -397,8 +400,11 @@ def defaults_of(trainer, interval=None):
 def check_at_once(args, trainer):
     """What the parsed command line `args` names that cannot work, said before TensorFlow's import (seconds):
     another network's folder, told by its record (checkpoints.recorded_elsewhere; each --checkpoint's folder, else
-    --model-dir), a --report it cannot write (report.jpg: reporting.report_path), a --report-json that is a folder.
+    --model-dir), a model folder's own history/ or learns/ as --model-dir (places.part_given), a --report it cannot
+    write (report.jpg: reporting.report_path), a --report-json that is a folder.
     Raises DataError. trainer: the trainer script's module (its MODEL_NAME)."""
+    if not args.checkpoint:
+        places.refuse_part(args.model_dir)  # model/history: the model folder named
     folders_named = [os.path.dirname(c) or os.curdir for c in args.checkpoint or ()] or [args.model_dir]
     for folder in folders_named:
         checkpoints.recorded_elsewhere(folder, args.net.NETWORK, "test_script", trainer.MODEL_NAME)

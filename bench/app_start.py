@@ -16,7 +16,6 @@ checkout alternate, so a change in the machine's load touches both alike.
 Prints the medians and the ratios this / base (under 1: this checkout is
 faster). Figures go to docs/performance.md.
 """
-import argparse
 import os
 import resource
 import shutil
@@ -27,6 +26,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from mnistkit import cli  # noqa: E402  (the course scripts' parser: one line for a wrong flag)
 KINDS = ("first run", "later run")
 
 
@@ -60,7 +61,7 @@ def measure(sides, work, picture, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--base", required=True, help="the other checkout's folder (its mnist_app.py is run)")
     parser.add_argument("--work", required=True, help="folder holding model/ and data/, where the app runs")
     parser.add_argument("--picture", required=True, help="the picture file given to the app")

@@ -29,7 +29,6 @@ medians, as Markdown:
      process of its own: tf_compat blocks the Keras import).
 The work folder keeps the JPG layout between runs (it takes a minute to build).
 """
-import argparse
 import datetime
 import json
 import os
@@ -45,6 +44,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import mnistkit.idx  # noqa: E402  (after the path is set; neither TensorFlow nor tf_compat, which blocks Keras)
+from mnistkit import cli  # noqa: E402
 
 
 FULL_IDX_DIR = "/usr/share/datasets/fashion-mnist"
@@ -713,8 +713,7 @@ def table(gen, pipe, train, latency, full_run, quick, info, lenet5=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="the bundled MNIST sample and short runs (a few minutes)")
     parser.add_argument("--idx-dir", default=FULL_IDX_DIR, help="folder of the 4 MNIST-format IDX files (full mode)")
     parser.add_argument("--work-dir", default=WORK_DIR, help="JPG layout (kept for reuse), TFRecords and model")

@@ -28,7 +28,6 @@ server's share of them. Other programs using the loopback at the same time
 add to its counters, not to the connections': where the two columns differ,
 the machine was not quiet.
 """
-import argparse
 import contextlib
 import math
 import os
@@ -44,6 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 import mnist_cluster  # noqa: E402  (after the path is set)
 import mnistkit.idx  # noqa: E402
+from mnistkit import cli  # noqa: E402
 
 SHARED_MNIST = os.path.join(ROOT, "..", "shared", "data", "mnist")
 STEPS = 5000
@@ -296,8 +296,7 @@ def tc_rate_bytes(rate):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--steps", type=int, default=STEPS, help="global steps per run (at least 2,000)")
     parser.add_argument("--workers", default=WORKER_COUNTS, help="worker counts to run, comma-separated")
     parser.add_argument("--sync", action="store_true", help="synchronous updates (SyncReplicasOptimizer)")

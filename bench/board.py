@@ -57,7 +57,6 @@ median at a load <= 8 on 2 cores, an answer <= 150 KB; 7. a median of at
 most 150 ms, an answer <= 150 KB, the 784-500-10 network's snapshots <= 60 MB.
 Figures go to docs/performance.md (6: docs/inside.md).
 """
-import argparse
 import http.client
 import json
 import multiprocessing
@@ -71,6 +70,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # the browser tests' strokes and drawing
+from mnistkit import cli  # noqa: E402
 FORMS = {"tflite": os.path.join("export", "mnist.tflite"), "checkpoint": "model"}
 ADDRESS = re.compile(r"at (http://\S+/)")
 REQUEST = json.dumps({"instances": [[0.0] * 784]}).encode()
@@ -492,8 +492,7 @@ def tensorflow_import_seconds():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--work", default=".", help="the folder holding model/ and export/mnist.tflite")
     parser.add_argument("--strokes", type=int, default=20, help="strokes drawn per form")
     parser.add_argument("--starts", type=int, default=3, help="server starts per form (figure 1: the median)")

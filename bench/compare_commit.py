@@ -20,7 +20,6 @@ of the medians. Records: the 60,000 training images of --idx-dir
 (Fashion-MNIST when dataset-fashion-mnist is installed), else the
 bundled sample's 8,000.
 """
-import argparse
 import datetime
 import os
 import resource
@@ -39,6 +38,7 @@ SIDES = ("base", "today")
 TRAIN_FILE = "mnist_train.tfrecords"  # mnist_generateds.tfRecord_train, the name both trainers read
 
 sys.path.insert(0, ROOT)
+from mnistkit import cli  # noqa: E402
 from mnistkit.cli import bounded  # noqa: E402  (no TensorFlow: --help and flag errors stay instant)
 
 
@@ -184,9 +184,7 @@ def note(message):
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-        epilog="Flags after -- are given to both trainers (e.g. -- --steps-per-run 10).")
+    parser = cli.new_parser(__doc__, epilog="Flags after -- are given to both trainers (e.g. -- --steps-per-run 10).")
     parser.add_argument("commit", nargs="?", default="HEAD", help="the earlier commit (hash, tag, branch, HEAD~3)")
     parser.add_argument("--pairs", type=bounded(int, 1), default=5, help="alternating pairs of runs")
     parser.add_argument("--steps", type=bounded(int, 1), default=6000, help="training steps of each run")

@@ -16,7 +16,6 @@ to its exit. "TF" says whether tensorflow was imported at all (WATCH's mark). Wi
 scripts, alternately, so a change in the machine's load touches both alike.
 Prints medians. Figures go to docs/performance.md.
 """
-import argparse
 import os
 import shutil
 import statistics
@@ -25,6 +24,9 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from mnistkit import cli  # noqa: E402  (the course scripts' parser: one line for a wrong flag)
+
 TF_MARK = "[tensorflow imported]"
 # Runs a script (argv[1]) as `python SCRIPT ARGS` would, with TF_MARK on stderr when tensorflow is imported: on the
 # descriptor stderr had at the start, since tf_compat mutes fd 2 while TensorFlow loads (importtime's lines too).
@@ -121,7 +123,7 @@ def measure(roots, repeats, work):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--baseline", help="another checkout (a worktree of main) whose scripts to compare with")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each case per checkout")
     parser.add_argument("--work", default=os.path.join("/tmp", "bench-errors-work"), help="the work folder")

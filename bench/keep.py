@@ -14,7 +14,6 @@ again on it, and the same keeps timed. Also: each keep's answer size, and GET /b
 page). Target (issue 46): the keep's median at --kept within 2x of its median
 at 1, and its answer the same size. Figures go to docs/performance.md.
 """
-import argparse
 import asyncio
 import http.client
 import json
@@ -31,7 +30,7 @@ sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
-from mnistkit import keep, listener  # noqa: E402
+from mnistkit import cli, keep, listener  # noqa: E402
 from mnistkit.board import app, model  # noqa: E402
 from mnistkit.networks import MLP  # noqa: E402
 
@@ -104,7 +103,7 @@ def timed_keeps(port, keeps):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--kept", type=int, default=5000, help="digits kept before the second timing")
     parser.add_argument("--keeps", type=int, default=30, help="keeps timed at each size")
     args = parser.parse_args()

@@ -23,7 +23,6 @@ and it takes 1,200 LeNet-5 steps per pair. The suite checks the behaviour:
 a short LeNet-5 training learns (tests/test_lenet5.py).
 The work folder keeps the data (data/, mnist_data_jpg/) between runs.
 """
-import argparse
 import datetime
 import json
 import os
@@ -35,6 +34,7 @@ import sys
 import time
 
 from bench import ROOT, WORK_DIR, cpu_seconds, note
+from mnistkit import cli
 import mnist_forward
 import mnist_lenet5_forward
 
@@ -112,8 +112,7 @@ def table(runs, steps, examples, source, started):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--examples", type=int, default=120_000,
                         help="training examples each network sees (a multiple of both batch sizes)")
     parser.add_argument("--pairs", type=int, default=3, help="fresh pairs of runs, one of each network")

@@ -30,13 +30,13 @@ digit it answers):
      judgment was tuned on, odd seeds the half held out to check it.
 The figures go to docs/inside.md.
 """
-import argparse
 import os
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]  # tests/handmade.py's drawings and non-digits
+from mnistkit import cli  # noqa: E402
 
 
 def judge(predictor, made, pictures):
@@ -85,7 +85,7 @@ def _png(picture):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--model-dir", default="model")
     parser.add_argument("--data-dir", default="data")
     parser.add_argument("--seeds", type=int, default=5, help="hands per drawn digit")

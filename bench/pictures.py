@@ -55,7 +55,6 @@ and per kind:
   one       pictures read as one digit (with --model-dir: and how many of
             them as their first digit, "right")
 """
-import argparse
 import os
 import sys
 
@@ -73,6 +72,7 @@ import painted  # noqa: E402
 import penned  # noqa: E402
 import mnist_app  # noqa: E402
 import others  # noqa: E402
+from mnistkit import cli  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
 SAME_IOU = 0.8
@@ -96,9 +96,9 @@ def prepare(data):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--model-dir", help="a trained model folder (or an export) to read the pictures with")
-    parser.add_argument("--count", type=int, default=60, help="the sample's test digits per kind (default 60)")
+    parser.add_argument("--count", type=int, default=60, help="the sample's test digits per kind")
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")

@@ -18,7 +18,6 @@ ratio this / base (under 1: this checkout is faster), and how many
 pictures' 28x28 inputs (or refusals) differ between the sides: 0 for a
 change meant to leave every answer as it was. Figures go to docs/performance.md.
 """
-import argparse
 import os
 import shutil
 import statistics
@@ -90,15 +89,17 @@ def run_side(checkout, folder, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], allow_abbrev=False)
-    parser.add_argument("--base", help="the other checkout's folder (its mnist_app.py prepares the pictures)")
-    parser.add_argument("--count", type=int, default=20, help="the sample's test digits per kind (default 20)")
-    parser.add_argument("--repeats", type=int, default=5, help="runs of each side (default 5)")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.child:
-        child(*args.child)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--child"] and len(argv) == 4:  # a side's process: no mnistkit of ours imported before its own
+        child(*argv[1:])
         return 0
+    sys.path.insert(0, ROOT)
+    from mnistkit import cli  # the course scripts' parser: one line for a wrong flag
+    parser = cli.new_parser(__doc__)
+    parser.add_argument("--base", help="the other checkout's folder (its mnist_app.py prepares the pictures)")
+    parser.add_argument("--count", type=int, default=20, help="the sample's test digits per kind")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each side")
+    args = parser.parse_args(argv)
     if not args.base:
         parser.error("--base is required: the other checkout's folder")
     sides = {"base": os.path.abspath(args.base), "this": ROOT}

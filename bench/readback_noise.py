@@ -24,7 +24,6 @@ strokes' soft edges (half of them at most, or those there are when fewer),
 (levels), how many noisy drawings moved by more than a level, and with a
 model how many changed the answer (and how many plain drawings it misreads).
 """
-import argparse
 import json
 import os
 import sys
@@ -40,6 +39,7 @@ import framed  # noqa: E402
 import handmade  # noqa: E402
 import mnist_app  # noqa: E402
 import painted  # noqa: E402
+from mnistkit import cli  # noqa: E402
 from mnistkit.errors import DataError  # noqa: E402
 
 PENS = (2, 3, 4, 6, 8, 10, 12, 14, 18, 24, 30, 40)
@@ -125,7 +125,7 @@ def prepared(drawing):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--model-dir", help="a trained model folder: also count changed answers")
     parser.add_argument("--pens", type=int, nargs="*", default=PENS)
     parser.add_argument("--kinds", nargs="*", default=KINDS, choices=KINDS)

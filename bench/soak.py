@@ -13,7 +13,6 @@ it must give the same accuracy for the same step. With the default
 --keep 5 the trainer deletes old checkpoints while the evaluator may be
 reading them, which is the race worth soaking.
 """
-import argparse
 import os
 import re
 import signal
@@ -25,6 +24,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from mnistkit import cli  # noqa: E402
 LINE = re.compile(r"^After (\d+) training steps, test accuracy = (\S+)$")
 MIN_LINES_PATIENCE_SECS = 300  # soak(min_lines=...): how much longer to wait for the evaluator's lines
 
@@ -114,8 +114,7 @@ def soak(workdir, seconds, save_every=1000, keep=5, interval=1.0, min_lines=0, p
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--minutes", type=float, default=10, help="how long both run")
     parser.add_argument("--workdir", help="folder with data/ (default: a new temporary folder)")
     parser.add_argument("--save-every", type=int, default=1000, help="trainer's steps between checkpoints")

@@ -16,7 +16,6 @@ so a change in the machine's load touches both alike. Prints medians and the
 ratio baseline / this venv (above 1: this venv starts faster). Figures go to
 docs/performance.md.
 """
-import argparse
 import os
 import statistics
 import subprocess
@@ -27,6 +26,7 @@ import time
 from packaging.requirements import Requirement
 
 from bench import cpu_seconds
+from mnistkit import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COMMANDS = {
@@ -65,8 +65,7 @@ def install_baseline(requirement, folder):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--baseline", default="ml_dtypes==0.7.0", help="the requirement the baseline runs with")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each command, for each side")
     args = parser.parse_args(argv)

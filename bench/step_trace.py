@@ -18,7 +18,6 @@ after the last gradient is applied. Then --timed steps without the tracer
 The tracer's figures are for comparing two graphs side by side, not
 absolute speeds: bench/compare_commit.py times whole runs.
 """
-import argparse
 import json
 import os
 import statistics
@@ -28,6 +27,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+from mnistkit import cli  # noqa: E402  (the course scripts' parser: one line for a wrong flag)
 
 EMA_MARK = "ExponentialMovingAverage"
 
@@ -56,6 +57,8 @@ def describe(ops):
 def measure(args):
     """Build, warm up, trace and time in this process; a dict of medians."""
     sys.path.insert(0, os.path.abspath(args.root))
+    for name in [name for name in sys.modules if name.split(".")[0] in ("mnistkit", "tf_compat")]:
+        del sys.modules[name]  # the parser's mnistkit is this checkout's: --root's own is imported below
     from tf_compat import tf
     import mnist_backward
     import mnist_forward
@@ -91,8 +94,7 @@ def measure(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--root", default=ROOT, help="the checkout whose mnist_backward.build_graph is traced")
     parser.add_argument("--data-dir", help="a folder with mnist_train.tfrecords (default: the bundled sample's, "
                                            "written to a temporary folder)")

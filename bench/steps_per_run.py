@@ -20,7 +20,6 @@ Beside them, the test accuracy of each ours run after its steps (mnist_test.eval
 Training data: the first 10,000 MNIST training digits (../shared/data/mnist-first10k), test: the official
 10,000 (../shared/data/mnist); without ../shared, the bundled sample.
 """
-import argparse
 import datetime
 import json
 import os
@@ -36,6 +35,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 import bench  # noqa: E402  (after the path is set; neither imports TensorFlow, nor tf_compat, which blocks Keras)
 import mnistkit.idx  # noqa: E402
+from mnistkit import cli  # noqa: E402
 
 SHARED = next((d for d in (os.path.join(ROOT, "..", "shared", "data"), os.path.join(ROOT, "..", "..", "shared", "data"))
                if os.path.isdir(d)), "")  # ../shared/data beside the repository (or beside its worktree folder)
@@ -206,9 +206,9 @@ def chosen_rows(text, parser):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="600 steps a run instead of 9,000")
-    parser.add_argument("--repeats", type=int, default=3, help="rounds of the rows, alternating (default 3)")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds of the rows, alternating")
     parser.add_argument("--rows", help="a comma-separated subset of the rows, e.g. \"ours K=1,Keras fit, spe 1\" "
                                        "(default: all; the memory-fed graph always runs)")
     args = parser.parse_args(argv)

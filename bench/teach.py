@@ -47,7 +47,6 @@ Figures go to docs/teach.md ("What it gives") and docs/performance.md.
 A benchmark, not a test: the figures move with the model's training (unseeded)
 and the machine's load.
 """
-import argparse
 import datetime
 import json
 import math
@@ -62,7 +61,7 @@ import time
 import urllib.request
 
 from bench import ROOT, WORK_DIR, note
-from mnistkit import learn, records  # the board's learn: its steps and share, for the table (no TensorFlow)
+from mnistkit import cli, learn, records  # the board's learn: its steps and share, for the table (no TensorFlow)
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the browser tests' mouse drawing
 
@@ -313,8 +312,7 @@ def taught_of(spec, per_digit):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = cli.new_parser(__doc__)
     parser.add_argument("--train-steps", type=int, default=2000, help="steps of the first training (784-500-10)")
     parser.add_argument("--idx-dir", help="train on the 4 MNIST-format IDX files in this folder (default: the "
                                           "bundled sample); use MNIST, not Fashion-MNIST")

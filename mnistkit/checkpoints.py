@@ -437,8 +437,10 @@ def newest(model_dir, network, caller, default_dir=None, flags=(), name=MODEL_NA
     (checkpoint_name; the trainer's MODEL_NAME).
     Raises DataError: no checkpoint (no_checkpoint: NoCheckpoint, or what
     the path holds instead), a damaged one (naming the newest intact one),
-    one with NaN weights (NotFinite).
+    one with NaN weights (NotFinite); a model folder's own history/ or learns/ (places.part_given: the model
+    folder named).
     """
+    places.refuse_part(model_dir)
     prefix = latest(model_dir, checkpoint_name(model_dir, name))
     if prefix is None:
         raise no_checkpoint(model_dir, network, caller, default_dir, flags)
@@ -573,14 +575,10 @@ def trainer_of(model_dir, network=networks.MLP):
     return (network_of(model_dir) or network).train_script
 
 
-def close_folders(model_dir, models_only=False):
+def close_folders(model_dir):
     """The folders beside model_dir (str, a path) whose names are close to its name (cli.close_paths, at most 3):
-    what a typo (`modle`) may have meant (`model`), each as model_dir's parent joined with the name. models_only:
-    only folders that hold a model (a checkpoint index or the folder's record)."""
-    def wanted(path):
-        return os.path.isdir(path) and (not models_only or os.path.isfile(os.path.join(path, folders.INDEX_FILE))
-                                        or os.path.isfile(os.path.join(path, folders.FOLDER_FILE)))
-    return cli.close_paths(model_dir, wanted)
+    what a typo (`modle`) may have meant (`model`), each as model_dir's parent joined with the name."""
+    return cli.close_paths(model_dir, os.path.isdir)
 
 
 def not_there(model_dir, exports=False):
@@ -626,16 +624,16 @@ def path_typo_of(typed, path):
     return len(one) == len(other) and one != other and all(a == b or typo_of(a, b) for a, b in zip(one, other))
 
 
-def new_folder_typo(model_dir, meant="start a new model there", wanted=None):
-    """For a trainer (and the evaluator's watch): the one-line refusal of a --model-dir that is not there while a
-    model folder beside it has a name it looks mistyped from (close_folders, then typo_of: `modle` beside `model`,
-    a typo that would silently start a new model), else None. The way on for what was `meant` there (a trainer's
-    new model, the evaluator's watch of one to come): make the folder first. A folder on the way counts too
-    (`rnus/model` beside runs/model: path_typo_of). wanted: what counts as a folder meant (a predicate on a path;
-    default: a model folder), e.g. any folder for mnist_app.py's --keep-dir (`my_digts` beside my_digits)."""
+def new_folder_typo(model_dir, meant="start a new model there"):
+    """For a trainer (and the evaluator's watch, the board's --keep-dir): the one-line refusal of a folder that is
+    not there while a folder beside it has a name it looks mistyped from (close_folders, then typo_of: `modle`
+    beside `model`, a typo that would silently start a new model; `my_digts` beside my_digits/), else None. Any
+    folder counts, whatever it holds: a model/ made by hand and still empty is the folder meant as much as a
+    trained one. The way on for what was `meant` there (a trainer's new model, the evaluator's watch of one to
+    come): make the folder first. A folder on the way counts too (`rnus/model` beside runs/model: path_typo_of)."""
     if os.path.lexists(model_dir):
         return None
-    beside = close_folders(model_dir, models_only=True) if wanted is None else cli.close_paths(model_dir, wanted)
+    beside = close_folders(model_dir)
     close = [folder for folder in beside if path_typo_of(model_dir, folder)]
     if not close:
         return None

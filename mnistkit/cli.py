@@ -637,8 +637,7 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
     try:
         work()
     except errors as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        return refused(e)
     except Interrupted as e:
         _hold_stops()
         print(f"{own_line()}{e}", file=sys.stderr)
@@ -655,6 +654,19 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return 0
+
+
+def refused(message):
+    """Say `message` (a DataError, or str) as bad input is said, `error: <message>` on stderr, and return the exit
+    status of bad input (1).
+
+    Exit status 2 (argparse's parser.error, with the script's name before `error:`) is for a command line that is
+    wrong as typed: an unknown or mistyped flag, a value out of its range, flags that do not go together. A file or
+    folder a flag names that is not there, or holds the wrong thing (`--model-dir modle` by model/, `model/history`),
+    is bad input, as a picture not there is: this line and 1, in every script (README, "Exit statuses").
+    """
+    print(f"error: {message}", file=sys.stderr)
+    return 1
 
 
 def own_line():

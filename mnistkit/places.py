@@ -80,6 +80,23 @@ def model_part(path):
     return None
 
 
+def part_given(path):
+    """The DataError for a --model-dir that is a model folder's own history/, learns/ or learns/<n>/ (model_part), or
+    None: every script names the model folder instead (`model/history holds the history snapshots of the model
+    folder model (...): give model`), where a trainer wrote into the snapshots, the app and the board served one,
+    and the evaluator took the snapshots' missing .meta for a damaged checkpoint. Lists folders only: no TensorFlow."""
+    part = model_part(path)
+    return None if part is None else DataError(f"{path} {part.what}: give {either(part.give)}")
+
+
+def refuse_part(path):
+    """Raise part_given(path)'s DataError, if any: the check each script makes of its --model-dir before
+    TensorFlow's import."""
+    part = part_given(path)
+    if part is not None:
+        raise part
+
+
 def listing(folder):
     """The names in folder (list of str, sorted), [] when it cannot be listed."""
     try:

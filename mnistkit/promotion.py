@@ -346,7 +346,8 @@ def one_at_a_time(model_dir):
     reason when the lock cannot be made (a read-only mount, a full disk),
     and naming what it is when model_dir is an export (places.export_given).
     """
-    misplaced = places.export_given(model_dir, "--model-dir")  # an export: no lock made in it, nothing learned
+    # an export, a model folder's history/ or learns/<n>/: no lock made in it, nothing learned
+    misplaced = places.export_given(model_dir, "--model-dir") or places.part_given(model_dir)
     if misplaced is not None:
         raise misplaced
     key = os.path.realpath(model_dir)

@@ -122,10 +122,11 @@ both None for a fresh start; `saves`, the saving.RunSaves of the run's checkpoin
 
 
 def not_for_training(settings):
-    """The DataError of a --model-dir no checkpoint may be written into (an export: places.export_given; another
-    network's folder with no checkpoint: folders.another_network), or None."""
-    return places.export_given(settings.model_dir, "--model-dir") or folders.another_network(
-        settings.model_dir, settings.net.NETWORK, settings.model_name)
+    """The DataError of a --model-dir no checkpoint may be written into (an export: places.export_given; a model
+    folder's own history/ or learns/: places.part_given; another network's folder with no checkpoint:
+    folders.another_network), or None."""
+    return (places.export_given(settings.model_dir, "--model-dir") or places.part_given(settings.model_dir)
+            or folders.another_network(settings.model_dir, settings.net.NETWORK, settings.model_name))
 
 
 @contextlib.contextmanager

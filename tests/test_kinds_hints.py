@@ -36,16 +36,14 @@ def test_a_trainer_refuses_a_new_model_dir_whose_name_is_close_to_a_model_folder
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "checkpoint").write_text('model_checkpoint_path: "mnist_model-1000"\n')
     result = run_main(script, "--model-dir", "modle", "--steps", "1", cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (2, ""), result.stderr
-    assert len(result.stderr.splitlines()) == 1 and result.stderr.endswith(f": error: {TYPO_REFUSED}\n"), result.stderr
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr  # bad input (test_stumbles10: was 2)
+    assert result.stderr == f"error: {TYPO_REFUSED}\n", result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]  # nothing made, no task started
 
 
 @pytest.mark.quick
-def test_a_new_model_dir_is_refused_only_beside_a_close_model_folder(tmp_path):
-    (tmp_path / "model").mkdir()
-    assert checkpoints.new_folder_typo(str(tmp_path / "modle")) is None  # model/ holds no model: a new name is fine
-    (tmp_path / "model" / "schedule.json").write_text("{}")
+def test_a_new_model_dir_is_refused_only_beside_a_close_folder(tmp_path):
+    (tmp_path / "model").mkdir()  # empty, made by hand: the folder meant all the same (test_stumbles10)
     assert checkpoints.new_folder_typo(str(tmp_path / "modle")) == TYPO_REFUSED.replace(
         "modle", str(tmp_path / "modle")).replace("mean model", f"mean {tmp_path / 'model'}")
     assert checkpoints.new_folder_typo(str(tmp_path / "digits_model")) is None  # not close: a new model, as asked
@@ -178,11 +176,11 @@ def test_a_trainer_refuses_a_new_model_dir_in_a_folder_mistyped_from_a_model_fol
     # once did beside model/; runs2/model is a name of its own
     folders_at(tmp_path, "runs/model/schedule.json")
     result = run_main("mnist_backward.py", "--model-dir", os.path.join("rnus", "model"), "--steps", "1", cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (2, ""), result.stderr
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
     typed, meant = os.path.join("rnus", "model"), os.path.join("runs", "model")
     mkdir = "mkdir" if os.name == "nt" else "mkdir -p"
-    assert result.stderr.endswith(f": error: {typed}: no such folder; did you mean {meant}? (to start a new model "
-                                  f"there, make the folder first: {mkdir} {typed})\n"), result.stderr
+    assert result.stderr == (f"error: {typed}: no such folder; did you mean {meant}? (to start a new model "
+                             f"there, make the folder first: {mkdir} {typed})\n"), result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
     assert checkpoints.new_folder_typo(str(tmp_path / "runs2" / "model")) is None
     assert checkpoints.path_typo_of(typed, meant)

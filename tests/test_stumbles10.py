@@ -1,0 +1,122 @@
+"""A new user's tenth stumbles, each by kind: docs/tests.md, "A new user's tenth stumbles (test_stumbles10.py)".
+
+1. A folder or file the command line names that cannot work (an empty ./model/, a model folder's own history/) is
+   refused before TensorFlow's import, by every script.
+2. A mistyped path is bad input in every script: `error: <line>`, exit 1 (argparse's 2 is for the flags as typed).
+3. A new --model-dir one slip from any folder beside it (`modle` by an empty model/ made by hand) is refused.
+4. A model folder's own history/ or learns/<n>/ given as --model-dir names the model folder, in every script.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, run_main, shown, wait_limit
+from test_stumbles9 import with_parts
+
+HISTORY_REFUSED = ("error: model/history holds the history snapshots of the model folder model "
+                   "(mnist_backward.py --history): give model")
+LEARN_REFUSED = ("error: model/learns/1 holds learn 1's checkpoint, set aside by mnist_learn.py, of the model folder "
+                 "model: give model")
+
+
+def refused_before_tensorflow(script, *args, cwd):
+    """(exit status, stderr, whether TensorFlow was imported) of `script`'s main(args) run in a process of its own
+    in cwd: the check of sys.modules at its end, no timing."""
+    code = ("import importlib, os, sys\n"
+            f"sys.path.insert(0, {ROOT!r})\n"
+            f"status = importlib.import_module({os.path.splitext(script)[0]!r}).main({list(args)!r})\n"
+            "print('tensorflow imported:', 'tensorflow' in sys.modules, flush=True)\n"
+            "os._exit(status or 0)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                          timeout=wait_limit(120), stdin=subprocess.DEVNULL)
+    return done.returncode, done.stderr, done.stdout.strip().splitlines()[-1] == "tensorflow imported: True"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, args, line", [
+    ("mnist_test.py", ["--once"], "error: ./model/: no checkpoint found; train first with `python {}`"),
+    ("mnist_lenet5_test.py", ["--once"], "error: ./model_lenet5/: no checkpoint found; train first with `python {}`"),
+])
+def test_an_empty_model_folder_is_refused_before_tensorflow(script, args, line, tmp_path):
+    """Fails before the fix: `mnist_test.py --once` on an empty ./model/ checked the test records whole first
+    (TensorFlow's import, about 5 s) and only then said there was no checkpoint."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model_lenet5").mkdir()
+    status, err, imported = refused_before_tensorflow(script, *args, cwd=tmp_path)
+    assert (status, err) == (1, line.format(shown(script.replace("_test.py", "_backward.py"))) + "\n"), err
+    assert not imported
+
+
+PART_CASES = [  # (script, args): each given model/history, then model/learns/1, as --model-dir
+    ("mnist_test.py", ["--once"]), ("mnist_lenet5_test.py", ["--once"]), ("mnist_app.py", ["seven.png"]),
+    ("mnist_app.py", []), ("mnist_app.py", ["--serve", "--port", "0"]), ("mnist_export.py", []),
+    ("mnist_backward.py", ["--steps", "1"]), ("mnist_lenet5_backward.py", ["--steps", "1"]),
+    ("mnist_cluster.py", ["--steps", "1"]), ("mnist_learn.py", []), ("mnist_learn.py", ["--undo"]),
+]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, args", PART_CASES)
+@pytest.mark.parametrize("part, line", [("model/history", HISTORY_REFUSED), ("model/learns/1", LEARN_REFUSED)])
+def test_a_model_folders_own_part_as_model_dir_names_the_model_folder_in_every_script(script, args, part, line,
+                                                                                        tmp_path):
+    """Fails before the fix: mnist_app.py served and predicted with model/history's old snapshot without a word,
+    mnist_backward.py trained into it, mnist_test.py and mnist_export.py took its snapshots (no .meta) for a damaged
+    checkpoint after TensorFlow's import, mnist_learn.py learned into a set-aside learn."""
+    model = with_parts(tmp_path)
+    (tmp_path / "data").mkdir()
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    status, err, imported = refused_before_tensorflow(script, "--model-dir", part, *args, cwd=tmp_path)
+    assert (status, err.splitlines()[-1:]) == (1, [line]), err
+    assert not imported
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before  # nothing written
+    assert model.is_dir()
+
+
+TYPO = "modle: no such folder; did you mean model? (to {} there, make the folder first: mkdir modle)"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, args, meant", [
+    ("mnist_backward.py", ["--steps", "1"], "start a new model"),
+    ("mnist_lenet5_backward.py", ["--steps", "1"], "start a new model"),
+    ("mnist_cluster.py", ["--steps", "1"], "start a new model"),
+    ("mnist_test.py", [], "watch a model still to be trained"),
+])
+def test_a_new_model_dir_one_slip_from_an_empty_folder_is_refused_as_bad_input(script, args, meant, tmp_path):
+    """Fails before the fix: beside a model/ made by hand and still empty, `--model-dir modle` trained a new model
+    into modle/ without a word (only a folder holding a model counted as the one meant); and the trainers' refusal
+    beside a trained model/ exited 2 with argparse's `mnist_backward.py: error:`, where the app and the evaluator
+    say a folder not there with exit 1."""
+    (tmp_path / "model").mkdir()
+    (tmp_path / "data").mkdir()
+    done = run_main(script, "--model-dir", "modle", *args, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {TYPO.format(meant)}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "model"]
+
+
+@pytest.mark.quick
+def test_a_keep_dir_one_slip_from_a_folder_is_bad_input_too(tmp_path):
+    """Fails before the fix: `--serve --keep-dir my_digts` beside my_digits/ exited 2 (argparse's usage error),
+    a mistyped --model-dir 1."""
+    (tmp_path / "my_digits").mkdir()
+    done = run_main("mnist_app.py", "--serve", "--keep-dir", "my_digts", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "error: my_digts: no such folder; did you mean my_digits? (to keep "
+                                                 "digits in a new folder, make the folder first: mkdir my_digts)\n")
+
+
+BENCH = os.path.join(ROOT, "bench")
+BENCH_SCRIPTS = sorted(name for name in os.listdir(BENCH) if name.endswith(".py") and name != "course_baseline.py")
+
+
+@pytest.mark.parametrize("script", BENCH_SCRIPTS)
+def test_a_bench_script_says_a_wrong_flag_in_one_line(script, tmp_path):
+    """Fails before the fix: `python bench/board.py --no-such-flag` printed argparse's whole usage block (up to 11
+    lines) before its error, where every course script says one line (cli.new_parser) naming the option meant."""
+    done = subprocess.run([sys.executable, os.path.join(BENCH, script), "--no-such-flag"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=wait_limit(120), stdin=subprocess.DEVNULL)
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(f"{script}: error: "), done.stderr
