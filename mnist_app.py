@@ -188,7 +188,7 @@ def model_loader(model_dir):
     The one check of whether model_dir holds a model at all, made by listing it (no file read, no TensorFlow,
     which restoring a checkpoint or reading its index imports): a folder with checkpoint files, V2 or V1, is
     Predictor's (an export beside checkpoints that are all unfinished too), else a SavedModel deployed.load's.
-    A .tflite file is read here (deployed.load: LiteRT's, without TensorFlow). Raises DataError at once for a
+    A .tflite file is read here (deployed.load: LiteRT's, without TensorFlow), once (tflite_once). Raises DataError at once for a
     path that holds none: not there (a typo: `did you mean model?`), a file, a folder without checkpoint files
     (checkpoints.no_checkpoint's line, with the trainer to run), a .tflite file missing or damaged, a model folder's
     own history/ or learns/ (places.part_given).
@@ -197,7 +197,7 @@ def model_loader(model_dir):
     """
     places.refuse_part(model_dir)  # model/history, model/learns/1: the model folder named
     if export.is_tflite(model_dir):
-        model = deployed.load(model_dir)
+        model = tflite_once(model_dir)
         return lambda: model
     # checkpoint files: a V2 checkpoint's of any name (which one is read is the index's, read with TensorFlow), or
     # the one file of a V1 checkpoint of the course's name (checkpoints.newest's name without a V2 file)
@@ -214,6 +214,27 @@ def model_loader(model_dir):
                 raise
         return deployed.load(model_dir)
     return restore
+
+
+_TFLITE_LOADED = {}  # {absolute path of a .tflite file: (its state, its model)}: tflite_once's
+
+
+def tflite_once(path):
+    """deployed.load(path) of a .tflite file, loaded once while the file stays as it is (its inode, size and mtime):
+    model_loader checks it at once (the prompts' first line, --serve's start), and the predictor_for or board load
+    that follows takes that model instead of reading the file a second time. A file written again is loaded again
+    (the board follows a new export). Raises DataError as deployed.load does."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return deployed.load(path)  # its own line: not there, unreadable
+    key, state = os.path.abspath(path), (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    held = _TFLITE_LOADED.get(key)
+    if held is not None and held[0] == state:
+        return held[1]
+    model = deployed.load(path)
+    _TFLITE_LOADED[key] = (state, model)
+    return model
 
 
 def top_k(probabilities, k=TOP_K):

@@ -120,3 +120,24 @@ def test_a_bench_script_says_a_wrong_flag_in_one_line(script, tmp_path):
                           capture_output=True, text=True, timeout=wait_limit(120), stdin=subprocess.DEVNULL)
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(f"{script}: error: "), done.stderr
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("args, typed", [([], "1\nnope.png\n"), (["nope.png"], "")])
+def test_a_tflite_model_is_loaded_once_at_the_prompts(args, typed, tmp_path, monkeypatch):
+    """Fails before the fix: at the course's prompts a .tflite --model-dir was loaded twice, once by model_loader's
+    check before the first prompt and again by predictor_for after the answers (and at --serve, by the board)."""
+    import types
+    import mnist_forward
+    from mnistkit import deployed
+    loads = []
+
+    def load(path):
+        loads.append(path)
+        return types.SimpleNamespace(network=mnist_forward.NETWORK, source=path, inside=None, record=None,
+                                     predict=lambda pictures: None)
+    monkeypatch.setattr(deployed, "load", load)
+    (tmp_path / "mnist.tflite").write_bytes(b"TFL3")
+    done = run_main("mnist_app.py", "--model-dir", "mnist.tflite", *args, cwd=tmp_path, input=typed)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == "error: nope.png: file not found", done.stderr
+    assert loads == ["mnist.tflite"]
