@@ -141,3 +141,47 @@ def test_a_tflite_model_is_loaded_once_at_the_prompts(args, typed, tmp_path, mon
     done = run_main("mnist_app.py", "--model-dir", "mnist.tflite", *args, cwd=tmp_path, input=typed)
     assert done.returncode == 1 and done.stderr.splitlines()[-1] == "error: nope.png: file not found", done.stderr
     assert loads == ["mnist.tflite"]
+
+
+LEARNED = "learned: model/mnist_model-2200 (from model/mnist_model-2000); go back with `{}`"
+
+
+@pytest.mark.quick
+def test_a_board_learn_that_ended_keeps_its_last_line(tmp_path, monkeypatch):
+    """Fails before the fix: once a board learn ended, GET /board/learn's "line" was "" (the page shows the check from
+    its numbers, but a reader of the JSON, or a script polling it, had no word of how it ended)."""
+    import json
+    import time
+    import types
+    import numpy as np
+    from mnistkit import cli, keep, learn
+    from mnistkit.board import teach
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    for step in (2000, 2200):
+        for end in (".index", ".meta", ".data-00000-of-00001"):
+            (model_dir / f"mnist_model-{step}{end}").write_bytes(b"")
+    kept = keep.KeptDigits(str(tmp_path / "my_digits"))
+    digit = np.zeros((28, 28), np.uint8)
+    digit[6:22, 12:16] = 255  # a stroke: a 1 kept as 3 (the store refuses a blank)
+    kept.keep(digit, 3)
+    undo = cli.command("mnist_learn.py", "--undo", "--model-dir", "model")
+    line = LEARNED.format(undo)
+
+    def learned(plan, watch):  # a learn as mnistkit.learn ends one: promoted into the record, its last line said
+        (model_dir / "schedule.json").write_text(json.dumps({"learns": [
+            {"learn": 1, "state": "promoted", "before": "mnist_model-2000", "after": "mnist_model-2200",
+             "changed": time.time()}]}), encoding="utf-8")
+        watch.say(line)
+        return str(model_dir / "mnist_model-2200")
+    monkeypatch.setattr(learn, "learn", learned)
+    served = types.SimpleNamespace(form="checkpoint", predictor=types.SimpleNamespace(
+        source=str(model_dir / "mnist_model-2000")))
+    monkeypatch.chdir(tmp_path)
+    learning = teach.Learning(kept)
+    learning.start(served)
+    learning.thread.join(wait_limit(30))
+    status = learning.status(served)
+    assert (status["state"], status["line"]) == ("done", line)
+    assert status["line_zh"] == (f"学好了：model/mnist_model-2200（从 model/mnist_model-2000 学起）；用 "
+                                 f"`{undo}` 可以退回")

@@ -52,7 +52,9 @@ service, with its check: the test records' accuracy and each digit's
 recall before and after, the kept digits read right), "held" (not
 promoted: what fell; "use it anyway" or "discard"), "undone",
 "discarded", or "idle" when it holds none; "undo" and "redo" say whether
-those would do something. The server stopping stops the learn
+those would do something. A learn that ended on this board, the folder's
+learns unchanged since, keeps its last line ("learned: ... (from ...);
+go back with ..."). The server stopping stops the learn
 (Learning.stop, end): its script ended, its staging folder removed, the
 folder's lock released, within the shutdown grace.
 """
@@ -299,6 +301,7 @@ class Learning:
         self.followers = {slot: None for slot in SLOTS}
         self.followers["first"] = follower
         self.lock, self.thread, self.watch, self.failed_at = threading.Lock(), None, None, None
+        self.ended_at = None  # mark() of the folder's learns when the last learn here ended: its last line holds
         self.stopped = False  # the server stopped while a learn ran (stop); its stop line says so
         self.job = dict(IDLE)
 
@@ -321,7 +324,9 @@ class Learning:
                                                                self.failed_at == mark(stand))):
             state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(
                 shown["state"])
-            answer = {**answer, "state": state or "idle", "stage": None, "line": "", "step": None, "steps": None,
+            # the learn that ended here in service, nothing changed since: its last line (`learned: ...`)
+            line = job["line"] if job["state"] == state == "done" and self.ended_at == mark(stand) else ""
+            answer = {**answer, "state": state or "idle", "stage": None, "line": line, "step": None, "steps": None,
                       **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
         return {**answer, "line_zh": line_zh(answer)}
 
@@ -392,7 +397,8 @@ class Learning:
             ended = "failed"
         with self.lock:
             self.job["state"] = ended
-            self.failed_at = mark(promotion.standing(folder)) if ended == "failed" else None
+            self.ended_at = mark(promotion.standing(folder))
+            self.failed_at = self.ended_at if ended == "failed" else None
 
     def said(self, line):
         """One line of the learn's output: the page shows the last."""

@@ -48,6 +48,7 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"label (?P<x>'[^']*') is not a digit 0-9", r"标签 \g<x> 不是 0-9 的数字"),
     # a learn (board/teach.py, mnistkit.learn, mnistkit.promotion, mnistkit.folders)
     (r"no kept digits yet; keep some with the digit buttons first", "还没有保存的数字；请先用数字按钮保存一些"),
+    (r"learned: (?P<a>.+?) \(from (?P<b>.+?)\); go back with (?P<c>`[^`]*`)", r"学好了：\g<a>（从 \g<b> 学起）；用 \g<c> 可以退回"),
     (r"a learned checkpoint waits for your choice: use it anyway or discard it, then learn again",
      "有一个学习得到的检查点在等你决定：仍然使用或丢弃它，然后再学习"),
     (r"a learn is running on (?P<f>.+?); wait until it ends \(one learn at a time on a board\)",
