@@ -37,6 +37,9 @@ def build_parser():
                         help="use the learned checkpoint even when a digit got worse: the one waiting for this "
                              "choice, else the one this learn makes")
     choice.add_argument("--discard", action="store_true", help="remove the learned checkpoint waiting for a choice")
+    parser.add_argument("--again", action="store_true", help="learn even when the model in service learned every "
+                        "kept digit already (none kept, removed or relabelled since its learn); without it, that "
+                        "is said and nothing is trained")
     parser.add_argument("--verbose", action="store_true", help="show TensorFlow's own log lines (the trainer's)")
     parser.add_argument("trainer_args", nargs="*", metavar="-- TRAINER_FLAG",
                         help="after --: more flags for the trainer, e.g. -- --learning-rate-base 0.01")
@@ -45,7 +48,8 @@ def build_parser():
 
 def main(argv=None):
     """The command line of mnist_learn.py: learn.learn(), or undo, redo, accept or discard; returns the exit
-    status (1 with one line for a learn held because a digit got worse)."""
+    status (1 with one line for a learn held because a digit got worse; 0 with learn.nothing_new's line, nothing
+    trained, when the model in service learned every kept digit already and --again is not given)."""
     parser = build_parser()
     args = learn.OPTIONS.check(parser.parse_args(cli.arguments(argv)), learn, parser.error)
     for line in learn.leftovers([args.model_dir], ours=True):  # a learn killed between its scripts: said, removed
@@ -57,6 +61,10 @@ def main(argv=None):
         return cli.exit_status(lambda: promotion.accept(args.model_dir))
     plan = learn.Plan.of(args, trainer_args=(*args.trainer_args, *(["--verbose"] if args.verbose else [])),
                          accept_worse=args.accept_worse)
+    said = not args.again and learn.nothing_new(plan)  # the same digits again: said, nothing trained (exit 0)
+    if said:
+        print(said, flush=True)
+        return 0
     return cli.exit_status(lambda: learn.learn(plan), interrupted=f"stopped; {args.model_dir} is unchanged")
 
 if __name__ == "__main__":

@@ -379,6 +379,28 @@ def _learn(plan, watch):
     return after
 
 
+def nothing_new(plan):
+    """The line (str) saying that plan.model_dir's model in service learned every digit kept in plan.keep_dir
+    already, none kept, removed or relabelled since (promotion.unknown: 0 beside a learn promoted from this store),
+    so that a learn would only train on the same digits again; None otherwise, and when the folder or the store
+    cannot say (learn() then says what is wrong). mnist_learn.py says it and trains nothing, unless --again."""
+    store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
+    if not os.path.isdir(plan.model_dir) or not os.path.isfile(store.labels):
+        return None
+    try:
+        count, unknown = store.count(), promotion.unknown(plan.model_dir, store)
+        serving = [e for e in promotion.learn_history(plan.model_dir)[0] if e.get("state") == "promoted"]
+    except (DataError, OSError):
+        return None
+    if unknown != 0 or not count or not serving:
+        return None
+    return (f"nothing new to learn: the model in service ({os.path.join(plan.model_dir, serving[-1]['after'])}, "
+            f"learn {serving[-1].get('learn')}) learned {'the 1 digit' if count == 1 else f'all {count} digits'} kept "
+            f"in {store.folder}, and none was "
+            f"kept, removed or relabelled since; keep more digits (or correct some), or give --again to train on "
+            f"them once more")
+
+
 def leftovers(model_dirs=(), ours=False):
     """Remove what a learn whose process was killed (SIGKILL) between two of its scripts left behind, when no
     script's tether (TETHER) was there to remove it: staging folders in the temporary folder (tempfile.gettempdir())

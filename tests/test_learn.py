@@ -228,7 +228,7 @@ def test_accept_undo_and_redo_keep_every_checkpoint_under_a_name_of_its_own(lear
     assert (newest(model), record["steps"], record["print_every"], record["mix_records"]) == (
         LEARNED, 2200, LEARN_STEPS // 20, {"source": f"{learn.STAGING}/data/mnist_train.tfrecords", "share": 0.25})
     assert entries(model) == [(1, "promoted")] and record["learns"][0]["settings"]["kept"] == KEPT
-    second = learn_cli("--steps", "20", "--accept-worse")  # a second learn on top of the first: 2200 -> 2220
+    second = learn_cli("--steps", "20", "--accept-worse", "--again")  # on top of the first, no new keep: 2200 -> 2220
     assert second.returncode == 0 and newest(model) == "mnist_model-2220", second.stderr
     in_service = checkpoint_digests(model, "mnist_model-2220")
     # Two undos in a row: each checkpoint into a folder of its own, the one from before in service again.

@@ -185,3 +185,33 @@ def test_a_board_learn_that_ended_keeps_its_last_line(tmp_path, monkeypatch):
     assert (status["state"], status["line"]) == ("done", line)
     assert status["line_zh"] == (f"学好了：model/mnist_model-2200（从 model/mnist_model-2000 学起）；用 "
                                  f"`{undo}` 可以退回")
+
+
+@pytest.mark.quick
+def test_a_terminal_learn_with_nothing_new_says_so_and_trains_nothing(tmp_path, monkeypatch):
+    """Fails before the fix: a second `mnist_learn.py`, no digit kept, removed or relabelled since the learn in
+    service, trained the model on the same digits again (minutes) without a word that nothing was new."""
+    import json
+    import time
+    import numpy as np
+    from mnistkit import keep, learn, promotion
+    model = with_parts(tmp_path)  # mnist_model-1000 in service
+    kept = keep.KeptDigits(str(tmp_path / "my_digits"))
+    digit = np.zeros((28, 28), np.uint8)
+    digit[6:22, 12:16] = 255
+    kept.keep(digit, 7)
+    record = json.loads((model / "schedule.json").read_text(encoding="utf-8"))
+    record["learns"] = [{"learn": 1, "state": "promoted", "before": "mnist_model-2000", "after": "mnist_model-1000",
+                         "changed": time.time(), "settings": {"known": promotion.known_of(kept, kept.entries(),
+                                                                                            str(model))}}]
+    (model / "schedule.json").write_text(json.dumps(record), encoding="utf-8")
+    calls = []
+    monkeypatch.setattr(learn, "learn", lambda plan: calls.append(plan) or "model/mnist_model-1600")
+    done = run_main("mnist_learn.py", cwd=tmp_path)
+    assert (done.returncode, done.stderr, calls) == (0, "", []), done.stderr
+    assert done.stdout == ("nothing new to learn: the model in service (./model/mnist_model-1000, learn 1) learned the 1 "
+                           "digit kept in my_digits, and none was kept, removed or relabelled since; keep more digits "
+                           "(or correct some), or give --again to train on them once more\n")
+    assert run_main("mnist_learn.py", "--again", cwd=tmp_path).returncode == 0 and len(calls) == 1
+    kept.keep(digit, 1)  # one more: something new, learned without --again
+    assert run_main("mnist_learn.py", cwd=tmp_path).returncode == 0 and len(calls) == 2
