@@ -7,6 +7,7 @@
 4. A model folder's own history/ or learns/<n>/ given as --model-dir names the model folder, in every script.
 """
 import os
+import re
 import subprocess
 import sys
 
@@ -215,3 +216,48 @@ def test_a_terminal_learn_with_nothing_new_says_so_and_trains_nothing(tmp_path, 
     assert run_main("mnist_learn.py", "--again", cwd=tmp_path).returncode == 0 and len(calls) == 1
     kept.keep(digit, 1)  # one more: something new, learned without --again
     assert run_main("mnist_learn.py", cwd=tmp_path).returncode == 0 and len(calls) == 2
+
+
+TABLE_SCRIPTS = {"generateds": "mnist_generateds", "backward": "mnist_backward", "test": "mnist_test",
+                 "app": "mnist_app", "export": "mnist_export"}  # README's flag table: its first column's names
+NO_DEFAULT = ("—", "off")  # a flag unset or off, as the table says it
+
+
+def readme_defaults():
+    """[(script name, flag, the default the README's flag table gives)]: a row's one default for each of its flags,
+    or one default for all (`—`), details in brackets left out (`(LeNet-5: ./model_lenet5/)`)."""
+    rows = []
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            names = [n.strip() for n in cells[0].split(",")]
+            if len(cells) != 4 or not all(n in TABLE_SCRIPTS for n in names):
+                continue
+            flags = re.findall(r"`(--[a-z][\w-]*)[^`]*`", cells[1])
+            said = re.sub(r"\s*\([^()]*\)", "", cells[2]).replace("`", "")
+            values = [v.strip() for v in said.split(",")] if len(flags) > 1 and "," in said else [said.strip()]
+            assert len(values) in (1, len(flags)), line
+            rows += [(n, flag, values[i if len(values) > 1 else 0]) for n in names for i, flag in enumerate(flags)]
+    return rows
+
+
+@pytest.mark.quick
+def test_the_readmes_flag_table_gives_each_default_as_help_does():
+    """Fails before the fix: the README's default of a flag was not checked against the script's --help (a new
+    user read `./my_digits` there and `my_digits` in --help). Each default the table gives is the one --help shows
+    (`(default: X)`, the parser's default as str), and a flag the table says is off or unset (`—`, `off`) has none;
+    a default the table describes in words (`the course layout`) is of a flag with no default value."""
+    import importlib
+    checked = 0
+    for name, flag, said in readme_defaults():
+        parser = importlib.import_module(TABLE_SCRIPTS[name]).build_parser()
+        action = next((a for a in parser._actions if flag in a.option_strings), None)
+        assert action is not None, f"README: {name} has no flag {flag}"
+        unset = action.default is None or action.default is False
+        if said in NO_DEFAULT or unset:
+            assert unset and (said in NO_DEFAULT or " " in said), (name, flag, said, action.default)
+        else:
+            assert said == str(action.default), f"README gives {name} {flag}'s default as {said!r}, --help as " \
+                                                f"{action.default!r}"
+        checked += 1
+    assert checked >= 40
