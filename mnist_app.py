@@ -188,10 +188,10 @@ def model_loader(model_dir):
     The one check of whether model_dir holds a model at all, made by listing it (no file read, no TensorFlow,
     which restoring a checkpoint or reading its index imports): a folder with checkpoint files, V2 or V1, is
     Predictor's (an export beside checkpoints that are all unfinished too), else a SavedModel deployed.load's.
-    A .tflite file is read here (deployed.load: LiteRT's, without TensorFlow), once (tflite_once). Raises DataError at once for a
-    path that holds none: not there (a typo: `did you mean model?`), a file, a folder without checkpoint files
-    (checkpoints.no_checkpoint's line, with the trainer to run), a .tflite file missing or damaged, a model folder's
-    own history/ or learns/ (places.part_given).
+    A .tflite file is read here (deployed.load: LiteRT's, without TensorFlow), once (tflite_once). Raises
+    DataError at once for a path that holds none: not there (a typo: `did you mean model?`), a file, a folder without
+    checkpoint files (checkpoints.no_checkpoint's line, with the trainer to run), a .tflite file missing or damaged,
+    a model folder's own history/ or learns/ (places.part_given).
     application() calls it before any picture, so that this line comes first, and loads the model only when a
     picture named is there.
     """

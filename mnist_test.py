@@ -298,8 +298,9 @@ def score_each(ckpt_paths, data_dirs, log=print, report_json=None, net=mnist_for
 def looked_up(model_dir, net, trainer, flags=(), watch=False):
     """Raise DataError for a model_dir that is no folder, or without `watch` a folder with no checkpoint file (an
     empty ./model/), before the test records are read whole (their check imports TensorFlow, seconds): a typo
-    (`modle`) is said at once (checkpoints.no_checkpoint: `did you mean model?`). With `watch` (test() without --once) a folder still to come is waited for, unless its name looks
-    mistyped from a model folder's beside it (checkpoints.new_folder_typo), which would be waited for forever.
+    (`modle`) is said at once (checkpoints.no_checkpoint: `did you mean model?`). With `watch` (test() without
+    --once) a folder still to come is waited for, unless its name looks mistyped from a folder beside it
+    (checkpoints.new_folder_typo), which would be waited for forever.
     net, trainer, flags: as for test() and no_checkpoint."""
     if os.path.isdir(model_dir):
         if not watch and not places.has_checkpoints(model_dir):  # an empty ./model/: said before the records' check

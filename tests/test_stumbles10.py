@@ -210,8 +210,8 @@ def test_a_terminal_learn_with_nothing_new_says_so_and_trains_nothing(tmp_path, 
     monkeypatch.setattr(learn, "learn", lambda plan: calls.append(plan) or "model/mnist_model-1600")
     done = run_main("mnist_learn.py", cwd=tmp_path)
     assert (done.returncode, done.stderr, calls) == (0, "", []), done.stderr
-    assert done.stdout == ("nothing new to learn: the model in service (./model/mnist_model-1000, learn 1) learned the 1 "
-                           "digit kept in my_digits, and none was kept, removed or relabelled since; keep more digits "
+    assert done.stdout == ("nothing new to learn: the model in service (./model/mnist_model-1000, learn 1) learned "
+                           "the 1 digit kept in my_digits, and none was kept, removed or relabelled since; keep more digits "
                            "(or correct some), or give --again to train on them once more\n")
     assert run_main("mnist_learn.py", "--again", cwd=tmp_path).returncode == 0 and len(calls) == 1
     kept.keep(digit, 1)  # one more: something new, learned without --again
