@@ -384,10 +384,10 @@ def nothing_new(plan):
     already, none kept, removed or relabelled since (promotion.unknown: 0 beside a learn promoted from this store),
     so that a learn would only train on the same digits again; None otherwise, and when the folder or the store
     cannot say (learn() then says what is wrong). mnist_learn.py says it and trains nothing, unless --again."""
-    store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
-    if not os.path.isdir(plan.model_dir) or not os.path.isfile(store.labels):
-        return None
-    try:
+    try:  # a store or folder that cannot be used: learn() says why, in its one line
+        store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
+        if not os.path.isdir(plan.model_dir) or not os.path.isfile(store.labels):
+            return None
         count, unknown = store.count(), promotion.unknown(plan.model_dir, store)
         serving = [e for e in promotion.learn_history(plan.model_dir)[0] if e.get("state") == "promoted"]
     except (DataError, OSError):
