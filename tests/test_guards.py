@@ -1,8 +1,9 @@
 """Guards that only a fault shows: each test fails when its guard is taken out.
 
 A suspend seen by the wall clock alone, a lock file holding our own PID
-(a container's PID 1) or none at all, a temporary file left by a stop right
-after it was made, the GPU line.
+(a container's PID 1) or none at all, or a PID given again to a later
+process, a temporary file left by a stop right after it was made, the GPU
+line, a cluster's free ports outside the kernel's own range.
 """
 import os
 import subprocess
@@ -170,3 +171,18 @@ def test_the_device_line_asks_tensorflow_for_gpu_devices(monkeypatch, tmp_path, 
     with training.running(settings, types.SimpleNamespace(examples=8000, where="data"), None, 0) as run:
         assert run.chief and run.progress.step == 0
     assert lines == [f"training on 8000 records from data; target global_step 10; running on {expected}"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/sys/net/ipv4/ip_local_port_range"), reason="Linux's port range")
+def test_a_clusters_free_ports_are_none_the_kernel_hands_out_itself():
+    """Before: ports bound to port 0 and released, from the kernel's own range, which another process's server on
+    port 0 or the near end of any connection could take before the task bound it (the tests run many of both)."""
+    import socket
+    import mnist_cluster
+    ports = mnist_cluster.free_ports(20)
+    assert len(set(ports)) == 20
+    assert all(mnist_cluster.OWN_PORTS_FROM <= port < mnist_cluster.own_ports_below() for port in ports), ports
+    for port in ports:  # free: each can be listened on
+        with socket.socket() as s:
+            s.bind((mnist_cluster.HOST, port))
+            s.listen()
