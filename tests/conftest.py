@@ -451,7 +451,8 @@ def learned_workdir(trained_workdir, sample_workdir, tmp_path_factory):
     """trained_workdir's data/ and model/ (global_step TRAIN_STEPS), KEPT test images of 7 kept as 3 in ./my_digits,
     and one learn of LEARN_STEPS steps run there (mnistkit.learn, as mnist_learn.py runs it): held in
     model/learns/1/, as the 7s' recall fell (shared: read only). learn.json: {"lines": what it printed,
-    "progress": [[stage, step, steps], ...] as its Watch heard them, "held": its one line}."""
+    "progress": [[stage, step, steps], ...] as its Watch heard them, "held": its one line, "temp": the temporary
+    folder it ran with (the building test's own: a_temporary_folder_of_its_own)}."""
     def build(work):
         import json
         from mnistkit import learn
@@ -467,7 +468,8 @@ def learned_workdir(trained_workdir, sample_workdir, tmp_path_factory):
             held = str(e)
         finally:
             os.chdir(before)
-        (work / "learn.json").write_text(json.dumps({"lines": lines, "progress": progress, "held": held}))
+        (work / "learn.json").write_text(json.dumps({"lines": lines, "progress": progress, "held": held,
+                                                     "temp": tempfile.gettempdir()}))
     return built_once(tmp_path_factory, "learned", build)
 
 
