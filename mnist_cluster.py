@@ -56,9 +56,9 @@ def free_ports(count, host=HOST):
     On Linux they are drawn at random from below the kernel's own range (/proc/sys/net/ipv4/ip_local_port_range,
     32768-60999 by default), from OWN_PORTS_FROM up: a port there is never given by the kernel to a server on
     port 0 nor to the near end of a connection, so between this pick and the task's bind no other process takes
-    it unless it names that very port (a port from the kernel's range was taken once by another program's
-    connection, and a task's probe of a port no task listens on yet could connect to itself). Elsewhere, or when
-    that range leaves no room below it, the kernel's own pick (port 0).
+    it unless it names that very port (one from the kernel's range can go to any new connection meanwhile, and a
+    task's probe of a port no task listens on yet could connect to itself). Elsewhere, or when that range leaves
+    no room below it, the kernel's own pick (port 0).
     """
     sockets, low, high = [], OWN_PORTS_FROM, own_ports_below()
     draw = random.SystemRandom()

@@ -70,8 +70,8 @@ OLDER_LEARNS_FILE = "learned.json"  # an earlier version's learn history: [{"bef
 LOCK_FILE = ".mnist.lock"  # hidden: in a folder a process is writing: its PID, what it does, its command line
 LOCK_WRITE_SECS = 3.0  # a lock file still without a PID this long after it was made is a stopped writer's
 # A process that started this long after its PID's lock file or staging folder was last written is not their owner
-# but another given the PID again (pid_alive's since): more than a clock's step or rounding, less than the minutes
-# Linux takes to hand out its 32,768 PIDs (pid_max) once more on a busy machine.
+# but another given the PID again (pid_alive's since): more than a clock's step or rounding, far less than the time
+# Linux takes to hand out its 32,768 PIDs (pid_max) once more, even during a test run (docs/tests.md).
 PID_REUSED_SECS = 30.0
 COMMAND_CHARS = 200  # of the command line a lock file names
 

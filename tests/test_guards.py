@@ -78,7 +78,7 @@ def test_a_lock_of_another_live_process_is_refused(tmp_path):
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's start is read from Linux's /proc")
 def test_a_pid_given_again_to_a_later_process_holds_neither_the_lock_nor_the_staging_folder(tmp_path, monkeypatch):
-    """Linux hands out its 32,768 PIDs (pid_max) again within minutes on a busy machine (a test run): before, the
+    """Linux hands out its 32,768 PIDs (pid_max) again in the course of a test run: before, the
     lock or staging folder of a killed writer whose PID a later process got was taken for that process's, "is
     writing this folder" (a test of a killed learn's leftovers could fail so)."""
     later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
