@@ -25,6 +25,7 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
 import ctypes
 import importlib
 import os
+import random
 import shlex
 import signal
 import socket
@@ -41,6 +42,7 @@ from mnistkit.errors import STOP_SIGNALS, DataError
 
 NETS = {"mlp": "mnist_forward", "lenet5": "mnist_lenet5_forward"}  # --net's short names for the course's networks
 HOST = "127.0.0.1"
+OWN_PORTS_FROM = 20000  # free_ports draws from here up to the kernel's own range (above the well-known services)
 PS_TASKS = 1
 WORKER_TASKS = 2
 GRACE_SECS = 30  # after a stop request: how long a process may take to save and exit before it is killed
@@ -49,17 +51,43 @@ PR_SET_PDEATHSIG = 1  # prctl option: the kernel signals the child when the laun
 
 
 def free_ports(count, host=HOST):
-    """`count` distinct TCP ports that were free on `host` a moment ago (bound to port 0, then released)."""
-    sockets = []
+    """`count` distinct TCP ports (int) that were free on `host` a moment ago: each bound, then all released.
+
+    On Linux they are drawn at random from below the kernel's own range (/proc/sys/net/ipv4/ip_local_port_range,
+    32768-60999 by default), from OWN_PORTS_FROM up: a port there is never given by the kernel to a server on
+    port 0 nor to the near end of a connection, so between this pick and the task's bind no other process takes
+    it unless it names that very port (one from the kernel's range can go to any new connection meanwhile, and a
+    task's probe of a port no task listens on yet could connect to itself). Elsewhere, or when that range leaves
+    no room below it, the kernel's own pick (port 0).
+    """
+    sockets, low, high = [], OWN_PORTS_FROM, own_ports_below()
+    draw = random.SystemRandom()
     try:
-        for _ in range(count):
+        while len(sockets) < count:
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
             sockets.append(s)
+            for _ in range(100 if high - low > 100 else 0):  # a port held by a server of another program: another
+                try:
+                    s.bind((host, draw.randrange(low, high)))
+                    break
+                except OSError:
+                    continue
+            else:
+                s.bind((host, 0))
         return [s.getsockname()[1] for s in sockets]
     finally:
         for s in sockets:
             s.close()
+
+
+def own_ports_below():
+    """The lowest port (int) of the range the kernel picks ports from itself (Linux's ip_local_port_range);
+    OWN_PORTS_FROM when it cannot be read (not Linux): then free_ports takes the kernel's pick."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return OWN_PORTS_FROM
 
 
 def task_commands(ps_hosts, worker_hosts, worker_args, python=sys.executable, net="mlp"):

@@ -69,6 +69,10 @@ OLDER_LEARNS_FILE = "learned.json"  # an earlier version's learn history: [{"bef
 
 LOCK_FILE = ".mnist.lock"  # hidden: in a folder a process is writing: its PID, what it does, its command line
 LOCK_WRITE_SECS = 3.0  # a lock file still without a PID this long after it was made is a stopped writer's
+# A process that started this long after its PID's lock file or staging folder was last written is not their owner
+# but another given the PID again (pid_alive's since): more than a clock's step or rounding, far less than the time
+# Linux takes to hand out its 32,768 PIDs (pid_max) once more, even during a test run (docs/tests.md).
+PID_REUSED_SECS = 30.0
 COMMAND_CHARS = 200  # of the command line a lock file names
 
 
@@ -143,7 +147,7 @@ class FolderLock:
             if age >= LOCK_WRITE_SECS or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        if owner is not None and owner != os.getpid() and pid_alive(owner):
+        if owner is not None and owner != os.getpid() and pid_alive(owner, since=modified(path)):
             what, command = lock_holder(path)
             holder = f"`{command}` ({', '.join(filter(None, (f'pid {owner}', what)))})" if command else \
                 f"another process (pid {owner})"  # a lock file written before it named its command
@@ -178,14 +182,24 @@ def lock_holder(path):
     return (lines[1].strip() if len(lines) > 1 else ""), (lines[2].strip() if len(lines) > 2 else "")
 
 
-def pid_alive(pid):
+def pid_alive(pid, since=None):
     """True when a process with this PID runs (POSIX: signal 0; Windows: OpenProcess and its exit code).
 
     False for a PID <= 0: os.kill(0 or -1, 0) would ask about a whole
     process group, or every process we may signal, and say yes.
+    since: when the process sought was known to run (time.time() s: its
+    lock file's or staging folder's modification time, `modified`); a
+    process with the PID that started PID_REUSED_SECS or more after it is
+    another one, given the PID after the first had ended (Linux, where
+    process_start can say; a killed trainer's lock was otherwise held by
+    whatever process got its PID next), so False.
     """
     if pid <= 0:
         return False
+    if since is not None:
+        started = process_start(pid)
+        if started is not None and started - since >= PID_REUSED_SECS:
+            return False
     if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
         import ctypes
         kernel32 = ctypes.windll.kernel32
@@ -204,6 +218,27 @@ def pid_alive(pid):
     except PermissionError:
         return True  # another user's process
     return True
+
+
+def process_start(pid):
+    """When process (or thread) `pid` started, as time.time() s (float), from Linux's /proc (its stat's starttime
+    after boot, against /proc/uptime); None where that cannot be read (not Linux, no such process)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22; the fields after the name from 3
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+        return time.time() - uptime + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def modified(path):
+    """The modification time of `path` (time.time() s, float), None when it cannot be had (gone meanwhile)."""
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return None
 
 
 # ---------------------------------------------------------------- a model folder's checkpoints and its index file

@@ -412,12 +412,12 @@ def leftovers(model_dirs=(), ours=False):
     """
     lines, me, temp = [], os.getpid(), tempfile.gettempdir()
 
-    def gone(pid):
-        return ours if pid == me else not folders.pid_alive(pid)
+    def gone(pid, path):  # path: the staging folder or lock file, whose time tells a PID given again (pid_alive)
+        return ours if pid == me else not folders.pid_alive(pid, since=folders.modified(path))
     for name in sorted(files.listing(temp)):
         found = STAGING_NAME.fullmatch(name)
         path = os.path.join(temp, name)
-        if found is None or os.path.islink(path) or not os.path.isdir(path) or not gone(int(found.group(1))):
+        if found is None or os.path.islink(path) or not os.path.isdir(path) or not gone(int(found.group(1)), path):
             continue
         shutil.rmtree(path, ignore_errors=True)
         if not os.path.exists(path):
@@ -426,7 +426,7 @@ def leftovers(model_dirs=(), ours=False):
     for model_dir in dict.fromkeys(model_dirs):
         lock = os.path.join(model_dir, folders.LOCK_FILE)
         owner = folders.lock_owner(lock)
-        if owner is None or not gone(owner):  # none, or one being written (FolderLock waits for its PID)
+        if owner is None or not gone(owner, lock):  # none, or one being written (FolderLock waits for its PID)
             continue
         what, command = folders.lock_holder(lock)
         try:

@@ -209,6 +209,9 @@ def tree_digests(folder, with_folders=False):
 # own, not the user's ~/.cache/mnistkit; the scripts the tests start inherit it.
 os.environ.setdefault("MNISTKIT_CACHE", os.path.join(tempfile.gettempdir(),
                                                     f"mnistkit-tests-{getattr(os, 'getuid', lambda: 0)()}"))
+# matplotlib's settings and font list (a report's picture, mnistkit.report) in a folder of the tests' own too: no
+# user's matplotlibrc, and the font list made before any test (fonts_listed_once), never in a test's own script.
+os.environ.setdefault("MPLCONFIGDIR", os.environ["MNISTKIT_CACHE"] + "-matplotlib")
 STARTING_ENVIRONMENT = dict(os.environ)  # as the run started, before any test (or TensorFlow's import) changed it
 
 
@@ -264,9 +267,33 @@ def limit_every_test(config):
         config.option.timeout = wait_limit(TEST_LIMIT)
 
 
+def fonts_listed_once():
+    """Make matplotlib's font list in $MPLCONFIGDIR once, before any test, unless it is there (the first process
+    of the run to come makes it while the others wait on a lock): matplotlib makes it on its first import, and
+    says "Matplotlib is building the font cache; this may take a moment." on stderr when that takes over 5 s, as
+    on a loaded machine with Chromium's fonts installed. A test that checks a report script's stderr would then
+    fail for being the first of a fresh machine's to draw one. Nothing is done without matplotlib, nor said
+    when the list cannot be made (the tests that draw say so)."""
+    import importlib.metadata
+    try:
+        version = importlib.metadata.version("matplotlib")  # a newer one makes a list of its own
+    except importlib.metadata.PackageNotFoundError:
+        return
+    folder = os.environ["MPLCONFIGDIR"]
+    os.makedirs(folder, exist_ok=True)
+    listed = os.path.join(folder, f".listed-{version}")
+    with exclusive(os.path.join(folder, ".listing.lock")):
+        if not os.path.exists(listed):
+            made = subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], capture_output=True,
+                                  timeout=wait_limit(600))
+            if made.returncode == 0:
+                open(listed, "w").close()
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-timeout's own, which reads the settings
 def pytest_configure(config):
     limit_every_test(config)
+    fonts_listed_once()
     config.addinivalue_line("markers", "floor: the end-to-end run for the oldest versions allowed; `make test` leaves it "
                                        "to `make test-floor`, which runs it in .venv-floor")
     config.addinivalue_line("markers", "long: a scenario test that takes a quarter of a minute or more on 2 quiet "
@@ -451,7 +478,8 @@ def learned_workdir(trained_workdir, sample_workdir, tmp_path_factory):
     """trained_workdir's data/ and model/ (global_step TRAIN_STEPS), KEPT test images of 7 kept as 3 in ./my_digits,
     and one learn of LEARN_STEPS steps run there (mnistkit.learn, as mnist_learn.py runs it): held in
     model/learns/1/, as the 7s' recall fell (shared: read only). learn.json: {"lines": what it printed,
-    "progress": [[stage, step, steps], ...] as its Watch heard them, "held": its one line}."""
+    "progress": [[stage, step, steps], ...] as its Watch heard them, "held": its one line, "temp": the temporary
+    folder it ran with (the building test's own: a_temporary_folder_of_its_own)}."""
     def build(work):
         import json
         from mnistkit import learn
@@ -467,7 +495,8 @@ def learned_workdir(trained_workdir, sample_workdir, tmp_path_factory):
             held = str(e)
         finally:
             os.chdir(before)
-        (work / "learn.json").write_text(json.dumps({"lines": lines, "progress": progress, "held": held}))
+        (work / "learn.json").write_text(json.dumps({"lines": lines, "progress": progress, "held": held,
+                                                     "temp": tempfile.gettempdir()}))
     return built_once(tmp_path_factory, "learned", build)
 
 

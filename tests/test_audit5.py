@@ -17,13 +17,13 @@ by trying it for real (docs/tests.md, "The fifth audit").
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 
 import pytest
 
+import mnist_cluster
 from conftest import ROOT, ended, read_line, running, tree_digests, wait_for, wait_limit
 from mnistkit import folders, learn, promotion
 from mnistkit.board import zh
@@ -174,11 +174,7 @@ def test_a_lenet5_chief_whose_ps_never_starts_names_it_and_leaves_no_model_folde
     work = tmp_path / "work"
     work.mkdir()
     os.symlink(sample_workdir / "data", work / "data")
-    ports = []
-    for _ in range(2):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
+    ports = mnist_cluster.free_ports(2)  # none another test's server or connection takes meanwhile
     result = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_lenet5_backward.py"), "--job_name", "worker",
                              "--task_index", "0", "--ps_hosts", f"127.0.0.1:{ports[0]}", "--worker_hosts",
                              f"127.0.0.1:{ports[1]}", "--steps", "5", "--startup-timeout", "2"], cwd=work,

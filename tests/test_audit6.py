@@ -20,7 +20,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, keep_sevens_as_threes, run_main, run_script, tree_digests, wait_for
+from conftest import ROOT, keep_sevens_as_threes, run_main, run_script, tree_digests, wait_for, wait_limit
 from mnistkit import cli, folders, promotion
 from mnistkit.board import zh
 from mnistkit.errors import DataError
@@ -147,7 +147,7 @@ def learn_line(learning, language):
     program = "\n".join([table, f"const language = {json.dumps(language)}; let T = TEXT[language];",
                           f"let learning = {json.dumps(learning)};", *functions,
                           "process.stdout.write(learnLine());"])
-    result = subprocess.run(["node", "-e", program], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(["node", "-e", program], capture_output=True, text=True, timeout=wait_limit(60))
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -25,6 +25,7 @@ from PIL import Image
 
 import handmade
 import mnist_app
+import mnist_cluster
 from conftest import ROOT, TRAIN_STEPS, ended, read_line, run_main, wait_limit
 from mnistkit import listener, preparation
 from mnistkit.board import model, page, serving, table
@@ -376,9 +377,7 @@ def test_ctrl_c_ends_130_while_a_daemon_thread_reads_tfrecords_in_tensorflow(exp
     finalization stopped that thread with pthread_exit, which TensorFlow's C++ caught: SIGABRT, "FATAL: exception
     not rethrown" (a CI flake of test_board_memory's). Here the thread is always reading as the process finalizes
     (Late), which before tf_compat.end aborted every time."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port, = mnist_cluster.free_ports(1)  # none another test's server or connection takes meanwhile
     result = subprocess.run([sys.executable, "-c", READING_AT_EXIT, ROOT,
                              str(exported_workdir / "data" / "mnist_test.tfrecords"), str(port),
                              os.path.join("export", "mnist.tflite")], cwd=exported_workdir, capture_output=True,

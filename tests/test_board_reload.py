@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import conftest
-from conftest import copy_into, read_line, wait_limit
+from conftest import copy_into, joined, read_line, wait_limit
 from test_board import Server, request
 from test_board_guards import call
 from mnistkit import deployed
@@ -215,7 +215,7 @@ def test_an_answer_in_flight_during_a_switch_is_the_old_models_whole(tmp_path):
     assert follower.poll()
     assert call(board, "GET", "/board/model") == (200, {**answers_model(200), "source": str(served)})
     switched.set()
-    thread.join(60)
+    joined([thread], "the request answered by the old predictor")
     status, answer = answers[0]
     assert status == 200 and answer["digit"] == 1 and answer["model"] == {**answers_model(100), "source": str(served)}
     assert lines == [f"now serving {served} (global_step 200)"]
@@ -270,6 +270,6 @@ def test_a_learn_waits_for_the_followers_swap_not_for_a_clock(tmp_path):
     served.write_bytes(b"second")
     os.utime(served, (time.time() - 10, time.time() - 10))
     assert follower.poll()  # the swap wakes the learn's wait, long before its time-out
-    waiting.join(60)
+    joined([waiting], "the learn's wait for the swap")
     assert waited == [True] and not waiting.is_alive()
     assert not follower.wait_until(lambda current: current.global_step == 400, 0.01)

@@ -18,7 +18,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import ROOT, wait_limit
+from conftest import ROOT, wait_for, wait_limit
 from mnistkit import keep
 from mnistkit.board import app, guard, model, table, teach
 from mnistkit.errors import DataError
@@ -283,11 +283,8 @@ def test_close_ends_the_boards_background_work(served, monkeypatch):
     monkeypatch.setattr(mistakes.records, "read_examples", lambda paths: held(served.mistakes.stopped))
     making = atlas.of_served(served).of("first", served.model)
     scoring = served.mistakes.scoring("first", served.model)
-    for _ in range(6000):
-        if len(working) == 2:
-            break
-        threading.Event().wait(0.01)
-    assert sorted(t.name for t in working) == ["board-atlas", "board-mistakes"], "the work did not start in 60 s"
+    wait_for(lambda: len(working) == 2, "the atlas's and the mistakes' work to start", 60, every=0.01)
+    assert sorted(t.name for t in working) == ["board-atlas", "board-mistakes"]
     served.close()
     assert not making.thread.is_alive(), "the atlas's reference went on after close()"
     assert not scoring.thread.is_alive(), "the mistakes' scoring went on after close()"

@@ -2,7 +2,6 @@
 weights; the evaluator, the app and the exporter refuse a checkpoint that holds them, in one line."""
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from PIL import Image
 from conftest import ROOT, tree_digests, new_saver, save_checkpoint, wait_limit
 import mnist_app
 import mnist_backward
+import mnist_cluster
 import mnist_export
 import mnist_forward
 import mnist_lenet5_forward
@@ -102,12 +102,6 @@ def test_the_weights_are_checked_in_one_read_before_a_save():
     training.check_weights([True, True], ("a", "b"), 1000, 50.0, settings, "x")  # finite: no error
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 CHIEF = """
 import sys
 sys.path.insert(0, {root!r})
@@ -119,7 +113,7 @@ sys.exit(mnist_backward.main(sys.argv[1:] + ["--learning-rate-base", "{rate}"]))
 @pytest.mark.long
 @pytest.mark.skipif(os.name != "posix", reason="the cluster's tasks are stopped with POSIX signals")
 def test_a_clusters_chief_stops_at_the_first_nan_loss_and_saves_no_nan(sample_workdir, tmp_path):
-    ps_host, worker_host = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+    ps_host, worker_host = (f"127.0.0.1:{port}" for port in mnist_cluster.free_ports(2))
     hosts = ["--ps_hosts", ps_host, "--worker_hosts", worker_host]
     ps = subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_backward.py"), "--job_name", "ps", *hosts],
                           cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

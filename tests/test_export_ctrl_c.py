@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, ended, wait_for
+from conftest import ROOT, joined, wait_for
 from mnistkit import cli, export
 
 ABORT_TEXT = ("terminate called", "FATAL", "Aborted", "core dumped", "Traceback")
@@ -34,23 +34,31 @@ def export_left(export_dir):
 
 def stopped_export(work, line, delay):
     """Run mnist_export.py in `work`, send it SIGINT `delay` seconds after its stdout line starting with `line`, and
-    return (exit status, its stdout lines, its stderr) once it has ended."""
+    return (exit status, its stdout lines, its stderr) once it has ended.
+
+    Each pipe is read by a thread of its own to its end, and by nothing else: a `wrote ...` line read by
+    communicate() beside the line reader (as before) was missing from the lines, and an export that the signal
+    came too late to stop was then checked as one stopped."""
     child = subprocess.Popen([sys.executable, "-u", os.path.join(ROOT, "mnist_export.py")], cwd=work,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(child.stdout.readline, "")), daemon=True)
-    reader.start()
+    lines, errs = [], []
+    readers = [threading.Thread(target=lambda: lines.extend(iter(child.stdout.readline, "")), daemon=True),
+               threading.Thread(target=lambda: errs.append(child.stderr.read()), daemon=True)]
+    for reader in readers:
+        reader.start()
     try:
         wait_for(lambda: any(seen.startswith(line) for seen in lines), f"mnist_export.py's line `{line}`", 300,
-                 every=0.01, process=child)
+                 every=0.01, process=child, output=lambda: "".join(lines[-20:]))
         time.sleep(delay)  # a moment inside the conversion (or after it, on a fast machine: then checked as such)
         child.send_signal(signal.SIGINT)
-        _, err = ended(child, "mnist_export.py after SIGINT", 120)  # generous: the end state is checked, not the time
+        # generous: the end state is checked, not the time
+        wait_for(lambda: child.poll() is not None, "mnist_export.py to end after SIGINT", 120)
+        joined(readers, "the readers of mnist_export.py's output", 60)
     finally:
         if child.poll() is None:
             child.kill()
-            child.communicate()
-    reader.join(timeout=10)
+            child.wait()
+    err = errs[0]
     for text in ABORT_TEXT:
         assert text not in err, (line, delay, child.returncode, err[-2000:])
     return child.returncode, lines, err

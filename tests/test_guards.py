@@ -1,16 +1,20 @@
 """Guards that only a fault shows: each test fails when its guard is taken out.
 
 A suspend seen by the wall clock alone, a lock file holding our own PID
-(a container's PID 1) or none at all, a temporary file left by a stop right
-after it was made, the GPU line.
+(a container's PID 1) or none at all, or a PID given again to a later
+process, a temporary file left by a stop right after it was made, the GPU
+line, a cluster's free ports outside the kernel's own range.
 """
 import os
+import subprocess
+import sys
+import tempfile
 import time
 import types
 
 import pytest
 
-from mnistkit import folders, training, writer
+from mnistkit import folders, learn, training, writer
 from mnistkit.errors import DataError
 
 pytestmark = pytest.mark.quick  # every test here: make test-quick
@@ -70,6 +74,39 @@ def test_a_lock_of_another_live_process_is_refused(tmp_path):
     with pytest.raises(DataError, match=rf"another process \(pid {os.getppid()}\) is writing this folder; wait for "
                                         "it or use another --data-dir"):
         folders.FolderLock(str(tmp_path), "--data-dir").__enter__()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="a process's start is read from Linux's /proc")
+def test_a_pid_given_again_to_a_later_process_holds_neither_the_lock_nor_the_staging_folder(tmp_path, monkeypatch):
+    """Linux hands out its 32,768 PIDs (pid_max) again in the course of a test run: before, the
+    lock or staging folder of a killed writer whose PID a later process got was taken for that process's, "is
+    writing this folder" (a test of a killed learn's leftovers could fail so)."""
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        lock, temp = tmp_path / "model" / folders.LOCK_FILE, tmp_path / "temp"
+        lock.parent.mkdir()
+        staging = temp / f"{learn.STAGING_PREFIX}{later.pid}-abc"
+        staging.mkdir(parents=True)
+        monkeypatch.setattr(tempfile, "tempdir", str(temp))
+        lock.write_text(f"{later.pid}\ntraining\npython mnist_backward.py\n")
+        for written in (lock, staging):  # as the killed writer left them, an hour before the later process started
+            os.utime(written, (time.time() - 3600, time.time() - 3600))
+        assert folders.pid_alive(later.pid) and not folders.pid_alive(later.pid, since=time.time() - 3600)
+        assert folders.pid_alive(later.pid, since=time.time())  # written since it started: it may be its owner
+        assert learn.leftovers([str(lock.parent)]) == [
+            f"note: removed {staging}, the staging folder of a learn whose process (pid {later.pid}) is gone",
+            f"note: removed {lock}, the lock of a process that is gone (`python mnist_backward.py`, pid {later.pid}, "
+            "training)"]
+        lock.write_text(f"{later.pid}\ntraining\n")
+        os.utime(lock, (time.time() - 3600, time.time() - 3600))
+        with folders.FolderLock(str(lock.parent), "--model-dir", "training"):  # taken over silently
+            assert folders.lock_owner(str(lock)) == os.getpid()
+        lock.write_text(f"{later.pid}\ntraining\n")  # written now: a live owner's, refused as ever
+        with pytest.raises(DataError, match=rf"another process \(pid {later.pid}\) is writing this folder"):
+            folders.FolderLock(str(lock.parent), "--model-dir").__enter__()
+    finally:
+        later.kill()
+        later.wait()
 
 
 @pytest.mark.parametrize("content", ["", "\n", "garbled", "-1", "0"])
@@ -134,3 +171,18 @@ def test_the_device_line_asks_tensorflow_for_gpu_devices(monkeypatch, tmp_path, 
     with training.running(settings, types.SimpleNamespace(examples=8000, where="data"), None, 0) as run:
         assert run.chief and run.progress.step == 0
     assert lines == [f"training on 8000 records from data; target global_step 10; running on {expected}"]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/sys/net/ipv4/ip_local_port_range"), reason="Linux's port range")
+def test_a_clusters_free_ports_are_none_the_kernel_hands_out_itself():
+    """Before: ports bound to port 0 and released, from the kernel's own range, which another process's server on
+    port 0 or the near end of any connection could take before the task bound it (the tests run many of both)."""
+    import socket
+    import mnist_cluster
+    ports = mnist_cluster.free_ports(20)
+    assert len(set(ports)) == 20
+    assert all(mnist_cluster.OWN_PORTS_FROM <= port < mnist_cluster.own_ports_below() for port in ports), ports
+    for port in ports:  # free: each can be listened on
+        with socket.socket() as s:
+            s.bind((mnist_cluster.HOST, port))
+            s.listen()

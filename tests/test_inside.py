@@ -13,7 +13,6 @@ import json
 import linecache
 import os
 import shutil
-import time
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ import pytest
 import mnist_app
 import mnist_forward
 import mnist_lenet5_forward
-from conftest import MLP_STEPS, ROOT, TRAIN_STEPS, run_main
+from conftest import MLP_STEPS, ROOT, TRAIN_STEPS, run_main, wait_for
 from mnistkit import idx, layers, networks, preparation, records
 from mnistkit.board import app, inside, mistakes
 from mnistkit.errors import DataError
@@ -229,13 +228,11 @@ def test_tf_servings_inside_signature_answers_the_layers_of_either_model(compare
 
 
 def scored(board, query=""):
-    """GET /board/mistakes[?query] until the scoring is done; its answer."""
-    for _ in range(600):
+    """GET /board/mistakes[?query] until the scoring is done (within wait_limit(60) s); its answer."""
+    def done():
         answer = json.loads(Asked(board, "GET", "/board/mistakes" + query).body)
-        if answer.get("state") != "running":
-            return answer
-        time.sleep(0.1)
-    raise AssertionError(f"still scoring: {answer}")
+        return answer if answer.get("state") != "running" else None
+    return wait_for(done, "the scoring of the mistakes", 60, every=0.1)
 
 
 def test_the_mistakes_are_the_confusion_matrix_of_the_test_records(compared_board, served, two_models):
@@ -281,11 +278,10 @@ def test_a_damaged_test_file_fails_the_scoring_in_one_line_and_the_next_ask_scor
         f.truncate(os.path.getsize(tmp_path / records.TEST_FILE) - 100)
     board = app.create_app(app.open_board(lambda: served[MLP.label], lambda data, name: None, "unused",
                                           data_dir=str(tmp_path)))
-    for _ in range(600):
-        answer = Asked(board, "GET", "/board/mistakes")
-        if answer.status != 200:
-            break
-        time.sleep(0.1)
+    def failed():
+        asked = Asked(board, "GET", "/board/mistakes")
+        return asked if asked.status != 200 else None
+    answer = wait_for(failed, "the scoring to end on the cut file", 60, every=0.1)
     assert answer.status == 409 and "is cut short (file truncated?)" in answer.error()
     shutil.copy(two_models / "data" / records.TEST_FILE, tmp_path / records.TEST_FILE)
     assert scored(board)["state"] == "done"  # the failure was said once; the file mended is scored

@@ -307,7 +307,7 @@ def test_a_stopped_keep_is_taken_back_or_finished_and_nothing_else_is_removed(tm
         (folder / name).write_bytes(data)
     process = started().Process(target=stopped_keep, args=(str(folder), where))
     process.start()
-    process.join(60)
+    process.join(wait_limit(60))
     assert process.exitcode == STOPPED
     left = labels.read_text()  # as the stopped process left it: the label line only after the files it names
     for line in left.split("\n")[:-1]:  # each whole line (a cut one is taken back below)
@@ -405,7 +405,7 @@ def test_two_processes_keep_at_once(tmp_path):
         process.start()
     keep_many(folder, [9] * 15, start)  # and this process's own store at the same time
     for process in processes:
-        process.join(120)
+        process.join(wait_limit(120))
         assert process.exitcode == 0
     store = keep.KeptDigits(folder)
     assert sorted(d for _, d in store.entries()) == [0] * 15 + [1] * 15 + [9] * 15

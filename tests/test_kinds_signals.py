@@ -10,12 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, copy_into, ended, read_line, running, wait_for
+from conftest import ROOT, copy_into, ended, read_line, running, wait_for, wait_limit
 from test_board_learn import kept_input
 from test_server_faults import ctrl_c_after, nothing_half_written
 from mnistkit import folders, keep
@@ -31,7 +30,8 @@ print("locked", flush=True)
 """
 ENDINGS = {  # how the process ends at once, while it holds the lock: (the code, its status, its last line)
     "a Ctrl-C during TensorFlow's import": (
-        'tf_compat.holding_signals(lambda: hashlib.pbkdf2_hmac("sha256", b"x", b"y", 10 ** 9))', 130,
+        'tf_compat.holding_signals(lambda: (print("inside", flush=True), hashlib.pbkdf2_hmac("sha256", b"x", b"y", '
+        '10 ** 9)))', 130,
         "SIGINT: stopped while TensorFlow was imported; nothing saved"),
     "a cluster's time-out": ('with distributed.deadline(0.5, "the cluster did not answer"):\n    time.sleep(600)', 1,
                              "error: the cluster did not answer"),
@@ -48,8 +48,8 @@ def test_a_process_that_ends_at_once_leaves_no_lock_of_its_own(how, tmp_path):
     try:
         assert read_line(child, "locked") == "locked\n"
         assert (tmp_path / folders.LOCK_FILE).exists()
-        if status == 130:
-            time.sleep(0.5)  # inside the call
+        if status == 130:  # once inside the call (before: a sleep of 0.5 s, then the signal)
+            assert read_line(child, "inside the call") == "inside\n"
             child.send_signal(signal.SIGINT)
         _, err = ended(child, f"the process holding a lock, after {how}", 90)
     finally:
@@ -180,7 +180,7 @@ sys.exit(status)
 @pytest.mark.parametrize("stop, line", [("KeyboardInterrupt", "SIGINT: stopped"), ("Interrupted", "SIGINT: saved")])
 def test_a_second_stop_signal_while_the_first_ones_line_is_printed_is_no_traceback(stop, line):
     result = subprocess.run([sys.executable, "-c", SECOND_STOP.format(root=ROOT, stop=stop)], capture_output=True,
-                            encoding="utf-8", timeout=120)
+                            encoding="utf-8", timeout=wait_limit(120))
     assert (result.returncode, result.stdout, result.stderr) == (130, f"{line}\nhandler back\n", "")
 
 

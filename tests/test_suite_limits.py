@@ -3,8 +3,10 @@
 A hang once held `make test`'s worker until CI's own limit ended the whole run, with nothing said of where it
 was. These check the net under every test (pytest-timeout, set by tests/conftest.py) on a stuck test of a
 throwaway file, and the tests' own waits on a script's output (conftest.read_line, ended, joined) on a script
-that says nothing, or that ends while a process it started holds its output.
+that says nothing, or that ends while a process it started holds its output. And what one test leaves is seen
+by no other: its temporary folder, matplotlib's font list made before any test.
 """
+import glob
 import os
 import signal
 import subprocess
@@ -77,6 +79,15 @@ def test_what_one_test_leaves_in_the_temporary_folder_no_other_sees(tmp_path):
                            str(tmp_path / "test_left.py")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=wait_limit(120), env=env)
     assert done.returncode == 0 and "2 passed" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.quick
+def test_matplotlibs_font_list_is_made_before_any_test():
+    """Made by a report's script, it said `Matplotlib is building the font cache; this may take a moment.` on
+    stderr when that took over 5 s (a fresh, loaded machine): conftest.fonts_listed_once makes it first."""
+    folder = os.environ["MPLCONFIGDIR"]
+    assert folder.startswith(os.environ["MNISTKIT_CACHE"]), folder  # the tests' own, not the user's
+    assert glob.glob(os.path.join(folder, "fontlist-*.json")), os.listdir(folder)
 
 
 def quiet_script(code):

@@ -15,7 +15,7 @@ import types
 import pytest
 
 import mnist_test
-from conftest import ROOT, run_main
+from conftest import ROOT, run_main, wait_limit
 from mnistkit import cli, folders, networks
 
 
@@ -207,7 +207,7 @@ def test_the_app_at_its_prompts_says_it_loads_and_its_stop_line_claims_no_save(t
 
     def read_until(text, seconds=120):
         nonlocal seen
-        end = time.monotonic() + seconds
+        end = time.monotonic() + wait_limit(seconds)
         while text not in seen and time.monotonic() < end:
             try:
                 seen += os.read(main, 4096)
@@ -220,7 +220,7 @@ def test_the_app_at_its_prompts_says_it_loads_and_its_stop_line_claims_no_save(t
         assert read_until(b"loading the model (TensorFlow's first import takes a few seconds)..."), seen
         process.send_signal(signal.SIGINT)
         assert read_until(b"SIGINT: stopped"), seen
-        process.wait(timeout=60)
+        process.wait(timeout=wait_limit(60))
         read_until(b"\0", 1)
     finally:
         process.kill()

@@ -50,14 +50,16 @@ def copy_data(sample_workdir, work):
 def test_a_trainer_paused_longer_than_the_step_timeout_goes_on(sample_workdir, tmp_path):
     copy_data(sample_workdir, tmp_path)
     # Batches of 4,000: the main thread spends nearly all its time inside a step, so a stop lands in one.
-    # A time-out of 4 s: a loaded machine's reader threads may take more than a second or two to fill a batch
-    # of 4,000 (that is a slow input, not a pause, and rightly ends the run).
-    proc = start(["4000", "--steps", "80", "--batch-size", "4000", "--save-every", "10", "--quiet"], tmp_path,
-                 SHORT_TIMEOUT)
+    # A time-out of 4 s on a quiet machine, times the load per core on a busier one (wait_limit), the pauses twice
+    # as long: a loaded machine's reader threads may take more than a second or two to fill a batch of 4,000, and
+    # a fixed 4 s then ends the run as a stuck input (rightly: that is a slow input, not a pause).
+    timeout = wait_limit(4)
+    proc = start([str(int(timeout * 1000)), "--steps", "80", "--batch-size", "4000", "--save-every", "10",
+                  "--quiet"], tmp_path, SHORT_TIMEOUT)
     wait_for(lambda: (tmp_path / "model" / "mnist_model-10.index").exists(), "the first checkpoint", proc)
     for _ in range(2):  # Ctrl-Z, then `fg` after twice the time-out
         proc.send_signal(signal.SIGSTOP)
-        time.sleep(8)
+        time.sleep(2 * timeout)
         proc.send_signal(signal.SIGCONT)
         time.sleep(1)
     out, err = ended(proc, "the trainer after its two pauses", PATIENCE_SECS)
