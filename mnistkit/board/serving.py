@@ -9,13 +9,18 @@ export_name: mnist, mnist_lenet5), of the first model or the --compare one
 it, as in TF Serving. A predict with "signature_name": "inside" answers
 forward()'s layers (the exports' second signature, mnistkit.layers), at
 most INSIDE_ROWS instances at a time. Paths under /v1/ are matched without regard to case, as TF
-Serving's are (a model's name keeps its case). Errors are JSON,
+Serving's are (a model's name keeps its case), and on the path as sent
+(Route.raw): a percent escape is decoded in the model's name and label
+only, after the match, as TF Serving's ParseModelInfo decodes them
+(`/v1/models/a%2Fb` is the model a/b, 404; `mnist%3Apredict` no predict
+path). Errors are JSON,
 {"error": "..."}, with TF Serving's statuses: 404 for another model name
 or version number, 400 for the rest (another method or path, a version
 label, :classify, :regress, a body that is not a request).
 """
 import json
 import re
+import urllib.parse
 
 import numpy as np
 
@@ -78,8 +83,10 @@ def malformed(call):
 
 def servable(call):
     """The Model the path's name, version and label name: call.model's, or else the --compare one's name;
-    BoardError 400 for a label, 404 otherwise."""
-    found = call.params
+    BoardError 400 for a label, 404 otherwise. The name and the label are percent-decoded (the path's match was
+    on them as sent), as TF Serving's DecodeArg (curl_easy_unescape) decodes them: `mn%69st` is mnist."""
+    found = {**call.params, **{key: urllib.parse.unquote(call.params[key], errors="replace")
+                               for key in ("name", "label") if call.params.get(key) is not None}}
     served = [m for m in (call.model, call.compare) if m is not None]
     model = next((m for m in served if m.name == found["name"]), call.model)
     if found["label"] is not None:
