@@ -149,3 +149,24 @@ def test_an_empty_body_is_said_to_be_empty(body):
     answer = posted(board_of(recording), body)
     assert answer.status == 400 and not recording.inputs, answer.body
     assert answer.error().startswith("JSON Parse error: the body is empty"), answer.body
+
+
+class NotFinite(Recording):
+    """A model trained into NaN: its probabilities NaN, but an infinity and its negative at digits 1 and 2."""
+
+    def predict(self, rows):
+        values = np.full((len(rows), 10), np.nan, np.float32)
+        values[:, 1:3] = [np.inf, -np.inf]
+        return values
+
+
+@pytest.mark.quick
+def test_a_model_answering_nan_is_written_as_tf_serving_writes_it_and_the_page_gets_one_line():
+    board = board_of(NotFinite())
+    for request, key in (({"instances": rows_of(1).tolist()}, "predictions"), ({"inputs": rows_of(2).tolist()},
+                                                                                "outputs")):
+        answer = posted(board, json.dumps(request).encode())
+        assert answer.status == 200 and b"[NaN,Infinity,-Infinity,NaN," in answer.body, answer.body
+        assert key in json.loads(answer.body)  # Python's json reads TF Serving's tokens
+    answer = posted(board, b"a picture", path="/board/predict")  # was: ValueError out of the app, uvicorn's 500
+    assert answer.status == 500 and "the answer holds NaN or an infinity" in answer.error(), answer.body

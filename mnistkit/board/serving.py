@@ -28,7 +28,7 @@ from .. import cli, layers
 from ..errors import DataError
 from ..export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from ..records import IMAGE_PIXELS, IMAGE_SIZE
-from .table import BoardError, runs_model
+from .table import BoardError, Reply, runs_model
 
 PREDICT_PATH = re.compile(r"/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
                           r":(?P<verb>classify|regress|predict)", re.IGNORECASE)  # TF Serving's two patterns: POST
@@ -45,8 +45,11 @@ def predict(call):
     """POST /v1/models/<name>[/versions/<N>]:predict: TF Serving's predictions of call.json for call.model.
 
     {"predictions": [...]} for the row format, {"outputs": {...}} for the
-    columnar one (images_of). BoardError 404 for another model or version,
-    400 for a label, :classify or :regress, and whatever images_of refuses.
+    columnar one (images_of), a value that is not finite (a model trained
+    into NaN) written NaN, Infinity or -Infinity, as TF Serving writes it
+    (its api_rest.md's "JSON conformance"). BoardError 404 for another
+    model or version, 400 for a label, :classify or :regress, and whatever
+    images_of refuses.
     """
     model = servable(call)
     if call.params["verb"].lower() != "predict":
@@ -54,8 +57,8 @@ def predict(call):
                               f"predict signature, not a classification or regression one")
     images, layout = images_of(call.json)  # decimals rounded to the nearest float32, as TF Serving reads them
     if call.json.get("signature_name") == layers.SIGNATURE_KEY:
-        return inside_answer(model, images, layout)
-    return predict_answer(model, images, layout)
+        return Reply(inside_answer(model, images, layout), nan=True)
+    return Reply(predict_answer(model, images, layout), nan=True)  # NaN: TF Serving's token (JSON conformance)
 
 
 def status(call):

@@ -127,11 +127,13 @@ def runs_model(handler):
 @dataclasses.dataclass
 class Reply:
     """An answer other than a JSON 200: `content` (bytes, sent with `media_type`; anything else: JSON), its status
-    and headers."""
+    and headers; nan: True when NaN and infinities in the JSON are written as TF Serving writes them (NaN,
+    Infinity, -Infinity), False when they make the answer a 500 (Board.response_of)."""
     content: object
     status: int = 200
     media_type: str = None
     headers: dict = None
+    nan: bool = False
 
 
 class Call:
@@ -265,17 +267,9 @@ class Board:
     served (what the handlers serve: app.Served), access (guard.Access). See the module's docstring."""
 
     def __init__(self, routes, served, access):
-        from starlette.responses import JSONResponse, Response  # here: --help imports this module too
-
-        class Answer(JSONResponse):
-            """starlette's JSON answer, as TF Serving's REST answers are: UTF-8, names as they are (no \\u escapes);
-            a lone surrogate a request's text brought into a line (`"\\udcb7"`, JSON's escape of no character)
-            written as its JSON escape (cli.readable_json), not a UnicodeEncodeError in place of the answer."""
-
-            def render(self, content):
-                return cli.readable_json(content, "utf-8", allow_nan=False, separators=(",", ":")).encode("utf-8")
+        from starlette.responses import Response  # here: --help imports this module too
         self.routes, self.served, self.access = tuple(routes), served, access
-        self.json_response, self.response, self.workers = Answer, Response, Workers()
+        self.response, self.workers = Response, Workers()
 
     def matching(self, path, raw=None):
         """[(route, params)] of the routes whose pattern matches `path` (decoded), or `raw` (as sent; None: path)
@@ -309,17 +303,18 @@ class Board:
                 raise BoardError(403, refused)
             cors = self.access.cors_origin(headers, scheme)
             extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
-            reply = await self.answer(scope, receive, method, (path, raw), headers, cors)
+            response = self.response_of(await self.answer(scope, receive, method, (path, raw), headers, cors),
+                                        extra, f"{method} {path}")
         except BoardError as e:
-            reply = error_reply(e.status, str(e), e.headers,
-                                path.startswith("/board/") and zh.asked(headers))  # not TF Serving's
+            response = self.response_of(error_reply(e.status, str(e), e.headers, path.startswith("/board/") and
+                                                    zh.asked(headers)), extra)  # the zh twin: not TF Serving's
         except Disconnected:  # the client left while sending its body: nobody to answer
             return
         except Exception as e:  # noqa: BLE001  (any: a server answers, it does not die or print a traceback)
             line = " ".join(f"{type(e).__name__}: {e}".split())[:300]
             print(f"error: {method} {path}: {line}", file=sys.stderr, flush=True)
-            reply = error_reply(500, f"{method} {path}: internal error ({line})")
-        await self.send(reply, extra, scope, receive, send)
+            response = self.response_of(error_reply(500, f"{method} {path}: internal error ({line})"), extra)
+        await response(scope, receive, send)
 
     async def answer(self, scope, receive, method, target, headers, cors):
         """The Reply or data of a request that passed the guard (steps 2 to 4 of the module's docstring); target:
@@ -345,16 +340,26 @@ class Board:
             return handled(route, call)
         return await self.workers.run(handled, route, call)
 
-    async def send(self, reply, extra, scope, receive, send):
+    def response_of(self, reply, extra, said=""):
+        """The starlette response of a handler's answer (a Reply, or a dict or list: JSON with 200), `extra` headers
+        added. JSON is written as TF Serving's REST answers are: UTF-8, names as they are (no \\u escapes), a
+        lone surrogate a request's text brought into a line (`"\\udcb7"`) as its JSON escape (cli.readable_json),
+        not a UnicodeEncodeError. NaN or an infinity, which JSON has no number for, is written as TF Serving
+        writes it (NaN, Infinity, -Infinity: its "JSON conformance") where the Reply says so (Reply.nan);
+        elsewhere BoardError 500 naming the request (`said`) and the values, never an exception out of the app
+        (uvicorn's traceback and plain-text 500)."""
         if not isinstance(reply, Reply):
             reply = Reply(reply)
         headers = {**(reply.headers or {}), **extra}
-        if not isinstance(reply.content, bytes):
-            response = self.json_response(reply.content, status_code=reply.status, headers=headers)
-        else:
-            response = self.response(reply.content, status_code=reply.status, media_type=reply.media_type,
-                                     headers=headers)
-        await response(scope, receive, send)
+        content, media_type = reply.content, reply.media_type
+        if not isinstance(content, bytes):
+            try:
+                content = cli.readable_json(content, "utf-8", allow_nan=reply.nan, separators=(",", ":"))
+            except ValueError:  # "Out of range float values are not JSON compliant"
+                raise BoardError(500, f"{said}: the answer holds NaN or an infinity, which JSON has no number for: "
+                                      "the model's values are not finite (was it trained into NaN?)") from None
+            content, media_type = content.encode("utf-8"), "application/json"
+        return self.response(content, status_code=reply.status, media_type=media_type, headers=headers)
 
 
 def request_target(scope, headers):
