@@ -17,14 +17,17 @@ import json
 import socket
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, ended, read_line, wait_limit
+from conftest import ROOT, ended, read_line, wait_for, wait_limit
 from test_board import ADDRESS
 from test_board_connections import host_port
 from test_server_faults import Recording, board_of, posted, rows_of
+from mnistkit.board import table
 
 ROW = json.dumps({"instances": [[0.5] * 784]}).encode()
 IDLE = 1.0  # the served board's BODY_IDLE, seconds: short, for the test of a body that stops coming
@@ -170,3 +173,39 @@ def test_a_model_answering_nan_is_written_as_tf_serving_writes_it_and_the_page_g
         assert key in json.loads(answer.body)  # Python's json reads TF Serving's tokens
     answer = posted(board, b"a picture", path="/board/predict")  # was: ValueError out of the app, uvicorn's 500
     assert answer.status == 500 and "the answer holds NaN or an infinity" in answer.error(), answer.body
+
+
+class Held(Recording):
+    """A model whose every run waits until `go` is set, counting the runs under way."""
+
+    def __init__(self):
+        super().__init__()
+        self.go, self.lock, self.running, self.most = threading.Event(), threading.Lock(), 0, 0
+
+    def predict(self, rows):
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        self.go.wait(wait_limit(120))
+        with self.lock:
+            self.running -= 1
+        return super().predict(rows)
+
+
+@pytest.mark.quick
+def test_large_json_bodies_are_parsed_and_answered_at_most_two_at_a_time():
+    held = Held()
+    board = board_of(held)
+    large = json.dumps({"instances": rows_of(40).tolist()}).encode()  # past LARGE_JSON: 64 KB
+    assert len(large) > table.LARGE_JSON
+    answers = []
+    clients = [threading.Thread(target=lambda: answers.append(posted(board, large).status)) for _ in range(4)]
+    for client in clients:
+        client.start()
+    wait_for(lambda: held.running == table.LARGE_AT_ONCE, "two large predicts in the model", every=0.05)
+    time.sleep(0.5)  # the others had time to come in too, were they let (on a loaded machine: a pass either way)
+    assert held.most == table.LARGE_AT_ONCE, held.most  # was 4: each parsed body takes ~14 times its bytes
+    held.go.set()
+    for client in clients:
+        client.join(wait_limit(120))
+    assert answers == [200] * 4
