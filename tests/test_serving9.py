@@ -209,3 +209,10 @@ def test_large_json_bodies_are_parsed_and_answered_at_most_two_at_a_time():
     for client in clients:
         client.join(wait_limit(120))
     assert answers == [200] * 4
+
+
+@pytest.mark.quick
+def test_a_get_of_the_status_or_metadata_with_a_body_is_answered_as_tf_serving_answers_it(server):
+    for path in ("/v1/models/mnist", "/v1/models/mnist/versions/7/metadata"):  # requests.get(url, json={}) sends {}
+        status, answer = answered(server, "GET", path, b"{}")
+        assert status == 200 and answer["model_spec" if path.endswith("metadata") else "model_version_status"], answer
