@@ -13,7 +13,10 @@ Each test fails on the code before its fix:
 - a name given twice in a JSON object: TF Serving's RapidJSON finds the first, Python's json kept the last;
 - an empty body was "Expecting value: line 1 column 1 (char 0)" (TF Serving: "The document is empty").
 """
+import contextlib
 import json
+import os
+import select
 import socket
 import subprocess
 import sys
@@ -30,13 +33,13 @@ from test_server_faults import Recording, board_of, posted, rows_of
 from mnistkit.board import table
 
 ROW = json.dumps({"instances": [[0.5] * 784]}).encode()
-IDLE = 1.0  # the served board's BODY_IDLE, seconds: short, for the test of a body that stops coming
+IDLE = 1.0  # the served board's BODY_IDLE and SEND_TIMEOUT, seconds: short, for the tests of clients that stall
 
 SERVE = r"""
 import sys
 sys.path.insert(0, {root!r})
 import numpy as np
-from mnistkit import cli
+from mnistkit import cli, listener
 from mnistkit.board import app, model, table
 from mnistkit.networks import MLP
 
@@ -46,25 +49,33 @@ class Stand:
     def predict(self, rows):
         return np.tile(np.eye(10, dtype=np.float32)[7], (len(rows), 1))
 
-table.BODY_IDLE = {idle}
+table.BODY_IDLE = listener.SEND_TIMEOUT = {idle}
+big = table.Route("GET", "/big", lambda call: table.Reply(b"x" * {big}, media_type="text/plain"), runs=table.LOOP)
 served = app.Served(model.Model(Stand(), lambda data, name: np.zeros((28, 28), np.uint8)))
-sys.exit(cli.exit_status(lambda: app.serve(served, port=0)))
+sys.exit(cli.exit_status(lambda: app.serve(served, port=0, routes=app.ROUTES + (big,))))
 """
+BIG = 64 * 2 ** 20  # bytes of the served script's GET /big answer
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """(host, port) of a board serving a stand-in `mnist` at version 7, its BODY_IDLE IDLE seconds."""
-    process = subprocess.Popen([sys.executable, "-c", SERVE.format(root=ROOT, idle=IDLE)],
+def serving(tmp_path_factory):
+    """(the process, (host, port)) of a board serving a stand-in `mnist` at version 7, its BODY_IDLE and
+    SEND_TIMEOUT IDLE seconds, and GET /big answering BIG bytes."""
+    process = subprocess.Popen([sys.executable, "-c", SERVE.format(root=ROOT, idle=IDLE, big=BIG)],
                                cwd=tmp_path_factory.mktemp("serving9"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     try:
         line = read_line(process, "the server's address", 60)
         assert ADDRESS.search(line), (line, process.stderr.read() if process.poll() is not None else "")
-        yield host_port(ADDRESS.search(line).group(1))
+        yield process, host_port(ADDRESS.search(line).group(1))
     finally:
         process.terminate()
         ended(process, "the server after SIGTERM", 60)
+
+
+@pytest.fixture
+def server(serving):
+    return serving[1]
 
 
 def exchange(address, request, seconds=30):
@@ -216,3 +227,37 @@ def test_a_get_of_the_status_or_metadata_with_a_body_is_answered_as_tf_serving_a
     for path in ("/v1/models/mnist", "/v1/models/mnist/versions/7/metadata"):  # requests.get(url, json={}) sends {}
         status, answer = answered(server, "GET", path, b"{}")
         assert status == 200 and answer["model_spec" if path.endswith("metadata") else "model_version_status"], answer
+
+
+def holds_connection(pid, port):
+    """Whether process `pid` holds a TCP socket connected to the local `port` (Linux: /proc's fd and net/tcp)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            inodes.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    for table_file in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table_file, encoding="ascii") as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if int(fields[2].rsplit(":", 1)[1], 16) == port and f"socket:[{fields[9]}]" in inodes:
+                    return True
+    return False
+
+
+@pytest.mark.quick
+@pytest.mark.skipif(not os.path.isdir("/proc/net"), reason="reads the server's connections in /proc")
+def test_a_client_that_takes_none_of_its_answer_has_its_connection_aborted(serving):
+    process, address = serving
+    unread = socket.socket()
+    unread.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # takes a little, then nothing
+    unread.connect(address)
+    try:
+        unread.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert select.select([unread], [], [], wait_limit(60))[0] and unread.recv(1) == b"H"  # the answer began
+        port = unread.getsockname()[1]
+        # was: held for ever, with the unsent part of its 64 MB answer (close() waits for the client)
+        wait_for(lambda: not holds_connection(process.pid, port), "the connection aborted after SEND_TIMEOUT", 60,
+                 every=0.1)
+        assert answered(address, "GET", "/v1/models/mnist")[0] == 200
+    finally:
+        unread.close()
