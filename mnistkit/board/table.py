@@ -305,7 +305,7 @@ class Board:
                 raise BoardError(403, refused)
             cors = self.access.cors_origin(headers, scheme)
             extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
-            response = self.response_of(await self.answer(scope, receive, method, (path, raw), headers, cors),
+            response = self.response_of(await self.answer(scope, receive, method, path, headers, cors, raw),
                                         extra, f"{method} {path}")
         except BoardError as e:
             response = self.response_of(error_reply(e.status, str(e), e.headers, path.startswith("/board/") and
@@ -318,10 +318,10 @@ class Board:
             response = self.response_of(error_reply(500, f"{method} {path}: internal error ({line})"), extra)
         await response(scope, receive, send)
 
-    async def answer(self, scope, receive, method, target, headers, cors):
-        """The Reply or data of a request that passed the guard (steps 2 to 4 of the module's docstring); target:
-        its (path, raw path) (request_target)."""
-        path, raw = target
+    async def answer(self, scope, receive, method, path, headers, cors, raw=None):
+        """The Reply or data of a request that passed the guard (steps 2 to 4 of the module's docstring); path and
+        raw: its path decoded and as sent (request_target; raw None: the path)."""
+        raw = path if raw is None else raw
         matched = self.matching(path, raw)
         if not matched:
             close = self.close_path(path)
