@@ -9,7 +9,10 @@ What it adds to uvicorn:
   its last answer. uvicorn times out only a kept-alive connection after an
   answer (timeout_keep_alive), and its limit_concurrency answers 503 only
   once a request head arrives: clients that connect and send nothing hold
-  a descriptor each, forever.
+  a descriptor each, forever. A client that takes no byte of its answer for
+  SEND_TIMEOUT seconds has its connection aborted (libevent, TF Serving's
+  HTTP server, gives up a write after 50 s): a close() would wait for it
+  forever, the answer held in memory meanwhile.
 - Listener: the listening socket. asyncio's selector event loop calls its
   accept(); when connections reach the Room's ceiling of descriptors (the
   open-file limit less RESERVE), the connection that has waited longest
@@ -41,6 +44,7 @@ import tf_compat
 from .errors import STOP_SIGNALS, DataError, off_a_hung_up_terminal
 
 HEAD_TIMEOUT = 5.0  # seconds a connection may take to send a request head, first or next
+SEND_TIMEOUT = 30.0  # seconds a client may take no byte of its answer before its connection is aborted
 SHUTDOWN_GRACE = 3.0  # seconds a request under way may take to end after Ctrl-C or SIGTERM (--shutdown-grace)
 RESERVE = 64  # descriptors kept from connections: the model's files, threads, the page's uploads
 MAX_CONNECTIONS = 1000  # connections at most, whatever the open-file limit
@@ -164,6 +168,7 @@ def connection_class(room, grace):
 
     class Connection(H11Protocol):
         timer = None
+        sending = None  # the timer that checks an answer's bytes are being taken (watch_sending)
         lost = False
 
         def connection_made(self, transport):
@@ -173,7 +178,33 @@ def connection_class(room, grace):
         def wait(self):
             """No request under way: the connection may wait HEAD_TIMEOUT for the next head."""
             room.waiting[self] = None
-            self.timer = self.loop.call_later(HEAD_TIMEOUT, self.transport.close)
+            self.timer = self.loop.call_later(HEAD_TIMEOUT, self.idle)
+
+        def idle(self):
+            """No request head came in time: close the connection, once its client has taken the last answer."""
+            if self.transport.get_write_buffer_size():
+                self.watch_sending()  # close() waits for the unsent bytes: no longer than the client takes them
+            self.transport.close()
+
+        def pause_writing(self):
+            super().pause_writing()  # asyncio: the answer's bytes past its buffer's high-water mark
+            self.watch_sending()
+
+        def watch_sending(self):
+            """Abort the connection unless its client takes some of the unsent answer within SEND_TIMEOUT."""
+            if self.sending is None and not self.lost:
+                unsent = self.transport.get_write_buffer_size()
+                self.sending = self.loop.call_later(SEND_TIMEOUT, self.check_sending, unsent)
+
+        def check_sending(self, unsent):
+            self.sending = None
+            left = self.transport.get_write_buffer_size()
+            if self.lost or not left:
+                return
+            if left >= unsent:  # not a byte taken
+                self.transport.abort()
+            else:
+                self.watch_sending()
 
         def stop_waiting(self):
             room.waiting.pop(self, None)
@@ -195,6 +226,8 @@ def connection_class(room, grace):
         def connection_lost(self, exc):
             self.lost = True
             self.stop_waiting()
+            if self.sending is not None:
+                self.sending.cancel()
             super().connection_lost(exc)
 
         def shutdown(self):

@@ -92,10 +92,10 @@ ROUTES = (
     Route("POST", "/board/learn/accept", teach.learn_accept),
     Route("POST", "/board/learn/discard", teach.learn_discard),
     Route("POST", "/v1/models/<name>[/versions/<N>]:predict", serving.predict, body=MAX_BODY, takes=JSON,
-          pattern=serving.PREDICT_PATH),
-    Route("GET", "/v1/models/<name>[/versions/<N>][/metadata]", serving.status, runs=LOOP,
-          pattern=serving.STATUS_PATH),
-    Route(ANY, "/v1/...", serving.malformed, body=MAX_BODY, runs=LOOP, pattern=serving.ANY_PATH),
+          pattern=serving.PREDICT_PATH, raw=True),
+    Route("GET", "/v1/models/<name>[/versions/<N>][/metadata]", serving.status, body=MAX_BODY, runs=LOOP,
+          pattern=serving.STATUS_PATH, raw=True),  # a body sent with it: read, ignored (TF Serving)
+    Route(ANY, "/v1/...", serving.malformed, body=MAX_BODY, runs=LOOP, pattern=serving.ANY_PATH, raw=True),
 )
 
 

@@ -9,13 +9,18 @@ export_name: mnist, mnist_lenet5), of the first model or the --compare one
 it, as in TF Serving. A predict with "signature_name": "inside" answers
 forward()'s layers (the exports' second signature, mnistkit.layers), at
 most INSIDE_ROWS instances at a time. Paths under /v1/ are matched without regard to case, as TF
-Serving's are (a model's name keeps its case). Errors are JSON,
+Serving's are (a model's name keeps its case), and on the path as sent
+(Route.raw): a percent escape is decoded in the model's name and label
+only, after the match, as TF Serving's ParseModelInfo decodes them
+(`/v1/models/a%2Fb` is the model a/b, 404; `mnist%3Apredict` no predict
+path). Errors are JSON,
 {"error": "..."}, with TF Serving's statuses: 404 for another model name
 or version number, 400 for the rest (another method or path, a version
 label, :classify, :regress, a body that is not a request).
 """
 import json
 import re
+import urllib.parse
 
 import numpy as np
 
@@ -23,7 +28,7 @@ from .. import cli, layers
 from ..errors import DataError
 from ..export import CLASSES_KEY, INPUT_KEY, PROBABILITIES_KEY, SIGNATURE_KEY
 from ..records import IMAGE_PIXELS, IMAGE_SIZE
-from .table import BoardError, runs_model
+from .table import BoardError, Reply, runs_model
 
 PREDICT_PATH = re.compile(r"/v1/models/(?P<name>[^/:]+)(?:/versions/(?P<version>\d+)|/labels/(?P<label>[^/:]+))?"
                           r":(?P<verb>classify|regress|predict)", re.IGNORECASE)  # TF Serving's two patterns: POST
@@ -40,8 +45,11 @@ def predict(call):
     """POST /v1/models/<name>[/versions/<N>]:predict: TF Serving's predictions of call.json for call.model.
 
     {"predictions": [...]} for the row format, {"outputs": {...}} for the
-    columnar one (images_of). BoardError 404 for another model or version,
-    400 for a label, :classify or :regress, and whatever images_of refuses.
+    columnar one (images_of), a value that is not finite (a model trained
+    into NaN) written NaN, Infinity or -Infinity, as TF Serving writes it
+    (its api_rest.md's "JSON conformance"). BoardError 404 for another
+    model or version, 400 for a label, :classify or :regress, and whatever
+    images_of refuses.
     """
     model = servable(call)
     if call.params["verb"].lower() != "predict":
@@ -49,8 +57,8 @@ def predict(call):
                               f"predict signature, not a classification or regression one")
     images, layout = images_of(call.json)  # decimals rounded to the nearest float32, as TF Serving reads them
     if call.json.get("signature_name") == layers.SIGNATURE_KEY:
-        return inside_answer(model, images, layout)
-    return predict_answer(model, images, layout)
+        return Reply(inside_answer(model, images, layout), nan=True)
+    return Reply(predict_answer(model, images, layout), nan=True)  # NaN: TF Serving's token (JSON conformance)
 
 
 def status(call):
@@ -78,8 +86,10 @@ def malformed(call):
 
 def servable(call):
     """The Model the path's name, version and label name: call.model's, or else the --compare one's name;
-    BoardError 400 for a label, 404 otherwise."""
-    found = call.params
+    BoardError 400 for a label, 404 otherwise. The name and the label are percent-decoded (the path's match was
+    on them as sent), as TF Serving's DecodeArg (curl_easy_unescape) decodes them: `mn%69st` is mnist."""
+    found = {**call.params, **{key: urllib.parse.unquote(call.params[key], errors="replace")
+                               for key in ("name", "label") if call.params.get(key) is not None}}
     served = [m for m in (call.model, call.compare) if m is not None]
     model = next((m for m in served if m.name == found["name"]), call.model)
     if found["label"] is not None:

@@ -12,8 +12,11 @@ error has the same JSON form):
      sending anything but GET or HEAD, is refused with 403; an allowed
      site's CORS preflight gets 204 with the methods the path's routes take;
   2. the path: no route's pattern matches, 404; no route of the path takes
-     the method, 405 with an Allow header;
-  3. the body, read no further than the route's limit: past it, 413;
+     the method, 405 with an Allow header (an absolute-form target,
+     `GET http://host:port/path`, is its path, its authority the Host);
+  3. the body, read no further than the route's limit: past it, 413; a
+     body that sends nothing for BODY_IDLE seconds, 408 and the connection
+     closed;
   4. on a worker thread (THREAD) or on the event loop (LOOP): the body
      parsed when the route takes JSON (not JSON: 400), then the handler;
   5. the answer: a dict or list is JSON with 200, a Reply is sent as it
@@ -47,14 +50,19 @@ ANY = "GET HEAD POST PUT PATCH DELETE OPTIONS"  # every method: a route that ans
 METHODS = tuple(ANY.split())  # the order methods are listed in (Allow, Access-Control-Allow-Methods)
 LARGE_JSON = 64 * 1024  # bytes of JSON past which floats are parsed through number_of (see parse_json)
 INFLATE_STEP = 1024 * 1024  # bytes a gzip body is inflated by at a time (Inflated)
+BODY_IDLE = 30.0  # seconds a request body may send nothing before it is answered 408 and its connection closed
+ABSOLUTE_FORM = re.compile(r"https?://", re.IGNORECASE)  # a request target naming its scheme and authority
 WORKERS = 40  # worker threads at most; more handlers wait for one
+LARGE_AT_ONCE = 2  # JSON bodies past LARGE_JSON parsed and handled at once; more wait (handled)
+LARGE_PARSES = threading.BoundedSemaphore(LARGE_AT_ONCE)
 SEGMENT = re.compile(r"<(\w+)>")  # a path's named part: /board/kept/<name>
 
 
 class BoardError(Exception):
     """A request answered {"error": message} with HTTP `status` (and `headers`, e.g. 405's Allow): 400 bad request,
-    404 not found, 405 method not allowed, 409 conflict (a learn running, a model folder gone), 413 too large,
-    415 a Content-Encoding other than gzip, 500 a folder the board cannot read or write."""
+    404 not found, 405 method not allowed, 408 a body that stopped coming, 409 conflict (a learn running, a model
+    folder gone), 413 too large, 415 a Content-Encoding other than gzip, 500 a folder the board cannot read or
+    write."""
 
     def __init__(self, status, message, headers=None):
         super().__init__(message)
@@ -76,6 +84,10 @@ class Route:
       what it should be, in the message for a body that is not JSON), or None.
     pattern: a compiled regular expression matched instead of `path`, with
       its groups as params (TF Serving's paths); None: made from `path`.
+    raw: True when the pattern is matched on the path as sent, its percent
+      escapes kept (Call.path too), as TF Serving's REST handler matches it
+      (`/v1/models/a%2Fb` names the model a/b: serving.servable decodes the
+      name); False: on the decoded path.
     """
     methods: str
     path: str
@@ -85,6 +97,7 @@ class Route:
     takes: str = None
     form: str = ""
     pattern: re.Pattern = None
+    raw: bool = False
 
     def __post_init__(self):
         if self.pattern is None:
@@ -116,11 +129,13 @@ def runs_model(handler):
 @dataclasses.dataclass
 class Reply:
     """An answer other than a JSON 200: `content` (bytes, sent with `media_type`; anything else: JSON), its status
-    and headers."""
+    and headers; nan: True when NaN and infinities in the JSON are written as TF Serving writes them (NaN,
+    Infinity, -Infinity), False when they make the answer a 500 (Board.response_of)."""
     content: object
     status: int = 200
     media_type: str = None
     headers: dict = None
+    nan: bool = False
 
 
 class Call:
@@ -174,17 +189,33 @@ def parse_json(data, form=""):
     A body past LARGE_JSON has its floats parsed by number_of, a Python
     function: json's C parser holds the GIL for its whole run (about half a
     second for 8 MB), and the event loop's thread would wait that long to
-    answer anyone.
+    answer anyone. A name an object gives twice has its first value
+    (first_of_each), as TF Serving reads it; an empty body is said to be
+    empty, as TF Serving says it.
     """
+    if not data or data.isspace():  # TF Serving: "JSON Parse error: The document is empty"
+        raise BoardError(400, "JSON Parse error: the body is empty (a body is sent with its Content-Length, or "
+                              "chunked)" + (f"; send {form}" if form else ""))
     if data[:2] == GZIP_MAGIC:  # gzip's bytes with no Content-Encoding saying so (or gzipped twice): said as such
         raise BoardError(400, "JSON Parse error: the body looks gzip-compressed (it starts with gzip's bytes 1f 8b): "
                               "send Content-Encoding: gzip with it, gzipped once")
     try:
-        return json.loads(data, parse_float=None if len(data) <= LARGE_JSON else number_of)
+        return json.loads(data, parse_float=None if len(data) <= LARGE_JSON else number_of,
+                          object_pairs_hook=first_of_each)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:  # RecursionError: nested too deep
         line = " ".join(str(e).split())[:200]
         raise BoardError(400, f"JSON Parse error: the body is not JSON ({line})" + (f"; send {form}" if form else "")
                          ) from None
+
+
+def first_of_each(pairs):
+    """The dict of a JSON object's (name, value) pairs, a name given twice keeping its first value: TF Serving's
+    RapidJSON keeps both and its FindMember finds the first (`{"instances": A, "instances": B}` is A), where
+    Python's json keeps the last."""
+    found = {}
+    for name, value in pairs:
+        found.setdefault(name, value)
+    return found
 
 
 class Workers:
@@ -238,21 +269,15 @@ class Board:
     served (what the handlers serve: app.Served), access (guard.Access). See the module's docstring."""
 
     def __init__(self, routes, served, access):
-        from starlette.responses import JSONResponse, Response  # here: --help imports this module too
-
-        class Answer(JSONResponse):
-            """starlette's JSON answer, as TF Serving's REST answers are: UTF-8, names as they are (no \\u escapes);
-            a lone surrogate a request's text brought into a line (`"\\udcb7"`, JSON's escape of no character)
-            written as its JSON escape (cli.readable_json), not a UnicodeEncodeError in place of the answer."""
-
-            def render(self, content):
-                return cli.readable_json(content, "utf-8", allow_nan=False, separators=(",", ":")).encode("utf-8")
+        from starlette.responses import Response  # here: --help imports this module too
         self.routes, self.served, self.access = tuple(routes), served, access
-        self.json_response, self.response, self.workers = Answer, Response, Workers()
+        self.response, self.workers = Response, Workers()
 
-    def matching(self, path):
-        """[(route, params)] of the routes whose pattern matches `path`, in table order."""
-        found = ((route, route.pattern.fullmatch(path)) for route in self.routes)
+    def matching(self, path, raw=None):
+        """[(route, params)] of the routes whose pattern matches `path` (decoded), or `raw` (as sent; None: path)
+        for a route matched on it (Route.raw), in table order."""
+        found = ((route, route.pattern.fullmatch(raw if route.raw and raw is not None else path))
+                 for route in self.routes)
         return [(route, match.groupdict()) for route, match in found if match]
 
     def close_path(self, path):
@@ -270,8 +295,9 @@ class Board:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return
-        method, path, scheme = scope["method"], scope["path"], scope.get("scheme", "http")
+        method, scheme = scope["method"], scope.get("scheme", "http")
         headers = header_fields(scope["headers"])
+        path, raw = request_target(scope, headers)
         extra = {}
         try:
             refused = self.access.refusal(method, headers, scheme, scope.get("server"))
@@ -279,21 +305,24 @@ class Board:
                 raise BoardError(403, refused)
             cors = self.access.cors_origin(headers, scheme)
             extra = {} if cors is None else {"Access-Control-Allow-Origin": cors, "Vary": "Origin"}
-            reply = await self.answer(scope, receive, method, path, headers, cors)
+            response = self.response_of(await self.answer(scope, receive, method, path, headers, cors, raw),
+                                        extra, f"{method} {path}")
         except BoardError as e:
-            reply = error_reply(e.status, str(e), e.headers,
-                                path.startswith("/board/") and zh.asked(headers))  # not TF Serving's
+            response = self.response_of(error_reply(e.status, str(e), e.headers, path.startswith("/board/") and
+                                                    zh.asked(headers)), extra)  # the zh twin: not TF Serving's
         except Disconnected:  # the client left while sending its body: nobody to answer
             return
         except Exception as e:  # noqa: BLE001  (any: a server answers, it does not die or print a traceback)
             line = " ".join(f"{type(e).__name__}: {e}".split())[:300]
             print(f"error: {method} {path}: {line}", file=sys.stderr, flush=True)
-            reply = error_reply(500, f"{method} {path}: internal error ({line})")
-        await self.send(reply, extra, scope, receive, send)
+            response = self.response_of(error_reply(500, f"{method} {path}: internal error ({line})"), extra)
+        await response(scope, receive, send)
 
-    async def answer(self, scope, receive, method, path, headers, cors):
-        """The Reply or data of a request that passed the guard (steps 2 to 4 of the module's docstring)."""
-        matched = self.matching(path)
+    async def answer(self, scope, receive, method, path, headers, cors, raw=None):
+        """The Reply or data of a request that passed the guard (steps 2 to 4 of the module's docstring); path and
+        raw: its path decoded and as sent (request_target; raw None: the path)."""
+        raw = path if raw is None else raw
+        matched = self.matching(path, raw)
         if not matched:
             close = self.close_path(path)
             raise BoardError(404, f"{method} {path}: not found" + (f"; did you mean {close}?" if close else ""))
@@ -306,22 +335,52 @@ class Board:
         if route is None:
             raise BoardError(405, f"{method} {path}: not allowed", {"Allow": self.methods(matched)})
         query = {k: v[0] for k, v in urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
+        path = raw if route.raw else path
         call = Call(method, path, params, query, headers, self.served)
         call.body = await read_body(receive, headers, route, f"{method} {path}")
         if route.runs == LOOP:
             return handled(route, call)
         return await self.workers.run(handled, route, call)
 
-    async def send(self, reply, extra, scope, receive, send):
+    def response_of(self, reply, extra, said=""):
+        """The starlette response of a handler's answer (a Reply, or a dict or list: JSON with 200), `extra` headers
+        added. JSON is written as TF Serving's REST answers are: UTF-8, names as they are (no \\u escapes), a
+        lone surrogate a request's text brought into a line (`"\\udcb7"`) as its JSON escape (cli.readable_json),
+        not a UnicodeEncodeError. NaN or an infinity, which JSON has no number for, is written as TF Serving
+        writes it (NaN, Infinity, -Infinity: its "JSON conformance") where the Reply says so (Reply.nan);
+        elsewhere BoardError 500 naming the request (`said`) and the values, never an exception out of the app
+        (uvicorn's traceback and plain-text 500)."""
         if not isinstance(reply, Reply):
             reply = Reply(reply)
         headers = {**(reply.headers or {}), **extra}
-        if not isinstance(reply.content, bytes):
-            response = self.json_response(reply.content, status_code=reply.status, headers=headers)
-        else:
-            response = self.response(reply.content, status_code=reply.status, media_type=reply.media_type,
-                                     headers=headers)
-        await response(scope, receive, send)
+        content, media_type = reply.content, reply.media_type
+        if not isinstance(content, bytes):
+            try:
+                content = cli.readable_json(content, "utf-8", allow_nan=reply.nan, separators=(",", ":"))
+            except ValueError:  # "Out of range float values are not JSON compliant"
+                raise BoardError(500, f"{said}: the answer holds NaN or an infinity, which JSON has no number for: "
+                                      "the model's values are not finite (was it trained into NaN?)") from None
+            content, media_type = content.encode("utf-8"), "application/json"
+        return self.response(content, status_code=reply.status, media_type=media_type, headers=headers)
+
+
+def request_target(scope, headers):
+    """(path, raw path) of a request: its path percent-decoded (the ASGI scope's) and as sent (str, Latin-1).
+
+    An absolute-form target (`GET http://127.0.0.1:8501/v1/models/mnist`,
+    which RFC 9112 3.2.2 says a server MUST accept; uvicorn hands it on
+    whole as the path) is its path, and its authority takes the Host
+    header's place (`headers`, changed in place), as that RFC says: the
+    guard checks the name the target gives.
+    """
+    path, raw = scope["path"], scope.get("raw_path")
+    raw = path if raw is None else raw.decode("latin-1")
+    if ABSOLUTE_FORM.match(raw):
+        parts = urllib.parse.urlsplit(raw)
+        headers["host"] = parts.netloc
+        raw = parts.path or "/"
+        path = urllib.parse.unquote(raw)
+    return path, raw
 
 
 def header_fields(raw):
@@ -346,10 +405,23 @@ def error_reply(status, message, headers=None, twin=False):
 
 
 def handled(route, call):
-    """route.handler(call), after parsing the body when the route takes JSON; runs where the route says."""
-    if route.takes == JSON:
+    """route.handler(call), after parsing the body when the route takes JSON; runs where the route says.
+
+    A body past LARGE_JSON on a worker thread is parsed and handled at most LARGE_AT_ONCE at a time, the others
+    waiting their turn: its parsed values take about 14 times its bytes (a Python float and its list slot for
+    each number: a 32 MiB predict, some 450 MB), and WORKERS such requests at once would take many gigabytes.
+    """
+    if route.takes != JSON:
+        return route.handler(call)
+    if len(call.body) <= LARGE_JSON or route.runs != THREAD:
         call.json = parse_json(call.body, route.form)
-    return route.handler(call)
+        return route.handler(call)
+    with LARGE_PARSES:
+        try:
+            call.json = parse_json(call.body, route.form)
+            return route.handler(call)
+        finally:
+            call.json = None  # its values go before the next large body is parsed
 
 
 async def read_body(receive, headers, route, said):
@@ -361,8 +433,11 @@ async def read_body(receive, headers, route, said):
     inflates to, inflated chunk by chunk as it arrives and no further than
     the same limit (Inflated): a gzip bomb is refused with 413 once its
     first route.body bytes are out, never inflated whole. Another encoding
-    is 415 naming it; gzip that is not gzip, 400. Raises Disconnected when
-    the client goes away meanwhile.
+    is 415 naming it; gzip that is not gzip, 400. A body that sends
+    nothing for BODY_IDLE seconds is 408, its connection closed (libevent's
+    HTTP server, TF Serving's, closes one idle for 50 s; uvicorn waits for
+    ever, holding the connection). Raises Disconnected when the client goes
+    away meanwhile.
     """
     declared = headers.get("content-length", "")
     if declared.isdecimal() and int(declared) > route.body:
@@ -370,7 +445,11 @@ async def read_body(receive, headers, route, said):
     inflated = Inflated.of(headers, route, said)
     chunks, size, more = [], 0, True
     while more:
-        message = await receive()
+        try:
+            message = await asyncio.wait_for(receive(), BODY_IDLE)
+        except asyncio.TimeoutError:
+            raise BoardError(408, f"{said}: the request body stopped coming ({size:,} byte{'s' if size != 1 else ''} came, then nothing for "
+                                  f"{BODY_IDLE:g} s); send it again", {"Connection": "close"}) from None
         if message["type"] == "http.disconnect":
             raise Disconnected()
         chunk, more = message.get("body", b""), message.get("more_body", False)
