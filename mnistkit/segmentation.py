@@ -560,9 +560,10 @@ def _digit_ink(gray, level):
     if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     digit, notes = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits marks: labelled anew
-    if _only_lines(digit) or _outline(digit):  # judged with the marks apart: a frame's pieces are no note
-        if _shadow_edge(gray, digit):
-            raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
+    lines = _only_lines(digit) or _outline(digit)  # judged with the marks apart: a frame's pieces are no note
+    if (lines or _a_line(digit)) and _shadow_edge(gray, digit):  # a steep one too: a 1 has the same paper round it
+        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
+    if lines:
         raise ValueError("no digit found: only a frame or a border, nothing inside it")
     return digit & ~notes, level, threshold
 
@@ -581,14 +582,22 @@ def _only_lines(ink):
     LINE_LONG of the picture's shorter side, within LINE_SIDE of the left or right edge when steep. A frame's side
     askew or cut off, a page's edge in a photo, a shadow's edge: not a digit."""
     h, w = ink.shape
+    c = np.nonzero(ink)[1]
+    side = min(c.mean(), w - 1 - c.mean()) <= LINE_SIDE * w
+    flat = np.var(c) > np.var(np.nonzero(ink)[0])
+    return bool(_a_line(ink) and (flat or side))
+
+
+def _a_line(ink):
+    """True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, at any slope: as
+    thick as LINE_THIN of its length at most (from the spread of its pixels along and across their main axis), as
+    long as LINE_LONG of the picture's shorter side."""
     r, c = np.nonzero(ink)
-    mean_c = c.mean()
-    dr, dc = r - r.mean(), c - mean_c
+    dr, dc = r - r.mean(), c - c.mean()
     var_r, var_c, cov = np.mean(dr * dr), np.mean(dc * dc), np.mean(dr * dc)
     middle, spread = (var_r + var_c) / 2, np.hypot((var_r - var_c) / 2, cov)
     length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * max(middle - spread, 0))
-    side = min(mean_c, w - 1 - mean_c) <= LINE_SIDE * w
-    return bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(h, w) and (var_c > var_r or side))
+    return bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(ink.shape))
 
 
 def _shadow_edge(gray, ink):
