@@ -581,10 +581,10 @@ def _only_lines(ink):
     LINE_THIN of its length at most (from the spread of its pixels along and across their main axis), as long as
     LINE_LONG of the picture's shorter side, within LINE_SIDE of the left or right edge when steep. A frame's side
     askew or cut off, a page's edge in a photo, a shadow's edge: not a digit."""
-    h, w = ink.shape
-    c = np.nonzero(ink)[1]
+    w = ink.shape[1]
+    r, c = np.nonzero(ink)
     side = min(c.mean(), w - 1 - c.mean()) <= LINE_SIDE * w
-    flat = np.var(c) > np.var(np.nonzero(ink)[0])
+    flat = np.var(c) > np.var(r)
     return bool(_a_line(ink) and (flat or side))
 
 
@@ -601,7 +601,7 @@ def _a_line(ink):
 
 
 def _shadow_edge(gray, ink):
-    """True when the ink (boolean [h, w], some True), a line as _only_lines finds it, is a shadow's edge: the picture
+    """True when the ink (boolean [h, w], some True), a line as _a_line finds it, is a shadow's edge: the picture
     (gray uint8 [h, w]) on each side of the line through its pixels is SHADOW_SIDE of it at least, and the paper
     along the line's darker side (within SHADOW_BAND of the picture's shorter side) has its median below
     SHADOW_DARKER of the lighter side's (a frame's side has the same paper on both, a shaded page's middle nearly)."""
