@@ -72,7 +72,8 @@ TALL = 0.6  # a line holds digits when as tall as this share of the tallest line
 JOINED_WIDTH = 0.8  # two parts no wider than this together can be one digit
 JOINED_GAP = 0.2  # ... when they lie closer than this
 THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag is about 0.23)
-NOTE_APART = 0.2  # of the digit's height: a mark shorter than a digit this far from it is a note, not its stroke
+NOTE_APART = 0.2  # of the digit's height: a mark shorter than a digit this far from it is a note, not its stroke,
+NOTE_UNDER = 0.5  # ... unless this share of its width lies under or over the digit (a part of it the edge cut off)
 WIDE = 0.85  # a part wider than this is several digits written close (a message's count is then only the least)
 # A frame, a border or a rule at the side, left out of the ink (frame_lines); of the picture's side:
 FRAME_SPAN = 0.6  # a line at least this long ...
@@ -991,9 +992,10 @@ def _digit_lines(boxes):
 
 def _notes_apart(boxes, shape):
     """The boxes of the marks (boxes float [n, 4], in a picture of `shape`) that no digit-tall part holds and that
-    lie NOTE_APART of the digit's height clear of its box: a date or a page number written small in a corner, a
-    short note beside the digit. A stroke of the digit drawn apart (a 2's base, a 5's bar) lies closer. Boolean
-    `shape`."""
+    lie NOTE_APART of the digit's height clear of its box, beside it rather than under or over it (NOTE_UNDER): a
+    date or a page number written small in a corner, a short note beside the digit. A stroke of the digit drawn
+    apart (a 2's base, a 5's bar) lies closer; a digit's part the picture's edge cut off (a 3's lower bow) lies
+    under it. Boolean `shape`."""
     notes = np.zeros(shape, bool)
     counted = np.zeros(len(boxes), bool)
     for _, parts in _digit_lines(boxes):
@@ -1004,7 +1006,8 @@ def _notes_apart(boxes, shape):
     top, bottom, left, right = boxes.T
     digit = top[counted].min(), bottom[counted].max(), left[counted].min(), right[counted].max()
     gap = np.maximum(np.maximum(digit[0] - bottom, top - digit[1]), np.maximum(digit[2] - right, left - digit[3]))
-    for t, b, l, r in boxes[~counted & (gap >= NOTE_APART * (digit[1] - digit[0]))].astype(int):
+    under = np.minimum(right, digit[3]) - np.maximum(left, digit[2]) > NOTE_UNDER * (right - left)
+    for t, b, l, r in boxes[~counted & ~under & (gap >= NOTE_APART * (digit[1] - digit[0]))].astype(int):
         notes[t:b, l:r] = True
     return notes
 

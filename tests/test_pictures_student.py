@@ -41,11 +41,14 @@ def test_a_date_in_a_corner_and_an_underline_leave_the_digit_alone():
 def test_notes_apart_are_the_short_marks_clear_of_the_digit():
     """segmentation._notes_apart: of a digit 100 pixels tall, a mark 10 tall 90 pixels right of it is a note (its
     box, all of it); a 2's base drawn apart 5 pixels under it, and a speck 10 pixels beside it, are its own (closer
-    than NOTE_APART of its height). Before, every mark but dust was the digit's."""
+    than NOTE_APART of its height), and so is a bow 30 pixels under it (a 3's, which the picture's edge cut off:
+    NOTE_UNDER). Before, every mark but dust was the digit's; a first version took the bow for a note (the 3 read
+    as 2)."""
     digit, base, speck, date = [20, 120, 50, 110], [125, 133, 50, 100], [60, 66, 120, 126], [20, 30, 200, 240]
-    notes = segmentation._notes_apart(np.array([digit, base, speck, date], dtype=np.float64), (200, 260))
+    bow = [150, 175, 45, 112]
+    notes = segmentation._notes_apart(np.array([digit, base, speck, bow, date], dtype=np.float64), (200, 260))
     assert notes[20:30, 200:240].all() and np.count_nonzero(notes) == 10 * 40
-    assert not segmentation._notes_apart(np.array([digit, base, speck], dtype=np.float64), (200, 260)).any()
+    assert not segmentation._notes_apart(np.array([digit, base, speck, bow], dtype=np.float64), (200, 260)).any()
 
 
 @pytest.mark.quick
