@@ -554,19 +554,21 @@ def _digit_ink(gray, level):
     frame = frame_lines(ink, marks)
     frame |= drawn_round(ink & ~frame, None if frame.any() else marks, frame.any())  # a ring, an underline, ...
     ink &= ~frame
-    if level[ink].mean() < (FAINT_INK if _clear_of_edges(ink) else MIN_CONTRAST) or not stands_out(level, ink):
+    mean = level[ink].mean()
+    if mean < MIN_CONTRAST and (mean < FAINT_INK or not _clear_of_edges(ink)) or not stands_out(level, ink):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     digit, notes = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits marks: labelled anew
-    lines = _only_lines(digit) or _outline(digit)  # judged with the marks apart: a frame's pieces are no note
-    if (lines or _a_line(digit)) and _shadow_edge(gray, digit):  # a steep one too: a 1 has the same paper round it
+    only, line = _only_lines(digit)  # judged with the marks apart: a frame's pieces are no note
+    lines = only or _outline(digit)
+    if (lines or line) and _shadow_edge(gray, digit):  # a steep line too: a 1 has the same paper round it
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     if lines:
         raise ValueError("no digit found: only a frame or a border, nothing inside it")
-    return digit & ~notes, level, threshold
+    return digit if notes is None else digit & ~notes, level, threshold
 
 
 def _clear_of_edges(ink):
@@ -577,32 +579,26 @@ def _clear_of_edges(ink):
 
 
 def _only_lines(ink):
-    """True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, lying flat (no
-    digit is a dash) or along the picture's left or right edge (a 1 stands up, away from the side): as thick as
-    LINE_THIN of its length at most (from the spread of its pixels along and across their main axis), as long as
-    LINE_LONG of the picture's shorter side, within LINE_SIDE of the left or right edge when steep. A frame's side
-    askew or cut off, a page's edge in a photo, a shadow's edge: not a digit."""
-    w = ink.shape[1]
+    """(True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, lying flat (no
+    digit is a dash) or along the picture's left or right edge (a 1 stands up, away from the side); True when it
+    is such a line at any slope): as thick as LINE_THIN of its length at most (from the spread of its pixels along
+    and across their main axis), as long as LINE_LONG of the picture's shorter side, within LINE_SIDE of the left
+    or right edge when steep. A frame's side askew or cut off, a page's edge in a photo, a shadow's edge: not a
+    digit."""
+    h, w = ink.shape
     r, c = np.nonzero(ink)
-    side = min(c.mean(), w - 1 - c.mean()) <= LINE_SIDE * w
-    flat = np.var(c) > np.var(r)
-    return bool(_a_line(ink) and (flat or side))
-
-
-def _a_line(ink):
-    """True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, at any slope: as
-    thick as LINE_THIN of its length at most (from the spread of its pixels along and across their main axis), as
-    long as LINE_LONG of the picture's shorter side."""
-    r, c = np.nonzero(ink)
-    dr, dc = r - r.mean(), c - c.mean()
+    mean_c = c.mean()
+    dr, dc = r - r.mean(), c - mean_c
     var_r, var_c, cov = np.mean(dr * dr), np.mean(dc * dc), np.mean(dr * dc)
     middle, spread = (var_r + var_c) / 2, np.hypot((var_r - var_c) / 2, cov)
     length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * max(middle - spread, 0))
-    return bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(ink.shape))
+    side = min(mean_c, w - 1 - mean_c) <= LINE_SIDE * w
+    line = bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(h, w))
+    return line and (var_c > var_r or side), line
 
 
 def _shadow_edge(gray, ink):
-    """True when the ink (boolean [h, w], some True), a line as _a_line finds it, is a shadow's edge: the picture
+    """True when the ink (boolean [h, w], some True), a line as _only_lines finds it, is a shadow's edge: the picture
     (gray uint8 [h, w]) on each side of the line through its pixels is SHADOW_SIDE of it at least, and the paper
     along the line's darker side (within SHADOW_BAND of the picture's shorter side) has its median below
     SHADOW_DARKER of the lighter side's (a frame's side has the same paper on both, a shaded page's middle nearly)."""
@@ -995,19 +991,22 @@ def _notes_apart(boxes, shape):
     lie NOTE_APART of the digit's height clear of its box, beside it rather than under or over it (NOTE_UNDER): a
     date or a page number written small in a corner, a short note beside the digit. A stroke of the digit drawn
     apart (a 2's base, a 5's bar) lies closer; a digit's part the picture's edge cut off (a 3's lower bow) lies
-    under it. Boolean `shape`."""
-    notes = np.zeros(shape, bool)
+    under it. Boolean `shape`, or None when there are none."""
     counted = np.zeros(len(boxes), bool)
     for _, parts in _digit_lines(boxes):
         for marks in parts:
             counted[marks] = True
     if counted.all() or not counted.any():
-        return notes
+        return None
     top, bottom, left, right = boxes.T
     digit = top[counted].min(), bottom[counted].max(), left[counted].min(), right[counted].max()
     gap = np.maximum(np.maximum(digit[0] - bottom, top - digit[1]), np.maximum(digit[2] - right, left - digit[3]))
     under = np.minimum(right, digit[3]) - np.maximum(left, digit[2]) > NOTE_UNDER * (right - left)
-    for t, b, l, r in boxes[~counted & ~under & (gap >= NOTE_APART * (digit[1] - digit[0]))].astype(int):
+    apart = ~counted & ~under & (gap >= NOTE_APART * (digit[1] - digit[0]))
+    if not apart.any():
+        return None
+    notes = np.zeros(shape, bool)
+    for t, b, l, r in boxes[apart].astype(int):
         notes[t:b, l:r] = True
     return notes
 
@@ -1139,7 +1138,7 @@ def _written_close(ink):
 
 def one_digit(ink, labels=None):
     """The ink of one digit: (boolean [h, w], the ink (boolean [h, w], some True) without its dust (ink_marks); its
-    notes, boolean [h, w]).
+    notes, boolean [h, w] or None).
 
     Raises ValueError ("no digit found: only specks ...") when marks smaller
     than MIN_MARK of the picture's shorter side hold most of the ink and
@@ -1147,7 +1146,8 @@ def one_digit(ink, labels=None):
     the marks make more than one digit (digit_layout), or one part wider
     than one digit is two marks a digit tall with a gap between them
     (_written_close). notes: of one digit, the marks that no digit-tall part holds (a date in a corner, a note
-    beside it: _notes_apart), for the caller to leave out once it has judged the ink whole. labels: as ink_marks.
+    beside it: _notes_apart; None when there are none), for the caller to leave out once it has judged the ink
+    whole. labels: as ink_marks.
     """
     boxes, mass, kept = ink_marks(ink, labels)
     size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
@@ -1162,6 +1162,6 @@ def one_digit(ink, labels=None):
             f"{digits} side by side" if lines == 1 else f"{digits} one above the other" if digits == lines
             else f"{digits} on {lines} lines")
         raise SeveralDigits(f"several digits found ({where}); the app reads one digit per picture: crop to one digit")
-    return kept, _notes_apart(boxes, kept.shape) if digits == 1 else np.zeros(kept.shape, bool)
+    return kept, _notes_apart(boxes, kept.shape) if digits == 1 else None
 
 

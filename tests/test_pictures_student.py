@@ -48,7 +48,7 @@ def test_notes_apart_are_the_short_marks_clear_of_the_digit():
     bow = [150, 175, 45, 112]
     notes = segmentation._notes_apart(np.array([digit, base, speck, bow, date], dtype=np.float64), (200, 260))
     assert notes[20:30, 200:240].all() and np.count_nonzero(notes) == 10 * 40
-    assert not segmentation._notes_apart(np.array([digit, base, speck, bow], dtype=np.float64), (200, 260)).any()
+    assert segmentation._notes_apart(np.array([digit, base, speck, bow], dtype=np.float64), (200, 260)) is None
 
 
 @pytest.mark.quick
