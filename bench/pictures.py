@@ -8,6 +8,7 @@ Usage (from the repository root):
   python bench/pictures.py --model-dir model --set painted  digits drawn with a paint program's brush
   python bench/pictures.py --model-dir model --set glance   filled loops, tiny pictures, faint pencil, shadows
   python bench/pictures.py --model-dir model --set others   coloured ink, file formats, screenshots, Paint BMPs...
+  python bench/pictures.py --model-dir model --set student  exercise books, a date, marker, vignette, phone app...
   python bench/pictures.py --set close                 two digits written close: refused as several?
 
 Each kind of tests/framed.py (a frame or a border round the digit, a shaded or
@@ -47,6 +48,12 @@ and progressive JPEG, GIF, WebP, a phone JPEG turned by its EXIF orientation,
 Windows Paint BMPs, notebook paper at an angle, an upscaled small photo, a
 screenshot of the paint window, 1-px strokes, a European 7 and 1; beside their
 twin, the brush digit on white as PNG), the same figures as --set penned.
+With --set student, the kinds of tests/student.py (the same redrawn digits as
+a student photographs, scans or screenshots them: an exercise book's lines or
+squares, a date and an underline, a thick marker or a fine pen, ink touching
+the edge, a strong vignette, a phone's drawing app, white on black, faint
+pencil on grey paper, JPEG quality 10, printed digits; beside their twin, the
+felt pen's photo on white), the same figures as --set penned.
 With --set close, the kinds of tests/close.py (two of the sample's test digits
 side by side, apart, close or touching, and the first alone; `--count` pairs)
 and per kind:
@@ -70,6 +77,7 @@ import framed  # noqa: E402
 import glance  # noqa: E402
 import painted  # noqa: E402
 import penned  # noqa: E402
+import student  # noqa: E402
 import mnist_app  # noqa: E402
 import others  # noqa: E402
 from mnistkit import cli  # noqa: E402
@@ -77,7 +85,8 @@ from mnistkit.errors import DataError  # noqa: E402
 
 SAME_IOU = 0.8
 # --set: the MNIST digits redrawn, by module
-REDRAWN = {"penned": penned, "painted": painted, "glance": glance, "others": others}
+REDRAWN = {"penned": penned, "painted": painted, "glance": glance, "others": others,
+            "student": student}
 
 
 def ink_iou(a, b):
@@ -102,10 +111,11 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=0, help="the first of the sample's test digits used")
     parser.add_argument("--kinds", nargs="*", help="only these kinds (names as printed)")
     parser.add_argument("--show", action="store_true", help="print each refusal and misread")
-    parser.add_argument("--set", choices=("framed", "penned", "painted", "glance", "others", "close"),
+    parser.add_argument("--set", choices=("framed", "penned", "painted", "glance", "others", "student", "close"),
                         default="framed",
-                        help="framed: tests/framed.py's kinds (default); penned, painted, glance, others: "
-                             "tests/penned.py's, painted.py's, glance.py's or others.py's (need --model-dir)")
+                        help="framed: tests/framed.py's kinds (default); penned, painted, glance, others, student: "
+                             "tests/penned.py's, painted.py's, glance.py's, others.py's or student.py's "
+                             "(need --model-dir)")
     parser.add_argument("--save", help="a folder to write each misread picture's 28x28 input to (PNG, x8)")
     args = parser.parse_args(argv)
     predictor = mnist_app.load_predictor(args.model_dir) if args.model_dir else None

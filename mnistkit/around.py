@@ -246,18 +246,22 @@ def _at_edge(point, grid):
 
 
 def _underlines(marks, grid):
-    """The mark (as a list of none or one) that is a line across under all the other marks: straight (_line),
-    UNDER_SPAN of their width long, and they UNDER_TALL of its length tall and digit-sized."""
+    """The mark (as a list of none or one) that is a line across under the marks it spans in columns (not a date
+    written in a corner beside it): straight (_line), UNDER_SPAN of their width long, and they UNDER_TALL of its
+    length tall and digit-sized."""
     for mark in marks:
         line = _line(mark)
         if line is None or not line[0]:
             continue
         _, length, thick, centre, normal, _ = line
         others = [other for other in marks if other is not mark]
-        top, bottom, left, right = _union_box(others)
-        if length < UNDER_SPAN * (right - left) or bottom - top < UNDER_TALL * length or not _digit_sized(others, grid):
+        over = [other for other in others if other["box"][2] < mark["box"][3] and other["box"][3] > mark["box"][2]]
+        if not over:
             continue
-        if _beyond(others, centre, normal, thick, (centre[0] - length, centre[1])):
+        top, bottom, left, right = _union_box(over)
+        if length < UNDER_SPAN * (right - left) or bottom - top < UNDER_TALL * length or not _digit_sized(over, grid):
+            continue
+        if _beyond(over, centre, normal, thick, (centre[0] - length, centre[1])):
             return [mark]
     return []
 

@@ -34,6 +34,9 @@ STROKES = 0.3  # of the ink's longer side: a digit cropped tight, read on flat p
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
+FAINT_INK = 20  # darkness levels: fainter ink than MIN_CONTRAST on average (pencil on grey paper) is read down to this
+FAINT_CLEAR = 0.02  # ... when it lies this share of the picture's shorter side clear of every edge (a shadow's edge
+# runs to the picture's edge: its darkness 26-38 on average, as faint and as clear of the noise as the pencil's)
 # What makes ink a digit-like stroke (find_ink). Each bound lies between what
 # the photos and digits the tests hold give and what pages without a digit
 # give (docs/photos.md, "How the bounds were chosen", has the figures).
@@ -69,6 +72,8 @@ TALL = 0.6  # a line holds digits when as tall as this share of the tallest line
 JOINED_WIDTH = 0.8  # two parts no wider than this together can be one digit
 JOINED_GAP = 0.2  # ... when they lie closer than this
 THIN = 0.3  # ... unless both are thinner than this (two 1s: a 1 with its flag is about 0.23)
+NOTE_APART = 0.2  # of the digit's height: a mark shorter than a digit this far from it is a note, not its stroke,
+NOTE_UNDER = 0.5  # ... unless this share of its width lies under or over the digit (a part of it the edge cut off)
 WIDE = 0.85  # a part wider than this is several digits written close (a message's count is then only the least)
 # A frame, a border or a rule at the side, left out of the ink (frame_lines); of the picture's side:
 FRAME_SPAN = 0.6  # a line at least this long ...
@@ -89,6 +94,11 @@ FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen 
 LINE_THIN = 0.08
 LINE_LONG = 0.5
 LINE_SIDE = 0.1
+# The line is a shadow's edge, not a frame's side (_shadow_edge), when the picture on each side of it is SHADOW_SIDE
+# of it at least and the paper along one side (SHADOW_BAND of its shorter side) SHADOW_DARKER of the other's at most
+SHADOW_SIDE = 0.2
+SHADOW_BAND = 0.1
+SHADOW_DARKER = 0.85
 # ... or an outline round an empty middle (_outline: a page's edge in a photo, the table round it): its box within
 # OUTLINE_EDGE of the picture's every edge, the middle (OUTLINE_MIDDLE of the picture inset from each side) without
 # ink, and ink in OUTLINE_CORNERS of its box's corners (squares OUTLINE_CORNER of its shorter side: a round 0 cropped
@@ -544,24 +554,37 @@ def _digit_ink(gray, level):
     frame = frame_lines(ink, marks)
     frame |= drawn_round(ink & ~frame, None if frame.any() else marks, frame.any())  # a ring, an underline, ...
     ink &= ~frame
-    if level[ink].mean() < MIN_CONTRAST or not stands_out(level, ink):
+    mean = level[ink].mean()
+    if mean < MIN_CONTRAST and (mean < FAINT_INK or not _clear_of_edges(ink)) or not stands_out(level, ink):
         raise ValueError("no digit found: nothing stands out from the picture's noise")
     if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    digit = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits marks: labelled anew
-    if _only_lines(digit) or _outline(digit):
+    digit, notes = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits marks: labelled anew
+    only, line = _only_lines(digit)  # judged with the marks apart: a frame's pieces are no note
+    lines = only or _outline(digit)
+    if (lines or line) and _shadow_edge(gray, digit):  # a steep line too: a 1 has the same paper round it
+        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
+    if lines:
         raise ValueError("no digit found: only a frame or a border, nothing inside it")
-    return digit, level, threshold
+    return digit if notes is None else digit & ~notes, level, threshold
+
+
+def _clear_of_edges(ink):
+    """True when the ink (boolean [h, w], some True) lies FAINT_CLEAR of the picture's shorter side from every edge."""
+    top, bottom, left, right = mask_box(ink)
+    clear = FAINT_CLEAR * min(ink.shape)
+    return bool(min(top, left, ink.shape[0] - bottom, ink.shape[1] - right) >= clear)
 
 
 def _only_lines(ink):
-    """True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, lying flat (no
-    digit is a dash) or along the picture's left or right edge (a 1 stands up, away from the side): as thick as
-    LINE_THIN of its length at most (from the spread of its pixels along and across their main axis), as long as
-    LINE_LONG of the picture's shorter side, within LINE_SIDE of the left or right edge when steep. A frame's side
-    askew or cut off, a page's edge in a photo, a shadow's edge: not a digit."""
+    """(True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, lying flat (no
+    digit is a dash) or along the picture's left or right edge (a 1 stands up, away from the side); True when it
+    is such a line at any slope): as thick as LINE_THIN of its length at most (from the spread of its pixels along
+    and across their main axis), as long as LINE_LONG of the picture's shorter side, within LINE_SIDE of the left
+    or right edge when steep. A frame's side askew or cut off, a page's edge in a photo, a shadow's edge: not a
+    digit."""
     h, w = ink.shape
     r, c = np.nonzero(ink)
     mean_c = c.mean()
@@ -570,7 +593,25 @@ def _only_lines(ink):
     middle, spread = (var_r + var_c) / 2, np.hypot((var_r - var_c) / 2, cov)
     length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * max(middle - spread, 0))
     side = min(mean_c, w - 1 - mean_c) <= LINE_SIDE * w
-    return bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(h, w) and (var_c > var_r or side))
+    line = bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(h, w))
+    return line and (var_c > var_r or side), line
+
+
+def _shadow_edge(gray, ink):
+    """True when the ink (boolean [h, w], some True), a line as _only_lines finds it, is a shadow's edge: the picture
+    (gray uint8 [h, w]) on each side of the line through its pixels is SHADOW_SIDE of it at least, and the paper
+    along the line's darker side (within SHADOW_BAND of the picture's shorter side) has its median below
+    SHADOW_DARKER of the lighter side's (a frame's side has the same paper on both, a shaded page's middle nearly)."""
+    r, c = np.nonzero(ink)
+    dr, dc = r - r.mean(), c - c.mean()
+    angle = 0.5 * np.arctan2(2 * np.mean(dr * dc), np.mean(dc * dc) - np.mean(dr * dr))  # the main axis, across
+    rows, cols = np.mgrid[0:ink.shape[0], 0:ink.shape[1]]
+    across = (rows - r.mean()) * np.cos(angle) - (cols - c.mean()) * np.sin(angle)
+    if min(np.count_nonzero(across > 0), np.count_nonzero(across < 0)) < SHADOW_SIDE * ink.size:
+        return False
+    band = (np.abs(across) <= SHADOW_BAND * min(ink.shape)) & ~ink
+    darker, lighter = sorted(float(np.median(gray[band & (across * sign > 0)])) for sign in (1, -1))
+    return darker < SHADOW_DARKER * lighter
 
 
 def _outline(ink):
@@ -918,23 +959,56 @@ def digit_layout(boxes):
     one digit is not: digits written closer than DIGIT_GAP, counted as one,
     so that `digits` is only the least there are.
     """
-    top, bottom, left, right = boxes.T
-    lines = _groups(top, bottom, LINE_GAP * (bottom.max() - top.min()))
-    heights = np.array([bottom[line].max() - top[line].min() for line in lines])
     digits, rows, sure = 0, 0, True
-    for line, height in zip(lines, heights):
-        if height < TALL * heights.max():
-            continue
+    for height, tall_parts in _digit_lines(boxes):
         rows += 1
         spans = []  # (left, right, top, bottom, apart) of each part as tall as a digit, left to right
-        for digit in _groups(left[line], right[line], DIGIT_GAP * height):
-            marks = line[digit]
-            if bottom[marks].max() - top[marks].min() >= TALL * height:
-                spans.extend(_one_apart(boxes[marks], height))
+        for marks in tall_parts:
+            spans.extend(_one_apart(boxes[marks], height))
         parts = _join_strokes(spans, height)
         digits += len(parts)
         sure = sure and all(r - l <= WIDE * height for l, r in parts)
     return int(digits), rows, sure
+
+
+def _digit_lines(boxes):
+    """The lines of the marks (boxes float [n, 4], as ink_marks gives) that hold digits, as digit_layout says: [(the
+    line's height in pixels, [int array of the marks of each part of it as tall as a digit, left to right])]."""
+    top, bottom, left, right = boxes.T
+    lines = _groups(top, bottom, LINE_GAP * (bottom.max() - top.min()))
+    heights = np.array([bottom[line].max() - top[line].min() for line in lines])
+    found = []
+    for line, height in zip(lines, heights):
+        if height >= TALL * heights.max():
+            parts = [line[digit] for digit in _groups(left[line], right[line], DIGIT_GAP * height)]
+            tall = [marks for marks in parts if bottom[marks].max() - top[marks].min() >= TALL * height]
+            found.append((height, tall))
+    return found
+
+
+def _notes_apart(boxes, shape):
+    """The boxes of the marks (boxes float [n, 4], in a picture of `shape`) that no digit-tall part holds and that
+    lie NOTE_APART of the digit's height clear of its box, beside it rather than under or over it (NOTE_UNDER): a
+    date or a page number written small in a corner, a short note beside the digit. A stroke of the digit drawn
+    apart (a 2's base, a 5's bar) lies closer; a digit's part the picture's edge cut off (a 3's lower bow) lies
+    under it. Boolean `shape`, or None when there are none."""
+    counted = np.zeros(len(boxes), bool)
+    for _, parts in _digit_lines(boxes):
+        for marks in parts:
+            counted[marks] = True
+    if counted.all() or not counted.any():
+        return None
+    top, bottom, left, right = boxes.T
+    digit = top[counted].min(), bottom[counted].max(), left[counted].min(), right[counted].max()
+    gap = np.maximum(np.maximum(digit[0] - bottom, top - digit[1]), np.maximum(digit[2] - right, left - digit[3]))
+    under = np.minimum(right, digit[3]) - np.maximum(left, digit[2]) > NOTE_UNDER * (right - left)
+    apart = ~counted & ~under & (gap >= NOTE_APART * (digit[1] - digit[0]))
+    if not apart.any():
+        return None
+    notes = np.zeros(shape, bool)
+    for t, b, l, r in boxes[apart].astype(int):
+        notes[t:b, l:r] = True
+    return notes
 
 
 def _join_strokes(spans, height):
@@ -1063,14 +1137,17 @@ def _written_close(ink):
 
 
 def one_digit(ink, labels=None):
-    """The ink of one digit: boolean [h, w], the ink (boolean [h, w], some True) without its dust (ink_marks).
+    """The ink of one digit: (boolean [h, w], the ink (boolean [h, w], some True) without its dust (ink_marks); its
+    notes, boolean [h, w] or None).
 
     Raises ValueError ("no digit found: only specks ...") when marks smaller
     than MIN_MARK of the picture's shorter side hold most of the ink and
     lie scattered rather than dotted along a stroke, and SeveralDigits when
     the marks make more than one digit (digit_layout), or one part wider
     than one digit is two marks a digit tall with a gap between them
-    (_written_close). labels: as ink_marks.
+    (_written_close). notes: of one digit, the marks that no digit-tall part holds (a date in a corner, a note
+    beside it: _notes_apart; None when there are none), for the caller to leave out once it has judged the ink
+    whole. labels: as ink_marks.
     """
     boxes, mass, kept = ink_marks(ink, labels)
     size = np.maximum(boxes[:, 1] - boxes[:, 0], boxes[:, 3] - boxes[:, 2])
@@ -1085,6 +1162,6 @@ def one_digit(ink, labels=None):
             f"{digits} side by side" if lines == 1 else f"{digits} one above the other" if digits == lines
             else f"{digits} on {lines} lines")
         raise SeveralDigits(f"several digits found ({where}); the app reads one digit per picture: crop to one digit")
-    return kept
+    return kept, _notes_apart(boxes, kept.shape) if digits == 1 else None
 
 
