@@ -415,9 +415,11 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings(), sys.modules[__name__])
     name = getattr(constants or sys.modules[__name__], "MODEL_NAME", MODEL_NAME)
-    # Another network's folder, told by its record, is said before TensorFlow's import (seconds)
+    # Another network's folder, told by its record, and a folder it cannot write (read-only, or another run's under
+    # way) are said before TensorFlow's import (seconds)
     return cli.exit_status(lambda: (checkpoints.recorded_elsewhere(args.model_dir, args.net.NETWORK, "train_script",
-                                                                   name), backward(settings=settings())),
+                                                                   name), folders.check_writable(args.model_dir),
+                                    backward(settings=settings())),
                            interrupted="interrupted before training started; nothing saved")
 
 
