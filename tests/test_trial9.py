@@ -12,7 +12,13 @@ e. mnist_generateds.py's --data-dir naming a file is said to be a file, not `can
 f. A --data-dir that is a model folder is said to be one, not told to have TFRecords written into it.
 g. A mistyped option is offered the option meant, never an unrelated one that only shares the dashes (`--once`
    for the trainer was offered `--job_name`, `--steps` for the evaluator `--help`).
+h. Pictures named to the app of which none can be read (a text file, a file that only ends in .png) are said
+   without loading the model (TensorFlow's import: 5 to 9 s), as missing ones were; a model that cannot be loaded
+   is still said, once a picture is read.
+i. A picture sent to the board's picture routes as a form (curl -F) or as curl -d's form text is told how to send
+   the picture's bytes, not only `not an image file`; in zh too.
 """
+import json
 import os
 import subprocess
 import sys
@@ -165,3 +171,83 @@ def test_a_mistyped_option_is_offered_only_an_option_close_to_it(script, typed, 
     enough to the trainer's --job_name, `--steps` to the evaluator's --help."""
     done = run_main(script, *typed, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, f"{script}: error: {line}\n")
+
+
+@pytest.mark.quick
+def test_pictures_of_which_none_can_be_read_are_said_without_loading_the_model(tmp_path):
+    """Fails before the fix: the model was loaded, TensorFlow imported (5 to 9 s), before `notes.txt: not an image
+    file`; only pictures that were not there at all skipped the load."""
+    folder_of(tmp_path / "model", networks.MLP)
+    (tmp_path / "notes.txt").write_text("my digits\n")
+    (tmp_path / "fake.png").write_text("not a picture")
+    result, imported = run_traced("mnist_app.py", "notes.txt", "fake.png", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
+    assert result.stderr.splitlines() == ["error: notes.txt: not an image file", "error: fake.png: not an image file"]
+    assert tensorflow_modules(imported) == []
+
+
+@pytest.mark.quick
+def test_a_model_that_cannot_be_loaded_still_ends_the_run_once_a_picture_is_read(tmp_path):
+    """The load moved after the first picture read: a damaged checkpoint is said there, in one line, and ends the
+    run (exit 1), not taken for that picture's fault with the next pictures tried."""
+    from PIL import Image
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "mnist_model-1.index").write_bytes(b"garbage")
+    (tmp_path / "model" / "mnist_model-1.data-00000-of-00001").write_bytes(b"x")
+    (tmp_path / "notes.txt").write_text("my digits\n")
+    for name in ("a.png", "b.png"):
+        picture = Image.new("L", (100, 100), 255)
+        picture.paste(0, (40, 20, 60, 80))
+        picture.save(tmp_path / name)
+    done = run_main("mnist_app.py", "notes.txt", "a.png", "b.png", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "error: notes.txt: not an image file" and len(lines) == 2, lines
+    assert lines[1].startswith("error: ./model/mnist_model-1: checkpoint is damaged"), lines
+
+
+def form_of(picture):
+    """(body, content type) of a multipart form holding `picture` (bytes) as its field `file`, as curl -F sends it."""
+    bound = "----trial9"
+    body = (f"--{bound}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"seven.png\"\r\n"
+            "Content-Type: image/png\r\n\r\n").encode() + picture + f"\r\n--{bound}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={bound}".encode()
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("route", ["/board/predict", "/board/inside"])  # /board/why, /board/playback alike
+def test_a_picture_sent_as_a_form_is_told_how_to_send_its_bytes(route, tmp_path):
+    """Fails before the fix: `picture: not an image file` for a picture that is one, sent in a form (curl -F),
+    where the routes take its bytes."""
+    import mnist_app
+    from test_board_learn import board_on
+    from test_board_routes import OWN_HOST, Asked
+    from test_board_zh import ZH, words_left
+    board, served = board_on(tmp_path / "model", tmp_path)
+    served.model.prepare = lambda data, name: mnist_app.prepared_pixels(data, name=name)  # the app's, as served
+    body, kind = form_of(b"\x89PNG\r\n\x1a\n")
+    answer = Asked(board, "POST", route, body, headers=(OWN_HOST, ZH, (b"content-type", kind)))
+    found = json.loads(answer.body)
+    send = "curl --data-binary @photo.jpg -H X-Filename:photo.jpg http://127.0.0.1:8501" + route
+    assert (answer.status, found["error"]) == (400, f"POST {route} takes a picture's own bytes, not a form holding it "
+                                                    f"(curl -F); send the file itself as the body: {send}")
+    assert found["zh"] == (f"POST {route} 接收的是图片本身的字节，不是装着图片的表单（curl -F）；请把文件本身作为请求体发送："
+                           f"{send}")
+    assert words_left(found["zh"], send, f"POST {route}", "curl -F") == []
+
+
+@pytest.mark.quick
+def test_a_picture_curl_d_sent_as_form_text_is_told_how_to_send_its_bytes(tmp_path):
+    """Fails before the fix: `picture: not an image file` alone, for a picture curl -d sent with its line ends
+    dropped (application/x-www-form-urlencoded)."""
+    import mnist_app
+    from test_board_learn import board_on
+    from test_board_routes import OWN_HOST, Asked
+    board, served = board_on(tmp_path / "model", tmp_path)
+    served.model.prepare = lambda data, name: mnist_app.prepared_pixels(data, name=name)
+    answer = Asked(board, "POST", "/board/predict", b"\x89PNG\x1a broken",
+                   headers=(OWN_HOST, (b"content-type", b"application/x-www-form-urlencoded")))
+    assert answer.status == 400
+    assert answer.error().startswith("picture: ") and answer.error().endswith(
+        " (curl -d sent it as form text, its line ends dropped); send the file itself as the body: curl --data-binary "
+        "@photo.jpg -H X-Filename:photo.jpg http://127.0.0.1:8501/board/predict"), answer.error()
