@@ -476,7 +476,7 @@ def serve(args):
     corrected digits in --keep-dir and learns with LEARN_OPTIONS;
     --allow-host and --allow-origin say who else may use it. Runs until Ctrl-C or SIGTERM, raised as errors.Interrupted
     within --shutdown-grace seconds; raises DataError as load_predictor
-    does, or when --host/--port cannot be listened on.
+    does, or when --host/--port cannot be listened on (said before the model loads).
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
     model_loader(args.model_dir)  # a model not there (`--model-dir modle`) said at once, before TensorFlow's import
@@ -484,12 +484,19 @@ def serve(args):
         args.compare and model_loader(args.compare)  # and --compare's, named as the board names it once loading
     except DataError as e:
         raise DataError(f"--compare: {e}") from None
-    served = board.open_board(lambda: load_predictor(args.model_dir),
-                              lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
-                              args.model_dir, kept, learn.Plan.of(args, "learn"),
-                              compare=args.compare and (lambda: load_predictor(args.compare), args.compare))
+    # Bound before the model loads (TensorFlow's import: seconds): a port taken (a board still running) is said at
+    # once; a browser's request in those seconds waits in the socket's queue.
+    sock = listener.bind(args.host, args.port)
+    try:
+        served = board.open_board(lambda: load_predictor(args.model_dir),
+                                  lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
+                                  args.model_dir, kept, learn.Plan.of(args, "learn"),
+                                  compare=args.compare and (lambda: load_predictor(args.compare), args.compare))
+    except BaseException:
+        sock.close()
+        raise
     access = guard.Access(args.host, args.allow_host or (), args.allow_origin or ())
-    board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace)
+    board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace, sock=sock)
 
 if __name__ == "__main__":
     tf_compat.end(main())  # --serve's daemon threads: no abort at exit (tf_compat.end)

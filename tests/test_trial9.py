@@ -17,6 +17,7 @@ h. Pictures named to the app of which none can be read (a text file, a file that
    is still said, once a picture is read.
 i. A picture sent to the board's picture routes as a form (curl -F) or as curl -d's form text is told how to send
    the picture's bytes, not only `not an image file`; in zh too.
+j. A port taken by another board is said before the model loads, not after TensorFlow's import.
 """
 import json
 import os
@@ -251,3 +252,23 @@ def test_a_picture_curl_d_sent_as_form_text_is_told_how_to_send_its_bytes(tmp_pa
     assert answer.error().startswith("picture: ") and answer.error().endswith(
         " (curl -d sent it as form text, its line ends dropped); send the file itself as the body: curl --data-binary "
         "@photo.jpg -H X-Filename:photo.jpg http://127.0.0.1:8501/board/predict"), answer.error()
+
+
+@pytest.mark.quick
+def test_a_port_taken_is_said_before_the_model_loads(tmp_path):
+    """Fails before the fix: a second `mnist_app.py --serve` loaded the model first (TensorFlow's import), then said
+    `cannot listen there (Address already in use)`: 5 s on a busy 2-core machine."""
+    import socket
+    folder_of(tmp_path / "model", networks.MLP)
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    try:
+        result, imported = run_traced("mnist_app.py", "--serve", "--port", str(port), cwd=tmp_path)
+    finally:
+        taken.close()
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
+    assert result.stderr == (f"error: 127.0.0.1:{port}: cannot listen there (Address already in use); give another "
+                             "--port\n")
+    assert tensorflow_modules(imported) == []
