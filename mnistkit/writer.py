@@ -164,8 +164,16 @@ def default_workers():
     return 1 if cpus <= 2 else min(MAX_WORKERS, cpus)
 
 
-def _ignore_sigint():
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled once, by the parent
+def _worker_signals():
+    """A decoding process's signals: Ctrl-C ignored (handled once, by the parent), SIGTERM back to its default.
+
+    The parent's SIGTERM handler (mnistkit.cli's, inherited by fork) raises Stopped; in a worker, at the pool's
+    end (Pool.terminate sends SIGTERM), a handler that ran just before the worker blocked on the task queue's lock
+    left it there for ever, and the generator waited for it (seen with --workers 100 on a busy machine: all
+    records written, the run never ending, a `Stopped: 15` traceback of another worker). SIG_DFL ends it at once.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def start_method():
@@ -189,11 +197,11 @@ def decoding_pool(workers):
     leave by os._exit, so no TensorFlow state or lock is used or torn down in
     them. The pool is made before the TFRecordWriter opens, so no child holds
     its buffer. Ctrl-C is ignored in the children and handled by the parent,
-    whose `with` block terminates the pool.
+    whose `with` block terminates the pool (SIGTERM: its default in the children, _worker_signals).
     """
     if workers <= 1:
         return contextlib.nullcontext()
-    return multiprocessing.get_context(start_method()).Pool(workers, initializer=_ignore_sigint)
+    return multiprocessing.get_context(start_method()).Pool(workers, initializer=_worker_signals)
 
 
 def encoded_chunks(pool, workers, image_path, entries, templates, label_path=""):

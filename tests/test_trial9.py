@@ -18,9 +18,12 @@ h. Pictures named to the app of which none can be read (a text file, a file that
 i. A picture sent to the board's picture routes as a form (curl -F) or as curl -d's form text is told how to send
    the picture's bytes, not only `not an image file`; in zh too.
 j. A port taken by another board is said before the model loads, not after TensorFlow's import.
+k. The generator's decoding processes end at SIGTERM (the pool's end), never raise the parent's Stopped in a
+   worker, which once left one blocked for ever on the task queue's lock and the generator waiting for it.
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import types
@@ -272,3 +275,29 @@ def test_a_port_taken_is_said_before_the_model_loads(tmp_path):
     assert result.stderr == (f"error: 127.0.0.1:{port}: cannot listen there (Address already in use); give another "
                              "--port\n")
     assert tensorflow_modules(imported) == []
+
+
+def sigterm_is_default():
+    """In a decoding process: whether SIGTERM has its default disposition (ends the process)."""
+    return signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+@pytest.mark.quick
+def test_the_decoding_processes_end_at_sigterm_whatever_the_parents_handler():
+    """Fails before the fix: the workers kept the parent's SIGTERM handler (fork), which raises Stopped: at the
+    pool's end (Pool.terminate's SIGTERM) a worker raised it (a `Stopped: 15` traceback), and one whose handler
+    ran just before it blocked on the task queue's lock waited for ever, and `mnist_generateds.py --workers 100`
+    with it (all records written, 11 minutes, until that worker was killed)."""
+    from mnistkit import errors, writer
+    if writer.start_method() != "fork":
+        pytest.skip("spawned workers start with the default handlers")
+
+    def stopped(signum, frame):
+        raise errors.Stopped(signum)
+    previous = signal.signal(signal.SIGTERM, stopped)
+    try:
+        with writer.decoding_pool(2) as pool:
+            assert pool.apply(sigterm_is_default) is True
+            assert pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, previous)
