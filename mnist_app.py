@@ -226,8 +226,7 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
 
     paths: a list, or any iterable (ask_paths: the course's prompts, each asked after the previous picture's
     line is printed); None asks as the course did (ask_count, then ask_paths, pictures not named). The network
-    is restored once: before the first path is asked for, or for a list once its first picture is read (the model
-    checked before any, model_loader; raises its DataError); a network other than the 784-500-10 one is named on
+    is restored once, before the first path is taken; a network other than the 784-500-10 one is named on
     stderr (`using LeNet-5 from CKPT`). Prints one line per picture (`<path>: The prediction number is: D (top
     3: ...)`; without the `<path>: ` when not name_pictures), or with `as_json` one JSON list (cli.readable_json:
     file names as they are) of {"file",
@@ -244,29 +243,16 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
         if not count:
             return 0  # end of input, or 0 pictures, before any picture: nothing failed
         paths = ask_paths(count)
-    # The course restored the network for each picture: once here, before the first prompt's path; for pictures
-    # named on the command line once the first is read (model_loader checks the model first, without TensorFlow),
-    # so that pictures of which none can be read (`notes.txt`, a typo) are said without TensorFlow's import: seconds.
-    load = model_loader(model_dir) if isinstance(paths, list) else None
-    predictor, judge = (None, None) if load else predictor_for(model_dir)
+    predictor = predictor_for(model_dir, paths)  # the course restored the network for each picture: once here
     count = len(paths) if count is None else count
     failed, results, claimed = 0, [], {}
-
-    def refused(path, error):  # a picture that failed: its line on stderr, its entry; the next one is taken
-        print(f"error: {error}", file=sys.stderr, flush=True)
-        results.append({"file": path, "error": str(error)})
-        return 1
+    judge = predictor and reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
+                                          tf_compat.VERBOSE else None)
     for path in paths:
         try:
             if not path:
                 raise DataError("(empty answer): no picture path given")
             testPicArr = pre_pic(path, threshold, preprocess)
-        except DataError as e:
-            failed += refused(path, e)
-            continue
-        if predictor is None:
-            predictor, judge = predictor_for(model_dir, load)  # a model that cannot be loaded ends the run: DataError
-        try:
             if show_input is not None:
                 target = claim_input_path(show_input, path, count, claimed)
                 write_input(testPicArr, target)
@@ -274,7 +260,9 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
             probabilities, not_a_digit = judge.judge(testPicArr)
             best = top_k(probabilities)
         except DataError as e:
-            failed += refused(path, e)
+            print(f"error: {e}", file=sys.stderr, flush=True)
+            failed += 1
+            results.append({"file": path, "error": str(e)})
             continue
         results.append({"file": path, "prediction": best[0][0],
                         "top3": [{"digit": d, "probability": p} for d, p in best],
@@ -288,24 +276,39 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
     return failed
 
 
-def predictor_for(model_dir, load=None):
-    """application's network, restored once: (its predictor, a Predictor or an export's (deployed.load_export), and
-    the reference.Judge of its answers). load: model_loader(model_dir) when called already, which says a model_dir
-    with no model (DataError, without TensorFlow). At a terminal, TensorFlow's first import is said before it
+def predictor_for(model_dir, paths):
+    """application's network, restored once before the first picture: a Predictor, an export's predictor
+    (deployed.load_export), or None when paths is a list of which no picture opens (opens: a typo, `notes.txt`, a
+    text file named fake.png: each picture's line follows at once, without the load, which imports TensorFlow:
+    seconds). A model_dir with no model is said first
+    (model_loader: SystemExit, without TensorFlow); at a terminal, TensorFlow's first import is said before it
     starts; an export's version (and with --verbose its record) and a network other than the 784-500-10 one are
     named on stderr."""
-    load = load or model_loader(model_dir)
-    if "tensorflow" not in sys.modules and not export.is_tflite(model_dir) \
+    load = model_loader(model_dir)
+    unread = isinstance(paths, list) and not any(path and opens(path) for path in paths)
+    if not unread and "tensorflow" not in sys.modules and not export.is_tflite(model_dir) \
             and sys.stderr.isatty():  # a person waits at a prompt: the seconds of TensorFlow's first import said
         print("loading the model (TensorFlow's first import takes a few seconds)...", file=sys.stderr, flush=True)
-    predictor = load()
-    if not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
+    predictor = None if unread else load()
+    if predictor is not None and not isinstance(predictor, Predictor):  # an export: which version, --verbose its record
         for line in deployed.describe(predictor, tf_compat.VERBOSE):
             print(line, file=sys.stderr, flush=True)
-    if predictor.network.forward != mnist_forward.NETWORK.forward:  # another network: say
+    if predictor is not None and predictor.network.forward != mnist_forward.NETWORK.forward:  # another network: say
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
-    return predictor, reference.Judge(predictor, log=(lambda line: print(line, file=sys.stderr, flush=True)) if
-                                      tf_compat.VERBOSE else None)
+    return predictor
+
+
+def opens(path):
+    """Whether `path` (str) is a file the app takes for a picture by its header alone (pictures.open_picture: Pillow's,
+    HEIC too; no pixels decoded): False for one not there, a folder, or a file of no picture format (a text file,
+    whatever its name); True for any other fault, which the picture's own reading says (pictures.load_picture)."""
+    try:
+        with pictures.open_picture(path):
+            return True
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, Image.UnidentifiedImageError):
+        return False
+    except Exception:  # a decompression bomb, a plugin's own error: the picture is read, and said, as one
+        return True
 
 
 def ask_count():
