@@ -20,6 +20,8 @@ i. A picture sent to the board's picture routes as a form (curl -F) or as curl -
 j. A port taken by another board is said before the model loads, not after TensorFlow's import.
 k. The generator's decoding processes end at SIGTERM (the pool's end), never raise the parent's Stopped in a
    worker, which once left one blocked for ever on the task queue's lock and the generator waiting for it.
+l. mnist_export.py's --export-dir naming a file (a .tflite it wrote, a picture) is said to be a file at once, not
+   `cannot write the export (Not a directory)` after the model's load.
 """
 import json
 import os
@@ -297,3 +299,21 @@ def test_the_decoding_processes_end_at_sigterm_whatever_the_parents_handler():
             assert pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("given", ["export/mnist.tflite", "seven.png"])
+def test_an_export_dir_that_is_a_file_is_said_to_be_one(given, tmp_path):
+    """Fails before the fix: the checkpoint was read and the export begun (TensorFlow's import), then `seven.png:
+    cannot write the export (Not a directory); choose another folder with --export-dir`."""
+    folder_of(tmp_path / "model", networks.MLP)
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "mnist.tflite").write_bytes(b"TFL3")
+    (tmp_path / "seven.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    before = tree_digests(tmp_path)
+    result, imported = run_traced("mnist_export.py", "--export-dir", given, cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
+    assert result.stderr == (f"error: {given} is a file, not a folder: --export-dir names the folder the exports are "
+                             "written into (the default is export)\n")
+    assert tensorflow_modules(imported) == []
+    assert tree_digests(tmp_path) == before
