@@ -300,8 +300,11 @@ def looked_up(model_dir, net, trainer, flags=(), watch=False):
     imports TensorFlow, seconds): a typo (`modle`) is said at once (checkpoints.no_checkpoint: `did you mean
     model?`). With `watch` (test() without --once) a folder still to come is waited for, unless its name looks
     mistyped from a model folder's beside it (checkpoints.new_folder_typo), which would be waited for forever.
+    Without `watch`, a folder that holds no checkpoint file at all (a listing, as the app's model_loader makes
+    it: `mnan` of a run that diverged, the data folder) is said at once too, its checkpoint files read later.
     net, trainer, flags: as for test() and no_checkpoint."""
-    if os.path.isdir(model_dir):
+    if os.path.isdir(model_dir) and (watch or folders.checkpoint_names(model_dir) or
+                                     folders.checkpoint_steps(model_dir, trainer.MODEL_NAME)):
         return
     if not watch:
         raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH, flags)
