@@ -301,13 +301,14 @@ def application(paths=None, model_dir=MODEL_SAVE_PATH, threshold=THRESHOLD, out=
 
 def predictor_for(model_dir, paths):
     """application's network, restored once before the first picture: a Predictor, an export's predictor
-    (deployed.load_export), or None when paths is a list of which no picture is there (a typo: each picture's line
-    follows at once, without the load, which imports TensorFlow: seconds). A model_dir with no model is said first
+    (deployed.load_export), or None when paths is a list of which no picture opens (opens: a typo, `notes.txt`, a
+    text file named fake.png: each picture's line follows at once, without the load, which imports TensorFlow:
+    seconds). A model_dir with no model is said first
     (model_loader: SystemExit, without TensorFlow); at a terminal, TensorFlow's first import is said before it
     starts; an export's version (and with --verbose its record) and a network other than the 784-500-10 one are
     named on stderr."""
     load = model_loader(model_dir)
-    unread = isinstance(paths, list) and not any(path and os.path.lexists(path) for path in paths)
+    unread = isinstance(paths, list) and not any(path and opens(path) for path in paths)
     if not unread and "tensorflow" not in sys.modules and not export.is_tflite(model_dir) \
             and sys.stderr.isatty():  # a person waits at a prompt: the seconds of TensorFlow's first import said
         print("loading the model (TensorFlow's first import takes a few seconds)...", file=sys.stderr, flush=True)
@@ -318,6 +319,19 @@ def predictor_for(model_dir, paths):
     if predictor is not None and predictor.network.forward != mnist_forward.NETWORK.forward:  # another network: say
         print(f"using {predictor.network.label} from {predictor.source}", file=sys.stderr, flush=True)
     return predictor
+
+
+def opens(path):
+    """Whether `path` (str) is a file the app takes for a picture by its header alone (pictures.open_picture: Pillow's,
+    HEIC too; no pixels decoded): False for one not there, a folder, or a file of no picture format (a text file,
+    whatever its name); True for any other fault, which the picture's own reading says (pictures.load_picture)."""
+    try:
+        with pictures.open_picture(path):
+            return True
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError, Image.UnidentifiedImageError):
+        return False
+    except Exception:  # a decompression bomb, a plugin's own error: the picture is read, and said, as one
+        return True
 
 
 def ask_count():
@@ -488,7 +502,7 @@ def serve(args):
     corrected digits in --keep-dir and learns with LEARN_OPTIONS;
     --allow-host and --allow-origin say who else may use it. Runs until Ctrl-C or SIGTERM, raised as errors.Interrupted
     within --shutdown-grace seconds; raises DataError as load_predictor
-    does, or when --host/--port cannot be listened on.
+    does, or when --host/--port cannot be listened on (said before the model loads).
     """
     kept = keep.KeptDigits(args.keep_dir)  # a folder it cannot use is said before the model loads
     model_loader(args.model_dir)  # a model not there (`--model-dir modle`) said at once, before TensorFlow's import
@@ -496,12 +510,19 @@ def serve(args):
         args.compare and model_loader(args.compare)  # and --compare's, named as the board names it once loading
     except DataError as e:
         raise DataError(f"--compare: {e}") from None
-    served = board.open_board(lambda: load_predictor(args.model_dir),
-                              lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
-                              args.model_dir, kept, learn.Plan.of(args, "learn"),
-                              compare=args.compare and (lambda: load_predictor(args.compare), args.compare))
+    # Bound before the model loads (TensorFlow's import: seconds): a port taken (a board still running) is said at
+    # once; a browser's request in those seconds waits in the socket's queue.
+    sock = listener.bind(args.host, args.port)
+    try:
+        served = board.open_board(lambda: load_predictor(args.model_dir),
+                                  lambda data, name: prepared_pixels(data, args.threshold, args.preprocess, name),
+                                  args.model_dir, kept, learn.Plan.of(args, "learn"),
+                                  compare=args.compare and (lambda: load_predictor(args.compare), args.compare))
+    except BaseException:
+        sock.close()
+        raise
     access = guard.Access(args.host, args.allow_host or (), args.allow_origin or ())
-    board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace)
+    board.serve(served, args.host, args.port, access=access, grace=args.shutdown_grace, sock=sock)
 
 if __name__ == "__main__":
     tf_compat.end(main())  # --serve's daemon threads: no abort at exit (tf_compat.end)

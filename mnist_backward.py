@@ -417,10 +417,12 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     name = getattr(constants or sys.modules[__name__], "MODEL_NAME", MODEL_NAME)
 
     def work():
-        # Another network's folder, told by its record, and a model folder's own history/ or learns/ (model/history:
-        # the model folder named) are said before TensorFlow's import (seconds)
+        # Another network's folder, told by its record, a model folder's own history/ or learns/ (model/history:
+        # the model folder named), and a folder it cannot write (read-only, or another run's under way) are said
+        # before TensorFlow's import (seconds)
         checkpoints.recorded_elsewhere(args.model_dir, args.net.NETWORK, "train_script", name)
         places.refuse_part(args.model_dir)
+        folders.check_writable(args.model_dir)
         backward(settings=settings())
     return cli.exit_status(work, interrupted="interrupted before training started; nothing saved")
 

@@ -22,6 +22,7 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
     import mnistkit.startup  # noqa: F401  (importing it makes Ctrl-C end the process in one line)
 
 import importlib
+import os
 import signal
 
 from tf_compat import tf
@@ -29,7 +30,7 @@ import mnist_backward
 import mnist_forward
 import mnist_generateds
 from mnistkit import checkpoints, cli, export, places
-from mnistkit.errors import Interrupted
+from mnistkit.errors import DataError, Interrupted
 
 EXPORT_DIR = export.EXPORT_DIR
 
@@ -46,12 +47,15 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     DataError when model_dir holds no checkpoint, a damaged one (naming
     the newest intact one) or one with NaN weights, when the training
     records are there but cannot be read, when export_dir cannot be
-    written, or is a SavedModel (a version folder or a base path) that the
+    written, is a file, or is a SavedModel (a version folder or a base path) that the
     export would nest in (places.export_given); nothing half-written is left then.
     """
     misplaced = places.export_given(export_dir, "--export-dir")  # a SavedModel base path given: no nested export
     if misplaced is not None:
         raise misplaced
+    if os.path.exists(export_dir) and not os.path.isdir(export_dir):  # said before the export, not `(Not a directory)`
+        raise DataError(f"{export_dir} is a file, not a folder: --export-dir names the folder the exports are written "
+                        f"into (the default is {os.path.normpath(export.EXPORT_DIR)})")
     # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the `checkpoint`
     # index file, read whole first (a damaged one is one line, never a traceback); its network from the folder.
     found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.EXPORTER, mnist_backward.MODEL_SAVE_PATH,

@@ -317,10 +317,14 @@ def looked_up(model_dir, net, trainer, flags=(), watch=False):
 def test_records(data_dir):
     """The path of data_dir's test TFRecord file (mnist_generateds.tfRecord_test), checked whole before any
     checkpoint is read (records.check_tfrecord). Raises DataError naming the file, or records.no_data's when
-    data_dir is not a folder (a mistyped --data-dir, or no ./data yet: said as the trainer says it)."""
+    data_dir is not a folder (a mistyped --data-dir, or no ./data yet: said as the trainer says it), or
+    records.model_folder_given's when it is a model folder without test records."""
     if not os.path.isdir(data_dir):
         raise records.no_data(data_dir)
     test_path = os.path.join(data_dir, mnist_generateds.tfRecord_test)
+    misplaced = not os.path.isfile(test_path) and records.model_folder_given(data_dir)
+    if misplaced:  # `--data-dir model`: not told to write the test records into the model folder
+        raise misplaced
     records.check_tfrecord(test_path)
     return test_path
 

@@ -345,15 +345,17 @@ def unknown_arguments(extras, *parsers):
     """The one-line UnknownOption message for the arguments `extras` (str) no parser of `parsers` knows.
 
     The first that looks like an option (`--step`, `--step=10`) is named, with the closest option string of
-    `parsers` when one is close enough (difflib, cutoff 0.6); the others are listed after it. Without an
-    option among them, the stray words are named.
+    `parsers` when one is close enough (difflib, cutoff CLOSE, the dashes left out); the others are listed after
+    it. Without an option among them, the stray words are named.
     """
     flags = [word.split("=", 1)[0] for word in extras if word.startswith("-") and len(word) > 1]
     if not flags:
         return UnknownOption(f"unexpected argument{'s' if len(extras) > 1 else ''} {' '.join(extras)}; "
                              "--help lists what it takes")
-    known = sorted({name for parser in parsers for name in parser._option_string_actions})
-    close = difflib.get_close_matches(flags[0], known, n=1, cutoff=0.6)
+    # Compared without their dashes, which every option shares: with them `--once` was close to the trainer's
+    # --job_name and `--steps` to the evaluator's --help (ratio 0.62 each; 0.33 and 0.44 without)
+    known = {name.lstrip("-"): name for parser in parsers for name in sorted(parser._option_string_actions)}
+    close = [known[name] for name in difflib.get_close_matches(flags[0].lstrip("-"), sorted(known), n=1, cutoff=CLOSE)]
     message = f"unknown option {flags[0]}; " + (f"did you mean {close[0]}?" if close else "--help lists the options")
     return UnknownOption(message + (f" (also unknown: {', '.join(flags[1:])})" if flags[1:] else ""))
 

@@ -147,12 +147,9 @@ class FolderLock:
             if age >= LOCK_WRITE_SECS or time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
-        if owner is not None and owner != os.getpid() and pid_alive(owner, since=modified(path)):
-            what, command = lock_holder(path)
-            holder = f"`{command}` ({', '.join(filter(None, (f'pid {owner}', what)))})" if command else \
-                f"another process (pid {owner})"  # a lock file written before it named its command
-            raise DataError(f"{self.folder}: {holder} is writing this folder; wait for it or use another "
-                            f"{self.instead}") from None
+        held = held_by(self.folder, self.instead, owner)
+        if held:
+            raise held from None
         files.remove(path)  # left by a process that is gone
 
     def __exit__(self, *exc):
@@ -160,6 +157,23 @@ class FolderLock:
         if lock_owner(path) == os.getpid():
             files.remove(path)
         tf_compat.holding_file(path, held=False)
+
+
+def held_by(folder, instead, owner=None):
+    """The DataError naming the live process (other than this one) that holds folder's lock, or None.
+
+    owner: the PID its lock file holds (lock_owner), read here when None. The line names that process's command
+    and what it does, and what to do: ``model: `python mnist_backward.py --steps 8000` (pid 1234, training) is
+    writing this folder; wait for it or use another --model-dir`` (instead: the flag that gives another folder).
+    """
+    path = os.path.join(folder, LOCK_FILE)
+    owner = lock_owner(path) if owner is None else owner
+    if owner is None or owner == os.getpid() or not pid_alive(owner, since=modified(path)):
+        return None
+    what, command = lock_holder(path)
+    holder = f"`{command}` ({', '.join(filter(None, (f'pid {owner}', what)))})" if command else \
+        f"another process (pid {owner})"  # a lock file written before it named its command
+    return DataError(f"{folder}: {holder} is writing this folder; wait for it or use another {instead}")
 
 
 def lock_owner(path):
@@ -671,11 +685,21 @@ def writing(model_dir, what, name=MODEL_NAME, network=None, log=print, state=Non
         files.remove_empty_folders(made)
 
 
+def check_writable(model_dir):
+    """Raise DataError when the model folder model_dir, if there, cannot be written: read-only, or written by another
+    live process (held_by). writing() checks it again under the lock; a trainer calls it before TensorFlow's
+    import too, so that the line comes at once, not after the seconds of that import and of building the graph."""
+    if os.path.isdir(model_dir) and not os.access(model_dir, os.W_OK):
+        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
+    held = held_by(model_dir, "--model-dir")
+    if held:
+        raise held
+
+
 @contextlib.contextmanager
 def _writing(model_dir, what, name, network, log, state):
     """writing's block once the folder is there: checked, locked, listed and cleared; yields its Survey."""
-    if not os.access(model_dir, os.W_OK):
-        raise DataError(f"{model_dir}: model folder is not writable; choose another with --model-dir")
+    check_writable(model_dir)
     with FolderLock(model_dir, "--model-dir", what):
         found = survey(model_dir, name, state)
         others = sorted({m.group("name") for m in map(ANY_CHECKPOINT_FILE.match, found.entries) if m} - {name})

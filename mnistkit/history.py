@@ -27,6 +27,8 @@ import math
 import os
 import re
 
+import tf_compat
+
 from . import files, folders
 from .errors import DataError
 from .networks import EMA_SUFFIX
@@ -148,7 +150,8 @@ class Snapshots:
                 files.replace(path, prefix + path[len(tmp):])
         except (self.tf.errors.OpError, OSError) as e:
             remove(tmp)
-            raise DataError(f"{prefix}: cannot save the history snapshot ({str(e).splitlines()[0]})") from None
+            why = "no space left on device" if tf_compat.disk_full(e) else tf_compat.first_line(e)
+            raise DataError(f"{prefix}: cannot save the history snapshot ({why})") from None
         kept = listed(os.path.dirname(self.folder), self.name)
         for gone in thinned([s for s, _ in kept], self.n):
             remove(dict(kept)[gone])

@@ -487,17 +487,42 @@ def started_from_gone(model_dir, newest, entry, done):
 
 
 @contextlib.contextmanager
-def history(model_dir):
+def history(model_dir, chosen):
     """Around an undo, a redo, an accept or a discard: the folder held (one_at_a_time), and (record, learns,
-    redo, the newest checkpoint's name or None) read; DataError when the folder is gone, or its record cannot be read
-    or holds a learn history of the wrong shape (learn_history's strict: a hand edit), naming it."""
+    redo, the entry chosen, the newest checkpoint's name or None) read; DataError when the folder is gone, or its
+    record cannot be read or holds a learn history of the wrong shape (learn_history's strict: a hand edit), naming
+    it, and as chosen raises it.
+
+    chosen(learns, redo): the learn entry to act on, or DataError when there is none (`no learn to undo`); called
+    before the newest checkpoint is looked up, which reads the `checkpoint` index with TensorFlow (seconds), so that
+    the refusal comes at once.
+    """
     with one_at_a_time(model_dir):
         if not os.path.isdir(model_dir):
             raise gone(model_dir)
         record = folders.folder_record(model_dir, strict=True)
         learns, redo = learn_history(model_dir, record, strict=True)
+        entry = chosen(learns, redo)
         newest = checkpoints.latest(model_dir)
-        yield record, learns, redo, newest and os.path.basename(newest)
+        yield record, learns, redo, entry, newest and os.path.basename(newest)
+
+
+def promoted_entry(learns, model_dir):
+    """The last learn in service (state "promoted"), which undo() takes out; DataError when none is."""
+    if not learns:
+        raise DataError(f"{os.path.join(model_dir, folders.FOLDER_FILE)}: no learn to undo")
+    entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
+    if entry is None:
+        raise DataError(f"{model_dir}: no learn to undo (each one here is undone, held or discarded)")
+    return entry
+
+
+def undone_entry(learns, redo_list, model_dir):
+    """The learn the last undo took out, which redo() puts back; DataError when there is none."""
+    entry = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
+    if entry is None:
+        raise DataError(f"{model_dir}: no undone learn to redo")
+    return entry
 
 
 def undo(model_dir, out=print):
@@ -508,12 +533,8 @@ def undo(model_dir, out=print):
     is not one a learn promoted (trained further since), or the one from
     before is gone: nothing is changed then.
     """
-    with history(model_dir) as (record, learns, redo, newest):
-        if not learns:
-            raise DataError(f"{os.path.join(model_dir, folders.FOLDER_FILE)}: no learn to undo")
-        entry = next((e for e in reversed(learns) if e.get("state") == "promoted"), None)
-        if entry is None:
-            raise DataError(f"{model_dir}: no learn to undo (each one here is undone, held or discarded)")
+    with history(model_dir, lambda learns, _: promoted_entry(learns, model_dir)) as (record, learns, redo, entry,
+                                                                                      newest):
         newer = moved_on(model_dir, newest, entry["after"])
         if newer is not None and checkpoints.checkpoint_format(os.path.join(model_dir, entry["after"])) is None:
             raise DataError(f"{model_dir}: {entry['after']}, the checkpoint learn {entry.get('learn', '')} added, is "
@@ -556,10 +577,8 @@ def undo(model_dir, out=print):
 def redo(model_dir, out=print):
     """Put the learn the last undo took back in service again; returns its prefix. Raises DataError when there is
     none, or when the newest checkpoint is no longer the one it was learned from: nothing is changed then."""
-    with history(model_dir) as (record, learns, redo_list, newest):
-        entry = next((e for e in learns if redo_list and e.get("learn") == redo_list[-1]), None)
-        if entry is None:
-            raise DataError(f"{model_dir}: no undone learn to redo")
+    with history(model_dir, lambda learns, redo_list: undone_entry(learns, redo_list, model_dir)) as (
+            record, learns, redo_list, entry, newest):
         started_from_gone(model_dir, newest, entry, "redone")
         newer = moved_on(model_dir, newest, entry["before"])
         if newer is not None:  # a newer of the learned one's own name: trained to its step again, since the undo
@@ -586,8 +605,7 @@ def held_entry(learns, model_dir):
 def accept(model_dir, out=print):
     """Put the held learn's checkpoint in service anyway (mnist_learn.py --accept-worse, the page's "use it
     anyway"); returns its prefix. DataError when none is held, or the folder moved on since it was learned."""
-    with history(model_dir) as (record, learns, _, newest):
-        entry = held_entry(learns, model_dir)
+    with history(model_dir, lambda learns, _: held_entry(learns, model_dir)) as (record, learns, _, entry, newest):
         started_from_gone(model_dir, newest, entry, "accepted")
         newer = moved_on(model_dir, newest, entry["before"])
         if newer is not None:
@@ -603,8 +621,8 @@ def accept(model_dir, out=print):
 def discard(model_dir, out=print):
     """Remove the held learn's checkpoint (mnist_learn.py --discard, the page's "discard"); the record keeps the
     learn as discarded. DataError when none is held."""
-    with history(model_dir) as (record, learns, redo_list, newest):
-        entry = held_entry(learns, model_dir)
+    with history(model_dir, lambda learns, _: held_entry(learns, model_dir)) as (record, learns, redo_list, entry,
+                                                                                  newest):
         entry.update(state="discarded", changed=time.time())
         folders.change(model_dir, record={**record, folders.LEARNS: learns, folders.REDO: redo_list})
         shutil.rmtree(learns_folder(model_dir, entry["learn"]), ignore_errors=True)

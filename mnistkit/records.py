@@ -206,7 +206,8 @@ def tfrecord_files(source=DATA_DIR, isTrain=True, name=None):
         shards = shard_files(single)
         if not shards:
             if not os.path.isfile(single):
-                raise DataError(f"{single}: TFRecord file not found; run `{generate_command(source)}` first")
+                raise model_folder_given(source) or DataError(f"{single}: TFRecord file not found; run "
+                                                              f"`{generate_command(source)}` first")
             return [single]
         if shards != output_files(single, len(shards)):  # a complete set of N is exactly N names -of-N
             raise DataError(f"{source}: incomplete or mixed shard set ({len(shards)} files named "
@@ -220,6 +221,16 @@ def tfrecord_files(source=DATA_DIR, isTrain=True, name=None):
             raise DataError(f"{source}: no TFRecord file matches this pattern")
         return files
     raise no_data(source)
+
+
+def model_folder_given(source):
+    """The DataError for a --data-dir that is a model folder (it holds checkpoints: `--data-dir model` for
+    `--model-dir model`), or None: the generator's command writing TFRecords into it is no answer there."""
+    from . import places  # places imports export, which imports this module
+    if not places.has_checkpoints(source):
+        return None
+    return DataError(f"{source} holds checkpoints, not TFRecord files: it is a model folder (--model-dir "
+                     f"{cli.quoted(source)}); give --data-dir the folder of the TFRecord files (default {DATA_DIR})")
 
 
 def generate_command(data_dir, *args):

@@ -14,10 +14,10 @@ import tempfile
 from collections import deque
 
 from tf_compat import tf
-from . import cli, files, folders
+from . import cli, files, folders, formats
 from .errors import DataError
 from .images import check_not_blank, load_image
-from .records import NUM_CLASSES, output_files, shard_files
+from .records import NUM_CLASSES, is_record_header, output_files, shard_files
 
 # Writing: images are decoded and their records serialized in worker processes,
 # CHUNK_SIZE images per task; the records are written in label-file order.
@@ -35,9 +35,15 @@ def read_label_file(label_path):
     is the last field). Blank lines, trailing spaces, Windows line endings
     and a UTF-8 byte-order mark are accepted. Raises DataError naming the file
     and line for anything else (missing or empty file, a line without a
-    digit, a digit outside 0-9, a name listed twice).
+    digit, a digit outside 0-9, a name listed twice), and naming what the
+    path is when it is no text: a folder, an image, a TFRecord file (formats.describe).
     """
     entries = []
+    kind = "a folder" if os.path.isdir(label_path) else \
+        os.path.isfile(label_path) and formats.describe(formats.read_head(label_path), is_record_header)
+    if kind:  # a picture or the images' folder given for the label file: not read as text (`UTF-16 text`, EISDIR)
+        raise DataError(f"{label_path}: {kind}, not a label file; give the text file of `<file name> <digit>` lines "
+                        "(the images' folder goes to --train-images or --test-images)")
     try:
         with open(label_path, "rb") as f:
             for number, entry in label_lines(f, label_path):  # streamed: the lines are never all held at once
@@ -158,8 +164,16 @@ def default_workers():
     return 1 if cpus <= 2 else min(MAX_WORKERS, cpus)
 
 
-def _ignore_sigint():
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled once, by the parent
+def _worker_signals():
+    """A decoding process's signals: Ctrl-C ignored (handled once, by the parent), SIGTERM back to its default.
+
+    The parent's SIGTERM handler (mnistkit.cli's, inherited by fork) raises Stopped; in a worker, at the pool's
+    end (Pool.terminate sends SIGTERM), a handler that ran just before the worker blocked on the task queue's lock
+    left it there for ever, and the generator waited for it (seen with --workers 100 on a busy machine: all
+    records written, the run never ending, a `Stopped: 15` traceback of another worker). SIG_DFL ends it at once.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def start_method():
@@ -183,11 +197,11 @@ def decoding_pool(workers):
     leave by os._exit, so no TensorFlow state or lock is used or torn down in
     them. The pool is made before the TFRecordWriter opens, so no child holds
     its buffer. Ctrl-C is ignored in the children and handled by the parent,
-    whose `with` block terminates the pool.
+    whose `with` block terminates the pool (SIGTERM: its default in the children, _worker_signals).
     """
     if workers <= 1:
         return contextlib.nullcontext()
-    return multiprocessing.get_context(start_method()).Pool(workers, initializer=_ignore_sigint)
+    return multiprocessing.get_context(start_method()).Pool(workers, initializer=_worker_signals)
 
 
 def encoded_chunks(pool, workers, image_path, entries, templates, label_path=""):
@@ -373,6 +387,10 @@ class Staging:
         self.lock = folders.FolderLock(data_dir, "--data-dir")
 
     def __enter__(self):
+        if os.path.exists(self.data_dir) and not os.path.isdir(self.data_dir):  # makedirs: `(File exists)` alone
+            folder = os.path.dirname(self.data_dir)
+            raise DataError(f"{self.data_dir} is a file, not a folder: --data-dir names the folder the TFRecord files "
+                            f"are written into" + (f" (its folder: --data-dir {cli.quoted(folder)})" if folder else ""))
         self.new_folders = files.missing_folders(self.data_dir)
         try:
             os.makedirs(self.data_dir, exist_ok=True)

@@ -230,10 +230,12 @@ def test_files_bad_before_training_give_the_same_line_with_both_pipelines(tmp_pa
     assert lines["tfdata"].startswith(f"error: {data / mnist_generateds.tfRecord_train}: {said}")
     test_data = data_folder(tmp_path / "t", mnist_generateds.tfRecord_test)
     damage(test_data / mnist_generateds.tfRecord_test, kind)
-    (tmp_path / "empty").mkdir()  # a folder that is there (one that is not is said first, without TensorFlow)
-    for pipeline in ("fast", "tfdata"):  # the evaluator checks its file before any checkpoint is looked for
+    # a folder of checkpoint files (one that is not there, or holds none, is said first, without TensorFlow)
+    (tmp_path / "listed").mkdir()
+    (tmp_path / "listed" / "mnist_model-1.index").write_bytes(b"")
+    for pipeline in ("fast", "tfdata"):  # the evaluator checks its file before any checkpoint is read
         assert mnist_test.main(["--once", "--pipeline", pipeline, "--data-dir", str(test_data),
-                                "--model-dir", str(tmp_path / "empty")]) == 1
+                                "--model-dir", str(tmp_path / "listed")]) == 1
         lines[pipeline] = error_line(capsys)
     assert lines["tfdata"] == lines["fast"]
     assert lines["tfdata"].startswith(f"error: {test_data / mnist_generateds.tfRecord_test}: {said}")

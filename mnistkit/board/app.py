@@ -182,11 +182,13 @@ def create_app(served, access=None, routes=ROUTES):
     return Board(routes, served, access or Access())
 
 
-def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.SHUTDOWN_GRACE, routes=ROUTES):
+def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.SHUTDOWN_GRACE, routes=ROUTES,
+          sock=None):
     """Serve `served` (Served) at host:port until Ctrl-C or SIGTERM, then raise errors.Interrupted with the stop line.
 
     access: a guard.Access (--allow-host, --allow-origin); None:
-    Access(host); routes: create_app's. Prints the address (`http://127.0.0.1:8501/`) once the
+    Access(host); routes: create_app's; sock: the socket listener.bind made on host:port already (closed at the
+    end), else bound here. Prints the address (`http://127.0.0.1:8501/`) once the
     socket listens, and for --host 0.0.0.0 a second line with the addresses
     a phone on the network opens; a one-line warning first when host is not
     a loopback address, one naming a line of the kept digits' label
@@ -200,7 +202,7 @@ def serve(served, host=HOST, port=PORT, out=print, access=None, grace=listener.S
     running is told to stop at that first signal, and given the grace to
     clean up (teach.Learning.stop, end).
     """
-    sock = listener.bind(host, port)
+    sock = listener.bind(host, port) if sock is None else sock
     memory.map_large_allocations()  # a large picture's memory goes back to the system once it is read
     if host not in listener.LOOPBACK:
         print(OPEN_WARNING.format(host=host), file=sys.stderr, flush=True)

@@ -34,7 +34,8 @@ UNIT_QUERY = "layer=L&unit=N (a layer's name and a unit's number from 0)"
 @runs_model
 def inside(call):
     """POST /board/inside, a picture's bytes (its name in an X-Filename header): inside_answer's."""
-    pixels = page.under_limits(call.model, call.model.prepare, call.body, page.named(call))
+    pixels = page.picture_sent(call, lambda: page.under_limits(call.model, call.model.prepare, call.body,
+                                                               page.named(call)))
     return inside_answer(call.model, pixels, call.compare, call.served)
 
 

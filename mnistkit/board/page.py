@@ -58,7 +58,7 @@ def model_line(call):
 @runs_model
 def predict(call):
     """POST /board/predict, a picture's bytes (its name in an X-Filename header): read_picture's answer."""
-    return read_picture(call.model, call.body, named(call), call.compare, call.served)
+    return picture_sent(call, lambda: read_picture(call.model, call.body, named(call), call.compare, call.served))
 
 
 def named(call):
@@ -96,6 +96,25 @@ def answer_of(model, probabilities):
     """{"digit", "probabilities" [10], "model": Model.describe()} of one picture's probabilities float32 [10]."""
     return {"digit": int(np.argmax(probabilities)), "probabilities": [float(p) for p in probabilities],
             "model": model.describe()}
+
+
+def picture_sent(call, read):
+    """read()'s answer, a picture route's reading of call.body (/board/predict, inside, why, playback), refused
+    with a BoardError 400 that says how to send the picture's bytes for a body sent as a form holding it (curl -F,
+    an HTML <form>: multipart/form-data), never read, or as curl -d's form text
+    (application/x-www-form-urlencoded: the file's line ends dropped) that read() refuses (with its line)."""
+    kind = call.headers.get("content-type", "").split(";")[0].strip().lower()
+    url = f"http://{call.headers.get('host') or 'HOST'}{call.path}"
+    send = f"send the file itself as the body: curl --data-binary @photo.jpg -H X-Filename:photo.jpg {url}"
+    if kind == "multipart/form-data":
+        raise BoardError(400, f"{call.method} {call.path} takes a picture's own bytes, not a form holding it "
+                              f"(curl -F); {send}")
+    try:
+        return read()
+    except BoardError as e:
+        if kind != "application/x-www-form-urlencoded" or e.status != 400:
+            raise
+        raise BoardError(400, f"{e} (curl -d sent it as form text, its line ends dropped); {send}") from None
 
 
 def under_limits(model, read, *args):

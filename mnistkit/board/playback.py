@@ -95,7 +95,7 @@ def playback(call):
     model = chosen(call)
     found = chosen_steps(call, snapshots_of(model))
     network = model.predictor.network
-    pixels = page.under_limits(model, model.prepare, call.body, page.named(call))
+    pixels = page.picture_sent(call, lambda: page.under_limits(model, model.prepare, call.body, page.named(call)))
     rows = preparation.network_rows(pixels)
     stamps = checkpoints.signatures([prefix for _, prefix in found])  # the history folder listed once
     logits = numpy_forward(network, [KEPT.weights(prefix, network, stamps[prefix]) for _, prefix in found], rows)[:, 0]

@@ -34,7 +34,7 @@ def why(call):
     refusal = cannot_explain(model)
     if refusal is not None:
         raise BoardError(409, refusal)
-    pixels = page.under_limits(model, model.prepare, call.body, page.named(call))
+    pixels = page.picture_sent(call, lambda: page.under_limits(model, model.prepare, call.body, page.named(call)))
     return why_answer(model, pixels, digit, versus, call.served, call.query.get("model", "first"))
 
 

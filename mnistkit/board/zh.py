@@ -160,6 +160,11 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"no training history here; train with (?P<c>mnist_backward\.py --history \d+) \(its default\) to keep one",
      r"这里没有训练历史；用 \g<c>（默认值）训练才会保存"),
     (r"cannot read this history snapshot", "无法读取这个训练历史快照"),
+    # a picture route's body sent as a form (board/page.py: picture_sent)
+    (r"(?P<r>POST /board/[a-z]+) takes a picture's own bytes, not a form holding it \((?P<c>curl -F)\)",
+     r"\g<r> 接收的是图片本身的字节，不是装着图片的表单（\g<c>）"),
+    (r" \((?P<c>curl -d) sent it as form text, its line ends dropped\)", r"（\g<c> 把文件当作表单文本发送，去掉了其中的换行）"),
+    (r"send the file itself as the body: (?P<c>curl --data-binary .+)$", r"请把文件本身作为请求体发送：\g<c>"),
     # pictures: the app's own lines (mnistkit.pictures, mnistkit.images), the board's original of a keep
     (r"empty image \(0 pixels\)", "空图片（0 个像素）"),
     (r"file not found; did you mean (?P<c>.+)\?$", r"找不到文件；你是想写 \g<c> 吗？"),  # cli.did_you_mean's
