@@ -213,12 +213,14 @@ def test_large_json_bodies_are_parsed_and_answered_at_most_two_at_a_time():
     clients = [threading.Thread(target=lambda: answers.append(posted(board, large).status)) for _ in range(4)]
     for client in clients:
         client.start()
-    wait_for(lambda: held.running == table.LARGE_AT_ONCE, "two large predicts in the model", every=0.05)
-    time.sleep(0.5)  # the others had time to come in too, were they let (on a loaded machine: a pass either way)
-    assert held.most == table.LARGE_AT_ONCE, held.most  # was 4: each parsed body takes ~14 times its bytes
-    held.go.set()
-    for client in clients:
-        client.join(wait_limit(120))
+    try:
+        wait_for(lambda: held.running >= 2, "two large predicts in the model", every=0.05)
+        time.sleep(0.5)  # the others had time to come in too, were they let (on a loaded machine: a pass either way)
+        assert held.most == 2, held.most  # was 4: each parsed body takes ~14 times its bytes (table.LARGE_AT_ONCE)
+    finally:
+        held.go.set()
+        for client in clients:
+            client.join(wait_limit(120))
     assert answers == [200] * 4
 
 

@@ -448,7 +448,8 @@ async def read_body(receive, headers, route, said):
         try:
             message = await asyncio.wait_for(receive(), BODY_IDLE)
         except asyncio.TimeoutError:
-            raise BoardError(408, f"{said}: the request body stopped coming ({size:,} byte{'s' if size != 1 else ''} came, then nothing for "
+            came = f"{size:,} byte{'s' if size != 1 else ''}"
+            raise BoardError(408, f"{said}: the request body stopped coming ({came} came, then nothing for "
                                   f"{BODY_IDLE:g} s); send it again", {"Connection": "close"}) from None
         if message["type"] == "http.disconnect":
             raise Disconnected()
