@@ -37,6 +37,7 @@ MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its pap
 FAINT_INK = 20  # darkness levels: fainter ink than MIN_CONTRAST on average (pencil on grey paper) is read down to this
 FAINT_CLEAR = 0.02  # ... when it lies this share of the picture's shorter side clear of every edge (a shadow's edge
 # runs to the picture's edge: its darkness 26-38 on average, as faint and as clear of the noise as the pencil's)
+FAINT_SPECKS = 0.005  # ... but for this share of the ink at each side
 # What makes ink a digit-like stroke (find_ink). Each bound lies between what
 # the photos and digits the tests hold give and what pages without a digit
 # give (docs/photos.md, "How the bounds were chosen", has the figures).
@@ -572,10 +573,13 @@ def _digit_ink(gray, level):
 
 
 def _clear_of_edges(ink):
-    """True when the ink (boolean [h, w], some True) lies FAINT_CLEAR of the picture's shorter side from every edge."""
-    top, bottom, left, right = mask_box(ink)
+    """True when the ink (boolean [h, w], some True), but for FAINT_SPECKS of it at each side (the paper's grain
+    that a faint pencil's threshold takes in), lies FAINT_CLEAR of the picture's shorter side from every edge."""
+    r, c = np.nonzero(ink)
+    top, bottom = np.quantile(r, [FAINT_SPECKS, 1 - FAINT_SPECKS])
+    left, right = np.quantile(c, [FAINT_SPECKS, 1 - FAINT_SPECKS])
     clear = FAINT_CLEAR * min(ink.shape)
-    return bool(min(top, left, ink.shape[0] - bottom, ink.shape[1] - right) >= clear)
+    return bool(min(top, left, ink.shape[0] - 1 - bottom, ink.shape[1] - 1 - right) >= clear)
 
 
 def _only_lines(ink):

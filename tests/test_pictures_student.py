@@ -64,11 +64,14 @@ def test_faint_pencil_on_grey_paper_clear_of_the_edges_is_read(index):
 
 @pytest.mark.quick
 def test_clear_of_edges():
-    """_clear_of_edges: ink FAINT_CLEAR of the shorter side from every edge, or not."""
+    """_clear_of_edges: ink FAINT_CLEAR of the shorter side from every edge, a speck of grain at the edge aside
+    (FAINT_SPECKS), or a stroke that runs to the edge."""
     ink = np.zeros((100, 200), bool)
     ink[10:90, 50:60] = True
     assert segmentation._clear_of_edges(ink)
     ink[0, 55] = True
+    assert segmentation._clear_of_edges(ink)
+    ink[0:10, 50:60] = True
     assert not segmentation._clear_of_edges(ink)
 
 
