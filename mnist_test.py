@@ -303,7 +303,7 @@ def looked_up(model_dir, net, trainer, flags=(), watch=False):
     (checkpoints.new_folder_typo), which would be waited for forever.
     net, trainer, flags: as for test() and no_checkpoint."""
     if os.path.isdir(model_dir):
-        if not watch and not places.has_checkpoints(model_dir):  # an empty ./model/: said before the records' check
+        if not watch and not folders.has_checkpoints(model_dir):  # an empty ./model/: said before the records' check
             raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH,
                                             flags)
         return

@@ -58,6 +58,7 @@ ANY_CHECKPOINT_FILE = re.compile(r"(?P<name>.+)-(?P<step>\d+)" + V2_SUFFIX + "$"
 # A file of a checkpoint named %s (re.escape'd: a trainer's MODEL_NAME): <name>-<step> with a V2 suffix, or
 # alone (the one file of the V1 format); groups `name` and `step`. checkpoint_steps fills in its name.
 CHECKPOINT_FILE_OF = r"(?P<name>%s)-(?P<step>\d+)" + V2_SUFFIX + "?$"
+CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # a file of the course's own name's checkpoints
 FOLDER_FILE = "schedule.json"  # the folder's record: its network's declaration, the epoch and each option trained at
 LEARNS, REDO = "learns", "redo"  # the record's learn history (mnistkit.learn's entries) and the learns a redo takes
 ACCURACY = "accuracy"  # the record's test accuracy of each checkpoint scored, {global_step: accuracy} (mnistkit.history)
@@ -287,6 +288,14 @@ def checkpoint_steps(model_dir, name=MODEL_NAME, entries=None):
         return []
     pattern = re.compile(CHECKPOINT_FILE_OF % re.escape(name))  # re's cache compiles it once
     return sorted({int(m.group("step")) for m in map(pattern.match, names) if m})
+
+
+def has_checkpoints(folder):
+    """True when folder holds a file of a checkpoint (of any name, or the course's V1 file), whole or not."""
+    try:
+        return any(ANY_CHECKPOINT_FILE.match(name) or CHECKPOINT_FILE.match(name) for name in os.listdir(folder))
+    except OSError:
+        return False
 
 
 def checkpoint_names(model_dir):

@@ -156,6 +156,45 @@ class Quiet(logging.Filter):
         return not (cancelled or record.getMessage().startswith("Cancel "))
 
 
+class SendWatch:
+    """A protocol's part that bounds how long its client may take no byte of an answer: SEND_TIMEOUT seconds, then
+    the connection is aborted (a close() would wait for the client forever, the answer held in memory). For an
+    asyncio protocol with `loop` and `transport` (uvicorn's H11Protocol), listed before it as a base class."""
+    sending = None  # the timer that checks an answer's bytes are being taken (watch_sending)
+    lost = False  # set by the protocol once its connection is lost
+
+    def idle(self):
+        """No request head came in time: close the connection, once its client has taken the last answer."""
+        if self.transport.get_write_buffer_size():
+            self.watch_sending()  # close() waits for the unsent bytes: no longer than the client takes them
+        self.transport.close()
+
+    def pause_writing(self):
+        super().pause_writing()  # asyncio: the answer's bytes past its buffer's high-water mark
+        self.watch_sending()
+
+    def watch_sending(self):
+        """Abort the connection unless its client takes some of the unsent answer within SEND_TIMEOUT."""
+        if self.sending is None and not self.lost:
+            unsent = self.transport.get_write_buffer_size()
+            self.sending = self.loop.call_later(SEND_TIMEOUT, self.check_sending, unsent)
+
+    def check_sending(self, unsent):
+        self.sending = None
+        left = self.transport.get_write_buffer_size()
+        if self.lost or not left:
+            return
+        if left >= unsent:  # not a byte taken
+            self.transport.abort()
+        else:
+            self.watch_sending()
+
+    def stop_watching(self):
+        if self.sending is not None:
+            self.sending.cancel()
+            self.sending = None
+
+
 def connection_class(room, grace):
     """uvicorn's H11Protocol with the timeouts of the module's docstring, its waiting connections kept in `room`;
     `grace`: the seconds a connection may stay after the shutdown began.
@@ -166,10 +205,8 @@ def connection_class(room, grace):
     """
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class Connection(H11Protocol):
+    class Connection(SendWatch, H11Protocol):
         timer = None
-        sending = None  # the timer that checks an answer's bytes are being taken (watch_sending)
-        lost = False
 
         def connection_made(self, transport):
             super().connection_made(transport)
@@ -179,32 +216,6 @@ def connection_class(room, grace):
             """No request under way: the connection may wait HEAD_TIMEOUT for the next head."""
             room.waiting[self] = None
             self.timer = self.loop.call_later(HEAD_TIMEOUT, self.idle)
-
-        def idle(self):
-            """No request head came in time: close the connection, once its client has taken the last answer."""
-            if self.transport.get_write_buffer_size():
-                self.watch_sending()  # close() waits for the unsent bytes: no longer than the client takes them
-            self.transport.close()
-
-        def pause_writing(self):
-            super().pause_writing()  # asyncio: the answer's bytes past its buffer's high-water mark
-            self.watch_sending()
-
-        def watch_sending(self):
-            """Abort the connection unless its client takes some of the unsent answer within SEND_TIMEOUT."""
-            if self.sending is None and not self.lost:
-                unsent = self.transport.get_write_buffer_size()
-                self.sending = self.loop.call_later(SEND_TIMEOUT, self.check_sending, unsent)
-
-        def check_sending(self, unsent):
-            self.sending = None
-            left = self.transport.get_write_buffer_size()
-            if self.lost or not left:
-                return
-            if left >= unsent:  # not a byte taken
-                self.transport.abort()
-            else:
-                self.watch_sending()
 
         def stop_waiting(self):
             room.waiting.pop(self, None)
@@ -226,8 +237,7 @@ def connection_class(room, grace):
         def connection_lost(self, exc):
             self.lost = True
             self.stop_waiting()
-            if self.sending is not None:
-                self.sending.cancel()
+            self.stop_watching()
             super().connection_lost(exc)
 
         def shutdown(self):

@@ -12,15 +12,13 @@ when --model-dir holds no checkpoint but something one level off.
 """
 import collections
 import os
-import re
 
 from . import cli
 from .errors import DataError
 from .export import EXPORT_DIR, is_tflite, versions
-from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE_OF, INDEX_FILE, MODEL_NAME  # a model folder's names
+from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE, INDEX_FILE, has_checkpoints  # a model folder's names
 from .folders import HISTORY_FOLDER, LEARNS_FOLDER  # a model folder's own folders of checkpoints
 
-CHECKPOINT_FILE = re.compile(CHECKPOINT_FILE_OF % re.escape(MODEL_NAME))  # a file of the course's own name's checkpoints
 SAVED_MODEL_FILE = "saved_model.pb"
 VARIABLES_FOLDER = "variables"
 APP, EXPORTER = "mnist_app.py", "mnist_export.py"
@@ -138,14 +136,6 @@ def _folder_holding(path):
     if models:
         return Holding("off", "holds checkpoint folders", models)
     return None
-
-
-def has_checkpoints(folder):
-    """True when folder holds a file of a checkpoint (of any name, or the course's V1 file), whole or not."""
-    try:
-        return any(ANY_CHECKPOINT_FILE.match(name) or CHECKPOINT_FILE.match(name) for name in os.listdir(folder))
-    except OSError:
-        return False
 
 
 def a_tflite_file(path):

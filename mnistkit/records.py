@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 from tf_compat import LazyMapping, first_line, tf
-from . import cli, formats
+from . import cli, folders, formats
 from .errors import DataError
 
 DATA_DIR = "./data"  # the course's data_path
@@ -226,8 +226,7 @@ def tfrecord_files(source=DATA_DIR, isTrain=True, name=None):
 def model_folder_given(source):
     """The DataError for a --data-dir that is a model folder (it holds checkpoints: `--data-dir model` for
     `--model-dir model`), or None: the generator's command writing TFRecords into it is no answer there."""
-    from . import places  # places imports export, which imports this module
-    if not places.has_checkpoints(source):
+    if not folders.has_checkpoints(source):
         return None
     return DataError(f"{source} holds checkpoints, not TFRecord files: it is a model folder (--model-dir "
                      f"{cli.quoted(source)}); give --data-dir the folder of the TFRecord files (default {DATA_DIR})")

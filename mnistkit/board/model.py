@@ -26,7 +26,7 @@ import time
 
 from .. import checkpoints, deployed, export, files, layers
 from ..errors import DataError
-from ..places import CHECKPOINT_FILE, INDEX_FILE
+from ..folders import CHECKPOINT_FILE, INDEX_FILE
 
 PREPARED_AT_ONCE = 2  # pictures prepared at the same time; more wait (each may take up to ~200 MB: mnistkit.pictures)
 POLL_SECS = 2.0  # how often the server looks for a newer model in --model-dir (stat calls only)
