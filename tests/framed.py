@@ -470,3 +470,21 @@ def write_all(folder, count=20):
 
 if __name__ == "__main__":
     print(write_all(sys.argv[1]), "pictures written to", sys.argv[1])
+
+
+def drawers(kinds, seeds, labelled):
+    """picture(kind, image, i, label=None) and pictures(kind, images, labels) for a set of kinds of MNIST digits
+    redrawn (others.py, student.py): kinds maps a kind's name to make(image, i, rng[, label=]) -> file bytes, seeds
+    a kind to its twin's name (the same digit drawn plainly, from the twin's seed), labelled the kinds whose make
+    takes the label. picture: the i-th picture (bytes) of the MNIST digit image (uint8 [28, 28]), seeded by the
+    kind (or its twin's) and i; pictures: [(file bytes, label)] of images uint8 [n, 28, 28] and labels [n]."""
+    def picture(kind, image, i, label=None):
+        rng = np.random.default_rng([sum(map(ord, seeds.get(kind, kind))), i])
+        if kind in labelled:
+            return kinds[kind](image, i, rng, label=label)
+        return kinds[kind](image, i, rng)
+
+    def pictures(kind, images, labels):
+        return [(picture(kind, image, i, int(label)), int(label))
+                for i, (image, label) in enumerate(zip(images, labels))]
+    return picture, pictures

@@ -301,15 +301,4 @@ SEEDS = {kind: TWIN for kind in ("exercise book, ruled, red margin", "exercise b
 LABELLED = {PRINTED}  # kinds whose drawing depends on the label
 
 
-def picture(kind, image, i, label=None):
-    """The i-th picture of one kind (file bytes), made of the MNIST digit image (uint8 [28, 28], its label), seeded
-    by the kind (or its twin's, SEEDS) and i."""
-    rng = np.random.default_rng([sum(map(ord, SEEDS.get(kind, kind))), i])
-    if kind in LABELLED:
-        return KINDS[kind](image, i, rng, label=label)
-    return KINDS[kind](image, i, rng)
-
-
-def pictures(kind, images, labels):
-    """Every picture of one kind: [(file bytes, label)] of the MNIST digits images uint8 [n, 28, 28], labels [n]."""
-    return [(picture(kind, image, i, int(label)), int(label)) for i, (image, label) in enumerate(zip(images, labels))]
+picture, pictures = framed.drawers(KINDS, SEEDS, LABELLED)
