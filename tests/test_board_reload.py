@@ -24,7 +24,7 @@ from test_board_guards import call
 from mnistkit import deployed
 from mnistkit.board import app, model
 from mnistkit.errors import DataError
-from mnistkit.places import INDEX_FILE, MODEL_NAME
+from mnistkit.folders import INDEX_FILE, MODEL_NAME
 
 ZERO_ROW = [0.0] * 784
 WAIT_SECS = 120  # for a server to take (or refuse) a model: POLL_SECS and a load, on a machine at load 8
