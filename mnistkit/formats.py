@@ -55,6 +55,15 @@ def heif_kind(head):
     return None
 
 
+def line_ends_dropped(body):
+    """True when body (bytes) looks like a picture whose line-end bytes were taken out (curl -d @file sends a
+    file so): no CR or LF byte in it, and it starts with an image's signature (SIGNATURES) with those taken out."""
+    if b"\r" in body or b"\n" in body:
+        return False
+    return any(body.startswith(signature.replace(b"\r", b"").replace(b"\n", b""))
+               for offset, signature, name in SIGNATURES if offset == 0 and name.endswith(" image"))
+
+
 def is_idx(head):
     """True for the header of an IDX file (MNIST's own format): two zero bytes, a type byte, 1-4 dimensions."""
     return len(head) >= 4 and head[:2] == b"\0\0" and head[2] in IDX_TYPES and 1 <= head[3] <= 4

@@ -257,6 +257,22 @@ def test_a_picture_curl_d_sent_as_form_text_is_told_how_to_send_its_bytes(tmp_pa
 
 
 @pytest.mark.quick
+@pytest.mark.parametrize("body", [b"not a picture", b"\x89PNG\r\n\x1a\n broken", b"\xff\xd8\xff\nbroken"])
+def test_bytes_that_are_no_picture_stripped_of_line_ends_get_no_curl_hint(body, tmp_path):
+    """urllib's POST says application/x-www-form-urlencoded too, its bytes whole: text, or a picture whose line
+    ends are there, is no picture curl -d cut. Fails before formats.line_ends_dropped: the curl -d hint."""
+    import mnist_app
+    from test_board_learn import board_on
+    from test_board_routes import OWN_HOST, Asked
+    board, served = board_on(tmp_path / "model", tmp_path)
+    served.model.prepare = lambda data, name: mnist_app.prepared_pixels(data, name=name)
+    answer = Asked(board, "POST", "/board/predict", body,
+                   headers=(OWN_HOST, (b"content-type", b"application/x-www-form-urlencoded")))
+    assert answer.status == 400 and answer.error().startswith("picture: ") and "curl" not in answer.error(), \
+        answer.error()
+
+
+@pytest.mark.quick
 def test_a_port_taken_is_said_before_the_model_loads(tmp_path):
     """Fails before the fix: a second `mnist_app.py --serve` loaded the model first (TensorFlow's import), then said
     `cannot listen there (Address already in use)`: 5 s on a busy 2-core machine."""

@@ -16,7 +16,7 @@ import urllib.parse
 
 import numpy as np
 
-from .. import preparation
+from .. import formats, preparation
 from ..errors import DataError
 from . import memory
 from .atlas import judged, networks, not_a_digit
@@ -102,7 +102,8 @@ def picture_sent(call, read):
     """read()'s answer, a picture route's reading of call.body (/board/predict, inside, why, playback), refused
     with a BoardError 400 that says how to send the picture's bytes for a body sent as a form holding it (curl -F,
     an HTML <form>: multipart/form-data), never read, or as curl -d's form text
-    (application/x-www-form-urlencoded: the file's line ends dropped) that read() refuses (with its line)."""
+    (application/x-www-form-urlencoded, a picture's signature with its line ends dropped: formats.line_ends_dropped)
+    that read() refuses (with its line)."""
     kind = call.headers.get("content-type", "").split(";")[0].strip().lower()
     url = f"http://{call.headers.get('host') or 'HOST'}{call.path}"
     send = f"send the file itself as the body: curl --data-binary @photo.jpg -H X-Filename:photo.jpg {url}"
@@ -112,8 +113,8 @@ def picture_sent(call, read):
     try:
         return read()
     except BoardError as e:
-        if kind != "application/x-www-form-urlencoded" or e.status != 400:
-            raise
+        if kind != "application/x-www-form-urlencoded" or e.status != 400 or not formats.line_ends_dropped(call.body):
+            raise  # urllib's POST says form text too, its bytes whole
         raise BoardError(400, f"{e} (curl -d sent it as form text, its line ends dropped); {send}") from None
 
 
