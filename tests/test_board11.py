@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import wait_limit
-from mnistkit import keep, learn, promotion
+from mnistkit import cli, keep, learn, promotion
 from mnistkit.board import teach, zh
 from mnistkit.board.table import BoardError
 from test_stumbles9 import with_parts
@@ -80,3 +80,38 @@ def test_a_board_learn_with_nothing_new_is_refused_with_the_terminals_line(tmp_p
     teach.learn_start(learn_call(served(), learning))
     learning.thread.join(wait_limit(30))
     assert len(calls) == 2
+
+
+@pytest.mark.quick
+def test_a_board_learn_held_by_its_check_keeps_its_line(tmp_path, monkeypatch):
+    """Fails before the fix: once a board learn was held (not promoted: a digit's recall fell past the limits),
+    GET /board/learn's "line" was "" (only a learn in service kept it), and the line had no zh phrase."""
+    model = with_parts(tmp_path)  # mnist_model-1000 in service
+    monkeypatch.chdir(tmp_path)
+    kept, _ = kept_one()
+    check = {"fell": [{"digit": 7, "before": 0.951, "after": 0.921}, {"digit": None, "before": 0.98, "after": 0.97}]}
+    line = (f"not promoted: {promotion.fell(check)}, past the limits (2 points for a digit, 0.5 in all); it waits in "
+            f"model/learns/2: {promotion.choices('model')}")
+    accept, discard = (f"`{cli.command('mnist_learn.py', f'--{flag}', '--model-dir', 'model')}`"
+                       for flag in ("accept-worse", "discard"))
+    assert line == ("not promoted: digit 7's recall fell 0.951 → 0.921 (-3.0 points) and the test accuracy fell "
+                    "0.9800 → 0.9700 (-1.0 points), past the limits (2 points for a digit, 0.5 in all); it waits in "
+                    f"model/learns/2: use it anyway with {accept}, or discard it with {discard}")
+
+    def held(plan, watch):  # a learn as mnistkit.learn holds one: held in the record, LearnHeld raised
+        record = json.loads((model / "schedule.json").read_text(encoding="utf-8"))
+        record["learns"] = [{"learn": 2, "state": "held", "before": "mnist_model-1000", "after": "mnist_model-1200",
+                             "changed": time.time(), "check": check}]
+        (model / "schedule.json").write_text(json.dumps(record), encoding="utf-8")
+        raise learn.LearnHeld(line, record["learns"][0])
+    monkeypatch.setattr(learn, "learn", held)
+    learning = teach.Learning(kept)
+    learning.start(served())
+    learning.thread.join(wait_limit(30))
+    status = learning.status(served())
+    assert (status["state"], status["check"], status["line"]) == ("held", check, line)
+    assert status["line_zh"] == ("未启用：数字 7 的召回率从 0.951 降到 0.921（-3.0 个百分点），并且测试准确率从 0.9800 降到 0.9700"
+                                 "（-1.0 个百分点），超过了上限（每个数字 2 个百分点，总体 0.5 个百分点）；它在 model/learns/2 里等你"
+                                 f"决定：用 {accept} 仍然使用，或用 {discard} 丢弃")
+    precision = {"fell": [{"digit": 3, "measure": "precision", "before": 0.95, "after": 0.9}]}
+    assert zh.phrased(f"not promoted: {promotion.fell(precision)}") == "未启用：数字 3 的精确率从 0.950 降到 0.900（-5.0 个百分点）"

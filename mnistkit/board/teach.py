@@ -58,7 +58,7 @@ promoted: what fell; "use it anyway" or "discard"), "undone",
 "discarded", or "idle" when it holds none; "undo" and "redo" say whether
 those would do something. A learn that ended on this board, the folder's
 learns unchanged since, keeps its last line ("learned: ... (from ...);
-go back with ..."). The server stopping stops the learn
+go back with ...", or a held one's "not promoted: ..."). The server stopping stops the learn
 (Learning.stop, end): its script ended, its staging folder removed, the
 folder's lock released, within the shutdown grace.
 """
@@ -335,8 +335,9 @@ class Learning:
                                                                self.failed_at == mark(stand))):
             state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(
                 shown["state"])
-            # the learn that ended here in service, nothing changed since: its last line (`learned: ...`)
-            line = job["line"] if job["state"] == state == "done" and self.ended_at == mark(stand) else ""
+            # the learn that ended here in service or held, nothing changed since: its last line (`learned: ...`,
+            # `not promoted: ...`)
+            line = job["line"] if job["state"] == state in ("done", "held") and self.ended_at == mark(stand) else ""
             answer = {**answer, "state": state or "idle", "stage": None, "line": line, "step": None, "steps": None,
                       **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
         return {**answer, "line_zh": line_zh(answer)}
