@@ -379,11 +379,13 @@ def _learn(plan, watch):
     return after
 
 
-def nothing_new(plan):
+def nothing_new(plan, again="give --again"):
     """The line (str) saying that plan.model_dir's model in service learned every digit kept in plan.keep_dir
     already, none kept, removed or relabelled since (promotion.unknown: 0 beside a learn promoted from this store),
     so that a learn would only train on the same digits again; None otherwise, and when the folder or the store
-    cannot say (learn() then says what is wrong). mnist_learn.py says it and trains nothing, unless --again."""
+    cannot say (learn() then says what is wrong). mnist_learn.py says it and trains nothing, unless --again; the
+    board's POST /board/learn refuses with it (409), unless ?again=1. again: how to learn anyway, in the line's
+    words (the board's: its query)."""
     try:  # a store or folder that cannot be used: learn() says why, in its one line
         store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
         if not os.path.isdir(plan.model_dir) or not os.path.isfile(store.labels):
@@ -397,7 +399,7 @@ def nothing_new(plan):
     return (f"nothing new to learn: the model in service ({os.path.join(plan.model_dir, serving[-1]['after'])}, "
             f"learn {serving[-1].get('learn')}) learned {'the 1 digit' if count == 1 else f'all {count} digits'} kept "
             f"in {store.folder}, and none was "
-            f"kept, removed or relabelled since; keep more digits (or correct some), or give --again to train on "
+            f"kept, removed or relabelled since; keep more digits (or correct some), or {again} to train on "
             f"them once more")
 
 

@@ -13,9 +13,13 @@
 - GET    /board/kept/<name>   the kept 28x28 picture (only names the store lists)
 - DELETE /board/kept/<name>   removes it -> {"removed": name, "count"}
 - GET    /board/learn         Learning.status(): the learn running, else where the served folder's learns stand;
-                              with "unknown" (changes to the kept digits the served model does not know) and
-                              "one_digit" (the digit all keeps are: the page warns before a learn)
-- POST   /board/learn         starts a learn on the served checkpoint's folder -> 202 and the status
+                              with "unknown" (changes to the kept digits the served model does not know),
+                              "one_digit" (the digit all keeps are: the page warns before a learn) and
+                              "nothing_new" (the line a learn would be refused with, and "nothing_new_zh": the
+                              page says it and its learn button learns anyway, ?again=1)
+- POST   /board/learn         starts a learn on the served checkpoint's folder -> 202 and the status; 409 with
+                              learn.nothing_new's line when nothing was kept, removed or relabelled since the
+                              learn in service (as mnist_learn.py says it), ?again=1 to learn all the same
 - POST   /board/learn/undo    the last learn undone (mnistkit.promotion.undo) -> the status
 - POST   /board/learn/redo    the last undone learn put back (promotion.redo) -> the status
 - POST   /board/learn/accept  the learn held for a choice put in service anyway (promotion.accept) -> the status
@@ -54,7 +58,7 @@ promoted: what fell; "use it anyway" or "discard"), "undone",
 "discarded", or "idle" when it holds none; "undo" and "redo" say whether
 those would do something. A learn that ended on this board, the folder's
 learns unchanged since, keeps its last line ("learned: ... (from ...);
-go back with ..."). The server stopping stops the learn
+go back with ...", or a held one's "not promoted: ..."). The server stopping stops the learn
 (Learning.stop, end): its script ended, its staging folder removed, the
 folder's lock released, within the shutdown grace.
 """
@@ -196,8 +200,13 @@ def learn_status(call):
 
 
 def learn_start(call):
-    """POST /board/learn[?model=compare]: a learn started on that model's checkpoint folder: 202 and the status."""
-    return Reply(call.learning.start(*learn_side(call)), status=202)
+    """POST /board/learn[?model=compare][&again=1]: a learn started on that model's checkpoint folder: 202 and the
+    status; 409 with learn.nothing_new's line when its model learned every kept digit already, unless again=1
+    (mnist_learn.py --again's). BoardError 400 for again other than 1 or 0."""
+    again = call.query.get("again", "0")
+    if again not in ("0", "1"):
+        raise BoardError(400, f"again={again[:20]}: give again=1 (learn even with nothing new) or leave it out")
+    return Reply(call.learning.start(*learn_side(call), again=again == "1"), status=202)
 
 
 def learn_undo(call):
@@ -290,7 +299,9 @@ class Learning:
     /board/learn answers (the module's docstring): state, stage, line,
     step, steps, folder, learn (its number), before, after, check, undo,
     redo, unknown (the changes to the kept digits the model does not
-    know), one_digit (the digit all kept digits are, else None), busy (the
+    know), one_digit (the digit all kept digits are, else None),
+    nothing_new, nothing_new_zh (learn.nothing_new's line, None when something
+    is new, and its zh twin), busy (the
     folder a learn on the other network runs in, else None), doing,
     taken, left (what the learn running does now, for how long, the time
     left if known). `thread`: the last learn's thread, or None.
@@ -319,13 +330,14 @@ class Learning:
         shown = stand["held"] or stand["last"]
         answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
                   "undo": stand["undo"], "redo": stand["redo"], "further": stand["further"], "unknown": self.unknown(folder),
-                  "one_digit": self.one_digit(), "busy": busy, **self.doing(job)}
+                  "one_digit": self.one_digit(), "busy": busy, **self.doing(job), **self.new_lines(job, folder)}
         if not (job["state"] == "running" or shown is None or (job["state"] == "failed" and
                                                                self.failed_at == mark(stand))):
             state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(
                 shown["state"])
-            # the learn that ended here in service, nothing changed since: its last line (`learned: ...`)
-            line = job["line"] if job["state"] == state == "done" and self.ended_at == mark(stand) else ""
+            # the learn that ended here in service or held, nothing changed since: its last line (`learned: ...`,
+            # `not promoted: ...`)
+            line = job["line"] if job["state"] == state in ("done", "held") and self.ended_at == mark(stand) else ""
             answer = {**answer, "state": state or "idle", "stage": None, "line": line, "step": None, "steps": None,
                       **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
         return {**answer, "line_zh": line_zh(answer)}
@@ -337,6 +349,11 @@ class Learning:
         except (DataError, OSError):
             return None
 
+    def nothing_new(self, folder):
+        """learn.nothing_new's line for a learn into `folder` (the one rule mnist_learn.py follows; the board's way
+        to learn anyway, AGAIN, in it), or None: something is new, or there is no folder."""
+        return None if folder is None else learn.nothing_new(self.plan.to(folder, self.kept), again=AGAIN)
+
     def one_digit(self):
         """The digit all kept digits are (the page warns before a learn: learn.one_digit), or None."""
         try:
@@ -344,6 +361,12 @@ class Learning:
         except (DataError, OSError):
             return None
         return digits.pop() if len(digits) == 1 else None
+
+    def new_lines(self, job, folder):
+        """{"nothing_new": the line a learn would be refused with (nothing_new), or None while one runs or when
+        something is new, "nothing_new_zh": its zh twin}: the page says it and offers to learn anyway."""
+        said = None if job["state"] == "running" else self.nothing_new(folder)
+        return {"nothing_new": said or None, "nothing_new_zh": zh.twin(said, 409) if said else None}
 
     def doing(self, job):
         """{"doing": a key of learn.DOING or None, "taken": seconds it has taken, "left": seconds left or None} of
@@ -354,11 +377,12 @@ class Learning:
         doing, taken, left = watch.where()
         return {"doing": doing, "taken": round(taken), "left": None if left is None else round(left)}
 
-    def start(self, model, slot="first"):
+    def start(self, model, slot="first", again=False):
         """Start learning into the checkpoint folder of `model` (a model.Model, served in `slot`); returns the
-        status. BoardError 409 when one runs on this board (either network), one waits for a choice, or there is
-        no checkpoint folder to learn into (an export: learn_folder; a served folder gone), 400
-        when nothing is kept."""
+        status. BoardError 409 when one runs on this board (either network), one waits for a choice, there is
+        no checkpoint folder to learn into (an export: learn_folder; a served folder gone), or, unless `again`,
+        the model in service learned every kept digit already (learn.nothing_new's line); 400 when nothing is
+        kept."""
         folder = learn_folder(model)
         count = store_call(self.kept.count)
         if not count:
@@ -366,6 +390,9 @@ class Learning:
         if promotion.standing(folder)["held"]:
             raise BoardError(409, f"{folder}: a learned checkpoint waits for your choice: use it anyway or discard "
                                   "it, then learn again")
+        said = not again and self.nothing_new(folder)
+        if said:  # the same digits again: refused with the terminal's line, nothing trained
+            raise BoardError(409, said)
         with self.lock:
             if self.job["state"] == "running":
                 raise self.busy()
@@ -474,6 +501,8 @@ def line_zh(answer):
     return zh.phrased(line) or zh.running(answer["stage"], answer["step"], answer["steps"])
 
 
+# how to learn anyway on the board, in learn.nothing_new's line: the page's button (board.js's learnAgain), the route
+AGAIN = 'click "Learn again anyway" (POST /board/learn?again=1)'
 SLOTS = ("first", "compare")  # the networks a board learns on: --model-dir's, --compare's (table.chosen's names)
 IDLE = {"state": "idle", "stage": None, "line": "", "step": None, "steps": None, "folder": None}  # no learn yet
 

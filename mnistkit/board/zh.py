@@ -49,6 +49,27 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     # a learn (board/teach.py, mnistkit.learn, mnistkit.promotion, mnistkit.folders)
     (r"no kept digits yet; keep some with the digit buttons first", "还没有保存的数字；请先用数字按钮保存一些"),
     (r"learned: (?P<a>.+?) \(from (?P<b>.+?)\); go back with (?P<c>`[^`]*`)", r"学好了：\g<a>（从 \g<b> 学起）；用 \g<c> 可以退回"),
+    *[(r"nothing new to learn: the model in service \((?P<m>\S+), learn (?P<n>\S+)\) learned " + en + r" kept in "
+       r"(?P<k>.+?), and none was kept, removed or relabelled since",
+       r"没有新的可学：正在使用的模型（\g<m>，学习 \g<n>）已经学过 \g<k> 里保存的" + zh + "，之后没有新保存、删除或改标签的")
+      for en, zh in ((r"the 1 digit", "那 1 个数字"), (r"all (?P<c>\d+) digits", r"全部 \g<c> 个数字"))],
+    (r'keep more digits \(or correct some\), or click "Learn again anyway" \((?P<a>POST /board/learn\?again=1)\) to '
+     r"train on them once more", r"请再保存一些数字（或改正一些），或者点“仍然再学一次”（\g<a>）用它们再训练一次"),
+    (r"keep more digits \(or correct some\), or give (?P<a>--again) to train on them once more",
+     r"请再保存一些数字（或改正一些），或者加上 \g<a> 用它们再训练一次"),
+    (r"(?P<x>again=\S*): give again=1 \(learn even with nothing new\) or leave it out",
+     r"\g<x>：请给 again=1（没有新数字也学习）或者不给"),
+    # a learn held by its check (learn.promote's LearnHeld, promotion.fell's words, promotion.choices)
+    (r"^not promoted: ", "未启用："),
+    *[(r"digit (?P<d>\d)'s " + en + r" fell (?P<a>\S+) → (?P<b>\S+) \((?P<p>\S+) points\)",
+       r"数字 \g<d> 的" + zh + r"从 \g<a> 降到 \g<b>（\g<p> 个百分点）")
+      for en, zh in (("recall", "召回率"), ("precision", "精确率"))],
+    (r"the test accuracy fell (?P<a>\S+) → (?P<b>\S+) \((?P<p>\S+) points\)", r"测试准确率从 \g<a> 降到 \g<b>（\g<p> 个百分点）"),
+    (r"(?<=）) and (?=数字|测试)", "，并且"),
+    (r", past the limits \((?P<r>\S+) points for a digit, (?P<a>\S+) in all\)",
+     r"，超过了上限（每个数字 \g<r> 个百分点，总体 \g<a> 个百分点）"),
+    (r"; it waits in (?P<f>.+?): use it anyway with (?P<u>`[^`]*`), or discard it with (?P<d>`[^`]*`)",
+     r"；它在 \g<f> 里等你决定：用 \g<u> 仍然使用，或用 \g<d> 丢弃"),
     (r"a learned checkpoint waits for your choice: use it anyway or discard it, then learn again",
      "有一个学习得到的检查点在等你决定：仍然使用或丢弃它，然后再学习"),
     (r"a learn is running on (?P<f>.+?); wait until it ends \(one learn at a time on a board\)",

@@ -45,7 +45,7 @@ const TEXT = {
     doing_copying: "copying your digits", doing_generating: "turning your digits into TFRecords",
     doing_starting: "starting the trainer (loading TensorFlow)", doing_training: "training",
     doing_checking: "scoring before and after on the test set", doing_promoting: "putting it in service",
-    learnOn: "Learn on:", learnOnNet: "Learn {} from my digits",
+    learnOn: "Learn on:", learnOnNet: "Learn {} from my digits", learnAgain: "Learn again anyway",
     learnBusy: "A learn is running on {} (one learn at a time on a board): wait until it ends.",
     named: digit => (digit === 8 ? "an " : "a ") + digit,  // a digit as {a} says it: "That was an 8"
   },
@@ -81,7 +81,7 @@ const TEXT = {
     doing_copying: "复制你的数字", doing_generating: "把你的数字写成 TFRecords",
     doing_starting: "启动训练程序（加载 TensorFlow）", doing_training: "训练",
     doing_checking: "在测试集上比较学习前后", doing_promoting: "启用新的检查点",
-    learnOn: "让哪个网络学习：", learnOnNet: "用我的数字训练 {}",
+    learnOn: "让哪个网络学习：", learnOnNet: "用我的数字训练 {}", learnAgain: "仍然再学一次",
     learnBusy: "{} 正在学习（一个手写板一次只学习一个网络）：请等它结束。",
     named: digit => String(digit),
   },
@@ -818,13 +818,15 @@ function showLearn() {  // #learn, its line and the buttons beside it, of `learn
   const busy = learning && state !== "running" ? learning.busy : null;  // a learn on the other network's folder
   learnButton.disabled = state === "running" || state === "held" || Boolean(busy);
   const nets = learnNets();
-  learnButton.textContent = nets.compare ? say(["learnOnNet", nets[learnSlot]]) : T.learn;
+  const again = nothingNew();  // the served model learned every kept digit: the button learns anyway (?again=1)
+  learnButton.textContent = again ? T.learnAgain : nets.compare ? say(["learnOnNet", nets[learnSlot]]) : T.learn;
   const progress = document.getElementById("learn-progress");
   progress.dataset.state = state;
   progress.textContent = learnNote ? say(learnNote) : learnLine();
   const notes = [];  // before a learn: all keeps one digit; changes the served model does not know
   if (learning && typeof learning.one_digit === "number") notes.push(say(["oneDigit", learning.one_digit, learning.one_digit]));
   if (learning && learning.unknown > 0 && state !== "running") notes.push(say(["unknownChanges", learning.unknown]));
+  if (again) notes.push(local(serverLine(learning, "nothing_new", "nothing_new_zh")));
   if (busy) notes.push(say(["learnBusy", busy]));
   const note = document.getElementById("learn-note");
   if (note) note.textContent = notes.join(" ");
@@ -837,6 +839,10 @@ function showLearn() {  // #learn, its line and the buttons beside it, of `learn
     button.textContent = T[key];
     button.hidden = !shown[id];
   }
+}
+
+function nothingNew() {  // whether GET /board/learn says a learn would train on the same digits again (nothing_new)
+  return Boolean(learning && learning.nothing_new) && learning.state !== "running";
 }
 
 function standingMark(body) {  // what of a GET /board/learn answer a refusal speaks of: the learns, not the progress
@@ -887,7 +893,9 @@ learnButton.addEventListener("click", async () => {
   learnButton.disabled = true;
   learnNote = null;  // another click: the last refusal goes
   const slot = learnSlot;
-  const reply = await call(learnPath("/board/learn"), {method: "POST"});
+  const path = learnPath("/board/learn");
+  const again = nothingNew() ? (path.includes("?") ? "&" : "?") + "again=1" : "";  // the button said so
+  const reply = await call(path + again, {method: "POST"});
   if (slot !== learnSlot) {  // another network chosen meanwhile: its line is asked for; this one is followed there
     follow();
     return;
