@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, ended, read_line
+from conftest import ROOT, ended, read_line, wait_limit
 
 STOPPED_SNIPPET = """\
 import os, signal, sys, time
@@ -45,3 +45,51 @@ def test_a_stop_in_the_first_second_says_nothing_was_saved_as_tensorflows_import
             child.kill()
             child.communicate()
     assert (child.returncode, err) == (130, said + "\n")
+
+
+DATA_LINE = ("{folder}: no checkpoint found; it holds {what}: a data folder, not a model folder; give --model-dir the "
+             "folder a trainer saved its checkpoints into (default {default})")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, args, what, default", [
+    ("mnist_test.py", ["--once", "--model-dir", "data"],
+     "TFRecord files (mnist_test.tfrecords and mnist_train.tfrecords)", "model"),
+    ("mnist_lenet5_test.py", ["--once", "--model-dir", "data"],
+     "TFRecord files (mnist_test.tfrecords and mnist_train.tfrecords)", "model_lenet5"),
+    ("mnist_export.py", ["--model-dir", "data"], "TFRecord files (mnist_test.tfrecords and mnist_train.tfrecords)",
+     "model"),
+    ("mnist_app.py", ["--model-dir", "my pics", "my pics/two.png"], "pictures (one.jpg and two.png)", "model"),
+    ("mnist_export.py", ["--model-dir", "my pics"], "pictures (one.jpg and two.png)", "model"),
+])
+def test_a_data_folder_given_as_model_dir_is_named_a_data_folder_not_a_place_to_train(script, args, what, default,
+                                                                                       tmp_path):
+    """Fails before the fix: `mnist_test.py --once --model-dir data` (the app, the exporter) said `data: no
+    checkpoint found; train first with `python mnist_backward.py --model-dir data``: training into the data."""
+    from PIL import Image
+    from conftest import run_main
+    (tmp_path / "data").mkdir()
+    for name in ("mnist_train.tfrecords", "mnist_test.tfrecords"):
+        (tmp_path / "data" / name).write_bytes(b"")
+    (tmp_path / "my pics").mkdir()
+    for name in ("two.png", "one.jpg"):
+        Image.new("L", (28, 28), 255).save(tmp_path / "my pics" / name)
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    done = run_main(script, *args, cwd=tmp_path)
+    line = DATA_LINE.format(folder=args[args.index("--model-dir") + 1], what=what, default=default)
+    assert (done.returncode, done.stderr) == (1, f"error: {line}\n")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before  # nothing made
+
+
+@pytest.mark.quick
+def test_the_evaluators_watch_refuses_a_data_folder_it_would_wait_on_forever(tmp_path):
+    """Fails before the fix: `mnist_test.py --model-dir data` (no --once) said `No checkpoint file found` every 5 s
+    for ever, watching the data folder for checkpoints."""
+    (tmp_path / "data").mkdir()
+    for name in ("mnist_train.tfrecords", "mnist_test.tfrecords"):
+        (tmp_path / "data" / name).write_bytes(b"")
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "mnist_test.py"), "--model-dir", "data"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=wait_limit(120), stdin=subprocess.DEVNULL)
+    line = DATA_LINE.format(folder="data", what="TFRecord files (mnist_test.tfrecords and mnist_train.tfrecords)",
+                            default="model")
+    assert (done.returncode, done.stderr) == (1, f"error: {line}\n")
