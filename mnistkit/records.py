@@ -25,6 +25,7 @@ import functools
 import glob
 import math
 import os
+import re
 from typing import Callable
 
 import numpy as np
@@ -221,6 +222,18 @@ def tfrecord_files(source=DATA_DIR, isTrain=True, name=None):
             raise DataError(f"{source}: no TFRecord file matches this pattern")
         return files
     raise no_data(source)
+
+
+def test_records_given(paths):
+    """Raise DataError when a trainer's --data-dir names the test records (paths: tfrecord_files' list; a file
+    mnist_test.tfrecords or one of its shards, given as a file or a pattern): a model trained on them scores its own
+    training data in mnist_test.py. The line names the file and the training records beside it to give instead."""
+    stem, ext = os.path.splitext(TEST_FILE)
+    test = next((p for p in paths if re.fullmatch(re.escape(stem) + r"(-\d{5}-of-\d{5})?" + re.escape(ext),
+                                                   os.path.basename(p))), None)
+    if test is not None:
+        raise DataError(f"{test}: these are the test records, which mnist_test.py scores the model on; train on "
+                        f"the training records: --data-dir {cli.quoted(folder_of(test))} (its {TRAIN_FILE})")
 
 
 def model_folder_given(source):
@@ -508,6 +521,8 @@ def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print, mix=None)
     one that reads the layout. Raises DataError on missing or bad data.
     """
     paths = tfrecord_files(data_dir, True, name)
+    if (name or TRAIN_FILE) != TEST_FILE:
+        test_records_given(paths)
     mix_files = tfrecord_files(mix.source) if mix is not None else []
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: scan_tfrecord(f) for f in paths}  # {path: (count, lengths, template)}

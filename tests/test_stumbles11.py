@@ -93,3 +93,26 @@ def test_the_evaluators_watch_refuses_a_data_folder_it_would_wait_on_forever(tmp
     line = DATA_LINE.format(folder="data", what="TFRecord files (mnist_test.tfrecords and mnist_train.tfrecords)",
                             default="model")
     assert (done.returncode, done.stderr) == (1, f"error: {line}\n")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script", ["mnist_backward.py", "mnist_lenet5_backward.py"])
+@pytest.mark.parametrize("given, test", [
+    ("data/mnist_test.tfrecords", "data/mnist_test.tfrecords"),
+    ("data/mnist_te*", "data/mnist_test.tfrecords"),
+    ("shards/mnist_test-00000-of-00002.tfrecords", "shards/mnist_test-00000-of-00002.tfrecords"),
+], ids=["file", "pattern", "shard"])
+def test_a_trainer_refuses_the_test_records_as_its_training_data(script, given, test, tmp_path):
+    """Fails before the fix: `mnist_backward.py --data-dir data/mnist_test.tfrecords` trained on the test records
+    without a word (a model that then scores its own training data)."""
+    from conftest import run_main
+    (tmp_path / "data").mkdir()
+    (tmp_path / "shards").mkdir()
+    for path in ("data/mnist_train.tfrecords", "data/mnist_test.tfrecords", "shards/mnist_test-00000-of-00002.tfrecords"):
+        (tmp_path / path).write_bytes(b"")
+    done = run_main(script, "--data-dir", given, "--steps", "1", cwd=tmp_path)
+    folder = os.path.dirname(test)
+    assert (done.returncode, done.stderr) == (1, f"error: {test}: these are the test records, which mnist_test.py "
+                                                 f"scores the model on; train on the training records: --data-dir "
+                                                 f"{folder} (its mnist_train.tfrecords)\n")
+    assert not (tmp_path / "model").exists() and not (tmp_path / "model_lenet5").exists()
