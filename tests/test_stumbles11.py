@@ -116,3 +116,24 @@ def test_a_trainer_refuses_the_test_records_as_its_training_data(script, given, 
                                                  f"scores the model on; train on the training records: --data-dir "
                                                  f"{folder} (its mnist_train.tfrecords)\n")
     assert not (tmp_path / "model").exists() and not (tmp_path / "model_lenet5").exists()
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("given, line", [
+    ("my pic/two.jpg", "my pic/two.jpg is a file, not a folder: give --show-input a folder, or FILE.png"),
+    ("my pic/big.png", "my pic/big.png is there and is no input --show-input wrote (a 28x28 PNG); give --show-input "
+                       "another PATH, which it writes (the file there is kept): --show-input PATH comes before the "
+                       "pictures, `--show-input seen seven.png`"),
+], ids=["a photo", "a png of another size"])
+def test_a_show_input_naming_a_picture_there_is_refused_before_the_prompts(given, line, tmp_path):
+    """Fails before the fix: `mnist_app.py --show-input "my pic/two.jpg"` with no picture after it opened the course's
+    prompts (here: said the model missing first), and refused the path only once the count was answered."""
+    from PIL import Image
+    from conftest import run_main
+    (tmp_path / "my pic").mkdir()
+    Image.new("L", (60, 40), 255).save(tmp_path / "my pic" / "two.jpg")
+    Image.new("L", (50, 50), 255).save(tmp_path / "my pic" / "big.png")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "my pic").iterdir()}
+    done = run_main("mnist_app.py", "--show-input", given, cwd=tmp_path, input="1\n")
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {line}\n")  # no prompt printed
+    assert {p.name: p.read_bytes() for p in (tmp_path / "my pic").iterdir()} == before
