@@ -137,3 +137,22 @@ def test_a_show_input_naming_a_picture_there_is_refused_before_the_prompts(given
     done = run_main("mnist_app.py", "--show-input", given, cwd=tmp_path, input="1\n")
     assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {line}\n")  # no prompt printed
     assert {p.name: p.read_bytes() for p in (tmp_path / "my pic").iterdir()} == before
+
+
+@pytest.mark.quick
+def test_the_readmes_say_how_a_hint_names_a_script_as_script_path_does(tmp_path):
+    """Fails before the fix: a hint run from the repository's parent folder named `'新 试九/repo/mnist_generateds.py'`
+    (cli.script_path: a relative path below the current folder), while both READMEs said `its full path
+    elsewhere` only."""
+    from mnistkit import cli
+    parent = os.path.dirname(ROOT)
+    below = cli.script_path("mnist_generateds.py", parent)
+    assert below.strip("'") == os.path.join(os.path.basename(ROOT), "mnist_generateds.py")  # relative, as said
+    assert cli.script_path("mnist_generateds.py", str(tmp_path)).strip("'") == os.path.join(ROOT, "mnist_generateds.py")
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    said = " ".join(readme.split("A hint names a script as you can run it from where you are:")[1].split("\n\n")[0]
+                    .split())
+    assert "in the repository's folder" in said and "when the repository is below it" in said, said
+    assert "its full path elsewhere" in said, said
+    zh = open(os.path.join(ROOT, "README.zh-CN.md"), encoding="utf-8").read()
+    assert "仓库在当前目录之下时是从当前目录起的相对路径" in zh and "在别的目录里是完整路径" in zh
