@@ -258,16 +258,25 @@ def folder_of(tfRecord_path):
 def no_data(source):
     """The DataError for a --data-dir that is neither a folder nor a file (trainer's and evaluator's wording): a
     typo (`dta`) beside a folder or file of TFRecords with a close name is asked about (`did you mean data?`, as a
-    mistyped --model-dir is), else the generator's command that writes it is given."""
+    mistyped --model-dir is: mistyped_data), else the generator's command that writes it is given."""
+    return mistyped_data(source) or DataError(f"{source}: no such folder or TFRecord file; run "
+                                              f"`{generate_command(source)}` first")
+
+
+def mistyped_data(source):
+    """The DataError for a --data-dir not there whose name is close to a folder or file of TFRecords beside it
+    (`dta: no such folder or TFRecord file; did you mean data?`), else None (there, a pattern that matches, or no
+    close name: the exporter then calibrates on the bundled sample)."""
+    if os.path.exists(source) or glob.has_magic(source) and glob.glob(source):
+        return None
+
     def holds_records(path):
         if os.path.isdir(path):
             return any(os.path.isfile(os.path.join(path, name)) or shard_files(os.path.join(path, name))
                        for name in (TRAIN_FILE, TEST_FILE))
         return path.endswith(".tfrecords") and os.path.isfile(path)
     meant = cli.did_you_mean(source, holds_records)
-    if meant:
-        return DataError(f"{source}: no such folder or TFRecord file; {meant}")
-    return DataError(f"{source}: no such folder or TFRecord file; run `{generate_command(source)}` first")
+    return DataError(f"{source}: no such folder or TFRecord file; {meant}") if meant else None
 
 
 RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC

@@ -156,3 +156,17 @@ def test_the_readmes_say_how_a_hint_names_a_script_as_script_path_does(tmp_path)
     assert "its full path elsewhere" in said, said
     zh = open(os.path.join(ROOT, "README.zh-CN.md"), encoding="utf-8").read()
     assert "仓库在当前目录之下时是从当前目录起的相对路径" in zh and "在别的目录里是完整路径" in zh
+
+
+@pytest.mark.quick
+def test_the_exporter_says_a_mistyped_data_dir_before_a_train_first_hint_that_would_keep_it(tmp_path):
+    """Fails before the fix: `mnist_export.py --model-dir empty --data-dir dta` (data/ beside) said ``empty: no
+    checkpoint found; train first with `python mnist_backward.py --model-dir empty --data-dir dta` ``: the typo
+    kept in the hint, never said to be missing."""
+    from conftest import run_main
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "mnist_train.tfrecords").write_bytes(b"")
+    (tmp_path / "empty").mkdir()
+    done = run_main("mnist_export.py", "--model-dir", "empty", "--data-dir", "dta", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "error: dta: no such folder or TFRecord file; did you mean data?\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "empty"]  # no export folder made
