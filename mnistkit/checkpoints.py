@@ -659,7 +659,8 @@ def data_held(folder, shown=3):
                                                    and not name.startswith("."))),
                         ("pictures", sorted(os.path.basename(path) for path in images.pictures_in(folder)))):
         if names:
-            return f"{what} ({cli.in_words(names[:shown]) if len(names) <= shown else ', '.join(names[:shown]) + ' ...'})"
+            listed = cli.in_words(names) if len(names) <= shown else ", ".join(names[:shown]) + " ..."
+            return f"{what} ({listed})"
     return ""
 
 

@@ -108,7 +108,8 @@ def test_a_trainer_refuses_the_test_records_as_its_training_data(script, given, 
     from conftest import run_main
     (tmp_path / "data").mkdir()
     (tmp_path / "shards").mkdir()
-    for path in ("data/mnist_train.tfrecords", "data/mnist_test.tfrecords", "shards/mnist_test-00000-of-00002.tfrecords"):
+    for path in ("data/mnist_train.tfrecords", "data/mnist_test.tfrecords",
+                 "shards/mnist_test-00000-of-00002.tfrecords"):
         (tmp_path / path).write_bytes(b"")
     done = run_main(script, "--data-dir", given, "--steps", "1", cwd=tmp_path)
     folder = os.path.dirname(test)
