@@ -479,6 +479,12 @@ def run(args):
         paths = picture_paths(args.images)
         count = len(paths)
     else:
+        if args.show_input is not None and os.path.lexists(args.show_input) and not os.path.isdir(args.show_input):
+            # a picture there named as --show-input (`--show-input two.jpg`, meant as the picture): said before the
+            # prompts, not after the count is answered; an input written before (a 28x28 PNG) is written over
+            over = pictures.over_a_picture(pictures.input_path(args.show_input, "picture", 1), "picture")
+            if over is not None:
+                raise over
         model_loader(args.model_dir)  # a model not there is said before the first prompt, not after its answer
         count = ask_count()
         if not count:

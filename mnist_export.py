@@ -29,7 +29,7 @@ from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, export, places
+from mnistkit import checkpoints, cli, export, places, records
 from mnistkit.errors import DataError, Interrupted
 
 EXPORT_DIR = export.EXPORT_DIR
@@ -56,6 +56,9 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     if os.path.exists(export_dir) and not os.path.isdir(export_dir):  # said before the export, not `(Not a directory)`
         raise DataError(f"{export_dir} is a file, not a folder: --export-dir names the folder the exports are written "
                         f"into (the default is {os.path.normpath(export.EXPORT_DIR)})")
+    typo = records.mistyped_data(data_dir)  # `--data-dir dta` by data/: said first, not kept in a `train first` hint
+    if typo is not None:
+        raise typo
     # The newest checkpoint, found from its files as tf.train.get_checkpoint_state would from the `checkpoint`
     # index file, read whole first (a damaged one is one line, never a traceback); its network from the folder.
     found = checkpoints.newest(model_dir, mnist_forward.NETWORK, places.EXPORTER, mnist_backward.MODEL_SAVE_PATH,

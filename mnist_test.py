@@ -300,10 +300,13 @@ def looked_up(model_dir, net, trainer, flags=(), watch=False):
     empty ./model/), before the test records are read whole (their check imports TensorFlow, seconds): a typo
     (`modle`) is said at once (checkpoints.no_checkpoint: `did you mean model?`). With `watch` (test() without
     --once) a folder still to come is waited for, unless its name looks mistyped from a folder beside it
-    (checkpoints.new_folder_typo), which would be waited for forever.
+    (checkpoints.new_folder_typo), which would be waited for forever, and so is a folder of data without checkpoints
+    (checkpoints.data_held: `--model-dir data`).
     net, trainer, flags: as for test() and no_checkpoint."""
     if os.path.isdir(model_dir):
-        if not watch and not folders.has_checkpoints(model_dir):  # an empty ./model/: said before the records' check
+        # an empty ./model/: said before the records' check; a data folder (TFRecord files, pictures) even by a watch,
+        # which would wait for it forever
+        if (not watch or checkpoints.data_held(model_dir)) and not folders.has_checkpoints(model_dir):
             raise checkpoints.no_checkpoint(model_dir, net.NETWORK, net.NETWORK.test_script, trainer.MODEL_SAVE_PATH,
                                             flags)
         return

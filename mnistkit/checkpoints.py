@@ -508,6 +508,11 @@ def no_checkpoint(model_dir, network, caller, default_dir=None, flags=()):
         return misplaced
     if os.path.isfile(model_dir):  # a picture or a label file given as --model-dir
         return a_file(model_dir, caller)
+    data = data_held(model_dir)
+    if data:  # `--model-dir data`: a trainer's hint would have it train into the data folder
+        default = f" (default {os.path.normpath(default_dir)})" if default_dir else ""
+        return NoCheckpoint(f"{model_dir}: no checkpoint found; it holds {data}: a data folder, not a model folder; "
+                            f"give --model-dir the folder a trainer saved its checkpoints into{default}")
     found = network_of(model_dir)
     if found is None and not os.path.isdir(model_dir) and (
             default_dir is None or os.path.normpath(model_dir) != os.path.normpath(default_dir)):
@@ -641,6 +646,22 @@ def new_folder_typo(model_dir, meant="start a new model there"):
     mkdir = "mkdir -p" if parent and not os.path.isdir(parent) and os.name != "nt" else "mkdir"  # its folders too
     return (f"{model_dir}: no such folder; {cli.did_you_mean(model_dir, close=close)} (to {meant}, "
             f"make the folder first: {mkdir} {cli.quoted(model_dir)})")
+
+
+def data_held(folder, shown=3):
+    """What data a folder without checkpoints holds (str, for a line), or "": its TFRecord files (`TFRecord files
+    (mnist_test.tfrecords and mnist_train.tfrecords)`), else its pictures (`pictures (one.png, two.jpg, ...)`),
+    at most `shown` named; "" for a folder holding neither, or not there."""
+    from . import images  # imported here: images imports records, which the evaluator need not load for this
+    if not os.path.isdir(folder):
+        return ""
+    for what, names in (("TFRecord files", sorted(name for name in os.listdir(folder) if name.endswith(".tfrecords")
+                                                   and not name.startswith("."))),
+                        ("pictures", sorted(os.path.basename(path) for path in images.pictures_in(folder)))):
+        if names:
+            listed = cli.in_words(names) if len(names) <= shown else ", ".join(names[:shown]) + " ..."
+            return f"{what} ({listed})"
+    return ""
 
 
 def a_file(model_dir, caller):

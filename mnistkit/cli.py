@@ -636,6 +636,9 @@ def exit_status(work, errors=(DataError,), interrupted="stopped"):
     """
     previous = {signum: signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else _raise_stopped)
                 for signum in STOP_SIGNALS}
+    started = sys.modules.get("mnistkit.startup")
+    if started is not None:  # a stop after the work, under startup's handler again, no longer says `nothing saved`
+        started.WORK_BEGAN = True
     try:
         work()
     except errors as e:

@@ -25,6 +25,7 @@ import functools
 import glob
 import math
 import os
+import re
 from typing import Callable
 
 import numpy as np
@@ -223,6 +224,18 @@ def tfrecord_files(source=DATA_DIR, isTrain=True, name=None):
     raise no_data(source)
 
 
+def test_records_given(paths):
+    """Raise DataError when a trainer's --data-dir names the test records (paths: tfrecord_files' list; a file
+    mnist_test.tfrecords or one of its shards, given as a file or a pattern): a model trained on them scores its own
+    training data in mnist_test.py. The line names the file and the training records beside it to give instead."""
+    stem, ext = os.path.splitext(TEST_FILE)
+    test = next((p for p in paths if re.fullmatch(re.escape(stem) + r"(-\d{5}-of-\d{5})?" + re.escape(ext),
+                                                   os.path.basename(p))), None)
+    if test is not None:
+        raise DataError(f"{test}: these are the test records, which mnist_test.py scores the model on; train on "
+                        f"the training records: --data-dir {cli.quoted(folder_of(test))} (its {TRAIN_FILE})")
+
+
 def model_folder_given(source):
     """The DataError for a --data-dir that is a model folder (it holds checkpoints: `--data-dir model` for
     `--model-dir model`), or None: the generator's command writing TFRecords into it is no answer there."""
@@ -245,16 +258,25 @@ def folder_of(tfRecord_path):
 def no_data(source):
     """The DataError for a --data-dir that is neither a folder nor a file (trainer's and evaluator's wording): a
     typo (`dta`) beside a folder or file of TFRecords with a close name is asked about (`did you mean data?`, as a
-    mistyped --model-dir is), else the generator's command that writes it is given."""
+    mistyped --model-dir is: mistyped_data), else the generator's command that writes it is given."""
+    return mistyped_data(source) or DataError(f"{source}: no such folder or TFRecord file; run "
+                                              f"`{generate_command(source)}` first")
+
+
+def mistyped_data(source):
+    """The DataError for a --data-dir not there whose name is close to a folder or file of TFRecords beside it
+    (`dta: no such folder or TFRecord file; did you mean data?`), else None (there, a pattern that matches, or no
+    close name: the exporter then calibrates on the bundled sample)."""
+    if os.path.exists(source) or glob.has_magic(source) and glob.glob(source):
+        return None
+
     def holds_records(path):
         if os.path.isdir(path):
             return any(os.path.isfile(os.path.join(path, name)) or shard_files(os.path.join(path, name))
                        for name in (TRAIN_FILE, TEST_FILE))
         return path.endswith(".tfrecords") and os.path.isfile(path)
     meant = cli.did_you_mean(source, holds_records)
-    if meant:
-        return DataError(f"{source}: no such folder or TFRecord file; {meant}")
-    return DataError(f"{source}: no such folder or TFRecord file; run `{generate_command(source)}` first")
+    return DataError(f"{source}: no such folder or TFRecord file; {meant}") if meant else None
 
 
 RECORD_FRAME_BYTES = 16  # TFRecord framing around each record: uint64 length, its CRC, the data's CRC
@@ -508,6 +530,8 @@ def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print, mix=None)
     one that reads the layout. Raises DataError on missing or bad data.
     """
     paths = tfrecord_files(data_dir, True, name)
+    if (name or TRAIN_FILE) != TEST_FILE:
+        test_records_given(paths)
     mix_files = tfrecord_files(mix.source) if mix is not None else []
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: scan_tfrecord(f) for f in paths}  # {path: (count, lengths, template)}

@@ -14,8 +14,30 @@ import signal
 import sys
 
 
+def saves(argv=None):
+    """Whether the script run as argv (default sys.argv) saves files, as tf_compat.WRITES says once its command line
+    is read: every script but mnist_app.py predicting pictures (without --serve or --show-input, or their
+    abbreviations argparse takes)."""
+    argv = sys.argv if argv is None else argv
+    if os.path.basename(argv[0] if argv else "") != "mnist_app.py":
+        return True
+    return any(arg.split("=")[0] in (flag[:n] for flag in ("--serve", "--show-input") for n in range(5, len(flag) + 1))
+               for arg in argv[1:])
+
+
+WORK_BEGAN = False  # set by cli.exit_status once the script's work began: a stop then may follow a save
+
+
+def stop_words():
+    """What a stop before the script's work says after `SIGINT: `: `stopped; nothing saved` (as tf_compat's
+    `stopped while TensorFlow was imported; nothing saved`), or `stopped` for a script that saves nothing (saves)
+    and once the work began (WORK_BEGAN: after it, its own line said what was written)."""
+    return "stopped; nothing saved" if saves() and not WORK_BEGAN else "stopped"
+
+
 def _stop(signum, frame):
-    """End the process as exit_status ends a stopped one: `SIGINT: stopped`, status 130, no traceback.
+    """End the process as exit_status ends a stopped one: `SIGINT: stopped; nothing saved` (stop_words), status
+    130, no traceback.
 
     It ends the process at once (os._exit) rather than raising: an exception
     raised inside an extension module's import (NumPy's, TensorFlow's) is
@@ -24,7 +46,7 @@ def _stop(signum, frame):
     """
     try:
         fresh = "\n" if sys.stderr.isatty() else ""  # as tf_compat.own_line: after a terminal's `^C`, no blank line in a log
-        sys.stderr.write(f"{fresh}{signal.Signals(signum).name}: stopped\n")
+        sys.stderr.write(f"{fresh}{signal.Signals(signum).name}: {stop_words()}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass
