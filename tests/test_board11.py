@@ -17,6 +17,7 @@ from mnistkit import cli, keep, learn, promotion
 from mnistkit.board import teach, zh
 from mnistkit.board.table import BoardError
 from test_stumbles9 import with_parts
+from test_stumbles10 import learned_in_service
 
 
 def kept_one():
@@ -46,11 +47,7 @@ def test_a_board_learn_with_nothing_new_is_refused_with_the_terminals_line(tmp_p
     model = with_parts(tmp_path)  # mnist_model-1000 in service
     monkeypatch.chdir(tmp_path)
     kept, digit = kept_one()
-    record = json.loads((model / "schedule.json").read_text(encoding="utf-8"))
-    record["learns"] = [{"learn": 1, "state": "promoted", "before": "mnist_model-2000", "after": "mnist_model-1000",
-                         "changed": time.time(), "settings": {"known": promotion.known_of(kept, kept.entries(),
-                                                                                            str(model))}}]
-    (model / "schedule.json").write_text(json.dumps(record), encoding="utf-8")
+    learned_in_service(model, kept)
     calls = []
     monkeypatch.setattr(learn, "learn", lambda plan, watch=None: calls.append(plan) or str(model / "mnist_model-1000"))
     learning = teach.Learning(kept)

@@ -188,24 +188,31 @@ def test_a_board_learn_that_ended_keeps_its_last_line(tmp_path, monkeypatch):
                                  f"`{undo}` 可以退回")
 
 
-@pytest.mark.quick
-def test_a_terminal_learn_with_nothing_new_says_so_and_trains_nothing(tmp_path, monkeypatch):
-    """Fails before the fix: a second `mnist_learn.py`, no digit kept, removed or relabelled since the learn in
-    service, trained the model on the same digits again (minutes) without a word that nothing was new."""
+def learned_in_service(model, kept):
+    """Write into model's record (schedule.json, as with_parts leaves it) that learn 1 promoted mnist_model-1000
+    (from mnist_model-2000) on kept's digits as they are now (promotion.known_of): nothing new since."""
     import json
     import time
-    import numpy as np
-    from mnistkit import keep, learn, promotion
-    model = with_parts(tmp_path)  # mnist_model-1000 in service
-    kept = keep.KeptDigits(str(tmp_path / "my_digits"))
-    digit = np.zeros((28, 28), np.uint8)
-    digit[6:22, 12:16] = 255
-    kept.keep(digit, 7)
+    from mnistkit import promotion
     record = json.loads((model / "schedule.json").read_text(encoding="utf-8"))
     record["learns"] = [{"learn": 1, "state": "promoted", "before": "mnist_model-2000", "after": "mnist_model-1000",
                          "changed": time.time(), "settings": {"known": promotion.known_of(kept, kept.entries(),
                                                                                             str(model))}}]
     (model / "schedule.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+@pytest.mark.quick
+def test_a_terminal_learn_with_nothing_new_says_so_and_trains_nothing(tmp_path, monkeypatch):
+    """Fails before the fix: a second `mnist_learn.py`, no digit kept, removed or relabelled since the learn in
+    service, trained the model on the same digits again (minutes) without a word that nothing was new."""
+    import numpy as np
+    from mnistkit import keep, learn
+    model = with_parts(tmp_path)  # mnist_model-1000 in service
+    kept = keep.KeptDigits(str(tmp_path / "my_digits"))
+    digit = np.zeros((28, 28), np.uint8)
+    digit[6:22, 12:16] = 255
+    kept.keep(digit, 7)
+    learned_in_service(model, kept)
     calls = []
     monkeypatch.setattr(learn, "learn", lambda plan: calls.append(plan) or "model/mnist_model-1600")
     done = run_main("mnist_learn.py", cwd=tmp_path)
