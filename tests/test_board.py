@@ -273,7 +273,7 @@ def test_unknown_model_unknown_path_and_too_large_body(tflite_server):
         status, answer = request(tflite_server.url + path)
         assert status == 404 and "error" in answer, path
     status, answer = request(tflite_server.url + "board/predict")  # a GET where only POST is served
-    assert status == 405 and answer["error"] == "GET /board/predict: not allowed"
+    assert status == 405 and answer["error"] == "GET /board/predict: not allowed; use POST"
     for path in ("board/predict", "v1/models/mnist:predict"):
         status, answer = declared_too_large(tflite_server.url, path)
         assert status == 413 and f"limit of {table.MAX_BODY:,} bytes" in answer["error"], answer

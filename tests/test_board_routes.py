@@ -154,7 +154,8 @@ def test_every_route_answers_an_unlisted_method_405(served, route):
     answered = listed | ({"HEAD"} if "GET" in listed else set())  # GET answers HEAD too
     for method in sorted(set(table.METHODS) - answered):
         answer = Asked(board, method, path)
-        assert answer.status == 405 and answer.error() == f"{method} {path}: not allowed", method
+        use = " or ".join(m for m in table.METHODS if m in listed)
+        assert answer.status == 405 and answer.error() == f"{method} {path}: not allowed; use {use}", method
         assert answer.headers["allow"] == ", ".join(m for m in table.METHODS if m in listed | {"OPTIONS"})
 
 

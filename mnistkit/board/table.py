@@ -333,7 +333,9 @@ class Board:
                                           "Access-Control-Allow-Methods": self.methods(matched)})
         route, params = next(((r, p) for r, p in matched if r.allows(method)), (None, None))
         if route is None:
-            raise BoardError(405, f"{method} {path}: not allowed", {"Allow": self.methods(matched)})
+            allowed = [m for m in self.methods(matched).split(", ") if m not in ("OPTIONS", "HEAD")]
+            raise BoardError(405, f"{method} {path}: not allowed; use {' or '.join(allowed)}",
+                             {"Allow": self.methods(matched)})
         query = {k: v[0] for k, v in urllib.parse.parse_qs(scope.get("query_string", b"").decode("latin-1")).items()}
         path = raw if route.raw else path
         call = Call(method, path, params, query, headers, self.served)
