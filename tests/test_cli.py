@@ -18,12 +18,16 @@ TOOLS = ["tasks.py"]  # the project's task script, not one of the course's (test
 SCRIPTS = [name for name in TOP_LEVEL if name not in MODULES + TOOLS]
 
 
-# Runs a script as `python script args` would, then writes the names in sys.modules at exit to a file.
+# Runs a script as `python script args` would, then writes the names in sys.modules at exit to a file: at the
+# interpreter's exit (atexit), or at os._exit, which tf_compat.end takes while a daemon thread still runs.
 # (-X importtime cannot tell: tf_compat mutes stderr while TensorFlow is imported.)
 TRACER = """
 import atexit, os, runpy, sys
 out, script = sys.argv[1], sys.argv[2]
-atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))
+def write(): open(out, "w").write("\\n".join(sorted(sys.modules)))
+atexit.register(write)
+def exit_now(status, exit=os._exit): write(); exit(status)
+os._exit = exit_now
 sys.argv = sys.argv[2:]
 sys.path.insert(0, os.path.dirname(script))
 runpy.run_path(script, run_name="__main__")
