@@ -14,7 +14,7 @@ import numpy as np
 import simplejpeg
 from PIL import Image, UnidentifiedImageError
 
-from . import cli, formats
+from . import cli, files, formats
 from .errors import DataError
 from . import records
 from .records import IMAGE_PIXELS, IMAGE_SIZE
@@ -244,7 +244,7 @@ def no_pictures(folder, extensions):
     if model is not None:
         give = model.give[0].split(" (")[0]  # an exports folder: its first export ("export/mnist (SavedModel)")
         return DataError(f"{line}; it {model.what}: a model is given with --model-dir {give}, the pictures after it")
-    inside = [os.path.join(folder, name) for name in places.listing(folder) if not name.startswith(".")]
+    inside = [os.path.join(folder, name) for name in sorted(files.listing(folder)) if not name.startswith(".")]
     held = [path for path in inside if os.path.isdir(path) and next(pictures_in(path, extensions), None)]
     if held:
         named = cli.in_words(held[:3]) + (f" (and {len(held) - 3} more)" if len(held) > 3 else "")

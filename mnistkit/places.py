@@ -13,7 +13,7 @@ when --model-dir holds no checkpoint but something one level off.
 import collections
 import os
 
-from . import cli
+from . import cli, files
 from .errors import DataError
 from .export import EXPORT_DIR, is_tflite, versions
 from .folders import ANY_CHECKPOINT_FILE, CHECKPOINT_FILE, INDEX_FILE, has_checkpoints  # a model folder's names
@@ -72,7 +72,7 @@ def model_part(path):
         return Holding("checkpoints", f"holds learn {name}'s checkpoint, set aside by mnist_learn.py, of the model "
                        f"folder {above or os.curdir}", [above or os.curdir])
     if name == LEARNS_FOLDER and any(n.isdecimal() and has_checkpoints(os.path.join(folder, n))
-                                     for n in listing(folder)):
+                                     for n in files.listing(folder)):
         return Holding("off", f"holds the learns' checkpoints mnist_learn.py set aside for the model folder "
                        f"{parent or os.curdir}", [parent or os.curdir])
     return None
@@ -93,14 +93,6 @@ def refuse_part(path):
     part = part_given(path)
     if part is not None:
         raise part
-
-
-def listing(folder):
-    """The names in folder (list of str, sorted), [] when it cannot be listed."""
-    try:
-        return sorted(os.listdir(folder))
-    except OSError:
-        return []
 
 
 def _file_holding(path):
