@@ -379,18 +379,20 @@ def _learn(plan, watch):
     return after
 
 
-def nothing_new(plan, again="give --again"):
+def nothing_new(plan, again="give --again", unknown=None):
     """The line (str) saying that plan.model_dir's model in service learned every digit kept in plan.keep_dir
     already, none kept, removed or relabelled since (promotion.unknown: 0 beside a learn promoted from this store),
     so that a learn would only train on the same digits again; None otherwise, and when the folder or the store
     cannot say (learn() then says what is wrong). mnist_learn.py says it and trains nothing, unless --again; the
     board's POST /board/learn refuses with it (409), unless ?again=1. again: how to learn anyway, in the line's
-    words (the board's: its query)."""
+    words (the board's: its query). unknown: promotion.unknown's count for this folder and store when the caller
+    has it already (the board's status counts it for the page), else None: counted here."""
     try:  # a store or folder that cannot be used: learn() says why, in its one line
         store = plan.keep_dir if isinstance(plan.keep_dir, keep.KeptDigits) else keep.KeptDigits(plan.keep_dir)
         if not os.path.isdir(plan.model_dir) or not os.path.isfile(store.labels):
             return None
-        count, unknown = store.count(), promotion.unknown(plan.model_dir, store)
+        count = store.count()
+        unknown = promotion.unknown(plan.model_dir, store) if unknown is None else unknown
         serving = [e for e in promotion.learn_history(plan.model_dir)[0] if e.get("state") == "promoted"]
     except (DataError, OSError):
         return None

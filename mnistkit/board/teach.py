@@ -328,9 +328,11 @@ class Learning:
             job = dict(IDLE)
         stand = promotion.standing(folder)
         shown = stand["held"] or stand["last"]
+        unknown = self.unknown(folder)
         answer = {**job, "folder": folder, "learn": None, "before": None, "after": None, "check": None,
-                  "undo": stand["undo"], "redo": stand["redo"], "further": stand["further"], "unknown": self.unknown(folder),
-                  "one_digit": self.one_digit(), "busy": busy, **self.doing(job), **self.new_lines(job, folder)}
+                  "undo": stand["undo"], "redo": stand["redo"], "further": stand["further"], "unknown": unknown,
+                  "one_digit": self.one_digit(), "busy": busy, **self.doing(job),
+                  **self.new_lines(job, folder, unknown)}
         if not (job["state"] == "running" or shown is None or (job["state"] == "failed" and
                                                                self.failed_at == mark(stand))):
             state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(
@@ -349,10 +351,12 @@ class Learning:
         except (DataError, OSError):
             return None
 
-    def nothing_new(self, folder):
+    def nothing_new(self, folder, unknown=None):
         """learn.nothing_new's line for a learn into `folder` (the one rule mnist_learn.py follows; the board's way
-        to learn anyway, AGAIN, in it), or None: something is new, or there is no folder."""
-        return None if folder is None else learn.nothing_new(self.plan.to(folder, self.kept), again=AGAIN)
+        to learn anyway, AGAIN, in it), or None: something is new, or there is no folder. unknown: the count of
+        changes the status has made already (self.unknown), else None."""
+        return None if folder is None else learn.nothing_new(self.plan.to(folder, self.kept), again=AGAIN,
+                                                             unknown=unknown)
 
     def one_digit(self):
         """The digit all kept digits are (the page warns before a learn: learn.one_digit), or None."""
@@ -362,10 +366,11 @@ class Learning:
             return None
         return digits.pop() if len(digits) == 1 else None
 
-    def new_lines(self, job, folder):
-        """{"nothing_new": the line a learn would be refused with (nothing_new), or None while one runs or when
-        something is new, "nothing_new_zh": its zh twin}: the page says it and offers to learn anyway."""
-        said = None if job["state"] == "running" else self.nothing_new(folder)
+    def new_lines(self, job, folder, unknown):
+        """{"nothing_new": the line a learn would be refused with (nothing_new, from the status's count of unknown
+        changes), or None while one runs or when something is new, "nothing_new_zh": its zh twin}: the page says it
+        and offers to learn anyway."""
+        said = None if job["state"] == "running" else self.nothing_new(folder, unknown)
         return {"nothing_new": said or None, "nothing_new_zh": zh.twin(said, 409) if said else None}
 
     def doing(self, job):
