@@ -29,8 +29,8 @@ from tf_compat import tf
 import mnist_backward
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, export, places, records
-from mnistkit.errors import DataError, Interrupted
+from mnistkit import checkpoints, cli, export, files, places, records
+from mnistkit.errors import Interrupted
 
 EXPORT_DIR = export.EXPORT_DIR
 
@@ -53,9 +53,10 @@ def export_model(model_dir=mnist_backward.MODEL_SAVE_PATH, export_dir=EXPORT_DIR
     misplaced = places.export_given(export_dir, "--export-dir")  # a SavedModel base path given: no nested export
     if misplaced is not None:
         raise misplaced
-    if os.path.exists(export_dir) and not os.path.isdir(export_dir):  # said before the export, not `(Not a directory)`
-        raise DataError(f"{export_dir} is a file, not a folder: --export-dir names the folder the exports are written "
-                        f"into (the default is {os.path.normpath(export.EXPORT_DIR)})")
+    a_file = files.a_file_as_folder(export_dir, "--export-dir", "the exports",
+                                    f" (the default is {os.path.normpath(export.EXPORT_DIR)})")
+    if a_file is not None:
+        raise a_file
     typo = records.mistyped_data(data_dir)  # `--data-dir dta` by data/: said first, not kept in a `train first` hint
     if typo is not None:
         raise typo

@@ -68,6 +68,15 @@ def listing(folder):
         return []
 
 
+def a_file_as_folder(path, flag, written, hint=""):
+    """The DataError for an output folder `path` (str) named by `flag` that is a file, else None: said before the
+    work, not as os.makedirs' `(File exists)` or `(Not a directory)` after it. written: what goes into the folder;
+    hint: the rest of the line (` (its folder: --data-dir data)`)."""
+    if not os.path.exists(path) or os.path.isdir(path):
+        return None
+    return DataError(f"{path} is a file, not a folder: {flag} names the folder {written} are written into{hint}")
+
+
 def missing_folders(path):
     """The folders of `path` that do not exist yet (path itself and its missing parents), deepest first."""
     missing = []

@@ -387,10 +387,11 @@ class Staging:
         self.lock = folders.FolderLock(data_dir, "--data-dir")
 
     def __enter__(self):
-        if os.path.exists(self.data_dir) and not os.path.isdir(self.data_dir):  # makedirs: `(File exists)` alone
-            folder = os.path.dirname(self.data_dir)
-            raise DataError(f"{self.data_dir} is a file, not a folder: --data-dir names the folder the TFRecord files "
-                            f"are written into" + (f" (its folder: --data-dir {cli.quoted(folder)})" if folder else ""))
+        folder = os.path.dirname(self.data_dir)
+        a_file = files.a_file_as_folder(self.data_dir, "--data-dir", "the TFRecord files",
+                                        f" (its folder: --data-dir {cli.quoted(folder)})" if folder else "")
+        if a_file is not None:
+            raise a_file
         self.new_folders = files.missing_folders(self.data_dir)
         try:
             os.makedirs(self.data_dir, exist_ok=True)
