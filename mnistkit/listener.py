@@ -13,11 +13,12 @@ What it adds to uvicorn:
   SEND_TIMEOUT seconds has its connection aborted (libevent, TF Serving's
   HTTP server, gives up a write after 50 s): a close() would wait for it
   forever, the answer held in memory meanwhile. A request h11 cannot read
-  (no HTTP request line, a header line without a colon, a head over
-  HEAD_LIMIT bytes, a bad Content-Length, a malformed chunk) is answered
-  as every other refusal, {"error": "malformed HTTP request: <h11's
-  reason>"} with connection: close (uvicorn: a plain-text "Invalid HTTP
-  request received."), and its connection closed once the client has it.
+  (no HTTP request line, a header line without a colon, a head still
+  unfinished past HEAD_LIMIT bytes, a bad Content-Length, a malformed
+  chunk) is answered as every other refusal, {"error": "malformed HTTP
+  request: <h11's reason>"} with connection: close (uvicorn: a plain-text
+  "Invalid HTTP request received."), and its connection closed once the
+  client has it.
 - Listener: the listening socket. asyncio's selector event loop calls its
   accept(); when connections reach the Room's ceiling of descriptors (the
   open-file limit less RESERVE), the connection that has waited longest
@@ -36,11 +37,11 @@ the timeouts and the shutdown still hold, not the ceiling.
 """
 import asyncio
 import collections
-import http
-import json
 import contextlib
 import errno
 import functools
+import http
+import json
 import logging
 import signal
 import socket
@@ -57,7 +58,7 @@ SHUTDOWN_GRACE = 3.0  # seconds a request under way may take to end after Ctrl-C
 RESERVE = 64  # descriptors kept from connections: the model's files, threads, the page's uploads
 MAX_CONNECTIONS = 1000  # connections at most, whatever the open-file limit
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
-HEAD_LIMIT = 16 * 1024  # bytes of a request head (line and headers) that h11 buffers at most: past it, 431
+HEAD_LIMIT = 16 * 1024  # bytes of an unfinished request head (line and headers) h11 holds: past them, 431
 QUOTED = 60  # characters of a malformed line quoted in its refusal
 FULL_WARNING = ("warning: connections have taken the {ceiling} open files this server gives them (of {soft}: "
                 "`ulimit -n`); the ones that sent no request are closed to let others in")
@@ -160,7 +161,7 @@ class Listener(socket.socket):
             if not self.room.make_room():
                 with conn:
                     conn.setblocking(False)
-                    conn.send(refusal(503, "too many connections to this server; try again in a moment"))
+                    conn.send(REFUSAL)
                 raise BlockingIOError(errno.EAGAIN, "refused")
         return conn, addr
 
@@ -247,7 +248,7 @@ def malformed(error):
 
 class Refusing:
     """A protocol's part that answers a request h11 cannot read as every other refusal: its status (400; 431 a head
-    over HEAD_LIMIT; 501 a Transfer-Encoding h11 lacks) and {"error": "malformed HTTP request: <reason>"}, with
+    unfinished past HEAD_LIMIT; 501 a Transfer-Encoding h11 lacks) and {"error": "malformed HTTP request: <reason>"}, with
     connection: close, then the write side shut. A request whose answer is half sent is cut instead. Its handler,
     if one started, is told the client left, and sends nothing. For uvicorn's H11Protocol, listed before it."""
     refused = False  # set once a refusal is sent: what else comes is read and dropped (data_received)
