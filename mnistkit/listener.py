@@ -248,8 +248,8 @@ def malformed(error):
 
 class Refusing:
     """A protocol's part that answers a request h11 cannot read as every other refusal: its status (400; 431 a head
-    unfinished past HEAD_LIMIT; 501 a Transfer-Encoding h11 lacks) and {"error": "malformed HTTP request: <reason>"}, with
-    connection: close, then the write side shut. A request whose answer is half sent is cut instead. Its handler,
+    unfinished past HEAD_LIMIT; 501 a Transfer-Encoding h11 lacks) and {"error": "malformed HTTP request:
+    <reason>"}, with connection: close, then the write side shut. A request whose answer is half sent is cut instead. Its handler,
     if one started, is told the client left, and sends nothing. For uvicorn's H11Protocol, listed before it."""
     refused = False  # set once a refusal is sent: what else comes is read and dropped (data_received)
 
