@@ -452,7 +452,6 @@ def main(argv=None):
         if origin != "*" and guard.origin_key(origin) is None:
             parser.error(f"--allow-origin {origin}: give an origin as a browser sends it, scheme://host[:port] "
                          "(http://localhost:3000), or *")
-    tf_compat.WRITES = bool(args.serve or args.show_input)  # pictures predicted: a stop has nothing to save
     failed = []
     status = cli.exit_status(lambda: failed.append(run(args)))
     return status or (1 if failed[0] else 0)

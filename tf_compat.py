@@ -47,13 +47,17 @@ VERBOSE = "--verbose" in sys.argv[1:]
 STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK", "SIGHUP")  # as mnistkit.errors.STOP_SIGNALS (no mnistkit import
 # here); one the process ignores (SIGHUP under nohup) stays ignored (holding_signals)
 MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
-# Whether the running script writes files (a trainer's checkpoints): a stop during TensorFlow's import then says
-# "nothing saved"; a script that saves nothing (mnist_app.py predicting pictures) sets it False, and its line ends
-# at "stopped while TensorFlow was imported".
-WRITES = True
 HELD_STOP_SECS = 1.0  # a stop signal held during TensorFlow's import ends the process this long after (holding_signals)
 _STDERR_SAVED = []  # the real stderr's descriptor while _load mutes fd 2, for _end_now's line
 UNUSED_PACKAGES = ("keras",)  # imported by TensorFlow's __init__ but not needed by tf.compat.v1 graphs
+
+
+def writes():
+    """Whether the running script writes files (a trainer's checkpoints), for the stop line's `; nothing saved`:
+    mnistkit.startup.saves, the one rule (mnist_app.py predicting pictures saves nothing), once the script has
+    imported it, as every script run does first; True in a process that has not (a script's module imported)."""
+    started = sys.modules.get("mnistkit.startup")
+    return started is None or started.saves()
 
 
 def holding_signals(work, *args):
@@ -67,7 +71,7 @@ def holding_signals(work, *args):
     signal the process ignores stays ignored. An import still running
     HELD_STOP_SECS after the signal (a loaded machine takes 10 s and more)
     does not make the user wait: the process ends then, `SIGINT: stopped
-    while TensorFlow was imported; nothing saved` (without `; nothing saved` where WRITES is False), status 128 + the
+    while TensorFlow was imported; nothing saved` (without `; nothing saved` where writes() is False), status 128 + the
     signal's number (nothing is written before TensorFlow is there; a
     folder's lock a script took before it is removed: end_at_once);
     the signal is heard at once, also inside a long C call (_watch_signals).
@@ -81,7 +85,7 @@ def holding_signals(work, *args):
         if not done.wait(HELD_STOP_SECS):
             with ending:
                 if not done.is_set():
-                    _end_now(signum, "stopped while TensorFlow was imported" + ("; nothing saved" if WRITES else ""))
+                    _end_now(signum, "stopped while TensorFlow was imported" + ("; nothing saved" if writes() else ""))
 
     def hold(signum, frame):
         held.append(signum)

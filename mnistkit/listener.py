@@ -12,7 +12,13 @@ What it adds to uvicorn:
   a descriptor each, forever. A client that takes no byte of its answer for
   SEND_TIMEOUT seconds has its connection aborted (libevent, TF Serving's
   HTTP server, gives up a write after 50 s): a close() would wait for it
-  forever, the answer held in memory meanwhile.
+  forever, the answer held in memory meanwhile. A request h11 cannot read
+  (no HTTP request line, a header line without a colon, a head still
+  unfinished past HEAD_LIMIT bytes, a bad Content-Length, a malformed
+  chunk) is answered as every other refusal, {"error": "malformed HTTP
+  request: <h11's reason>"} with connection: close (uvicorn: a plain-text
+  "Invalid HTTP request received."), and its connection closed once the
+  client has it.
 - Listener: the listening socket. asyncio's selector event loop calls its
   accept(); when connections reach the Room's ceiling of descriptors (the
   open-file limit less RESERVE), the connection that has waited longest
@@ -33,6 +39,9 @@ import asyncio
 import collections
 import contextlib
 import errno
+import functools
+import http
+import json
 import logging
 import signal
 import socket
@@ -49,14 +58,24 @@ SHUTDOWN_GRACE = 3.0  # seconds a request under way may take to end after Ctrl-C
 RESERVE = 64  # descriptors kept from connections: the model's files, threads, the page's uploads
 MAX_CONNECTIONS = 1000  # connections at most, whatever the open-file limit
 OUT_OF_DESCRIPTORS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
-REFUSAL_BODY = b'{"error": "too many connections to this server; try again in a moment"}'
-REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\n"
-           b"content-length: %d\r\n\r\n%s" % (len(REFUSAL_BODY), REFUSAL_BODY))
+HEAD_LIMIT = 16 * 1024  # bytes of an unfinished request head (line and headers) h11 holds: past them, 431
+QUOTED = 60  # characters of a malformed line quoted in its refusal
 FULL_WARNING = ("warning: connections have taken the {ceiling} open files this server gives them (of {soft}: "
                 "`ulimit -n`); the ones that sent no request are closed to let others in")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # this computer's own names: a server there is not open to others
 EVERY_INTERFACE = ("0.0.0.0", "::", "")  # a host to listen on that is every interface of the machine
 ROUTE_PROBES = ("10.254.254.254", "172.31.254.254", "192.168.254.254")  # private: routes to each network's interface
+
+
+def refusal(status, message):
+    """The whole answer (bytes) of a refusal the HTTP layer sends itself: HTTP `status` with the board's JSON form
+    of every error, {"error": message}, and connection: close."""
+    body = json.dumps({"error": message}, separators=(",", ":")).encode()
+    return (f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
+            f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n").encode() + body
+
+
+REFUSAL = refusal(503, "too many connections to this server; try again in a moment")  # past the Room's ceiling
 
 
 def open_file_limit():
@@ -195,6 +214,64 @@ class SendWatch:
             self.sending = None
 
 
+@functools.cache
+def reading():
+    """h11.Connection keeping, as .error, the RemoteProtocolError of a request it cannot read (uvicorn catches it and
+    says only "Invalid HTTP request received."). A function: h11 is imported when a server runs."""
+    import h11
+
+    class Reading(h11.Connection):
+        error = None
+
+        def next_event(self):
+            try:
+                return super().next_event()
+            except h11.RemoteProtocolError as e:
+                self.error = e
+                raise
+
+    return Reading
+
+
+def malformed(error):
+    """(status, one line) of the refusal of a request h11 could not read: `error`, its RemoteProtocolError (None:
+    400), with the line it quotes as sent (`bytearray(b'HELLO')`: 'HELLO'), cut to QUOTED characters."""
+    if error is None:
+        return 400, "malformed HTTP request"
+    if error.error_status_hint == 431:
+        return 431, f"malformed HTTP request: its head (request line and headers) is over {HEAD_LIMIT:,} bytes"
+    words, quoting, sent = str(error).partition(": bytearray(b")
+    sent = sent[1:-2]  # inside repr's quotes
+    sent = sent[:QUOTED] + "..." if len(sent) > QUOTED else sent
+    return error.error_status_hint, f"malformed HTTP request: {words}" + (f": '{sent}'" if quoting else "")
+
+
+class Refusing:
+    """A protocol's part that answers a request h11 cannot read as every other refusal: its status (400; 431 a head
+    unfinished past HEAD_LIMIT; 501 a Transfer-Encoding h11 lacks) and {"error": "malformed HTTP request:
+    <reason>"}, with connection: close, then the write side shut. A request whose answer is half sent is cut instead. Its handler,
+    if one started, is told the client left, and sends nothing. For uvicorn's H11Protocol, listed before it."""
+    refused = False  # set once a refusal is sent: what else comes is read and dropped (data_received)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        import h11
+        self.conn = reading()(h11.SERVER, HEAD_LIMIT)
+
+    def send_400_response(self, msg):  # uvicorn's, on h11's RemoteProtocolError; `msg` is its one fixed line
+        self.refused = True
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.disconnected = True  # its handler's receive() says http.disconnect, its send() sends nothing
+            cycle.message_event.set()
+            if cycle.response_started:
+                self.transport.close()
+                return
+        self.transport.write(refusal(*malformed(self.conn.error)))
+        if self.transport.can_write_eof():
+            self.transport.write_eof()  # closing at once could turn the client's unread bytes into a reset
+
+
 def connection_class(room, grace):
     """uvicorn's H11Protocol with the timeouts of the module's docstring, its waiting connections kept in `room`;
     `grace`: the seconds a connection may stay after the shutdown began.
@@ -205,7 +282,7 @@ def connection_class(room, grace):
     """
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    class Connection(SendWatch, H11Protocol):
+    class Connection(SendWatch, Refusing, H11Protocol):
         timer = None
 
         def connection_made(self, transport):
@@ -224,8 +301,13 @@ def connection_class(room, grace):
                 self.timer = None
 
         def data_received(self, data):
+            if self.refused:
+                return  # read and dropped, until the client closes or HEAD_TIMEOUT passes
             super().data_received(data)
-            if self.cycle is not None and not self.cycle.response_complete:  # a request head has arrived
+            if self.refused:
+                self.stop_waiting()
+                self.wait()
+            elif self.cycle is not None and not self.cycle.response_complete:  # a request head has arrived
                 self.stop_waiting()
 
         def on_response_complete(self):

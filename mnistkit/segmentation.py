@@ -590,10 +590,7 @@ def _only_lines(ink):
     or right edge when steep. A frame's side askew or cut off, a page's edge in a photo, a shadow's edge: not a
     digit."""
     h, w = ink.shape
-    r, c = np.nonzero(ink)
-    mean_c = c.mean()
-    dr, dc = r - r.mean(), c - mean_c
-    var_r, var_c, cov = np.mean(dr * dr), np.mean(dc * dc), np.mean(dr * dc)
+    _, mean_c, var_r, var_c, cov = _moments(ink)
     middle, spread = (var_r + var_c) / 2, np.hypot((var_r - var_c) / 2, cov)
     length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * max(middle - spread, 0))
     side = min(mean_c, w - 1 - mean_c) <= LINE_SIDE * w
@@ -606,16 +603,23 @@ def _shadow_edge(gray, ink):
     (gray uint8 [h, w]) on each side of the line through its pixels is SHADOW_SIDE of it at least, and the paper
     along the line's darker side (within SHADOW_BAND of the picture's shorter side) has its median below
     SHADOW_DARKER of the lighter side's (a frame's side has the same paper on both, a shaded page's middle nearly)."""
-    r, c = np.nonzero(ink)
-    dr, dc = r - r.mean(), c - c.mean()
-    angle = 0.5 * np.arctan2(2 * np.mean(dr * dc), np.mean(dc * dc) - np.mean(dr * dr))  # the main axis, across
+    mean_r, mean_c, var_r, var_c, cov = _moments(ink)
+    angle = 0.5 * np.arctan2(2 * cov, var_c - var_r)  # the main axis, across
     rows, cols = np.mgrid[0:ink.shape[0], 0:ink.shape[1]]
-    across = (rows - r.mean()) * np.cos(angle) - (cols - c.mean()) * np.sin(angle)
+    across = (rows - mean_r) * np.cos(angle) - (cols - mean_c) * np.sin(angle)
     if min(np.count_nonzero(across > 0), np.count_nonzero(across < 0)) < SHADOW_SIDE * ink.size:
         return False
     band = (np.abs(across) <= SHADOW_BAND * min(ink.shape)) & ~ink
     darker, lighter = sorted(float(np.median(gray[band & (across * sign > 0)])) for sign in (1, -1))
     return darker < SHADOW_DARKER * lighter
+
+
+def _moments(ink):
+    """(mean row, mean column, the rows' variance, the columns' variance, their covariance) of the ink's pixels
+    (boolean [h, w], some True): floats, in pixels and square pixels; _only_lines' and _shadow_edge's line."""
+    r, c = np.nonzero(ink)
+    dr, dc = r - r.mean(), c - c.mean()
+    return r.mean(), c.mean(), np.mean(dr * dr), np.mean(dc * dc), np.mean(dr * dc)
 
 
 def _outline(ink):

@@ -15,9 +15,10 @@ import sys
 
 
 def saves(argv=None):
-    """Whether the script run as argv (default sys.argv) saves files, as tf_compat.WRITES says once its command line
-    is read: every script but mnist_app.py predicting pictures (without --serve or --show-input, or their
-    abbreviations argparse takes)."""
+    """Whether the script run as argv (default sys.argv) saves files: every script but mnist_app.py predicting
+    pictures (without --serve or --show-input, or an abbreviation of them: its parser refuses one, after a stop
+    that came first). The one rule of the stop lines' `; nothing saved`: stop_words' here, and tf_compat's while
+    TensorFlow imports (tf_compat.writes)."""
     argv = sys.argv if argv is None else argv
     if os.path.basename(argv[0] if argv else "") != "mnist_app.py":
         return True

@@ -99,3 +99,21 @@ def test_a_stop_line_has_no_blank_line_before_it_in_a_log_and_a_line_of_its_own_
     status, err = stop_line(code, tmp_path, terminal)
     line = line or "SIGINT: " + (tmp_path / "note").read_text().strip()
     assert (status, err) == (130, ("\n" if terminal else "") + line + "\n")
+
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("args", [["a.png"], ["--json", "a.png"], ["--serve"], ["--serve", "--port", "0"],
+                                  ["--show-input", "x", "a.png"], ["--show-input=x", "a.png"]])
+def test_which_app_commands_save_is_one_rule_read_by_both_stop_lines(args, monkeypatch):
+    """startup.saves (a stop before the work: `stopped; nothing saved`) and tf_compat.writes (a stop while
+    TensorFlow imports) say what mnist_app.py's parsed command does: it saves unless it only predicts pictures.
+    Before, mnist_app.py set tf_compat.WRITES from its own parsed flags, a second rule beside startup.saves."""
+    import mnist_app
+    import tf_compat
+    from mnistkit import startup  # its handler: reset after the test (conftest's stop_signals_as_the_run_started)
+    parsed = mnist_app.build_parser().parse_args(args)
+    monkeypatch.setattr(sys, "argv", [os.path.join(ROOT, "mnist_app.py"), *args])
+    assert tf_compat.writes() == startup.saves() == bool(parsed.serve or parsed.show_input)
+    monkeypatch.delitem(sys.modules, "mnistkit.startup")  # a script's module imported, no script run: it may save
+    assert tf_compat.writes() is True

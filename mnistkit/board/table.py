@@ -273,11 +273,10 @@ class Board:
         self.routes, self.served, self.access = tuple(routes), served, access
         self.response, self.workers = Response, Workers()
 
-    def matching(self, path, raw=None):
-        """[(route, params)] of the routes whose pattern matches `path` (decoded), or `raw` (as sent; None: path)
-        for a route matched on it (Route.raw), in table order."""
-        found = ((route, route.pattern.fullmatch(raw if route.raw and raw is not None else path))
-                 for route in self.routes)
+    def matching(self, path, raw):
+        """[(route, params)] of the routes whose pattern matches `path` (decoded), or `raw` (as sent) for a route
+        matched on it (Route.raw), in table order."""
+        found = ((route, route.pattern.fullmatch(raw if route.raw else path)) for route in self.routes)
         return [(route, match.groupdict()) for route, match in found if match]
 
     def close_path(self, path):

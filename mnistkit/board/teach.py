@@ -315,13 +315,15 @@ class Learning:
         self.ended_at = None  # mark() of the folder's learns when the last learn here ended: its last line holds
         self.stopped = False  # the server stopped while a learn ran (stop); its stop line says so
         self.job = dict(IDLE)
+        self.chosen = {}  # a folder (realpath) -> (mark() after the last choice on it, that choice's line): choose
 
     def status(self, model):
         """The learn running on `model`'s folder (its stage, step, last line), else where that folder's learns
         stand; "busy" names the folder of a learn running on the board's other network."""
+        folder = served_folder(model)
         with self.lock:
             job = dict(self.job)
-        folder = served_folder(model)
+            chosen = self.chosen.get(folder and os.path.realpath(folder))
         busy = None
         if job["folder"] is not None and job["folder"] != folder:  # the last learn was the other network's
             busy = job["folder"] if job["state"] == "running" else None
@@ -338,8 +340,9 @@ class Learning:
             state = {"promoted": "done", "held": "held", "undone": "undone", "discarded": "discarded"}.get(
                 shown["state"])
             # the learn that ended here in service or held, nothing changed since: its last line (`learned: ...`,
-            # `not promoted: ...`)
-            line = job["line"] if job["state"] == state in ("done", "held") and self.ended_at == mark(stand) else ""
+            # `not promoted: ...`); else the line of the choice that left the learns as they are (`back to ...`)
+            line = job["line"] if job["state"] == state in ("done", "held") and self.ended_at == mark(stand) else \
+                chosen[1] if chosen is not None and chosen[0] == mark(stand) else ""
             answer = {**answer, "state": state or "idle", "stage": None, "line": line, "step": None, "steps": None,
                       **{key: shown.get(key) for key in ("learn", "before", "after", "check")}}
         return {**answer, "line_zh": line_zh(answer)}
@@ -454,18 +457,21 @@ class Learning:
 
     def choose(self, model, slot, choice):
         """choice(folder) (promotion.undo, redo, accept or discard) on the folder of `model` (served in `slot`), that
-        slot's Follower told at once; the status. BoardError 409 for what cannot be done (one line: a learn
-        running, nothing to undo, the folder trained further since, ...)."""
+        slot's Follower told at once; the status, its "line" the choice's (the one mnist_learn.py prints: `back to
+        ...`), kept while the folder's learns stay as the choice left them. BoardError 409 for what cannot be done
+        (one line: a learn running, nothing to undo, the folder trained further since, ...)."""
         folder = learn_folder(model)
         with self.lock:  # a learn running on the other network's folder keeps its line
             running = self.job["state"] == "running"
             if running and os.path.realpath(self.job["folder"]) == os.path.realpath(folder):
                 raise self.busy()  # until its thread ends, promoting included: its checkpoint is not yet shown
-            out = self.said if not running else (lambda line: None)
+        said = []
         try:
-            choice(folder, out=out)
+            choice(folder, out=said.append)
         except DataError as e:
             raise BoardError(409, str(e)) from None
+        with self.lock:
+            self.chosen[os.path.realpath(folder)] = (mark(promotion.standing(folder)), " ".join(said))
         follower = self.followers[slot]
         if follower is not None:
             follower.poll()  # the board answers with the checkpoint now in service without waiting a poll

@@ -48,6 +48,14 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
     (r"label (?P<x>'[^']*') is not a digit 0-9", r"标签 \g<x> 不是 0-9 的数字"),
     # a learn (board/teach.py, mnistkit.learn, mnistkit.promotion, mnistkit.folders)
     (r"no kept digits yet; keep some with the digit buttons first", "还没有保存的数字；请先用数字按钮保存一些"),
+    # the choices' lines (promotion.undo, redo, accept, discard: Learning.choose's status), before the learn's own
+    (r"back to (?P<a>.+?); the learned checkpoint is in (?P<b>.+?) \((?P<c>`[^`]*`) puts it back\)",
+     r"已退回到 \g<a>；学到的检查点在 \g<b>（用 \g<c> 可以放回）"),
+    (r"learned: (?P<a>.+?) again \(from (?P<b>.+?)\); go back with (?P<c>`[^`]*`)",
+     r"重新启用了：\g<a>（从 \g<b> 学起）；用 \g<c> 可以退回"),
+    (r"learned: (?P<a>.+?) \(from (?P<b>[^()]+?)\), though ", r"启用了：\g<a>（从 \g<b> 学起），尽管"),  # then fell's
+    *[(r"discarded learn " + _N + r"'s checkpoint (?P<a>\S+); (?P<d>.+?) " + en, r"已丢弃学习 \g<n> 的检查点 \g<a>；\g<d> " + zh)
+      for en, zh in ((r"goes on with (?P<b>.+)", r"继续使用 \g<b>"), ("holds no checkpoint", "里没有检查点"))],
     (r"learned: (?P<a>.+?) \(from (?P<b>.+?)\); go back with (?P<c>`[^`]*`)", r"学好了：\g<a>（从 \g<b> 学起）；用 \g<c> 可以退回"),
     *[(r"nothing new to learn: the model in service \((?P<m>\S+), learn (?P<n>\S+)\) learned " + en + r" kept in "
        r"(?P<k>.+?), and none was kept, removed or relabelled since",
@@ -66,6 +74,7 @@ PHRASES = [(re.compile(en), zh) for en, zh in (
       for en, zh in (("recall", "召回率"), ("precision", "精确率"))],
     (r"the test accuracy fell (?P<a>\S+) → (?P<b>\S+) \((?P<p>\S+) points\)", r"测试准确率从 \g<a> 降到 \g<b>（\g<p> 个百分点）"),
     (r"(?<=）) and (?=数字|测试)", "，并且"),
+    (r"; go back with (?P<c>`[^`]*`)$", r"；用 \g<c> 可以退回"),  # an accept's line, after what fell
     (r", past the limits \((?P<r>\S+) points for a digit, (?P<a>\S+) in all\)",
      r"，超过了上限（每个数字 \g<r> 个百分点，总体 \g<a> 个百分点）"),
     (r"; it waits in (?P<f>.+?): use it anyway with (?P<u>`[^`]*`), or discard it with (?P<d>`[^`]*`)",
