@@ -444,9 +444,29 @@ def find_ink(img, levels=False):
 
 def _ink_of(gray):
     """find_ink's (ink, level, threshold) of a picture's gray levels (uint8 [h, w], not one flat shade). A page
-    turned over (light_on_dark) whose ink is a lit wedge of the paper (_lit_wedge) is only shading."""
+    turned over (light_on_dark) whose ink is a lit wedge of the paper (_lit_wedge) is only shading.
+
+    A page turned over in which no digit is found is read again as it is, and that reading holds when it finds
+    faint ink (its darkness under MIN_CONTRAST on average: pencil on grey paper): such ink gives light_on_dark no
+    cells of its own to vote, and the paper's lighting gradient, which does, can vote either way. Dark ink read
+    so (a light frame's dark inside on a screenshot, a page covered in ink with a light border) is no digit: the
+    turned reading's refusal is raised, as when the second reading finds none.
+    """
     turned = light_on_dark(gray)
-    found = _ink_read(255 - gray if turned else gray)
+    try:
+        found = _ink_read(255 - gray if turned else gray)
+    except SeveralDigits:
+        raise
+    except ValueError as refusal:
+        if not turned:
+            raise
+        try:
+            found = _ink_read(gray)
+        except ValueError:
+            raise refusal from None
+        if found[1][found[0]].mean() >= MIN_CONTRAST:
+            raise refusal from None
+        return found
     if turned and _lit_wedge(found[0]):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     return found
