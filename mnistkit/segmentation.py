@@ -34,10 +34,13 @@ STROKES = 0.3  # of the ink's longer side: a digit cropped tight, read on flat p
 PAPER_FLOOR = 64  # gray levels: darkness is (paper - pixel) / paper, over at least this
 SHADOW_MARGIN = 16  # gray levels: near a sharp shadow's edge, paper is at most this much lighter than the pixel
 MIN_CONTRAST = 40  # gray levels (of 255) the darkest ink must lie below its paper
-FAINT_INK = 20  # darkness levels: fainter ink than MIN_CONTRAST on average (pencil on grey paper) is read down to this
+FAINT_INK = 20  # darkness levels: fainter ink than MIN_CONTRAST on average (pencil on grey paper), its darkest pixel
+# too, is read down to this
 FAINT_CLEAR = 0.02  # ... when it lies this share of the picture's shorter side clear of every edge (a shadow's edge
 # runs to the picture's edge: its darkness 26-38 on average, as faint and as clear of the noise as the pencil's)
-FAINT_SPECKS = 0.005  # ... but for this share of the ink at each side
+FAINT_SPECKS = 0.005  # ... but for this share of the ink at each side, its dust (the paper's grain) left out
+NOT_DARKER = "no digit found: nothing is clearly darker than the paper"
+NOT_OUT = "no digit found: nothing stands out from the picture's noise"
 # What makes ink a digit-like stroke (find_ink). Each bound lies between what
 # the photos and digits the tests hold give and what pages without a digit
 # give (docs/photos.md, "How the bounds were chosen", has the figures).
@@ -418,7 +421,8 @@ def find_ink(img, levels=False):
     takes for shade) is read again on flat paper (flat_darkness), and that reading holds when its ink is
     strokes (_strokes), not a shadow's blot over a corner. Raises ValueError ("no digit
     found: ...") for a picture without a digit-like stroke, whatever its colour:
-      - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper;
+      - one flat shade, or no pixel MIN_CONTRAST gray levels darker than its paper (FAINT_INK for faint ink
+        clear of the picture's edges, its dust left out);
       - ink not NOISE_MARGIN times darker than the picture's noise, pixel by pixel or over 3 x 3 pixels
         (stands_out);
       - ink over more than MAX_INK_FRACTION of the picture up to its edge (a page covered in
@@ -444,9 +448,29 @@ def find_ink(img, levels=False):
 
 def _ink_of(gray):
     """find_ink's (ink, level, threshold) of a picture's gray levels (uint8 [h, w], not one flat shade). A page
-    turned over (light_on_dark) whose ink is a lit wedge of the paper (_lit_wedge) is only shading."""
+    turned over (light_on_dark) whose ink is a lit wedge of the paper (_lit_wedge) is only shading.
+
+    A page turned over in which no digit is found is read again as it is, and that reading holds when it finds
+    faint ink (its darkness under MIN_CONTRAST on average: pencil on grey paper): such ink gives light_on_dark no
+    cells of its own to vote, and the paper's lighting gradient, which does, can vote either way. Dark ink read
+    so (a light frame's dark inside on a screenshot, a page covered in ink with a light border) is no digit: the
+    turned reading's refusal is raised, as when the second reading finds none.
+    """
     turned = light_on_dark(gray)
-    found = _ink_read(255 - gray if turned else gray)
+    try:
+        found = _ink_read(255 - gray if turned else gray)
+    except SeveralDigits:
+        raise
+    except ValueError as refusal:
+        if not turned:
+            raise
+        try:
+            found = _ink_read(gray)
+        except ValueError:
+            raise refusal from None
+        if found[1][found[0]].mean() >= MIN_CONTRAST:
+            raise refusal from None
+        return found
     if turned and _lit_wedge(found[0]):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     return found
@@ -546,9 +570,22 @@ def _flat_box(gray, level):
 
 def _digit_ink(gray, level):
     """find_ink's ink from the picture's darkness `level` (uint8 [h, w]): (digit ink, level, threshold), or raises
+    ValueError as find_ink says. A picture whose darkest pixel is under MIN_CONTRAST is read as faint ink; when it
+    holds no one digit, it is refused as "nothing is clearly darker than the paper" (a gradient, a faint shadow),
+    the reason it had before faint ink was read."""
+    if level.max() < FAINT_INK:
+        raise ValueError(NOT_DARKER)
+    if level.max() >= MIN_CONTRAST:
+        return _judged_ink(gray, level)
+    try:
+        return _judged_ink(gray, level)
+    except ValueError:  # several digits too: as before
+        raise ValueError(NOT_DARKER) from None
+
+
+def _judged_ink(gray, level):
+    """_digit_ink's reading of the darkness `level` (uint8 [h, w]) of gray: (digit ink, level, threshold), or raises
     ValueError as find_ink says."""
-    if level.max() < MIN_CONTRAST:
-        raise ValueError("no digit found: nothing is clearly darker than the paper")
     threshold = ink_threshold(level)
     ink = level >= threshold
     marks = label_marks(_ink_cells(ink)[0])  # labelled once: for the frames, and for the digit when none is found
@@ -556,8 +593,9 @@ def _digit_ink(gray, level):
     frame |= drawn_round(ink & ~frame, None if frame.any() else marks, frame.any())  # a ring, an underline, ...
     ink &= ~frame
     mean = level[ink].mean()
-    if mean < MIN_CONTRAST and (mean < FAINT_INK or not _clear_of_edges(ink)) or not stands_out(level, ink):
-        raise ValueError("no digit found: nothing stands out from the picture's noise")
+    faint = mean < MIN_CONTRAST and (mean < FAINT_INK or not _clear_of_edges(_dust_out(ink, frame, marks)))
+    if faint or not stands_out(level, ink):
+        raise ValueError(NOT_OUT)
     if ink.mean() > MAX_INK_FRACTION and not paper_round(np.where(ink, 0, 255)):  # a dark page, not a shape drawn
         raise ValueError("no digit found: ink covers most of the picture")
     if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
@@ -570,6 +608,12 @@ def _digit_ink(gray, level):
     if lines:
         raise ValueError("no digit found: only a frame or a border, nothing inside it")
     return digit if notes is None else digit & ~notes, level, threshold
+
+
+def _dust_out(ink, frame, marks):
+    """The ink (boolean [h, w], some True) without its dust (ink_marks), from find_ink's labels of its marks when no
+    frame (boolean [h, w]) was taken out of it: boolean [h, w]."""
+    return ink_marks(ink, None if frame.any() else marks)[2]
 
 
 def _clear_of_edges(ink):
