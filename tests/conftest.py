@@ -438,7 +438,10 @@ def sample_workdir(tmp_path_factory):
 def trained_workdir(sample_workdir, tmp_path_factory):
     """sample_workdir's data/, plus a model trained for TRAIN_STEPS steps in ./model (shared: read only).
 
-    The trainer's stdout and stderr (not a terminal) are kept in backward.stdout and backward.stderr.
+    The trainer's stdout and stderr (not a terminal) are kept in backward.stdout and backward.stderr. Each run trains
+    another model (its initial weights and its 2 shuffle_batch threads are not seeded): a test asserts what holds for
+    every trained model, never the answer to a picture some model reads by a hair (docs/tests.md, "A model trained
+    again").
     """
     def build(work):
         shutil.copytree(os.path.join(sample_workdir, "data"), os.path.join(work, "data"))

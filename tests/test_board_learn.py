@@ -78,7 +78,8 @@ def test_a_learn_from_the_page_is_checked_held_then_used_undone_and_redone(train
             f"mnist_model-{TRAIN_STEPS}", f"mnist_model-{learned}")
         check = held["check"]  # the numbers: the record's, as mnist_learn.py's
         assert check == promotion.learn_history(str(trained_copy / "model"))[0][0]["check"]
-        assert check["kept"] == {"count": KEPT, "right": [check["kept"]["right"][0], KEPT]}
+        after = check["kept"]["right"][1]  # all kept 3s read as 3, or (batches' order) all but one, as test_learn's
+        assert check["kept"]["count"] == KEPT and KEPT - 1 <= after <= KEPT, check["kept"]
         assert len(check["test"]["recall"]) == 10 and 7 in [f["digit"] for f in check["fell"]]
         assert (held["undo"], held["redo"]) == (False, False)
         assert request(url + "board/model")[1]["global_step"] == TRAIN_STEPS  # not promoted

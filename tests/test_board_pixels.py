@@ -20,6 +20,9 @@ from mnistkit import preparation, segmentation
 from test_same_pixels import read_back_noise
 
 MOST = 1  # gray levels the 28x28 input may move by
+# How far a probability may move with the noise: 7 trained models moved one by 0.0014 at most on these drawings,
+# while the answers' two likeliest were 0.043 apart or more (docs/tests.md "A model trained again").
+NOISE_MOVES_P = 0.01
 
 
 def board_drawing(coverage):
@@ -76,5 +79,12 @@ def test_the_network_reads_the_same_digit_through_read_back_noise(trained_workdi
     for i, (drawing, _) in enumerate(drawings(6, first=700)):
         _, plain, noisy = moved(drawing, seeds=(5 * i, 5 * i + 1))
         rows = np.stack([plain.astype(np.uint8)] + noisy).reshape(-1, 784).astype(np.float32) / 255
-        digits = np.argmax(predictor.predict(rows), axis=1)
-        assert (digits == digits[0]).all(), f"drawing {i}: read as {digits[0]}, with read-back noise as {digits[1:]}"
+        probabilities = predictor.predict(rows)
+        digits = np.argmax(probabilities, axis=1)
+        most = np.abs(probabilities[1:] - probabilities[0]).max()
+        assert most <= NOISE_MOVES_P, f"drawing {i}: read-back noise moved a probability by {most:.4f}"
+        top, second = np.sort(probabilities[0])[-2:][::-1]
+        # A model that reads the plain drawing by a hair (its two likeliest within twice the move allowed) may
+        # read either with noise; any other reads the same digit.
+        assert (digits == digits[0]).all() or top - second <= 2 * NOISE_MOVES_P, \
+            f"drawing {i}: read as {digits[0]}, with read-back noise as {digits[1:]}"
