@@ -648,20 +648,48 @@ def new_folder_typo(model_dir, meant="start a new model there"):
             f"make the folder first: {mkdir} {cli.quoted(model_dir)})")
 
 
-def data_held(folder, shown=3):
+def data_held(folder, shown=3, pictures=True):
     """What data a folder without checkpoints holds (str, for a line), or "": its TFRecord files (`TFRecord files
-    (mnist_test.tfrecords and mnist_train.tfrecords)`), else its pictures (`pictures (one.png, two.jpg, ...)`),
-    at most `shown` named; "" for a folder holding neither, or not there."""
+    (mnist_test.tfrecords and mnist_train.tfrecords)`), else its pictures (`pictures (one.png, two.jpg, ...)`;
+    pictures=False: TFRecord files only), at most `shown` named; "" for a folder holding neither, not there, or
+    that cannot be listed."""
     from . import images  # imported here: images imports records, which the evaluator need not load for this
     if not os.path.isdir(folder):
         return ""
-    for what, names in (("TFRecord files", sorted(name for name in os.listdir(folder) if name.endswith(".tfrecords")
-                                                   and not name.startswith("."))),
-                        ("pictures", sorted(os.path.basename(path) for path in images.pictures_in(folder)))):
+    try:
+        kinds = (("TFRecord files", sorted(name for name in os.listdir(folder) if name.endswith(".tfrecords")
+                                           and not name.startswith("."))),
+                 ("pictures", sorted(os.path.basename(path) for path in images.pictures_in(folder))
+                  if pictures else []))
+    except OSError:
+        return ""
+    for what, names in kinds:
         if names:
             listed = cli.in_words(names) if len(names) <= shown else ", ".join(names[:shown]) + " ..."
             return f"{what} ({listed})"
     return ""
+
+
+def into_data(model_dir, default_dir):
+    """For a trainer (mnist_backward.py, mnist_lenet5_backward.py, a cluster's workers): the DataError refusing a
+    --model-dir that would put checkpoints among the training data, else None. It is refused when it holds data
+    (data_held: TFRecord files or pictures, `--model-dir data`), or lies inside a folder holding TFRecord files
+    (`--model-dir data/model`): of the folders on its way, those inside the current folder are looked at (the
+    folders the user's path names, not the temporary folder a learn's staging is in). default_dir: the trainer's
+    default folder, named as the way on. No TensorFlow: said before its import, nothing written."""
+    way_on = f"give --model-dir a folder of its own for the checkpoints (default {os.path.normpath(default_dir)})"
+    held = data_held(model_dir)
+    if held:
+        return DataError(f"{model_dir}: it holds {held}: a data folder, not a model folder; {way_on}")
+    here, folder = os.path.abspath(os.curdir), os.path.dirname(os.path.abspath(model_dir))
+    while folder.startswith(here + os.sep):
+        held = data_held(folder, pictures=False)
+        if held:
+            shown = os.path.relpath(folder) if not os.path.isabs(model_dir) else folder
+            return DataError(f"{model_dir}: inside the data folder {shown}, which holds {held}; {way_on}, "
+                             "not inside it")
+        folder = os.path.dirname(folder)
+    return None
 
 
 def a_file(model_dir, caller):

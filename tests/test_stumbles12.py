@@ -1,0 +1,73 @@
+"""A new user's stumbles (issue #53, the twelfth trial): each test fails on the code before its fix."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, run_main, tree_digests, wait_limit
+
+RECORDS = "TFRecord files (mnist_test.tfrecords and mnist_train.tfrecords)"
+
+
+def data_folder(tmp_path):
+    """tmp_path/data holding the two (empty) TFRecord files mnist_generateds.py writes, and my pics/ two pictures."""
+    from PIL import Image
+    (tmp_path / "data").mkdir()
+    for name in ("mnist_train.tfrecords", "mnist_test.tfrecords"):
+        (tmp_path / "data" / name).write_bytes(b"")
+    (tmp_path / "my pics").mkdir()
+    for name in ("two.png", "one.jpg"):
+        Image.new("L", (28, 28), 255).save(tmp_path / "my pics" / name)
+
+
+WAY_ON = "give --model-dir a folder of its own for the checkpoints (default {default})"
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("script, default", [("mnist_backward.py", "model"), ("mnist_lenet5_backward.py",
+                                                                              "model_lenet5"),
+                                             ("mnist_cluster.py", "model"), ("mnist_learn.py", "model")])
+@pytest.mark.parametrize("given, line", [
+    ("data", "data: it holds " + RECORDS + ": a data folder, not a model folder; " + WAY_ON),
+    ("./data/", "./data/: it holds " + RECORDS + ": a data folder, not a model folder; " + WAY_ON),
+    ("my pics", "my pics: it holds pictures (one.jpg and two.png): a data folder, not a model folder; " + WAY_ON),
+    ("data/model", "data/model: inside the data folder data, which holds " + RECORDS + "; " + WAY_ON
+     + ", not inside it"),
+    ("data/runs/a", "data/runs/a: inside the data folder data, which holds " + RECORDS + "; " + WAY_ON
+     + ", not inside it"),
+], ids=["the data folder", "spelled otherwise", "a folder of pictures", "a folder inside it", "deeper inside"])
+def test_a_trainer_refuses_to_train_into_the_data_folder(script, default, given, line, tmp_path):
+    """Fails before the fix: `mnist_backward.py --model-dir data` trained into the folder of the TFRecords (its
+    checkpoints, train/ summaries and record beside mnist_train.tfrecords), while the evaluator, the exporter and
+    the app called that folder a data folder (checkpoints.data_held)."""
+    data_folder(tmp_path)
+    before = tree_digests(tmp_path, with_folders=True)
+    done = run_main(script, "--model-dir", given, "--steps", "1", cwd=tmp_path) if script != "mnist_learn.py" else \
+        run_main(script, "--model-dir", given, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", f"error: {line.format(default=default)}\n")
+    assert tree_digests(tmp_path, with_folders=True) == before  # nothing written
+
+
+@pytest.mark.quick
+def test_the_data_folder_is_refused_before_tensorflows_import(tmp_path):
+    """Fails before the fix: the trainer imported TensorFlow (seconds), then wrote its checkpoints into data/."""
+    data_folder(tmp_path)
+    snippet = (f"import sys; sys.path.insert(0, {ROOT!r}); import mnist_backward; "
+               "status = mnist_backward.main(['--model-dir', 'data', '--steps', '1']); "
+               "print(status, 'tensorflow' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=wait_limit(120), stdin=subprocess.DEVNULL)
+    assert done.stdout == "1 False\n", done.stderr
+    assert done.stderr.startswith("error: data: it holds TFRecord files") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("given", ["model", "runs/model", "data_model"])
+def test_a_model_folder_beside_the_data_folder_is_no_data_folder(given, tmp_path):
+    """The refusal's other side: folders beside data/ (not in it) are model folders, whatever the current folder
+    holds: the trainer goes on to its next check (here: a --data-dir with no training records)."""
+    data_folder(tmp_path)
+    (tmp_path / "mnist_train.tfrecords").write_bytes(b"")  # records in the current folder itself: it is no model's
+    done = run_main("mnist_backward.py", "--model-dir", given, "--data-dir", "nothere", "--steps", "1", cwd=tmp_path)
+    assert done.returncode == 1 and "data folder" not in done.stderr, done.stderr
