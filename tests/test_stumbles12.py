@@ -71,3 +71,66 @@ def test_a_model_folder_beside_the_data_folder_is_no_data_folder(given, tmp_path
     (tmp_path / "mnist_train.tfrecords").write_bytes(b"")  # records in the current folder itself: it is no model's
     done = run_main("mnist_backward.py", "--model-dir", given, "--data-dir", "nothere", "--steps", "1", cwd=tmp_path)
     assert done.returncode == 1 and "data folder" not in done.stderr, done.stderr
+
+
+def generator(cwd, *args):
+    """mnist_generateds.py started in cwd on the bundled sample (no download), its output piped."""
+    return subprocess.Popen([sys.executable, os.path.join(ROOT, "mnist_generateds.py"), "--no-download", *args],
+                            cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def stopped_when(process, condition, what):
+    """SIGINT to `process` once condition() holds (polled; the process must not end first), then its stderr once
+    it has ended (exit 130 asserted)."""
+    from conftest import ended, wait_for
+    try:
+        wait_for(condition, what, 120, every=0.005, process=process)
+        process.send_signal(__import__("signal").SIGINT)
+        _, err = ended(process, f"the generator stopped when {what}", 60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert (process.returncode, err) == (130, "SIGINT: stopped; no TFRecord file written\n")
+    return err
+
+
+JPG = "mnist_data_jpg"
+MOMENTS = {  # a moment of the JPG layout's build, as the folder shows it
+    "its manifest written": lambda jpg: (jpg / "SOURCE.txt").exists(),
+    "the train images being written": lambda jpg: list(jpg.glob(".mnist_train_jpg_*")),
+    "the train images in place": lambda jpg: (jpg / "mnist_train_jpg_8000").is_dir(),
+    "the test images being written": lambda jpg: list(jpg.glob(".mnist_test_jpg_*")),
+}
+
+
+@pytest.mark.parametrize("moment", MOMENTS)
+def test_a_stop_during_the_first_jpg_build_leaves_nothing(moment, tmp_path):
+    """Fails before the fix: a Ctrl-C while mnist_generateds.py built mnist_data_jpg/ left SOURCE.txt (`source: ...
+    (build not finished)`), with the train split's folder and label file when they were done: a folder the user
+    never asked for, taken by the next run for a build of its own."""
+    jpg = tmp_path / JPG
+    stopped_when(generator(tmp_path), lambda: MOMENTS[moment](jpg), moment)
+    assert tree_digests(tmp_path, with_folders=True) == {}  # no mnist_data_jpg/, no data/, no temporary
+
+
+@pytest.mark.parametrize("moment, whole", [("the train images being written", True),
+                                           ("the test images being written", False)])
+def test_a_stop_during_a_rebuild_puts_back_the_earlier_layout_or_marks_it_unfinished(moment, whole,
+                                                                                     sample_workdir, tmp_path):
+    """Fails before the fix: a rebuild (--idx-dir, another source) stopped before it replaced anything left the
+    earlier, whole layout under SOURCE.txt's `(build not finished)`, so the next run built it all again. A stop
+    once a split was replaced keeps that mark (the layout is no longer the earlier source's)."""
+    import shutil
+    shutil.copytree(sample_workdir / JPG, tmp_path / JPG)
+    jpg = tmp_path / JPG
+    before = tree_digests(jpg)
+    stopped_when(generator(tmp_path, "--idx-dir", os.path.join(ROOT, "data", "mnist_sample")),
+                 lambda: MOMENTS[moment](jpg), moment)
+    after = tree_digests(jpg)
+    if whole:
+        assert after == before  # the manifest put back, byte for byte
+    else:
+        assert sorted(after) == sorted(before)  # no temporary, no stray file
+        assert (jpg / "SOURCE.txt").read_text(encoding="utf-8").splitlines()[0].endswith("(build not finished)")
