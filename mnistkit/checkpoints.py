@@ -611,14 +611,7 @@ def typo_of(typed, name):
     shorter, longer = sorted((typed, name), key=len)
     if longer.startswith(shorter) or re.sub(r"\d", "0", typed) == re.sub(r"\d", "0", name):
         return False
-    a, b = typed, name  # optimal string alignment distance (Damerau-Levenshtein without repeated edits of a span)
-    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return 0 < d[len(a)][len(b)] <= (2 if len(longer) >= 8 else 1)
+    return 0 < cli.slips(typed, name) <= (2 if len(longer) >= 8 else 1)
 
 
 def path_typo_of(typed, path):

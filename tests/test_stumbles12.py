@@ -134,3 +134,39 @@ def test_a_stop_during_a_rebuild_puts_back_the_earlier_layout_or_marks_it_unfini
     else:
         assert sorted(after) == sorted(before)  # no temporary, no stray file
         assert (jpg / "SOURCE.txt").read_text(encoding="utf-8").splitlines()[0].endswith("(build not finished)")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("typed, offered", [
+    ("nothere.png", []), ("there.png", ["three.png"]), ("thre.png", ["three.png"]), ("Three.PNG", ["three.png"]),
+    ("tree.png", ["three.png"]), ("three.jpg", []), ("sevne.png", ["seven.png"]), ("seven", ["seven.png"]),
+    ("one.png", []), ("modle", ["model"]), ("mdoel", ["model"]), ("models", ["model"]), ("moel", ["model"]), ("mole", []),
+    ("mdl", []), ("moodel2", []), ("digits", []), ("my_digts", ["my_digits"]), ("pic/one.png", ["pics/one.png"]),
+    ("pix/seven.png", []), ("mnist_train_jpg_800.txt", ["mnist_train_jpg_8000.txt"]),
+], ids=lambda v: repr(v) if isinstance(v, list) else v)
+def test_did_you_mean_offers_typos_only(typed, offered, tmp_path, monkeypatch):
+    """Fails before the fix: `mnist_app.py nothere.png` beside three.png said `did you mean three.png?` (difflib's
+    ratio of the stems, 0.67, passed its cutoff 0.6), `digits` was offered my_digits, `one.png` seven.png, and a
+    label file the other split's (`mnist_train_jpg_800.txt`: mnist_test_jpg_2000.txt too)."""
+    from mnistkit import cli
+    for name in ("three.png", "seven.png", "pics/one.png", "mnist_train_jpg_8000.txt", "mnist_test_jpg_2000.txt"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    for name in ("model", "my_digits"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert cli.close_paths(typed, os.path.exists) == [os.path.join(*p.split("/")) for p in offered]
+
+
+@pytest.mark.quick
+def test_the_app_offers_no_picture_that_is_no_typo(tmp_path):
+    """Fails before the fix: `python mnist_app.py nothere.png` (three.png beside it) said `did you mean three.png?`."""
+    from PIL import Image
+    from mnistkit import networks
+    from test_trial7 import folder_of
+    folder_of(tmp_path / "model", networks.MLP)
+    Image.new("L", (28, 28), 255).save(tmp_path / "three.png")
+    done = run_main("mnist_app.py", "nothere.png", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "error: nothere.png: file not found\n")
+    done = run_main("mnist_app.py", "thre.png", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "error: thre.png: file not found; did you mean three.png?\n")
