@@ -429,7 +429,12 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
         checkpoints.recorded_elsewhere(args.model_dir, args.net.NETWORK, "train_script", name)
         places.refuse_part(args.model_dir)
         folders.check_writable(args.model_dir)
-        backward(settings=settings())
+        given = settings()
+        reached = training.reached(given)  # the folder at --steps already: said at once, without TensorFlow
+        for line in reached:
+            given.log(line)
+        if not reached:
+            backward(settings=given)
     return cli.exit_status(work, interrupted="interrupted before training started; nothing saved")
 
 

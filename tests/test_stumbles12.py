@@ -170,3 +170,105 @@ def test_the_app_offers_no_picture_that_is_no_typo(tmp_path):
     assert (done.returncode, done.stderr) == (1, "error: nothere.png: file not found\n")
     done = run_main("mnist_app.py", "thre.png", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, "error: thre.png: file not found; did you mean three.png?\n")
+
+
+def in_a_process(snippet, cwd):
+    """Run the Python `snippet` (the repository on its path) in cwd; its CompletedProcess (text)."""
+    return subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); {snippet}"], cwd=cwd,
+                          capture_output=True, text=True, timeout=wait_limit(120), stdin=subprocess.DEVNULL)
+
+
+def checkpoint_files(folder, *steps):
+    """Empty files named as the checkpoints `steps` of mnist_model in folder (made), and its `checkpoint` index."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for step in steps:
+        for end in (".index", ".meta", ".data-00000-of-00001"):
+            (folder / f"mnist_model-{step}{end}").write_bytes(b"")
+    (folder / "checkpoint").write_text(f'model_checkpoint_path: "mnist_model-{steps[-1]}"\n' + "".join(
+        f'all_model_checkpoint_paths: "mnist_model-{step}"\n' for step in steps), encoding="utf-8")
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("args, named", [(["--steps", "20"], "--steps"), (["--steps", "10"], "--steps"),
+                                         ([], "STEPS in mnist_backward.py")])
+def test_a_trainer_at_its_target_says_so_before_tensorflows_import(args, named, tmp_path):
+    """Fails before the fix: `mnist_backward.py --steps 20` on a folder at step 20 imported TensorFlow, built the
+    graph and read the records and the checkpoint (6 s, 9 s on a busy machine) before it said `already reaches the
+    target`."""
+    checkpoint_files(tmp_path / "model", 10, 20 if args else 50000)
+    before = tree_digests(tmp_path, with_folders=True)
+    done = in_a_process("import mnist_backward; status = mnist_backward.main(sys.argv[1:]); "
+                        "print(status, 'tensorflow' in sys.modules)".replace("sys.argv[1:]", repr(args)), tmp_path)
+    step, target = (20 if args else 50000), (args[1] if args else "50000")
+    assert (done.stdout, done.stderr) == (
+        f"./model/mnist_model-{step} is the newest checkpoint; target global_step {target}\n"
+        f"global_step {step} already reaches the target; raise {named} to train further\n0 False\n", "")
+    assert tree_digests(tmp_path, with_folders=True) == before
+
+
+INDEXES = [
+    'model_checkpoint_path: "mnist_model-20"\nall_model_checkpoint_paths: "mnist_model-10"\n'
+    'all_model_checkpoint_paths: "mnist_model-20"\n',
+    'model_checkpoint_path: "/abs/m/mnist_model-5"\nall_model_checkpoint_paths: "/abs/m/mnist_model-5"\n'
+    'all_model_checkpoint_timestamps: 1.5\nlast_preserved_timestamp: 1700000000.0\n',
+    'model_checkpoint_path: "\\345\\233\\276 \\"x\\\\.data"\n',  # escapes: octal UTF-8, a quote, a backslash
+    'model_checkpoint_path: "图 片/mnist_model-1"\n',
+    'model_checkpoint_path: "cut', "\x00\x01junk", "", 'all_model_checkpoint_paths: "x"\n', 'other: "x"\n',
+]
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("text", INDEXES)
+def test_the_index_file_is_read_as_tensorflow_reads_it_without_tensorflow(text, tmp_path):
+    """Fails before the fix: folders.index_state imported TensorFlow (tf.train.get_checkpoint_state) to read the
+    `checkpoint` file, so `mnist_learn.py --undo` took 4 s (9 s on a busy machine) to refuse a folder trained further
+    since its learn, which the file names alone tell. The same paths as TensorFlow's, or None where it fails."""
+    from mnistkit import folders
+    from tf_compat import tf
+    (tmp_path / "checkpoint").write_text(text, encoding="utf-8")
+    try:
+        state = tf.train.get_checkpoint_state(str(tmp_path))
+        theirs = state and (state.model_checkpoint_path, list(state.all_model_checkpoint_paths))
+    except (tf.errors.OpError, ValueError):
+        theirs = None
+    ours = folders.index_state(str(tmp_path))
+    assert (ours and (ours.model_checkpoint_path, ours.all_model_checkpoint_paths)) == theirs
+    done = in_a_process(f"from mnistkit import folders; folders.index_state({str(tmp_path)!r}); "
+                        "print('tensorflow' in sys.modules)", tmp_path)
+    assert done.stdout == "False\n", done.stderr
+
+
+def test_a_terminal_shows_a_line_while_tensorflow_loads_and_a_pipe_does_not(tmp_path):
+    """Fails before the fix: `mnist_learn.py --undo`, the refusal of a checkpoint holding NaN (mnist_test.py,
+    the app, the exporter) said nothing for the seconds of TensorFlow's import. On a terminal the line shows from
+    the start of the import and is erased after it; a pipe (a log) gets nothing."""
+    import pty
+    import select
+    from conftest import ended
+    snippet = "import tf_compat; tf_compat.tf.constant; print('imported', flush=True)"
+    main, other = pty.openpty()
+    child = subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); {snippet}"],
+                             cwd=tmp_path, stdin=other, stdout=other, stderr=other, close_fds=True)
+    os.close(other)
+    seen = b""
+    try:
+        while b"imported" not in seen:
+            ready, _, _ = select.select([main], [], [], wait_limit(120))
+            assert ready, f"nothing more from the terminal after {seen!r}"
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the child ended, its terminal closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+        ended(child, "the import under a terminal", 60)
+    finally:
+        os.close(main)
+        if child.poll() is None:
+            child.kill()
+    line = b"loading TensorFlow ..."
+    assert seen.startswith(b"\r" + line + b"\r\r" + b" " * len(line) + b"\r") and seen.endswith(b"imported\r\n"), seen
+    piped = in_a_process(snippet, tmp_path)
+    assert (piped.stdout, piped.stderr) == ("imported\n", "")
+
