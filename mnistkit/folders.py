@@ -666,7 +666,7 @@ def change(model_dir, moves=(), index=None, record=None):
         for source, target in reversed(moved):
             os.rename(target, source)
         if isinstance(e, OSError):
-            raise DataError(f"{model_dir}: cannot change the model folder ({e.strerror or e}); it is as it was") \
+            raise DataError(f"{model_dir}: cannot change the model folder ({files.why_not(e)}); it is as it was") \
                 from None
         raise
     finally:

@@ -196,7 +196,7 @@ def write_jpg_layout(images, labels, jpg_dir, split):
     except BaseException as e:  # a full disk, Ctrl-C: nothing half-written is left
         shutil.rmtree(tmp_dir, ignore_errors=True)
         if isinstance(e, OSError):
-            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({e.strerror or e})") from None
+            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({files.why_not(e)})") from None
         raise
     try:  # the same names of an earlier build replaced; a stop here leaves neither half nor the temporary folder
         for old in (image_dir, label_file):
@@ -362,7 +362,7 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     except BaseException as e:
         files.remove_empty_folders(new_folders)  # a stopped or failed first build leaves no empty folder
         if isinstance(e, OSError):
-            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({e.strerror or e})") from None
+            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({files.why_not(e)})") from None
         raise
 
 

@@ -272,3 +272,34 @@ def test_a_terminal_shows_a_line_while_tensorflow_loads_and_a_pipe_does_not(tmp_
     piped = in_a_process(snippet, tmp_path)
     assert (piped.stdout, piped.stderr) == ("imported\n", "")
 
+
+@pytest.mark.parametrize("script", ["mnist_generateds.py", "mnist_backward.py", "mnist_export.py"])
+def test_a_full_disk_is_one_line_naming_the_file_and_nothing_half_written_stays(script, sample_workdir, tmp_path):
+    """Fails before the fix: mnist_generateds.py on a full disk named its hidden temporary
+    (`small/data/.staging-mnist_train.tfrecords: write failed (/…/..staging-mnist_train.tfrecords.9032.bvslmlli.tmp;
+    No space left on device)`); every line now says `no space left on device` in the same words (files.why_not)."""
+    import shutil
+    from conftest import mounted_tmpfs
+    shutil.copytree(sample_workdir / "data", tmp_path / "data")
+    if script == "mnist_export.py":
+        trained = run_main("mnist_backward.py", "--steps", "1", "--quiet", cwd=tmp_path)
+        assert trained.returncode == 0, trained.stderr
+    with mounted_tmpfs(tmp_path / "small", "2m", "test_kinds_store.py fills a 64k one the same way") as small:
+        args, line = {
+            "mnist_generateds.py": (["--no-download", "--jpg-dir", str(sample_workdir / JPG), "--data-dir",
+                                     "small/data"],
+                                    "small/data/mnist_train.tfrecords: write failed (no space left on device)"),
+            "mnist_backward.py": (["--steps", "5", "--model-dir", "small/model", "--history", "0"],
+                                  "small/model: no space left on device while saving mnist_model-5; "),
+            "mnist_export.py": (["--export-dir", "small/export"],
+                                "small/export: cannot write the export (no space left on device); choose another "
+                                "folder with --export-dir"),
+        }[script]
+        done = subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=tmp_path, capture_output=True,
+                              text=True, timeout=wait_limit(300), stdin=subprocess.DEVNULL)
+        assert done.returncode == 1 and done.stderr.startswith("error: " + line), done.stderr
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        left = tree_digests(small)
+        assert all(not name.split(os.sep)[-1].startswith(".") and ".tmp" not in name for name in left), left
+        if script != "mnist_backward.py":
+            assert left == {}, left  # nothing of the records or the export
