@@ -217,25 +217,24 @@ INDEXES = [
 ]
 
 
-@pytest.mark.quick
-@pytest.mark.parametrize("text", INDEXES)
+@pytest.mark.parametrize("text", INDEXES)  # not quick: TensorFlow's reading in a process of its own
 def test_the_index_file_is_read_as_tensorflow_reads_it_without_tensorflow(text, tmp_path):
     """Fails before the fix: folders.index_state imported TensorFlow (tf.train.get_checkpoint_state) to read the
     `checkpoint` file, so `mnist_learn.py --undo` took 4 s (9 s on a busy machine) to refuse a folder trained further
     since its learn, which the file names alone tell. The same paths as TensorFlow's, or None where it fails."""
+    import json
     from mnistkit import folders
-    from tf_compat import tf
     (tmp_path / "checkpoint").write_text(text, encoding="utf-8")
-    try:
-        state = tf.train.get_checkpoint_state(str(tmp_path))
-        theirs = state and (state.model_checkpoint_path, list(state.all_model_checkpoint_paths))
-    except (tf.errors.OpError, ValueError):
-        theirs = None
-    ours = folders.index_state(str(tmp_path))
-    assert (ours and (ours.model_checkpoint_path, ours.all_model_checkpoint_paths)) == theirs
     done = in_a_process(f"from mnistkit import folders; folders.index_state({str(tmp_path)!r}); "
                         "print('tensorflow' in sys.modules)", tmp_path)
     assert done.stdout == "False\n", done.stderr
+    theirs = in_a_process(  # TensorFlow's reading, in a process of its own: a fork after its import would hang
+        f"import json; from tf_compat import tf\ntry:\n    s = tf.train.get_checkpoint_state({str(tmp_path)!r})\n"
+        "    print(json.dumps(s and [s.model_checkpoint_path, list(s.all_model_checkpoint_paths)]))\n"
+        "except (tf.errors.OpError, ValueError):\n    print('null')", tmp_path)
+    ours = folders.index_state(str(tmp_path))
+    assert (ours and [ours.model_checkpoint_path, ours.all_model_checkpoint_paths]) == json.loads(
+        theirs.stdout.splitlines()[-1]), theirs.stderr
 
 
 def test_a_terminal_shows_a_line_while_tensorflow_loads_and_a_pipe_does_not(tmp_path):
