@@ -63,14 +63,18 @@ def test_the_data_folder_is_refused_before_tensorflows_import(tmp_path):
 
 
 @pytest.mark.quick
-@pytest.mark.parametrize("given", ["model", "runs/model", "data_model"])
-def test_a_model_folder_beside_the_data_folder_is_no_data_folder(given, tmp_path):
-    """The refusal's other side: folders beside data/ (not in it) are model folders, whatever the current folder
-    holds: the trainer goes on to its next check (here: a --data-dir with no training records)."""
+@pytest.mark.parametrize("given", ["model", "runs/model", "data_model", "."])
+def test_a_model_folder_beside_the_data_folder_is_no_data_folder(given, tmp_path, monkeypatch):
+    """The refusal's other side: folders beside data/ (not in it) are model folders, and so is the current folder
+    itself when it holds no data, also when a folder beside data/ is inside a current folder holding records."""
+    from mnistkit import checkpoints
     data_folder(tmp_path)
-    (tmp_path / "mnist_train.tfrecords").write_bytes(b"")  # records in the current folder itself: it is no model's
-    done = run_main("mnist_backward.py", "--model-dir", given, "--data-dir", "nothere", "--steps", "1", cwd=tmp_path)
-    assert done.returncode == 1 and "data folder" not in done.stderr, done.stderr
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "mnist_train.tfrecords").write_bytes(b"")  # the current folder's own records
+    monkeypatch.chdir(tmp_path)
+    assert checkpoints.into_data(given, "model") is None
+    monkeypatch.chdir(tmp_path / "work")  # the records' folder is the current one: it is not looked at above
+    assert checkpoints.into_data(os.path.join("sub", "model"), "model") is None
 
 
 def generator(cwd, *args):
