@@ -430,6 +430,7 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
         places.refuse_part(args.model_dir)
         folders.check_writable(args.model_dir)
         given = settings()
+        records.looked_up(given.data_dir, given.train_file, given.mix_records)  # a path not there said first
         reached = training.reached(given)  # the folder at --steps already: said at once, without TensorFlow
         for line in reached:
             given.log(line)

@@ -199,6 +199,7 @@ def test_a_trainer_at_its_target_says_so_before_tensorflows_import(args, named, 
     """Fails before the fix: `mnist_backward.py --steps 20` on a folder at step 20 imported TensorFlow, built the
     graph and read the records and the checkpoint (6 s, 9 s on a busy machine) before it said `already reaches the
     target`."""
+    data_folder(tmp_path)  # the records are looked up first (not read): a path not there is said before
     checkpoint_files(tmp_path / "model", 10, 20 if args else 50000)
     before = tree_digests(tmp_path, with_folders=True)
     done = in_a_process("import mnist_backward; status = mnist_backward.main(sys.argv[1:]); "
