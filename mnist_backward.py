@@ -28,7 +28,8 @@ import sys
 from tf_compat import tf
 import mnist_forward
 import mnist_generateds
-from mnistkit import checkpoints, cli, folders, history, inputs, places, records, saving, steps, summaries, training
+from mnistkit import (checkpoints, cli, folders, history, inputs, networks, places, records, saving, steps, summaries,
+                      training)
 from mnistkit.networks import LOSSES_COLLECTION
 
 BATCH_SIZE = 200  # examples per step (--batch-size)
@@ -411,6 +412,11 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
     typo = "model_dir" in OPTIONS.typed(parser, cli.arguments(argv)) and checkpoints.new_folder_typo(args.model_dir)
     if typo:
         return cli.refused(typo)  # bad input (exit 1), as a --model-dir not there is to every script
+    # `--model-dir data` (or data/model): checkpoints among the training data; refused before TensorFlow's import,
+    # on every task of a cluster too
+    into_data = checkpoints.into_data(args.model_dir, networks.default_folder(args.net.NETWORK))
+    if into_data:
+        return cli.refused(into_data)
     if args.job_name or args.ps_hosts or args.worker_hosts:
         from mnistkit import distributed  # only a cluster task needs it
         return distributed.main(args, parser, settings(), sys.modules[__name__])
@@ -423,7 +429,13 @@ def main(argv=None, net=mnist_forward, doc=__doc__, constants=None):
         checkpoints.recorded_elsewhere(args.model_dir, args.net.NETWORK, "train_script", name)
         places.refuse_part(args.model_dir)
         folders.check_writable(args.model_dir)
-        backward(settings=settings())
+        given = settings()
+        records.looked_up(given.data_dir, given.train_file, given.mix_records)  # a path not there said first
+        reached = training.reached(given)  # the folder at --steps already: said at once, without TensorFlow
+        for line in reached:
+            given.log(line)
+        if not reached:
+            backward(settings=given)
     return cli.exit_status(work, interrupted="interrupted before training started; nothing saved")
 
 

@@ -36,7 +36,7 @@ import time
 
 import mnist_backward
 import mnist_generateds
-from mnistkit import checkpoints, cli, places, records
+from mnistkit import checkpoints, cli, networks, places, records
 from mnistkit.distributed import bypass_proxy, worker_shards
 from mnistkit.errors import STOP_SIGNALS, DataError
 
@@ -299,6 +299,9 @@ def main(argv=None):
         parser.error(str(e))
     if given.typo:
         return cli.refused(given.typo)  # bad input (exit 1), as the trainer says it
+    into_data = checkpoints.into_data(given.model_dir, networks.default_folder(network_of(args.net)))
+    if into_data:  # `--model-dir data`: as the trainer says it, before any task starts
+        return cli.refused(into_data)
     # Another network's --model-dir (told by its record), training records not there, or fewer training files than
     # workers (each reads its own shards): said as a worker says it (exit 1), before any task starts, where it took
     # the tasks' start (~10 s)

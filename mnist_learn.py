@@ -20,7 +20,7 @@ if __name__ == "__main__":  # before any other import: a Ctrl-C while TensorFlow
 
 import sys
 
-from mnistkit import cli, learn, promotion
+from mnistkit import checkpoints, cli, learn, promotion
 
 
 def build_parser():
@@ -52,6 +52,9 @@ def main(argv=None):
     trained, when the model in service learned every kept digit already and --again is not given)."""
     parser = build_parser()
     args = learn.OPTIONS.check(parser.parse_args(cli.arguments(argv)), learn, parser.error)
+    into_data = checkpoints.into_data(args.model_dir, parser.get_default("model_dir"))  # as the trainers refuse it
+    if into_data:
+        return cli.refused(into_data)
     for line in learn.leftovers([args.model_dir], ours=True):  # a learn killed between its scripts: said, removed
         print(line, file=sys.stderr, flush=True)
     for flag, choose in (("undo", promotion.undo), ("redo", promotion.redo), ("discard", promotion.discard)):

@@ -44,6 +44,7 @@ from collections.abc import Mapping
 from typing import Callable
 
 VERBOSE = "--verbose" in sys.argv[1:]
+QUIET = "--quiet" in sys.argv[1:]  # a script's --quiet: no progress bar, nor LOADING_LINE
 STOP_SIGNAL_NAMES = ("SIGINT", "SIGTERM", "SIGBREAK", "SIGHUP")  # as mnistkit.errors.STOP_SIGNALS (no mnistkit import
 # here); one the process ignores (SIGHUP under nohup) stays ignored (holding_signals)
 MAX_MESSAGE = 200  # characters of a TensorFlow error message quoted in ours
@@ -250,6 +251,24 @@ def end(status):
     end_at_once(status)
 
 
+LOADING_LINE = "loading TensorFlow ..."  # what a terminal shows while TensorFlow imports (seconds), then erased
+
+
+def loading_line(text):
+    """Write `text` at the start of the terminal's line, the cursor back at its start (`\\r`), and return True, when
+    stdout and stderr are both terminals (cli.progress_bar's rule: a log or a pipe gets no such line); else False.
+    A command that would otherwise be silent for the seconds of TensorFlow's import (an undo, a refusal of a
+    checkpoint that holds NaN) shows what it is doing within the first second."""
+    try:
+        if not (sys.stdout.isatty() and sys.stderr.isatty()):
+            return False
+        sys.stderr.write(f"\r{text}\r")
+        sys.stderr.flush()
+        return True
+    except (AttributeError, OSError, ValueError):  # no stream (pythonw), or a closed one
+        return False
+
+
 def _load():
     """Import tensorflow.compat.v1 and switch graph mode on; returns the module.
 
@@ -260,10 +279,12 @@ def _load():
     restored afterwards, also when the import raises, so that its traceback
     is seen; then TensorFlow's own log lines and warnings are silenced.
     Stop signals that come during the import are held (holding_signals).
+    Meanwhile a terminal shows LOADING_LINE (loading_line), erased after it (not with --quiet).
     """
     for name in UNUSED_PACKAGES:
         sys.modules.setdefault(name, None)
     saved = None
+    shown = not (VERBOSE or QUIET) and loading_line(LOADING_LINE)
     if not VERBOSE:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # C++ errors too: every failure we meet is said in one line
         saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
@@ -277,6 +298,8 @@ def _load():
             _STDERR_SAVED.clear()
             os.dup2(saved, 2)
             os.close(saved)
+        if shown:
+            loading_line(" " * len(LOADING_LINE))  # erased: the script's own lines follow on a clean line
     if not VERBOSE:
         # Every failure we meet is said in our own one line; TensorFlow's ERROR
         # logs (e.g. "Object was never used" blocks after a failed start) would bury it.

@@ -611,14 +611,7 @@ def typo_of(typed, name):
     shorter, longer = sorted((typed, name), key=len)
     if longer.startswith(shorter) or re.sub(r"\d", "0", typed) == re.sub(r"\d", "0", name):
         return False
-    a, b = typed, name  # optimal string alignment distance (Damerau-Levenshtein without repeated edits of a span)
-    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
-    return 0 < d[len(a)][len(b)] <= (2 if len(longer) >= 8 else 1)
+    return 0 < cli.slips(typed, name) <= (2 if len(longer) >= 8 else 1)
 
 
 def path_typo_of(typed, path):
@@ -648,20 +641,48 @@ def new_folder_typo(model_dir, meant="start a new model there"):
             f"make the folder first: {mkdir} {cli.quoted(model_dir)})")
 
 
-def data_held(folder, shown=3):
+def data_held(folder, shown=3, pictures=True):
     """What data a folder without checkpoints holds (str, for a line), or "": its TFRecord files (`TFRecord files
-    (mnist_test.tfrecords and mnist_train.tfrecords)`), else its pictures (`pictures (one.png, two.jpg, ...)`),
-    at most `shown` named; "" for a folder holding neither, or not there."""
+    (mnist_test.tfrecords and mnist_train.tfrecords)`), else its pictures (`pictures (one.png, two.jpg, ...)`;
+    pictures=False: TFRecord files only), at most `shown` named; "" for a folder holding neither, not there, or
+    that cannot be listed."""
     from . import images  # imported here: images imports records, which the evaluator need not load for this
     if not os.path.isdir(folder):
         return ""
-    for what, names in (("TFRecord files", sorted(name for name in os.listdir(folder) if name.endswith(".tfrecords")
-                                                   and not name.startswith("."))),
-                        ("pictures", sorted(os.path.basename(path) for path in images.pictures_in(folder)))):
+    try:
+        kinds = (("TFRecord files", sorted(name for name in os.listdir(folder) if name.endswith(".tfrecords")
+                                           and not name.startswith("."))),
+                 ("pictures", sorted(os.path.basename(path) for path in images.pictures_in(folder))
+                  if pictures else []))
+    except OSError:
+        return ""
+    for what, names in kinds:
         if names:
             listed = cli.in_words(names) if len(names) <= shown else ", ".join(names[:shown]) + " ..."
             return f"{what} ({listed})"
     return ""
+
+
+def into_data(model_dir, default_dir):
+    """For a trainer (mnist_backward.py, mnist_lenet5_backward.py, a cluster's workers): the DataError refusing a
+    --model-dir that would put checkpoints among the training data, else None. It is refused when it holds data
+    (data_held: TFRecord files or pictures, `--model-dir data`), or lies inside a folder holding TFRecord files
+    (`--model-dir data/model`): of the folders on its way, those inside the current folder are looked at (the
+    folders the user's path names, not the temporary folder a learn's staging is in). default_dir: the trainer's
+    default folder, named as the way on. No TensorFlow: said before its import, nothing written."""
+    way_on = f"give --model-dir a folder of its own for the checkpoints (default {os.path.normpath(default_dir)})"
+    held = data_held(model_dir)
+    if held:
+        return DataError(f"{model_dir}: it holds {held}: a data folder, not a model folder; {way_on}")
+    here, folder = os.path.abspath(os.curdir), os.path.dirname(os.path.abspath(model_dir))
+    while folder.startswith(here + os.sep):
+        held = data_held(folder, pictures=False)
+        if held:
+            shown = os.path.relpath(folder) if not os.path.isabs(model_dir) else folder
+            return DataError(f"{model_dir}: inside the data folder {shown}, which holds {held}; {way_on}, "
+                             "not inside it")
+        folder = os.path.dirname(folder)
+    return None
 
 
 def a_file(model_dir, caller):

@@ -695,16 +695,46 @@ def silence_stdout():
         os.close(devnull)
 
 
-CLOSE = 0.6  # difflib's ratio from which a name is close to another (its get_close_matches' default cutoff)
+CLOSE = 0.6  # difflib's ratio from which an option's name is close to another (its get_close_matches' default cutoff)
+
+
+def slips(one, other):
+    """How many slips of the keys turn the str `one` into `other` (int): a letter changed, added or dropped, or two
+    beside each other swapped (the optimal string alignment distance: Damerau-Levenshtein without repeated edits
+    of a span)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(other) + 1)] for i in range(len(one) + 1)]
+    for i in range(1, len(one) + 1):
+        for j in range(1, len(other) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (one[i - 1] != other[j - 1]))
+            if i > 1 and j > 1 and one[i - 1] == other[j - 2] and one[i - 2] == other[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(one)][len(other)]
+
+
+def mistyped_for(typed, name):
+    """True when a person would call the file or folder name `typed` (str) a typo of `name`, which is there: the
+    one rule of every `did you mean` for a path (close_paths).
+
+    Both with an extension, and not the same one (case aside): the same stem and the extensions one slip apart
+    (`mnist.tfilte` for mnist.tflite), never another kind of file (`sevne.jpg` is offered seven.jpg, not
+    sevens.txt). Else their stems (an extension on one side only is left out: `export/mnst` for export/mnist and
+    export/mnist.tflite) at most one slip apart per 4 letters of the longer, and at least one allowed (`modle`,
+    `dta`, `pic` for pics, `my_digts`), case aside: `nothere.png` is no typo of three.png (3 slips in 7 letters).
+    """
+    (typed_stem, typed_ext), (stem_of, ext) = (os.path.splitext(n.lower()) for n in (typed, name))
+    typed_stem, stem_of = typed_stem or typed_ext, stem_of or ext  # `.hidden`: all stem
+    if typed_ext and ext and typed_ext != ext and typed_stem != typed_ext and stem_of != ext:
+        return typed_stem == stem_of and slips(typed_ext, ext) <= 1
+    return slips(typed_stem, stem_of) <= max(1, max(len(typed_stem), len(stem_of)) // 4)
 
 
 def close_paths(path, wanted=os.path.isdir):
     """The paths close to `path` (str) for which wanted(path) is true (default: a folder), at most 3, the closest
     first: what a typo may have meant, in the spelling the user gave, `path`'s folders as typed.
 
-    The names beside `path` (in its folder) close to its name (difflib: `modle`, `dta`, `sevne.png`); names are
-    compared without their extension (a shared `.png` makes `nope.png` no closer to `good.png`), whole names break
-    ties. When a folder on the way is not there (`pic/1.png` for pics/1.png, `图片/3.png` for 图片集/3.png), the
+    The names beside `path` (in its folder) that its name is a typo of (mistyped_for: `modle`, `dta`,
+    `sevne.png`, not `nothere.png` for three.png), the closest first (difflib's ratio of the names without their
+    extension, then of the whole names). When a folder on the way is not there (`pic/1.png` for pics/1.png, `图片/3.png` for 图片集/3.png), the
     folders close to it take its place (the closest first), each followed by the rest of the path, itself found
     the same way when not wanted as it is (`pic/sevne.png` for pics/seven.png). Nothing when a folder cannot be
     listed."""
@@ -724,7 +754,7 @@ def close_paths(path, wanted=os.path.isdir):
     def ratio(one, other):
         return difflib.SequenceMatcher(None, one, other).ratio()
     scored = sorted(((ratio(stem(typed), stem(name)), ratio(typed, name), name) for name in beside), reverse=True)
-    close = (os.path.join(parent, name) for score, _, name in scored if score >= CLOSE)
+    close = (os.path.join(parent, name) for _, _, name in scored if mistyped_for(typed, name))
     return list(itertools.islice(filter(wanted, close), 3))  # wanted asked of close names only: it may list a folder
 
 

@@ -265,8 +265,7 @@ def export(sess, images, logits, network, export_dir, calibration, source, log=p
             shutil.rmtree(staging, ignore_errors=True)
         files.remove_empty_folders(created)
         if isinstance(e, (OSError, tf.errors.OpError)):
-            reason = getattr(e, "strerror", None) or first_line(e)
-            raise DataError(f"{export_dir}: cannot write the export ({reason}); "
+            raise DataError(f"{export_dir}: cannot write the export ({files.why_not(e)}); "
                             f"choose another folder with --export-dir") from None
         raise
     shutil.rmtree(staging, ignore_errors=True)

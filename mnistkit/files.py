@@ -8,7 +8,20 @@ import os
 import tempfile
 import time
 
+from tf_compat import disk_full, first_line  # no TensorFlow: that module imports it on first use only
 from .errors import DataError
+
+NO_SPACE = "no space left on device"  # what every line about a write that filled the disk says
+
+
+def why_not(error):
+    """Why a write failed, as a line says it (str): NO_SPACE for a full disk (ENOSPC, or TensorFlow's words for
+    it: tf_compat.disk_full), else the system's words (strerror: `Permission denied`), else the error's first
+    line."""
+    if disk_full(error):
+        return NO_SPACE
+    return getattr(error, "strerror", None) or first_line(error)
+
 
 def public_mode(path):
     """Give a file made by tempfile.mkstemp/mkdtemp (0600/0700) the usual umask-based mode."""
@@ -113,7 +126,7 @@ def write_atomically(path, write, what="report"):
     except BaseException as e:  # a refused rename, Ctrl-C: the temporary goes
         discard(tmp)
         if isinstance(e, OSError):
-            raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+            raise DataError(f"{path}: cannot write {what} ({why_not(e)})") from None
         raise
 
 
@@ -139,7 +152,7 @@ def prepared(path, write, what="report"):
         if tmp is not None:
             discard(tmp)
         if isinstance(e, OSError):
-            raise DataError(f"{path}: cannot write {what} ({e.strerror or e})") from None
+            raise DataError(f"{path}: cannot write {what} ({why_not(e)})") from None
         raise
 
 

@@ -44,6 +44,7 @@ import shlex
 import shutil
 import sys
 import time
+import types
 
 import tf_compat
 from tf_compat import saved_as, tf
@@ -431,12 +432,53 @@ def indexed_names(model_dir):
     return [os.path.basename(p.replace("\\", "/")) for p in state.all_model_checkpoint_paths] if state else []
 
 
+INDEX_LINE = re.compile(r'(\w+)\s*:\s*(?:"((?:[^"\\]|\\.)*)"|[-+0-9.eE]+)')  # `name: "text"` or `name: 1.7e9`
+INDEX_PATHS = ("model_checkpoint_path", "all_model_checkpoint_paths")  # its text fields; the others are timestamps
+
+
 def index_state(model_dir):
-    """model_dir's `checkpoint` index file as TensorFlow reads it (tf.train.get_checkpoint_state: a
-    CheckpointState), or None when it is missing, or damaged (binary junk, a cut text protobuf)."""
+    """model_dir's `checkpoint` index file as TensorFlow reads it (tf.train.get_checkpoint_state), read without
+    TensorFlow (whose import takes seconds): an object with model_checkpoint_path (str) and
+    all_model_checkpoint_paths (list of str), each path joined to model_dir when relative, as TensorFlow gives
+    them; None when the file is missing, names no checkpoint, or is damaged (binary junk, a cut text protobuf, a
+    field a CheckpointState does not have). The text protobuf's escapes (\\", \\\\, \\ooo, \\xHH) are read back."""
     try:
-        return tf.train.get_checkpoint_state(model_dir)
-    except (tf.errors.OpError, ValueError, UnicodeDecodeError):
+        with open(os.path.join(model_dir, INDEX_FILE), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    found = {name: [] for name in INDEX_PATHS}
+    for line in filter(None, (line.strip() for line in lines)):
+        match = INDEX_LINE.fullmatch(line)
+        if match is None or (match.group(2) is None) == (match.group(1) in INDEX_PATHS) or match.group(1) not in (
+                *INDEX_PATHS, "last_preserved_timestamp", "all_model_checkpoint_timestamps"):
+            return None
+        if match.group(2) is not None:
+            path = unescaped(match.group(2))
+            if path is None:
+                return None
+            found[match.group(1)].append(path if os.path.isabs(path) else os.path.join(model_dir, path))
+    if not found["model_checkpoint_path"]:
+        return None
+    return types.SimpleNamespace(model_checkpoint_path=found["model_checkpoint_path"][-1],
+                                 all_model_checkpoint_paths=found["all_model_checkpoint_paths"])
+
+
+def unescaped(text):
+    """A text protobuf string's content `text` (str, between its quotes) with its C escapes read back; None when its
+    bytes are no UTF-8."""
+    simple = {b"n": b"\n", b"r": b"\r", b"t": b"\t", b"a": b"\a", b"b": b"\b", b"f": b"\f", b"v": b"\v"}
+
+    def byte(match):
+        code = match.group(1)
+        if code[:1] in b"xX" and len(code) > 1:
+            return bytes([int(code[1:], 16)])
+        if code[:1].isdigit():
+            return bytes([int(code, 8) & 0xFF])
+        return simple.get(code, code)
+    try:
+        return re.sub(rb"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", byte, text.encode("utf-8")).decode("utf-8")
+    except UnicodeDecodeError:
         return None
 
 
@@ -624,7 +666,7 @@ def change(model_dir, moves=(), index=None, record=None):
         for source, target in reversed(moved):
             os.rename(target, source)
         if isinstance(e, OSError):
-            raise DataError(f"{model_dir}: cannot change the model folder ({e.strerror or e}); it is as it was") \
+            raise DataError(f"{model_dir}: cannot change the model folder ({files.why_not(e)}); it is as it was") \
                 from None
         raise
     finally:

@@ -178,7 +178,8 @@ def write_jpg_layout(images, labels, jpg_dir, split):
     `mnist_<split>_jpg_<n>/<i>_<digit>.jpg` (8-bit grayscale) and
     `mnist_<split>_jpg_<n>.txt` with lines `<i>_<digit>.jpg <digit>`.
     Both are written under temporary names and renamed at the end, so an
-    interrupted run leaves no partial layout. Returns (image_dir, label_file).
+    interrupted run leaves no partial layout. Returns [image_dir, label_file],
+    the image folder's path ending in os.sep.
     """
     stem, txt = layout_names(split, len(images))
     image_dir, label_file = os.path.join(jpg_dir, stem), os.path.join(jpg_dir, txt)
@@ -195,16 +196,22 @@ def write_jpg_layout(images, labels, jpg_dir, split):
     except BaseException as e:  # a full disk, Ctrl-C: nothing half-written is left
         shutil.rmtree(tmp_dir, ignore_errors=True)
         if isinstance(e, OSError):
-            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({e.strerror or e})") from None
+            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({files.why_not(e)})") from None
         raise
-    for old in (image_dir, label_file):
-        if os.path.isdir(old):
-            shutil.rmtree(old)
-        elif os.path.exists(old):
-            os.remove(old)
-    files.replace(os.path.join(tmp_dir, txt), label_file)
-    files.retrying(os.rename, tmp_dir, image_dir)
-    return image_dir + os.sep, label_file
+    try:  # the same names of an earlier build replaced; a stop here leaves neither half nor the temporary folder
+        for old in (image_dir, label_file):
+            if os.path.isdir(old):
+                shutil.rmtree(old)
+            elif os.path.exists(old):
+                os.remove(old)
+        files.replace(os.path.join(tmp_dir, txt), label_file)
+        files.retrying(os.rename, tmp_dir, image_dir)
+    except BaseException:
+        for path in (tmp_dir, image_dir):
+            shutil.rmtree(path, ignore_errors=True)
+        files.remove(label_file)
+        raise
+    return [image_dir + os.sep, label_file]
 
 
 def read_manifest(jpg_dir):
@@ -355,7 +362,7 @@ def build_jpg_layout(jpg_dir, idx_dir=None, download=True, mirrors=None, log=pri
     except BaseException as e:
         files.remove_empty_folders(new_folders)  # a stopped or failed first build leaves no empty folder
         if isinstance(e, OSError):
-            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({e.strerror or e})") from None
+            raise DataError(f"{jpg_dir}: cannot write the JPG layout ({files.why_not(e)})") from None
         raise
 
 
@@ -371,18 +378,21 @@ def write_layout(jpg_dir, splits, source, layout, log=print):
     # The manifest goes first, naming no layout, so a run killed while
     # rebuilding is never taken for the old source, and the folder stays
     # marked as ours (check_ours); the old folders go once the new are in place.
-    def unfinished(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(f"source: {source} (build not finished)\n")
-    files.write_atomically(os.path.join(jpg_dir, MANIFEST), unfinished, what="the JPG layout's manifest")
-    for name in os.listdir(jpg_dir):  # folders of a build that was killed (write_jpg_layout's temporary names)
-        if re.fullmatch(r"\.mnist_(train|test)_jpg_\d+\..+", name) and os.path.isdir(os.path.join(jpg_dir, name)):
-            shutil.rmtree(os.path.join(jpg_dir, name))
-    entries = [f"source: {source}"]
-    for split, (images, labels) in splits.items():
-        log(f"writing {len(images)} {split} images as JPG files ...")
-        write_jpg_layout(images, labels, jpg_dir, split)
-        entries.append(f"{split}: " + " ".join(layout_names(split, len(images))))
+    # A build stopped or failed before its end takes back what it wrote (undo_build).
+    manifest = os.path.join(jpg_dir, MANIFEST)
+    before = open(manifest, encoding="utf-8").read() if layout is not None else None
+    entries, written = [f"source: {source}"], []
+    try:
+        files.write_atomically(manifest, files.text_writer(f"source: {source} (build not finished)\n"),
+                               what="the JPG layout's manifest")
+        remove_temporaries(jpg_dir)  # those of a build that was killed
+        for split, (images, labels) in splits.items():
+            log(f"writing {len(images)} {split} images as JPG files ...")
+            written += write_jpg_layout(images, labels, jpg_dir, split)
+            entries.append(f"{split}: " + " ".join(layout_names(split, len(images))))
+    except BaseException:
+        undo_build(jpg_dir, written, layout, before)
+        raise
     if layout is not None:  # the previous source's folders, unless the new ones took their names
         kept = {name for entry in entries[1:] for name in entry.split(" ")[1:]}
         for split in IDX_FILES:
@@ -393,9 +403,33 @@ def write_layout(jpg_dir, splits, source, layout, log=print):
                     shutil.rmtree(old)
                 else:
                     files.remove(old)
-    def write(tmp):
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("\n".join(entries) + "\n")
-    files.write_atomically(os.path.join(jpg_dir, MANIFEST), write, what="the JPG layout's manifest")
+    files.write_atomically(manifest, files.text_writer("\n".join(entries) + "\n"), what="the JPG layout's manifest")
     return read_manifest(jpg_dir)
+
+
+def remove_temporaries(jpg_dir):
+    """Remove the temporary folders of write_jpg_layout in jpg_dir (`.mnist_train_jpg_8000.<letters>`)."""
+    for name in files.listing(jpg_dir):
+        if re.fullmatch(r"\.mnist_(train|test)_jpg_\d+\..+", name) and os.path.isdir(os.path.join(jpg_dir, name)):
+            shutil.rmtree(os.path.join(jpg_dir, name), ignore_errors=True)
+
+
+def undo_build(jpg_dir, written, layout, before):
+    """Take back a build of the JPG layout stopped (Ctrl-C, SIGTERM) or failed (a full disk) before its end.
+
+    written: the folders and label files it completed (write_jpg_layout's); layout: the manifest of the layout
+    there before (None: a first build), whose text was `before`. Those of `written` that are no part of the
+    earlier layout go; then the earlier manifest is put back when its layout is still whole (none of its names
+    written over), and a first build's unfinished manifest goes (nothing of it stays); else the unfinished
+    manifest stays, marking the folder as the generator's, so that the next run builds it again (check_ours)."""
+    remove_temporaries(jpg_dir)  # one made by mkdtemp as the stop came, before write_jpg_layout knew its name
+    kept = {os.path.normpath(path) for split in IDX_FILES for path in (layout or {}).get(split, ())}
+    replaced = {os.path.normpath(path) for path in written}  # its names: the new build's now, not the earlier one's
+    for path in replaced - kept:
+        shutil.rmtree(path) if os.path.isdir(path) else files.remove(path)
+    manifest = os.path.join(jpg_dir, MANIFEST)
+    if layout is None:
+        files.remove(manifest)
+    elif not kept & replaced and all(os.path.exists(path) for path in kept):
+        files.write_atomically(manifest, files.text_writer(before), what="the JPG layout's manifest")
 

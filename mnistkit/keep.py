@@ -289,7 +289,7 @@ class KeptDigits:
                 _write(folder + self.layout.labels, "".join(f"{name} {digit}\n" for name, digit in listing.entries
                                                             ).encode(), "the snapshot's label file")
             except OSError as e:
-                raise DataError(f"{self.folder}: cannot copy the kept digits for a learn ({e.strerror or e})") \
+                raise DataError(f"{self.folder}: cannot copy the kept digits for a learn ({files.why_not(e)})") \
                     from None
             return folder, folder + self.layout.labels, len(listing.entries)
 

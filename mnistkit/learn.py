@@ -748,7 +748,7 @@ def promote(learned, plan, entry, watch):
         shutil.rmtree(folder, ignore_errors=True)
         files.remove_empty_folders(made)
         if isinstance(e, OSError):
-            raise DataError(f"{model_dir}: cannot add the learned checkpoint ({e.strerror or e}); it is as it "
+            raise DataError(f"{model_dir}: cannot add the learned checkpoint ({files.why_not(e)}); it is as it "
                             "was") from None
         raise
     if worse:

@@ -510,6 +510,16 @@ def file_signature(path):
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
+def looked_up(data_dir, name=TRAIN_FILE, mix=None):
+    """(the training files of data_dir, the files of the --mix-records `mix`), each list found by tfrecord_files and
+    none of them read: a trainer's data looked up (DataError for a path not there, or the test records given to
+    train on), also by a trainer that then has nothing to train (training.reached)."""
+    paths = tfrecord_files(data_dir, True, name)
+    if (name or TRAIN_FILE) != TEST_FILE:
+        test_records_given(paths)
+    return paths, tfrecord_files(mix.source) if mix is not None else []
+
+
 def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print, mix=None):
     """The TrainingData of a folder, file or pattern (tfrecord_files; name: a folder's training file's), every
     file checked whole by scan_tfrecord; its note said through `log` when `pipeline` (a Pipeline or its name;
@@ -529,10 +539,7 @@ def training_data(data_dir, name=TRAIN_FILE, pipeline=None, log=print, mix=None)
     and tf.data pipelines parse every record anyway, so it is said only for
     one that reads the layout. Raises DataError on missing or bad data.
     """
-    paths = tfrecord_files(data_dir, True, name)
-    if (name or TRAIN_FILE) != TEST_FILE:
-        test_records_given(paths)
-    mix_files = tfrecord_files(mix.source) if mix is not None else []
+    paths, mix_files = looked_up(data_dir, name, mix)
     signatures = {f: file_signature(f) for f in paths}  # before the scan: a change during it shows too
     scans = {f: scan_tfrecord(f) for f in paths}  # {path: (count, lengths, template)}
     where = paths[0] if len(paths) == 1 else f"{len(paths)} files {paths[0]} ... {paths[-1]}"

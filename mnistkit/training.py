@@ -428,6 +428,23 @@ class Run:
         return step, loss_value
 
 
+def at_target(settings, step):
+    """The line for a run whose global_step `step` reaches settings.steps already: nothing to train, and how to."""
+    return f"global_step {step} already reaches the target; raise {settings.named('steps')} to train further"
+
+
+def reached(settings):
+    """The lines (list of str) of a run on one machine with nothing to train, told before TensorFlow's import (which
+    takes seconds): settings.model_dir's newest checkpoint named settings.model_name, by its file name
+    (folders.checkpoint_steps), reaches settings.steps already; [] otherwise (a fresh folder, or steps to train).
+    The checkpoint itself is read by a run that trains it."""
+    steps = folders.checkpoint_steps(settings.model_dir, settings.model_name)
+    if not steps or steps[-1] < settings.steps:
+        return []
+    prefix = folders.prefix_of(settings.model_dir, steps[-1], settings.model_name)
+    return [f"{prefix} is the newest checkpoint; target global_step {settings.steps}", at_target(settings, steps[-1])]
+
+
 @contextlib.contextmanager
 def running(settings, data, saves, step, restored=None, worker=None, graph=None):
     """The Run of this process from global_step `step`, with what its step loop needs; a context manager.
@@ -452,8 +469,7 @@ def running(settings, data, saves, step, restored=None, worker=None, graph=None)
                      + (f", resuming from {restored}" if restored else "")
                      + f"; target global_step {settings.steps}; running on {device}")
         if step >= settings.steps:
-            settings.log(f"global_step {step} already reaches the target; raise {settings.named('steps')} to train "
-                         "further")
+            settings.log(at_target(settings, step))
     with stop_flag() as stop:
         run = Run(data, saves, stop, Progress(step=step, saved_step=step), worker=worker,
                   chief=worker is None or worker.is_chief)

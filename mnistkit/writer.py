@@ -13,7 +13,7 @@ import sys
 import tempfile
 from collections import deque
 
-from tf_compat import tf
+from tf_compat import message_of, tf
 from . import cli, files, folders, formats
 from .errors import DataError
 from .images import check_not_blank, load_image
@@ -350,8 +350,11 @@ class TemporaryOutputs:
             except BaseException as e:
                 error = e
         self._discard()
-        if isinstance(error, (tf.errors.OpError, OSError)):
-            raise DataError(f"{self.name}: write failed ({getattr(error, 'message', None) or error})") from None
+        if isinstance(error, (tf.errors.OpError, OSError)):  # named as the file it becomes, not its staging name
+            folder, name = os.path.split(self.name)
+            shown = os.path.join(folder, name[len(STAGING_PREFIX):] if name.startswith(STAGING_PREFIX) else name)
+            full = files.why_not(error) == files.NO_SPACE  # the temporary's name in the system's words said nothing
+            raise DataError(f"{shown}: write failed ({files.NO_SPACE if full else message_of(error)})") from None
         if traceback is None:  # a failed rename: raised here, as the block's own errors are by returning False
             raise error
         return False

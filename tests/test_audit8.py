@@ -223,7 +223,7 @@ def test_an_undo_whose_record_cannot_be_written_leaves_the_folder_as_it_was(tiny
     with pytest.raises(DataError) as refused:
         promotion.undo(str(model), out=pytest.fail)
     monkeypatch.undo()
-    assert str(refused.value) == f"{model}: cannot change the model folder (No space left on device); it is as it was"
+    assert str(refused.value) == f"{model}: cannot change the model folder (no space left on device); it is as it was"
     assert tree_digests(model) == before and in_service(model) == "mnist_model-2000"
     assert not (model / folders.LEARNS_FOLDER).exists()
     assert promotion.undo(str(model), out=lambda line: None) == os.path.join(str(model), "mnist_model-1000")
@@ -462,7 +462,7 @@ def test_a_remove_whose_label_write_fails_keeps_the_digit_and_its_files(tmp_path
     with pytest.raises(DataError) as refused:
         store.remove(kept(1, 5))
     monkeypatch.undo()
-    assert str(refused.value).startswith(f"{store.labels}: ") and "No space left on device" in str(refused.value)
+    assert str(refused.value).startswith(f"{store.labels}: ") and "no space left on device" in str(refused.value)
     assert "\n" not in str(refused.value)
     again = keep.KeptDigits(str(folder))
     assert again.problem() is None and again.entries() == [(kept(1, 5), 5), (kept(2, 6), 6)]

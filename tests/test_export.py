@@ -409,7 +409,7 @@ def test_a_full_disk_leaves_no_half_written_export(exports, tmp_path, capsys):
                                     "--data-dir", str(exports["work"] / "data")])
         err = capsys.readouterr().err
         assert status == 1 and err.count("\n") == 1, err
-        assert err.startswith(f"error: {tiny}/export: cannot write the export (No space left on device)"), err
+        assert err.startswith(f"error: {tiny}/export: cannot write the export (no space left on device)"), err
         assert os.listdir(tiny) == []
     finally:
         os.system(f"umount {tiny}")

@@ -242,7 +242,7 @@ def test_a_keep_whose_write_fails_half_way_is_one_line_and_the_store_stays_reada
     with pytest.raises(DataError) as refused:
         store.keep(prepared(6), 6, PNG, "PNG")
     monkeypatch.undo()
-    assert re.fullmatch(rf"{re.escape(target)}: cannot write [^\n]+ \(No space left on device\)", str(refused.value))
+    assert re.fullmatch(rf"{re.escape(target)}: cannot write [^\n]+ \(no space left on device\)", str(refused.value))
     assert (tmp_path / "my_digits.txt").read_bytes() == before  # never cut mid-line: the file as it was
     assert os.listdir(folder / keep.ORIGINALS) == [os.path.basename(original(1, 5, ".png"))]
     assert not [name for name in files_under(folder) if name.endswith(".tmp")]

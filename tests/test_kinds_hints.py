@@ -157,8 +157,8 @@ def test_a_mistyped_folder_on_the_way_is_offered_for_every_path_that_hints(tmp_p
     assert str(records.no_data(j("exq", "data"))).endswith(f"did you mean {j('exp', 'data')}?")
     assert str(idx.mistyped(j("img", "mnist_data_jpg"))).startswith(
         f"{j('img', 'mnist_data_jpg')}: no such folder; did you mean {j('imgs', 'mnist_data_jpg')}? ")
-    assert str(learn.no_kept(SimpleNamespace(folder=j("keep", "my_digits"), labels=j("keep", "my_digits.txt")))) \
-        == f"{j('keep', 'my_digits')}: no such folder; did you mean {j('kept', 'my_digits')}?"
+    assert str(learn.no_kept(SimpleNamespace(folder=j("kpet", "my_digits"), labels=j("kpet", "my_digits.txt")))) \
+        == f"{j('kpet', 'my_digits')}: no such folder; did you mean {j('kept', 'my_digits')}?"
     with pytest.raises(DataError, match="did you mean .*labels[.]txt[?]$") as e:
         writer.read_label_file(j("mnist_dta_jpg", "labels.txt"))
     assert str(e.value).endswith(f"did you mean {j('mnist_data_jpg', 'labels.txt')}?")

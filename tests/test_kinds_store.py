@@ -139,7 +139,7 @@ def test_the_keep_store_on_a_full_disk_fails_each_write_in_one_line_and_stays_re
         with pytest.raises(DataError) as raised:
             action()
         line = str(raised.value)
-        assert "\n" not in line and "No space left on device" in line and str(small_disk) in line, (what, line)
+        assert "\n" not in line and "no space left on device" in line and str(small_disk) in line, (what, line)
         assert not (keep.COUNTER_FILE in line or keep.PENDING_FILE in line) or "a kept digit's file" not in line, line
         again = keep.KeptDigits(str(small_disk / "my_digits"))  # another reader, as the next server's start
         assert again.entries() == listed and again.problem() is None, what

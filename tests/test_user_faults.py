@@ -174,7 +174,7 @@ def test_a_full_disk_for_the_report_the_input_picture_and_the_jpg_layout_is_one_
     evaluated = run_main("mnist_test.py", "--once", "--model-dir", "model", "--data-dir",
                          str(trained_workdir / "data"), "--report", "small/r.png", cwd=tmp_path)
     assert evaluated.returncode == 1
-    assert evaluated.stderr == "error: small/r.png: cannot write report (No space left on device)\n"
+    assert evaluated.stderr == "error: small/r.png: cannot write report (no space left on device)\n"
     import mnistkit.idx
     from PIL import Image
     images, _ = mnistkit.idx.read_idx_split(mnistkit.idx.BUNDLED_DIR, "test")
@@ -182,11 +182,11 @@ def test_a_full_disk_for_the_report_the_input_picture_and_the_jpg_layout_is_one_
     applied = run_main("mnist_app.py", "--model-dir", "model", "--show-input", "small/seen.png", "digit.png",
                        cwd=tmp_path)
     assert applied.returncode == 1
-    assert applied.stderr == "error: small/seen.png: cannot write --show-input picture (No space left on device)\n"
+    assert applied.stderr == "error: small/seen.png: cannot write --show-input picture (no space left on device)\n"
     generated = run_script("mnist_generateds.py", "--no-download", "--jpg-dir", "small/jpg", "--data-dir", "out",
                            cwd=tmp_path)
     assert generated.returncode == 1
-    assert generated.stderr == "error: small/jpg: cannot write the JPG layout (No space left on device)\n"
+    assert generated.stderr == "error: small/jpg: cannot write the JPG layout (no space left on device)\n"
     assert tree_digests(small_disk) == before  # nothing half-written left
     assert not (tmp_path / "out").exists()
 
