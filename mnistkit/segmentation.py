@@ -612,10 +612,10 @@ def _judged_ink(gray, level):
     lines = only or _outline(digit)
     if (lines or line) and _shadow_edge(gray, digit):  # a steep line too: a 1 has the same paper round it
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
-    if _divides_shade(gray, digit):
-        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     if lines:
         raise ValueError("no digit found: only a frame or a border, nothing inside it")
+    if _divides_shade(gray, digit):
+        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     return digit if notes is None else digit & ~notes, level, threshold
 
 
