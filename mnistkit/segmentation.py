@@ -98,11 +98,17 @@ FRAME_PRINTED = 0.035  # ... or its stroke is this thin (a printed frame; a pen 
 LINE_THIN = 0.08
 LINE_LONG = 0.5
 LINE_SIDE = 0.1
+# ... or within FRAME_SIDE of it when a frame was taken out of the ink: the side of a frame askew that frame_lines left
+FRAME_SIDE = 0.2
 # The line is a shadow's edge, not a frame's side (_shadow_edge), when the picture on each side of it is SHADOW_SIDE
 # of it at least and the paper along one side (SHADOW_BAND of its shorter side) SHADOW_DARKER of the other's at most
 SHADOW_SIDE = 0.2
 SHADOW_BAND = 0.1
 SHADOW_DARKER = 0.85
+# Ink that reaches the picture's edge and cuts the page in two parts, SHADOW_PART of it each at least, the paper along
+# one (within SHADOW_BAND of the picture's shorter side of the ink) SHADOW_DARKER of the other's at most, is shading
+# (_divides_shade): a shadow's soft edge from side to side, a photo's page edge against the table.
+SHADOW_PART = 0.05
 # ... or an outline round an empty middle (_outline: a page's edge in a photo, the table round it): its box within
 # OUTLINE_EDGE of the picture's every edge, the middle (OUTLINE_MIDDLE of the picture inset from each side) without
 # ink, and ink in OUTLINE_CORNERS of its box's corners (squares OUTLINE_CORNER of its shorter side: a round 0 cropped
@@ -111,6 +117,7 @@ OUTLINE_EDGE = 0.1
 OUTLINE_MIDDLE = 0.25
 OUTLINE_CORNERS = 3
 OUTLINE_CORNER = 0.1
+OUTLINE_SPECKS = (0.02, 0.98)  # the ink's box without this share of its pixels at each side: the outline's corners
 # A screenshot of a paint window (a title bar, a menu, a toolbar round the canvas): the canvas is one flat level
 # (screen_canvas), one of the picture's commonest, exact on this share of the picture at least ...
 CANVAS_SHARE = 0.15
@@ -601,12 +608,14 @@ def _judged_ink(gray, level):
     if not stands_apart(level, ink, frame) or _fades(level, ink, threshold):
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     digit, notes = one_digit(ink, None if frame.any() else marks)  # a frame taken out splits marks: labelled anew
-    only, line = _only_lines(digit)  # judged with the marks apart: a frame's pieces are no note
+    only, line = _only_lines(digit, FRAME_SIDE if frame.any() else LINE_SIDE)  # a frame's pieces are no note
     lines = only or _outline(digit)
     if (lines or line) and _shadow_edge(gray, digit):  # a steep line too: a 1 has the same paper round it
         raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     if lines:
         raise ValueError("no digit found: only a frame or a border, nothing inside it")
+    if _divides_shade(gray, digit):
+        raise ValueError("no digit found: only shading, no strokes that stand apart from the paper")
     return digit if notes is None else digit & ~notes, level, threshold
 
 
@@ -626,7 +635,7 @@ def _clear_of_edges(ink):
     return bool(min(top, left, ink.shape[0] - 1 - bottom, ink.shape[1] - 1 - right) >= clear)
 
 
-def _only_lines(ink):
+def _only_lines(ink, near=LINE_SIDE):
     """(True when the ink (boolean [h, w], some True) is one long straight line, whole or dashed, lying flat (no
     digit is a dash) or along the picture's left or right edge (a 1 stands up, away from the side); True when it
     is such a line at any slope): as thick as LINE_THIN of its length at most (from the spread of its pixels along
@@ -637,7 +646,7 @@ def _only_lines(ink):
     _, mean_c, var_r, var_c, cov = _moments(ink)
     middle, spread = (var_r + var_c) / 2, np.hypot((var_r - var_c) / 2, cov)
     length, thick = np.sqrt(12 * (middle + spread)), np.sqrt(12 * max(middle - spread, 0))
-    side = min(mean_c, w - 1 - mean_c) <= LINE_SIDE * w
+    side = min(mean_c, w - 1 - mean_c) <= near * w
     line = bool(thick <= LINE_THIN * length and length >= LINE_LONG * min(h, w))
     return line and (var_c > var_r or side), line
 
@@ -655,6 +664,25 @@ def _shadow_edge(gray, ink):
         return False
     band = (np.abs(across) <= SHADOW_BAND * min(ink.shape)) & ~ink
     darker, lighter = sorted(float(np.median(gray[band & (across * sign > 0)])) for sign in (1, -1))
+    return darker < SHADOW_DARKER * lighter
+
+
+def _divides_shade(gray, ink):
+    """True when the ink (boolean [h, w], some True) reaches the picture's edge and cuts the rest of the picture
+    (gray, uint8 [h, w]) in two parts of SHADOW_PART of it at least (8-connected), the paper along the ink's side in
+    one (within SHADOW_BAND of the picture's shorter side) with its median under SHADOW_DARKER of the other's: a
+    shadow's edge, bent or straight, or a photo's page edge against the table. A digit reaching the edge (a 1
+    cropped tight, a 7 across a corner) has the same paper on both sides."""
+    if not (ink[0].any() or ink[-1].any() or ink[:, 0].any() or ink[:, -1].any()):
+        return False
+    labels = label_marks(~ink)
+    sizes = np.bincount(labels[labels >= 0])  # by the flat index of each part's first pixel
+    parts = np.argsort(sizes)[-2:]
+    if parts.size < 2 or sizes[parts[0]] < SHADOW_PART * ink.size:
+        return False
+    reach = max(1, int(SHADOW_BAND * min(ink.shape)))
+    band = (_window(ink.astype(np.uint8), reach, reach, np.maximum) > 0) & ~ink
+    darker, lighter = sorted(float(np.median(gray[band & (labels == part)])) for part in parts)
     return darker < SHADOW_DARKER * lighter
 
 
@@ -676,10 +704,21 @@ def _outline(ink):
     inset_h, inset_w = int(OUTLINE_MIDDLE * h), int(OUTLINE_MIDDLE * w)
     if ink[inset_h:h - inset_h, inset_w:w - inset_w].any():
         return False
+    r, c = np.nonzero(ink)
+    (top_in, bottom_in), (left_in, right_in) = (np.quantile(r, OUTLINE_SPECKS), np.quantile(c, OUTLINE_SPECKS))
+    inner = int(top_in), int(bottom_in) + 1, int(left_in), int(right_in) + 1
+    return max(_corners_inked(ink, box) for box in ((top, bottom, left, right), inner)) >= OUTLINE_CORNERS
+
+
+def _corners_inked(ink, box):
+    """How many of the corners of `box` (top, bottom, left, right) hold ink (boolean [h, w]): squares OUTLINE_CORNER
+    of the box's shorter side. _outline's, of the ink's box and of its box without OUTLINE_SPECKS of it at each side
+    (a page edge with the table's noise beyond it reaches past the outline's corners)."""
+    top, bottom, left, right = box
     c = max(1, int(OUTLINE_CORNER * min(bottom - top, right - left)))
     corners = (ink[top:top + c, left:left + c], ink[top:top + c, right - c:right],
                ink[bottom - c:bottom, left:left + c], ink[bottom - c:bottom, right - c:right])
-    return sum(corner.any() for corner in corners) >= OUTLINE_CORNERS
+    return sum(corner.any() for corner in corners)
 
 
 def _fades(level, ink, threshold):

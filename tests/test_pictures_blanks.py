@@ -5,14 +5,16 @@ standing in the middle of its picture and a round 0 cropped tight to its ink (a 
 stay digits.
 
 The pages are tests/framed.py's kinds with no digit on them (test_pictures_glance.blank), the ones read as a digit
-before segmentation._only_lines, _outline and _lit_wedge.
+before segmentation._only_lines, _outline and _lit_wedge; then (pictures12) the shadow's edges, frames askew and a
+photo's page edge those left (segmentation._divides_shade, FRAME_SIDE, OUTLINE_SPECKS).
 """
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
 import framed
-from test_pictures_glance import blank, refusal
+import mnist_app
+from test_pictures_glance import blank, ink_iou, refusal
 
 ONLY_A_FRAME = "no digit found: only a frame or a border"
 
@@ -76,3 +78,32 @@ def test_a_one_in_the_middle_and_a_round_zero_cropped_tight_stay_digits(shape, s
     """A 1 is a straight line too, but it stands up in the middle; a 0 cropped tight to its ink is a ring round an
     empty middle near every edge, but its box's corners are paper: both read (an input, no refusal)."""
     assert refusal(drawn(shape, size, width)) is None, refusal(drawn(shape, size, width))
+
+
+@pytest.mark.quick
+@pytest.mark.parametrize("kind, seed", [("shadow edge", 5), ("shadow edge", 38), ("shadow edge", 43),
+                                        ("frame askew (3-10 degrees)", 32), ("frame askew (3-10 degrees)", 50),
+                                        ("photo with margins", 28)])
+def test_an_empty_page_with_a_long_line_along_or_across_its_border_is_no_digit(kind, seed):
+    """The empty pages the last round still read as a digit: a shadow's soft edge from side to side (on a page turned
+    over, bent or running into a corner), a frame askew's side left 0.11-0.13 of the width from the edge once the
+    rest of the frame was taken out, a photo's page edge with the table's specks beyond its corners. A long thin
+    structure touching or running along the border is no digit: "no digit found". Before, each read as a digit."""
+    assert "no digit found" in (refusal(blank(kind, seed)) or ""), refusal(blank(kind, seed))
+
+
+@pytest.mark.quick
+def test_a_digit_reaching_the_edge_on_even_paper_or_beside_a_frame_is_read():
+    """The rules that refuse those pages keep the digits: a 7 cropped tight (its bar along the top edge, its stroke
+    down to the bottom: it cuts the page in two, the same paper on each side), and a 1 in a frame askew (the frame
+    taken out, the 1 in the middle, far from the side): each given the input of the same digit on plain paper."""
+    for digit, seed in ((7, 3), (1, 201)):
+        cov = framed.coverage_of_pen(digit, seed=seed)
+        rows, cols = np.nonzero(cov > 0.5)
+        plain = mnist_app.prepared_pixels(framed.png(framed.to_uint8(framed.on_ground(cov, 250))), name="plain")
+        tight = framed.png(framed.to_uint8(framed.on_ground(cov[rows.min():rows.max() + 1,
+                                                                 cols.min():cols.max() + 1], 250)))
+        askew = framed.KINDS["frame askew (3-10 degrees)"](cov, 1, np.random.default_rng(digit))
+        for name, data in (("tight", tight), ("askew", askew)):
+            assert refusal(data) is None, (digit, name, refusal(data))
+            assert ink_iou(mnist_app.prepared_pixels(data, name=name), plain) >= 0.6, (digit, name)
