@@ -70,7 +70,7 @@ ROUTE_PROBES = ("10.254.254.254", "172.31.254.254", "192.168.254.254")  # privat
 def refusal(status, message):
     """The whole answer (bytes) of a refusal the HTTP layer sends itself: HTTP `status` with the board's JSON form
     of every error, {"error": message}, and connection: close."""
-    body = json.dumps({"error": message}, separators=(",", ":")).encode()
+    body = json.dumps({"error": message}, ensure_ascii=True, separators=(",", ":")).encode()
     return (f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\ncontent-type: application/json\r\n"
             f"connection: close\r\ncontent-length: {len(body)}\r\n\r\n").encode() + body
 
