@@ -26,14 +26,13 @@ m. `mnist_test.py --once` on a folder without a checkpoint file says so before t
    (TensorFlow's import), as it says a folder that is not there.
 """
 import json
-import signal
 import subprocess
 import sys
 import types
 
 import pytest
 
-from conftest import copy_into, run_main, shown, tree_digests
+from conftest import ROOT, copy_into, run_main, shown, tree_digests, wait_limit
 from test_cli import run_traced, tensorflow_modules
 from test_trial7 import folder_of
 from mnistkit import folders, history, networks
@@ -292,9 +291,23 @@ def test_a_port_taken_is_said_before_the_model_loads(tmp_path):
     assert tensorflow_modules(imported) == []
 
 
-def sigterm_is_default():
-    """In a decoding process: whether SIGTERM has its default disposition (ends the process)."""
-    return signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+DECODING_SIGNALS = """
+import signal
+from mnistkit import errors, writer
+
+def stopped(signum, frame):
+    raise errors.Stopped(signum)
+
+def dispositions():
+    return signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+if writer.start_method() == "fork":
+    signal.signal(signal.SIGTERM, stopped)
+    with writer.decoding_pool(2) as pool:
+        print(*pool.apply(dispositions))
+else:
+    print("spawn")
+"""  # a process of its own: forked from the test's process, whose threads (servers' workers) may hold locks, a worker hung
 
 
 @pytest.mark.quick
@@ -303,19 +316,12 @@ def test_the_decoding_processes_end_at_sigterm_whatever_the_parents_handler():
     pool's end (Pool.terminate's SIGTERM) a worker raised it (a `Stopped: 15` traceback), and one whose handler
     ran just before it blocked on the task queue's lock waited for ever, and `mnist_generateds.py --workers 100`
     with it (all records written, 11 minutes, until that worker was killed)."""
-    from mnistkit import errors, writer
-    if writer.start_method() != "fork":
+    result = subprocess.run([sys.executable, "-c", DECODING_SIGNALS], cwd=ROOT, capture_output=True, text=True,
+                            encoding="utf-8", timeout=wait_limit(120))
+    assert result.returncode == 0, result.stderr
+    if result.stdout == "spawn\n":
         pytest.skip("spawned workers start with the default handlers")
-
-    def stopped(signum, frame):
-        raise errors.Stopped(signum)
-    previous = signal.signal(signal.SIGTERM, stopped)
-    try:
-        with writer.decoding_pool(2) as pool:
-            assert pool.apply(sigterm_is_default) is True
-            assert pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    assert result.stdout == "True True\n", result.stderr
 
 
 @pytest.mark.quick
