@@ -133,7 +133,11 @@ def test_the_atlas_places_every_test_digit_with_its_label(compared_board, query,
 
 CHOSEN = ("star", "triangle", "cross-hatch", "square outline", "letter M", "letter W", "scribble 1")  # of non_digits
 HELD_OUT = range(1, 12, 2)  # handmade.made_non_digit's odd seeds: the half the judgment was not tuned on
-FLOOR = 0.35  # of them said "not a digit" at least, by each network (44-60% by the fixtures of three runs)
+# Of them said "not a digit" at least, by the first network (784-500-10) and by LeNet-5: 44-60% by the fixtures of
+# three runs, then 46-50% and 34-52% by 5 two_models trained again (LeNet-5's 200 steps vary the more; docs/tests.md,
+# "A model trained again"). A judgment that never says it says 0.
+FLOOR = (0.35, 0.25)
+CHOSEN_FLOOR = 2  # of the 7 CHOSEN said (or refused) by each network: 3 to 5 by the same 5 two_models
 
 
 @pytest.mark.long
@@ -164,8 +168,8 @@ def test_not_a_digit_on_made_non_digits_and_drawn_digits(compared_board):
     for network in (0, 1):
         told = [v[network] for v in kinds.values() if v is not None]
         assert all(isinstance(v, bool) for v in told) and len(told) >= 40, kinds
-        assert sum(told) >= FLOOR * len(told), (network, kinds)
-        assert sum(v is None or v[network] for v in chosen.values()) >= 4, (network, chosen)
+        assert sum(told) >= FLOOR[network] * len(told), (network, kinds)
+        assert sum(v is None or v[network] for v in chosen.values()) >= CHOSEN_FLOOR, (network, chosen)
         assert [d for d, v in digits.items() if v[network] is not False] == [], (network, digits)
     inside = json.loads(Asked(asgi, "POST", "/board/inside", png_bytes(drawn(3))).body)
     place = inside["atlas"]
