@@ -66,14 +66,9 @@ def test_a_data_folder_given_as_model_dir_is_named_a_data_folder_not_a_place_to_
                                                                                        tmp_path):
     """Fails before the fix: `mnist_test.py --once --model-dir data` (the app, the exporter) said `data: no
     checkpoint found; train first with `python mnist_backward.py --model-dir data``: training into the data."""
-    from PIL import Image
     from conftest import run_main
-    (tmp_path / "data").mkdir()
-    for name in ("mnist_train.tfrecords", "mnist_test.tfrecords"):
-        (tmp_path / "data" / name).write_bytes(b"")
-    (tmp_path / "my pics").mkdir()
-    for name in ("two.png", "one.jpg"):
-        Image.new("L", (28, 28), 255).save(tmp_path / "my pics" / name)
+    from test_stumbles12 import data_folder
+    data_folder(tmp_path)
     before = sorted(p.name for p in tmp_path.rglob("*"))
     done = run_main(script, *args, cwd=tmp_path)
     line = DATA_LINE.format(folder=args[args.index("--model-dir") + 1], what=what, default=default)
