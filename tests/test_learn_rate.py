@@ -84,6 +84,9 @@ def test_a_learn_on_a_model_whose_rate_has_faded_learns_the_kept_digits(trained_
     assert folders.folder_record(model)["decay_from"] == TRAIN_STEPS
 
 
+MISREAD_BY = 0.05  # another digit's lead in probability over a picture's own: a digit read wrong, not by a hair
+
+
 @pytest.mark.long
 def test_a_learn_on_a_young_model_learns_the_digits_it_misread_and_passes_its_check(trained_workdir,
                                                                                    sample_workdir, tmp_path):
@@ -92,7 +95,8 @@ def test_a_learn_on_a_young_model_learns_the_digits_it_misread_and_passes_its_ch
     digit's recall or precision falls by more than 3.5 points, nor the accuracy by more than 1 (measured: at most
     1.5 points for a digit with ten such digits, docs/teach.md); and the learn is in service unless a fall passed
     the check's limits (2 points of a digit are 4 of the ~200 test records of each: within the run's noise, as
-    the queue runners' order varies)."""
+    the queue runners' order varies). The five are misread by MISREAD_BY at least: a near tie (another digit ahead
+    by 0.002) can be read right by the check, whose kept digit went through a JPG and the records."""
     import numpy as np
     from PIL import Image
     import mnist_app
@@ -104,10 +108,12 @@ def test_a_learn_on_a_young_model_learns_the_digits_it_misread_and_passes_its_ch
     pictures = np.stack([np.asarray(Image.open(os.path.join(jpgs, name)).convert("L")) for name, _ in named])
     predictor = mnist_app.Predictor(str(work / "model"))
     try:
-        read = predictor.predict(pictures.reshape(-1, 784).astype("float32") / 255).argmax(axis=1)
+        probabilities = predictor.predict(pictures.reshape(-1, 784).astype("float32") / 255)
     finally:
         predictor.sess.close()
-    misread = [i for i, (_, digit) in enumerate(named) if read[i] != digit][:5]
+    digits = np.array([digit for _, digit in named])
+    by = probabilities.max(axis=1) - probabilities[np.arange(len(named)), digits]  # how far another digit leads
+    misread = [i for i in range(len(named)) if by[i] >= MISREAD_BY][:5]
     store = keep.KeptDigits(str(work / "my_digits"))
     for i in misread:
         store.keep(pictures[i], named[i][1])
