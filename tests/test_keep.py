@@ -294,7 +294,6 @@ def files_under(folder):
             for top, _, names in os.walk(folder) for name in names}
 
 
-@pytest.mark.quick
 @pytest.mark.skipif(os.name != "posix", reason="the store's lock across processes is fcntl's")
 @pytest.mark.parametrize("where", ["original", "jpg", "half line", "line"])
 def test_a_stopped_keep_is_taken_back_or_finished_and_nothing_else_is_removed(tmp_path, where):

@@ -131,7 +131,6 @@ PENS = (6, 8, 12, 24, 30, 40)
 THIN_PEN, THIN_MOST = 8, 2  # pens this thin or thinner: their input may move by 2 levels (docs/photos.md: what is left)
 
 
-@pytest.mark.quick
 @pytest.mark.parametrize("pen", PENS)
 def test_noise_on_the_edges_of_a_digit_drawn_with_any_pen_moves_its_input_by_one_level_at_most(pen):
     """Every digit drawn with a pen of `pen` pixels, a third and a half of the board tall, the noise on its soft

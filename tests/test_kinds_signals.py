@@ -108,7 +108,6 @@ except KeyboardInterrupt:
 """
 
 
-@pytest.mark.quick
 def test_a_ctrl_c_to_mnist_learn_kills_a_script_deaf_to_sigterm_after_the_grace(tmp_path):
     # mnist_learn.py's own run of a course script: on Ctrl-C it sent SIGTERM and then waited for the script for ever.
     script = tmp_path / "deaf.py"

@@ -24,7 +24,6 @@ def ink_iou(a, b):
     return np.count_nonzero(a & b) / max(np.count_nonzero(a | b), 1)
 
 
-@pytest.mark.quick
 def test_a_date_in_a_corner_and_an_underline_leave_the_digit_alone():
     """8 of the sample's digits photographed with a date (like 11.23) written small in a corner and a line under
     the digit: the input is the same digit's without them (ink IoU 0.95 at least each; 0.99-1.0 measured). Before,

@@ -519,7 +519,6 @@ def test_ctrl_c_early_in_a_trainer_or_the_exporter_ends_it_with_130_and_nothing_
 
 # ---------------------------------------------------------------- a cluster task that never started (#53 §9)
 
-@pytest.mark.quick
 def test_a_cluster_task_that_never_started_is_named_with_its_address():
     import socket
     from mnistkit import distributed

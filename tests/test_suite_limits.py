@@ -71,7 +71,6 @@ def test_swept():
 '''
 
 
-@pytest.mark.quick
 def test_what_one_test_leaves_in_the_temporary_folder_no_other_sees(tmp_path):
     (tmp_path / "test_left.py").write_text(LEFT)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([TESTS, os.path.dirname(TESTS)])}
@@ -106,7 +105,6 @@ def test_a_script_that_says_nothing_fails_its_read_and_is_ended(monkeypatch):
     ended(script, "the script")
 
 
-@pytest.mark.quick
 def test_a_script_whose_child_holds_its_output_is_named(monkeypatch, tmp_path):
     monkeypatch.setattr("conftest.wait_limit", lambda seconds: 1.0)
     # the script ends at once; the process it started keeps its stdout and stderr for ten minutes
