@@ -219,7 +219,11 @@ def picture_paths(args):
     extension. Raises DataError for a folder without pictures.
     """
     paths, extensions = [], None
-    for arg in args:
+    for i, arg in enumerate(args):
+        split = split_at_spaces(args, i)
+        if split is not None:
+            raise DataError(f"{split}: one path, split in {len(split.split(' '))} by the shell at its spaces; quote "
+                            f"it: {cli.quoted(split)}")
         if not os.path.isdir(arg):
             paths.append(arg)
             continue
@@ -230,6 +234,19 @@ def picture_paths(args):
             raise no_pictures(arg, extensions)
         paths.extend(found)
     return paths
+
+
+def split_at_spaces(args, i):
+    """The path (str) that args[i] begins when the shell split it at its spaces (`python mnist_app.py 我的 图片/1.png`:
+    neither word is there, `我的 图片/1.png` is), or None. Every word joined is not there on its own, and the
+    joined path is (whatever it is: a picture, a folder)."""
+    for j in range(i + 1, len(args)):
+        if os.path.lexists(args[j - 1]):
+            return None
+        joined = " ".join(args[i:j + 1])
+        if os.path.lexists(joined) and not os.path.lexists(args[j]):
+            return joined
+    return None
 
 
 def no_pictures(folder, extensions):

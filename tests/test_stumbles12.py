@@ -176,6 +176,29 @@ def test_the_app_offers_no_picture_that_is_no_typo(tmp_path):
     assert (done.returncode, done.stderr) == (1, "error: thre.png: file not found; did you mean three.png?\n")
 
 
+@pytest.mark.quick
+def test_a_picture_path_the_shell_split_at_its_space_is_named_whole_with_its_quoting(tmp_path, monkeypatch):
+    """Fails before the fix: `python mnist_app.py 我的 图片/one.png` said `error: 我的: file not found` and `error:
+    图片/one.png: file not found`, and nothing of the picture there under the two words joined (a new user's tenth
+    trial). Words that are there on their own are pictures of their own."""
+    from PIL import Image
+    from mnistkit import images, networks
+    from test_trial7 import folder_of
+    folder_of(tmp_path / "model", networks.MLP)
+    (tmp_path / "我的 图片").mkdir()
+    Image.new("L", (28, 28), 255).save(tmp_path / "我的 图片" / "one.png")
+    Image.new("L", (28, 28), 255).save(tmp_path / "a b c.png")
+    done = run_main("mnist_app.py", "我的", "图片/one.png", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, ""), done.stderr
+    assert done.stderr == ("error: 我的 图片/one.png: one path, split in 2 by the shell at its spaces; quote it: "
+                           "'我的 图片/one.png'\n")
+    monkeypatch.chdir(tmp_path)
+    assert images.split_at_spaces(["x.png", "a", "b", "c.png"], 1) == "a b c.png"
+    assert images.split_at_spaces(["x.png", "a", "b", "c.png"], 0) is None  # x.png x: not joined, as a is not x's
+    (tmp_path / "b").mkdir()
+    assert images.split_at_spaces(["a", "b", "c.png"], 0) is None  # b there on its own: its own argument
+
+
 def in_a_process(snippet, cwd):
     """Run the Python `snippet` (the repository on its path) in cwd; its CompletedProcess (text)."""
     return subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r}); {snippet}"], cwd=cwd,
