@@ -720,12 +720,14 @@ def mistyped_for(typed, name):
     sevens.txt). Else their stems (an extension on one side only is left out: `export/mnst` for export/mnist and
     export/mnist.tflite) at most one slip apart per 4 letters of the longer, and at least one allowed (`modle`,
     `dta`, `pic` for pics, `my_digts`), case aside: `nothere.png` is no typo of three.png (3 slips in 7 letters).
+    Names of one or two letters differ by case alone: `M` beside `D` (a new folder named for itself) is no typo.
     """
     (typed_stem, typed_ext), (stem_of, ext) = (os.path.splitext(n.lower()) for n in (typed, name))
     typed_stem, stem_of = typed_stem or typed_ext, stem_of or ext  # `.hidden`: all stem
     if typed_ext and ext and typed_ext != ext and typed_stem != typed_ext and stem_of != ext:
         return typed_stem == stem_of and slips(typed_ext, ext) <= 1
-    return slips(typed_stem, stem_of) <= max(1, max(len(typed_stem), len(stem_of)) // 4)
+    longer = max(len(typed_stem), len(stem_of))
+    return slips(typed_stem, stem_of) <= (max(1, longer // 4) if longer >= 3 else 0)
 
 
 def close_paths(path, wanted=os.path.isdir):
@@ -734,8 +736,8 @@ def close_paths(path, wanted=os.path.isdir):
 
     The names beside `path` (in its folder) that its name is a typo of (mistyped_for: `modle`, `dta`,
     `sevne.png`, not `nothere.png` for three.png), the closest first (difflib's ratio of the names without their
-    extension, then of the whole names). When a folder on the way is not there (`pic/1.png` for pics/1.png, `图片/3.png` for 图片集/3.png), the
-    folders close to it take its place (the closest first), each followed by the rest of the path, itself found
+    extension, then of the whole names). When a folder on the way is not there (`pic/1.png` for pics/1.png,
+    `图片/3.png` for 图片集/3.png), the folders close to it take its place (the closest first), each followed by the rest of the path, itself found
     the same way when not wanted as it is (`pic/sevne.png` for pics/seven.png). Nothing when a folder cannot be
     listed."""
     parent = os.path.dirname(os.path.normpath(path))

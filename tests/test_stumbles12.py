@@ -146,7 +146,7 @@ def test_a_stop_during_a_rebuild_puts_back_the_earlier_layout_or_marks_it_unfini
     ("tree.png", ["three.png"]), ("three.jpg", []), ("sevne.png", ["seven.png"]), ("seven", ["seven.png"]),
     ("one.png", []), ("modle", ["model"]), ("mdoel", ["model"]), ("models", ["model"]), ("moel", ["model"]), ("mole", []),
     ("mdl", []), ("moodel2", []), ("digits", []), ("my_digts", ["my_digits"]), ("pic/one.png", ["pics/one.png"]),
-    ("pix/seven.png", []), ("mnist_train_jpg_800.txt", ["mnist_train_jpg_8000.txt"]),
+    ("pix/seven.png", []), ("mnist_train_jpg_800.txt", ["mnist_train_jpg_8000.txt"]), ("M", []), ("d", ["D"]),
 ], ids=lambda v: repr(v) if isinstance(v, list) else v)
 def test_did_you_mean_offers_typos_only(typed, offered, tmp_path, monkeypatch):
     """Fails before the fix: `mnist_app.py nothere.png` beside three.png said `did you mean three.png?` (difflib's
@@ -156,7 +156,7 @@ def test_did_you_mean_offers_typos_only(typed, offered, tmp_path, monkeypatch):
     for name in ("three.png", "seven.png", "pics/one.png", "mnist_train_jpg_8000.txt", "mnist_test_jpg_2000.txt"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_bytes(b"")
-    for name in ("model", "my_digits"):
+    for name in ("model", "my_digits", "D"):  # D: `--data-dir D --model-dir M` (test_floor_e2e) is no typo of it
         (tmp_path / name).mkdir()
     monkeypatch.chdir(tmp_path)
     assert cli.close_paths(typed, os.path.exists) == [os.path.join(*p.split("/")) for p in offered]
