@@ -737,9 +737,9 @@ def close_paths(path, wanted=os.path.isdir):
     The names beside `path` (in its folder) that its name is a typo of (mistyped_for: `modle`, `dta`,
     `sevne.png`, not `nothere.png` for three.png), the closest first (difflib's ratio of the names without their
     extension, then of the whole names). When a folder on the way is not there (`pic/1.png` for pics/1.png,
-    `图片/3.png` for 图片集/3.png), the folders close to it take its place (the closest first), each followed by the rest of the path, itself found
-    the same way when not wanted as it is (`pic/sevne.png` for pics/seven.png). Nothing when a folder cannot be
-    listed."""
+    `图片/3.png` for 图片集/3.png), the folders close to it take its place (the closest first), each followed by
+    the rest of the path, itself found the same way when not wanted as it is (`pic/sevne.png` for
+    pics/seven.png). Nothing when a folder cannot be listed."""
     parent = os.path.dirname(os.path.normpath(path))
     typed = os.path.basename(os.path.normpath(path))
     if parent and not os.path.isdir(parent):  # a mistyped folder on the way: its close folders in its place

@@ -380,7 +380,10 @@ def write_layout(jpg_dir, splits, source, layout, log=print):
     # marked as ours (check_ours); the old folders go once the new are in place.
     # A build stopped or failed before its end takes back what it wrote (undo_build).
     manifest = os.path.join(jpg_dir, MANIFEST)
-    before = open(manifest, encoding="utf-8").read() if layout is not None else None
+    before = None
+    if layout is not None:  # the earlier build's manifest, put back by undo_build when its layout stays whole
+        with open(manifest, encoding="utf-8") as f:
+            before = f.read()
     entries, written = [f"source: {source}"], []
     try:
         files.write_atomically(manifest, files.text_writer(f"source: {source} (build not finished)\n"),

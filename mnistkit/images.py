@@ -238,8 +238,8 @@ def picture_paths(args):
 
 def split_at_spaces(args, i):
     """The path (str) that args[i] begins when the shell split it at its spaces (the app given `我的 图片/1.png`
-    unquoted: neither word is there, `我的 图片/1.png` is), or None. Every word joined is not there on its own, and the
-    joined path is (whatever it is: a picture, a folder)."""
+    unquoted: neither word is there, `我的 图片/1.png` is), or None. Every word joined is not there on its own,
+    and the joined path is (whatever it is: a picture, a folder)."""
     for j in range(i + 1, len(args)):
         if os.path.lexists(args[j - 1]):
             return None
